@@ -1,0 +1,38 @@
+/** API paths of spec §7 (and the foundation's additions in the same style). */
+export const API = {
+  smsCode: '/api/v1/users/verify/smscode',
+  emailCode: '/api/v1/users/verify/emailcode',
+  registerValidate: '/userapi/api/v2.1/register/validate',
+  register: '/userapi/api/v2.1/register',
+  login: '/userapi/api/v2.1/login',
+  logout: '/userapi/api/v2.1/logout',
+  passwordReset: '/userapi/api/v2.1/password/reset',
+  meInfo: '/userapi/api/v2.1/users/me/info',
+  meMobile: '/userapi/api/v2.1/users/me/mobile',
+  meEmail: '/userapi/api/v2.1/users/me/email',
+  mePassword: '/userapi/api/v2.1/users/me/password',
+  meLogo: '/api/v1/users/me/logo',
+  userMoney: '/billing/api/v1/user/money',
+  healthz: '/healthz',
+  devOutbox: '/dev/outbox',
+} as const;
+
+/** Path prefixes that belong to the API: unknown paths under them are a JSON 404, never the web app. */
+export const API_PREFIXES = [
+  '/api/',
+  '/userapi/',
+  '/infra/',
+  '/upgpu/',
+  '/order/',
+  '/billing/',
+  '/shinichi/',
+  '/v1/',
+  '/dev/',
+  '/files/',
+  '/docs',
+] as const;
+
+export function isApiPath(url: string): boolean {
+  const path = url.split('?')[0]!;
+  return API_PREFIXES.some((p) => path === p.replace(/\/$/, '') || path.startsWith(p));
+}

@@ -1,0 +1,84 @@
+/**
+ * The one error catalogue shared by server and web (DESIGN.md "API conventions").
+ * A code is 8 digits; its first three digits are the HTTP status it travels with.
+ * `message` is what a user reads; the server may add a specific `detail`.
+ */
+export const ERRORS = {
+  // 400 — input
+  VALIDATION_FAILED: { code: 40000001, message: '请求参数不正确' },
+  BAD_JSON: { code: 40000002, message: '请求内容不是有效的 JSON' },
+  SMS_CODE_WRONG: { code: 40010001, message: '验证码错误，请重新输入' },
+  SMS_CODE_EXPIRED: { code: 40010002, message: '验证码已失效，请重新获取' },
+  SMS_CODE_LOCKED: { code: 40010003, message: '验证码错误次数过多，请重新获取验证码' },
+  PASSWORD_TOO_WEAK: { code: 40010004, message: '密码强度不足：需 8-32 位，且同时包含字母和数字' },
+  LOGIN_FAILED: { code: 40010005, message: '账号或密码错误' },
+  MOBILE_NOT_REGISTERED: { code: 40010006, message: '该手机号尚未注册，请先注册' },
+  OLD_PASSWORD_WRONG: { code: 40010007, message: '原密码错误' },
+  UPLOAD_NOT_IMAGE: { code: 40010008, message: '请上传 PNG、JPEG、WEBP 或 GIF 格式的图片' },
+  UPLOAD_MISSING: { code: 40010009, message: '请选择要上传的文件' },
+  SAME_MOBILE: { code: 40010010, message: '新手机号与当前手机号相同' },
+  UNPAID_ORDER_EXISTS: { code: 40011007, message: '存在未支付订单，无法创建新订单' },
+  // Codes the web client ignores silently (spec §8).
+  DUPLICATE_SUBMIT: { code: 40016010, message: '请求正在处理中，请勿重复提交' },
+  SILENT_RETRY: { code: 40016900, message: '请求已忽略' },
+  SILENT_CANCELLED: { code: 40016901, message: '请求已取消' },
+  // 401 — session
+  UNAUTHENTICATED: { code: 40100001, message: '请先登录' },
+  TOKEN_INVALID: { code: 40100002, message: '登录状态无效，请重新登录' },
+  SESSION_EXPIRED: { code: 40100003, message: '登录已过期，请重新登录' },
+  SESSION_REVOKED: { code: 40100004, message: '登录已失效（已退出或修改了密码），请重新登录' },
+  // 403 — not allowed
+  CSRF_HEADER_REQUIRED: { code: 40300001, message: '请求缺少身份令牌头，已拒绝（防跨站请求）' },
+  PERMISSION_DENIED: { code: 40300002, message: '当前账号没有此操作的权限，请联系主账号开通' },
+  ACCOUNT_DISABLED: { code: 40300003, message: '账号已被停用，请联系客服' },
+  DEV_ONLY: { code: 40300004, message: '该接口仅在内置短信/邮件驱动下可用' },
+  CERTIFICATION_REQUIRED: { code: 40311001, message: '请先完成实名认证' },
+  // 404
+  NOT_FOUND: { code: 40400001, message: '请求的接口不存在' },
+  USER_NOT_FOUND: { code: 40400002, message: '用户不存在' },
+  FILE_NOT_FOUND: { code: 40400003, message: '文件不存在' },
+  // 409 — conflicts
+  MOBILE_TAKEN: { code: 40900001, message: '该手机号已注册，请直接登录' },
+  EMAIL_TAKEN: { code: 40900002, message: '该邮箱已被其他账号绑定' },
+  // 413 / 415
+  PAYLOAD_TOO_LARGE: { code: 41300001, message: '上传内容过大' },
+  UNSUPPORTED_MEDIA: { code: 41500001, message: '不支持的请求内容类型' },
+  // 429 — rate limits
+  CODE_TOO_FREQUENT: { code: 42900001, message: '验证码发送过于频繁，请 60 秒后再试' },
+  CODE_IP_LIMIT: { code: 42900002, message: '当前网络请求验证码次数过多，请稍后再试' },
+  LOGIN_TOO_MANY: { code: 42900003, message: '登录失败次数过多，请 15 分钟后再试或使用验证码登录' },
+  // 5xx
+  INTERNAL: { code: 50000001, message: '服务器开了个小差，请稍后重试' },
+  UPSTREAM_FAILED: { code: 50200001, message: '服务器开了个小差，请稍后重试' },
+  SMS_SEND_FAILED: { code: 50200002, message: '验证码发送失败，请稍后重试' },
+} as const satisfies Record<string, { code: number; message: string }>;
+
+export type ErrorName = keyof typeof ERRORS;
+export type ErrorCode = (typeof ERRORS)[ErrorName]['code'];
+
+/** The HTTP status a business code travels with: its first three digits. */
+export function httpStatusOf(code: number): number {
+  return Math.floor(code / 100000);
+}
+
+/** Codes the web client swallows without a message (spec §8). */
+export const SILENT_CODES: readonly number[] = [
+  ERRORS.DUPLICATE_SUBMIT.code,
+  ERRORS.SILENT_RETRY.code,
+  ERRORS.SILENT_CANCELLED.code,
+];
+
+/** The body of every failed API response. */
+export interface ErrorBody {
+  code: number;
+  message: string;
+  detail?: string;
+}
+
+const byCode = new Map<number, { name: ErrorName; message: string }>(
+  (Object.keys(ERRORS) as ErrorName[]).map((name) => [ERRORS[name].code, { name, message: ERRORS[name].message }]),
+);
+
+export function errorByCode(code: number) {
+  return byCode.get(code);
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+
+/** Mainland mobile number: 11 digits starting with 1[3-9]. */
+export const mobileSchema = z
+  .string({ error: '请输入手机号' })
+  .trim()
+  .regex(/^1[3-9]\d{9}$/, { error: '请输入正确的 11 位手机号' })
+  .describe('手机号');
+
+export const emailSchema = z
+  .string({ error: '请输入邮箱' })
+  .trim()
+  .toLowerCase()
+  .max(254, { error: '邮箱过长' })
+  .pipe(z.email({ error: '请输入正确的邮箱地址' }))
+  .describe('邮箱');
+
+export const smsCodeSchema = z
+  .string({ error: '请输入验证码' })
+  .trim()
+  .regex(/^\d{6}$/, { error: '验证码为 6 位数字' })
+  .describe('6 位数字验证码');
+
+/** At least 8 and at most 32 characters, with both letters and digits. */
+export const PASSWORD_RULE = { min: 8, max: 32 } as const;
+export const passwordSchema = z
+  .string({ error: '请输入密码' })
+  .min(PASSWORD_RULE.min, { error: `密码至少 ${PASSWORD_RULE.min} 位` })
+  .max(PASSWORD_RULE.max, { error: `密码最多 ${PASSWORD_RULE.max} 位` })
+  .describe('8-32 位，同时包含字母和数字');
+
+export function isStrongPassword(password: string): boolean {
+  return (
+    password.length >= PASSWORD_RULE.min &&
+    password.length <= PASSWORD_RULE.max &&
+    /[A-Za-z]/.test(password) &&
+    /\d/.test(password) &&
+    !/\s/.test(password)
+  );
+}
+
+export const errorBodySchema = z
+  .object({
+    code: z.number().int().describe('8 位业务码，前三位为 HTTP 状态'),
+    message: z.string().describe('给用户看的中文说明'),
+    detail: z.string().optional().describe('具体原因'),
+  })
+  .describe('错误');
+
+/** Money in 0.0001-yuan units as a decimal string. */
+export const moneySchema = z.string().regex(/^-?\d+$/).describe('金额，单位 0.0001 元的整数字符串');
+
+export const okSchema = z.object({ ok: z.literal(true) });
+
+/** A list response as DESIGN.md fixes it. */
+export function pageOf<T extends z.ZodType>(item: T) {
+  return z.object({ items: z.array(item), total: z.number().int(), page: z.number().int(), pageSize: z.number().int() });
+}
+
+export const pagingQuerySchema = z.object({
+  page: z.coerce.number().int().min(1).max(100000).default(1),
+  pageSize: z.coerce.number().int().min(1).max(100).default(10),
+});
+
+/**
+ * Filters travel as one comma-joined key,value string (spec §3): "status,Running,region,bj".
+ * Returns the pairs; a dangling key is an error.
+ */
+export function parseFilterBy(raw: string | undefined): Record<string, string> {
+  if (!raw) return {};
+  const parts = raw.split(',');
+  if (parts.length % 2 !== 0) throw new RangeError('filterBy 必须是成对的 key,value');
+  const out: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i += 2) out[parts[i]!.trim()] = parts[i + 1]!.trim();
+  return out;
+}
+
+export function formatFilterBy(filters: Record<string, string | number | undefined | null>): string {
+  return Object.entries(filters)
+    .filter(([, v]) => v !== undefined && v !== null && v !== '')
+    .flatMap(([k, v]) => [k, String(v)])
+    .join(',');
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { AccountType, CertStatus, CertType, EmailScene, SmsScene } from '../enums.js';
+import { emailSchema, mobileSchema, passwordSchema, smsCodeSchema } from './common.js';
+
+export const smsCodeRequestSchema = z.object({
+  mobile: mobileSchema,
+  scene: z.enum(SmsScene.values, { error: '场景必须是 register、login、mobile 或 reset' }),
+});
+export type SmsCodeRequest = z.infer<typeof smsCodeRequestSchema>;
+
+export const emailCodeRequestSchema = z.object({
+  email: emailSchema,
+  scene: z.enum(EmailScene.values, { error: '场景必须是 email' }),
+});
+
+export const codeSentSchema = z.object({
+  expiresIn: z.number().int().describe('验证码有效期（秒）'),
+  resendIn: z.number().int().describe('多少秒后可再次获取'),
+});
+
+export const registerValidateSchema = z.object({ mobile: mobileSchema, code: smsCodeSchema });
+export const registerSchema = z.object({ mobile: mobileSchema, code: smsCodeSchema, password: passwordSchema });
+
+export const loginByPasswordSchema = z.object({
+  account: z
+    .string({ error: '请输入手机号或邮箱' })
+    .trim()
+    .min(1, { error: '请输入手机号或邮箱' })
+    .max(254, { error: '账号过长' }),
+  password: z.string({ error: '请输入密码' }).min(1, { error: '请输入密码' }).max(128, { error: '密码过长' }),
+});
+export const loginByCodeSchema = z.object({ mobile: mobileSchema, code: smsCodeSchema });
+export const loginSchema = z.union([loginByPasswordSchema, loginByCodeSchema], {
+  error: '请提供 account 与 password，或 mobile 与 code',
+});
+export type LoginRequest = z.infer<typeof loginSchema>;
+
+export const passwordResetSchema = z.object({ mobile: mobileSchema, code: smsCodeSchema, password: passwordSchema });
+export const changePasswordSchema = z.object({
+  oldPassword: z.string({ error: '请输入原密码' }).min(1, { error: '请输入原密码' }).max(128),
+  password: passwordSchema,
+});
+export const changeMobileSchema = z.object({ mobile: mobileSchema, code: smsCodeSchema });
+export const changeEmailSchema = z.object({ email: emailSchema, code: smsCodeSchema });
+
+/** The user object of spec §3 as the server sends it. Money fields arrive with the money domain. */
+export const userSchema = z.object({
+  id: z.string(),
+  logo: z.string(),
+  certStatus: z.enum(CertStatus.values),
+  certType: z.enum(CertType.values),
+  accountType: z.enum(AccountType.values),
+  createAt: z.string().describe('ISO 8601'),
+  credit: z.number().int().describe('信用分'),
+  from: z.string().describe('注册来源'),
+  mobile: z.string(),
+  email: z.string(),
+  name: z.string(),
+  nickname: z.string(),
+  childName: z.string(),
+  isStudent: z.boolean(),
+  isChild: z.boolean(),
+  certified: z.boolean(),
+  userVersion: z.number().int(),
+  firstVisit: z.boolean(),
+  openModal: z.boolean(),
+  isOperator: z.boolean(),
+  createGPUInstance: z.boolean(),
+  createImageAPP: z.boolean(),
+  openYunBucket: z.boolean(),
+  gpu: z.boolean(),
+  app: z.boolean(),
+  image: z.boolean(),
+  usingLLM: z.boolean(),
+});
+export type User = z.infer<typeof userSchema>;
+
+export const authResultSchema = z.object({ token: z.string(), user: userSchema });
+export type AuthResult = z.infer<typeof authResultSchema>;
+
+export const outboxItemSchema = z.object({
+  to: z.string(),
+  channel: z.enum(['sms', 'email']),
+  text: z.string(),
+  code: z.string(),
+  createdAt: z.string(),
+});
+export const outboxQuerySchema = z.object({ to: z.string().trim().min(1, { error: '请提供 to（手机号或邮箱）' }).max(254) });
+export const outboxResponseSchema = z.object({ items: z.array(outboxItemSchema) });

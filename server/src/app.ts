@@ -1,0 +1,110 @@
+/**
+ * The HTTP server: one Fastify instance serving the API and the built console.
+ */
+import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifyMultipart from '@fastify/multipart';
+import fastifyStatic from '@fastify/static';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { API, ERRORS } from '@console/contract';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import { createContext, type AppContext, type Drivers } from './context.js';
+import type { Database } from './db/client.js';
+import { registerErrorHandling } from './http/errors.js';
+import { userRoutes } from './modules/users/routes.js';
+import { verificationRoutes } from './modules/verification/routes.js';
+
+// Zod's own messages in Chinese for anything our schemas do not word themselves.
+z.config(z.locales.zhCN());
+
+export interface BuildOptions {
+  config: Config;
+  database: Database;
+  clock: Clock;
+  logger?: boolean | object;
+  drivers?: Partial<Drivers>;
+}
+
+export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstance; ctx: AppContext }> {
+  const app = Fastify({
+    logger: opts.logger ?? { level: opts.config.LOG_LEVEL },
+    trustProxy: opts.config.TRUST_PROXY,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w-]{8,64}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    bodyLimit: 1024 * 1024,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('session', null);
+  // The JSON API takes JSON (and multipart uploads); plain text is refused as 415, not guessed at.
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  const ctx = await createContext({ ...opts, log: app.log });
+
+  await app.register(fastifyCookie);
+  await app.register(fastifyMultipart, { limits: { fileSize: opts.config.UPLOAD_MAX_BYTES, files: 1, fields: 10 } });
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: { title: '算力云控制台 API', version: '0.1.0', description: '错误返回 { code, message, detail? }；code 前三位为 HTTP 状态。' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  const webDist = opts.config.webDist;
+  const hasWeb = existsSync(path.join(webDist, 'index.html'));
+  if (hasWeb) {
+    await app.register(fastifyStatic, {
+      root: webDist,
+      wildcard: false,
+      index: false,
+      setHeaders: (res, file) => {
+        // Hashed assets never change; the page itself must always be fresh.
+        res.header('cache-control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+      },
+    });
+  }
+  const serveApp = (_req: FastifyRequest, reply: FastifyReply) => {
+    if (!hasWeb) {
+      return reply.status(503).type('text/plain; charset=utf-8').send('控制台前端尚未构建：请先运行 npm run build（npm start 会自动构建）。');
+    }
+    return reply.header('cache-control', 'no-cache').sendFile('index.html');
+  };
+  registerErrorHandling(app, serveApp);
+
+  app.withTypeProvider<ZodTypeProvider>().get(
+    API.healthz,
+    { schema: { tags: ['系统'], summary: '健康检查', response: { 200: z.object({ status: z.literal('ok'), database: z.string() }), 503: z.object({ status: z.literal('down'), database: z.string() }) } } },
+    async (_req, reply) => {
+      try {
+        await ctx.database.db.execute('select 1');
+        return { status: 'ok' as const, database: ctx.database.kind };
+      } catch {
+        return reply.status(503).send({ status: 'down' as const, database: ctx.database.kind });
+      }
+    },
+  );
+  await app.register(async (scope) => verificationRoutes(scope, ctx));
+  await app.register(async (scope) => userRoutes(scope, ctx));
+
+  app.addHook('onClose', async () => {
+    await ctx.database.close();
+  });
+  void ERRORS;
+  return { app, ctx };
+}

@@ -1,0 +1,82 @@
+/**
+ * Configuration from environment variables, validated once at start. A bad value stops the
+ * server with a message naming the variable, instead of failing later in a request.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: '应为 true 或 false' })
+  .transform((v) => ['true', '1', 'yes'].includes(v));
+
+const envSchema = z.object({
+  PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, { error: '应为 postgres://user:pass@host:port/db 形式' })
+    .optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** 32 random bytes in base64url; when absent the key is generated once and kept in the database. */
+  SESSION_SECRET: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64url').length === 32, { error: '应为 32 字节密钥的 base64url 编码' })
+    .optional(),
+  COOKIE_DOMAIN: z.string().optional(),
+  COOKIE_SECURE: bool.default(false),
+  TRUST_PROXY: bool.default(false),
+  SEED_DEMO: bool.optional(),
+  WEB_DIST: z.string().optional(),
+  SMS_DRIVER: z.enum(['outbox', 'aliyun']).default('outbox'),
+  ALIYUN_SMS_ACCESS_KEY_ID: z.string().optional(),
+  ALIYUN_SMS_ACCESS_KEY_SECRET: z.string().optional(),
+  ALIYUN_SMS_SIGN_NAME: z.string().optional(),
+  ALIYUN_SMS_TEMPLATE_CODE: z.string().optional(),
+  ALIYUN_SMS_ENDPOINT: z.string().url().default('https://dysmsapi.aliyuncs.com/'),
+  MAIL_DRIVER: z.enum(['outbox', 'smtp']).default('outbox'),
+  SMTP_URL: z.string().optional(),
+  MAIL_FROM: z.string().default('算力云 <no-reply@example.com>'),
+  CODE_IP_LIMIT_PER_HOUR: z.coerce.number().int().min(1).default(30),
+  UPLOAD_MAX_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
+  OPERATOR_MOBILES: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+});
+
+export type Config = z.infer<typeof envSchema> & { seedDemo: boolean; webDist: string; dataDir: string };
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`配置有误，请检查环境变量：\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  requireTogether(c.SMS_DRIVER === 'aliyun', 'SMS_DRIVER=aliyun', {
+    ALIYUN_SMS_ACCESS_KEY_ID: c.ALIYUN_SMS_ACCESS_KEY_ID,
+    ALIYUN_SMS_ACCESS_KEY_SECRET: c.ALIYUN_SMS_ACCESS_KEY_SECRET,
+    ALIYUN_SMS_SIGN_NAME: c.ALIYUN_SMS_SIGN_NAME,
+    ALIYUN_SMS_TEMPLATE_CODE: c.ALIYUN_SMS_TEMPLATE_CODE,
+  });
+  requireTogether(c.MAIL_DRIVER === 'smtp', 'MAIL_DRIVER=smtp', { SMTP_URL: c.SMTP_URL });
+  return {
+    ...c,
+    dataDir: path.resolve(c.DATA_DIR),
+    // Demo data is for the embedded database; a real PostgreSQL gets it only when asked.
+    seedDemo: c.SEED_DEMO ?? !c.DATABASE_URL,
+    webDist: path.resolve(c.WEB_DIST ?? new URL('../../web/dist', import.meta.url).pathname),
+  };
+}
+
+function requireTogether(active: boolean, why: string, values: Record<string, string | undefined>) {
+  if (!active) return;
+  const missing = Object.entries(values)
+    .filter(([, v]) => !v)
+    .map(([k]) => k);
+  if (missing.length) throw new ConfigError(`配置有误：${why} 时必须设置 ${missing.join('、')}`);
+}

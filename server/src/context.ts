@@ -1,0 +1,97 @@
+/**
+ * Everything a route needs, built once per server: configuration, the database, the drivers of
+ * the outside worlds and the domain services. Tests build the same thing with other drivers.
+ */
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Database, Db } from './db/client.js';
+import { OutboxMailDriver, OutboxSmsDriver } from './drivers/outbox.js';
+import { SmtpMailDriver } from './drivers/mail/smtp.js';
+import type { MailDriver } from './drivers/mail/types.js';
+import { AliyunSmsDriver } from './drivers/sms/aliyun.js';
+import type { SmsDriver } from './drivers/sms/types.js';
+import { LocalStorageDriver } from './drivers/storage/local.js';
+import type { StorageDriver } from './drivers/storage/types.js';
+import path from 'node:path';
+import { makeAuthGuards, type AuthGuards } from './http/auth.js';
+import { SESSION_COOKIE, SESSION_TTL_SECONDS, SessionService } from './modules/sessions/service.js';
+import { loadOrCreateSecret } from './modules/system/secrets.js';
+import { UserService } from './modules/users/service.js';
+import { VerificationService } from './modules/verification/service.js';
+
+export interface Drivers {
+  sms: SmsDriver;
+  mail: MailDriver;
+  storage: StorageDriver;
+}
+
+export interface AppContext {
+  config: Config;
+  database: Database;
+  db: Db;
+  clock: Clock;
+  drivers: Drivers;
+  sessions: SessionService;
+  codes: VerificationService;
+  users: UserService;
+  auth: AuthGuards;
+  cookies: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
+}
+
+export function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger, clock: Clock): Drivers {
+  const sms: SmsDriver =
+    config.SMS_DRIVER === 'aliyun'
+      ? new AliyunSmsDriver({
+          accessKeyId: config.ALIYUN_SMS_ACCESS_KEY_ID!,
+          accessKeySecret: config.ALIYUN_SMS_ACCESS_KEY_SECRET!,
+          signName: config.ALIYUN_SMS_SIGN_NAME!,
+          templateCode: config.ALIYUN_SMS_TEMPLATE_CODE!,
+          endpoint: config.ALIYUN_SMS_ENDPOINT,
+        })
+      : new OutboxSmsDriver(db, log, clock);
+  const mail: MailDriver =
+    config.MAIL_DRIVER === 'smtp' ? new SmtpMailDriver(config.SMTP_URL!, config.MAIL_FROM) : new OutboxMailDriver(db, log, clock);
+  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')) };
+}
+
+export async function createContext(opts: {
+  config: Config;
+  database: Database;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  drivers?: Partial<Drivers>;
+}): Promise<AppContext> {
+  const { config, database, clock } = opts;
+  const db = database.db;
+  const drivers = { ...makeDrivers(config, db, opts.log, clock), ...opts.drivers };
+  const sessionKey = config.SESSION_SECRET
+    ? Buffer.from(config.SESSION_SECRET, 'base64url')
+    : await loadOrCreateSecret(db, 'session-key', clock.now());
+  const codeKey = await loadOrCreateSecret(db, 'code-hmac-key', clock.now());
+  const sessions = new SessionService(db, sessionKey, clock);
+  const codes = new VerificationService({ db, clock, sms: drivers.sms, mail: drivers.mail, secret: codeKey, ipLimitPerHour: config.CODE_IP_LIMIT_PER_HOUR });
+  const users = new UserService({ db, clock, sessions, codes, storage: drivers.storage, operatorMobiles: config.OPERATOR_MOBILES });
+  const cookieOptions = {
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    path: '/',
+    secure: config.COOKIE_SECURE,
+    ...(config.COOKIE_DOMAIN ? { domain: config.COOKIE_DOMAIN } : {}),
+  };
+  return {
+    config,
+    database,
+    db,
+    clock,
+    drivers,
+    sessions,
+    codes,
+    users,
+    auth: makeAuthGuards(sessions),
+    cookies: {
+      set: (reply, token) => void reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS }),
+      clear: (reply) => void reply.clearCookie(SESSION_COOKIE, cookieOptions),
+    },
+  };
+}

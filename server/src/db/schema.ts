@@ -1,0 +1,121 @@
+/**
+ * Every table of the server, one file so drizzle-kit generates migrations from it.
+ * Each block says which module owns it; other modules go through that module's service.
+ */
+import { sql } from 'drizzle-orm';
+import { bigserial, boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+// --- modules/users ---------------------------------------------------------
+export const users = pgTable(
+  'users',
+  {
+    id: uuid('id').primaryKey(),
+    mobile: text('mobile'),
+    email: text('email'),
+    passwordHash: text('password_hash'),
+    accountType: text('account_type', { enum: ['personal', 'enterprise'] }).notNull().default('personal'),
+    name: text('name').notNull().default(''),
+    nickname: text('nickname').notNull().default(''),
+    logo: text('logo').notNull().default(''),
+    certStatus: text('cert_status', { enum: ['Init', 'Pending', 'Succeed', 'Failed'] }).notNull().default('Init'),
+    certType: text('cert_type', { enum: ['Uncertified', 'Personal', 'Enterprise'] }).notNull().default('Uncertified'),
+    credit: integer('credit').notNull().default(0),
+    from: text('from').notNull().default('web'),
+    isStudent: boolean('is_student').notNull().default(false),
+    isChild: boolean('is_child').notNull().default(false),
+    parentId: uuid('parent_id'),
+    childName: text('child_name').notNull().default(''),
+    userVersion: integer('user_version').notNull().default(1),
+    firstVisit: boolean('first_visit').notNull().default(true),
+    openModal: boolean('open_modal').notNull().default(false),
+    isOperator: boolean('is_operator').notNull().default(false),
+    disabled: boolean('disabled').notNull().default(false),
+    createGPUInstance: boolean('perm_create_gpu_instance').notNull().default(false),
+    createImageAPP: boolean('perm_create_image_app').notNull().default(false),
+    openYunBucket: boolean('perm_open_yun_bucket').notNull().default(false),
+    gpu: boolean('perm_gpu').notNull().default(false),
+    app: boolean('perm_app').notNull().default(false),
+    image: boolean('perm_image').notNull().default(false),
+    usingLLM: boolean('perm_using_llm').notNull().default(false),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('users_mobile_uq').on(t.mobile).where(sql`${t.mobile} is not null`),
+    uniqueIndex('users_email_uq').on(t.email).where(sql`${t.email} is not null`),
+    uniqueIndex('users_child_name_uq').on(t.parentId, t.childName).where(sql`${t.isChild}`),
+  ],
+);
+
+export const loginFailures = pgTable(
+  'login_failures',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    account: text('account').notNull(),
+    ip: text('ip').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('login_failures_account_idx').on(t.account, t.createdAt)],
+);
+
+// --- modules/sessions ------------------------------------------------------
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+    revokedReason: text('revoked_reason'),
+    ip: text('ip').notNull().default(''),
+    userAgent: text('user_agent').notNull().default(''),
+  },
+  (t) => [index('sessions_user_idx').on(t.userId)],
+);
+
+/** Keys the server generates once and shares between processes (the session encryption key). */
+export const serverSecrets = pgTable('server_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: ts('created_at').notNull(),
+});
+
+// --- modules/verification --------------------------------------------------
+export const verificationCodes = pgTable(
+  'verification_codes',
+  {
+    id: uuid('id').primaryKey(),
+    target: text('target').notNull(),
+    channel: text('channel', { enum: ['sms', 'email'] }).notNull(),
+    scene: text('scene').notNull(),
+    codeHash: text('code_hash').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    ip: text('ip').notNull(),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    consumedAt: ts('consumed_at'),
+  },
+  (t) => [
+    index('verification_codes_target_idx').on(t.target, t.createdAt),
+    index('verification_codes_ip_idx').on(t.ip, t.createdAt),
+  ],
+);
+
+/** What the embedded SMS and mail drivers "sent": read by /dev/outbox. */
+export const outbox = pgTable(
+  'outbox',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    to: text('to').notNull(),
+    channel: text('channel', { enum: ['sms', 'email'] }).notNull(),
+    text: text('text').notNull(),
+    code: text('code').notNull().default(''),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('outbox_to_idx').on(t.to, t.id)],
+);

@@ -1,0 +1,51 @@
+/** `npm start`: configuration, database, migrations, seed, then one server until a signal stops it. */
+import { systemClock } from './clock.js';
+import { ConfigError, loadConfig } from './config.js';
+import { openDatabase } from './db/client.js';
+import { seedDemo, DEMO_ACCOUNT } from './db/seed.js';
+import { buildApp } from './app.js';
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(78);
+    }
+    throw e;
+  }
+  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
+  const { app } = await buildApp({
+    config,
+    database,
+    clock: systemClock,
+    logger: { level: config.LOG_LEVEL, ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : {}) },
+  });
+  if (config.seedDemo) {
+    await seedDemo(database.db, systemClock);
+    app.log.info(`演示账号：${DEMO_ACCOUNT.mobile} / ${DEMO_ACCOUNT.password}`);
+  }
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, '正在关闭：不再接受新请求，等待进行中的请求完成');
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    await app.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  await app.listen({ port: config.PORT, host: config.HOST });
+  app.log.info(`控制台已启动：http://localhost:${config.PORT}  （数据库：${database.kind === 'pglite' ? `内置 PGlite ${config.dataDir}` : 'PostgreSQL'}）`);
+}
+
+main().catch((err) => {
+  console.error('启动失败：', err);
+  process.exit(1);
+});

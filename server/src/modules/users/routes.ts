@@ -1,0 +1,146 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  API,
+  authResultSchema,
+  changeEmailSchema,
+  changeMobileSchema,
+  changePasswordSchema,
+  loginSchema,
+  okSchema,
+  passwordResetSchema,
+  registerSchema,
+  registerValidateSchema,
+  userSchema,
+} from '@console/contract';
+import { z } from 'zod';
+import { clientMeta } from '../../http/client-meta.js';
+import { AppError } from '../../http/errors.js';
+import { currentSession } from '../../http/auth.js';
+import type { AppContext } from '../../context.js';
+import { detectImage } from './image-type.js';
+
+const tags = ['账号'];
+
+export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { requireAuth } = ctx.auth;
+
+  r.post(
+    API.registerValidate,
+    { schema: { tags, summary: '校验注册验证码（不消耗）', body: registerValidateSchema, response: { 200: okSchema } } },
+    async (request) => {
+      await ctx.codes.verify(request.body.mobile, 'register', request.body.code);
+      return { ok: true as const };
+    },
+  );
+
+  r.post(
+    API.register,
+    { schema: { tags, summary: '手机号注册', body: registerSchema, response: { 200: authResultSchema } } },
+    async (request, reply) => {
+      const result = await ctx.users.register(request.body, clientMeta(request));
+      ctx.cookies.set(reply, result.token);
+      return result;
+    },
+  );
+
+  r.post(
+    API.login,
+    { schema: { tags, summary: '登录（密码或短信验证码）', body: loginSchema, response: { 200: authResultSchema } } },
+    async (request, reply) => {
+      const body = request.body;
+      const result =
+        'account' in body
+          ? await ctx.users.loginByPassword(body, clientMeta(request))
+          : await ctx.users.loginByCode(body, clientMeta(request));
+      ctx.cookies.set(reply, result.token);
+      return result;
+    },
+  );
+
+  r.post(
+    API.logout,
+    { schema: { tags, summary: '退出登录', response: { 200: okSchema } }, onRequest: requireAuth },
+    async (request, reply) => {
+      await ctx.sessions.revoke(currentSession(request).sessionId, 'logout');
+      ctx.cookies.clear(reply);
+      return { ok: true as const };
+    },
+  );
+
+  r.post(
+    API.passwordReset,
+    { schema: { tags, summary: '通过短信验证码重置密码', body: passwordResetSchema, response: { 200: okSchema } } },
+    async (request) => {
+      await ctx.users.resetPassword(request.body);
+      return { ok: true as const };
+    },
+  );
+
+  r.get(
+    API.meInfo,
+    { schema: { tags, summary: '当前用户信息', response: { 200: userSchema } }, onRequest: requireAuth },
+    async (request) => ctx.users.toDto(currentSession(request).user),
+  );
+
+  r.put(
+    API.mePassword,
+    { schema: { tags, summary: '修改密码（其他登录会话失效）', body: changePasswordSchema, response: { 200: okSchema } }, onRequest: requireAuth },
+    async (request) => {
+      const s = currentSession(request);
+      await ctx.users.changePassword(s.user.id, s.sessionId, request.body);
+      return { ok: true as const };
+    },
+  );
+
+  r.put(
+    API.meMobile,
+    { schema: { tags, summary: '更换手机号（验证码发往新号码）', body: changeMobileSchema, response: { 200: userSchema } }, onRequest: requireAuth },
+    async (request) => ctx.users.changeMobile(currentSession(request).user.id, request.body),
+  );
+
+  r.put(
+    API.meEmail,
+    { schema: { tags, summary: '绑定或更换邮箱', body: changeEmailSchema, response: { 200: userSchema } }, onRequest: requireAuth },
+    async (request) => ctx.users.changeEmail(currentSession(request).user.id, request.body),
+  );
+
+  r.put(
+    API.meLogo,
+    {
+      schema: {
+        tags,
+        summary: '上传头像（multipart 字段 file；PNG/JPEG/WEBP/GIF）',
+        consumes: ['multipart/form-data'],
+        response: { 200: userSchema },
+      },
+      onRequest: requireAuth,
+    },
+    async (request) => {
+      if (!request.isMultipart()) throw new AppError('UPLOAD_MISSING', '请以 multipart/form-data 上传 file 字段');
+      const file = await request.file({ limits: { fileSize: ctx.config.UPLOAD_MAX_BYTES, files: 1 } });
+      if (!file) throw new AppError('UPLOAD_MISSING');
+      const body = await file.toBuffer();
+      const image = detectImage(body);
+      if (!image) throw new AppError('UPLOAD_NOT_IMAGE');
+      return ctx.users.setLogo(currentSession(request).user.id, { body, ...image });
+    },
+  );
+
+  r.get(
+    '/files/*',
+    { schema: { tags: ['文件'], summary: '读取已上传的文件', params: z.object({ '*': z.string().max(500) }) } },
+    async (request, reply) => {
+      const key = request.params['*'];
+      const object = /^[a-z0-9][a-z0-9/_.-]*$/i.test(key) && !key.includes('..') ? await ctx.drivers.storage.get(key) : null;
+      if (!object) throw new AppError('FILE_NOT_FOUND');
+      return reply
+        .header('content-type', object.contentType)
+        .header('content-length', object.size)
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('x-content-type-options', 'nosniff')
+        .send(object.body);
+    },
+  );
+}

@@ -1,0 +1,123 @@
+/**
+ * A real server for tests: the same buildApp as production, on an in-memory PGlite, or on a fresh
+ * PostgreSQL database when TEST_DATABASE_URL is set (the suite runs against both).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { ManualClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import { openDatabase, type Database } from '../src/db/client.js';
+import type { AppContext, Drivers } from '../src/context.js';
+
+export interface TestServer {
+  app: FastifyInstance;
+  ctx: AppContext;
+  clock: ManualClock;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(opts: { env?: Record<string, string>; drivers?: Partial<Drivers> } = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'console-test-'));
+  const { database, drop } = await openTestDatabase();
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    CODE_IP_LIMIT_PER_HOUR: '10000',
+    WEB_DIST: path.join(dataDir, 'web'),
+    ...opts.env,
+  });
+  const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));
+  const { app, ctx } = await buildApp({ config, database, clock, logger: false, drivers: opts.drivers });
+  await app.ready();
+  return {
+    app,
+    ctx,
+    clock,
+    dataDir,
+    async close() {
+      await app.close();
+      await drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function openTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) return { database: await openDatabase({}), drop: async () => {} };
+  const name = `console_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ url: url.toString(), poolSize: 5 });
+  return {
+    database,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export function json<T = any>(res: LightMyRequestResponse): T {
+  return JSON.parse(res.body) as T;
+}
+
+export async function post(app: FastifyInstance, url: string, payload?: unknown, token?: string) {
+  return app.inject({ method: 'POST', url, payload: payload as object, headers: token ? { authorization: `Bearer ${token}` } : {} });
+}
+
+export async function put(app: FastifyInstance, url: string, payload?: unknown, token?: string) {
+  return app.inject({ method: 'PUT', url, payload: payload as object, headers: token ? { authorization: `Bearer ${token}` } : {} });
+}
+
+export async function get(app: FastifyInstance, url: string, token?: string) {
+  return app.inject({ method: 'GET', url, headers: token ? { authorization: `Bearer ${token}` } : {} });
+}
+
+/** Asks for a code and reads it back from the embedded outbox, as a script or browser test would. */
+export async function requestCode(app: FastifyInstance, mobile: string, scene: string, token?: string): Promise<string> {
+  const sent = await post(app, '/api/v1/users/verify/smscode', { mobile, scene }, token);
+  if (sent.statusCode !== 200) throw new Error(`smscode ${sent.statusCode}: ${sent.body}`);
+  return latestCode(app, mobile);
+}
+
+export async function latestCode(app: FastifyInstance, to: string): Promise<string> {
+  const res = await get(app, `/dev/outbox?to=${encodeURIComponent(to)}`);
+  return json<{ items: { code: string }[] }>(res).items[0]!.code;
+}
+
+let mobileSeq = 0;
+/** A distinct valid mobile number per call within a test file. */
+export function newMobile(): string {
+  mobileSeq += 1;
+  return `139${String(Date.now() % 100000).padStart(5, '0')}${String(mobileSeq).padStart(3, '0')}`;
+}
+
+export const PASSWORD = 'Abcd1234';
+
+export async function registerUser(s: TestServer, mobile = newMobile(), password = PASSWORD) {
+  const code = await requestCode(s.app, mobile, 'register');
+  const res = await post(s.app, '/userapi/api/v2.1/register', { mobile, code, password });
+  if (res.statusCode !== 200) throw new Error(`register ${res.statusCode}: ${res.body}`);
+  // Later codes for the same number must wait out the 60 s window.
+  s.clock.advance(61_000);
+  return { mobile, password, ...json<{ token: string; user: { id: string } }>(res) };
+}
+
+export async function countRows(s: TestServer, table: string): Promise<number> {
+  const res = await s.ctx.db.execute(`select count(*)::int as n from ${table}`);
+  const rows = (res as unknown as { rows: { n: number }[] }).rows;
+  return rows[0]!.n;
+}

@@ -1,0 +1,42 @@
+import { PAGE, type PermissionFlag, type User } from '@console/contract';
+
+/** The user fields the guard needs; a subset of User so tests can build it by hand. */
+export type SessionUser = Pick<User, 'isChild' | 'certified' | 'certStatus'> & Partial<Record<PermissionFlag, boolean>>;
+
+/**
+ * Child-account permissions of spec §6, as "any of these flags opens the route".
+ * Routes not listed here are open to every logged-in account, child or not.
+ */
+export const PERMS = {
+  cloudGpu: ['createGPUInstance'],
+  gpuGeneric: ['createGPUInstance', 'gpu'],
+  cloudApply: ['createImageAPP'],
+  app: ['createImageAPP', 'app'],
+  // "openYunBucket and image: data disk": either flag opens my data.
+  data: ['openYunBucket', 'image'],
+  model: ['usingLLM'],
+  // "createGPUInstance or gpu: also IPVM detail and remote desktop".
+  instanceDetail: ['createGPUInstance', 'gpu'],
+} as const satisfies Record<string, readonly PermissionFlag[]>;
+
+export function isAllowed(user: SessionUser | null, perms: readonly PermissionFlag[] | undefined): boolean {
+  if (!perms || perms.length === 0 || !user?.isChild) return true;
+  return perms.some((flag) => user[flag] === true);
+}
+
+/**
+ * Where a child account belongs (spec §4): the first page its flags open, in the spec's order.
+ * A child with none of the four flags still needs a page it may open: its account page.
+ */
+export function childHome(user: SessionUser): string {
+  if (user.createGPUInstance) return PAGE.cloudGpu;
+  if (user.createImageAPP) return PAGE.cloudApply;
+  if (user.gpu) return PAGE.gpuGeneric;
+  if (user.app) return PAGE.app;
+  return PAGE.account;
+}
+
+/** "certified and success status" (spec §4). */
+export function isCertified(user: SessionUser | null): boolean {
+  return !!user && user.certified && user.certStatus === 'Succeed';
+}

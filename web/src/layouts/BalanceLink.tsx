@@ -1,0 +1,21 @@
+import type { ReactNode } from 'react';
+import { Spin, Tooltip } from 'antd';
+import { WalletOutlined } from '@ant-design/icons';
+import { Link } from 'react-router';
+import { PAGE, formatYuan } from '@console/contract';
+import { useMoneyQuery } from '../session/useSession';
+
+/** Header balance linking to recharge; '--' whenever the real figure is unavailable. */
+export function BalanceLink() {
+  const money = useMoneyQuery();
+  let value: ReactNode = '--';
+  if (money.isPending && money.fetchStatus !== 'idle') value = <Spin size="small" />;
+  else if (money.data) value = formatYuan(money.data.cash, { symbol: true });
+  return (
+    <Tooltip title={money.isError ? '余额暂不可用' : '去充值'}>
+      <Link to={PAGE.recharge} aria-label="余额">
+        <WalletOutlined /> 余额：{value}
+      </Link>
+    </Tooltip>
+  );
+}

@@ -1,0 +1,45 @@
+import { Button, Flex, Layout, Menu } from 'antd';
+import { Outlet, useLocation, useNavigate } from 'react-router';
+import { PAGE } from '@console/contract';
+import { useSession } from '../session/useSession';
+import { AccountMenu } from './AccountMenu';
+import { BalanceLink } from './BalanceLink';
+import { Logo } from './Logo';
+import { menuItemsFor, openKeyOf, selectedKey } from './consoleMenu';
+
+/** The generic console frame: header with balance and account, side menu of the areas. */
+export default function ConsoleLayout() {
+  const { user } = useSession();
+  const { pathname } = useLocation();
+  const navigate = useNavigate();
+  const selected = selectedKey(pathname);
+  return (
+    <Layout style={{ minHeight: '100vh' }}>
+      <Layout.Header className="app-header app-header-sticky">
+        <Logo />
+        <Flex gap={24} align="center">
+          <BalanceLink />
+          <Button type="primary" size="small" onClick={() => navigate(PAGE.recharge)}>
+            充值
+          </Button>
+          <AccountMenu />
+        </Flex>
+      </Layout.Header>
+      <Layout>
+        <Layout.Sider width={208} theme="light" breakpoint="lg" collapsible className="console-sider">
+          <Menu
+            mode="inline"
+            items={menuItemsFor(user)}
+            selectedKeys={selected ? [selected] : []}
+            defaultOpenKeys={openKeyOf(selected)}
+            onClick={({ key }) => navigate(key)}
+            aria-label="控制台导航"
+          />
+        </Layout.Sider>
+        <Layout.Content className="app-content">
+          <Outlet />
+        </Layout.Content>
+      </Layout>
+    </Layout>
+  );
+}

@@ -1,0 +1,108 @@
+import { afterEach, beforeEach, describe, expect, it, vi, type Mock } from 'vitest';
+import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { QueryClient } from '@tanstack/react-query';
+import { createMemoryRouter, RouterProvider } from 'react-router';
+import type { User } from '@console/contract';
+import { AppProviders } from '../../app/AppProviders';
+import { createRoutes } from '../../routes';
+import { session } from '../../session/store';
+
+const user: User = {
+  id: 'u1', logo: '', certStatus: 'Init', certType: 'Uncertified', accountType: 'personal',
+  createAt: '2025-01-01T00:00:00Z', credit: 0, from: 'web', mobile: '13800138000', email: '', name: '',
+  nickname: '', childName: '', isStudent: false, isChild: false, certified: false, userVersion: 1,
+  firstVisit: true, openModal: false, isOperator: false, createGPUInstance: false, createImageAPP: false,
+  openYunBucket: false, gpu: false, app: false, image: false, usingLLM: false,
+};
+
+let fetchMock: Mock<typeof fetch>;
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+/** A small fake of the server, by path. */
+function serve(url: string): Response {
+  const path = url.split('?')[0];
+  if (path === '/userapi/api/v2.1/login') return json(200, { token: 'tok-new', user });
+  if (path === '/api/v1/users/verify/smscode') return json(200, { expiresIn: 300, resendIn: 60 });
+  if (path === '/userapi/api/v2.1/users/me/info') return json(200, user);
+  if (path === '/dev/outbox') return json(200, { items: [] });
+  return json(404, { code: 40400001, message: '请求的接口不存在' });
+}
+
+function renderAt(url: string) {
+  const router = createMemoryRouter(createRoutes(), { initialEntries: [url] });
+  render(
+    <AppProviders queryClient={new QueryClient({ defaultOptions: { queries: { retry: false } } })}>
+      <RouterProvider router={router} />
+    </AppProviders>,
+  );
+  return router;
+}
+
+beforeEach(() => {
+  fetchMock = vi.fn<typeof fetch>(async (input) => serve(String(input)));
+  vi.stubGlobal('fetch', fetchMock);
+  session.reload();
+});
+afterEach(() => vi.unstubAllGlobals());
+
+describe('the login / register screen', () => {
+  it('switches between login and register modes', async () => {
+    const router = renderAt('/login?redirect=%2Fconsole%2Fapp');
+    expect(await screen.findByRole('heading', { name: '欢迎登录' })).toBeTruthy();
+    expect(screen.getByRole('tab', { name: '密码登录' })).toBeTruthy();
+    expect(screen.getByPlaceholderText('手机号或邮箱')).toBeTruthy();
+
+    fireEvent.click(screen.getByRole('tab', { name: '验证码登录' }));
+    expect(await screen.findByRole('button', { name: '获取验证码' })).toBeTruthy();
+
+    fireEvent.click(screen.getByRole('link', { name: '立即注册' }));
+    expect(await screen.findByRole('heading', { name: '注册账号' })).toBeTruthy();
+    expect(router.state.location.pathname).toBe('/register');
+    expect(router.state.location.search).toBe('?redirect=%2Fconsole%2Fapp'); // the target survives the switch
+    expect(screen.getByText('密码需 8-32 位，且同时包含字母和数字')).toBeTruthy();
+    expect(screen.getByRole('button', { name: '获取验证码' })).toBeTruthy();
+    expect(screen.getByRole('button', { name: /注\s*册/ })).toBeTruthy();
+
+    fireEvent.click(screen.getByRole('link', { name: '立即登录' }));
+    expect(await screen.findByRole('heading', { name: '欢迎登录' })).toBeTruthy();
+    expect(router.state.location.pathname).toBe('/login');
+  });
+
+  it('asks for a code only for a valid mobile, then counts down 60 s', async () => {
+    renderAt('/register');
+    const mobile = await screen.findByPlaceholderText('请输入手机号');
+    fireEvent.change(mobile, { target: { value: '123' } });
+    fireEvent.click(screen.getByRole('button', { name: '获取验证码' }));
+    expect(await screen.findByText('请输入正确的 11 位手机号')).toBeTruthy();
+    expect(fetchMock).not.toHaveBeenCalled();
+
+    fireEvent.change(mobile, { target: { value: '13800138000' } });
+    fireEvent.click(screen.getByRole('button', { name: '获取验证码' }));
+    expect(await screen.findByRole('button', { name: '60 秒后重新获取' })).toBeTruthy();
+    const [url, init] = fetchMock.mock.calls[0]!;
+    expect(url).toBe('/api/v1/users/verify/smscode');
+    expect(JSON.parse(init!.body as string)).toEqual({ mobile: '13800138000', scene: 'register' });
+  });
+
+  it('a password login stores the session and goes to the redirect target', async () => {
+    const router = renderAt('/login?redirect=%2Fstats%2Fpurchase');
+    fireEvent.change(await screen.findByPlaceholderText('手机号或邮箱'), { target: { value: '13800138000' } });
+    fireEvent.change(screen.getByPlaceholderText('请输入密码'), { target: { value: 'abc12345' } });
+    await act(async () => {
+      fireEvent.click(screen.getByRole('button', { name: /登\s*录/ }));
+    });
+    await waitFor(() => expect(router.state.location.pathname).toBe('/stats/purchase'));
+    expect(localStorage.getItem('token')).toBe('tok-new');
+    expect(JSON.parse(localStorage.getItem('user')!)).toMatchObject({ id: 'u1' });
+    const [, init] = fetchMock.mock.calls.find(([u]) => u === '/userapi/api/v2.1/login')!;
+    expect(JSON.parse(init!.body as string)).toEqual({ account: '13800138000', password: 'abc12345' });
+  });
+
+  it('a logged-in visitor opening /login is sent on', async () => {
+    session.setLogin('tok', user);
+    const router = renderAt('/login');
+    await waitFor(() => expect(router.state.location.pathname).toBe('/stats/cloud/gpu'));
+    expect(await screen.findByText('充值返 18% 赠送金', { exact: false })).toBeTruthy();
+  });
+});

@@ -1,0 +1,164 @@
+import type { ComponentType } from 'react';
+import { matchPath, redirect, type LoaderFunctionArgs, type RouteObject } from 'react-router';
+import { PAGE } from '@console/contract';
+import type { RouteMeta } from './auth/guard';
+import { makeGuardLoader } from './auth/guardLoader';
+import { PERMS } from './auth/permissions';
+import { PageLoading } from './components/PageLoading';
+import { lazyComponent } from './routing/lazyComponent';
+import { RootShell } from './routing/RootShell';
+import { RouteError } from './routing/RouteError';
+
+/**
+ * The route table of spec §2 in one place. Every page is its own chunk, loaded on demand;
+ * `requireAuth` and `perms` (spec §6, any-of) are read by the guard of auth/guard.ts.
+ */
+type Layout = 'public' | 'console' | 'tool' | 'none';
+type PageModule = { default: ComponentType };
+
+interface PageDef extends RouteMeta {
+  path: string;
+  title: string;
+  layout: Layout;
+  page: () => Promise<PageModule>;
+}
+
+const auth = { requireAuth: true } as const;
+
+export const PAGES: PageDef[] = [
+  // Public
+  { path: PAGE.login, title: '登录', layout: 'none', page: () => import('./pages/auth/AuthPage') },
+  { path: PAGE.register, title: '注册', layout: 'none', page: () => import('./pages/auth/AuthPage') },
+  { path: PAGE.upyunLogin, title: '第三方登录', layout: 'none', page: () => import('./pages/auth/UpyunLoginPage') },
+  { path: PAGE.enterprise, title: '企业服务', layout: 'public', page: () => import('./pages/stats/EnterprisePage') },
+  { path: PAGE.cloudGpu, title: 'GPU 云', layout: 'public', perms: PERMS.cloudGpu, page: () => import('./pages/stats/GpuCloudPage') },
+  { path: PAGE.cloudApply, title: '镜像应用', layout: 'public', perms: PERMS.cloudApply, page: () => import('./pages/stats/ApplyPage') },
+  { path: PAGE.purchase, title: '购买', layout: 'public', page: () => import('./pages/stats/PurchasePage') },
+  { path: PAGE.statsGame, title: '云游戏', layout: 'public', page: () => import('./pages/stats/GamePage') },
+  { path: PAGE.gpudata, title: '数据存储', layout: 'public', page: () => import('./pages/stats/GpuDataPage') },
+  { path: PAGE.apparatus, title: '算力设备', layout: 'public', page: () => import('./pages/stats/ApparatusPage') },
+  { path: PAGE.imageShare, title: '镜像分享', layout: 'public', ...auth, page: () => import('./pages/image/ImageSharePage') },
+
+  // Full-screen tools
+  { path: PAGE.comfyui, title: '工作流', layout: 'tool', ...auth, page: () => import('./pages/comfyui/ComfyuiPage') },
+  { path: PAGE.rdp, title: '远程桌面', layout: 'tool', ...auth, perms: PERMS.instanceDetail, page: () => import('./pages/rdp/RdpPage') },
+  { path: PAGE.freeDesktop, title: '免费云桌面', layout: 'tool', ...auth, page: () => import('./pages/rdp/FreeDesktopPage') },
+  { path: PAGE.finance, title: '财务', layout: 'tool', ...auth, page: () => import('./pages/finance/FinancePage') },
+
+  // Console
+  { path: PAGE.consolePersonal, title: '个人中心', layout: 'console', ...auth, page: () => import('./pages/console/PersonalPage') },
+  { path: PAGE.consoleEnterprise, title: '企业中心', layout: 'console', ...auth, page: () => import('./pages/console/EnterprisePage') },
+  { path: PAGE.ipvmDetail, title: '实例详情', layout: 'console', ...auth, perms: PERMS.instanceDetail, page: () => import('./pages/console/IpvmDetailPage') },
+  { path: PAGE.recharge, title: '充值', layout: 'console', ...auth, page: () => import('./pages/console/RechargePage') },
+  { path: PAGE.gpuGeneric, title: 'GPU 实例', layout: 'console', ...auth, perms: PERMS.gpuGeneric, page: () => import('./pages/console/GpuGenericPage') },
+  { path: PAGE.app, title: '镜像应用', layout: 'console', ...auth, perms: PERMS.app, page: () => import('./pages/console/AppPage') },
+  { path: PAGE.gpudataMirror, title: '我的镜像', layout: 'console', ...auth, perms: PERMS.data, page: () => import('./pages/console/DataMirrorPage') },
+  { path: PAGE.gpudataDisk, title: '数据盘', layout: 'console', ...auth, perms: PERMS.data, page: () => import('./pages/console/DataDiskPage') },
+  { path: PAGE.cpu, title: 'CPU 实例', layout: 'console', ...auth, page: () => import('./pages/console/CpuPage') },
+  { path: PAGE.desktop, title: '云桌面', layout: 'console', ...auth, page: () => import('./pages/console/DesktopPage') },
+  { path: PAGE.ebusiness, title: '跨境电商', layout: 'console', ...auth, page: () => import('./pages/console/EbusinessPage') },
+  { path: PAGE.game, title: '云游戏', layout: 'console', ...auth, page: () => import('./pages/console/GamePage') },
+  { path: PAGE.log, title: '操作日志', layout: 'console', ...auth, page: () => import('./pages/console/LogPage') },
+  { path: PAGE.account, title: '账号中心', layout: 'console', ...auth, page: () => import('./pages/console/AccountPage') },
+
+  // Cost center
+  { path: PAGE.balance, title: '我的余额', layout: 'console', ...auth, page: () => import('./pages/cost/BalancePage') },
+  { path: PAGE.bill, title: '账单', layout: 'console', ...auth, page: () => import('./pages/cost/BillPage') },
+  { path: PAGE.serverBillDetail, title: '服务器账单详情', layout: 'console', ...auth, page: () => import('./pages/cost/ServerBillDetailPage') },
+  { path: PAGE.storageBillDetail, title: '存储账单详情', layout: 'console', ...auth, page: () => import('./pages/cost/StorageBillDetailPage') },
+  { path: PAGE.modelBillDetail, title: '模型账单详情', layout: 'console', ...auth, page: () => import('./pages/cost/ModelBillDetailPage') },
+  { path: PAGE.coupon, title: '卡券包', layout: 'console', ...auth, page: () => import('./pages/cost/CouponPage') },
+  { path: PAGE.deposit, title: '押金', layout: 'console', ...auth, page: () => import('./pages/cost/DepositPage') },
+  { path: PAGE.resource, title: '资源包', layout: 'console', ...auth, page: () => import('./pages/cost/ResourcePage') },
+
+  // LoRA / SD and compute center
+  { path: PAGE.sdTrain, title: 'LoRA 训练', layout: 'console', ...auth, page: () => import('./pages/sd/TrainPage') },
+  { path: PAGE.sdDiffusion, title: 'LoRA 生图', layout: 'console', ...auth, page: () => import('./pages/sd/DiffusionPage') },
+  { path: PAGE.sdDataset, title: '数据集', layout: 'console', ...auth, page: () => import('./pages/sd/DatasetPage') },
+  { path: PAGE.sdDatasetCreate, title: '创建数据集', layout: 'console', ...auth, requireCert: true, page: () => import('./pages/sd/DatasetCreatePage') },
+  { path: PAGE.sdDatasetDetail, title: '数据集详情', layout: 'console', ...auth, page: () => import('./pages/sd/DatasetDetailPage') },
+  { path: PAGE.sdDatasetUpload, title: '上传图片', layout: 'console', ...auth, page: () => import('./pages/sd/DatasetUploadPage') },
+  { path: PAGE.computeCenter, title: '算力中心', layout: 'console', ...auth, page: () => import('./pages/compute/ComputeCenterPage') },
+  { path: PAGE.computeDetail, title: '算力详情', layout: 'console', ...auth, page: () => import('./pages/compute/ComputeDetailPage') },
+
+  // Model service
+  { path: PAGE.modelSquare, title: '模型广场', layout: 'console', ...auth, perms: PERMS.model, page: () => import('./pages/model/SquarePage') },
+  { path: PAGE.modelExperience, title: '在线体验', layout: 'console', ...auth, perms: PERMS.model, page: () => import('./pages/model/ExperiencePage') },
+  { path: PAGE.modelStats, title: '用量统计', layout: 'console', ...auth, perms: PERMS.model, page: () => import('./pages/model/StatsPage') },
+  { path: PAGE.modelKey, title: 'API KEY', layout: 'console', ...auth, perms: PERMS.model, page: () => import('./pages/model/KeyPage') },
+];
+
+/** Paths that only forward (spec §2); the query string travels along (e.g. ?token=). */
+export const REDIRECTS: Record<string, string> = {
+  [PAGE.root]: PAGE.cloudGpu,
+  [PAGE.stats]: PAGE.cloudGpu,
+  [PAGE.cloud]: PAGE.cloudGpu,
+  '/console': PAGE.gpuGeneric,
+  [PAGE.consoleBase]: PAGE.gpuGeneric,
+  '/console/gpudata': PAGE.gpudataMirror,
+  [PAGE.generic]: PAGE.cpu,
+  '/center': PAGE.cost,
+  [PAGE.center]: PAGE.cost,
+  [PAGE.cost]: PAGE.balance,
+  '/console/cost': PAGE.balance,
+  [PAGE.sd]: PAGE.sdTrain,
+  '/compute': PAGE.computeCenter,
+  [PAGE.model]: PAGE.modelSquare,
+};
+
+/** The guard's view of a path: the meta of the page it opens (nothing for unknown paths). */
+export function metaFor(pathname: string): RouteMeta {
+  const page = PAGES.find((p) => matchPath({ path: p.path, end: true }, pathname));
+  return page ? { requireAuth: page.requireAuth, perms: page.perms, requireCert: page.requireCert } : {};
+}
+
+const guardLoader = makeGuardLoader(metaFor);
+
+const LAYOUTS: Record<Exclude<Layout, 'none'>, () => Promise<PageModule>> = {
+  public: () => import('./layouts/PublicLayout'),
+  console: () => import('./layouts/ConsoleLayout'),
+  tool: () => import('./layouts/ToolLayout'),
+};
+
+function pageRoute(def: PageDef): RouteObject {
+  return {
+    path: def.path,
+    loader: guardLoader,
+    handle: { title: def.title },
+    // Per page, so a failing page keeps its layout around the error.
+    ErrorBoundary: RouteError,
+    lazy: lazyComponent(def.page, { isPage: true }),
+  };
+}
+
+function forward(to: string) {
+  return ({ request }: LoaderFunctionArgs) => redirect(to + new URL(request.url).search);
+}
+
+/**
+ * A fresh route tree for one router. A factory, not a constant: the router consumes the `lazy`
+ * objects as they load, so two routers (tests, HMR) must not share them.
+ */
+export function createRoutes(): RouteObject[] {
+  return [
+    {
+      id: 'root',
+      Component: RootShell,
+      ErrorBoundary: RouteError,
+      HydrateFallback: PageLoading,
+      children: [
+        // element: null — these never render; their loader always redirects.
+        ...Object.entries(REDIRECTS).map(([path, to]) => ({ path, loader: forward(to), element: null })),
+        ...PAGES.filter((p) => p.layout === 'none').map(pageRoute),
+        ...(Object.keys(LAYOUTS) as (keyof typeof LAYOUTS)[]).map((layout) => ({
+          id: `layout-${layout}`,
+          ErrorBoundary: RouteError,
+          lazy: lazyComponent(LAYOUTS[layout], { isPage: false }),
+          children: PAGES.filter((p) => p.layout === layout).map(pageRoute),
+        })),
+        // Spec §2: any unknown path goes to the root.
+        { path: '*', loader: () => redirect(PAGE.root), element: null },
+      ],
+    },
+  ];
+}

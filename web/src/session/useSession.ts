@@ -1,0 +1,71 @@
+import { useSyncExternalStore } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { moneySchema, type AuthResult, type User } from '@console/contract';
+import { billingApi } from '../api/billing';
+import { userApi } from '../api/user';
+import { session } from './store';
+
+export const ME_QUERY_KEY = ['me'] as const;
+export const MONEY_QUERY_KEY = ['money'] as const;
+
+/** The session as React state: re-renders on login, logout, user refresh and other tabs. */
+export function useSession() {
+  const snapshot = useSyncExternalStore(session.subscribe, session.get);
+  const queryClient = useQueryClient();
+  return {
+    ...snapshot,
+    loggedIn: snapshot.token !== null,
+    /** After register/login: keep token and user as spec §3 says. */
+    signIn(result: AuthResult) {
+      queryClient.clear();
+      session.setLogin(result.token, result.user);
+    },
+    /** 退出登录: revoke the server session (best effort), then forget everything locally. */
+    async signOut() {
+      await userApi.logout().catch(() => undefined);
+      session.clear();
+      queryClient.clear();
+    },
+  };
+}
+
+/** me/info for one token; keeps the localStorage copy current. Shared by the hook and the guard. */
+export function meQueryOptions(token: string | null) {
+  return {
+    queryKey: [...ME_QUERY_KEY, token] as const,
+    queryFn: async ({ signal }: { signal?: AbortSignal }): Promise<User> => {
+      const user = await userApi.me(signal);
+      session.setUser(user);
+      return user;
+    },
+    staleTime: 60_000,
+  };
+}
+
+/** me/info, refreshed on start when a token exists. */
+export function useMeQuery() {
+  const token = useSyncExternalStore(session.subscribe, session.getToken);
+  return useQuery({ ...meQueryOptions(token), enabled: token !== null });
+}
+
+/** The balance for the header; its error state means '--', never a made-up number. */
+export function useMoneyQuery() {
+  const token = useSyncExternalStore(session.subscribe, session.getToken);
+  return useQuery({
+    queryKey: [...MONEY_QUERY_KEY, token],
+    queryFn: async ({ signal }) => {
+      try {
+        const money = await billingApi.money(signal);
+        // A malformed figure must show '--', not crash the header or show a guess.
+        if (!moneySchema.safeParse(money?.cash).success) throw new Error('余额数据格式不正确');
+        session.setCash(money.cash);
+        return money;
+      } catch (e) {
+        session.setCash(null); // a stale figure would look real: forget it
+        throw e;
+      }
+    },
+    enabled: token !== null,
+    staleTime: 30_000,
+  });
+}

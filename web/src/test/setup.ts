@@ -1,0 +1,36 @@
+import { afterEach } from 'vitest';
+import { cleanup, configure } from '@testing-library/react';
+
+// The first render of a lazy page transforms antd on the fly: allow for it.
+configure({ asyncUtilTimeout: 5000 });
+
+// jsdom lacks the browser APIs antd's responsive components read on mount.
+if (!window.matchMedia) {
+  window.matchMedia = (query: string) =>
+    ({
+      matches: false,
+      media: query,
+      onchange: null,
+      addListener: () => undefined,
+      removeListener: () => undefined,
+      addEventListener: () => undefined,
+      removeEventListener: () => undefined,
+      dispatchEvent: () => false,
+    }) as MediaQueryList;
+}
+if (!('ResizeObserver' in window)) {
+  (window as unknown as { ResizeObserver: unknown }).ResizeObserver = class {
+    observe() {}
+    unobserve() {}
+    disconnect() {}
+  };
+}
+// jsdom prints "Not implemented" for pseudo-element styles that antd asks about; ignore the argument.
+const getComputedStyle = window.getComputedStyle.bind(window);
+window.getComputedStyle = (elt: Element) => getComputedStyle(elt);
+
+afterEach(() => {
+  cleanup();
+  localStorage.clear();
+  sessionStorage.clear();
+});
