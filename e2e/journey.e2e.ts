@@ -32,7 +32,7 @@ describe('newcomer journey', () => {
   it('redirects the root to the GPU cloud page', async () => {
     await page.goto(server.url + '/');
     await page.waitForURL('**/stats/cloud/gpu');
-    await expect(page.getByText('新用户').first().isVisible()).resolves.toBe(true);
+    await page.getByText('新用户').first().waitFor({ state: 'visible' });
     await page.screenshot({ path: path.join(shots, '01-gpu-page.png') });
   });
 
