@@ -18,6 +18,10 @@ export const ERRORS = {
   UPLOAD_MISSING: { code: 40010009, message: '请选择要上传的文件' },
   SAME_MOBILE: { code: 40010010, message: '新手机号与当前手机号相同' },
   UNPAID_ORDER_EXISTS: { code: 40011007, message: '存在未支付订单，无法创建新订单' },
+  // Catalogue and price quotes
+  CATALOGUE_ITEM_NOT_FOUND: { code: 40020001, message: '所选配置不存在或已下架，请重新选择' },
+  VOUCHER_UNUSABLE: { code: 40020002, message: '该代金券不可用，请更换或不使用代金券' },
+  IMAGE_INCOMPATIBLE: { code: 40020003, message: '所选镜像与该配置不兼容，请更换镜像' },
   // Codes the web client ignores silently (spec §8).
   DUPLICATE_SUBMIT: { code: 40016010, message: '请求正在处理中，请勿重复提交' },
   SILENT_RETRY: { code: 40016900, message: '请求已忽略' },
@@ -40,6 +44,7 @@ export const ERRORS = {
   // 409 — conflicts
   MOBILE_TAKEN: { code: 40900001, message: '该手机号已注册，请直接登录' },
   EMAIL_TAKEN: { code: 40900002, message: '该邮箱已被其他账号绑定' },
+  NO_CAPACITY: { code: 40920001, message: '所选配置暂无空闲资源，请更换地区、主机或减少数量' },
   // 413 / 415
   PAYLOAD_TOO_LARGE: { code: 41300001, message: '上传内容过大' },
   UNSUPPORTED_MEDIA: { code: 41500001, message: '不支持的请求内容类型' },

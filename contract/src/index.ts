@@ -5,3 +5,4 @@ export * from './api-paths.js';
 export * from './web-paths.js';
 export * from './schemas/common.js';
 export * from './schemas/user.js';
+export * from './schemas/catalogue.js';

@@ -20,6 +20,7 @@ import type { Database } from './db/client.js';
 import { registerErrorHandling } from './http/errors.js';
 import { userRoutes } from './modules/users/routes.js';
 import { verificationRoutes } from './modules/verification/routes.js';
+import { catalogueRoutes } from './modules/catalogue/routes.js';
 
 // Zod's own messages in Chinese for anything our schemas do not word themselves.
 z.config(z.locales.zhCN());
@@ -101,6 +102,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   );
   await app.register(async (scope) => verificationRoutes(scope, ctx));
   await app.register(async (scope) => userRoutes(scope, ctx));
+  await app.register(async (scope) => catalogueRoutes(scope, ctx));
 
   app.addHook('onClose', async () => {
     await ctx.database.close();

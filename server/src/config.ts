@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_CATALOGUE_FILE } from './modules/catalogue/seed-file.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: '应为 true 或 false' })
@@ -40,13 +41,15 @@ const envSchema = z.object({
   MAIL_FROM: z.string().default('算力云 <no-reply@example.com>'),
   CODE_IP_LIMIT_PER_HOUR: z.coerce.number().int().min(1).default(30),
   UPLOAD_MAX_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
+  /** The operator's catalogue (regions, GPU types, hosts, sizes, images, applications, prices). */
+  CATALOGUE_FILE: z.string().optional(),
   OPERATOR_MOBILES: z
     .string()
     .default('')
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
 });
 
-export type Config = z.infer<typeof envSchema> & { seedDemo: boolean; webDist: string; dataDir: string };
+export type Config = z.infer<typeof envSchema> & { seedDemo: boolean; webDist: string; dataDir: string; catalogueFile: string };
 
 export class ConfigError extends Error {}
 
@@ -69,6 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(c.DATA_DIR),
     // Demo data is for the embedded database; a real PostgreSQL gets it only when asked.
     seedDemo: c.SEED_DEMO ?? !c.DATABASE_URL,
+    catalogueFile: path.resolve(c.CATALOGUE_FILE ?? DEFAULT_CATALOGUE_FILE),
     webDist: path.resolve(c.WEB_DIST ?? new URL('../../web/dist', import.meta.url).pathname),
   };
 }

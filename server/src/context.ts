@@ -19,6 +19,11 @@ import { SESSION_COOKIE, SESSION_TTL_SECONDS, SessionService } from './modules/s
 import { loadOrCreateSecret } from './modules/system/secrets.js';
 import { UserService } from './modules/users/service.js';
 import { VerificationService } from './modules/verification/service.js';
+import { CatalogueService } from './modules/catalogue/service.js';
+import { InventoryService } from './modules/catalogue/inventory.js';
+import { applyCatalogue, readCatalogueFile } from './modules/catalogue/seed-file.js';
+import { CatalogueStore } from './modules/catalogue/store.js';
+import { VoucherService } from './modules/vouchers/service.js';
 
 export interface Drivers {
   sms: SmsDriver;
@@ -36,6 +41,12 @@ export interface AppContext {
   codes: VerificationService;
   users: UserService;
   auth: AuthGuards;
+  catalogueStore: CatalogueStore;
+  catalogue: CatalogueService;
+  inventory: InventoryService;
+  vouchers: VoucherService;
+  /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
+  reloadCatalogue(): Promise<boolean>;
   cookies: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
 }
 
@@ -72,6 +83,14 @@ export async function createContext(opts: {
   const sessions = new SessionService(db, sessionKey, clock);
   const codes = new VerificationService({ db, clock, sms: drivers.sms, mail: drivers.mail, secret: codeKey, ipLimitPerHour: config.CODE_IP_LIMIT_PER_HOUR });
   const users = new UserService({ db, clock, sessions, codes, storage: drivers.storage, operatorMobiles: config.OPERATOR_MOBILES });
+  const catalogueStore = new CatalogueStore(db);
+  const vouchers = new VoucherService(db);
+  const reloadCatalogue = async () => {
+    const changed = await applyCatalogue(db, readCatalogueFile(config.catalogueFile), clock.now());
+    if (changed) catalogueStore.invalidateAll();
+    return changed;
+  };
+  await reloadCatalogue();
   const cookieOptions = {
     httpOnly: true,
     sameSite: 'lax' as const,
@@ -89,6 +108,11 @@ export async function createContext(opts: {
     codes,
     users,
     auth: makeAuthGuards(sessions),
+    catalogueStore,
+    catalogue: new CatalogueService(catalogueStore, vouchers, clock),
+    inventory: new InventoryService(catalogueStore, clock),
+    vouchers,
+    reloadCatalogue,
     cookies: {
       set: (reply, token) => void reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS }),
       clear: (reply) => void reply.clearCookie(SESSION_COOKIE, cookieOptions),

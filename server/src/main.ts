@@ -1,4 +1,6 @@
 /** `npm start`: configuration, database, migrations, seed, then one server until a signal stops it. */
+import { watchFile } from 'node:fs';
+import type { FastifyBaseLogger } from 'fastify';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
@@ -17,7 +19,7 @@ async function main() {
     throw e;
   }
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
-  const { app } = await buildApp({
+  const { app, ctx } = await buildApp({
     config,
     database,
     clock: systemClock,
@@ -27,6 +29,8 @@ async function main() {
     await seedDemo(database.db, systemClock);
     app.log.info(`演示账号：${DEMO_ACCOUNT.mobile} / ${DEMO_ACCOUNT.password}`);
   }
+
+  watchCatalogue(config.catalogueFile, ctx.reloadCatalogue, app.log);
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -43,6 +47,19 @@ async function main() {
 
   await app.listen({ port: config.PORT, host: config.HOST });
   app.log.info(`控制台已启动：http://localhost:${config.PORT}  （数据库：${database.kind === 'pglite' ? `内置 PGlite ${config.dataDir}` : 'PostgreSQL'}）`);
+}
+
+/**
+ * The operator edits the catalogue file while the server runs; a valid change is applied within
+ * seconds (and reaches other processes through the catalogue version), an invalid one is logged
+ * and the running catalogue stays as it was.
+ */
+function watchCatalogue(file: string, reload: () => Promise<boolean>, log: FastifyBaseLogger) {
+  watchFile(file, { interval: 2000 }, () => {
+    reload()
+      .then((changed) => changed && log.info({ file }, '目录文件已更新并生效'))
+      .catch((err: Error) => log.error({ file, err: err.message }, '目录文件有误，未生效；当前目录保持不变'));
+  }).unref();
 }
 
 main().catch((err) => {

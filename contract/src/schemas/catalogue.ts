@@ -1,0 +1,282 @@
+/**
+ * The catalogue and its price quotes (spec §7 "Catalogue", "Price"): what the market pages show
+ * and what an order will be charged. Money is a string of 0.0001-yuan units (DESIGN.md "Money").
+ */
+import { z } from 'zod';
+import { BillingCycle, InstanceCategory } from '../enums.js';
+import { moneySchema, pageOf, pagingQuerySchema } from './common.js';
+
+const id = (what: string) =>
+  z
+    .string({ error: `请选择${what}` })
+    .trim()
+    .min(1, { error: `请选择${what}` })
+    .max(64, { error: `${what}编号过长` })
+    .regex(/^[\w.-]+$/, { error: `${what}编号格式不正确` });
+
+export const cycleSchema = z.enum(BillingCycle.values, { error: '计费方式必须是 Usage、Hour、Day、Week 或 Month' });
+export const categorySchema = z.enum(InstanceCategory.values, { error: '产品类别不正确' });
+/** Categories whose machines come from sizes (CPU flavours) rather than GPU hosts. */
+export const SIZE_CATEGORIES = ['Generic', 'Desktop', 'Ebusiness', 'Game'] as const;
+export type SizeCategory = (typeof SIZE_CATEGORIES)[number];
+export const sizeCategorySchema = z.enum(SIZE_CATEGORIES, { error: '规格类别必须是 Generic、Desktop、Ebusiness 或 Game' });
+
+/** The longest duration one order may buy, per cycle unit. */
+export const MAX_DURATION: Record<BillingCycle, number> = { Usage: 720, Hour: 720, Day: 365, Week: 52, Month: 36 };
+export const MAX_GPU_COUNT = 8;
+export const MAX_INSTANCE_COUNT = 20;
+export const MAX_DATA_DISK_GB = 10240;
+
+/** A price for one cycle unit, with the discount the operator set for that cycle. */
+export const cyclePriceSchema = z.object({
+  cycle: cycleSchema,
+  /** Before the discount, per card (GPU) or per instance (size), per cycle unit. */
+  listPrice: moneySchema,
+  /** What one cycle unit costs after the discount. */
+  price: moneySchema,
+  /** "0.7" for 30% off; "1" for none. */
+  discountRate: z.string(),
+  /** Spec §9: 0.5 → 'five', 0.7 → 'seven'; other rates have no word. */
+  discountLabel: z.string().optional(),
+});
+export type CyclePrice = z.infer<typeof cyclePriceSchema>;
+
+export const roomSchema = z.object({
+  id: z.string(),
+  regionId: z.string(),
+  regionName: z.string(),
+  name: z.string(),
+  zones: z.array(z.string()),
+  isDefault: z.boolean(),
+});
+export type Room = z.infer<typeof roomSchema>;
+
+export const regionSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  area: z.string().describe('华北、华东、华南……'),
+  rooms: z.array(roomSchema),
+  gpuFree: z.number().int().describe('该地区当前空闲 GPU 卡数'),
+  categories: z.array(categorySchema).describe('该地区提供的产品类别'),
+});
+export type Region = z.infer<typeof regionSchema>;
+
+export const gpuTypeSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  memoryGb: z.number().int(),
+  architecture: z.string(),
+  cudaCapability: z.string(),
+  fp32Tflops: z.number(),
+  description: z.string(),
+  prices: z.array(cyclePriceSchema),
+  gpuFree: z.number().int(),
+  gpuTotal: z.number().int(),
+});
+export type GpuType = z.infer<typeof gpuTypeSchema>;
+
+/** One card of the GPU market: a host with its free cards and the price per card. */
+export const gpuHostSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  regionId: z.string(),
+  regionName: z.string(),
+  roomId: z.string(),
+  roomName: z.string(),
+  zone: z.string(),
+  gpuTypeId: z.string(),
+  gpuName: z.string(),
+  gpuMemoryGb: z.number().int(),
+  gpuTotal: z.number().int(),
+  gpuFree: z.number().int(),
+  cpuModel: z.string(),
+  cpuPerGpu: z.number().int(),
+  memoryGbPerGpu: z.number().int(),
+  systemDiskGb: z.number().int(),
+  dataDiskFreeGb: z.number().int().describe('每卡免费数据盘'),
+  dataDiskMaxGb: z.number().int().describe('可扩容的数据盘上限'),
+  maxCuda: z.string(),
+  prices: z.array(cyclePriceSchema),
+  /** The price of the cycle asked for (or Hour), per card. */
+  price: cyclePriceSchema,
+});
+export type GpuHost = z.infer<typeof gpuHostSchema>;
+
+export const sizeSchema = z.object({
+  id: z.string(),
+  category: sizeCategorySchema,
+  name: z.string(),
+  cpu: z.number().int(),
+  memoryGb: z.number().int(),
+  systemDiskGb: z.number().int(),
+  bandwidthMbps: z.number().int(),
+  gpuName: z.string().describe('云游戏等规格自带的显卡，无则为空'),
+  regionIds: z.array(z.string()),
+  description: z.string(),
+  prices: z.array(cyclePriceSchema),
+  price: cyclePriceSchema,
+});
+export type Size = z.infer<typeof sizeSchema>;
+
+export const imageSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['os', 'framework']),
+  name: z.string(),
+  os: z.string(),
+  framework: z.string().describe('PyTorch、TensorFlow……；系统镜像为空'),
+  frameworkVersion: z.string(),
+  cuda: z.string().describe('所需 CUDA 版本；CPU 镜像为空'),
+  python: z.string(),
+  forGpu: z.boolean(),
+  forCategories: z.array(categorySchema),
+  description: z.string(),
+});
+export type Image = z.infer<typeof imageSchema>;
+
+export const applicationSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  category: z.string().describe('AI 绘画、大模型……'),
+  description: z.string(),
+  cover: z.string().describe('封面图地址'),
+  defaultPort: z.number().int(),
+  imageId: z.string(),
+  minGpuMemoryGb: z.number().int(),
+  tags: z.array(z.string()),
+});
+export type Application = z.infer<typeof applicationSchema>;
+
+/** sortBy is "field" or "field,a|d"; the direction defaults to 'a' for priceDay, else 'd' (spec §7). */
+const sortBySchema = z
+  .string()
+  .trim()
+  .max(40)
+  .regex(/^\w+(,[ad])?$/, { error: 'sortBy 格式为 字段 或 字段,a|d' })
+  .optional();
+const filterBySchema = z.string().trim().max(400, { error: 'filterBy 过长' }).optional();
+
+export const sizesQuerySchema = pagingQuerySchema.extend({ sortBy: sortBySchema, filterBy: filterBySchema, cycle: cycleSchema.optional() });
+export const gpuListQuerySchema = pagingQuerySchema.extend({
+  sortBy: sortBySchema,
+  filterBy: filterBySchema,
+  cycle: cycleSchema.optional(),
+  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+});
+export const imagesQuerySchema = pagingQuerySchema.extend({ filterBy: filterBySchema, pageSize: z.coerce.number().int().min(1).max(100).default(50) });
+export const regionsQuerySchema = z.object({ category: categorySchema.optional() });
+export const regionRecommendQuerySchema = z.object({ category: categorySchema.default('Gpu'), gpuTypeId: id('GPU 型号').optional(), sizeId: id('规格').optional() });
+export const applicationListQuerySchema = pagingQuerySchema.extend({
+  keyword: z.string().trim().max(50, { error: '搜索词最多 50 个字' }).optional(),
+  category: z.string().trim().max(20).optional(),
+  pageSize: z.coerce.number().int().min(1).max(100).default(12),
+});
+export const roomListQuerySchema = z.object({ regionId: id('地区').optional() });
+export const gpuImagesQuerySchema = z.object({ gpuTypeId: id('GPU 型号').optional(), framework: z.string().trim().max(40).optional() });
+export const availableZonesQuerySchema = z.object({
+  gpuTypeId: id('GPU 型号'),
+  gpuCount: z.coerce.number({ error: '卡数必须是数字' }).int().min(1, { error: '卡数至少为 1' }).max(MAX_GPU_COUNT).default(1),
+  regionId: id('地区').optional(),
+});
+export const availableGpuTypesQuerySchema = z.object({
+  regionId: id('地区').optional(),
+  roomId: id('机房').optional(),
+  gpuCount: z.coerce.number({ error: '卡数必须是数字' }).int().min(1, { error: '卡数至少为 1' }).max(MAX_GPU_COUNT).default(1),
+});
+
+export const regionsResponseSchema = z.object({ items: z.array(regionSchema) });
+export const roomsResponseSchema = z.object({ items: z.array(roomSchema) });
+export const gpuTypesResponseSchema = z.object({ items: z.array(gpuTypeSchema) });
+export const sizesPageSchema = pageOf(sizeSchema);
+export const gpuHostsPageSchema = pageOf(gpuHostSchema);
+export const imagesPageSchema = pageOf(imageSchema);
+export const applicationsPageSchema = pageOf(applicationSchema).extend({ categories: z.array(z.string()) });
+export const imagesResponseSchema = z.object({ items: z.array(imageSchema) });
+export const regionRecommendSchema = z.object({ regionId: z.string(), regionName: z.string(), reason: z.string() });
+export const availableZoneSchema = z.object({
+  roomId: z.string(),
+  roomName: z.string(),
+  regionId: z.string(),
+  regionName: z.string(),
+  zones: z.array(z.string()),
+  hosts: z.number().int().describe('能放下所需卡数的主机数'),
+  gpuFree: z.number().int(),
+});
+export const availableZonesResponseSchema = z.object({ items: z.array(availableZoneSchema) });
+export const availableGpuTypeSchema = gpuTypeSchema.extend({ maxGpuPerHost: z.number().int().describe('单台主机当前最多可租卡数') });
+export const availableGpuTypesResponseSchema = z.object({ items: z.array(availableGpuTypeSchema) });
+
+const quoteCommon = {
+  cycle: cycleSchema,
+  duration: z.coerce
+    .number({ error: '时长必须是数字' })
+    .int({ error: '时长必须是整数' })
+    .min(1, { error: '时长至少为 1' })
+    .max(720, { error: '时长过长' }),
+  dataDiskGb: z.coerce.number({ error: '数据盘必须是数字' }).int().min(0, { error: '数据盘不能为负数' }).max(MAX_DATA_DISK_GB, { error: `数据盘最大 ${MAX_DATA_DISK_GB} GB` }).default(0),
+  imageId: id('镜像').optional(),
+  voucherId: z.uuid({ error: '代金券编号格式不正确' }).optional(),
+};
+
+export const gpuQuoteRequestSchema = z
+  .object({
+    gpuTypeId: id('GPU 型号'),
+    gpuCount: z.coerce.number({ error: '卡数必须是数字' }).int({ error: '卡数必须是整数' }).min(1, { error: '卡数至少为 1' }).max(MAX_GPU_COUNT, { error: `卡数最多 ${MAX_GPU_COUNT}` }),
+    regionId: id('地区').optional(),
+    roomId: id('机房').optional(),
+    hostId: id('主机').optional(),
+    applicationId: id('镜像应用').optional(),
+    ...quoteCommon,
+  })
+  .superRefine(checkDuration);
+export type GpuQuoteRequest = z.infer<typeof gpuQuoteRequestSchema>;
+
+export const sizeQuoteRequestSchema = z
+  .object({
+    sizeId: id('规格'),
+    regionId: id('地区'),
+    count: z.coerce.number({ error: '数量必须是数字' }).int().min(1, { error: '数量至少为 1' }).max(MAX_INSTANCE_COUNT, { error: `一次最多购买 ${MAX_INSTANCE_COUNT} 台` }).default(1),
+    ...quoteCommon,
+  })
+  .superRefine(checkDuration);
+export type SizeQuoteRequest = z.infer<typeof sizeQuoteRequestSchema>;
+
+function checkDuration(v: { cycle: z.infer<typeof cycleSchema>; duration: number }, ctx: z.RefinementCtx) {
+  const max = MAX_DURATION[v.cycle];
+  if (v.duration > max) ctx.addIssue({ code: 'custom', path: ['duration'], message: `该计费方式最长 ${max}` });
+}
+
+export const quoteLineSchema = z.object({
+  kind: z.enum(['compute', 'dataDisk', 'cycleDiscount', 'studentDiscount', 'voucher']),
+  name: z.string(),
+  /** Per unit; negative for deductions. */
+  unitPrice: moneySchema,
+  quantity: z.number().int(),
+  /** Negative for deductions: the total is the plain sum of the lines. */
+  amount: moneySchema,
+});
+export type QuoteLine = z.infer<typeof quoteLineSchema>;
+
+export const quoteSchema = z.object({
+  category: categorySchema,
+  cycle: cycleSchema,
+  duration: z.number().int(),
+  unit: z.string().describe('小时、天、周、月'),
+  lines: z.array(quoteLineSchema),
+  listTotal: moneySchema.describe('折扣与代金券之前'),
+  discountTotal: moneySchema.describe('周期折扣与学生优惠之和（正数）'),
+  voucherDeduction: moneySchema,
+  total: moneySchema,
+  /** Where the machine would be placed: the host for a GPU quote, the region for a size. */
+  placement: z.object({ regionId: z.string(), roomId: z.string().optional(), hostId: z.string().optional() }),
+  discountRate: z.string(),
+  discountLabel: z.string().optional(),
+  voucherId: z.string().optional(),
+});
+export type Quote = z.infer<typeof quoteSchema>;
+
+/** Discount rate as written on a page: "0.7" → "7 折"; "1" → "". */
+export function discountText(rate: string): string {
+  const n = Number(rate);
+  if (!(n > 0 && n < 1)) return '';
+  return `${Number((n * 10).toFixed(1))} 折`;
+}

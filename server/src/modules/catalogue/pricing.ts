@@ -1,0 +1,133 @@
+/**
+ * The one price function: what a quote shows is what an order charges. Pure integer arithmetic in
+ * 0.0001-yuan units; rates are basis points (10000 = 1, 7000 = 0.7). No I/O here.
+ */
+import { AppError } from '../../http/errors.js';
+import { BillingCycleUnit, DiscountLabel, formatYuan, type BillingCycle, type InstanceCategory, type QuoteLine } from '@console/contract';
+
+export const BP = 10000n;
+
+/** Hours one cycle unit stands for (a month is 30 days), used to prorate the data disk. */
+export const HOURS_PER_UNIT: Record<BillingCycle, bigint> = { Usage: 1n, Hour: 1n, Day: 24n, Week: 168n, Month: 720n };
+
+/** "0.7" → 7000; "1" → 10000; anything outside (0, 1] or with more than 4 decimals → null. */
+export function rateToBp(rate: string): number | null {
+  const m = /^(0|1)(?:\.(\d{1,4}))?$/.exec(rate.trim());
+  if (!m) return null;
+  const bp = Number(m[1]) * 10000 + Number((m[2] ?? '').padEnd(4, '0'));
+  return bp > 0 && bp <= 10000 ? bp : null;
+}
+
+/** 7000 → "0.7"; 10000 → "1". */
+export function bpToRate(bp: number): string {
+  if (bp === 10000) return '1';
+  return `0.${String(bp).padStart(4, '0').replace(/0+$/, '')}`;
+}
+
+/** Multiplies by a rate in basis points, rounding half up to a whole unit. */
+export function applyBp(amount: bigint, bp: number): bigint {
+  return (amount * BigInt(bp) + BP / 2n) / BP;
+}
+
+function ceilDiv(a: bigint, b: bigint): bigint {
+  return (a + b - 1n) / b;
+}
+
+export interface UnitPrice {
+  listPrice: bigint;
+  discountBp: number;
+}
+
+/** What one cycle unit costs after its discount, as the market cards show it. */
+export function discounted(p: UnitPrice): bigint {
+  return applyBp(p.listPrice, p.discountBp);
+}
+
+export interface PriceInput {
+  category: InstanceCategory;
+  /** "RTX 4090 × 2" or the size's name. */
+  productName: string;
+  cycle: BillingCycle;
+  duration: number;
+  /** Cards (GPU) or instances (size). */
+  quantity: number;
+  unitPrice: UnitPrice;
+  dataDiskGb: number;
+  /** Data disk included free, in GB, for the whole order. */
+  freeDataDiskGb: number;
+  dataDiskPricePerGbDay: bigint;
+  /** Basis points of the student price, when the buyer is a verified student. */
+  studentBp?: number;
+  voucher?: { id: string; name: string; amount: bigint; minSpend: bigint };
+}
+
+export interface PriceResult {
+  lines: QuoteLine[];
+  listTotal: bigint;
+  discountTotal: bigint;
+  voucherDeduction: bigint;
+  total: bigint;
+  unit: string;
+  discountRate: string;
+  discountLabel?: string;
+}
+
+/**
+ * Lines in order: compute at list price, data disk beyond the free size, the cycle discount, the
+ * student discount, the voucher. Deductions are negative lines, so the total is their plain sum,
+ * and it never goes below zero because each deduction is capped by what is left to pay.
+ */
+export function priceQuote(input: PriceInput): PriceResult {
+  const duration = BigInt(input.duration);
+  const quantity = BigInt(input.quantity);
+  const lines: QuoteLine[] = [];
+  const line = (kind: QuoteLine['kind'], name: string, unitPrice: bigint, qty: bigint, amount: bigint) =>
+    lines.push({ kind, name, unitPrice: String(unitPrice), quantity: Number(qty), amount: String(amount) });
+
+  const unit = BillingCycleUnit[input.cycle];
+  const computeList = input.unitPrice.listPrice * quantity * duration;
+  line('compute', `${input.productName}（${duration} ${unit}）`, input.unitPrice.listPrice, quantity * duration, computeList);
+
+  const extraGb = BigInt(Math.max(0, input.dataDiskGb - input.freeDataDiskGb));
+  let diskAmount = 0n;
+  if (extraGb > 0n) {
+    const hours = HOURS_PER_UNIT[input.cycle] * duration;
+    diskAmount = ceilDiv(extraGb * input.dataDiskPricePerGbDay * hours, 24n);
+    line('dataDisk', `数据盘扩容 ${extraGb} GB（超出免费 ${input.freeDataDiskGb} GB 部分）`, input.dataDiskPricePerGbDay, extraGb, diskAmount);
+  }
+  const listTotal = computeList + diskAmount;
+
+  const computeNet = discounted(input.unitPrice) * quantity * duration;
+  const cycleDiscount = computeList - computeNet;
+  if (cycleDiscount > 0n) line('cycleDiscount', `${unit}付优惠（${bpToRate(input.unitPrice.discountBp)}）`, -cycleDiscount, 1n, -cycleDiscount);
+
+  let payable = listTotal - cycleDiscount;
+  let studentDiscount = 0n;
+  if (input.studentBp !== undefined && input.studentBp < 10000) {
+    studentDiscount = payable - applyBp(payable, input.studentBp);
+    if (studentDiscount > 0n) line('studentDiscount', `学生优惠（${bpToRate(input.studentBp)}）`, -studentDiscount, 1n, -studentDiscount);
+    payable -= studentDiscount;
+  }
+
+  let voucherDeduction = 0n;
+  if (input.voucher) {
+    if (payable < input.voucher.minSpend) {
+      throw new AppError('VOUCHER_UNUSABLE', `该券需满 ${formatYuan(input.voucher.minSpend)} 元可用，本单应付 ${formatYuan(payable)} 元`);
+    }
+    voucherDeduction = input.voucher.amount < payable ? input.voucher.amount : payable;
+    line('voucher', `代金券：${input.voucher.name}`, -voucherDeduction, 1n, -voucherDeduction);
+    payable -= voucherDeduction;
+  }
+
+  const rate = bpToRate(input.unitPrice.discountBp);
+  return {
+    lines,
+    listTotal,
+    discountTotal: cycleDiscount + studentDiscount,
+    voucherDeduction,
+    total: payable,
+    unit,
+    discountRate: rate,
+    ...(DiscountLabel[rate] ? { discountLabel: DiscountLabel[rate] } : {}),
+  };
+}

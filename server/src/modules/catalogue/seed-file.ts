@@ -1,0 +1,282 @@
+/**
+ * The operator's catalogue file (server/catalogue/catalogue.json, or CATALOGUE_FILE): validated,
+ * then written into the catalogue tables by id. Applying the same file twice changes nothing; an
+ * entry removed from the file is deactivated, not deleted, because orders and instances refer to it.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { eq, inArray, not, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { BillingCycle, InstanceCategory, SIZE_CATEGORIES, yuanToUnits } from '@console/contract';
+import type { Db, Tx } from '../../db/client.js';
+import {
+  catalogueApplications,
+  catalogueGpuTypes,
+  catalogueHosts,
+  catalogueImages,
+  cataloguePrices,
+  catalogueRegions,
+  catalogueRooms,
+  catalogueSizes,
+  catalogueState,
+} from '../../db/schema.js';
+import { rateToBp } from './pricing.js';
+
+export const DEFAULT_CATALOGUE_FILE = fileURLToPath(new URL('../../../catalogue/catalogue.json', import.meta.url));
+
+const slug = z.string().regex(/^[\w.-]{1,64}$/, '编号只能包含字母、数字、点、下划线和横线');
+const yuan = z.string().refine((v) => {
+  try {
+    return yuanToUnits(v) >= 0n;
+  } catch {
+    return false;
+  }
+}, '金额须为非负的元，最多 4 位小数');
+const rate = z.string().refine((v) => rateToBp(v) !== null, '折扣须为 0 到 1 之间、最多 4 位小数的数字');
+/** A share such as a bonus, where 0 is allowed. */
+const fraction = z.string().refine((v) => v.trim() === '0' || rateToBp(v) !== null, '须为 0 到 1 之间、最多 4 位小数的数字');
+const cyclePrice = z.object({ list: yuan, rate: rate.optional() });
+const prices = z
+  .partialRecord(z.enum(BillingCycle.values), cyclePrice)
+  .refine((p) => p.Hour !== undefined, '至少要有 Hour（按时）价格');
+const categories = z.array(z.enum(InstanceCategory.values));
+
+export const catalogueFileSchema = z.object({
+  settings: z.object({
+    dataDiskPricePerGbDay: yuan,
+    studentDiscountRate: rate,
+    newUserVoucherYuan: yuan,
+    rechargeBonusRate: fraction,
+    customerServiceUrl: z.url(),
+  }),
+  regions: z.array(z.object({ id: slug, name: z.string().min(1), area: z.string().default('') })),
+  rooms: z.array(z.object({ id: slug, regionId: slug, name: z.string().min(1), zones: z.array(z.string().min(1)).min(1), isDefault: z.boolean().default(false) })),
+  gpuTypes: z.array(
+    z.object({
+      id: slug,
+      name: z.string().min(1),
+      memoryGb: z.number().int().positive(),
+      architecture: z.string(),
+      cudaCapability: z.string(),
+      minCuda: z.string().regex(/^\d+\.\d+$/),
+      fp32Tflops: z.number().positive(),
+      description: z.string().default(''),
+      prices,
+    }),
+  ),
+  hosts: z.array(
+    z.object({
+      id: slug,
+      name: z.string().min(1),
+      roomId: slug,
+      zone: z.string().min(1),
+      gpuTypeId: slug,
+      gpuTotal: z.number().int().min(1).max(16),
+      gpuBusy: z.number().int().min(0).default(0),
+      cpuModel: z.string(),
+      cpuPerGpu: z.number().int().positive(),
+      memoryGbPerGpu: z.number().int().positive(),
+      systemDiskGb: z.number().int().positive(),
+      dataDiskFreeGb: z.number().int().min(0),
+      dataDiskMaxGb: z.number().int().positive(),
+      maxCuda: z.string().regex(/^\d+\.\d+$/),
+    }),
+  ),
+  sizes: z.array(
+    z.object({
+      id: slug,
+      category: z.enum(SIZE_CATEGORIES),
+      name: z.string().min(1),
+      cpu: z.number().int().positive(),
+      memoryGb: z.number().int().positive(),
+      systemDiskGb: z.number().int().positive(),
+      bandwidthMbps: z.number().int().positive(),
+      gpuName: z.string().default(''),
+      regionIds: z.array(slug).min(1),
+      description: z.string().default(''),
+      prices,
+    }),
+  ),
+  images: z.array(
+    z.object({
+      id: slug,
+      kind: z.enum(['os', 'framework']),
+      name: z.string().min(1),
+      os: z.string(),
+      framework: z.string().default(''),
+      frameworkVersion: z.string().default(''),
+      cuda: z.union([z.literal(''), z.string().regex(/^\d+\.\d+$/)]).default(''),
+      python: z.string().default(''),
+      forGpu: z.boolean(),
+      forCategories: categories,
+      description: z.string().default(''),
+    }),
+  ),
+  applications: z.array(
+    z.object({
+      id: slug,
+      name: z.string().min(1),
+      category: z.string().min(1),
+      description: z.string(),
+      cover: z.string(),
+      defaultPort: z.number().int().min(1).max(65535),
+      imageId: slug,
+      minGpuMemoryGb: z.number().int().min(0),
+      tags: z.array(z.string()).default([]),
+    }),
+  ),
+});
+export type CatalogueFile = z.infer<typeof catalogueFileSchema>;
+export type CatalogueSettings = CatalogueFile['settings'];
+
+export class CatalogueFileError extends Error {}
+
+export function readCatalogueFile(file: string): { data: CatalogueFile; hash: string } {
+  const text = readFileSync(file, 'utf8');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new CatalogueFileError(`目录文件 ${file} 不是有效的 JSON：${(e as Error).message}`);
+  }
+  const parsed = catalogueFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new CatalogueFileError(`目录文件 ${file} 第 ${issue.path.join('.')} 项有误：${issue.message}`);
+  }
+  checkReferences(parsed.data, file);
+  return { data: parsed.data, hash: createHash('sha256').update(text).digest('hex') };
+}
+
+/** Every id a row points at must exist in the same file, and ids must be unique. */
+function checkReferences(c: CatalogueFile, file: string) {
+  const fail = (msg: string) => {
+    throw new CatalogueFileError(`目录文件 ${file}：${msg}`);
+  };
+  const ids = (rows: { id: string }[], what: string) => {
+    const set = new Set<string>();
+    for (const r of rows) {
+      if (set.has(r.id)) fail(`${what} ${r.id} 重复`);
+      set.add(r.id);
+    }
+    return set;
+  };
+  const regions = ids(c.regions, '地区');
+  const rooms = ids(c.rooms, '机房');
+  const gpuTypes = ids(c.gpuTypes, 'GPU 型号');
+  const images = ids(c.images, '镜像');
+  ids(c.hosts, '主机');
+  ids(c.sizes, '规格');
+  ids(c.applications, '镜像应用');
+  for (const r of c.rooms) if (!regions.has(r.regionId)) fail(`机房 ${r.id} 的地区 ${r.regionId} 不存在`);
+  for (const h of c.hosts) {
+    if (!rooms.has(h.roomId)) fail(`主机 ${h.id} 的机房 ${h.roomId} 不存在`);
+    if (!gpuTypes.has(h.gpuTypeId)) fail(`主机 ${h.id} 的 GPU 型号 ${h.gpuTypeId} 不存在`);
+    if (h.gpuBusy > h.gpuTotal) fail(`主机 ${h.id} 的 gpuBusy 大于 gpuTotal`);
+    const room = c.rooms.find((r) => r.id === h.roomId)!;
+    if (!room.zones.includes(h.zone)) fail(`主机 ${h.id} 的可用区 ${h.zone} 不在机房 ${room.id} 中`);
+  }
+  for (const s of c.sizes) for (const r of s.regionIds) if (!regions.has(r)) fail(`规格 ${s.id} 的地区 ${r} 不存在`);
+  for (const a of c.applications) if (!images.has(a.imageId)) fail(`镜像应用 ${a.id} 的镜像 ${a.imageId} 不存在`);
+}
+
+/**
+ * Writes the file into the tables unless the same file (by hash) was applied last. Returns whether
+ * anything was written. Serialised by a row lock on the seed-hash row, so two processes starting
+ * together apply it once.
+ */
+export async function applyCatalogue(db: Db, file: { data: CatalogueFile; hash: string }, now: Date): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    await tx.insert(catalogueState).values({ key: 'seedHash', value: '', updatedAt: now }).onConflictDoNothing();
+    const [row] = await tx.select().from(catalogueState).where(eq(catalogueState.key, 'seedHash')).for('update');
+    if (row?.value === file.hash) return false;
+    await writeCatalogue(tx, file.data, now);
+    await tx.update(catalogueState).set({ value: file.hash, updatedAt: now }).where(eq(catalogueState.key, 'seedHash'));
+    await setState(tx, 'settings', file.data.settings, now);
+    await bumpVersion(tx, now);
+    return true;
+  });
+}
+
+async function setState(tx: Tx, key: string, value: unknown, now: Date) {
+  await tx
+    .insert(catalogueState)
+    .values({ key, value, updatedAt: now })
+    .onConflictDoUpdate({ target: catalogueState.key, set: { value, updatedAt: now } });
+}
+
+/** The catalogue's version: every process reloads its cached copy when it changes. */
+export async function bumpVersion(tx: Tx | Db, now: Date) {
+  await tx
+    .insert(catalogueState)
+    .values({ key: 'version', value: 1, updatedAt: now })
+    .onConflictDoUpdate({ target: catalogueState.key, set: { value: sql`to_jsonb((${catalogueState.value})::text::int + 1)`, updatedAt: now } });
+}
+
+async function writeCatalogue(tx: Tx, c: CatalogueFile, now: Date) {
+  const sorted = <T,>(rows: T[]) => rows.map((r, i) => ({ ...r, sort: i, active: true }));
+  await upsert(tx, catalogueRegions, sorted(c.regions));
+  await upsert(tx, catalogueRooms, sorted(c.rooms));
+  await upsert(tx, catalogueGpuTypes, sorted(c.gpuTypes.map(({ prices: _p, ...g }) => g)));
+  await upsert(tx, catalogueSizes, sorted(c.sizes.map(({ prices: _p, ...s }) => s)));
+  await upsert(tx, catalogueImages, sorted(c.images));
+  await upsert(tx, catalogueApplications, sorted(c.applications));
+  await writeHosts(tx, c.hosts, now);
+  await writePrices(tx, c);
+}
+
+type Upsertable =
+  | typeof catalogueRegions
+  | typeof catalogueRooms
+  | typeof catalogueGpuTypes
+  | typeof catalogueSizes
+  | typeof catalogueImages
+  | typeof catalogueApplications;
+
+async function upsert<T extends Upsertable>(tx: Tx, table: T, rows: (T['$inferInsert'] & { id: string })[]) {
+  const ids = rows.map((r) => r.id);
+  await tx.update(table).set({ active: false } as never).where(ids.length ? not(inArray(table.id, ids)) : sql`true`);
+  for (const row of rows) {
+    const { id: _id, ...rest } = row;
+    await tx.insert(table).values(row as never).onConflictDoUpdate({ target: table.id, set: rest as never });
+  }
+}
+
+/**
+ * Hosts keep their live inventory: a change of gpuTotal moves gpuFree by the same amount (never
+ * below zero), and gpuBusy only counts when the host is new.
+ */
+async function writeHosts(tx: Tx, hosts: CatalogueFile['hosts'], now: Date) {
+  const ids = hosts.map((h) => h.id);
+  await tx.update(catalogueHosts).set({ active: false, updatedAt: now }).where(ids.length ? not(inArray(catalogueHosts.id, ids)) : sql`true`);
+  for (const [i, { gpuBusy, ...h }] of hosts.entries()) {
+    const row = { ...h, sort: i, active: true, updatedAt: now };
+    await tx
+      .insert(catalogueHosts)
+      .values({ ...row, gpuFree: h.gpuTotal - gpuBusy })
+      .onConflictDoUpdate({
+        target: catalogueHosts.id,
+        set: {
+          ...row,
+          gpuFree: sql`least(greatest(${catalogueHosts.gpuFree} + ${h.gpuTotal} - ${catalogueHosts.gpuTotal}, 0), ${h.gpuTotal})`,
+        },
+      });
+  }
+}
+
+async function writePrices(tx: Tx, c: CatalogueFile) {
+  await tx.delete(cataloguePrices);
+  const rows: (typeof cataloguePrices.$inferInsert)[] = [];
+  const add = (productKind: 'gpu' | 'size', productId: string, prices: CatalogueFile['gpuTypes'][number]['prices']) => {
+    for (const cycle of BillingCycle.values) {
+      // Usage is billed like Hour unless the operator prices it apart.
+      const p = prices[cycle] ?? (cycle === 'Usage' ? prices.Hour : undefined);
+      if (!p) continue;
+      rows.push({ productKind, productId, cycle, listPrice: yuanToUnits(p.list), discountBp: rateToBp(p.rate ?? '1')! });
+    }
+  };
+  for (const g of c.gpuTypes) add('gpu', g.id, g.prices);
+  for (const s of c.sizes) add('size', s.id, s.prices);
+  if (rows.length) await tx.insert(cataloguePrices).values(rows);
+}

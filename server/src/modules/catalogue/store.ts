@@ -1,0 +1,186 @@
+/**
+ * The catalogue as the server reads it: one in-memory snapshot per process, because market pages are
+ * read far more often than the catalogue changes.
+ *
+ * - The static part (regions … prices, settings) is reloaded when the `version` row changes; each
+ *   process looks at that row at most every VERSION_CHECK_MS, so an operator's edit reaches every
+ *   process of a PostgreSQL deployment within seconds.
+ * - Free cards (inventory) are re-read at most every INVENTORY_TTL_MS, and at once in the process
+ *   that reserved or released cards. Orders never trust this copy: they reserve with a row update.
+ */
+import { eq } from 'drizzle-orm';
+import type { BillingCycle } from '@console/contract';
+import type { Db } from '../../db/client.js';
+import {
+  catalogueApplications,
+  catalogueGpuTypes,
+  catalogueHosts,
+  catalogueImages,
+  cataloguePrices,
+  catalogueRegions,
+  catalogueRooms,
+  catalogueSizes,
+  catalogueState,
+} from '../../db/schema.js';
+import { rateToBp, type UnitPrice } from './pricing.js';
+import type { CatalogueSettings } from './seed-file.js';
+import { yuanToUnits } from '@console/contract';
+
+export const VERSION_CHECK_MS = 3000;
+export const INVENTORY_TTL_MS = 1000;
+
+export type RegionRow = typeof catalogueRegions.$inferSelect;
+export type RoomRow = typeof catalogueRooms.$inferSelect;
+export type GpuTypeRow = typeof catalogueGpuTypes.$inferSelect;
+export type HostRow = typeof catalogueHosts.$inferSelect;
+export type SizeRow = typeof catalogueSizes.$inferSelect;
+export type ImageRow = typeof catalogueImages.$inferSelect;
+export type ApplicationRow = typeof catalogueApplications.$inferSelect;
+
+export interface Settings {
+  dataDiskPricePerGbDay: bigint;
+  studentBp: number;
+  newUserVoucher: bigint;
+  rechargeBonusBp: number;
+  customerServiceUrl: string;
+}
+
+export interface Snapshot {
+  version: number;
+  settings: Settings;
+  regions: RegionRow[];
+  rooms: RoomRow[];
+  gpuTypes: GpuTypeRow[];
+  hosts: HostRow[];
+  sizes: SizeRow[];
+  images: ImageRow[];
+  applications: ApplicationRow[];
+  prices: Map<string, Map<BillingCycle, UnitPrice>>;
+  /** Changes whenever anything a response shows may have changed: keys the response caches. */
+  generation: number;
+}
+
+export function priceKey(kind: 'gpu' | 'size', id: string) {
+  return `${kind}:${id}`;
+}
+
+export class CatalogueStore {
+  private current: Snapshot | null = null;
+  private loading: Promise<Snapshot> | null = null;
+  private versionCheckedAt = 0;
+  private inventoryAt = 0;
+  private generation = 0;
+
+  constructor(private db: Db) {}
+
+  /** The snapshot, refreshed when its version or inventory is stale. */
+  async get(): Promise<Snapshot> {
+    const now = performance.now();
+    if (this.current && now - this.versionCheckedAt < VERSION_CHECK_MS && now - this.inventoryAt < INVENTORY_TTL_MS) {
+      return this.current;
+    }
+    this.loading ??= this.refresh().finally(() => {
+      this.loading = null;
+    });
+    return this.loading;
+  }
+
+  /** Forget the free-card counts (this process reserved or released cards). */
+  invalidateInventory() {
+    this.inventoryAt = 0;
+  }
+
+  /** Forget everything (this process applied a new catalogue file). */
+  invalidateAll() {
+    this.inventoryAt = 0;
+    this.versionCheckedAt = 0;
+    if (this.current) this.current = { ...this.current, version: -1 };
+  }
+
+  private async refresh(): Promise<Snapshot> {
+    const started = performance.now();
+    const version = await this.readVersion();
+    if (!this.current || this.current.version !== version) {
+      this.current = await this.loadAll(version);
+    } else if (started - this.inventoryAt >= INVENTORY_TTL_MS) {
+      await this.reloadInventory(this.current);
+    }
+    this.versionCheckedAt = started;
+    this.inventoryAt = started;
+    return this.current;
+  }
+
+  private async readVersion(): Promise<number> {
+    const [row] = await this.db.select({ value: catalogueState.value }).from(catalogueState).where(eq(catalogueState.key, 'version'));
+    return Number(row?.value ?? 0);
+  }
+
+  private async reloadInventory(snap: Snapshot) {
+    const rows = await this.db.select({ id: catalogueHosts.id, gpuFree: catalogueHosts.gpuFree }).from(catalogueHosts).where(eq(catalogueHosts.active, true));
+    const free = new Map(rows.map((r) => [r.id, r.gpuFree]));
+    let changed = false;
+    const hosts = snap.hosts.map((h) => {
+      const f = free.get(h.id);
+      if (f === undefined || f === h.gpuFree) return h;
+      changed = true;
+      return { ...h, gpuFree: f };
+    });
+    if (changed) {
+      snap.hosts = hosts;
+      snap.generation = ++this.generation;
+    }
+  }
+
+  private async loadAll(version: number): Promise<Snapshot> {
+    const q = this.db;
+    const [regions, rooms, gpuTypes, hosts, sizes, images, applications, priceRows, settingsRow] = await Promise.all([
+      q.select().from(catalogueRegions).where(eq(catalogueRegions.active, true)).orderBy(catalogueRegions.sort),
+      q.select().from(catalogueRooms).where(eq(catalogueRooms.active, true)).orderBy(catalogueRooms.sort),
+      q.select().from(catalogueGpuTypes).where(eq(catalogueGpuTypes.active, true)).orderBy(catalogueGpuTypes.sort),
+      q.select().from(catalogueHosts).where(eq(catalogueHosts.active, true)).orderBy(catalogueHosts.sort),
+      q.select().from(catalogueSizes).where(eq(catalogueSizes.active, true)).orderBy(catalogueSizes.sort),
+      q.select().from(catalogueImages).where(eq(catalogueImages.active, true)).orderBy(catalogueImages.sort),
+      q.select().from(catalogueApplications).where(eq(catalogueApplications.active, true)).orderBy(catalogueApplications.sort),
+      q.select().from(cataloguePrices),
+      q.select().from(catalogueState).where(eq(catalogueState.key, 'settings')),
+    ]);
+    const prices = new Map<string, Map<BillingCycle, UnitPrice>>();
+    for (const p of priceRows) {
+      const key = priceKey(p.productKind, p.productId);
+      if (!prices.has(key)) prices.set(key, new Map());
+      prices.get(key)!.set(p.cycle, { listPrice: p.listPrice, discountBp: p.discountBp });
+    }
+    return {
+      version,
+      settings: parseSettings(settingsRow[0]?.value as CatalogueSettings | undefined),
+      regions,
+      rooms,
+      gpuTypes,
+      hosts,
+      sizes,
+      images,
+      applications,
+      prices,
+      generation: ++this.generation,
+    };
+  }
+}
+
+const DEFAULT_SETTINGS: CatalogueSettings = {
+  dataDiskPricePerGbDay: '0.007',
+  studentDiscountRate: '1',
+  newUserVoucherYuan: '0',
+  rechargeBonusRate: '0',
+  customerServiceUrl: 'https://work.weixin.qq.com/',
+};
+
+function parseSettings(raw: CatalogueSettings | undefined): Settings {
+  const s = { ...DEFAULT_SETTINGS, ...raw };
+  return {
+    dataDiskPricePerGbDay: yuanToUnits(s.dataDiskPricePerGbDay),
+    studentBp: rateToBp(s.studentDiscountRate) ?? 10000,
+    newUserVoucher: yuanToUnits(s.newUserVoucherYuan),
+    rechargeBonusBp: rateToBp(s.rechargeBonusRate) ?? 0,
+    customerServiceUrl: s.customerServiceUrl,
+  };
+}
