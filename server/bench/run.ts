@@ -1,74 +1,106 @@
 /**
- * `npm run bench`: throughput of the foundation's hot paths as ratios against a bare route
- * measured in the same run on the same server, so the numbers mean the same on any machine.
- * Bounded: a fixed number of requests per case, loopback only.
+ * `npm run bench`: throughput and latency of the hot paths as ratios against a bare route measured
+ * in the same run on the same server, so the numbers mean the same on any machine. Each case sends a
+ * fixed number of requests over loopback (autocannon, 50 connections) and stops by itself.
+ *
+ * Targets (issue 4): the cached GPU market list at least half the bare route's rate, p99 under 10 ms.
  */
-import { buildApp } from '../src/app.js';
-import { systemClock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/client.js';
-import { seedDemo, DEMO_ACCOUNT } from '../src/db/seed.js';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+import { DEMO_ACCOUNT } from '../src/db/seed.js';
 
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
-const CONCURRENCY = 16;
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20000);
+const CONNECTIONS = 50;
 
-async function measure(name: string, send: () => Promise<Response>, requests = REQUESTS) {
-  let next = 0;
-  let failures = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next++ < requests) {
-        const res = await send();
-        await res.arrayBuffer();
-        if (!res.ok) failures++;
-      }
-    }),
-  );
-  const seconds = (performance.now() - start) / 1000;
-  return { name, rps: requests / seconds, failures };
+interface Case {
+  name: string;
+  path: string;
+  method?: 'GET' | 'POST';
+  body?: unknown;
+  headers?: Record<string, string>;
+  amount?: number;
+  /** Non-2xx answers are the point of this case (the 400 path). */
+  expectErrors?: boolean;
+  target?: { ratio?: number; p99Ms?: number };
+}
+
+async function run(base: string, c: Case) {
+  const result = await autocannon({
+    url: base + c.path,
+    method: c.method ?? 'GET',
+    connections: CONNECTIONS,
+    amount: c.amount ?? REQUESTS,
+    headers: { 'content-type': 'application/json', ...c.headers },
+    body: c.body === undefined ? undefined : JSON.stringify(c.body),
+  });
+  const answered = result.requests.total || 1;
+  return { rps: answered / (result.duration || 1), p99: result.latency.p99, p50: result.latency.p50, non2xx: result.non2xx, errors: result.errors };
+}
+
+/** Starts bench/serve.ts in a child process and waits for the address it prints. */
+async function startServer() {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./serve.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const first = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  const { address, database } = JSON.parse(first) as { address: string; database: string };
+  return { base: address, database, stop: () => child.kill('SIGTERM') };
 }
 
 async function main() {
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATA_DIR: '/tmp/console-bench' });
-  const database = await openDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
-  const { app } = await buildApp({ config, database, clock: systemClock, logger: false });
-  app.get('/__bench/bare', async () => ({ ok: true }));
-  await seedDemo(database.db, systemClock);
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  const login = await fetch(`${address}/userapi/api/v2.1/login`, {
+  const { base, database, stop } = await startServer();
+  const login = await fetch(`${base}/userapi/api/v2.1/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ account: DEMO_ACCOUNT.mobile, password: DEMO_ACCOUNT.password }),
   });
   const { token } = (await login.json()) as { token: string };
   const auth = { authorization: `Bearer ${token}` };
+  const gpuQuote = { gpuTypeId: 'rtx4090', gpuCount: 2, regionId: 'bj-b', cycle: 'Day', duration: 3, dataDiskGb: 100 };
 
-  const baseline = await measure('bare route (baseline)', () => fetch(`${address}/__bench/bare`));
-  const cases = [
-    await measure('GET /healthz (one query)', () => fetch(`${address}/healthz`)),
-    await measure('GET users/me/info (JWE + session row)', () => fetch(`${address}/userapi/api/v2.1/users/me/info`, { headers: auth })),
-    await measure('POST smscode, invalid body (400 path)', () =>
-      fetch(`${address}/api/v1/users/verify/smscode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"mobile":"1"}' }),
-    ),
-    await measure(
-      'POST login (scrypt, deliberately slow)',
-      () =>
-        fetch(`${address}/userapi/api/v2.1/login`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ account: DEMO_ACCOUNT.mobile, password: DEMO_ACCOUNT.password }),
-        }),
-      Math.max(50, Math.floor(REQUESTS / 30)),
-    ),
+  const cases: Case[] = [
+    { name: 'GET /upgpu/api/v2.1/gpu/list (cached)', path: '/upgpu/api/v2.1/gpu/list', target: { ratio: 0.5, p99Ms: 10 } },
+    { name: 'GET gpu/list filtered + sorted', path: '/upgpu/api/v2.1/gpu/list?filterBy=region,bj-b,gpuCount,2&sortBy=priceDay&cycle=Day' },
+    { name: 'POST gpu/order/price (visitor quote)', path: '/infra/api/v2.1/gpu/order/price', method: 'POST', body: gpuQuote, target: { p99Ms: 10 } },
+    { name: 'POST gpu/order/user/price (session)', path: '/infra/api/v2.1/gpu/order/user/price', method: 'POST', body: gpuQuote, headers: auth },
+    { name: 'GET /healthz (one query)', path: '/healthz' },
+    { name: 'GET users/me/info (JWE + session row)', path: '/userapi/api/v2.1/users/me/info', headers: auth },
+    { name: 'POST smscode, invalid body (400 path)', path: '/api/v1/users/verify/smscode', method: 'POST', body: { mobile: '1' }, expectErrors: true },
+    {
+      name: 'POST login (scrypt, deliberately slow)',
+      path: '/userapi/api/v2.1/login',
+      method: 'POST',
+      body: { account: DEMO_ACCOUNT.mobile, password: DEMO_ACCOUNT.password },
+      amount: Math.max(100, Math.floor(REQUESTS / 100)),
+    },
   ];
-  console.log(`database: ${database.kind}; ${REQUESTS} requests per case, concurrency ${CONCURRENCY}`);
-  console.log(`${baseline.name.padEnd(44)} ${baseline.rps.toFixed(0).padStart(7)} req/s  ratio 1.00`);
+
+  // Warm up JIT and caches so the first case is not penalised.
+  await run(base, { name: 'warm-up', path: '/__bench/bare', amount: 2000 });
+  await run(base, { name: 'warm-up', path: cases[0]!.path, amount: 2000 });
+  const baseline = await run(base, { name: 'bare', path: '/__bench/bare' });
+
+  console.log(`database: ${database}; ${REQUESTS} requests per case, ${CONNECTIONS} connections`);
+  const row = (name: string, r: Awaited<ReturnType<typeof run>>, note = '') =>
+    console.log(
+      `${name.padEnd(42)} ${r.rps.toFixed(0).padStart(7)} req/s  ratio ${(r.rps / baseline.rps).toFixed(2)}  p50 ${r.p50} ms  p99 ${r.p99} ms${note}`,
+    );
+  row('bare route (baseline)', baseline);
+  let missed = 0;
   for (const c of cases) {
-    const flag = c.failures && !c.name.includes('400') ? `  (${c.failures} non-2xx)` : '';
-    console.log(`${c.name.padEnd(44)} ${c.rps.toFixed(0).padStart(7)} req/s  ratio ${(c.rps / baseline.rps).toFixed(2)}${flag}`);
+    const r = await run(base, c);
+    const notes: string[] = [];
+    if ((r.non2xx || r.errors) && !c.expectErrors) notes.push(`${r.non2xx} non-2xx, ${r.errors} errors`);
+    if (c.target?.ratio !== undefined && r.rps / baseline.rps < c.target.ratio) notes.push(`below target ratio ${c.target.ratio}`);
+    if (c.target?.p99Ms !== undefined && r.p99 >= c.target.p99Ms) notes.push(`p99 over target ${c.target.p99Ms} ms`);
+    if (c.target) notes.push(notes.length ? 'MISSED' : 'target met');
+    if (notes.includes('MISSED')) missed++;
+    row(c.name, r, notes.length ? `  (${notes.join('; ')})` : '');
   }
-  await app.close();
+  stop();
+  if (missed) console.log(`${missed} target(s) missed`);
 }
 
 main().catch((e) => {

@@ -70,43 +70,62 @@ export class CatalogueStore {
   private versionCheckedAt = 0;
   private inventoryAt = 0;
   private generation = 0;
+  private mustWait = true;
+  private invalidations = 0;
 
   constructor(private db: Db) {}
 
-  /** The snapshot, refreshed when its version or inventory is stale. */
+  /**
+   * The snapshot. When it is merely old (TTL passed) the current one is answered at once and a
+   * refresh runs in the background, so no request waits on it; after an explicit invalidation the
+   * caller waits for fresh data, because it has just changed it.
+   */
   async get(): Promise<Snapshot> {
-    const now = performance.now();
-    if (this.current && now - this.versionCheckedAt < VERSION_CHECK_MS && now - this.inventoryAt < INVENTORY_TTL_MS) {
-      return this.current;
+    for (;;) {
+      const now = performance.now();
+      const fresh = now - this.versionCheckedAt < VERSION_CHECK_MS && now - this.inventoryAt < INVENTORY_TTL_MS;
+      if (this.current && fresh) return this.current;
+      this.loading ??= this.refresh().finally(() => {
+        this.loading = null;
+      });
+      if (this.current && !this.mustWait) {
+        this.loading.catch(() => {}); // a failed background refresh is retried on the next request
+        return this.current;
+      }
+      const snap = await this.loading;
+      // A refresh that began before the latest invalidation may hold old numbers: go round again.
+      if (!this.mustWait) return snap;
     }
-    this.loading ??= this.refresh().finally(() => {
-      this.loading = null;
-    });
-    return this.loading;
   }
 
   /** Forget the free-card counts (this process reserved or released cards). */
   invalidateInventory() {
+    this.invalidations++;
     this.inventoryAt = 0;
+    this.mustWait = true;
   }
 
   /** Forget everything (this process applied a new catalogue file). */
   invalidateAll() {
-    this.inventoryAt = 0;
+    this.invalidateInventory();
     this.versionCheckedAt = 0;
     if (this.current) this.current = { ...this.current, version: -1 };
   }
 
   private async refresh(): Promise<Snapshot> {
     const started = performance.now();
+    const seen = this.invalidations;
     const version = await this.readVersion();
     if (!this.current || this.current.version !== version) {
       this.current = await this.loadAll(version);
-    } else if (started - this.inventoryAt >= INVENTORY_TTL_MS) {
+    } else {
       await this.reloadInventory(this.current);
     }
-    this.versionCheckedAt = started;
-    this.inventoryAt = started;
+    if (seen === this.invalidations) {
+      this.versionCheckedAt = started;
+      this.inventoryAt = started;
+      this.mustWait = false;
+    }
     return this.current;
   }
 

@@ -1,0 +1,18 @@
+/**
+ * The server under benchmark, in its own process so that it does not share a core with the load
+ * generator: the real app plus a bare route as the baseline. Prints its address on stdout.
+ */
+import { buildApp } from '../src/app.js';
+import { systemClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/client.js';
+import { seedDemo } from '../src/db/seed.js';
+
+const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATA_DIR: process.env.BENCH_DATA_DIR ?? '/tmp/console-bench' });
+const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
+const { app } = await buildApp({ config, database, clock: systemClock, logger: false });
+app.get('/__bench/bare', async () => ({ ok: true }));
+await seedDemo(database.db, systemClock);
+const address = await app.listen({ port: 0, host: '127.0.0.1' });
+console.log(JSON.stringify({ address, database: database.kind }));
+process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
