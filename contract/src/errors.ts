@@ -17,6 +17,7 @@ export const ERRORS = {
   UPLOAD_NOT_IMAGE: { code: 40010008, message: '请上传 PNG、JPEG、WEBP 或 GIF 格式的图片' },
   UPLOAD_MISSING: { code: 40010009, message: '请选择要上传的文件' },
   SAME_MOBILE: { code: 40010010, message: '新手机号与当前手机号相同' },
+  INSUFFICIENT_BALANCE: { code: 40011001, message: '余额不足，请先充值' },
   UNPAID_ORDER_EXISTS: { code: 40011007, message: '存在未支付订单，无法创建新订单' },
   // Catalogue and price quotes
   CATALOGUE_ITEM_NOT_FOUND: { code: 40020001, message: '所选配置不存在或已下架，请重新选择' },
@@ -44,6 +45,7 @@ export const ERRORS = {
   // 409 — conflicts
   MOBILE_TAKEN: { code: 40900001, message: '该手机号已注册，请直接登录' },
   EMAIL_TAKEN: { code: 40900002, message: '该邮箱已被其他账号绑定' },
+  IDEMPOTENCY_CONFLICT: { code: 40911001, message: '重复的业务编号，且内容与之前不一致' },
   NO_CAPACITY: { code: 40920001, message: '所选配置暂无空闲资源，请更换地区、主机或减少数量' },
   // 413 / 415
   PAYLOAD_TOO_LARGE: { code: 41300001, message: '上传内容过大' },

@@ -6,3 +6,4 @@ export * from './web-paths.js';
 export * from './schemas/common.js';
 export * from './schemas/user.js';
 export * from './schemas/catalogue.js';
+export * from './schemas/money.js';

@@ -24,6 +24,7 @@ import { InventoryService } from './modules/catalogue/inventory.js';
 import { applyCatalogue, readCatalogueFile } from './modules/catalogue/seed-file.js';
 import { CatalogueStore } from './modules/catalogue/store.js';
 import { VoucherService } from './modules/vouchers/service.js';
+import { LedgerService } from './modules/ledger/service.js';
 
 export interface Drivers {
   sms: SmsDriver;
@@ -45,6 +46,7 @@ export interface AppContext {
   catalogue: CatalogueService;
   inventory: InventoryService;
   vouchers: VoucherService;
+  ledger: LedgerService;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
   reloadCatalogue(): Promise<boolean>;
   cookies: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
@@ -112,6 +114,7 @@ export async function createContext(opts: {
     catalogue: new CatalogueService(catalogueStore, vouchers, clock),
     inventory: new InventoryService(catalogueStore, clock),
     vouchers,
+    ledger: new LedgerService(db, clock),
     reloadCatalogue,
     cookies: {
       set: (reply, token) => void reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS }),

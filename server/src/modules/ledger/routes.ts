@@ -1,0 +1,19 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { API, userMoneySchema } from '@console/contract';
+import type { AppContext } from '../../context.js';
+
+export async function ledgerRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    API.userMoney,
+    { schema: { tags: ['费用'], summary: '账户余额（子账号看到主账号的余额）', response: { 200: userMoneySchema } }, onRequest: ctx.auth.requireAuth },
+    async (request) => {
+      const user = request.session!.user;
+      // Child accounts spend their parent's balance (spec §1).
+      const b = await ctx.ledger.balances(user.isChild && user.parentId ? user.parentId : user.id);
+      return { cash: String(b.cash), gift: String(b.gift), voucher: String(b.voucher), deposit: String(b.deposit), available: String(b.cash + b.gift) };
+    },
+  );
+}
