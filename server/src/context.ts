@@ -84,15 +84,25 @@ export async function createContext(opts: {
   const codeKey = await loadOrCreateSecret(db, 'code-hmac-key', clock.now());
   const sessions = new SessionService(db, sessionKey, clock);
   const codes = new VerificationService({ db, clock, sms: drivers.sms, mail: drivers.mail, secret: codeKey, ipLimitPerHour: config.CODE_IP_LIMIT_PER_HOUR });
-  const users = new UserService({ db, clock, sessions, codes, storage: drivers.storage, operatorMobiles: config.OPERATOR_MOBILES });
   const catalogueStore = new CatalogueStore(db);
-  const vouchers = new VoucherService(db);
+  const ledger = new LedgerService(db, clock);
+  const vouchers = new VoucherService(db, ledger, catalogueStore, clock);
   const reloadCatalogue = async () => {
     const changed = await applyCatalogue(db, readCatalogueFile(config.catalogueFile), clock.now());
     if (changed) catalogueStore.invalidateAll();
     return changed;
   };
   await reloadCatalogue();
+  await catalogueStore.get();
+  const users = new UserService({
+    db,
+    clock,
+    sessions,
+    codes,
+    storage: drivers.storage,
+    operatorMobiles: config.OPERATOR_MOBILES,
+    onRegistered: [(userId, tx) => vouchers.grantNewUser(userId, tx)],
+  });
   const cookieOptions = {
     httpOnly: true,
     sameSite: 'lax' as const,
@@ -114,7 +124,7 @@ export async function createContext(opts: {
     catalogue: new CatalogueService(catalogueStore, vouchers, clock),
     inventory: new InventoryService(catalogueStore, clock),
     vouchers,
-    ledger: new LedgerService(db, clock),
+    ledger,
     reloadCatalogue,
     cookies: {
       set: (reply, token) => void reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS }),

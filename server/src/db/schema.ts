@@ -325,3 +325,93 @@ export const ledgerEntries = pgTable(
   },
   (t) => [index('ledger_entries_account_idx').on(t.accountId, t.id), index('ledger_entries_transfer_idx').on(t.transferId)],
 );
+
+// --- modules/payments ------------------------------------------------------
+/** One attempt to collect money through a gateway (Alipay/WeChat QR), for a recharge or an order. */
+export const payments = pgTable(
+  'payments',
+  {
+    id: uuid('id').primaryKey(),
+    outTradeNo: text('out_trade_no').notNull(),
+    method: text('method', { enum: ['Alipay', 'Wechat'] }).notNull(),
+    purpose: text('purpose', { enum: ['recharge', 'order'] }).notNull(),
+    subjectId: uuid('subject_id').notNull(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    amount: bigint('amount', { mode: 'bigint' }).notNull(),
+    status: text('status', { enum: ['Pending', 'Succeeded', 'Closed'] }).notNull().default('Pending'),
+    gatewayTradeNo: text('gateway_trade_no'),
+    qrContent: text('qr_content').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    paidAt: ts('paid_at'),
+    lastQueriedAt: ts('last_queried_at'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('payments_out_trade_no_uq').on(t.outTradeNo), index('payments_subject_idx').on(t.subjectId), index('payments_pending_idx').on(t.status, t.expiresAt)],
+);
+
+/** Every notification a gateway sent us, applied or not, and why: the audit trail of money in. */
+export const paymentNotifications = pgTable(
+  'payment_notifications',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    method: text('method').notNull(),
+    outTradeNo: text('out_trade_no').notNull().default(''),
+    outcome: text('outcome', { enum: ['applied', 'replayed', 'refused'] }).notNull(),
+    reason: text('reason').notNull().default(''),
+    body: text('body').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('payment_notifications_trade_idx').on(t.outTradeNo)],
+);
+
+/** What the embedded sandbox gateway knows about its trades (it plays the gateway's own database). */
+export const sandboxTrades = pgTable('sandbox_trades', {
+  outTradeNo: text('out_trade_no').primaryKey(),
+  data: jsonb('data').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+});
+
+// --- modules/recharge ------------------------------------------------------
+export const recharges = pgTable(
+  'recharges',
+  {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    amount: bigint('amount', { mode: 'bigint' }).notNull(),
+    bonus: bigint('bonus', { mode: 'bigint' }).notNull(),
+    method: text('method', { enum: ['Alipay', 'Wechat'] }).notNull(),
+    status: text('status', { enum: ['Unpaid', 'Paid', 'Expired', 'Cancelled'] }).notNull().default('Unpaid'),
+    expiresAt: ts('expires_at').notNull(),
+    paidAt: ts('paid_at'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('recharges_user_idx').on(t.userId, t.createdAt)],
+);
+
+// --- modules/gifts ---------------------------------------------------------
+/**
+ * Gift credit (赠送金) arrives in grants with their own expiry; spending takes the earliest expiry
+ * first, and what expires leaves the gift account through a ledger transfer. status 1 is active,
+ * 0 is waiting for renewal (spec §3).
+ */
+export const giftGrants = pgTable(
+  'gift_grants',
+  {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    source: text('source').notNull(),
+    amount: bigint('amount', { mode: 'bigint' }).notNull(),
+    remain: bigint('remain', { mode: 'bigint' }).notNull(),
+    status: integer('status').notNull().default(1),
+    expireAt: ts('expire_at').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('gift_grants_user_idx').on(t.userId, t.expireAt), check('gift_grants_remain_range', sql`${t.remain} >= 0 and ${t.remain} <= ${t.amount}`)],
+);

@@ -43,6 +43,11 @@ export interface Settings {
   newUserVoucher: bigint;
   rechargeBonusBp: number;
   customerServiceUrl: string;
+  rechargeMin: bigint;
+  rechargeMax: bigint;
+  giftValidDays: number;
+  newUserVoucherValidDays: number;
+  paymentTimeoutMinutes: number;
 }
 
 export interface Snapshot {
@@ -96,6 +101,16 @@ export class CatalogueStore {
       // A refresh that began before the latest invalidation may hold old numbers: go round again.
       if (!this.mustWait) return snap;
     }
+  }
+
+  /**
+   * The snapshot as it is now, without waiting: for code running inside a transaction, which must
+   * not wait on another query (PGlite has one connection). The context loads it once at start.
+   */
+  peek(): Snapshot {
+    if (!this.current) throw new Error('catalogue: peek() before the first load');
+    void this.get().catch(() => {}); // keep it fresh for the next caller
+    return this.current;
   }
 
   /** Forget the free-card counts (this process reserved or released cards). */
@@ -191,6 +206,11 @@ const DEFAULT_SETTINGS: CatalogueSettings = {
   newUserVoucherYuan: '0',
   rechargeBonusRate: '0',
   customerServiceUrl: 'https://work.weixin.qq.com/',
+  rechargeMinYuan: '10',
+  rechargeMaxYuan: '50000',
+  giftValidDays: 365,
+  newUserVoucherValidDays: 30,
+  paymentTimeoutMinutes: 15,
 };
 
 function parseSettings(raw: CatalogueSettings | undefined): Settings {
@@ -201,5 +221,10 @@ function parseSettings(raw: CatalogueSettings | undefined): Settings {
     newUserVoucher: yuanToUnits(s.newUserVoucherYuan),
     rechargeBonusBp: rateToBp(s.rechargeBonusRate) ?? 0,
     customerServiceUrl: s.customerServiceUrl,
+    rechargeMin: yuanToUnits(s.rechargeMinYuan),
+    rechargeMax: yuanToUnits(s.rechargeMaxYuan),
+    giftValidDays: s.giftValidDays,
+    newUserVoucherValidDays: s.newUserVoucherValidDays,
+    paymentTimeoutMinutes: s.paymentTimeoutMinutes,
   };
 }

@@ -122,7 +122,8 @@ describe('ledger', () => {
       ],
     });
     const money = json(await get(s.app, '/billing/api/v1/user/money', parent.token));
-    expect(money).toEqual({ cash: String(yuan('100')), gift: String(yuan('18')), voucher: '0', deposit: '0', available: String(yuan('118')) });
+    // The 50-yuan new-user voucher was granted at registration.
+    expect(money).toEqual({ cash: String(yuan('100')), gift: String(yuan('18')), voucher: String(yuan('50')), deposit: '0', available: String(yuan('118')) });
 
     const child = await registerUser(s);
     await s.ctx.db.update(users).set({ isChild: true, parentId: parent.user.id }).where(eq(users.id, child.user.id));

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { and, count, eq, gt } from 'drizzle-orm';
 import { isStrongPassword, type User } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/client.js';
+import type { Db, Tx } from '../../db/client.js';
 import { loginFailures, users } from '../../db/schema.js';
 import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
@@ -31,6 +31,8 @@ export class UserService {
       codes: VerificationService;
       storage: StorageDriver;
       operatorMobiles: string[];
+      /** What other domains do for a new account, inside the registration's transaction (the new-user voucher). */
+      onRegistered?: ((userId: string, tx: Tx) => Promise<void>)[];
     },
   ) {}
 
@@ -57,6 +59,7 @@ export class UserService {
         .returning({ id: users.id });
       // Lost a race with another registration of the same number: the transaction rolls back.
       if (inserted.length === 0) throw new AppError('MOBILE_TAKEN');
+      for (const hook of this.deps.onRegistered ?? []) await hook(id, tx);
       return this.deps.sessions.issue(id, meta, tx);
     });
     return { token, user: this.toDto((await this.findById(id))!) };

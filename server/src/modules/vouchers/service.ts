@@ -3,9 +3,13 @@
  * good for this product? Granting, locking at checkout and redemption belong to the money issue and
  * will post ledger transfers; they extend this service.
  */
-import { eq } from 'drizzle-orm';
+import { randomUUID } from 'node:crypto';
+import { and, desc, eq } from 'drizzle-orm';
 import { InstanceCategory } from '@console/contract';
-import type { Db } from '../../db/client.js';
+import type { Clock } from '../../clock.js';
+import type { Db, Executor, Tx } from '../../db/client.js';
+import type { CatalogueStore } from '../catalogue/store.js';
+import type { LedgerService } from '../ledger/service.js';
 import { vouchers } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 
@@ -18,8 +22,78 @@ const STATUS_TEXT: Record<VoucherRow['status'], string> = {
   Revoked: '该代金券已作废',
 };
 
+export interface VoucherGrant {
+  userId: string;
+  name: string;
+  amount: bigint;
+  minSpend?: bigint;
+  categories?: InstanceCategory[];
+  validDays: number;
+  /** The business event that grants it, so a retried grant gives one voucher. */
+  key: string;
+  actorId?: string | null;
+}
+
 export class VoucherService {
-  constructor(private db: Db) {}
+  constructor(
+    private db: Db,
+    private ledger: LedgerService,
+    private catalogue: CatalogueStore,
+    private clock: Clock,
+  ) {}
+
+  /**
+   * Issues a voucher: its value moves from the platform's promotion account to the user's voucher
+   * account, so the ledger knows what the platform owes in vouchers. Replaying the key issues nothing.
+   */
+  async grant(g: VoucherGrant, tx: Tx): Promise<string | null> {
+    const now = this.clock.now();
+    const id = randomUUID();
+    const posted = await this.ledger.post(
+      {
+        key: g.key,
+        kind: 'voucher_grant',
+        memo: g.name,
+        actorId: g.actorId ?? null,
+        legs: [
+          { account: { platform: 'promotion' }, amount: -g.amount },
+          { account: { userId: g.userId, kind: 'voucher' }, amount: g.amount },
+        ],
+      },
+      tx,
+    );
+    if (posted.replayed) return null;
+    await tx.insert(vouchers).values({
+      id,
+      userId: g.userId,
+      name: g.name,
+      amount: g.amount,
+      minSpend: g.minSpend ?? 0n,
+      categories: g.categories ?? [],
+      validFrom: now,
+      expiresAt: new Date(now.getTime() + g.validDays * 86400_000),
+      createdAt: now,
+    });
+    return id;
+  }
+
+  /** The new-user voucher of spec §1, as configured (none when the amount is 0). */
+  async grantNewUser(userId: string, tx: Tx) {
+    const { settings } = this.catalogue.peek();
+    if (settings.newUserVoucher <= 0n) return;
+    await this.grant(
+      { userId, name: '新用户专享代金券', amount: settings.newUserVoucher, validDays: settings.newUserVoucherValidDays, key: `new-user-voucher:${userId}` },
+      tx,
+    );
+  }
+
+  /** A user's vouchers, newest first; `usable` keeps only those that can pay now. */
+  async list(userId: string, opts: { usable?: boolean } = {}, exec: Executor = this.db) {
+    const rows = await exec.select().from(vouchers).where(and(eq(vouchers.userId, userId))).orderBy(desc(vouchers.createdAt));
+    const now = this.clock.now();
+    const withState = rows.map((v) => ({ ...v, status: v.status === 'Unused' && now >= v.expiresAt ? ('Expired' as const) : v.status }));
+    return opts.usable ? withState.filter((v) => v.status === 'Unused' && now >= v.validFrom) : withState;
+  }
 
   /** The voucher, if `userId` may spend it on `category` at `at`; a VOUCHER_UNUSABLE error saying why not otherwise. */
   async usableFor(userId: string, voucherId: string, category: InstanceCategory, at: Date): Promise<VoucherRow> {
