@@ -42,6 +42,7 @@ export const ERRORS = {
   NOT_FOUND: { code: 40400001, message: '请求的接口不存在' },
   USER_NOT_FOUND: { code: 40400002, message: '用户不存在' },
   FILE_NOT_FOUND: { code: 40400003, message: '文件不存在' },
+  RECORD_NOT_FOUND: { code: 40400004, message: '记录不存在或无权查看' },
   // 409 — conflicts
   MOBILE_TAKEN: { code: 40900001, message: '该手机号已注册，请直接登录' },
   EMAIL_TAKEN: { code: 40900002, message: '该邮箱已被其他账号绑定' },

@@ -22,6 +22,7 @@ import { userRoutes } from './modules/users/routes.js';
 import { verificationRoutes } from './modules/verification/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { ledgerRoutes } from './modules/ledger/routes.js';
+import { voucherRoutes } from './modules/vouchers/routes.js';
 
 // Zod's own messages in Chinese for anything our schemas do not word themselves.
 z.config(z.locales.zhCN());
@@ -105,6 +106,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => userRoutes(scope, ctx));
   await app.register(async (scope) => catalogueRoutes(scope, ctx));
   await app.register(async (scope) => ledgerRoutes(scope, ctx));
+  await app.register(async (scope) => voucherRoutes(scope, ctx));
 
   app.addHook('onClose', async () => {
     await ctx.database.close();

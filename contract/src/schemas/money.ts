@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { moneySchema } from './common.js';
+import { moneySchema, pageOf, pagingQuerySchema } from './common.js';
 
 /** GET /billing/api/v1/user/money: what the header and the balance page show. */
 export const userMoneySchema = z.object({
@@ -10,3 +10,66 @@ export const userMoneySchema = z.object({
   available: moneySchema.describe('可用于支付：现金 + 赠送金'),
 });
 export type UserMoney = z.infer<typeof userMoneySchema>;
+
+export const gatewayMethodSchema = z.enum(['Alipay', 'Wechat'], { error: '支付方式必须是 Alipay 或 Wechat' });
+
+/** Yuan as a person types it, to the fen: "100", "99.9", "0.01". */
+export const yuanInputSchema = z
+  .string({ error: '请输入金额' })
+  .trim()
+  .regex(/^\d{1,9}(\.\d{1,2})?$/, { error: '金额须为数字，最多两位小数' })
+  .describe('金额（元），最多两位小数');
+
+export const rechargeRequestSchema = z.object({ amount: yuanInputSchema, method: gatewayMethodSchema });
+export type RechargeRequest = z.infer<typeof rechargeRequestSchema>;
+
+export const rechargeSchema = z.object({
+  id: z.string(),
+  amount: moneySchema,
+  bonus: moneySchema.describe('到账后赠送的赠送金'),
+  method: gatewayMethodSchema,
+  status: z.enum(['Unpaid', 'Paid', 'Expired', 'Cancelled']),
+  outTradeNo: z.string(),
+  qrContent: z.string().describe('二维码内容：用支付宝/微信扫码'),
+  expiresAt: z.string(),
+  paidAt: z.string().nullable(),
+  createdAt: z.string(),
+});
+export type Recharge = z.infer<typeof rechargeSchema>;
+export const rechargePageSchema = pageOf(rechargeSchema);
+
+/** What the recharge page offers, from the operator's configuration. */
+export const rechargeOptionsSchema = z.object({
+  min: moneySchema,
+  max: moneySchema,
+  presets: z.array(moneySchema),
+  bonusRate: z.string().describe('充值赠送比例，如 0.18'),
+  giftValidDays: z.number().int(),
+  paymentTimeoutMinutes: z.number().int(),
+});
+
+export const voucherSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  amount: moneySchema,
+  minSpend: moneySchema,
+  categories: z.array(z.string()).describe('适用产品，空为全部'),
+  status: z.enum(['Unused', 'Used', 'Expired', 'Revoked']),
+  validFrom: z.string(),
+  expiresAt: z.string(),
+});
+export type Voucher = z.infer<typeof voucherSchema>;
+export const vouchersQuerySchema = z.object({ usable: z.enum(['true', 'false']).optional(), category: z.string().trim().max(20).optional() });
+export const vouchersResponseSchema = z.object({ items: z.array(voucherSchema) });
+
+export const statementQuerySchema = pagingQuerySchema.extend({ kind: z.enum(['cash', 'gift', 'voucher', 'deposit']).default('cash') });
+export const statementEntrySchema = z.object({
+  id: z.number().int(),
+  amount: moneySchema,
+  balanceAfter: moneySchema,
+  kind: z.string(),
+  memo: z.string(),
+  orderId: z.string().nullable(),
+  createdAt: z.string(),
+});
+export const statementPageSchema = pageOf(statementEntrySchema);

@@ -76,3 +76,9 @@ export function currentSession(request: FastifyRequest): ActiveSession {
   if (!request.session) throw new AppError('UNAUTHENTICATED');
   return request.session;
 }
+
+/** Whose money a request spends: a child account spends its parent's balance (spec §1). */
+export function payerOf(request: FastifyRequest): string {
+  const user = currentSession(request).user;
+  return user.isChild && user.parentId ? user.parentId : user.id;
+}

@@ -1,0 +1,72 @@
+/**
+ * Gift credit (赠送金): grants with their own expiry, backed by the user's `gift` ledger account.
+ * The ledger holds the sum; the grants say which part expires when, so spending can take the
+ * earliest expiry first and a refund can put each part back where it came from.
+ */
+import { randomUUID } from 'node:crypto';
+import { and, asc, eq, gt } from 'drizzle-orm';
+import type { Clock } from '../../clock.js';
+import type { Db, Executor, Tx } from '../../db/client.js';
+import { giftGrants } from '../../db/schema.js';
+import type { LedgerService } from '../ledger/service.js';
+
+export type GiftGrantRow = typeof giftGrants.$inferSelect;
+
+export class GiftService {
+  constructor(
+    private db: Db,
+    private ledger: LedgerService,
+    private clock: Clock,
+  ) {}
+
+  /** Credits gift money from the platform's promotion account; the key makes a retry grant once. */
+  async grant(tx: Tx, g: { userId: string; amount: bigint; source: string; validDays: number; key: string; memo: string }): Promise<string | null> {
+    if (g.amount <= 0n) return null;
+    const posted = await this.ledger.post(
+      {
+        key: g.key,
+        kind: 'gift_grant',
+        memo: g.memo,
+        legs: [
+          { account: { platform: 'promotion' }, amount: -g.amount },
+          { account: { userId: g.userId, kind: 'gift' }, amount: g.amount },
+        ],
+      },
+      tx,
+    );
+    if (posted.replayed) return null;
+    const now = this.clock.now();
+    const id = randomUUID();
+    await tx.insert(giftGrants).values({
+      id,
+      userId: g.userId,
+      source: g.source,
+      amount: g.amount,
+      remain: g.amount,
+      expireAt: new Date(now.getTime() + g.validDays * 86400_000),
+      createdAt: now,
+    });
+    return id;
+  }
+
+  /** A user's grants, earliest expiry first. */
+  list(userId: string, exec: Executor = this.db): Promise<GiftGrantRow[]> {
+    return exec.select().from(giftGrants).where(eq(giftGrants.userId, userId)).orderBy(asc(giftGrants.expireAt), asc(giftGrants.createdAt));
+  }
+
+  /** Spec §3: an item counts toward remain only if remain > 0, not expired and status 1. */
+  countsTowardRemain(g: GiftGrantRow, now = this.clock.now()): boolean {
+    return g.remain > 0n && g.expireAt > now && g.status === 1;
+  }
+
+  /** Grants that can pay now, locked, earliest expiry first. */
+  async lockSpendable(tx: Tx, userId: string): Promise<GiftGrantRow[]> {
+    const now = this.clock.now();
+    return tx
+      .select()
+      .from(giftGrants)
+      .where(and(eq(giftGrants.userId, userId), eq(giftGrants.status, 1), gt(giftGrants.remain, 0n), gt(giftGrants.expireAt, now)))
+      .orderBy(asc(giftGrants.expireAt), asc(giftGrants.createdAt))
+      .for('update');
+  }
+}

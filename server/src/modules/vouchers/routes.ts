@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { API, moneySchema, vouchersQuerySchema, vouchersResponseSchema, type Voucher } from '@console/contract';
+import type { AppContext } from '../../context.js';
+import { payerOf } from '../../http/auth.js';
+import type { VoucherRow } from './service.js';
+
+const tags = ['卡券'];
+
+function view(v: VoucherRow): Voucher {
+  return {
+    id: v.id,
+    name: v.name,
+    amount: String(v.amount),
+    minSpend: String(v.minSpend),
+    categories: v.categories,
+    status: v.status,
+    validFrom: v.validFrom.toISOString(),
+    expiresAt: v.expiresAt.toISOString(),
+  };
+}
+
+export async function voucherRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    API.vouchers,
+    { schema: { tags, summary: '我的代金券（usable=true 只看当前可用的）', querystring: vouchersQuerySchema, response: { 200: vouchersResponseSchema } }, onRequest: ctx.auth.requireAuth },
+    async (req) => {
+      const rows = await ctx.vouchers.list(payerOf(req), { usable: req.query.usable === 'true' });
+      const category = req.query.category;
+      return { items: rows.filter((v) => !category || v.categories.length === 0 || v.categories.includes(category)).map(view) };
+    },
+  );
+
+  r.get(
+    API.cashCoupon,
+    {
+      schema: {
+        tags,
+        summary: '可用代金券合计',
+        response: { 200: z.object({ count: z.number().int(), total: moneySchema }) },
+      },
+      onRequest: ctx.auth.requireAuth,
+    },
+    async (req) => {
+      const usable = await ctx.vouchers.list(payerOf(req), { usable: true });
+      return { count: usable.length, total: String(usable.reduce((n, v) => n + v.amount, 0n)) };
+    },
+  );
+}
