@@ -20,6 +20,7 @@ export const API = {
   rechargeCancel: '/billing/api/v1/recharge/:id/cancel',
   paymentNotify: '/billing/api/v1/payment/notify/:method',
   vouchers: '/order/api/v2.1/vouchers',
+  gift: '/order/api/v2.1/gift',
   cashCoupon: '/order/api/v2.1/cash/coupon',
   // Catalogue (spec §7)
   sizes: '/infra/api/v2.1/sizes',

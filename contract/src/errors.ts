@@ -47,6 +47,9 @@ export const ERRORS = {
   MOBILE_TAKEN: { code: 40900001, message: '该手机号已注册，请直接登录' },
   EMAIL_TAKEN: { code: 40900002, message: '该邮箱已被其他账号绑定' },
   IDEMPOTENCY_CONFLICT: { code: 40911001, message: '重复的业务编号，且内容与之前不一致' },
+  PAY_TRADE_EXPIRED: { code: 40930001, message: '该交易已超时关闭，请返回控制台重新下单' },
+  PAY_TRADE_CLOSED: { code: 40930002, message: '该交易已关闭，无法继续支付' },
+  PAY_TRADE_PAID: { code: 40930003, message: '该交易已支付，请勿重复支付' },
   NO_CAPACITY: { code: 40920001, message: '所选配置暂无空闲资源，请更换地区、主机或减少数量' },
   // 413 / 415
   PAYLOAD_TOO_LARGE: { code: 41300001, message: '上传内容过大' },

@@ -23,6 +23,10 @@ import { verificationRoutes } from './modules/verification/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { ledgerRoutes } from './modules/ledger/routes.js';
 import { voucherRoutes } from './modules/vouchers/routes.js';
+import { giftRoutes } from './modules/gifts/routes.js';
+import { paymentRoutes } from './modules/payments/routes.js';
+import { rechargeRoutes } from './modules/recharge/routes.js';
+import { sandboxDrivers, sandboxRoutes } from './drivers/payment/index.js';
 
 // Zod's own messages in Chinese for anything our schemas do not word themselves.
 z.config(z.locales.zhCN());
@@ -107,6 +111,11 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => catalogueRoutes(scope, ctx));
   await app.register(async (scope) => ledgerRoutes(scope, ctx));
   await app.register(async (scope) => voucherRoutes(scope, ctx));
+  await app.register(async (scope) => giftRoutes(scope, ctx));
+  await app.register(async (scope) => rechargeRoutes(scope, ctx));
+  await app.register(async (scope) => paymentRoutes(scope, ctx));
+  const sandboxes = sandboxDrivers(ctx.drivers.payment);
+  if (sandboxes.length) await app.register(async (scope) => sandboxRoutes(scope, sandboxes));
 
   app.addHook('onClose', async () => {
     await ctx.database.close();

@@ -41,6 +41,22 @@ const envSchema = z.object({
   MAIL_FROM: z.string().default('算力云 <no-reply@example.com>'),
   CODE_IP_LIMIT_PER_HOUR: z.coerce.number().int().min(1).default(30),
   UPLOAD_MAX_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
+  /** `sandbox`: the embedded gateway with its scan page; `real`: Alipay and WeChat Pay v3 as configured below. */
+  PAYMENT_DRIVER: z.enum(['sandbox', 'real']).default('sandbox'),
+  /** How payers' browsers and gateways reach this server (notify URLs, the sandbox scan page). */
+  PUBLIC_BASE_URL: z.string().regex(/^https?:\/\/[^/]+/, { error: '应为 http(s)://host[:port] 形式' }).optional(),
+  ALIPAY_APP_ID: z.string().optional(),
+  ALIPAY_PRIVATE_KEY: z.string().optional(),
+  ALIPAY_PUBLIC_KEY: z.string().optional(),
+  ALIPAY_GATEWAY: z.string().url().optional(),
+  WECHAT_MCHID: z.string().optional(),
+  WECHAT_APPID: z.string().optional(),
+  WECHAT_SERIAL_NO: z.string().optional(),
+  WECHAT_PRIVATE_KEY: z.string().optional(),
+  WECHAT_APIV3_KEY: z.string().optional(),
+  WECHAT_PLATFORM_CERT_SERIAL: z.string().optional(),
+  WECHAT_PLATFORM_PUBLIC_KEY: z.string().optional(),
+  WECHAT_BASE_URL: z.string().url().optional(),
   /** The operator's catalogue (regions, GPU types, hosts, sizes, images, applications, prices). */
   CATALOGUE_FILE: z.string().optional(),
   OPERATOR_MOBILES: z
@@ -49,7 +65,7 @@ const envSchema = z.object({
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
 });
 
-export type Config = z.infer<typeof envSchema> & { seedDemo: boolean; webDist: string; dataDir: string; catalogueFile: string };
+export type Config = z.infer<typeof envSchema> & { seedDemo: boolean; webDist: string; dataDir: string; catalogueFile: string; publicBaseUrl: string };
 
 export class ConfigError extends Error {}
 
@@ -72,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(c.DATA_DIR),
     // Demo data is for the embedded database; a real PostgreSQL gets it only when asked.
     seedDemo: c.SEED_DEMO ?? !c.DATABASE_URL,
+    publicBaseUrl: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/$/, ''),
     catalogueFile: path.resolve(c.CATALOGUE_FILE ?? DEFAULT_CATALOGUE_FILE),
     webDist: path.resolve(c.WEB_DIST ?? new URL('../../web/dist', import.meta.url).pathname),
   };

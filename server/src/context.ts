@@ -25,11 +25,17 @@ import { applyCatalogue, readCatalogueFile } from './modules/catalogue/seed-file
 import { CatalogueStore } from './modules/catalogue/store.js';
 import { VoucherService } from './modules/vouchers/service.js';
 import { LedgerService } from './modules/ledger/service.js';
+import { GiftService } from './modules/gifts/service.js';
+import { PaymentService } from './modules/payments/service.js';
+import { DbSandboxStore, sandboxGatewayKeys } from './modules/payments/sandbox-store.js';
+import { RechargeService } from './modules/recharge/service.js';
+import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
 
 export interface Drivers {
   sms: SmsDriver;
   mail: MailDriver;
   storage: StorageDriver;
+  payment: PaymentDrivers;
 }
 
 export interface AppContext {
@@ -47,12 +53,15 @@ export interface AppContext {
   inventory: InventoryService;
   vouchers: VoucherService;
   ledger: LedgerService;
+  gifts: GiftService;
+  payments: PaymentService;
+  recharge: RechargeService;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
   reloadCatalogue(): Promise<boolean>;
   cookies: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
 }
 
-export function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger, clock: Clock): Drivers {
+export async function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger, clock: Clock, given: Partial<Drivers> = {}): Promise<Drivers> {
   const sms: SmsDriver =
     config.SMS_DRIVER === 'aliyun'
       ? new AliyunSmsDriver({
@@ -65,7 +74,16 @@ export function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger, cloc
       : new OutboxSmsDriver(db, log, clock);
   const mail: MailDriver =
     config.MAIL_DRIVER === 'smtp' ? new SmtpMailDriver(config.SMTP_URL!, config.MAIL_FROM) : new OutboxMailDriver(db, log, clock);
-  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')) };
+  const payment =
+    given.payment ??
+    makePaymentDrivers(
+      { ...config, PUBLIC_BASE_URL: config.publicBaseUrl },
+      {
+        now: () => clock.now(),
+        sandbox: config.PAYMENT_DRIVER === 'sandbox' ? { store: new DbSandboxStore(db), gatewayKeys: await sandboxGatewayKeys(db, clock.now()), log } : undefined,
+      },
+    );
+  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, ...given };
 }
 
 export async function createContext(opts: {
@@ -77,7 +95,7 @@ export async function createContext(opts: {
 }): Promise<AppContext> {
   const { config, database, clock } = opts;
   const db = database.db;
-  const drivers = { ...makeDrivers(config, db, opts.log, clock), ...opts.drivers };
+  const drivers = await makeDrivers(config, db, opts.log, clock, opts.drivers);
   const sessionKey = config.SESSION_SECRET
     ? Buffer.from(config.SESSION_SECRET, 'base64url')
     : await loadOrCreateSecret(db, 'session-key', clock.now());
@@ -103,6 +121,9 @@ export async function createContext(opts: {
     operatorMobiles: config.OPERATOR_MOBILES,
     onRegistered: [(userId, tx) => vouchers.grantNewUser(userId, tx)],
   });
+  const gifts = new GiftService(db, ledger, clock);
+  const payments = new PaymentService({ db, clock, ledger, drivers: drivers.payment, publicBaseUrl: config.publicBaseUrl, log: opts.log });
+  const recharge = new RechargeService({ db, clock, catalogue: catalogueStore, payments, gifts });
   const cookieOptions = {
     httpOnly: true,
     sameSite: 'lax' as const,
@@ -125,6 +146,9 @@ export async function createContext(opts: {
     inventory: new InventoryService(catalogueStore, clock),
     vouchers,
     ledger,
+    gifts,
+    payments,
+    recharge,
     reloadCatalogue,
     cookies: {
       set: (reply, token) => void reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS }),

@@ -73,3 +73,15 @@ export const statementEntrySchema = z.object({
   createdAt: z.string(),
 });
 export const statementPageSchema = pageOf(statementEntrySchema);
+
+/** A gift-credit item (spec §3): counts toward remain only if remain > 0, not expired and status 1. */
+export const giftItemSchema = z.object({
+  id: z.string(),
+  source: z.string(),
+  amount: moneySchema,
+  remain: moneySchema,
+  expireAt: z.string(),
+  status: z.union([z.literal(0), z.literal(1)]).describe('1 生效，0 待续期'),
+  createdAt: z.string(),
+});
+export const giftListSchema = z.object({ items: z.array(giftItemSchema), remain: moneySchema.describe('有效赠送金合计') });

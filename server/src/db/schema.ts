@@ -371,6 +371,8 @@ export const paymentNotifications = pgTable(
 export const sandboxTrades = pgTable('sandbox_trades', {
   outTradeNo: text('out_trade_no').primaryKey(),
   data: jsonb('data').notNull(),
+  /** Compared on every write, so a pay and a close racing in two processes cannot both win. */
+  version: integer('version').notNull().default(0),
   updatedAt: ts('updated_at').notNull(),
 });
 

@@ -1,0 +1,1 @@
+ALTER TABLE "sandbox_trades" ADD COLUMN "version" integer DEFAULT 0 NOT NULL;

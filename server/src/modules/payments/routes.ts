@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../http/errors.js';
+import type { AppContext } from '../../context.js';
+import type { GatewayMethod } from '../../drivers/payment/types.js';
+
+const METHODS: Record<string, GatewayMethod> = { alipay: 'Alipay', wechat: 'Wechat' };
+
+/**
+ * Gateways POST here. The body is kept as the exact text that was signed: it is verified before
+ * anything is parsed or credited.
+ */
+export async function paymentRoutes(app: FastifyInstance, ctx: AppContext) {
+  // The signed text must reach the verifier untouched: JSON (WeChat) is not parsed either.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => done(null, body));
+  app.post<{ Params: { method: string } }>(
+    '/billing/api/v1/payment/notify/:method',
+    { schema: { tags: ['支付'], summary: '支付渠道异步通知（支付宝 / 微信支付 v3）', hide: false } },
+    async (req, reply) => {
+      const method = METHODS[req.params.method];
+      if (!method) throw new AppError('NOT_FOUND', `不支持的支付渠道 ${req.params.method}`);
+      const ack = await ctx.payments.handleNotification(method, req.headers, typeof req.body === 'string' ? req.body : '');
+      return reply.status(ack.status).type(ack.contentType).send(ack.body);
+    },
+  );
+}

@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { API, pagingQuerySchema, rechargeOptionsSchema, rechargePageSchema, rechargeRequestSchema, rechargeSchema } from '@console/contract';
+import type { AppContext } from '../../context.js';
+import { payerOf } from '../../http/auth.js';
+
+const tags = ['充值'];
+const idParams = z.object({ id: z.uuid({ error: '充值编号格式不正确' }) });
+
+export async function rechargeRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { requireAuth } = ctx.auth;
+
+  r.get(API.rechargeOptions, { schema: { tags, summary: '充值金额范围、预设与赠送比例', response: { 200: rechargeOptionsSchema } } }, () => ctx.recharge.options());
+
+  r.post(
+    API.recharge,
+    { schema: { tags, summary: '发起充值（返回支付二维码内容）', body: rechargeRequestSchema, response: { 200: rechargeSchema } }, onRequest: requireAuth },
+    (req) => ctx.recharge.create(payerOf(req), req.body),
+  );
+  r.get(
+    API.recharge,
+    { schema: { tags, summary: '充值记录', querystring: pagingQuerySchema, response: { 200: rechargePageSchema } }, onRequest: requireAuth },
+    (req) => ctx.recharge.list(payerOf(req), req.query),
+  );
+  r.get(
+    API.rechargeOne,
+    { schema: { tags, summary: '充值状态（轮询；通知迟到时向支付渠道查询）', params: idParams, response: { 200: rechargeSchema } }, onRequest: requireAuth },
+    (req) => ctx.recharge.get(payerOf(req), req.params.id),
+  );
+  r.post(
+    API.rechargeCancel,
+    { schema: { tags, summary: '取消未支付的充值', params: idParams, response: { 200: rechargeSchema } }, onRequest: requireAuth },
+    (req) => ctx.recharge.cancel(payerOf(req), req.params.id),
+  );
+}
