@@ -10,9 +10,10 @@ export function BalanceLink() {
   const money = useMoneyQuery();
   let value: ReactNode = '--';
   if (money.isPending && money.fetchStatus !== 'idle') value = <Spin size="small" />;
-  else if (money.data) value = formatYuan(money.data.cash, { symbol: true });
+  else if (money.data) value = formatYuan(money.data.available ?? money.data.cash, { symbol: true });
+  const detail = money.data?.gift !== undefined ? `现金 ¥${formatYuan(money.data.cash)}，赠送金 ¥${formatYuan(money.data.gift)}；点击充值` : '去充值';
   return (
-    <Tooltip title={money.isError ? '余额暂不可用' : '去充值'}>
+    <Tooltip title={money.isError ? '余额暂不可用' : detail}>
       <Link to={PAGE.recharge} aria-label="余额">
         <WalletOutlined /> 余额：{value}
       </Link>
