@@ -1,16 +1,99 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { Button, Empty, Pagination, Skeleton, Spin, Typography } from 'antd';
+import { keepPreviousData, useQuery, type UseQueryResult } from '@tanstack/react-query';
+import { useNavigate, useSearchParams } from 'react-router';
+import type { GpuHost } from '@console/contract';
+import { catalogueQueries, type GpuHostsPage } from '../../api/catalogue';
+import { LoadError } from '../../components/LoadError';
+import { GpuHostCard, rentUrl } from './GpuHostCard';
+import { MarketFilterBar } from './MarketFilterBar';
+import { changeFilters, marketRequest, MARKET_PAGE_SIZE, readMarketFilters, writeMarketFilters, type MarketFilters } from './marketQuery';
 import { PromoBanner } from './PromoBanner';
+import { PublicPage } from './PublicPage';
 
-/** /stats/cloud/gpu: promotion and the GPU market (the market arrives in a later issue). */
+/** /stats/cloud/gpu: the promotion and the GPU market (算力市场), filtered through the URL. */
 export default function GpuCloudPage() {
+  const [params, setParams] = useSearchParams();
+  const navigate = useNavigate();
+  const filters = readMarketFilters(params);
+  const regions = useQuery(catalogueQueries.regions('Gpu'));
+  const gpuTypes = useQuery(catalogueQueries.gpuTypes());
+  // The previous page stays on screen (dimmed) while the next one loads: no jump on every click.
+  const hosts = useQuery({ ...catalogueQueries.gpuList(marketRequest(filters)), placeholderData: keepPreviousData });
+
+  const setFilters = (next: MarketFilters) => setParams(writeMarketFilters(next));
+  const onRent = (host: GpuHost) => navigate(rentUrl(host, filters.cycle, filters.gpuCount ?? 1));
+
   return (
-    <PageFrame>
+    <PublicPage title="算力市场" intro="按地区、GPU 型号与卡数挑选主机，价格为每张卡的单价，实时显示空闲卡数。">
       <PromoBanner />
-      <Card title="GPU 市场">
-        <UnderConstruction what="GPU 市场" />
-      </Card>
-    </PageFrame>
+      <MarketFilterBar filters={filters} regions={regions} gpuTypes={gpuTypes} onChange={(c) => setFilters(changeFilters(filters, c))} />
+      <MarketResult
+        query={hosts}
+        filters={filters}
+        onRent={onRent}
+        onReset={() => setFilters(readMarketFilters(new URLSearchParams()))}
+        onPage={(page) => setFilters({ ...filters, page })}
+      />
+    </PublicPage>
+  );
+}
+
+function MarketResult({
+  query,
+  filters,
+  onRent,
+  onReset,
+  onPage,
+}: {
+  query: UseQueryResult<GpuHostsPage>;
+  filters: MarketFilters;
+  onRent: (host: GpuHost) => void;
+  onReset: () => void;
+  onPage: (page: number) => void;
+}) {
+  if (query.isPending) return <MarketSkeleton />;
+  if (query.isError) return <LoadError error={query.error} onRetry={() => void query.refetch()} />;
+  const { items, total } = query.data;
+  if (items.length === 0)
+    return (
+      <Empty className="market-empty" description="没有符合条件的主机，换个地区或型号试试">
+        <Button type="primary" onClick={onReset}>
+          重置筛选
+        </Button>
+      </Empty>
+    );
+  return (
+    <Spin spinning={query.isPlaceholderData} description="加载中…">
+      <Typography.Text type="secondary" className="market-count">
+        共 {total} 台主机
+      </Typography.Text>
+      <div className="card-grid" aria-label="主机列表">
+        {items.map((host) => (
+          <GpuHostCard key={host.id} host={host} cycle={filters.cycle} onRent={onRent} />
+        ))}
+      </div>
+      {total > MARKET_PAGE_SIZE && (
+        <Pagination
+          className="market-pagination"
+          current={filters.page}
+          pageSize={MARKET_PAGE_SIZE}
+          total={total}
+          showSizeChanger={false}
+          onChange={onPage}
+        />
+      )}
+    </Spin>
+  );
+}
+
+function MarketSkeleton() {
+  return (
+    <div className="card-grid" aria-busy="true" aria-label="加载中">
+      {Array.from({ length: 8 }, (_, i) => (
+        <div key={i} className="gpu-card">
+          <Skeleton active paragraph={{ rows: 6 }} />
+        </div>
+      ))}
+    </div>
   );
 }
