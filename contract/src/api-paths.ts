@@ -35,6 +35,7 @@ export const API = {
   gpuAvailableZones: '/upgpu/api/v2.1/gpu/available_zones',
   gpuAvailableGpuTypes: '/upgpu/api/v2.1/gpu/available_gpu_types',
   gpuTypeList: '/upgpu/api/v2.1/gpu_type/list',
+  promotion: '/order/api/v2.1/promotion',
   // Price quotes (spec §7): the logged-in variant applies vouchers and the student discount.
   orderUserPrice: '/infra/api/v2.1/order/user/price',
   orderPrice: '/infra/api/v2.1/order/price',

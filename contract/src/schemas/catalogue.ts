@@ -212,6 +212,7 @@ const quoteCommon = {
     .int({ error: '时长必须是整数' })
     .min(1, { error: '时长至少为 1' })
     .max(720, { error: '时长过长' }),
+  /** The whole data disk in GB, the free part included (a GPU host gives dataDiskFreeGb per card free). */
   dataDiskGb: z.coerce.number({ error: '数据盘必须是数字' }).int().min(0, { error: '数据盘不能为负数' }).max(MAX_DATA_DISK_GB, { error: `数据盘最大 ${MAX_DATA_DISK_GB} GB` }).default(0),
   imageId: id('镜像').optional(),
   voucherId: z.uuid({ error: '代金券编号格式不正确' }).optional(),
@@ -227,7 +228,8 @@ export const gpuQuoteRequestSchema = z
     applicationId: id('镜像应用').optional(),
     ...quoteCommon,
   })
-  .superRefine(checkDuration);
+  .superRefine(checkDuration)
+  .refine((v) => !(v.imageId && v.applicationId), { path: ['imageId'], message: '镜像与镜像应用只能选一个' });
 export type GpuQuoteRequest = z.infer<typeof gpuQuoteRequestSchema>;
 
 export const sizeQuoteRequestSchema = z
@@ -248,8 +250,12 @@ function checkDuration(v: { cycle: z.infer<typeof cycleSchema>; duration: number
 export const quoteLineSchema = z.object({
   kind: z.enum(['compute', 'dataDisk', 'cycleDiscount', 'studentDiscount', 'voucher']),
   name: z.string(),
-  /** Per unit; negative for deductions. */
+  /**
+   * compute: list price per card (or instance) per cycle unit; dataDisk: price per GB per day, so
+   * its amount is unitPrice × quantity × days, prorated by the hour; deductions: the (negative) amount.
+   */
   unitPrice: moneySchema,
+  /** compute: cards × cycle units; dataDisk: the GB beyond the free size; deductions: 1. */
   quantity: z.number().int(),
   /** Negative for deductions: the total is the plain sum of the lines. */
   amount: moneySchema,
@@ -280,3 +286,11 @@ export function discountText(rate: string): string {
   if (!(n > 0 && n < 1)) return '';
   return `${Number((n * 10).toFixed(1))} 折`;
 }
+
+/** The operator's public promotion (spec §1) and customer-service link, from the catalogue settings. */
+export const promotionSchema = z.object({
+  rechargeBonusRate: z.string().describe('充值赠送比例，如 0.18；0 表示没有'),
+  newUserVoucher: moneySchema.describe('新用户代金券金额；0 表示没有'),
+  customerServiceUrl: z.string(),
+});
+export type Promotion = z.infer<typeof promotionSchema>;

@@ -12,6 +12,7 @@ import {
   type Image,
   type imagesPageSchema,
   type InstanceCategory,
+  type Promotion,
   type Quote,
   type Region,
   type regionRecommendSchema,
@@ -65,6 +66,7 @@ const quiet = (signal?: AbortSignal) => ({ signal, silent: true });
 const items = <T,>(r: { items: T[] }) => r.items;
 
 export const catalogueApi = {
+  promotion: (signal?: AbortSignal) => api.get<Promotion>(API.promotion, undefined, quiet(signal)),
   gpuList: (params: GpuListParams, signal?: AbortSignal) => api.get<GpuHostsPage>(API.gpuList, { ...params }, quiet(signal)),
   regions: (category: InstanceCategory, signal?: AbortSignal) =>
     api.get<{ items: Region[] }>(API.regions, { category }, quiet(signal)).then(items),
@@ -104,6 +106,8 @@ const STATIC = 5 * 60_000;
 const LIVE = 20_000;
 
 export const catalogueQueries = {
+  promotion: () =>
+    queryOptions({ queryKey: ['catalogue', 'promotion'], queryFn: ({ signal }) => catalogueApi.promotion(signal), staleTime: STATIC }),
   gpuList: (params: GpuListParams) =>
     queryOptions({
       queryKey: ['catalogue', 'gpuList', params],

@@ -1,15 +1,17 @@
 import { Button, type ButtonProps } from 'antd';
 import { CustomerServiceOutlined } from '@ant-design/icons';
+import { useQuery } from '@tanstack/react-query';
+import { catalogueQueries } from '../api/catalogue';
 
 /**
- * The operator's WeChat Work (企业微信) customer-service link (spec §9 "customer-service link to a
- * work-chat service"). The kfid part is the operator's own: append it when deploying.
+ * The operator's WeChat Work (企业微信) customer-service link (spec §9), from the operator's
+ * settings: disabled until it is known, never a guessed address.
  */
-export const CUSTOMER_SERVICE_URL = 'https://work.weixin.qq.com/kfid/';
-
 export function CustomerServiceButton(props: Omit<ButtonProps, 'href' | 'target'>) {
+  const promotion = useQuery(catalogueQueries.promotion());
+  const url = promotion.data?.customerServiceUrl;
   return (
-    <Button icon={<CustomerServiceOutlined />} href={CUSTOMER_SERVICE_URL} target="_blank" rel="noopener noreferrer" {...props}>
+    <Button icon={<CustomerServiceOutlined />} href={url} target="_blank" rel="noopener noreferrer" disabled={!url} {...props}>
       {props.children ?? '联系客服'}
     </Button>
   );

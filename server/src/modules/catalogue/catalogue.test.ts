@@ -33,6 +33,14 @@ describe('catalogue reads', () => {
     expect(json(bad).code).toBe(40000001);
   });
 
+  it('publishes the operator’s promotion and customer-service link', async () => {
+    expect(json(await get(s.app, '/order/api/v2.1/promotion'))).toEqual({
+      rechargeBonusRate: '0.18',
+      newUserVoucher: String(yuanToUnits('50')),
+      customerServiceUrl: 'https://work.weixin.qq.com/kfid/kfc0000000000000000',
+    });
+  });
+
   it('lists rooms of a region, one default room per region, and refuses an unknown region', async () => {
     expect(json(await get(s.app, '/upgpu/api/v2.1/room/list?regionId=sh-a')).items.map((r: { id: string }) => r.id)).toEqual(['sh-a-1']);
     const defaults = json(await get(s.app, '/upgpu/api/v2.1/default/room/list')).items;

@@ -16,6 +16,7 @@ import {
   imagesPageSchema,
   imagesQuerySchema,
   imagesResponseSchema,
+  promotionSchema,
   quoteSchema,
   regionRecommendQuerySchema,
   regionRecommendSchema,
@@ -28,6 +29,7 @@ import {
   sizesQuerySchema,
 } from '@console/contract';
 import type { AppContext } from '../../context.js';
+import { bpToRate } from './pricing.js';
 
 const TAG = ['目录与报价'];
 
@@ -101,4 +103,13 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
     { schema: { tags: TAG, summary: '规格实例询价（已登录，含代金券与学生优惠）', body: sizeQuoteRequestSchema, response: { 200: quoteSchema } }, onRequest: ctx.auth.requireAuth },
     async (req, reply) => sendJson(reply, await c.quoteSize(req.body, req.session!.user)),
   );
+
+  r.get(API.promotion, { schema: { tags: TAG, summary: '优惠活动与客服链接（运营配置）', response: { 200: promotionSchema } } }, async () => {
+    const { settings } = await ctx.catalogueStore.get();
+    return {
+      rechargeBonusRate: settings.rechargeBonusBp ? bpToRate(settings.rechargeBonusBp) : '0',
+      newUserVoucher: String(settings.newUserVoucher),
+      customerServiceUrl: settings.customerServiceUrl,
+    };
+  });
 }
