@@ -22,6 +22,13 @@ export const API = {
   vouchers: '/order/api/v2.1/vouchers',
   gift: '/order/api/v2.1/gift',
   cashCoupon: '/order/api/v2.1/cash/coupon',
+  // Orders (spec §7): create per kind, then detail/pay/status/QR under /order/api/v2.1/{segment}/{order_uid}.
+  gpuOrderCreate: '/infra/api/v2.1/gpu/order',
+  aiOrderCreate: '/shinichi/api/v2.1/tiio/resource',
+  orderCreate: '/infra/api/v2.1/order',
+  orderList: '/order/api/v2.1/orders',
+  resourceProducts: '/shinichi/api/v2.1/tiio/resource/products',
+  resourcePackages: '/order/api/v2.1/resource/packages',
   // Catalogue (spec §7)
   sizes: '/infra/api/v2.1/sizes',
   regions: '/infra/api/v2.1/regions',
@@ -63,4 +70,11 @@ export const API_PREFIXES = [
 export function isApiPath(url: string): boolean {
   const path = url.split('?')[0]!;
   return API_PREFIXES.some((p) => path === p.replace(/\/$/, '') || path.startsWith(p));
+}
+
+/** The path segment of each order kind under /order/api/v2.1 (spec §7). */
+export const ORDER_SEGMENT = { Personal: 'gpu/order', Ai: 'tiio/resource', default: 'order' } as const;
+
+export function orderPath(kind: keyof typeof ORDER_SEGMENT, orderUid: string, tail = ''): string {
+  return `/order/api/v2.1/${ORDER_SEGMENT[kind]}/${orderUid}${tail}`;
 }

@@ -22,6 +22,9 @@ export const ERRORS = {
   // Catalogue and price quotes
   CATALOGUE_ITEM_NOT_FOUND: { code: 40020001, message: '所选配置不存在或已下架，请重新选择' },
   VOUCHER_UNUSABLE: { code: 40020002, message: '该代金券不可用，请更换或不使用代金券' },
+  PRODUCT_NOT_ON_SALE: { code: 40020004, message: '该产品暂未开放购买' },
+  ORDER_STATE_INVALID: { code: 40020005, message: '订单当前状态不能进行此操作' },
+  ORDER_EXPIRED: { code: 40020006, message: '订单已过期，请重新下单' },
   IMAGE_INCOMPATIBLE: { code: 40020003, message: '所选镜像与该配置不兼容，请更换镜像' },
   // Codes the web client ignores silently (spec §8).
   DUPLICATE_SUBMIT: { code: 40016010, message: '请求正在处理中，请勿重复提交' },

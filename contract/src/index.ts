@@ -7,3 +7,4 @@ export * from './schemas/common.js';
 export * from './schemas/user.js';
 export * from './schemas/catalogue.js';
 export * from './schemas/money.js';
+export * from './schemas/order.js';

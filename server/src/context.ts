@@ -29,6 +29,8 @@ import { GiftService } from './modules/gifts/service.js';
 import { PaymentService } from './modules/payments/service.js';
 import { DbSandboxStore, sandboxGatewayKeys } from './modules/payments/sandbox-store.js';
 import { RechargeService } from './modules/recharge/service.js';
+import { OrderService } from './modules/orders/service.js';
+import { ResourceService } from './modules/resources/service.js';
 import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
 
 export interface Drivers {
@@ -56,6 +58,8 @@ export interface AppContext {
   gifts: GiftService;
   payments: PaymentService;
   recharge: RechargeService;
+  orders: OrderService;
+  resources: ResourceService;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
   reloadCatalogue(): Promise<boolean>;
   cookies: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
@@ -124,6 +128,9 @@ export async function createContext(opts: {
   const gifts = new GiftService(db, ledger, clock);
   const payments = new PaymentService({ db, clock, ledger, drivers: drivers.payment, publicBaseUrl: config.publicBaseUrl, log: opts.log });
   const recharge = new RechargeService({ db, clock, catalogue: catalogueStore, payments, gifts });
+  const orders = new OrderService({ db, clock, ledger, gifts, vouchers, payments, catalogue: catalogueStore, log: opts.log });
+  const resources = new ResourceService({ db, clock, catalogue: catalogueStore });
+  orders.registerFulfiller('Ai', resources);
   const cookieOptions = {
     httpOnly: true,
     sameSite: 'lax' as const,
@@ -149,6 +156,8 @@ export async function createContext(opts: {
     gifts,
     payments,
     recharge,
+    orders,
+    resources,
     reloadCatalogue,
     cookies: {
       set: (reply, token) => void reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS }),

@@ -131,8 +131,23 @@ export const catalogueFileSchema = z.object({
       tags: z.array(z.string()).default([]),
     }),
   ),
+  /** 资源包 sold as Ai orders: a quantity of a unit (model tokens, GPU hours) valid for some days. */
+  resourceProducts: z
+    .array(
+      z.object({
+        id: slug,
+        name: z.string().min(1),
+        unit: z.string().min(1),
+        quantity: z.string().regex(/^\d{1,15}$/),
+        price: yuan,
+        validDays: z.number().int().min(1).max(3650),
+        description: z.string().default(''),
+      }),
+    )
+    .default([]),
 });
 export type CatalogueFile = z.infer<typeof catalogueFileSchema>;
+export type ResourceProductEntry = CatalogueFile['resourceProducts'][number];
 export type CatalogueSettings = CatalogueFile['settings'];
 
 export class CatalogueFileError extends Error {}
@@ -199,6 +214,7 @@ export async function applyCatalogue(db: Db, file: { data: CatalogueFile; hash: 
     await writeCatalogue(tx, file.data, now);
     await tx.update(catalogueState).set({ value: file.hash, updatedAt: now }).where(eq(catalogueState.key, 'seedHash'));
     await setState(tx, 'settings', file.data.settings, now);
+    await setState(tx, 'resourceProducts', file.data.resourceProducts, now);
     await bumpVersion(tx, now);
     return true;
   });

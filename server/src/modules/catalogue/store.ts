@@ -23,7 +23,7 @@ import {
   catalogueState,
 } from '../../db/schema.js';
 import { rateToBp, type UnitPrice } from './pricing.js';
-import type { CatalogueSettings } from './seed-file.js';
+import type { CatalogueSettings, ResourceProductEntry } from './seed-file.js';
 import { yuanToUnits } from '@console/contract';
 
 export const VERSION_CHECK_MS = 3000;
@@ -61,6 +61,7 @@ export interface Snapshot {
   images: ImageRow[];
   applications: ApplicationRow[];
   prices: Map<string, Map<BillingCycle, UnitPrice>>;
+  resourceProducts: ResourceProductEntry[];
   /** Changes whenever anything a response shows may have changed: keys the response caches. */
   generation: number;
 }
@@ -167,7 +168,7 @@ export class CatalogueStore {
 
   private async loadAll(version: number): Promise<Snapshot> {
     const q = this.db;
-    const [regions, rooms, gpuTypes, hosts, sizes, images, applications, priceRows, settingsRow] = await Promise.all([
+    const [regions, rooms, gpuTypes, hosts, sizes, images, applications, priceRows, settingsRow, productsRow] = await Promise.all([
       q.select().from(catalogueRegions).where(eq(catalogueRegions.active, true)).orderBy(catalogueRegions.sort),
       q.select().from(catalogueRooms).where(eq(catalogueRooms.active, true)).orderBy(catalogueRooms.sort),
       q.select().from(catalogueGpuTypes).where(eq(catalogueGpuTypes.active, true)).orderBy(catalogueGpuTypes.sort),
@@ -177,6 +178,7 @@ export class CatalogueStore {
       q.select().from(catalogueApplications).where(eq(catalogueApplications.active, true)).orderBy(catalogueApplications.sort),
       q.select().from(cataloguePrices),
       q.select().from(catalogueState).where(eq(catalogueState.key, 'settings')),
+      q.select().from(catalogueState).where(eq(catalogueState.key, 'resourceProducts')),
     ]);
     const prices = new Map<string, Map<BillingCycle, UnitPrice>>();
     for (const p of priceRows) {
@@ -195,6 +197,7 @@ export class CatalogueStore {
       images,
       applications,
       prices,
+      resourceProducts: (productsRow[0]?.value as ResourceProductEntry[] | undefined) ?? [],
       generation: ++this.generation,
     };
   }

@@ -4,7 +4,7 @@
  * earliest expiry first and a refund can put each part back where it came from.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, gt } from 'drizzle-orm';
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
 import { giftGrants } from '../../db/schema.js';
@@ -68,5 +68,15 @@ export class GiftService {
       .where(and(eq(giftGrants.userId, userId), eq(giftGrants.status, 1), gt(giftGrants.remain, 0n), gt(giftGrants.expireAt, now)))
       .orderBy(asc(giftGrants.expireAt), asc(giftGrants.createdAt))
       .for('update');
+  }
+
+  /** Takes part of a locked grant (the ledger transfer is the caller's). */
+  async take(tx: Tx, grantId: string, amount: bigint) {
+    await tx.update(giftGrants).set({ remain: sql`${giftGrants.remain} - ${amount}` }).where(eq(giftGrants.id, grantId));
+  }
+
+  /** Gives a refunded part back to the grant it came from. */
+  async giveBack(tx: Tx, grantId: string, amount: bigint) {
+    await tx.update(giftGrants).set({ remain: sql`least(${giftGrants.remain} + ${amount}, ${giftGrants.amount})` }).where(eq(giftGrants.id, grantId));
   }
 }

@@ -1,55 +1,15 @@
 import { createPrivateKey } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import type { FastifyInstance } from 'fastify';
 import { yuanToUnits } from '@console/contract';
 import { countRows, get, json, post, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
 import { paymentNotifications, users } from '../../db/schema.js';
-import { MemorySandboxStore, SandboxPaymentDriver, makePaymentDrivers, type PaymentDrivers } from '../../drivers/payment/index.js';
+import { SandboxPaymentDriver } from '../../drivers/payment/index.js';
+import { BASE, sandboxWiring, until } from '../../../test/payment-sandbox.js';
 import { encodeForm, parseForm, signAlipayNotification } from '../../drivers/payment/alipay-protocol.js';
 import { checkLedger } from '../ledger/check.js';
 
-const BASE = 'http://console.test';
 const yuan = yuanToUnits;
-
-interface Delivery {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/**
- * A sandbox gateway whose notifications travel through app.inject instead of the network, and are
- * recorded so a test can replay or tamper with them. `deliver=false` loses them, like a gateway
- * whose callbacks never arrive.
- */
-function sandboxWiring(clock: () => Date) {
-  const keys = SandboxPaymentDriver.generateKeys();
-  const sent: Delivery[] = [];
-  const wiring = { app: null as FastifyInstance | null, deliver: true };
-  const fakeFetch = (async (url: string | URL, init?: RequestInit) => {
-    const headers = Object.fromEntries(new Headers(init?.headers).entries());
-    const delivery = { url: String(url), headers, body: String(init?.body ?? '') };
-    sent.push(delivery);
-    if (!wiring.deliver) throw new Error('network unreachable');
-    const res = await wiring.app!.inject({ method: 'POST', url: new URL(delivery.url).pathname, headers, payload: delivery.body });
-    return new Response(res.body, { status: res.statusCode });
-  }) as typeof fetch;
-  const drivers: PaymentDrivers = makePaymentDrivers(
-    { PAYMENT_DRIVER: 'sandbox', PUBLIC_BASE_URL: BASE },
-    { now: clock, fetch: fakeFetch, sandbox: { store: new MemorySandboxStore(), gatewayKeys: keys, retryDelaysMs: [5, 10] } },
-  );
-  return { keys, sent, wiring, drivers };
-}
-
-async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
-  for (let i = 0; i < 100; i++) {
-    const v = await probe();
-    if (ok(v)) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('recharge through the sandbox gateway', () => {
   let s: TestServer;
@@ -115,7 +75,9 @@ describe('recharge through the sandbox gateway', () => {
     const r = await startRecharge(u.token, '50');
     const before = w.sent.length;
     await payOnScanPage(r.qrContent);
-    await until(() => rechargeOf(u.token, r.id), (x) => x.status === 'Paid', 'paid');
+    // Wait for the notification itself (polling the recharge could credit it through a query first).
+    const appliedOf = () => s.ctx.db.select().from(paymentNotifications).where(eq(paymentNotifications.outTradeNo, r.outTradeNo));
+    await until(appliedOf, (rows) => rows.some((n) => n.outcome === 'applied'), 'the notification to be applied');
     const original = w.sent.slice(before).find((d) => d.body.includes(r.outTradeNo))!;
     for (let i = 0; i < 10; i++) {
       const res = await s.app.inject({ method: 'POST', url: new URL(original.url).pathname, headers: original.headers, payload: original.body });

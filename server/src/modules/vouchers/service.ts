@@ -96,8 +96,11 @@ export class VoucherService {
   }
 
   /** The voucher, if `userId` may spend it on `category` at `at`; a VOUCHER_UNUSABLE error saying why not otherwise. */
-  async usableFor(userId: string, voucherId: string, category: InstanceCategory, at: Date): Promise<VoucherRow> {
-    const [v] = await this.db.select().from(vouchers).where(eq(vouchers.id, voucherId));
+  async usableFor(userId: string, voucherId: string, category: InstanceCategory, at: Date, tx?: Tx): Promise<VoucherRow> {
+    // Inside a payment the row is locked, so two orders cannot spend one voucher.
+    const [v] = tx
+      ? await tx.select().from(vouchers).where(eq(vouchers.id, voucherId)).for('update')
+      : await this.db.select().from(vouchers).where(eq(vouchers.id, voucherId));
     // Someone else's voucher is reported exactly like a missing one: ids are not an oracle.
     if (!v || v.userId !== userId) throw new AppError('VOUCHER_UNUSABLE', '代金券不存在或不属于当前账号');
     if (v.status !== 'Unused') throw new AppError('VOUCHER_UNUSABLE', STATUS_TEXT[v.status]);

@@ -1,6 +1,7 @@
 import { Button, Empty, Input, Pagination, Segmented, Skeleton, Spin, Tag, Typography } from 'antd';
 import { keepPreviousData, useQuery, type UseQueryResult } from '@tanstack/react-query';
-import { useNavigate, useSearchParams } from 'react-router';
+import { useNavigate } from 'react-router';
+import { useUrlState } from '../../routing/useUrlState';
 import { PAGE, type Application } from '@console/contract';
 import { catalogueQueries, type ApplicationsPage } from '../../api/catalogue';
 import { LoadError } from '../../components/LoadError';
@@ -12,7 +13,8 @@ const ALL = '全部';
 
 /** /stats/cloud/apply: the image applications gallery; search, category and page live in the URL. */
 export default function ApplyPage() {
-  const [params, setParams] = useSearchParams();
+  const url = useUrlState((p) => p, (p) => p);
+  const params = url.value;
   const navigate = useNavigate();
   const keyword = params.get('keyword') ?? '';
   const category = params.get('category') ?? '';
@@ -23,12 +25,12 @@ export default function ApplyPage() {
   });
 
   function update(change: Record<string, string | number>) {
-    const next = new URLSearchParams(params);
+    const next = new URLSearchParams(url.latest());
     for (const [key, value] of Object.entries(change)) {
       if (value === '' || value === 1) next.delete(key);
       else next.set(key, String(value));
     }
-    setParams(next);
+    url.set(next);
   }
 
   const categories = query.data?.categories ?? [];
@@ -62,7 +64,7 @@ export default function ApplyPage() {
         query={query}
         page={page}
         onDeploy={(app) => navigate(`${PAGE.purchase}?applicationId=${encodeURIComponent(app.id)}`)}
-        onReset={() => setParams(new URLSearchParams())}
+        onReset={() => url.set(new URLSearchParams())}
         onPage={(p) => update({ page: p })}
         filtered={!!(keyword || category)}
       />

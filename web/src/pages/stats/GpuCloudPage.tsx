@@ -1,6 +1,7 @@
 import { Button, Empty, Pagination, Skeleton, Spin, Typography } from 'antd';
 import { keepPreviousData, useQuery, type UseQueryResult } from '@tanstack/react-query';
-import { useNavigate, useSearchParams } from 'react-router';
+import { useNavigate } from 'react-router';
+import { useUrlState } from '../../routing/useUrlState';
 import type { GpuHost } from '@console/contract';
 import { catalogueQueries, type GpuHostsPage } from '../../api/catalogue';
 import { LoadError } from '../../components/LoadError';
@@ -12,27 +13,27 @@ import { PublicPage } from './PublicPage';
 
 /** /stats/cloud/gpu: the promotion and the GPU market (算力市场), filtered through the URL. */
 export default function GpuCloudPage() {
-  const [params, setParams] = useSearchParams();
+  const url = useUrlState(readMarketFilters, writeMarketFilters);
   const navigate = useNavigate();
-  const filters = readMarketFilters(params);
+  const filters = url.value;
   const regions = useQuery(catalogueQueries.regions('Gpu'));
   const gpuTypes = useQuery(catalogueQueries.gpuTypes());
   // The previous page stays on screen (dimmed) while the next one loads: no jump on every click.
   const hosts = useQuery({ ...catalogueQueries.gpuList(marketRequest(filters)), placeholderData: keepPreviousData });
 
-  const setFilters = (next: MarketFilters) => setParams(writeMarketFilters(next));
+  const setFilters = (next: MarketFilters) => url.set(next);
   const onRent = (host: GpuHost) => navigate(rentUrl(host, filters.cycle, filters.gpuCount ?? 1));
 
   return (
     <PublicPage title="算力市场" intro="按地区、GPU 型号与卡数挑选主机，价格为每张卡的单价，实时显示空闲卡数。">
       <PromoBanner />
-      <MarketFilterBar filters={filters} regions={regions} gpuTypes={gpuTypes} onChange={(c) => setFilters(changeFilters(filters, c))} />
+      <MarketFilterBar filters={filters} regions={regions} gpuTypes={gpuTypes} onChange={(c) => setFilters(changeFilters(url.latest(), c))} />
       <MarketResult
         query={hosts}
         filters={filters}
         onRent={onRent}
         onReset={() => setFilters(readMarketFilters(new URLSearchParams()))}
-        onPage={(page) => setFilters({ ...filters, page })}
+        onPage={(page) => setFilters({ ...url.latest(), page })}
       />
     </PublicPage>
   );

@@ -1,0 +1,145 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  API,
+  ORDER_SEGMENT,
+  aiResourceOrderRequestSchema,
+  gpuOrderRequestSchema,
+  orderListQuerySchema,
+  orderPageSchema,
+  orderPayStatusSchema,
+  orderQrSchema,
+  orderSchema,
+  orderUidParamsSchema,
+  payOrderRequestSchema,
+  resourcePackageSchema,
+  resourceProductSchema,
+  sizeOrderRequestSchema,
+  type OrderKind,
+  type PermissionFlag,
+} from '@console/contract';
+import type { AppContext } from '../../context.js';
+import { currentSession, payerOf } from '../../http/auth.js';
+import { AppError } from '../../http/errors.js';
+
+const tags = ['订单'];
+
+/** Spec §6: what a child account needs to buy each category (a main account may buy all). */
+const BUY_PERMISSION: Record<string, PermissionFlag> = { Gpu: 'createGPUInstance', App: 'createImageAPP', Ai: 'usingLLM' };
+
+function assertMayBuy(req: FastifyRequest, category: string) {
+  const user = currentSession(req).user;
+  const flag = BUY_PERMISSION[category];
+  if (user.isChild && flag && !user[flag]) throw new AppError('PERMISSION_DENIED', `需要权限：${flag}`);
+}
+
+export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { requireAuth } = ctx.auth;
+  const o = ctx.orders;
+
+  r.post(
+    API.gpuOrderCreate,
+    { schema: { tags, summary: '创建 GPU 实例订单（服务器重新计价）', body: gpuOrderRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
+    async (req) => {
+      const { voucherId: _v, name, ...config } = req.body;
+      const quote = await ctx.catalogue.quoteGpu(config, currentSession(req).user);
+      assertMayBuy(req, quote.category);
+      o.assertOnSale(quote.category);
+      return o.create({
+        payerId: payerOf(req),
+        createdBy: currentSession(req).user.id,
+        kind: 'Personal',
+        type: 'NewBuy',
+        category: quote.category,
+        request: { ...config, name: name ?? '', placement: quote.placement },
+        quote,
+        description: quote.lines[0]!.name,
+      });
+    },
+  );
+
+  r.post(
+    API.orderCreate,
+    { schema: { tags, summary: '创建 CPU/云桌面/跨境电商/云游戏订单', body: sizeOrderRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
+    async (req) => {
+      const { voucherId: _v, name, ...config } = req.body;
+      const quote = await ctx.catalogue.quoteSize(config, currentSession(req).user);
+      o.assertOnSale(quote.category);
+      return o.create({
+        payerId: payerOf(req),
+        createdBy: currentSession(req).user.id,
+        kind: 'default',
+        type: 'NewBuy',
+        category: quote.category,
+        request: { ...config, name: name ?? '' },
+        quote,
+        description: quote.lines[0]!.name,
+      });
+    },
+  );
+
+  r.post(
+    API.aiOrderCreate,
+    { schema: { tags, summary: '购买模型资源包', body: aiResourceOrderRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
+    async (req) => {
+      assertMayBuy(req, 'Ai');
+      const { product, price } = await ctx.resources.price(req.body.productId, req.body.count);
+      return o.create({
+        payerId: payerOf(req),
+        createdBy: currentSession(req).user.id,
+        kind: 'Ai',
+        type: 'NewBuy',
+        category: 'Ai',
+        request: req.body,
+        quote: price,
+        description: ctx.resources.describe(product, req.body.count),
+      });
+    },
+  );
+
+  r.get(API.orderList, { schema: { tags, summary: '我的订单', querystring: orderListQuerySchema, response: { 200: orderPageSchema } }, onRequest: requireAuth }, (req) =>
+    o.list(payerOf(req), req.query),
+  );
+
+  for (const [kind, segment] of Object.entries(ORDER_SEGMENT) as [OrderKind, string][]) {
+    const base = `/order/api/v2.1/${segment}/:order_uid`;
+    const params = orderUidParamsSchema;
+    r.get(base, { schema: { tags, summary: `订单详情（${kind}）`, params, response: { 200: orderSchema } }, onRequest: requireAuth }, (req) =>
+      o.get(payerOf(req), kind, req.params.order_uid),
+    );
+    r.post(
+      `${base}/pay`,
+      { schema: { tags, summary: `支付订单（${kind}）：余额，或支付宝/微信扫码`, params, body: payOrderRequestSchema, response: { 200: orderPayStatusSchema } }, onRequest: requireAuth },
+      (req) => o.pay(payerOf(req), kind, req.params.order_uid, req.body),
+    );
+    r.get(
+      `${base}/pay`,
+      { schema: { tags, summary: `支付状态（${kind}）`, params, response: { 200: orderPayStatusSchema } }, onRequest: requireAuth },
+      (req) => o.status(payerOf(req), kind, req.params.order_uid),
+    );
+    r.get(
+      `${base}/qrcode/:method`,
+      {
+        schema: { tags, summary: `支付二维码（${kind}）`, params: params.extend({ method: z.enum(['alipay', 'wechat'], { error: '只支持 alipay 或 wechat' }) }), response: { 200: orderQrSchema } },
+        onRequest: requireAuth,
+      },
+      (req) => o.qrcode(payerOf(req), kind, req.params.order_uid, req.params.method === 'alipay' ? 'Alipay' : 'Wechat'),
+    );
+    r.post(
+      `${base}/cancel`,
+      { schema: { tags, summary: `取消未支付订单（${kind}）`, params, response: { 200: orderSchema } }, onRequest: requireAuth },
+      (req) => o.cancel(payerOf(req), kind, req.params.order_uid),
+    );
+  }
+
+  r.get(API.resourceProducts, { schema: { tags, summary: '可购买的资源包', response: { 200: z.object({ items: z.array(resourceProductSchema) }) } } }, async () => ({
+    items: await ctx.resources.products(),
+  }));
+  r.get(
+    API.resourcePackages,
+    { schema: { tags, summary: '我的资源包', response: { 200: z.object({ items: z.array(resourcePackageSchema) }) } }, onRequest: requireAuth },
+    async (req) => ({ items: await ctx.resources.list(payerOf(req)) }),
+  );
+}

@@ -1,0 +1,446 @@
+/**
+ * Orders (DESIGN.md "Orders and instances"): created Unpaid with the server's own quote, paid from
+ * the balance (voucher, then gift credit by earliest expiry, then cash) or by a gateway QR, then
+ * fulfilled by the domain that owns the product. A failed fulfilment refunds every part to where it
+ * came from. Every move goes through ORDER_TRANSITIONS with a guarded update, so two requests cannot
+ * both move the same order.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { and, count, desc, eq, lt, type SQL } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import {
+  canMoveOrder,
+  formatYuan,
+  parseFilterBy,
+  OrderStatus,
+  OrderType,
+  type InstanceCategory,
+  type Order,
+  type OrderKind,
+  type OrderStatus as Status,
+  type OrderType as Type,
+  type PayOrderRequest,
+  type OrderPrice,
+} from '@console/contract';
+import type { Clock } from '../../clock.js';
+import type { Db, Tx } from '../../db/client.js';
+import { orderPayments, orders, vouchers } from '../../db/schema.js';
+import type { GatewayMethod } from '../../drivers/payment/types.js';
+import { AppError } from '../../http/errors.js';
+import type { CatalogueStore } from '../catalogue/store.js';
+import type { GiftService } from '../gifts/service.js';
+import type { Leg, LedgerService } from '../ledger/service.js';
+import type { PaymentRow, PaymentService } from '../payments/service.js';
+import type { VoucherService } from '../vouchers/service.js';
+
+export type OrderRow = typeof orders.$inferSelect;
+
+/** The domain that turns a paid order into what was bought. Must be idempotent per order id. */
+export interface Fulfiller {
+  fulfil(order: OrderRow): Promise<{ resourceId: string }>;
+}
+
+export interface NewOrder {
+  payerId: string;
+  createdBy: string;
+  kind: OrderKind;
+  type: Type;
+  category: string;
+  request: unknown;
+  quote: OrderPrice;
+  description: string;
+}
+
+/** How long a paid order may wait for fulfilment before recovery takes it over (a crashed process). */
+export const FULFIL_GRACE_MS = 60_000;
+
+export function newOrderUid(now: Date): string {
+  return `O${now.toISOString().replace(/\D/g, '').slice(0, 14)}${randomBytes(4).toString('hex')}`;
+}
+
+export class OrderService {
+  private fulfillers = new Map<string, Fulfiller>();
+
+  constructor(
+    private deps: {
+      db: Db;
+      clock: Clock;
+      ledger: LedgerService;
+      gifts: GiftService;
+      vouchers: VoucherService;
+      payments: PaymentService;
+      catalogue: CatalogueStore;
+      log: FastifyBaseLogger;
+    },
+  ) {
+    deps.payments.register('order', { onPaid: (tx, p) => this.onGatewayPaid(tx, p), onClosed: async () => {} });
+  }
+
+  /** The owning domain says it can deliver this category; without one, nothing of it is sold. */
+  registerFulfiller(category: string, f: Fulfiller) {
+    this.fulfillers.set(category, f);
+  }
+
+  assertOnSale(category: string) {
+    if (!this.fulfillers.has(category)) throw new AppError('PRODUCT_NOT_ON_SALE', `${category} 暂不能下单`);
+  }
+
+  async create(o: NewOrder): Promise<Order> {
+    this.assertOnSale(o.category);
+    const now = this.deps.clock.now();
+    const { settings } = await this.deps.catalogue.get();
+    const row: OrderRow = {
+      id: randomUUID(),
+      orderUid: newOrderUid(now),
+      userId: o.payerId,
+      createdBy: o.createdBy,
+      kind: o.kind,
+      type: o.type,
+      category: o.category,
+      status: 'Unpaid',
+      request: o.request,
+      quote: o.quote,
+      description: o.description,
+      amount: BigInt(o.quote.total),
+      voucherId: null,
+      voucherDeduction: 0n,
+      payMethod: null,
+      resourceId: null,
+      failReason: null,
+      expiresAt: new Date(now.getTime() + settings.paymentTimeoutMinutes * 60_000),
+      paidAt: null,
+      fulfilledAt: null,
+      refundedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.expireDue(o.payerId);
+    try {
+      await this.deps.db.insert(orders).values(row);
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new AppError('UNPAID_ORDER_EXISTS', '请先支付或取消未支付的订单');
+      throw e;
+    }
+    return this.view(row, []);
+  }
+
+  async get(payerId: string, kind: OrderKind, uid: string): Promise<Order> {
+    const row = await this.find(payerId, kind, uid);
+    return this.view(row, await this.partsOf(row.id));
+  }
+
+  async list(payerId: string, q: { filterBy?: string; page: number; pageSize: number }) {
+    let f: Record<string, string>;
+    try {
+      f = parseFilterBy(q.filterBy);
+    } catch (e) {
+      throw new AppError('VALIDATION_FAILED', `filterBy：${(e as Error).message}`);
+    }
+    const conds: SQL[] = [eq(orders.userId, payerId)];
+    for (const [key, value] of Object.entries(f)) {
+      if (key === 'status' && (OrderStatus.values as string[]).includes(value)) conds.push(eq(orders.status, value as Status));
+      else if (key === 'type' && (OrderType.values as string[]).includes(value)) conds.push(eq(orders.type, value as Type));
+      else if (key === 'kind' && ['Personal', 'Ai', 'default'].includes(value)) conds.push(eq(orders.kind, value as OrderKind));
+      else if (key === 'category') conds.push(eq(orders.category, value));
+      else throw new AppError('VALIDATION_FAILED', `filterBy：不支持的筛选 ${key}=${value}`);
+    }
+    await this.expireDue(payerId);
+    const where = and(...conds);
+    const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(orders).where(where);
+    const rows = await this.deps.db.select().from(orders).where(where).orderBy(desc(orders.createdAt)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+    const items = await Promise.all(rows.map(async (r) => this.view(r, await this.partsOf(r.id))));
+    return { items, total, page: q.page, pageSize: q.pageSize };
+  }
+
+  async cancel(payerId: string, kind: OrderKind, uid: string): Promise<Order> {
+    const row = await this.find(payerId, kind, uid);
+    await this.closeOpenPayment(row);
+    await this.deps.db.transaction((tx) => this.move(tx, row, 'Cancelled'));
+    return this.get(payerId, kind, uid);
+  }
+
+  /**
+   * Pays an order. Balance: everything happens in one transaction and fulfilment follows. A gateway:
+   * a QR for what is left after the voucher; when its money arrives the same balance payment runs.
+   */
+  async pay(payerId: string, kind: OrderKind, uid: string, req: PayOrderRequest) {
+    let row = await this.find(payerId, kind, uid);
+    if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) {
+      await this.expire(row);
+      throw new AppError('ORDER_EXPIRED');
+    }
+    if (row.status !== 'Unpaid') throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，不能支付`);
+    if (req.method === 'Balance') {
+      await this.deps.db.transaction((tx) => this.payFromBalance(tx, row.id, req.voucherId ?? null, { useGift: true, method: 'Balance' }));
+      row = await this.find(payerId, kind, uid);
+      await this.fulfil(row);
+      return this.status(payerId, kind, uid);
+    }
+    await this.openPayment(row, req.method, req.voucherId ?? null);
+    return this.status(payerId, kind, uid);
+  }
+
+  /** GET …/pay: the order's status and its open QR payment (asking the gateway if a notification is late). */
+  async status(payerId: string, kind: OrderKind, uid: string) {
+    let row = await this.find(payerId, kind, uid);
+    let payment: PaymentRow | null = null;
+    try {
+      payment = await this.deps.payments.bySubject(row.id);
+    } catch {
+      payment = null;
+    }
+    if (payment?.status === 'Pending') {
+      payment = await this.deps.payments.refresh(payment.id);
+      row = await this.find(payerId, kind, uid);
+      if (row.status === 'Paid') await this.fulfil(row);
+      row = await this.find(payerId, kind, uid);
+    }
+    if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) row = await this.expire(row);
+    return { orderUid: row.orderUid, status: row.status, payment: payment ? qrView(payment) : null };
+  }
+
+  /** GET …/qrcode/{alipay|wechat}: the open QR of that method, opened if there is none. */
+  async qrcode(payerId: string, kind: OrderKind, uid: string, method: GatewayMethod) {
+    const row = await this.find(payerId, kind, uid);
+    if (row.status !== 'Unpaid') throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，无需支付`);
+    const open = await this.deps.payments.bySubject(row.id).catch(() => null);
+    if (open && open.status === 'Pending' && open.method === method) return qrView(open);
+    return qrView(await this.openPayment(row, method, row.voucherId));
+  }
+
+  // --- paying --------------------------------------------------------------------
+
+  private async openPayment(row: OrderRow, method: GatewayMethod, voucherId: string | null): Promise<PaymentRow> {
+    await this.closeOpenPayment(row);
+    const deduction = voucherId ? await this.previewVoucher(row, voucherId) : 0n;
+    // Gateways move whole fen: round up; the fraction stays in the user's cash.
+    const due = roundUpToFen(row.amount - deduction);
+    if (due === 0n) throw new AppError('VALIDATION_FAILED', 'method：代金券已抵扣全部金额，请使用余额支付');
+    await this.deps.db.update(orders).set({ voucherId, updatedAt: this.deps.clock.now() }).where(eq(orders.id, row.id));
+    return this.deps.payments.create({
+      purpose: 'order',
+      subjectId: row.id,
+      userId: row.userId,
+      method,
+      amount: due,
+      subject: `算力云订单 ${row.orderUid}`,
+      expiresAt: row.expiresAt,
+    });
+  }
+
+  private async closeOpenPayment(row: OrderRow) {
+    const open = await this.deps.payments.bySubject(row.id).catch(() => null);
+    if (open?.status === 'Pending') await this.deps.payments.close(open, 'cancelled');
+  }
+
+  /** The gateway's money is in the user's cash: pay the order from it, in the same transaction. */
+  private async onGatewayPaid(tx: Tx, payment: PaymentRow) {
+    const [row] = await tx.select().from(orders).where(eq(orders.id, payment.subjectId)).for('update');
+    if (!row || row.status !== 'Unpaid') {
+      // Paid after the order expired or was cancelled: the money stays as cash, visible on the balance page.
+      this.deps.log.warn({ order: payment.subjectId, outTradeNo: payment.outTradeNo }, 'gateway money for an order that is no longer unpaid: kept as cash');
+      return;
+    }
+    try {
+      await tx.transaction((inner) => this.payFromBalance(inner, row.id, row.voucherId, { useGift: false, method: payment.method }));
+    } catch (e) {
+      // A voucher spent elsewhere meanwhile: the cash stays, the order stays unpaid, the user can pay again.
+      this.deps.log.warn({ order: row.orderUid, err: (e as Error).message }, 'order not paid from gateway money');
+    }
+  }
+
+  private async previewVoucher(row: OrderRow, voucherId: string): Promise<bigint> {
+    const v = await this.deps.vouchers.usableFor(row.userId, voucherId, row.category as InstanceCategory, this.deps.clock.now());
+    if (row.amount < v.minSpend) throw new AppError('VOUCHER_UNUSABLE', `该券需满 ${formatYuan(v.minSpend)} 元可用`);
+    return v.amount < row.amount ? v.amount : row.amount;
+  }
+
+  /**
+   * One ledger transfer for the whole payment: the voucher (its unused rest goes back to the
+   * promotion account: a voucher is spent once), gift credit by earliest expiry, then cash.
+   */
+  private async payFromBalance(tx: Tx, orderId: string, voucherId: string | null, opts: { useGift: boolean; method: 'Balance' | GatewayMethod }) {
+    const [row] = await tx.select().from(orders).where(eq(orders.id, orderId)).for('update');
+    if (!row) throw new AppError('RECORD_NOT_FOUND', '订单不存在');
+    if (row.status !== 'Unpaid') throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，不能支付`);
+    const now = this.deps.clock.now();
+    const payer = row.userId;
+    const legs: Leg[] = [];
+    const parts: (typeof orderPayments.$inferInsert)[] = [];
+    let rest = row.amount;
+
+    let deduction = 0n;
+    if (voucherId) {
+      const v = await this.deps.vouchers.usableFor(payer, voucherId, row.category as InstanceCategory, now, tx);
+      if (rest < v.minSpend) throw new AppError('VOUCHER_UNUSABLE', `该券需满 ${formatYuan(v.minSpend)} 元可用`);
+      deduction = v.amount < rest ? v.amount : rest;
+      legs.push({ account: { userId: payer, kind: 'voucher' }, amount: -v.amount });
+      if (v.amount > deduction) legs.push({ account: { platform: 'promotion' }, amount: v.amount - deduction });
+      await tx.update(vouchers).set({ status: 'Used' }).where(and(eq(vouchers.id, v.id), eq(vouchers.status, 'Unused')));
+      if (deduction > 0n) parts.push({ orderId, source: 'voucher', amount: deduction, voucherId: v.id, createdAt: now });
+      rest -= deduction;
+    }
+
+    if (opts.useGift && rest > 0n) {
+      for (const g of await this.deps.gifts.lockSpendable(tx, payer)) {
+        if (rest === 0n) break;
+        const take = g.remain < rest ? g.remain : rest;
+        await this.deps.gifts.take(tx, g.id, take);
+        legs.push({ account: { userId: payer, kind: 'gift' }, amount: -take });
+        parts.push({ orderId, source: 'gift', amount: take, giftGrantId: g.id, createdAt: now });
+        rest -= take;
+      }
+    }
+    if (rest > 0n) {
+      legs.push({ account: { userId: payer, kind: 'cash' }, amount: -rest });
+      parts.push({ orderId, source: 'cash', amount: rest, createdAt: now });
+    }
+    legs.push({ account: { platform: 'revenue' }, amount: row.amount });
+    if (legs.length > 1) {
+      await this.deps.ledger.post({ key: `order-pay:${orderId}`, kind: 'order', memo: row.description, actorId: row.createdBy, orderId: row.orderUid, legs }, tx);
+    }
+    if (parts.length) await tx.insert(orderPayments).values(parts);
+    await tx
+      .update(orders)
+      .set({ status: 'Paid', payMethod: opts.method, voucherId, voucherDeduction: deduction, paidAt: now, updatedAt: now })
+      .where(and(eq(orders.id, orderId), eq(orders.status, 'Unpaid')));
+  }
+
+  // --- fulfilment and refunds ----------------------------------------------------
+
+  /** Hands a paid order to its domain; a failure refunds it. Safe to call again (fulfillers are idempotent). */
+  async fulfil(row: OrderRow): Promise<void> {
+    if (row.status !== 'Paid') return;
+    const fulfiller = this.fulfillers.get(row.category);
+    try {
+      if (!fulfiller) throw new Error(`没有 ${row.category} 的交付方`);
+      const { resourceId } = await fulfiller.fulfil(row);
+      await this.deps.db.transaction((tx) => this.move(tx, row, 'Success', { resourceId, fulfilledAt: this.deps.clock.now() }));
+    } catch (e) {
+      if (e instanceof AppError && e.code === 40020005) return; // someone else finished it
+      this.deps.log.error({ order: row.orderUid, err: (e as Error).message }, 'fulfilment failed: refunding');
+      await this.deps.db.transaction(async (tx) => {
+        const failed = await this.move(tx, row, 'Failed', { failReason: (e as Error).message.slice(0, 500) });
+        await this.refund(tx, failed);
+      });
+    }
+  }
+
+  /** Puts every part back where it came from and marks the order Refunded. */
+  async refund(tx: Tx, row: OrderRow): Promise<void> {
+    const parts = await tx.select().from(orderPayments).where(eq(orderPayments.orderId, row.id));
+    const legs: Leg[] = [{ account: { platform: 'revenue' }, amount: -row.amount }];
+    for (const p of parts) {
+      if (p.source === 'cash') legs.push({ account: { userId: row.userId, kind: 'cash' }, amount: p.amount });
+      if (p.source === 'gift') {
+        legs.push({ account: { userId: row.userId, kind: 'gift' }, amount: p.amount });
+        await this.deps.gifts.giveBack(tx, p.giftGrantId!, p.amount);
+      }
+      if (p.source === 'voucher') {
+        // The voucher comes back whole, as it was before this order: its unused rest returns from promotion.
+        const [v] = await tx.select().from(vouchers).where(eq(vouchers.id, p.voucherId!));
+        legs.push({ account: { userId: row.userId, kind: 'voucher' }, amount: v!.amount });
+        if (v!.amount > p.amount) legs.push({ account: { platform: 'promotion' }, amount: -(v!.amount - p.amount) });
+        await tx.update(vouchers).set({ status: 'Unused' }).where(eq(vouchers.id, v!.id));
+      }
+    }
+    if (legs.length > 1) {
+      await this.deps.ledger.post({ key: `order-refund:${row.id}`, kind: 'refund', memo: `退款：${row.description}`, orderId: row.orderUid, legs }, tx);
+    }
+    await this.move(tx, row, 'Refunded', { refundedAt: this.deps.clock.now() });
+  }
+
+  /**
+   * After a crash: orders paid but not fulfilled for longer than FULFIL_GRACE_MS are fulfilled now
+   * (or refunded if that fails). Run at start and by the scheduler.
+   */
+  async recoverPaid(limit = 100): Promise<number> {
+    const before = new Date(this.deps.clock.now().getTime() - FULFIL_GRACE_MS);
+    const stuck = await this.deps.db.select().from(orders).where(and(eq(orders.status, 'Paid'), lt(orders.updatedAt, before))).limit(limit);
+    for (const row of stuck) await this.fulfil(row);
+    return stuck.length;
+  }
+
+  /** Unpaid orders past their time become Expired (their QR closed first). */
+  async expireDue(payerId?: string, limit = 100): Promise<number> {
+    const now = this.deps.clock.now();
+    const conds = [eq(orders.status, 'Unpaid'), lt(orders.expiresAt, now)];
+    if (payerId) conds.push(eq(orders.userId, payerId));
+    const due = await this.deps.db.select().from(orders).where(and(...conds)).limit(limit);
+    for (const row of due) await this.expire(row);
+    return due.length;
+  }
+
+  private async expire(row: OrderRow): Promise<OrderRow> {
+    await this.closeOpenPayment(row).catch((e) => this.deps.log.warn({ err: e, order: row.orderUid }, 'closing the QR of an expired order failed'));
+    return this.deps.db.transaction(async (tx) => {
+      const [fresh] = await tx.select().from(orders).where(eq(orders.id, row.id)).for('update');
+      if (!fresh || fresh.status !== 'Unpaid') return fresh ?? row;
+      return this.move(tx, fresh, 'Expired');
+    });
+  }
+
+  /** The one way an order changes status: allowed by the state machine, and only from the status it had. */
+  private async move(tx: Tx, row: OrderRow, to: Status, set: Partial<OrderRow> = {}): Promise<OrderRow> {
+    if (!canMoveOrder(row.status, to)) throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，不能变为${OrderStatus.label(to)}`);
+    const [moved] = await tx
+      .update(orders)
+      .set({ ...set, status: to, updatedAt: this.deps.clock.now() })
+      .where(and(eq(orders.id, row.id), eq(orders.status, row.status)))
+      .returning();
+    if (!moved) throw new AppError('ORDER_STATE_INVALID', '订单状态已变化，请刷新后重试');
+    return moved;
+  }
+
+  // --- reading ---------------------------------------------------------------------
+
+  private async find(payerId: string, kind: OrderKind, uid: string): Promise<OrderRow> {
+    const [row] = await this.deps.db.select().from(orders).where(and(eq(orders.orderUid, uid), eq(orders.userId, payerId), eq(orders.kind, kind)));
+    if (!row) throw new AppError('RECORD_NOT_FOUND', `订单 ${uid} 不存在`);
+    return row;
+  }
+
+  private partsOf(orderId: string) {
+    return this.deps.db.select().from(orderPayments).where(eq(orderPayments.orderId, orderId));
+  }
+
+  private view(r: OrderRow, parts: (typeof orderPayments.$inferSelect)[]): Order {
+    return {
+      orderUid: r.orderUid,
+      kind: r.kind,
+      type: r.type,
+      category: r.category,
+      status: r.status,
+      description: r.description,
+      amount: String(r.amount),
+      voucherDeduction: String(r.voucherDeduction),
+      payMethod: r.payMethod,
+      paid: parts.map((p) => ({ source: p.source, amount: String(p.amount) })),
+      quote: r.quote as OrderPrice,
+      resourceId: r.resourceId,
+      failReason: r.failReason,
+      expiresAt: r.expiresAt.toISOString(),
+      paidAt: r.paidAt?.toISOString() ?? null,
+      fulfilledAt: r.fulfilledAt?.toISOString() ?? null,
+      refundedAt: r.refundedAt?.toISOString() ?? null,
+      createdAt: r.createdAt.toISOString(),
+    };
+  }
+}
+
+function qrView(p: PaymentRow) {
+  return { method: p.method, amount: String(p.amount), qrContent: p.status === 'Pending' ? p.qrContent : '', expiresAt: p.expiresAt.toISOString(), status: p.status };
+}
+
+function roundUpToFen(units: bigint): bigint {
+  return ((units + 99n) / 100n) * 100n;
+}
+
+/** PostgreSQL's unique_violation, through drizzle's wrapping (PGlite and node-postgres alike). */
+function isUniqueViolation(e: unknown): boolean {
+  for (let cur = e as { code?: string; cause?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
+    if (cur.code === '23505') return true;
+  }
+  return false;
+}
+
