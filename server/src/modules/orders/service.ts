@@ -73,7 +73,14 @@ export class OrderService {
       log: FastifyBaseLogger;
     },
   ) {
-    deps.payments.register('order', { onPaid: (tx, p) => this.onGatewayPaid(tx, p), onClosed: async () => {} });
+    deps.payments.register('order', {
+      onPaid: (tx, p) => this.onGatewayPaid(tx, p),
+      onClosed: async () => {},
+      afterPaid: async (p) => {
+        const [row] = await deps.db.select().from(orders).where(eq(orders.id, p.subjectId));
+        if (row) await this.fulfil(row);
+      },
+    });
   }
 
   /** The owning domain says it can deliver this category; without one, nothing of it is sold. */
@@ -192,7 +199,9 @@ export class OrderService {
     if (payment?.status === 'Pending') {
       payment = await this.deps.payments.refresh(payment.id);
       row = await this.find(payerId, kind, uid);
-      if (row.status === 'Paid') await this.fulfil(row);
+    }
+    if (row.status === 'Paid') {
+      await this.fulfil(row);
       row = await this.find(payerId, kind, uid);
     }
     if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) row = await this.expire(row);

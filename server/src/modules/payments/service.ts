@@ -26,6 +26,8 @@ export interface PurposeHandler {
   onPaid(tx: Tx, payment: PaymentRow): Promise<void>;
   /** The payment can no longer be paid (expired or cancelled). */
   onClosed(tx: Tx, payment: PaymentRow): Promise<void>;
+  /** After the paid transaction committed: work that must not hold it open (an order's fulfilment). */
+  afterPaid?(payment: PaymentRow): Promise<void>;
 }
 
 /** How often a page polling a pending payment may make us ask the gateway. */
@@ -131,7 +133,8 @@ export class PaymentService {
    * is credited all the same, and the purpose decides what to do with it.
    */
   async applySucceeded(method: GatewayMethod, trade: TradeState): Promise<'applied' | 'replayed'> {
-    return this.deps.db.transaction(async (tx) => {
+    let paid: PaymentRow | null = null;
+    const outcome = await this.deps.db.transaction(async (tx) => {
       const [payment] = await tx.select().from(payments).where(eq(payments.outTradeNo, trade.outTradeNo)).for('update');
       if (!payment) throw new AppError('RECORD_NOT_FOUND', `未知的交易号 ${trade.outTradeNo}`);
       if (payment.method !== method) throw new AppError('VALIDATION_FAILED', `交易 ${trade.outTradeNo} 不是${method}交易`);
@@ -153,11 +156,18 @@ export class PaymentService {
         },
         tx,
       );
-      const paid = { ...payment, status: 'Succeeded' as const, gatewayTradeNo: trade.gatewayTradeNo ?? null, paidAt: trade.paidAt ?? now, updatedAt: now };
+      paid = { ...payment, status: 'Succeeded' as const, gatewayTradeNo: trade.gatewayTradeNo ?? null, paidAt: trade.paidAt ?? now, updatedAt: now };
       await tx.update(payments).set({ status: paid.status, gatewayTradeNo: paid.gatewayTradeNo, paidAt: paid.paidAt, updatedAt: now }).where(eq(payments.id, payment.id));
       await this.handler(payment.purpose).onPaid(tx, paid);
-      return 'applied';
+      return 'applied' as const;
     });
+    if (paid) {
+      const done = paid as PaymentRow;
+      await this.handler(done.purpose)
+        .afterPaid?.(done)
+        .catch((e: Error) => this.deps.log.error({ outTradeNo: done.outTradeNo, err: e.message }, 'after-payment step failed; recovery will retry'));
+    }
+    return outcome;
   }
 
   /**
