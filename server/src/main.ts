@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { seedDemo, DEMO_ACCOUNT } from './db/seed.js';
 import { buildApp } from './app.js';
+import { startScheduler } from './jobs/scheduler.js';
 
 async function main() {
   let config;
@@ -31,6 +32,8 @@ async function main() {
   }
 
   watchCatalogue(config.catalogueFile, ctx.reloadCatalogue, app.log);
+  const stopJobs = startScheduler(ctx, app.log);
+  app.addHook('onClose', async () => stopJobs());
 
   let closing = false;
   const shutdown = async (signal: string) => {

@@ -4,7 +4,7 @@
  * earliest expiry first and a refund can put each part back where it came from.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
 import { giftGrants } from '../../db/schema.js';
@@ -78,5 +78,38 @@ export class GiftService {
   /** Gives a refunded part back to the grant it came from. */
   async giveBack(tx: Tx, grantId: string, amount: bigint) {
     await tx.update(giftGrants).set({ remain: sql`least(${giftGrants.remain} + ${amount}, ${giftGrants.amount})` }).where(eq(giftGrants.id, grantId));
+  }
+
+  /**
+   * Expired gift credit leaves the balance through the ledger (back to the promotion account), so
+   * the balance never shows money that cannot be spent. Each grant expires once (its key).
+   */
+  async expireDue(limit = 500): Promise<number> {
+    const now = this.clock.now();
+    const due = await this.db
+      .select({ id: giftGrants.id })
+      .from(giftGrants)
+      .where(and(lte(giftGrants.expireAt, now), gt(giftGrants.remain, 0n)))
+      .limit(limit);
+    for (const { id } of due) {
+      await this.db.transaction(async (tx) => {
+        const [g] = await tx.select().from(giftGrants).where(eq(giftGrants.id, id)).for('update');
+        if (!g || g.remain <= 0n) return;
+        await this.ledger.post(
+          {
+            key: `gift-expire:${g.id}`,
+            kind: 'gift_expire',
+            memo: '赠送金到期',
+            legs: [
+              { account: { userId: g.userId, kind: 'gift' }, amount: -g.remain },
+              { account: { platform: 'promotion' }, amount: g.remain },
+            ],
+          },
+          tx,
+        );
+        await tx.update(giftGrants).set({ remain: 0n }).where(eq(giftGrants.id, g.id));
+      });
+    }
+    return due.length;
   }
 }

@@ -4,7 +4,7 @@
  * will post ledger transfers; they extend this service.
  */
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, lte } from 'drizzle-orm';
 import { InstanceCategory } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
@@ -110,5 +110,35 @@ export class VoucherService {
       throw new AppError('VOUCHER_UNUSABLE', `该代金券不适用于${InstanceCategory.label(category)}`);
     }
     return v;
+  }
+
+  /** Unused vouchers past their expiry: marked Expired, their value back to the promotion account. */
+  async expireDue(limit = 500): Promise<number> {
+    const now = this.clock.now();
+    const due = await this.db
+      .select({ id: vouchers.id })
+      .from(vouchers)
+      .where(and(eq(vouchers.status, 'Unused'), lte(vouchers.expiresAt, now)))
+      .limit(limit);
+    for (const { id } of due) {
+      await this.db.transaction(async (tx) => {
+        const [v] = await tx.select().from(vouchers).where(eq(vouchers.id, id)).for('update');
+        if (!v || v.status !== 'Unused') return;
+        await this.ledger.post(
+          {
+            key: `voucher-expire:${v.id}`,
+            kind: 'voucher_expire',
+            memo: `代金券到期：${v.name}`,
+            legs: [
+              { account: { userId: v.userId, kind: 'voucher' }, amount: -v.amount },
+              { account: { platform: 'promotion' }, amount: v.amount },
+            ],
+          },
+          tx,
+        );
+        await tx.update(vouchers).set({ status: 'Expired' }).where(eq(vouchers.id, v.id));
+      });
+    }
+    return due.length;
   }
 }

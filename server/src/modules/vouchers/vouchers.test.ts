@@ -39,4 +39,23 @@ describe('vouchers', () => {
     expect(bad.statusCode).toBe(400);
     expect(json(bad).code).toBe(40000001);
   });
+
+  it('the expiry job takes expired vouchers and gift credit off the balance through the ledger, once', async () => {
+    const u = await registerUser(s);
+    await s.ctx.db.transaction((tx) =>
+      s.ctx.gifts.grant(tx, { userId: u.user.id, amount: yuanToUnits('18'), source: 'recharge_bonus', validDays: 1, key: `g-${u.user.id}`, memo: '测试' }),
+    );
+    expect(await s.ctx.ledger.balances(u.user.id)).toMatchObject({ voucher: yuanToUnits('50'), gift: yuanToUnits('18') });
+    s.clock.advance(2 * 86400_000);
+    expect(await s.ctx.gifts.expireDue()).toBeGreaterThanOrEqual(1);
+    expect((await s.ctx.ledger.balances(u.user.id)).gift).toBe(0n);
+    s.clock.advance(29 * 86400_000);
+    expect(await s.ctx.vouchers.expireDue()).toBeGreaterThanOrEqual(1);
+    expect((await s.ctx.ledger.balances(u.user.id)).voucher).toBe(0n);
+    expect(await s.ctx.vouchers.expireDue()).toBe(0);
+    expect(await s.ctx.gifts.expireDue()).toBe(0);
+    const statement = await s.ctx.ledger.statement(u.user.id, 'gift', { page: 1, pageSize: 10 });
+    expect(statement.items[0]).toMatchObject({ kind: 'gift_expire', amount: -yuanToUnits('18'), balanceAfter: 0n });
+    expect((await checkLedger(s.ctx.db)).problems).toEqual([]);
+  });
 });
