@@ -27,6 +27,7 @@ export const API = {
   aiOrderCreate: '/shinichi/api/v2.1/tiio/resource',
   orderCreate: '/infra/api/v2.1/order',
   orderList: '/order/api/v2.1/orders',
+  orderListCsv: '/order/api/v2.1/orders/export',
   resourceProducts: '/shinichi/api/v2.1/tiio/resource/products',
   resourcePackages: '/order/api/v2.1/resource/packages',
   // Catalogue (spec §7)

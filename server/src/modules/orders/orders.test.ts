@@ -252,4 +252,21 @@ describe('orders', () => {
     expect(json(await post(s.app, aiPath(order.orderUid, '/pay'), { method: 'Cash' }, u.token)).detail).toMatch(/^method/);
     expect(json(await get(s.app, '/order/api/v2.1/orders?filterBy=status,Whatever', u.token)).code).toBe(40000001);
   });
+
+  it('exports the bills as CSV that Excel reads, with formula-looking text defused', async () => {
+    const u = await registerUser(s);
+    await fund(u.user.id, '100');
+    const order = json(await post(s.app, AI, { productId: 'llm-tokens-10m' }, u.token));
+    await post(s.app, aiPath(order.orderUid, '/pay'), { method: 'Balance' }, u.token);
+    const res = await get(s.app, '/order/api/v2.1/orders/export?filterBy=kind,Ai', u.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/text\/csv/);
+    expect(res.headers['content-disposition']).toMatch(/attachment; filename="bills-\d{4}-\d{2}-\d{2}\.csv"/);
+    const lines = res.body.replace(/^\uFEFF/, '').trim().split('\r\n');
+    expect(lines[0]).toBe('订单号,下单时间,类型,产品,说明,状态,应付（元）,代金券抵扣（元）,支付方式,支付时间');
+    expect(lines[1]).toContain(order.orderUid);
+    expect(lines[1]).toContain('已完成');
+    expect(lines[1]).toContain('50.00');
+    expect((await get(s.app, '/order/api/v2.1/orders/export')).statusCode).toBe(401);
+  });
 });

@@ -103,6 +103,16 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
     o.list(payerOf(req), req.query),
   );
 
+  r.get(
+    API.orderListCsv,
+    { schema: { tags, summary: '导出账单（CSV，最多 5000 条）', querystring: orderListQuerySchema.omit({ page: true, pageSize: true }) }, onRequest: requireAuth },
+    async (req, reply) => {
+      const csv = await o.exportCsv(payerOf(req), req.query.filterBy);
+      const name = `bills-${ctx.clock.now().toISOString().slice(0, 10)}.csv`;
+      return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(csv);
+    },
+  );
+
   for (const [kind, segment] of Object.entries(ORDER_SEGMENT) as [OrderKind, string][]) {
     const base = `/order/api/v2.1/${segment}/:order_uid`;
     const params = orderUidParamsSchema;
