@@ -49,6 +49,7 @@ export const API = {
   orderPrice: '/infra/api/v2.1/order/price',
   gpuOrderUserPrice: '/infra/api/v2.1/gpu/order/user/price',
   gpuOrderPrice: '/infra/api/v2.1/gpu/order/price',
+  operatorCredit: '/api/v1/operator/credit',
   healthz: '/healthz',
   devOutbox: '/dev/outbox',
 } as const;

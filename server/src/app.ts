@@ -27,6 +27,7 @@ import { giftRoutes } from './modules/gifts/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
 import { rechargeRoutes } from './modules/recharge/routes.js';
 import { orderRoutes } from './modules/orders/routes.js';
+import { operatorRoutes } from './modules/operator/routes.js';
 import { sandboxDrivers, sandboxRoutes } from './drivers/payment/index.js';
 
 // Zod's own messages in Chinese for anything our schemas do not word themselves.
@@ -116,6 +117,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => rechargeRoutes(scope, ctx));
   await app.register(async (scope) => paymentRoutes(scope, ctx));
   await app.register(async (scope) => orderRoutes(scope, ctx));
+  await app.register(async (scope) => operatorRoutes(scope, ctx));
   const sandboxes = sandboxDrivers(ctx.drivers.payment);
   if (sandboxes.length) await app.register(async (scope) => sandboxRoutes(scope, sandboxes));
 

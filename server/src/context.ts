@@ -31,6 +31,7 @@ import { DbSandboxStore, sandboxGatewayKeys } from './modules/payments/sandbox-s
 import { RechargeService } from './modules/recharge/service.js';
 import { OrderService } from './modules/orders/service.js';
 import { ResourceService } from './modules/resources/service.js';
+import { OperatorService } from './modules/operator/service.js';
 import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
 
 export interface Drivers {
@@ -60,6 +61,9 @@ export interface AppContext {
   recharge: RechargeService;
   orders: OrderService;
   resources: ResourceService;
+  operator: OperatorService;
+  /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
+  localOperatorToken: string | null;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
   reloadCatalogue(): Promise<boolean>;
   cookies: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
@@ -158,6 +162,8 @@ export async function createContext(opts: {
     recharge,
     orders,
     resources,
+    operator: new OperatorService({ db, ledger, gifts }),
+    localOperatorToken: null,
     reloadCatalogue,
     cookies: {
       set: (reply, token) => void reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS }),

@@ -7,6 +7,7 @@ import { openDatabase } from './db/client.js';
 import { seedDemo, DEMO_ACCOUNT } from './db/seed.js';
 import { buildApp } from './app.js';
 import { startScheduler } from './jobs/scheduler.js';
+import { announceServer } from './cli/running-server.js';
 
 async function main() {
   let config;
@@ -49,6 +50,12 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen({ port: config.PORT, host: config.HOST });
+  if (database.kind === 'pglite') {
+    // `npm run operator` talks to this process while it owns the embedded database.
+    const announced = announceServer(config.dataDir, (app.server.address() as { port: number }).port);
+    ctx.localOperatorToken = announced.token;
+    process.on('exit', () => announced.remove());
+  }
   app.log.info(`控制台已启动：http://localhost:${config.PORT}  （数据库：${database.kind === 'pglite' ? `内置 PGlite ${config.dataDir}` : 'PostgreSQL'}）`);
 }
 

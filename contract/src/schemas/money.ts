@@ -85,3 +85,23 @@ export const giftItemSchema = z.object({
   createdAt: z.string(),
 });
 export const giftListSchema = z.object({ items: z.array(giftItemSchema), remain: moneySchema.describe('有效赠送金合计') });
+
+/** An operator's adjustment: compensation to a user's cash or gift credit, with the reason recorded. */
+export const operatorCreditSchema = z.object({
+  mobile: z.string().trim().regex(/^1[3-9]\d{9}$/, { error: '请输入正确的 11 位手机号' }),
+  amount: yuanInputSchema,
+  reason: z.string({ error: '请填写原因' }).trim().min(2, { error: '原因至少 2 个字' }).max(200, { error: '原因最多 200 字' }),
+  to: z.enum(['cash', 'gift']).default('cash'),
+  giftValidDays: z.coerce.number().int().min(1).max(3650).default(365),
+  /** The caller's id for this adjustment: a retried request credits once. */
+  requestId: z.uuid({ error: 'requestId 须为 UUID' }),
+});
+export type OperatorCredit = z.infer<typeof operatorCreditSchema>;
+export const operatorCreditResultSchema = z.object({
+  userId: z.string(),
+  mobile: z.string(),
+  to: z.enum(['cash', 'gift']),
+  amount: moneySchema,
+  balance: moneySchema.describe('调整后的该账户余额'),
+  replayed: z.boolean(),
+});

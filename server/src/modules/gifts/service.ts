@@ -20,13 +20,14 @@ export class GiftService {
   ) {}
 
   /** Credits gift money from the platform's promotion account; the key makes a retry grant once. */
-  async grant(tx: Tx, g: { userId: string; amount: bigint; source: string; validDays: number; key: string; memo: string }): Promise<string | null> {
+  async grant(tx: Tx, g: { userId: string; amount: bigint; source: string; validDays: number; key: string; memo: string; actorId?: string | null }): Promise<string | null> {
     if (g.amount <= 0n) return null;
     const posted = await this.ledger.post(
       {
         key: g.key,
         kind: 'gift_grant',
         memo: g.memo,
+        actorId: g.actorId ?? null,
         legs: [
           { account: { platform: 'promotion' }, amount: -g.amount },
           { account: { userId: g.userId, kind: 'gift' }, amount: g.amount },
