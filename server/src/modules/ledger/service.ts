@@ -47,6 +47,9 @@ export function accountCode(ref: AccountRef): string {
 }
 
 export class LedgerService {
+  /** Account codes known to exist (accounts are never deleted). */
+  private knownAccounts = new Set<string>();
+
   constructor(
     private db: Db,
     private clock: Clock,
@@ -103,21 +106,33 @@ export class LedgerService {
     return prior!.id;
   }
 
-  /** Creates missing accounts, then locks all of them in code order. */
+  /**
+   * Locks the accounts in code order. Accounts are created on first use, before any lock is taken
+   * (creating one while holding another's lock could deadlock two first payments); accounts are
+   * never deleted, so once this process has seen one exist it skips that step.
+   */
   private async lockAccounts(tx: Tx, refs: AccountRef[], now: Date) {
     const byCode = new Map(refs.map((r) => [accountCode(r), r]));
     const codes = [...byCode.keys()].sort();
-    await tx
-      .insert(ledgerAccounts)
-      .values(
-        codes.map((code) => {
-          const ref = byCode.get(code)!;
-          const user = 'userId' in ref;
-          return { id: randomUUID(), code, userId: user ? ref.userId : null, kind: user ? ref.kind : ref.platform, mayGoNegative: !user, createdAt: now };
-        }),
-      )
-      .onConflictDoNothing({ target: ledgerAccounts.code });
+    const unknown = codes.filter((c) => !this.knownAccounts.has(c));
+    let createdHere = new Set<string>();
+    if (unknown.length) {
+      const created = await tx
+        .insert(ledgerAccounts)
+        .values(
+          unknown.map((code) => {
+            const ref = byCode.get(code)!;
+            const user = 'userId' in ref;
+            return { id: randomUUID(), code, userId: user ? ref.userId : null, kind: user ? ref.kind : ref.platform, mayGoNegative: !user, createdAt: now };
+          }),
+        )
+        .onConflictDoNothing({ target: ledgerAccounts.code })
+        .returning({ code: ledgerAccounts.code });
+      createdHere = new Set(created.map((c) => c.code));
+    }
     const rows = await tx.select().from(ledgerAccounts).where(inArray(ledgerAccounts.code, codes)).orderBy(asc(ledgerAccounts.code)).for('update');
+    // Only accounts committed by someone else are certain to exist; ours may still roll back.
+    for (const r of rows) if (!createdHere.has(r.code)) this.knownAccounts.add(r.code);
     return new Map(rows.map((r) => [r.code, r]));
   }
 
