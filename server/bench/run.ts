@@ -8,6 +8,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import pg from 'pg';
+import { benchLedger } from './ledger.js';
 import { DEMO_ACCOUNT } from '../src/db/seed.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20000);
@@ -47,6 +49,20 @@ async function startServer() {
   });
   const { address, database } = JSON.parse(first) as { address: string; database: string };
   return { base: address, database, stop: () => child.kill('SIGTERM') };
+}
+
+/** The ledger against pgbench, on the machine's PostgreSQL (BENCH_PG_URL; skipped when none answers). */
+async function ledgerOnPostgres(): Promise<boolean> {
+  const url = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const probe = new pg.Client({ connectionString: url });
+  try {
+    await probe.connect();
+    await probe.end();
+  } catch {
+    console.log(`\nledger vs pgbench: skipped (no PostgreSQL at ${url}; set BENCH_PG_URL)`);
+    return true;
+  }
+  return benchLedger(url);
 }
 
 async function main() {
@@ -100,6 +116,7 @@ async function main() {
     row(c.name, r, notes.length ? `  (${notes.join('; ')})` : '');
   }
   stop();
+  if (!(await ledgerOnPostgres())) missed++;
   if (missed) console.log(`${missed} target(s) missed`);
 }
 

@@ -8,7 +8,7 @@
  * racing for a balance that covers ten end with exactly ten.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
 import { ledgerAccounts, ledgerEntries, ledgerTransfers } from '../../db/schema.js';
@@ -47,53 +47,45 @@ export function accountCode(ref: AccountRef): string {
 }
 
 export class LedgerService {
-  /** Account codes known to exist (accounts are never deleted). */
-  private knownAccounts = new Set<string>();
-
   constructor(
     private db: Db,
     private clock: Clock,
   ) {}
 
   /** Posts a transfer, or finds the one already posted under its key. Runs inside `exec` if it is a transaction. */
-  async post(input: TransferInput, exec?: Tx): Promise<PostedTransfer> {
-    checkLegs(input.legs);
-    if (exec) return this.postIn(exec, input);
-    return this.db.transaction((tx) => this.postIn(tx, input));
+  async post(raw: TransferInput, exec?: Tx): Promise<PostedTransfer> {
+    checkLegs(raw.legs);
+    const input = { ...raw, legs: raw.legs.map((l) => shardPlatformLeg(l, raw.key)) };
+    // ledger_post is one statement, atomic on its own: no surrounding transaction is needed.
+    return this.postIn(exec ?? this.db, input);
   }
 
-  private async postIn(tx: Tx, input: TransferInput): Promise<PostedTransfer> {
-    const now = this.clock.now();
-    const transferId = randomUUID();
-    const inserted = await tx
-      .insert(ledgerTransfers)
-      .values({ id: transferId, idempotencyKey: input.key, kind: input.kind, memo: input.memo ?? '', actorId: input.actorId ?? null, orderId: input.orderId ?? null, createdAt: now })
-      .onConflictDoNothing({ target: ledgerTransfers.idempotencyKey })
-      .returning({ id: ledgerTransfers.id });
-    if (inserted.length === 0) return { transferId: await this.sameAsBefore(tx, input), replayed: true };
-
+  /** The transfer in one round trip: the `ledger_post` function of migration 0006 does the work. */
+  private async postIn(tx: Executor, input: TransferInput): Promise<PostedTransfer> {
     const legs = mergeLegs(input.legs);
-    const accounts = await this.lockAccounts(tx, legs.map((l) => l.account), now);
-    // Check every leg before writing any: the locked balances cannot move under us.
-    for (const leg of legs) {
-      const account = accounts.get(accountCode(leg.account))!;
-      const after = account.balance + leg.amount;
-      if (after < 0n && !account.mayGoNegative) throw new AppError('INSUFFICIENT_BALANCE', `还差 ${formatShort(-after)} 元`);
+    const refs = legs.map((l) => l.account);
+    const codes = refs.map(accountCode);
+    let result;
+    try {
+      result = await tx.execute(sql`select outcome, transfer_id from ledger_post(
+        ${randomUUID()}::uuid, ${input.key}, ${input.kind}, ${input.memo ?? ''}, ${input.actorId ?? null}::uuid, ${input.orderId ?? null}, ${this.clock.now().toISOString()}::timestamptz,
+        ${pgArray(codes)}::text[],
+        ${pgArray(refs.map((r) => ('userId' in r ? r.userId : null)))}::uuid[],
+        ${pgArray(refs.map((r) => ('userId' in r ? r.kind : r.platform)))}::text[],
+        ${pgArray(refs.map((r) => !('userId' in r)))}::boolean[],
+        ${pgArray(legs.map((l) => l.amount))}::bigint[])`);
+    } catch (e) {
+      const short = insufficientBy(e);
+      if (short !== null) throw new AppError('INSUFFICIENT_BALANCE', `还差 ${formatShort(short)} 元`);
+      throw e;
     }
-    for (const leg of legs) {
-      const account = accounts.get(accountCode(leg.account))!;
-      const [row] = await tx
-        .update(ledgerAccounts)
-        .set({ balance: sql`${ledgerAccounts.balance} + ${leg.amount}` })
-        .where(eq(ledgerAccounts.id, account.id))
-        .returning({ balance: ledgerAccounts.balance });
-      await tx.insert(ledgerEntries).values({ transferId, accountId: account.id, amount: leg.amount, balanceAfter: row!.balance, createdAt: now });
-    }
-    return { transferId, replayed: false };
+    const row = (result as unknown as { rows: { outcome: string; transfer_id: string }[] }).rows[0]!;
+    if (row.outcome === 'replayed') return { transferId: await this.sameAsBefore(tx, input), replayed: true };
+    return { transferId: row.transfer_id, replayed: false };
   }
 
   /** A replay must be the same event: same legs. Anything else reusing a key is a bug upstream. */
-  private async sameAsBefore(tx: Tx, input: TransferInput): Promise<string> {
+  private async sameAsBefore(tx: Executor, input: TransferInput): Promise<string> {
     const [prior] = await tx.select().from(ledgerTransfers).where(eq(ledgerTransfers.idempotencyKey, input.key));
     const entries = await tx
       .select({ code: ledgerAccounts.code, amount: ledgerEntries.amount })
@@ -104,36 +96,6 @@ export class LedgerService {
     const now = mergeLegs(input.legs).map((l) => `${accountCode(l.account)}=${l.amount}`).sort().join(';');
     if (before !== now || prior!.kind !== input.kind) throw new AppError('IDEMPOTENCY_CONFLICT', input.key);
     return prior!.id;
-  }
-
-  /**
-   * Locks the accounts in code order. Accounts are created on first use, before any lock is taken
-   * (creating one while holding another's lock could deadlock two first payments); accounts are
-   * never deleted, so once this process has seen one exist it skips that step.
-   */
-  private async lockAccounts(tx: Tx, refs: AccountRef[], now: Date) {
-    const byCode = new Map(refs.map((r) => [accountCode(r), r]));
-    const codes = [...byCode.keys()].sort();
-    const unknown = codes.filter((c) => !this.knownAccounts.has(c));
-    let createdHere = new Set<string>();
-    if (unknown.length) {
-      const created = await tx
-        .insert(ledgerAccounts)
-        .values(
-          unknown.map((code) => {
-            const ref = byCode.get(code)!;
-            const user = 'userId' in ref;
-            return { id: randomUUID(), code, userId: user ? ref.userId : null, kind: user ? ref.kind : ref.platform, mayGoNegative: !user, createdAt: now };
-          }),
-        )
-        .onConflictDoNothing({ target: ledgerAccounts.code })
-        .returning({ code: ledgerAccounts.code });
-      createdHere = new Set(created.map((c) => c.code));
-    }
-    const rows = await tx.select().from(ledgerAccounts).where(inArray(ledgerAccounts.code, codes)).orderBy(asc(ledgerAccounts.code)).for('update');
-    // Only accounts committed by someone else are certain to exist; ours may still roll back.
-    for (const r of rows) if (!createdHere.has(r.code)) this.knownAccounts.add(r.code);
-    return new Map(rows.map((r) => [r.code, r]));
   }
 
   /** A user's balances by kind (0 for accounts never used). */
@@ -172,6 +134,33 @@ export class LedgerService {
       .offset((paging.page - 1) * paging.pageSize);
     return { items, total, ...paging };
   }
+}
+
+/**
+ * Every payment credits the platform's revenue (and many debit its promotion account): one row
+ * would serialise them all. Platform accounts are spread over shards, chosen by the transfer's key
+ * so that a replay lands on the same shard; their totals are the sum over shards.
+ */
+export const PLATFORM_SHARDS = 16;
+function shardPlatformLeg(leg: Leg, key: string): Leg {
+  if (!('platform' in leg.account) || leg.account.name) return leg;
+  let h = 2166136261;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
+  return { ...leg, account: { ...leg.account, name: `s${String((h >>> 0) % PLATFORM_SHARDS).padStart(2, '0')}` } };
+}
+
+/** A PostgreSQL array literal of simple values ("{a,b}", nulls as NULL), sent as one text parameter. */
+function pgArray(values: (string | bigint | boolean | null)[]): string {
+  return `{${values.map((v) => (v === null ? 'NULL' : typeof v === 'string' ? `"${v.replace(/["\\]/g, '\\$&')}"` : String(v))).join(',')}}`;
+}
+
+/** ledger_post's refusal: 'INSUFFICIENT_BALANCE:<units short>' somewhere in the driver's error chain. */
+function insufficientBy(e: unknown): bigint | null {
+  for (let cur = e as { message?: string; cause?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
+    const m = /INSUFFICIENT_BALANCE:(\d+)/.exec(cur.message ?? '');
+    if (m) return BigInt(m[1]!);
+  }
+  return null;
 }
 
 function checkLegs(legs: Leg[]) {
