@@ -21,6 +21,10 @@ export const API = {
   paymentNotify: '/billing/api/v1/payment/notify/:method',
   vouchers: '/order/api/v2.1/vouchers',
   gift: '/order/api/v2.1/gift',
+  giftEligibility: '/order/api/v2.1/gift/eligibility',
+  giftObtain: '/order/api/v2.1/gift/obtain',
+  giftEffect: '/order/api/v2.1/gift/effect/:id',
+  giftRenew: '/order/api/v2.1/gift/renew',
   cashCoupon: '/order/api/v2.1/cash/coupon',
   // Orders (spec §7): create per kind, then detail/pay/status/QR under /order/api/v2.1/{segment}/{order_uid}.
   gpuOrderCreate: '/infra/api/v2.1/gpu/order',

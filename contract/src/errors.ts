@@ -25,6 +25,9 @@ export const ERRORS = {
   PRODUCT_NOT_ON_SALE: { code: 40020004, message: '该产品暂未开放购买' },
   ORDER_STATE_INVALID: { code: 40020005, message: '订单当前状态不能进行此操作' },
   ORDER_EXPIRED: { code: 40020006, message: '订单已过期，请重新下单' },
+  GIFT_NOT_ELIGIBLE: { code: 40020007, message: '当前不能领取赠送金' },
+  GIFT_RENEW_NEEDS_RECHARGE: { code: 40020008, message: '续期赠送金需先完成一次充值' },
+  GIFT_NOT_RENEWABLE: { code: 40020009, message: '没有可续期的赠送金' },
   IMAGE_INCOMPATIBLE: { code: 40020003, message: '所选镜像与该配置不兼容，请更换镜像' },
   // Codes the web client ignores silently (spec §8).
   DUPLICATE_SUBMIT: { code: 40016010, message: '请求正在处理中，请勿重复提交' },

@@ -129,7 +129,7 @@ export async function createContext(opts: {
     operatorMobiles: config.OPERATOR_MOBILES,
     onRegistered: [(userId, tx) => vouchers.grantNewUser(userId, tx)],
   });
-  const gifts = new GiftService(db, ledger, clock);
+  const gifts = new GiftService(db, ledger, clock, catalogueStore);
   const payments = new PaymentService({ db, clock, ledger, drivers: drivers.payment, publicBaseUrl: config.publicBaseUrl, log: opts.log });
   const recharge = new RechargeService({ db, clock, catalogue: catalogueStore, payments, gifts });
   const orders = new OrderService({ db, clock, ledger, gifts, vouchers, payments, catalogue: catalogueStore, log: opts.log });

@@ -84,7 +84,23 @@ export const giftItemSchema = z.object({
   status: z.union([z.literal(0), z.literal(1)]).describe('1 生效，0 待续期'),
   createdAt: z.string(),
 });
-export const giftListSchema = z.object({ items: z.array(giftItemSchema), remain: moneySchema.describe('有效赠送金合计') });
+/** The gift fields of the user (spec §3) with the items. */
+export const giftListSchema = z.object({
+  items: z.array(giftItemSchema),
+  remain: moneySchema.describe('有效赠送金合计'),
+  obtained: z.boolean().describe('已领取新人赠送金'),
+  recharged: moneySchema.describe('累计充值'),
+  renewStatus: z.boolean().describe('有待续期的赠送金'),
+  expireAt: z.string().nullable().describe('最早到期的有效赠送金的到期时间'),
+});
+export const giftEligibilitySchema = z.object({
+  eligible: z.boolean(),
+  obtained: z.boolean(),
+  amount: moneySchema,
+  validDays: z.number().int(),
+  reason: z.string().describe('不能领取时的原因'),
+});
+export const giftIdParamsSchema = z.object({ id: z.uuid({ error: '赠送金编号格式不正确' }) });
 
 /** An operator's adjustment: compensation to a user's cash or gift credit, with the reason recorded. */
 export const operatorCreditSchema = z.object({

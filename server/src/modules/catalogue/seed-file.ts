@@ -54,6 +54,13 @@ export const catalogueFileSchema = z.object({
     giftValidDays: z.number().int().min(1).max(3650).default(365),
     newUserVoucherValidDays: z.number().int().min(1).max(3650).default(30),
     paymentTimeoutMinutes: z.number().int().min(1).max(1440).default(15),
+    /** The welcome credit a new account may claim (GET /order/api/v2.1/gift/eligibility); 0: none. */
+    welcomeGiftYuan: yuan.default('0'),
+    welcomeGiftValidDays: z.number().int().min(1).max(3650).default(30),
+    /** After its validity a welcome item waits this long for renewal (status 0) before it expires. */
+    giftRenewGraceDays: z.number().int().min(0).max(365).default(7),
+    /** A renewal gives this many more days. */
+    giftRenewDays: z.number().int().min(1).max(3650).default(30),
   }),
   regions: z.array(z.object({ id: slug, name: z.string().min(1), area: z.string().default('') })),
   rooms: z.array(z.object({ id: slug, regionId: slug, name: z.string().min(1), zones: z.array(z.string().min(1)).min(1), isDefault: z.boolean().default(false) })),

@@ -48,6 +48,10 @@ export interface Settings {
   giftValidDays: number;
   newUserVoucherValidDays: number;
   paymentTimeoutMinutes: number;
+  welcomeGift: bigint;
+  welcomeGiftValidDays: number;
+  giftRenewGraceDays: number;
+  giftRenewDays: number;
 }
 
 export interface Snapshot {
@@ -214,6 +218,10 @@ const DEFAULT_SETTINGS: CatalogueSettings = {
   giftValidDays: 365,
   newUserVoucherValidDays: 30,
   paymentTimeoutMinutes: 15,
+  welcomeGiftYuan: '0',
+  welcomeGiftValidDays: 30,
+  giftRenewGraceDays: 7,
+  giftRenewDays: 30,
 };
 
 function parseSettings(raw: CatalogueSettings | undefined): Settings {
@@ -229,5 +237,9 @@ function parseSettings(raw: CatalogueSettings | undefined): Settings {
     giftValidDays: s.giftValidDays,
     newUserVoucherValidDays: s.newUserVoucherValidDays,
     paymentTimeoutMinutes: s.paymentTimeoutMinutes,
+    welcomeGift: yuanToUnits(s.welcomeGiftYuan),
+    welcomeGiftValidDays: s.welcomeGiftValidDays,
+    giftRenewGraceDays: s.giftRenewGraceDays,
+    giftRenewDays: s.giftRenewDays,
   };
 }

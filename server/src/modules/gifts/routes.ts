@@ -1,29 +1,54 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { API, giftListSchema } from '@console/contract';
+import { z } from 'zod';
+import { API, giftEligibilitySchema, giftIdParamsSchema, giftListSchema } from '@console/contract';
 import type { AppContext } from '../../context.js';
-import { payerOf } from '../../http/auth.js';
+import { currentSession, payerOf } from '../../http/auth.js';
+
+const tags = ['赠送金'];
 
 export async function giftRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.get(
-    API.gift,
-    { schema: { tags: ['赠送金'], summary: '赠送金明细（按到期时间）', response: { 200: giftListSchema } }, onRequest: ctx.auth.requireAuth },
+  const { requireAuth } = ctx.auth;
+
+  const list = async (userId: string) => {
+    const s = await ctx.gifts.summary(userId);
+    return {
+      items: s.grants.map((g) => ({
+        id: g.id,
+        source: g.source,
+        amount: String(g.amount),
+        remain: String(g.remain),
+        expireAt: g.expireAt.toISOString(),
+        status: g.status === 1 ? (1 as const) : (0 as const),
+        createdAt: g.createdAt.toISOString(),
+      })),
+      remain: String(s.remain),
+      obtained: s.obtained,
+      recharged: String(s.recharged),
+      renewStatus: s.renewStatus,
+      expireAt: s.expireAt?.toISOString() ?? null,
+    };
+  };
+
+  r.get(API.gift, { schema: { tags, summary: '赠送金明细与汇总（按到期时间）', response: { 200: giftListSchema } }, onRequest: requireAuth }, (req) => list(payerOf(req)));
+  r.get(API.giftEligibility, { schema: { tags, summary: '能否领取新人赠送金', response: { 200: giftEligibilitySchema } }, onRequest: requireAuth }, (req) =>
+    ctx.gifts.eligibility(currentSession(req).user),
+  );
+  r.post(API.giftObtain, { schema: { tags, summary: '领取新人赠送金', response: { 200: giftListSchema } }, onRequest: requireAuth }, async (req) => {
+    await ctx.gifts.obtain(currentSession(req).user);
+    return list(payerOf(req));
+  });
+  r.post(
+    API.giftEffect,
+    { schema: { tags, summary: '让一笔待续期的赠送金重新生效', params: giftIdParamsSchema, response: { 200: giftListSchema } }, onRequest: requireAuth },
     async (req) => {
-      const grants = await ctx.gifts.list(payerOf(req));
-      const now = ctx.clock.now();
-      return {
-        items: grants.map((g) => ({
-          id: g.id,
-          source: g.source,
-          amount: String(g.amount),
-          remain: String(g.remain),
-          expireAt: g.expireAt.toISOString(),
-          status: g.status === 1 ? (1 as const) : (0 as const),
-          createdAt: g.createdAt.toISOString(),
-        })),
-        remain: String(grants.filter((g) => ctx.gifts.countsTowardRemain(g, now)).reduce((n, g) => n + g.remain, 0n)),
-      };
+      await ctx.gifts.renew(payerOf(req), req.params.id);
+      return list(payerOf(req));
     },
   );
+  r.post(API.giftRenew, { schema: { tags, summary: '续期全部待续期的赠送金', response: { 200: giftListSchema.extend({ renewed: z.number().int() }) } }, onRequest: requireAuth }, async (req) => {
+    const renewed = await ctx.gifts.renew(payerOf(req));
+    return { ...(await list(payerOf(req))), renewed };
+  });
 }

@@ -7,17 +7,78 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
-import { giftGrants } from '../../db/schema.js';
+import { giftGrants, recharges } from '../../db/schema.js';
+import { AppError } from '../../http/errors.js';
+import type { CatalogueStore } from '../catalogue/store.js';
 import type { LedgerService } from '../ledger/service.js';
 
 export type GiftGrantRow = typeof giftGrants.$inferSelect;
+const WELCOME = 'welcome';
 
 export class GiftService {
   constructor(
     private db: Db,
     private ledger: LedgerService,
     private clock: Clock,
+    private catalogue?: CatalogueStore,
   ) {}
+
+  private settings() {
+    if (!this.catalogue) throw new Error('gifts: the welcome scheme needs the catalogue settings');
+    return this.catalogue.peek().settings;
+  }
+
+  /** Spec §3/§4 fields of the user: obtained, recharged, remain, renewStatus, expireAt. */
+  async summary(userId: string) {
+    const grants = await this.list(userId);
+    const now = this.clock.now();
+    const counting = grants.filter((g) => this.countsTowardRemain(g, now));
+    const [paid] = await this.db
+      .select({ total: sql<string>`coalesce(sum(${recharges.amount}), 0)::text` })
+      .from(recharges)
+      .where(and(eq(recharges.userId, userId), eq(recharges.status, 'Paid')));
+    return {
+      grants,
+      remain: counting.reduce((n, g) => n + g.remain, 0n),
+      obtained: grants.some((g) => g.source === WELCOME),
+      recharged: BigInt(paid?.total ?? '0'),
+      renewStatus: grants.some((g) => g.status === 0 && g.remain > 0n && g.expireAt > now),
+      expireAt: counting.map((g) => g.expireAt).sort((a, b) => a.getTime() - b.getTime())[0] ?? null,
+    };
+  }
+
+  async eligibility(user: { id: string; isChild: boolean }) {
+    const s = this.settings();
+    const obtained = (await this.list(user.id)).some((g) => g.source === WELCOME);
+    const reason = s.welcomeGift <= 0n ? '当前没有可领取的赠送金活动' : user.isChild ? '子账号不能领取，请使用主账号' : obtained ? '已领取过新人赠送金' : '';
+    return { eligible: reason === '', obtained, amount: String(s.welcomeGift), validDays: s.welcomeGiftValidDays, reason };
+  }
+
+  /** Claims the welcome credit, once per account (the key), active at once. */
+  async obtain(user: { id: string; isChild: boolean }): Promise<void> {
+    const e = await this.eligibility(user);
+    if (!e.eligible) throw new AppError('GIFT_NOT_ELIGIBLE', e.reason);
+    const s = this.settings();
+    await this.db.transaction((tx) =>
+      this.grant(tx, { userId: user.id, amount: s.welcomeGift, source: WELCOME, validDays: s.welcomeGiftValidDays, key: `gift-welcome:${user.id}`, memo: '新人赠送金' }),
+    );
+  }
+
+  /**
+   * Renews items waiting for renewal (status 0): active again for giftRenewDays. Renewal is for
+   * paying customers: the account must have recharged at least once.
+   */
+  async renew(userId: string, onlyId?: string): Promise<number> {
+    const { recharged } = await this.summary(userId);
+    if (recharged <= 0n) throw new AppError('GIFT_RENEW_NEEDS_RECHARGE');
+    const now = this.clock.now();
+    const until = new Date(now.getTime() + this.settings().giftRenewDays * 86400_000);
+    const conds = [eq(giftGrants.userId, userId), eq(giftGrants.status, 0), gt(giftGrants.remain, 0n), gt(giftGrants.expireAt, now)];
+    if (onlyId) conds.push(eq(giftGrants.id, onlyId));
+    const renewed = await this.db.update(giftGrants).set({ status: 1, expireAt: until }).where(and(...conds)).returning({ id: giftGrants.id });
+    if (renewed.length === 0) throw new AppError('GIFT_NOT_RENEWABLE', onlyId ? '该赠送金不在待续期状态' : undefined);
+    return renewed.length;
+  }
 
   /** Credits gift money from the platform's promotion account; the key makes a retry grant once. */
   async grant(tx: Tx, g: { userId: string; amount: bigint; source: string; validDays: number; key: string; memo: string; actorId?: string | null }): Promise<string | null> {
@@ -96,6 +157,12 @@ export class GiftService {
       await this.db.transaction(async (tx) => {
         const [g] = await tx.select().from(giftGrants).where(eq(giftGrants.id, id)).for('update');
         if (!g || g.remain <= 0n) return;
+        const grace = this.catalogue ? this.settings().giftRenewGraceDays : 0;
+        if (g.source === WELCOME && g.status === 1 && grace > 0) {
+          // Welcome credit waits for renewal first; it cannot be spent meanwhile (status 0).
+          await tx.update(giftGrants).set({ status: 0, expireAt: new Date(g.expireAt.getTime() + grace * 86400_000) }).where(eq(giftGrants.id, g.id));
+          return;
+        }
         await this.ledger.post(
           {
             key: `gift-expire:${g.id}`,
