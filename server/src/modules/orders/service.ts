@@ -12,9 +12,10 @@ import {
   canMoveOrder,
   formatYuan,
   parseFilterBy,
+  InstanceCategory,
   OrderStatus,
   OrderType,
-  type InstanceCategory,
+  PaymentMethod,
   type Order,
   type OrderKind,
   type OrderStatus as Status,
@@ -132,7 +133,8 @@ export class OrderService {
   }
 
   async get(payerId: string, kind: OrderKind, uid: string): Promise<Order> {
-    const row = await this.find(payerId, kind, uid);
+    let row = await this.find(payerId, kind, uid);
+    if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) row = await this.expire(row);
     return this.view(row, await this.partsOf(row.id));
   }
 
@@ -162,18 +164,19 @@ export class OrderService {
   /** The orders of a filter as CSV (with a BOM so Excel reads the Chinese), newest first. */
   async exportCsv(payerId: string, filterBy: string | undefined): Promise<string> {
     const { items } = await this.list(payerId, { filterBy, page: 1, pageSize: 5000 });
-    const header = ['订单号', '下单时间', '类型', '产品', '说明', '状态', '应付（元）', '代金券抵扣（元）', '支付方式', '支付时间'];
+    const header = ['订单号', '下单时间', '类型', '产品', '说明', '状态', '应付（元）', '代金券抵扣（元）', '实付（元）', '支付方式', '支付时间'];
     const rows = items.map((o) => [
       o.orderUid,
-      o.createdAt,
+      beijing(o.createdAt),
       OrderType.label(o.type),
-      o.category,
+      CATEGORY_TEXT[o.category] ?? o.category,
       o.description,
       OrderStatus.label(o.status),
       formatYuan(o.amount),
       formatYuan(o.voucherDeduction),
-      o.payMethod ?? '',
-      o.paidAt ?? '',
+      formatYuan(o.paid.filter((p) => p.source !== 'voucher').reduce((n, p) => n + BigInt(p.amount), 0n)),
+      o.payMethod ? PaymentMethod.label(o.payMethod) : '',
+      o.paidAt ? beijing(o.paidAt) : '',
     ]);
     return '\uFEFF' + [header, ...rows].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
   }
@@ -454,6 +457,13 @@ export class OrderService {
       createdAt: r.createdAt.toISOString(),
     };
   }
+}
+
+const CATEGORY_TEXT: Record<string, string> = { ...InstanceCategory.map, Ai: '模型资源包' };
+
+/** "2026-11-23T08:00:00.000Z" → "2026-11-23 16:00:00": bills are read in China time. */
+function beijing(iso: string): string {
+  return new Date(Date.parse(iso) + 8 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
 }
 
 /** A CSV cell: quoted when it holds a comma, quote or line break; a leading =+-@ is defused for spreadsheets. */

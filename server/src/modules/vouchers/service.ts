@@ -107,7 +107,7 @@ export class VoucherService {
     if (at < v.validFrom) throw new AppError('VOUCHER_UNUSABLE', '该代金券尚未到可用时间');
     if (at >= v.expiresAt) throw new AppError('VOUCHER_UNUSABLE', STATUS_TEXT.Expired);
     if (v.categories.length > 0 && !v.categories.includes(category)) {
-      throw new AppError('VOUCHER_UNUSABLE', `该代金券不适用于${InstanceCategory.label(category)}`);
+      throw new AppError('VOUCHER_UNUSABLE', `该代金券不适用于${InstanceCategory.label(category) ?? (category === ('Ai' as string) ? '模型资源包' : category)}`);
     }
     return v;
   }

@@ -18,6 +18,7 @@ export const TRANSFER_LABEL: Record<string, string> = {
   order: '订单支付',
   refund: '退款',
   gift_expire: '赠送金过期',
+  voucher_expire: '代金券过期',
 };
 
 const KINDS: { label: string; value: StatementKind }[] = [

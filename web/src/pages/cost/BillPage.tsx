@@ -1,13 +1,278 @@
-import { Card } from 'antd';
+import { useState } from 'react';
+import { App, Button, Card, Empty, Flex, Segmented, Select, Space, Table, Tabs, Typography } from 'antd';
+import { DownloadOutlined, ReloadOutlined } from '@ant-design/icons';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { OrderStatus, OrderType, PAGE, formatYuan, type Order, type OrderStatus as Status, type OrderType as Type } from '@console/contract';
+import { downloadOrdersCsv, ORDER_KEYS, ordersApi, type OrderFilter } from '../../api/orders';
+import { LoadError } from '../../components/LoadError';
+import { OrderPayModal } from '../../components/OrderPayModal';
+import { balancePaid, categoryLabel, formatTime, orderDetailPath, OrderStatusTag, useCancelOrder } from '../../components/orderViews';
 import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { UnpaidOrderBanner } from '../../components/UnpaidOrderBanner';
+import { useUrlState } from '../../routing/useUrlState';
 
+type Tab = 'server' | 'storage' | 'model';
+/** Server bills are of two order kinds: GPU instances and image applications, and the other instances. */
+type ServerKind = 'Personal' | 'default';
+
+interface BillQuery {
+  tab: Tab;
+  kind: ServerKind;
+  status?: Status;
+  type?: Type;
+  page: number;
+  pageSize: number;
+}
+
+const PAGE_SIZES = [10, 20, 50];
+
+function readQuery(p: URLSearchParams): BillQuery {
+  const tab = p.get('tab');
+  const status = p.get('status');
+  const type = p.get('type');
+  const page = Number(p.get('page'));
+  const pageSize = Number(p.get('pageSize'));
+  return {
+    tab: tab === 'storage' || tab === 'model' ? tab : 'server',
+    kind: p.get('kind') === 'default' ? 'default' : 'Personal',
+    status: status && (OrderStatus.values as string[]).includes(status) ? (status as Status) : undefined,
+    type: type && (OrderType.values as string[]).includes(type) ? (type as Type) : undefined,
+    page: Number.isInteger(page) && page > 0 ? page : 1,
+    pageSize: PAGE_SIZES.includes(pageSize) ? pageSize : 10,
+  };
+}
+
+function writeQuery(q: BillQuery): URLSearchParams {
+  const p = new URLSearchParams();
+  if (q.tab !== 'server') p.set('tab', q.tab);
+  if (q.tab === 'server' && q.kind !== 'Personal') p.set('kind', q.kind);
+  if (q.status) p.set('status', q.status);
+  if (q.type) p.set('type', q.type);
+  if (q.page > 1) p.set('page', String(q.page));
+  if (q.pageSize !== 10) p.set('pageSize', String(q.pageSize));
+  return p;
+}
+
+function filterOf(q: BillQuery): OrderFilter {
+  return { kind: q.tab === 'model' ? 'Ai' : q.kind, status: q.status, type: q.type };
+}
+
+/** /console/cost/bill: the account's orders, by product, with server paging and filters in the URL. */
 export default function BillPage() {
+  const url = useUrlState(readQuery, writeQuery);
+  const q = url.value;
+  const set = (patch: Partial<BillQuery>) => url.set({ ...url.latest(), page: 1, ...patch });
+
   return (
     <PageFrame>
-      <Card>
-        <UnderConstruction what="账单" />
+      <UnpaidOrderBanner />
+      <Card className="bill-card">
+        <Tabs
+          activeKey={q.tab}
+          onChange={(tab) => set({ tab: tab as Tab, status: undefined, type: undefined })}
+          items={[
+            { key: 'server', label: '服务器账单' },
+            { key: 'storage', label: '存储账单' },
+            { key: 'model', label: '模型账单' },
+          ]}
+        />
+        {q.tab === 'storage' ? <StorageBills /> : <OrderBills query={q} onChange={set} />}
       </Card>
     </PageFrame>
+  );
+}
+
+function OrderBills({ query: q, onChange }: { query: BillQuery; onChange: (patch: Partial<BillQuery>) => void }) {
+  const filter = filterOf(q);
+  const list = useQuery({
+    queryKey: ORDER_KEYS.list(filter, q.page, q.pageSize),
+    queryFn: ({ signal }) => ordersApi.list({ filter, page: q.page, pageSize: q.pageSize }, signal),
+    placeholderData: keepPreviousData,
+  });
+  const [paying, setPaying] = useState<Order | null>(null);
+  const cancel = useCancelOrder();
+  const { message } = App.useApp();
+  const [exporting, setExporting] = useState(false);
+  const filtered = Boolean(q.status || q.type);
+
+  const exportCsv = async () => {
+    setExporting(true);
+    try {
+      await downloadOrdersCsv(filter);
+      void message.success('账单已导出');
+    } catch {
+      // The request layer has said why.
+    } finally {
+      setExporting(false);
+    }
+  };
+
+  return (
+    <Flex vertical gap={16}>
+      <Flex justify="space-between" align="center" wrap gap={12}>
+        <Space wrap size={12}>
+          {q.tab === 'server' && (
+            <Segmented<ServerKind>
+              aria-label="实例类型"
+              value={q.kind}
+              onChange={(kind) => onChange({ kind })}
+              options={[
+                { value: 'Personal', label: 'GPU 实例 / 镜像应用' },
+                { value: 'default', label: 'CPU 实例 / 云桌面 / 跨境电商 / 云游戏' },
+              ]}
+            />
+          )}
+          <Select<Status>
+            aria-label="订单状态"
+            placeholder="全部状态"
+            allowClear
+            style={{ width: 140 }}
+            value={q.status}
+            onChange={(status) => onChange({ status })}
+            options={OrderStatus.values.map((s) => ({ value: s, label: OrderStatus.label(s) }))}
+          />
+          <Select<Type>
+            aria-label="订单类型"
+            placeholder="全部类型"
+            allowClear
+            style={{ width: 150 }}
+            value={q.type}
+            onChange={(type) => onChange({ type })}
+            options={OrderType.values.map((t) => ({ value: t, label: OrderType.label(t) }))}
+          />
+          {filtered && (
+            <Button type="link" onClick={() => onChange({ status: undefined, type: undefined })} style={{ paddingInline: 4 }}>
+              清除筛选
+            </Button>
+          )}
+        </Space>
+        <Space>
+          <Button icon={<ReloadOutlined />} onClick={() => void list.refetch()} loading={list.isFetching && !list.isPending} aria-label="刷新" />
+          <Button icon={<DownloadOutlined />} onClick={() => void exportCsv()} loading={exporting}>
+            导出 CSV
+          </Button>
+        </Space>
+      </Flex>
+
+      {list.isError ? (
+        <LoadError error={list.error} onRetry={() => void list.refetch()} />
+      ) : (
+        <Table<Order>
+          rowKey="orderUid"
+          loading={list.isPending || (list.isFetching && list.isPlaceholderData)}
+          dataSource={list.data?.items}
+          scroll={{ x: 1080 }}
+          tableLayout="fixed"
+          locale={{
+            emptyText: (
+              <Empty
+                image={Empty.PRESENTED_IMAGE_SIMPLE}
+                description={
+                  filtered ? (
+                    '没有符合筛选条件的账单'
+                  ) : q.tab === 'model' ? (
+                    <span>
+                      暂无模型账单，<Link to={PAGE.resource}>去购买资源包</Link>
+                    </span>
+                  ) : (
+                    <span>
+                      暂无服务器账单，<Link to={PAGE.cloudGpu}>去租用 GPU</Link>
+                    </span>
+                  )
+                }
+              />
+            ),
+          }}
+          pagination={{
+            current: q.page,
+            pageSize: q.pageSize,
+            total: list.data?.total ?? 0,
+            showSizeChanger: true,
+            pageSizeOptions: PAGE_SIZES,
+            showTotal: (t) => `共 ${t} 条 · 金额单位：元`,
+            onChange: (page, pageSize) => onChange({ page: pageSize === q.pageSize ? page : 1, pageSize }),
+          }}
+          columns={[
+            {
+              title: '产品 / 订单号',
+              dataIndex: 'description',
+              render: (d: string, o) => (
+                <Flex vertical gap={2} style={{ minWidth: 0 }}>
+                  <Link to={orderDetailPath(o)} className="bill-product">
+                    <Typography.Text ellipsis={{ tooltip: d }} style={{ color: 'inherit', maxWidth: '100%' }}>
+                      {d}
+                    </Typography.Text>
+                  </Link>
+                  <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+                    <span className="mono">{o.orderUid}</span> · {categoryLabel(o.category)} · {OrderType.label(o.type)}
+                  </Typography.Text>
+                </Flex>
+              ),
+            },
+            { title: '状态', dataIndex: 'status', width: 90, render: (s: Status) => <OrderStatusTag status={s} /> },
+            { title: '订单金额', dataIndex: 'amount', width: 100, align: 'right', render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
+            {
+              title: '代金券抵扣',
+              dataIndex: 'voucherDeduction',
+              width: 112,
+              align: 'right',
+              render: (v: string) => <span className="amount-cell">{v === '0' ? '--' : `-${formatYuan(v)}`}</span>,
+            },
+            {
+              title: '余额实付',
+              key: 'paid',
+              width: 100,
+              align: 'right',
+              render: (_, o) => <span className="amount-cell">{o.paidAt ? formatYuan(balancePaid(o)) : '--'}</span>,
+            },
+            { title: '下单时间', dataIndex: 'createdAt', width: 180, render: (v: string) => formatTime(v) },
+            {
+              title: '操作',
+              key: 'op',
+              width: 180,
+              render: (_, o) => (
+                <Space size={0} className="bill-ops">
+                  <Link to={orderDetailPath(o)} className="bill-op-link">
+                    详情
+                  </Link>
+                  {o.status === 'Unpaid' && (
+                    <>
+                      <Button type="link" size="small" onClick={() => setPaying(o)}>
+                        去支付
+                      </Button>
+                      <Button type="link" size="small" danger onClick={() => cancel.confirm(o)}>
+                        取消订单
+                      </Button>
+                    </>
+                  )}
+                </Space>
+              ),
+            },
+          ]}
+        />
+      )}
+      {paying && <OrderPayModal order={paying} onClose={() => setPaying(null)} />}
+    </Flex>
+  );
+}
+
+/** No storage is billed yet: say where data-disk charges will appear, without made-up rows. */
+function StorageBills() {
+  return (
+    <Empty
+      className="bill-empty"
+      image={Empty.PRESENTED_IMAGE_SIMPLE}
+      description={
+        <Flex vertical gap={4} align="center">
+          <Typography.Text>暂无存储账单</Typography.Text>
+          <Typography.Text type="secondary">数据盘扩容、超出免费容量的数据盘等存储费用产生后，会按日汇总显示在这里。</Typography.Text>
+        </Flex>
+      }
+    >
+      <Link to={PAGE.storageBillDetail}>
+        <Button>查看存储账单明细</Button>
+      </Link>
+    </Empty>
   );
 }

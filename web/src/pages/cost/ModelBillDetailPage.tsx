@@ -1,13 +1,6 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { OrderDetailPage } from './OrderDetail';
 
+/** /console/cost/bill/model-details/:id (id = order number): a model resource-package order. */
 export default function ModelBillDetailPage() {
-  return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="模型账单详情" />
-      </Card>
-    </PageFrame>
-  );
+  return <OrderDetailPage area="model" />;
 }

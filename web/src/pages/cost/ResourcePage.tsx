@@ -1,13 +1,152 @@
-import { Card } from 'antd';
+import { useState } from 'react';
+import { Button, Card, Empty, Flex, InputNumber, Progress, Skeleton, Table, Tag, Typography } from 'antd';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import dayjs from 'dayjs';
+import type { Order } from '@console/contract';
+import { ORDER_KEYS, ordersApi, type ResourcePackage, type ResourceProduct } from '../../api/orders';
+import { LoadError } from '../../components/LoadError';
+import { OrderPayModal } from '../../components/OrderPayModal';
+import { formatQuantity, formatTime, orderDetailPath } from '../../components/orderViews';
 import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { Price } from '../../components/Price';
+import { UnpaidOrderBanner } from '../../components/UnpaidOrderBanner';
 
+/** /console/cost/resource: buy resource packages (as model orders) and watch what is left of them. */
 export default function ResourcePage() {
+  const [paying, setPaying] = useState<Order | null>(null);
   return (
     <PageFrame>
-      <Card>
-        <UnderConstruction what="资源包" />
-      </Card>
+      <Flex vertical gap={16}>
+        <UnpaidOrderBanner />
+        <Products onOrdered={setPaying} />
+        <Packages />
+      </Flex>
+      {paying && <OrderPayModal order={paying} onClose={() => setPaying(null)} />}
     </PageFrame>
+  );
+}
+
+function Products({ onOrdered }: { onOrdered: (o: Order) => void }) {
+  const products = useQuery({ queryKey: ORDER_KEYS.products, queryFn: ({ signal }) => ordersApi.resourceProducts(signal), staleTime: 60_000 });
+  return (
+    <Card title="购买资源包" extra={<Typography.Text type="secondary">资源包在有效期内优先于余额抵扣，支付后立即生效</Typography.Text>}>
+      {products.isPending ? (
+        <Skeleton active paragraph={{ rows: 4 }} />
+      ) : products.isError ? (
+        <LoadError error={products.error} onRetry={() => void products.refetch()} />
+      ) : products.data.items.length === 0 ? (
+        <Empty description="暂无可购买的资源包" />
+      ) : (
+        <div className="resource-grid">
+          {products.data.items.map((p) => (
+            <ProductCard key={p.id} product={p} onOrdered={onOrdered} />
+          ))}
+        </div>
+      )}
+    </Card>
+  );
+}
+
+function ProductCard({ product: p, onOrdered }: { product: ResourceProduct; onOrdered: (o: Order) => void }) {
+  const queryClient = useQueryClient();
+  const [count, setCount] = useState<number | null>(1);
+  const valid = count !== null && Number.isInteger(count) && count >= 1 && count <= 100;
+  const buy = useMutation({
+    mutationFn: () => ordersApi.createResourceOrder({ productId: p.id, count: count! }),
+    onSuccess: (order) => {
+      void queryClient.invalidateQueries({ queryKey: ORDER_KEYS.all });
+      onOrdered(order);
+    },
+    // A refusal (e.g. 40011007, an unpaid order exists) is shown by the request layer; the banner lists that order.
+    onError: () => void queryClient.invalidateQueries({ queryKey: ORDER_KEYS.unpaid }),
+  });
+  return (
+    <section className="resource-card" aria-label={`资源包 ${p.name}`}>
+      <Typography.Text strong className="resource-card-name">
+        {p.name}
+      </Typography.Text>
+      <div className="resource-card-quantity">{formatQuantity(p.quantity, p.unit)}</div>
+      <Typography.Paragraph type="secondary" className="resource-card-desc">
+        {p.description}
+      </Typography.Paragraph>
+      <Flex justify="space-between" align="baseline">
+        <Price units={p.price} per="份" size="lg" />
+        <Tag color="purple" style={{ marginInlineEnd: 0 }}>
+          有效期 {p.validDays} 天
+        </Tag>
+      </Flex>
+      <Flex align="center" justify="space-between" gap={8} className="resource-card-buy">
+        <Flex align="center" gap={8}>
+          <Typography.Text type="secondary">数量</Typography.Text>
+          <InputNumber aria-label={`购买数量 ${p.name}`} min={1} max={100} precision={0} value={count} onChange={setCount} style={{ width: 88 }} />
+        </Flex>
+        <Typography.Text type="secondary">合计 {valid ? <Price units={String(BigInt(p.price) * BigInt(count!))} /> : '--'}</Typography.Text>
+      </Flex>
+      <Button type="primary" block disabled={!valid} loading={buy.isPending} onClick={() => buy.mutate()}>
+        立即购买
+      </Button>
+    </section>
+  );
+}
+
+function Packages() {
+  const packages = useQuery({ queryKey: ORDER_KEYS.packages, queryFn: ({ signal }) => ordersApi.resourcePackages(signal) });
+  return (
+    <Card title="我的资源包">
+      {packages.isError ? (
+        <LoadError error={packages.error} onRetry={() => void packages.refetch()} />
+      ) : (
+        <Table<ResourcePackage>
+          rowKey="id"
+          loading={packages.isPending}
+          dataSource={packages.data?.items}
+          pagination={(packages.data?.items.length ?? 0) > 10 ? { pageSize: 10, showTotal: (t) => `共 ${t} 个` } : false}
+          scroll={{ x: 1100 }}
+          locale={{ emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="还没有资源包，购买后可在这里查看余量与有效期" /> }}
+          columns={[
+            { title: '名称', dataIndex: 'name', render: (n: string) => <Typography.Text strong>{n}</Typography.Text> },
+            { title: '总量', dataIndex: 'total', width: 140, render: (v: string, r) => formatQuantity(v, r.unit) },
+            {
+              title: '剩余',
+              dataIndex: 'remain',
+              width: 240,
+              render: (v: string, r) => {
+                const total = BigInt(r.total);
+                const percent = total > 0n ? Number((BigInt(v) * 1000n) / total) / 10 : 0;
+                return (
+                  <Flex vertical gap={0}>
+                    <span>{formatQuantity(v, r.unit)}</span>
+                    <Progress percent={percent} size="small" status="normal" strokeColor="#722ed1" format={(p) => `${p}%`} aria-label={`剩余 ${percent}%`} />
+                  </Flex>
+                );
+              },
+            },
+            {
+              title: '到期时间',
+              dataIndex: 'expiresAt',
+              width: 200,
+              render: (v: string) => (
+                <Flex gap={6} align="center">
+                  {formatTime(v)}
+                  {dayjs(v).isBefore(dayjs()) && <Tag style={{ marginInlineEnd: 0 }}>已过期</Tag>}
+                </Flex>
+              ),
+            },
+            { title: '购买时间', dataIndex: 'createdAt', width: 170, render: (v: string) => formatTime(v) },
+            {
+              title: '订单',
+              dataIndex: 'orderUid',
+              width: 220,
+              render: (uid: string) => (
+                <Link to={orderDetailPath({ kind: 'Ai', orderUid: uid })} className="mono">
+                  {uid}
+                </Link>
+              ),
+            },
+          ]}
+        />
+      )}
+    </Card>
   );
 }

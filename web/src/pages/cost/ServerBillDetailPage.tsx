@@ -1,13 +1,6 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { OrderDetailPage } from './OrderDetail';
 
+/** /console/cost/bill/server-details/:id (id = order number): a GPU, CPU, desktop… order. */
 export default function ServerBillDetailPage() {
-  return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="服务器账单详情" />
-      </Card>
-    </PageFrame>
-  );
+  return <OrderDetailPage area="server" />;
 }

@@ -1,0 +1,123 @@
+import {
+  API,
+  formatFilterBy,
+  orderPath,
+  type Order,
+  type OrderKind,
+  type OrderStatus,
+  type OrderType,
+  type PayOrderRequest,
+  type ResourceProduct,
+  type Voucher,
+  type orderPageSchema,
+  type orderPayStatusSchema,
+  type orderQrSchema,
+  type resourcePackageSchema,
+} from '@console/contract';
+// Type-only: the contract exports these schemas but not their inferred types.
+import type { z } from 'zod';
+import { session } from '../session/store';
+import { api, reactToError } from './client';
+import { ApiError, CLIENT_MESSAGES } from './errors';
+import { getApiUi } from './ui';
+
+export type { Order, OrderKind, ResourceProduct };
+export type OrderPage = z.infer<typeof orderPageSchema>;
+export type OrderPayStatus = z.infer<typeof orderPayStatusSchema>;
+export type OrderQr = z.infer<typeof orderQrSchema>;
+export type ResourcePackage = z.infer<typeof resourcePackageSchema>;
+
+/** What the bill list can be narrowed by; travels as one `filterBy` string (spec §3). */
+export interface OrderFilter {
+  kind?: OrderKind;
+  status?: OrderStatus;
+  type?: OrderType;
+  category?: string;
+}
+
+/** Query keys of everything an order payment changes, so one invalidation refreshes them all. */
+export const ORDER_KEYS = {
+  all: ['orders'] as const,
+  list: (filter: OrderFilter, page: number, pageSize: number) => ['orders', 'list', filter, page, pageSize] as const,
+  unpaid: ['orders', 'unpaid'] as const,
+  one: (uid: string) => ['orders', 'one', uid] as const,
+  packages: ['resource', 'packages'] as const,
+  products: ['resource', 'products'] as const,
+  vouchers: (category: string) => ['vouchers', 'usable', category] as const,
+};
+
+/** `filterBy` in a fixed key order (kind, status, type, category) so equal filters give equal URLs. */
+export function orderFilterBy(filter: OrderFilter): string {
+  return formatFilterBy({ kind: filter.kind, status: filter.status, type: filter.type, category: filter.category });
+}
+
+export const ordersApi = {
+  list: (q: { filter: OrderFilter; page: number; pageSize: number }, signal?: AbortSignal) =>
+    api.get<OrderPage>(API.orderList, { filterBy: orderFilterBy(q.filter) || undefined, page: q.page, pageSize: q.pageSize }, { signal }),
+  /** Silent: the detail pages show "not found" themselves and try the next kind. */
+  get: (kind: OrderKind, uid: string, signal?: AbortSignal) => api.get<Order>(orderPath(kind, uid), undefined, { signal, silent: true }),
+  pay: (order: Pick<Order, 'kind' | 'orderUid'>, body: PayOrderRequest) => api.post<OrderPayStatus>(orderPath(order.kind, order.orderUid, '/pay'), body),
+  /** Polled while a QR code is shown: silent, the dialog shows its own state. */
+  payStatus: (order: Pick<Order, 'kind' | 'orderUid'>, signal?: AbortSignal) =>
+    api.get<OrderPayStatus>(orderPath(order.kind, order.orderUid, '/pay'), undefined, { signal, silent: true }),
+  qrcode: (order: Pick<Order, 'kind' | 'orderUid'>, method: 'Alipay' | 'Wechat') =>
+    api.get<OrderQr>(orderPath(order.kind, order.orderUid, `/qrcode/${method === 'Alipay' ? 'alipay' : 'wechat'}`)),
+  cancel: (order: Pick<Order, 'kind' | 'orderUid'>) => api.post<Order>(orderPath(order.kind, order.orderUid, '/cancel'), undefined, { successMessage: '订单已取消' }),
+  /** Usable vouchers for one product category (vouchers limited to other categories are left out by the server). */
+  usableVouchers: (category: string, signal?: AbortSignal) => api.get<{ items: Voucher[] }>(API.vouchers, { usable: 'true', category }, { signal }),
+  resourceProducts: (signal?: AbortSignal) => api.get<{ items: ResourceProduct[] }>(API.resourceProducts, undefined, { signal }),
+  createResourceOrder: (body: { productId: string; count: number }) => api.post<Order>(API.aiOrderCreate, body),
+  resourcePackages: (signal?: AbortSignal) => api.get<{ items: ResourcePackage[] }>(API.resourcePackages, undefined, { signal }),
+};
+
+/**
+ * 导出 CSV: the export needs the session header, so a plain link cannot download it. Fetched here
+ * as bytes (Response.text() would drop the BOM that lets Excel read the Chinese) and saved through
+ * a temporary object URL. Failures go through the request layer's reactions like any other call.
+ */
+export async function downloadOrdersCsv(filter: OrderFilter): Promise<void> {
+  const filterBy = orderFilterBy(filter);
+  const url = API.orderListCsv + (filterBy ? `?${new URLSearchParams({ filterBy })}` : '');
+  const headers: Record<string, string> = { Accept: 'text/csv' };
+  const token = session.getToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let error: ApiError;
+  try {
+    const res = await fetch(url, { headers, credentials: 'include' });
+    if (res.ok) {
+      const blob = await res.blob();
+      saveBlob(blob, fileNameOf(res.headers.get('content-disposition')) ?? `bills-${new Date().toISOString().slice(0, 10)}.csv`);
+      return;
+    }
+    const body = (await res.json().catch(() => ({}))) as { code?: unknown; message?: unknown; detail?: unknown };
+    error = new ApiError(
+      'http',
+      typeof body.message === 'string' && body.message ? body.message : `导出失败（HTTP ${res.status}）`,
+      res.status,
+      typeof body.code === 'number' ? body.code : undefined,
+      typeof body.detail === 'string' && body.detail ? body.detail : undefined,
+    );
+  } catch {
+    error = new ApiError('network', CLIENT_MESSAGES.network);
+  }
+  reactToError(error, getApiUi());
+  throw error;
+}
+
+function fileNameOf(disposition: string | null): string | null {
+  const m = disposition ? /filename="?([^";]+)"?/i.exec(disposition) : null;
+  return m ? m[1]! : null;
+}
+
+function saveBlob(blob: Blob, name: string) {
+  const href = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = href;
+  a.download = name;
+  a.style.display = 'none';
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  // Give the browser a moment to start the download before the URL goes away.
+  setTimeout(() => URL.revokeObjectURL(href), 1000);
+}
