@@ -16,3 +16,4 @@ await seedDemo(database.db, systemClock);
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(JSON.stringify({ address, database: database.kind }));
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
+process.on('SIGINT', () => void app.close().then(() => process.exit(0)));

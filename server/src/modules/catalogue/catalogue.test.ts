@@ -87,6 +87,17 @@ describe('catalogue reads', () => {
     expect(paged.items).toHaveLength(5);
   });
 
+  it('sends the cached market list gzip-compressed to clients that accept it', async () => {
+    const { gunzipSync } = await import('node:zlib');
+    const plain = await get(s.app, GPU_LIST);
+    const zipped = await s.app.inject({ method: 'GET', url: GPU_LIST, headers: { 'accept-encoding': 'gzip, br' } });
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers.vary).toBe('accept-encoding');
+    expect(zipped.rawPayload.length).toBeLessThan(plain.rawPayload.length / 3);
+    expect(JSON.parse(gunzipSync(zipped.rawPayload).toString('utf8'))).toEqual(json(plain));
+    expect(plain.headers['content-encoding']).toBeUndefined();
+  });
+
   it('sorts the market by day price: "priceDay" means ascending, ",d" descending', async () => {
     const dayPrice = (h: Host & { prices: { cycle: string; price: string }[] }) => Number(h.prices.find((p) => p.cycle === 'Day')!.price);
     const free = (items: Host[]) => items.filter((h) => h.gpuFree > 0) as (Host & { prices: { cycle: string; price: string }[] })[];
