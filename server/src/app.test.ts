@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, json, startTestServer, type TestServer } from '../test/harness.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -107,7 +108,10 @@ describe('configuration', () => {
     const embedded = loadConfig({});
     expect(embedded.PORT).toBe(8080);
     expect(embedded.seedDemo).toBe(true);
-    expect(embedded.dataDir).toBe(path.resolve('./data'));
+    // The repository's data/, wherever npm runs the workspace script from.
+    expect(embedded.dataDir).toBe(fileURLToPath(new URL('../../data', import.meta.url)));
+    // A relative DATA_DIR is read from where the command was typed.
+    expect(loadConfig({ DATA_DIR: 'mine', INIT_CWD: '/srv/console' }).dataDir).toBe('/srv/console/mine');
     const pg = loadConfig({ DATABASE_URL: 'postgres://u@h/db', PORT: '9000' });
     expect(pg.seedDemo).toBe(false);
     expect(pg.PORT).toBe(9000);

@@ -3,6 +3,7 @@
  * server with a message naming the variable, instead of failing later in a request.
  */
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { DEFAULT_CATALOGUE_FILE } from './modules/catalogue/seed-file.js';
 
@@ -13,7 +14,8 @@ const bool = z
 const envSchema = z.object({
   PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
-  DATA_DIR: z.string().default('./data'),
+  /** Relative paths are taken from where the command was typed (npm runs workspace scripts elsewhere); default: the repository's data/. */
+  DATA_DIR: z.string().optional(),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, { error: '应为 postgres://user:pass@host:port/db 形式' })
@@ -85,7 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   requireTogether(c.MAIL_DRIVER === 'smtp', 'MAIL_DRIVER=smtp', { SMTP_URL: c.SMTP_URL });
   return {
     ...c,
-    dataDir: path.resolve(c.DATA_DIR),
+    dataDir: c.DATA_DIR ? path.resolve(env.INIT_CWD ?? process.cwd(), c.DATA_DIR) : fileURLToPath(new URL('../../data', import.meta.url)),
     // Demo data is for the embedded database; a real PostgreSQL gets it only when asked.
     seedDemo: c.SEED_DEMO ?? !c.DATABASE_URL,
     publicBaseUrl: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/$/, ''),
