@@ -8,6 +8,7 @@ import {
   type UserMoney,
   type Voucher,
   type giftListSchema,
+  type giftEligibilitySchema,
 } from '@console/contract';
 import type { z } from 'zod';
 import { api } from './client';
@@ -17,6 +18,7 @@ export type RechargeOptions = z.infer<typeof rechargeOptionsSchema>;
 export type RechargePage = z.infer<typeof rechargePageSchema>;
 export type StatementPage = z.infer<typeof statementPageSchema>;
 export type GiftList = z.infer<typeof giftListSchema>;
+export type GiftEligibility = z.infer<typeof giftEligibilitySchema>;
 export type StatementKind = 'cash' | 'gift' | 'voucher' | 'deposit';
 
 export const billingApi = {
@@ -31,6 +33,9 @@ export const billingApi = {
   cancelRecharge: (id: string) => api.post<Recharge>(API.rechargeCancel, { id }),
   recharges: (q: { page: number; pageSize: number }, signal?: AbortSignal) => api.get<RechargePage>(API.recharge, q, { signal }),
   gifts: (signal?: AbortSignal) => api.get<GiftList>(API.gift, undefined, { signal }),
+  giftEligibility: (signal?: AbortSignal) => api.get<GiftEligibility>(API.giftEligibility, undefined, { signal, silent: true }),
+  obtainGift: () => api.post<GiftList>(API.giftObtain, undefined, { successMessage: '新人赠送金已到账' }),
+  renewGifts: () => api.post<GiftList & { renewed: number }>(API.giftRenew, undefined, { successMessage: '赠送金已续期' }),
   vouchers: (q: { usable?: boolean } = {}, signal?: AbortSignal) =>
     api.get<{ items: Voucher[] }>(API.vouchers, q.usable ? { usable: 'true' } : undefined, { signal }),
 };

@@ -1,13 +1,13 @@
 import { useState } from 'react';
 import { Button, Card, Col, Flex, Row, Segmented, Skeleton, Statistic, Table, Tag, Typography } from 'antd';
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import dayjs from 'dayjs';
 import { PAGE, formatYuan } from '@console/contract';
 import { billingApi, type StatementKind, type StatementPage } from '../../api/billing';
 import { LoadError } from '../../components/LoadError';
 import { PageFrame } from '../../components/PageFrame';
-import { useMoneyQuery } from '../../session/useSession';
+import { MONEY_QUERY_KEY, useMoneyQuery } from '../../session/useSession';
 
 /** What each kind of ledger transfer means to the account holder. */
 export const TRANSFER_LABEL: Record<string, string> = {
@@ -20,6 +20,8 @@ export const TRANSFER_LABEL: Record<string, string> = {
   gift_expire: '赠送金过期',
   voucher_expire: '代金券过期',
 };
+
+const GIFT_SOURCE: Record<string, string> = { recharge_bonus: '充值赠送', welcome: '新人赠送', compensation: '平台补偿' };
 
 const KINDS: { label: string; value: StatementKind }[] = [
   { label: '现金', value: 'cash' },
@@ -68,11 +70,47 @@ function Balances() {
   );
 }
 
+/** Claim the welcome credit, or renew items waiting for renewal (spec §3/§4 gift actions). */
+function GiftActions({ renewable }: { renewable: boolean }) {
+  const queryClient = useQueryClient();
+  const eligibility = useQuery({ queryKey: ['gifts', 'eligibility'], queryFn: ({ signal }) => billingApi.giftEligibility(signal) });
+  const refresh = () => {
+    void queryClient.invalidateQueries({ queryKey: ['gifts'] });
+    void queryClient.invalidateQueries({ queryKey: MONEY_QUERY_KEY });
+  };
+  const obtain = useMutation({ mutationFn: billingApi.obtainGift, onSuccess: refresh });
+  const renew = useMutation({ mutationFn: billingApi.renewGifts, onSuccess: refresh });
+  return (
+    <Flex gap={8} align="center">
+      {eligibility.data?.eligible && (
+        <Button type="primary" size="small" loading={obtain.isPending} onClick={() => obtain.mutate()}>
+          领取新人赠送金 ¥{formatYuan(eligibility.data.amount)}
+        </Button>
+      )}
+      {renewable && (
+        <Button size="small" loading={renew.isPending} onClick={() => renew.mutate()}>
+          续期待续期的赠送金
+        </Button>
+      )}
+    </Flex>
+  );
+}
+
 function GiftCredit() {
   const gifts = useQuery({ queryKey: ['gifts'], queryFn: ({ signal }) => billingApi.gifts(signal) });
   if (gifts.isError) return <LoadError error={gifts.error} onRetry={() => void gifts.refetch()} />;
   return (
-    <Card title="赠送金明细" extra={gifts.data && <Typography.Text type="secondary">有效合计 ¥{formatYuan(gifts.data.remain)}</Typography.Text>}>
+    <Card
+      title="赠送金明细"
+      extra={
+        gifts.data && (
+          <Flex gap={16} align="center">
+            <GiftActions renewable={gifts.data.renewStatus} />
+            <Typography.Text type="secondary">有效合计 ¥{formatYuan(gifts.data.remain)}</Typography.Text>
+          </Flex>
+        )
+      }
+    >
       <Table
         rowKey="id"
         size="small"
@@ -81,7 +119,7 @@ function GiftCredit() {
         pagination={false}
         locale={{ emptyText: '暂无赠送金：充值即返赠送金' }}
         columns={[
-          { title: '来源', dataIndex: 'source', render: (s: string) => (s === 'recharge_bonus' ? '充值赠送' : s) },
+          { title: '来源', dataIndex: 'source', render: (s: string) => GIFT_SOURCE[s] ?? s },
           { title: '金额（元）', dataIndex: 'amount', align: 'right', render: (v: string) => formatYuan(v) },
           { title: '剩余（元）', dataIndex: 'remain', align: 'right', render: (v: string) => formatYuan(v) },
           { title: '到期时间', dataIndex: 'expireAt', render: (v: string) => dayjs(v).format('YYYY-MM-DD HH:mm') },
