@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
+import { registerInBrowser, payOnSandboxPage } from './console.js';
 import { startServer, type RunningServer } from './server.js';
 
 const shots = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
@@ -30,16 +31,7 @@ describe('recharge journey', () => {
   });
 
   it('registers a new account', async () => {
-    const mobile = `136${String(Date.now()).slice(-8)}`;
-    await page.goto(`${server.url}/register`);
-    await page.getByPlaceholder('请输入手机号').fill(mobile);
-    await page.getByRole('button', { name: '获取验证码' }).click();
-    await page.getByRole('button', { name: /秒后重新获取/ }).waitFor();
-    const outbox = (await (await fetch(`${server.url}/dev/outbox?to=${mobile}`)).json()) as { items: { code: string }[] };
-    await page.getByPlaceholder('6 位验证码').fill(outbox.items[0]!.code);
-    await page.getByPlaceholder('设置登录密码').fill('Money1234');
-    await page.getByRole('button', { name: /注\s*册/ }).click();
-    await page.waitForURL('**/stats/cloud/gpu');
+    await registerInBrowser(page, server.url, '136', 'Money1234');
   });
 
   it('recharges 100 yuan on the sandbox scan page and sees 118 available', async () => {
@@ -53,12 +45,7 @@ describe('recharge journey', () => {
     // The QR code encodes the sandbox scan page; a payer's phone would open it, the test does.
     const scanUrl = await page.getByRole('link', { name: '打开沙箱支付页' }).getAttribute('href');
     expect(scanUrl).toMatch(/\/dev\/pay\/sandbox\/R\d{14}/);
-    const wallet = await browser.newPage({ locale: 'zh-CN' });
-    await wallet.goto(scanUrl!);
-    await wallet.getByText('¥100.00').first().waitFor();
-    await wallet.getByRole('button', { name: '确认支付' }).click();
-    await wallet.getByText('支付成功，请返回控制台查看').waitFor();
-    await wallet.close();
+    await payOnSandboxPage(browser, scanUrl!);
 
     await page.getByText('充值成功').waitFor({ timeout: 20_000 });
     await page.getByText('现金 +¥100.00，赠送金 +¥18.00').waitFor();

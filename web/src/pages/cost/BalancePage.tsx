@@ -4,22 +4,11 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import dayjs from 'dayjs';
 import { PAGE, formatYuan } from '@console/contract';
-import { billingApi, type StatementKind, type StatementPage } from '../../api/billing';
+import { billingApi, type StatementKind } from '../../api/billing';
+import { StatementTable } from '../../components/orderViews';
 import { LoadError } from '../../components/LoadError';
 import { PageFrame } from '../../components/PageFrame';
 import { MONEY_QUERY_KEY, useMoneyQuery } from '../../session/useSession';
-
-/** What each kind of ledger transfer means to the account holder. */
-export const TRANSFER_LABEL: Record<string, string> = {
-  gateway_in: '充值到账',
-  gift_grant: '赠送金发放',
-  voucher_grant: '代金券发放',
-  compensation: '平台补偿',
-  order: '订单支付',
-  refund: '退款',
-  gift_expire: '赠送金过期',
-  voucher_expire: '代金券过期',
-};
 
 const GIFT_SOURCE: Record<string, string> = { recharge_bonus: '充值赠送', welcome: '新人赠送', compensation: '平台补偿' };
 
@@ -137,50 +126,9 @@ function GiftCredit() {
 
 function Statement() {
   const [kind, setKind] = useState<StatementKind>('cash');
-  const [page, setPage] = useState(1);
-  const list = useQuery({ queryKey: ['statement', kind, page], queryFn: ({ signal }) => billingApi.statement({ kind, page, pageSize: 10 }, signal) });
   return (
-    <Card
-      title="收支明细"
-      extra={
-        <Segmented
-          options={KINDS}
-          value={kind}
-          onChange={(v) => {
-            setKind(v as StatementKind);
-            setPage(1);
-          }}
-        />
-      }
-    >
-      {list.isError ? (
-        <LoadError error={list.error} onRetry={() => void list.refetch()} />
-      ) : (
-        <Table<StatementPage['items'][number]>
-          rowKey="id"
-          loading={list.isPending}
-          dataSource={list.data?.items}
-          locale={{ emptyText: '暂无收支记录' }}
-          pagination={{ current: page, pageSize: 10, total: list.data?.total ?? 0, onChange: setPage, showTotal: (t) => `共 ${t} 条` }}
-          columns={[
-            { title: '时间', dataIndex: 'createdAt', render: (v: string) => dayjs(v).format('YYYY-MM-DD HH:mm:ss') },
-            { title: '类型', dataIndex: 'kind', render: (k: string) => TRANSFER_LABEL[k] ?? k },
-            { title: '说明', dataIndex: 'memo' },
-            {
-              title: '金额（元）',
-              dataIndex: 'amount',
-              align: 'right',
-              render: (v: string) => (
-                <Typography.Text type={v.startsWith('-') ? undefined : 'success'}>
-                  {v.startsWith('-') ? '' : '+'}
-                  {formatYuan(v)}
-                </Typography.Text>
-              ),
-            },
-            { title: '余额（元）', dataIndex: 'balanceAfter', align: 'right', render: (v: string) => formatYuan(v) },
-          ]}
-        />
-      )}
+    <Card title="收支明细" extra={<Segmented options={KINDS} value={kind} onChange={(v) => setKind(v as StatementKind)} />}>
+      <StatementTable key={kind} kind={kind} emptyText="暂无收支记录" />
     </Card>
   );
 }

@@ -1,0 +1,26 @@
+/** Steps several browser journeys share: a new account through the register screen, a sandbox recharge. */
+import type { Browser, Page } from 'playwright-core';
+
+/** Registers a fresh mobile number on /register with the code from the dev outbox; ends on the GPU page. */
+export async function registerInBrowser(page: Page, baseUrl: string, prefix: string, password: string): Promise<string> {
+  const mobile = `${prefix}${String(Date.now()).slice(-8)}`;
+  await page.goto(`${baseUrl}/register`);
+  await page.getByPlaceholder('请输入手机号').fill(mobile);
+  await page.getByRole('button', { name: '获取验证码' }).click();
+  await page.getByRole('button', { name: /秒后重新获取/ }).waitFor();
+  const outbox = (await (await fetch(`${baseUrl}/dev/outbox?to=${mobile}`)).json()) as { items: { code: string }[] };
+  await page.getByPlaceholder('6 位验证码').fill(outbox.items[0]!.code);
+  await page.getByPlaceholder('设置登录密码').fill(password);
+  await page.getByRole('button', { name: /注\s*册/ }).click();
+  await page.waitForURL('**/stats/cloud/gpu');
+  return mobile;
+}
+
+/** Pays a QR on the embedded sandbox's scan page, as a payer's phone would, in a page of its own. */
+export async function payOnSandboxPage(browser: Browser, scanUrl: string): Promise<void> {
+  const wallet = await browser.newPage({ locale: 'zh-CN' });
+  await wallet.goto(scanUrl);
+  await wallet.getByRole('button', { name: '确认支付' }).click();
+  await wallet.getByText('支付成功，请返回控制台查看').waitFor();
+  await wallet.close();
+}
