@@ -51,6 +51,15 @@ describe('ledger', () => {
     expect((await countRows(s, 'ledger_entries')) - before).toBe(2);
   });
 
+  it('knows a replay posted before the platform accounts were sharded differently as the same event', async () => {
+    const { user } = await registerUser(s);
+    const key = `k-${randomUUID()}`;
+    await s.ctx.ledger.post({ key, kind: 'compensation', legs: [{ account: { platform: 'compensation', name: 's99' }, amount: -yuan('3') }, { account: { userId: user.id, kind: 'cash' }, amount: yuan('3') }] });
+    const replay = await s.ctx.ledger.post({ key, kind: 'compensation', legs: compensate(user.id, yuan('3')) });
+    expect(replay.replayed).toBe(true);
+    expect((await s.ctx.ledger.balances(user.id)).cash).toBe(yuan('3'));
+  });
+
   it('refuses a key reused for a different event and changes nothing', async () => {
     const { user } = await registerUser(s);
     const key = `k-${randomUUID()}`;

@@ -8,7 +8,7 @@
  * racing for a balance that covers ten end with exactly ten.
  */
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, sql, type Placeholder } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
 import { ledgerAccounts, ledgerEntries, ledgerTransfers } from '../../db/schema.js';
@@ -57,31 +57,24 @@ export class LedgerService {
     checkLegs(raw.legs);
     const input = { ...raw, legs: raw.legs.map((l) => shardPlatformLeg(l, raw.key)) };
     // ledger_post is one statement, atomic on its own: no surrounding transaction is needed.
-    return this.postIn(exec ?? this.db, input);
-  }
-
-  /** The transfer in one round trip: the `ledger_post` function of migration 0006 does the work. */
-  private async postIn(tx: Executor, input: TransferInput): Promise<PostedTransfer> {
-    const legs = mergeLegs(input.legs);
-    const refs = legs.map((l) => l.account);
-    const codes = refs.map(accountCode);
-    let result;
+    const args = postArgs(input, this.clock.now());
+    let row: { outcome: string; transferId: string } | undefined;
     try {
-      result = await tx.execute(sql`select outcome, transfer_id from ledger_post(
-        ${randomUUID()}::uuid, ${input.key}, ${input.kind}, ${input.memo ?? ''}, ${input.actorId ?? null}::uuid, ${input.orderId ?? null}, ${this.clock.now().toISOString()}::timestamptz,
-        ${pgArray(codes)}::text[],
-        ${pgArray(refs.map((r) => ('userId' in r ? r.userId : null)))}::uuid[],
-        ${pgArray(refs.map((r) => ('userId' in r ? r.kind : r.platform)))}::text[],
-        ${pgArray(refs.map((r) => !('userId' in r)))}::boolean[],
-        ${pgArray(legs.map((l) => l.amount))}::bigint[])`);
+      // Outside a transaction the statement is prepared once per connection (parsed and planned once);
+      // inside one it must run on the transaction's connection, so it is sent as it is.
+      [row] = exec ? await exec.select(POST_COLUMNS).from(postCall(args)) : await this.preparedPost.execute(args);
     } catch (e) {
       const short = insufficientBy(e);
       if (short !== null) throw new AppError('INSUFFICIENT_BALANCE', `还差 ${formatShort(short)} 元`);
       throw e;
     }
-    const row = (result as unknown as { rows: { outcome: string; transfer_id: string }[] }).rows[0]!;
-    if (row.outcome === 'replayed') return { transferId: await this.sameAsBefore(tx, input), replayed: true };
-    return { transferId: row.transfer_id, replayed: false };
+    if (row!.outcome === 'replayed') return { transferId: await this.sameAsBefore(exec ?? this.db, input), replayed: true };
+    return { transferId: row!.transferId, replayed: false };
+  }
+
+  private preparedPostQuery?: ReturnType<typeof preparePost>;
+  private get preparedPost() {
+    return (this.preparedPostQuery ??= preparePost(this.db));
   }
 
   /** A replay must be the same event: same legs. Anything else reusing a key is a bug upstream. */
@@ -92,8 +85,10 @@ export class LedgerService {
       .from(ledgerEntries)
       .innerJoin(ledgerAccounts, eq(ledgerAccounts.id, ledgerEntries.accountId))
       .where(eq(ledgerEntries.transferId, prior!.id));
-    const before = entries.map((e) => `${e.code}=${e.amount}`).sort().join(';');
-    const now = mergeLegs(input.legs).map((l) => `${accountCode(l.account)}=${l.amount}`).sort().join(';');
+    // Shards are left out: a replay after the shard count changed is still the same event.
+    const unsharded = (code: string) => code.replace(/^(platform:[^:]+):s\d{2}$/, '$1');
+    const before = entries.map((e) => `${unsharded(e.code)}=${e.amount}`).sort().join(';');
+    const now = mergeLegs(input.legs).map((l) => `${unsharded(accountCode(l.account))}=${l.amount}`).sort().join(';');
     if (before !== now || prior!.kind !== input.kind) throw new AppError('IDEMPOTENCY_CONFLICT', input.key);
     return prior!.id;
   }
@@ -141,7 +136,7 @@ export class LedgerService {
  * would serialise them all. Platform accounts are spread over shards, chosen by the transfer's key
  * so that a replay lands on the same shard; their totals are the sum over shards.
  */
-export const PLATFORM_SHARDS = 16;
+export const PLATFORM_SHARDS = 64;
 function shardPlatformLeg(leg: Leg, key: string): Leg {
   if (!('platform' in leg.account) || leg.account.name) return leg;
   let h = 2166136261;
@@ -149,19 +144,62 @@ function shardPlatformLeg(leg: Leg, key: string): Leg {
   return { ...leg, account: { ...leg.account, name: `s${String((h >>> 0) % PLATFORM_SHARDS).padStart(2, '0')}` } };
 }
 
+/** The arguments of migration 0007's `ledger_post`, arrays as PostgreSQL literals. */
+type PostArgs = ReturnType<typeof postArgs>;
+function postArgs(input: TransferInput, now: Date) {
+  const legs = mergeLegs(input.legs);
+  const refs = legs.map((l) => l.account);
+  return {
+    id: randomUUID(),
+    key: input.key,
+    kind: input.kind,
+    memo: input.memo ?? '',
+    actor: input.actorId ?? null,
+    order: input.orderId ?? null,
+    now: now.toISOString(),
+    codes: pgArray(refs.map(accountCode)),
+    userIds: pgArray(refs.map((r) => ('userId' in r ? r.userId : null))),
+    kinds: pgArray(refs.map((r) => ('userId' in r ? r.kind : r.platform))),
+    mayGoNegative: pgArray(refs.map((r) => !('userId' in r))),
+    amounts: pgArray(legs.map((l) => l.amount)),
+  };
+}
+
+function placeholders(): { [K in keyof PostArgs]: Placeholder } {
+  const names = ['id', 'key', 'kind', 'memo', 'actor', 'order', 'now', 'codes', 'userIds', 'kinds', 'mayGoNegative', 'amounts'] as const;
+  return Object.fromEntries(names.map((n) => [n, sql.placeholder(n)])) as { [K in keyof PostArgs]: Placeholder };
+}
+
+function preparePost(db: Db) {
+  return db.select(POST_COLUMNS).from(postCall(placeholders())).prepare('ledger_post');
+}
+
+const POST_COLUMNS = { outcome: sql<string>`outcome`, transferId: sql<string>`transfer_id` };
+
+function postCall(a: { [K in keyof PostArgs]: unknown }) {
+  return sql`ledger_post(${a.id}::uuid, ${a.key}, ${a.kind}, ${a.memo}, ${a.actor}::uuid, ${a.order}, ${a.now}::timestamptz,
+    ${a.codes}::text[], ${a.userIds}::uuid[], ${a.kinds}::text[], ${a.mayGoNegative}::boolean[], ${a.amounts}::bigint[])`;
+}
+
 /** A PostgreSQL array literal of simple values ("{a,b}", nulls as NULL), sent as one text parameter. */
 function pgArray(values: (string | bigint | boolean | null)[]): string {
   return `{${values.map((v) => (v === null ? 'NULL' : typeof v === 'string' ? `"${v.replace(/["\\]/g, '\\$&')}"` : String(v))).join(',')}}`;
 }
 
-/** ledger_post's refusal: 'INSUFFICIENT_BALANCE:<units short>' somewhere in the driver's error chain. */
+/**
+ * How far below zero the refused transfer would have taken a spendable account, or null when `e` is
+ * not that refusal. The CHECK ledger_accounts_not_negative names the failing row, whose fifth column
+ * is the balance it would have had (column order of migration 0002).
+ */
 function insufficientBy(e: unknown): bigint | null {
-  for (let cur = e as { message?: string; cause?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
-    const m = /INSUFFICIENT_BALANCE:(\d+)/.exec(cur.message ?? '');
-    if (m) return BigInt(m[1]!);
+  for (let cur = e as PgError | undefined; cur; cur = cur.cause as PgError | undefined) {
+    if (cur.constraint !== 'ledger_accounts_not_negative') continue;
+    const balance = /Failing row contains \(([^)]*)\)/.exec(cur.detail ?? '')?.[1]?.split(', ')[4];
+    return balance && /^-\d+$/.test(balance) ? -BigInt(balance) : 1n;
   }
   return null;
 }
+type PgError = { constraint?: string; detail?: string; cause?: unknown };
 
 function checkLegs(legs: Leg[]) {
   if (legs.length < 2) throw new Error('ledger: a transfer needs at least two legs');
