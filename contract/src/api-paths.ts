@@ -54,6 +54,14 @@ export const API = {
   gpuOrderUserPrice: '/infra/api/v2.1/gpu/order/user/price',
   gpuOrderPrice: '/infra/api/v2.1/gpu/order/price',
   operatorCredit: '/api/v1/operator/credit',
+  // Instances (issue 6): every category behind one set of calls, filtered by category.
+  instances: '/upgpu/api/v2.1/instances',
+  instance: '/upgpu/api/v2.1/instances/:id',
+  instanceAction: '/upgpu/api/v2.1/instances/:id/:action',
+  instanceName: '/upgpu/api/v2.1/instances/:id/name',
+  instancePassword: '/upgpu/api/v2.1/instances/:id/password',
+  operationLogs: '/api/v1/operation/logs',
+  devCompute: '/dev/compute',
   healthz: '/healthz',
   devOutbox: '/dev/outbox',
 } as const;

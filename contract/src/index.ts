@@ -8,3 +8,4 @@ export * from './schemas/user.js';
 export * from './schemas/catalogue.js';
 export * from './schemas/money.js';
 export * from './schemas/order.js';
+export * from './schemas/instance.js';

@@ -1,0 +1,209 @@
+/**
+ * Instances (spec §3/§4): one state machine for every category, the actions a user may take, and
+ * the views of an instance and its operation log.
+ *
+ * Two kinds of move change an instance's status: an action (a person or the system asks for it and
+ * the server starts an operation on the compute driver) and an outcome (the driver reports what
+ * really happened). INSTANCE_TRANSITIONS lists both; anything not listed is refused.
+ */
+import { z } from 'zod';
+import { InstanceStatus, type InstanceCategory, type InstanceStatus as Status, type PermissionFlag } from '../enums.js';
+import { categorySchema, cycleSchema } from './catalogue.js';
+import { moneySchema, pageOf, pagingQuerySchema } from './common.js';
+
+/** What a user (or the system) can ask of an instance. */
+export const INSTANCE_ACTIONS = ['start', 'startNoCard', 'stop', 'restart', 'release'] as const;
+export type InstanceAction = (typeof INSTANCE_ACTIONS)[number];
+
+export const InstanceActionLabel: Record<InstanceAction, string> = {
+  start: '开机',
+  startNoCard: '无卡模式开机',
+  stop: '关机',
+  restart: '重启',
+  release: '释放',
+};
+
+/** What the compute driver reports back about an operation or a machine. */
+export const INSTANCE_OUTCOMES = ['created', 'createFailed', 'started', 'startFailed', 'stopped', 'restarted', 'destroyed', 'lost', 'found'] as const;
+export type InstanceOutcome = (typeof INSTANCE_OUTCOMES)[number];
+
+/** Who may cause a move: the instance's owner (or a child with the category's permission), or the system. */
+export type InstanceActor = 'user' | 'system';
+
+interface ActionRule {
+  from: readonly Status[];
+  /** The status while the driver works; stopping a no-card instance goes through Shutdowning instead. */
+  to: Status;
+  by: readonly InstanceActor[];
+}
+
+/** Allowed actions: from which statuses, into which, and who may ask. */
+export const ACTION_RULES: Record<InstanceAction, ActionRule> = {
+  start: { from: ['Stopped', 'Shutdown'], to: 'Starting', by: ['user'] },
+  startNoCard: { from: ['Stopped', 'Shutdown'], to: 'Starting', by: ['user'] },
+  stop: { from: ['Running'], to: 'Stopping', by: ['user', 'system'] },
+  restart: { from: ['Running'], to: 'Restarting', by: ['user'] },
+  release: { from: ['Stopped', 'Shutdown', 'Failed'], to: 'Deleting', by: ['user', 'system'] },
+};
+
+/**
+ * Outcomes, by the status the instance is in when the driver's report arrives. `lost` (the host went
+ * away) can arrive in any live status; `found` (the reconciler saw the machine again) leaves Unknown
+ * for whatever the driver says the machine is, so it is resolved in the service, not here.
+ */
+export const OUTCOME_RULES: Record<Exclude<InstanceOutcome, 'lost' | 'found'>, Partial<Record<Status, Status>>> = {
+  created: { Pending: 'Starting' },
+  createFailed: { Pending: 'Failed', Starting: 'Failed' },
+  started: { Starting: 'Running' },
+  startFailed: { Starting: 'Stopped' },
+  stopped: { Stopping: 'Stopped', Shutdowning: 'Shutdown', Running: 'Stopped' },
+  restarted: { Restarting: 'Running' },
+  destroyed: { Deleting: 'Deleting' },
+};
+
+/** Statuses in which the machine exists and the driver is not busy with it. */
+export const SETTLED_STATUSES: readonly Status[] = ['Running', 'Stopped', 'Shutdown', 'Failed'];
+/** Statuses in which an operation is under way: the list refreshes itself while any row is in one. */
+export const BUSY_STATUSES: readonly Status[] = ['Pending', 'Starting', 'Pending_Migrate', 'Shutdowning', 'Restarting', 'Stopping', 'Operating', 'Deleting'];
+/** Statuses a host loss can hit. */
+export const LOSABLE_STATUSES: readonly Status[] = ['Starting', 'Running', 'Stopped', 'Shutdowning', 'Shutdown', 'Restarting', 'Stopping', 'Operating', 'Pending_Migrate'];
+
+/** Every status pair the machine allows, derived from the rules above (for tests and documentation). */
+export const INSTANCE_TRANSITIONS: Record<Status, Status[]> = (() => {
+  const out = Object.fromEntries(InstanceStatus.values.map((s) => [s, new Set<Status>()])) as Record<Status, Set<Status>>;
+  for (const rule of Object.values(ACTION_RULES)) for (const from of rule.from) out[from].add(rule.to);
+  out.Running.add('Shutdowning'); // stop in no-card mode
+  for (const map of Object.values(OUTCOME_RULES)) for (const [from, to] of Object.entries(map)) if (from !== to) out[from as Status].add(to!);
+  for (const s of LOSABLE_STATUSES) out[s].add('Unknown');
+  for (const s of ['Running', 'Stopped', 'Shutdown'] as const) out.Unknown.add(s);
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v]])) as Record<Status, Status[]>;
+})();
+
+/** Whether `action` is allowed in `status` for `actor`. */
+export function canAct(action: InstanceAction, status: Status, actor: InstanceActor = 'user'): boolean {
+  const rule = ACTION_RULES[action];
+  return rule.from.includes(status) && rule.by.includes(actor);
+}
+
+/** The status an action moves an instance into. */
+export function actionTarget(action: InstanceAction, noCard: boolean): Status {
+  return action === 'stop' && noCard ? 'Shutdowning' : ACTION_RULES[action].to;
+}
+
+/** The status an outcome moves an instance into, or null if the report does not fit its status (ignored). */
+export function outcomeTarget(outcome: Exclude<InstanceOutcome, 'lost' | 'found'>, status: Status): Status | null {
+  return OUTCOME_RULES[outcome][status] ?? null;
+}
+
+export function allowedActions(status: Status): InstanceAction[] {
+  return INSTANCE_ACTIONS.filter((a) => canAct(a, status));
+}
+
+/** Spec §6: which child permissions let a child manage instances of a category (a main account manages all). */
+export const MANAGE_PERMISSIONS: Partial<Record<InstanceCategory, readonly PermissionFlag[]>> = {
+  Gpu: ['createGPUInstance', 'gpu'],
+  App: ['createImageAPP', 'app'],
+};
+
+export const InstanceStatusColor: Record<Status, 'green' | 'red' | 'grey' | 'purple' | 'orange' | 'blue'> = {
+  Pending: 'blue',
+  Starting: 'blue',
+  Pending_Migrate: 'purple',
+  Running: 'green',
+  Stopped: 'grey',
+  Shutdowning: 'orange',
+  Shutdown: 'grey',
+  Restarting: 'blue',
+  Stopping: 'orange',
+  Operating: 'purple',
+  Unknown: 'orange',
+  Failed: 'red',
+  Deleting: 'orange',
+  OperateFail: 'red',
+};
+
+// --- views -------------------------------------------------------------------
+
+export const instanceAccessSchema = z.object({
+  sshHost: z.string(),
+  sshPort: z.number().int(),
+  sshUser: z.string(),
+  sshPassword: z.string(),
+  sshCommand: z.string().describe('可直接复制的登录命令'),
+  jupyterUrl: z.string().nullable(),
+  appUrl: z.string().nullable().describe('镜像应用的访问地址'),
+});
+
+export const instanceSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  category: categorySchema,
+  status: z.enum(InstanceStatus.values),
+  /** Display-only OperateFail: the last operation failed and the instance went back where it was. */
+  lastError: z.string().nullable(),
+  noCard: z.boolean().describe('无卡模式运行/关机'),
+  regionId: z.string(),
+  regionName: z.string(),
+  roomId: z.string().nullable(),
+  hostId: z.string().nullable(),
+  hostName: z.string().nullable(),
+  gpuTypeId: z.string().nullable(),
+  gpuName: z.string().nullable(),
+  gpuCount: z.number().int(),
+  sizeId: z.string().nullable(),
+  spec: z.string().describe('CPU/内存概要'),
+  imageId: z.string().nullable(),
+  imageName: z.string().nullable(),
+  applicationId: z.string().nullable(),
+  applicationName: z.string().nullable(),
+  dataDiskGb: z.number().int(),
+  freeDataDiskGb: z.number().int(),
+  cycle: cycleSchema,
+  hourlyPrice: moneySchema.describe('按量计费每小时价格（有卡）'),
+  noCardHourlyPrice: moneySchema.describe('无卡模式每小时价格'),
+  diskDailyPrice: moneySchema.describe('超出免费部分的数据盘每天价格'),
+  expireAt: z.string().nullable().describe('包周期到期时间'),
+  releaseAt: z.string().nullable().describe('计划释放时间（关机超期或到期未续费）'),
+  access: instanceAccessSchema.nullable(),
+  actions: z.array(z.enum(INSTANCE_ACTIONS)).describe('当前可执行的操作'),
+  orderUid: z.string().nullable(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  stoppedAt: z.string().nullable(),
+});
+export type Instance = z.infer<typeof instanceSchema>;
+export const instancePageSchema = pageOf(instanceSchema);
+
+export const instanceListQuerySchema = pagingQuerySchema.extend({
+  filterBy: z.string().trim().max(200).optional().describe('category,Gpu,status,Running,region,bj-b'),
+  search: z.string().trim().max(50).optional().describe('按名称或实例 ID 搜索'),
+});
+
+export const instanceIdParamsSchema = z.object({ id: z.uuid({ error: '实例 ID 格式不正确' }) });
+export const instanceActionParamsSchema = instanceIdParamsSchema.extend({
+  action: z.enum(INSTANCE_ACTIONS, { error: `操作必须是 ${INSTANCE_ACTIONS.join('、')} 之一` }),
+});
+
+export const renameInstanceRequestSchema = z.object({
+  name: z.string({ error: '请输入实例名称' }).trim().min(1, { error: '请输入实例名称' }).max(30, { error: '实例名称最多 30 个字' }),
+});
+
+export const instanceOperationSchema = z.object({
+  id: z.string(),
+  instanceId: z.string(),
+  instanceName: z.string(),
+  category: categorySchema,
+  action: z.string().describe('create、start、stop… 或 system 的计费停机等'),
+  actionLabel: z.string(),
+  actorId: z.string().nullable().describe('操作人（主账号或子账号）；系统为 null'),
+  actorName: z.string(),
+  fromStatus: z.enum(InstanceStatus.values).nullable(),
+  toStatus: z.enum(InstanceStatus.values),
+  detail: z.string(),
+  createdAt: z.string(),
+});
+export type InstanceOperation = z.infer<typeof instanceOperationSchema>;
+export const instanceOperationPageSchema = pageOf(instanceOperationSchema);
+export const operationLogQuerySchema = pagingQuerySchema.extend({
+  filterBy: z.string().trim().max(200).optional().describe('instance,<id>,actor,<子账号 id>,category,Gpu'),
+});
