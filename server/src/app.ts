@@ -28,6 +28,9 @@ import { paymentRoutes } from './modules/payments/routes.js';
 import { rechargeRoutes } from './modules/recharge/routes.js';
 import { orderRoutes } from './modules/orders/routes.js';
 import { operatorRoutes } from './modules/operator/routes.js';
+import { instanceRoutes } from './modules/instances/routes.js';
+import { SimulatedComputeDriver } from './drivers/compute/simulated.js';
+import { simulatedComputeRoutes } from './drivers/compute/simulated-routes.js';
 import { sandboxDrivers, sandboxRoutes } from './drivers/payment/index.js';
 
 // Zod's own messages in Chinese for anything our schemas do not word themselves.
@@ -118,6 +121,11 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => paymentRoutes(scope, ctx));
   await app.register(async (scope) => orderRoutes(scope, ctx));
   await app.register(async (scope) => operatorRoutes(scope, ctx));
+  await app.register(async (scope) => instanceRoutes(scope, ctx));
+  if (ctx.drivers.compute instanceof SimulatedComputeDriver) {
+    const sim = ctx.drivers.compute;
+    await app.register(async (scope) => simulatedComputeRoutes(scope, sim, ctx.db));
+  }
   const sandboxes = sandboxDrivers(ctx.drivers.payment);
   if (sandboxes.length) await app.register(async (scope) => sandboxRoutes(scope, sandboxes));
 

@@ -59,6 +59,17 @@ const envSchema = z.object({
   WECHAT_PLATFORM_CERT_SERIAL: z.string().optional(),
   WECHAT_PLATFORM_PUBLIC_KEY: z.string().optional(),
   WECHAT_BASE_URL: z.string().url().optional(),
+  /** Where instances run: `simulated` is the embedded fleet (sim_* tables, /dev/compute). */
+  COMPUTE_DRIVER: z.enum(['simulated']).default('simulated'),
+  /** Milliseconds each simulated operation takes, e.g. "create=4000,boot=3000,stop=2000". */
+  COMPUTE_SIM_DELAYS: z.string().optional(),
+  COMPUTE_SIM_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/, { error: '应为域名' }).default('gpu.local'),
+  /** Post-paid instances are charged this often; an instance runs on credit for at most one tick. */
+  BILLING_TICK_SECONDS: z.coerce.number().int().min(5).max(3600).default(60),
+  /** How often driver events are read. */
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  /** An operation without an outcome after this long is sent to the driver again. */
+  COMPUTE_OP_RETRY_SECONDS: z.coerce.number().int().min(5).max(3600).default(120),
   /** The operator's catalogue (regions, GPU types, hosts, sizes, images, applications, prices). */
   CATALOGUE_FILE: z.string().optional(),
   OPERATOR_MOBILES: z

@@ -33,12 +33,21 @@ import { OrderService } from './modules/orders/service.js';
 import { ResourceService } from './modules/resources/service.js';
 import { OperatorService } from './modules/operator/service.js';
 import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
+import type { ComputeDriver } from './drivers/compute/types.js';
+import { SimulatedComputeDriver, parseSimDelays } from './drivers/compute/simulated.js';
+import { InstanceService } from './modules/instances/service.js';
+import { InstanceBilling, Meter } from './modules/instances/billing.js';
+import { Reconciler } from './modules/instances/reconciler.js';
+import { PasswordBox } from './modules/instances/secrets.js';
+import { users as usersTable } from './db/schema.js';
+import { eq } from 'drizzle-orm';
 
 export interface Drivers {
   sms: SmsDriver;
   mail: MailDriver;
   storage: StorageDriver;
   payment: PaymentDrivers;
+  compute: ComputeDriver;
 }
 
 export interface AppContext {
@@ -62,6 +71,9 @@ export interface AppContext {
   orders: OrderService;
   resources: ResourceService;
   operator: OperatorService;
+  instances: InstanceService;
+  instanceBilling: InstanceBilling;
+  reconciler: Reconciler;
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
   localOperatorToken: string | null;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
@@ -91,7 +103,8 @@ export async function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger
         sandbox: config.PAYMENT_DRIVER === 'sandbox' ? { store: new DbSandboxStore(db), gatewayKeys: await sandboxGatewayKeys(db, clock.now()), log } : undefined,
       },
     );
-  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, ...given };
+  const compute = given.compute ?? new SimulatedComputeDriver(db, clock, parseSimDelays(config.COMPUTE_SIM_DELAYS), config.COMPUTE_SIM_DOMAIN);
+  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, ...given };
 }
 
 export async function createContext(opts: {
@@ -135,6 +148,29 @@ export async function createContext(opts: {
   const orders = new OrderService({ db, clock, ledger, gifts, vouchers, payments, catalogue: catalogueStore, log: opts.log });
   const resources = new ResourceService({ db, clock, catalogue: catalogueStore });
   orders.registerFulfiller('Ai', resources);
+  const inventory = new InventoryService(catalogueStore, clock);
+  const meter = new Meter(orders);
+  const instances = new InstanceService({
+    db,
+    clock,
+    driver: drivers.compute,
+    inventory,
+    catalogue: catalogueStore,
+    orders,
+    meter,
+    passwords: new PasswordBox(await loadOrCreateSecret(db, 'instance-password-key', clock.now())),
+    log: opts.log,
+    notify: async (userId, text) => {
+      // Notices go out by SMS only while the SMS driver is the embedded outbox; a provider needs a notice template.
+      if (!drivers.sms.embedded) return;
+      const [u] = await db.select({ mobile: usersTable.mobile }).from(usersTable).where(eq(usersTable.id, userId));
+      if (u?.mobile) await drivers.sms.send({ to: u.mobile, code: '', scene: 'notice', text: `【算力云】${text}` });
+    },
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  for (const category of ['Gpu', 'App', 'Generic', 'Desktop', 'Ebusiness', 'Game']) orders.registerFulfiller(category, instances);
+  const instanceBilling = new InstanceBilling({ db, clock, meter, instances, orders, catalogue: catalogueStore, tickSeconds: config.BILLING_TICK_SECONDS });
+  const reconciler = new Reconciler({ db, clock, driver: drivers.compute, instances, log: opts.log, retryAfterMs: config.COMPUTE_OP_RETRY_SECONDS * 1000 });
   const cookieOptions = {
     httpOnly: true,
     sameSite: 'lax' as const,
@@ -154,7 +190,7 @@ export async function createContext(opts: {
     auth: makeAuthGuards(sessions),
     catalogueStore,
     catalogue: new CatalogueService(catalogueStore, vouchers, clock),
-    inventory: new InventoryService(catalogueStore, clock),
+    inventory,
     vouchers,
     ledger,
     gifts,
@@ -163,6 +199,9 @@ export async function createContext(opts: {
     orders,
     resources,
     operator: new OperatorService({ db, ledger, gifts }),
+    instances,
+    instanceBilling,
+    reconciler,
     localOperatorToken: null,
     reloadCatalogue,
     cookies: {

@@ -13,7 +13,7 @@ export const ORDER_TRANSITIONS: Record<Status, readonly Status[]> = {
   Paid: ['Success', 'Failed'],
   Failed: ['Refunded'],
   Success: ['Refunded'],
-  Time: ['Success', 'Refunded'],
+  Time: ['Success', 'Refunded', 'Failed'],
   Expired: [],
   Abated: [],
   Cancelled: [],

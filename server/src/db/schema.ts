@@ -500,3 +500,154 @@ export const resourcePackages = pgTable(
   },
   (t) => [uniqueIndex('resource_packages_order_uq').on(t.orderId), index('resource_packages_user_idx').on(t.userId)],
 );
+
+// --- modules/instances -------------------------------------------------------
+const INSTANCE_STATUSES = ['Pending', 'Starting', 'Pending_Migrate', 'Running', 'Stopped', 'Shutdowning', 'Shutdown', 'Restarting', 'Stopping', 'Operating', 'Unknown', 'Failed', 'Deleting', 'OperateFail'] as const;
+
+export const instances = pgTable(
+  'instances',
+  {
+    id: uuid('id').primaryKey(),
+    /** Whose instance and whose money: the parent when a child account bought it. */
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    createdBy: uuid('created_by').notNull(),
+    category: text('category', { enum: ['Gpu', 'Game', 'App', 'Generic', 'Desktop', 'Ebusiness'] }).notNull(),
+    name: text('name').notNull(),
+    status: text('status', { enum: INSTANCE_STATUSES }).notNull(),
+    noCard: boolean('no_card').notNull().default(false),
+    lastError: text('last_error'),
+    regionId: text('region_id').notNull(),
+    roomId: text('room_id'),
+    hostId: text('host_id'),
+    gpuTypeId: text('gpu_type_id'),
+    gpuCount: integer('gpu_count').notNull().default(0),
+    /** Cards taken from the host's inventory now (0 when stopped or in no-card mode). */
+    gpuHeld: integer('gpu_held').notNull().default(0),
+    sizeId: text('size_id'),
+    cpu: integer('cpu').notNull(),
+    memoryGb: integer('memory_gb').notNull(),
+    imageId: text('image_id'),
+    applicationId: text('application_id'),
+    dataDiskGb: integer('data_disk_gb').notNull(),
+    freeDataDiskGb: integer('free_data_disk_gb').notNull(),
+    cycle: text('cycle', { enum: ['Usage', 'Hour', 'Day', 'Week', 'Month'] }).notNull(),
+    hourlyPrice: bigint('hourly_price', { mode: 'bigint' }).notNull(),
+    noCardHourlyPrice: bigint('no_card_hourly_price', { mode: 'bigint' }).notNull(),
+    diskDailyPrice: bigint('disk_daily_price', { mode: 'bigint' }).notNull(),
+    expireAt: ts('expire_at'),
+    releaseAt: ts('release_at'),
+    releaseNoticeAt: ts('release_notice_at'),
+    orderId: uuid('order_id'),
+    /** The post-paid order (status Time) the ticks of this instance are charged to. */
+    usageOrderId: uuid('usage_order_id'),
+    /** Metering of the current run (see modules/instances/billing.ts): rate, segment start, last tick, milliseconds and amount so far. */
+    meterRate: bigint('meter_rate', { mode: 'bigint' }).notNull().default(sql`0`),
+    meterSince: ts('meter_since'),
+    meterSegment: ts('meter_segment'),
+    meterMs: bigint('meter_ms', { mode: 'bigint' }).notNull().default(sql`0`),
+    meterCharged: bigint('meter_charged', { mode: 'bigint' }).notNull().default(sql`0`),
+    diskBilledUntil: ts('disk_billed_until'),
+    /** What a tick could not take from an empty balance; starting again collects it first. */
+    arrears: bigint('arrears', { mode: 'bigint' }).notNull().default(sql`0`),
+    sshHost: text('ssh_host'),
+    sshPort: integer('ssh_port'),
+    sshUser: text('ssh_user').notNull().default('root'),
+    /** AES-GCM under a server secret: the console shows it to its owner, so it cannot be a hash. */
+    sshPasswordEnc: text('ssh_password_enc').notNull(),
+    jupyterToken: text('jupyter_token').notNull(),
+    pendingOpId: text('pending_op_id'),
+    pendingAction: text('pending_action'),
+    opStartedAt: ts('op_started_at'),
+    startedAt: ts('started_at'),
+    stoppedAt: ts('stopped_at'),
+    releasedAt: ts('released_at'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    index('instances_user_idx').on(t.userId, t.category, t.createdAt),
+    index('instances_order_idx').on(t.orderId),
+    index('instances_meter_idx').on(t.meterSince).where(sql`${t.meterSince} is not null`),
+    index('instances_busy_idx').on(t.opStartedAt).where(sql`${t.pendingOpId} is not null`),
+    index('instances_release_idx').on(t.releaseAt).where(sql`${t.releaseAt} is not null and ${t.releasedAt} is null`),
+    index('instances_expire_idx').on(t.expireAt).where(sql`${t.expireAt} is not null and ${t.releasedAt} is null`),
+  ],
+);
+
+/** Every transition of every instance: what /console/log shows. */
+export const instanceOperations = pgTable(
+  'instance_operations',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    instanceId: uuid('instance_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    actorId: uuid('actor_id'),
+    action: text('action').notNull(),
+    fromStatus: text('from_status', { enum: INSTANCE_STATUSES }),
+    toStatus: text('to_status', { enum: INSTANCE_STATUSES }).notNull(),
+    detail: text('detail').notNull().default(''),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('instance_operations_user_idx').on(t.userId, t.id), index('instance_operations_instance_idx').on(t.instanceId, t.id)],
+);
+
+/** How far each process-independent reader has read a driver's event stream. */
+export const computeCursors = pgTable('compute_cursors', {
+  driver: text('driver').primaryKey(),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
+  updatedAt: ts('updated_at').notNull(),
+});
+
+// --- drivers/compute/simulated: the simulated fleet's own state (an outside system's, kept apart) ---
+export const simMachines = pgTable('sim_machines', {
+  instanceId: uuid('instance_id').primaryKey(),
+  hostId: text('host_id'),
+  power: text('power', { enum: ['creating', 'running', 'stopped', 'destroyed'] }).notNull(),
+  gpu: boolean('gpu').notNull(),
+  diskGb: integer('disk_gb').notNull(),
+  sshPort: integer('ssh_port').notNull(),
+  spec: jsonb('spec').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+});
+
+export const simOperations = pgTable(
+  'sim_operations',
+  {
+    opId: text('op_id').primaryKey(),
+    instanceId: uuid('instance_id').notNull(),
+    kind: text('kind').notNull(),
+    params: jsonb('params').notNull(),
+    dueAt: ts('due_at').notNull(),
+    state: text('state', { enum: ['pending', 'done', 'failed'] }).notNull(),
+    error: text('error'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('sim_operations_due_idx').on(t.dueAt).where(sql`${t.state} = 'pending'`)],
+);
+
+export const simEvents = pgTable('sim_events', {
+  seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+  opId: text('op_id'),
+  instanceId: uuid('instance_id').notNull(),
+  kind: text('kind').notNull(),
+  ok: boolean('ok').notNull(),
+  error: text('error'),
+  data: jsonb('data').notNull(),
+  at: ts('at').notNull(),
+});
+
+/** Faults an operator or a test injects: the next `remaining` operations of a kind (on a host) fail. */
+export const simFaults = pgTable('sim_faults', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  kind: text('kind').notNull(),
+  hostId: text('host_id'),
+  remaining: integer('remaining').notNull(),
+  message: text('message').notNull(),
+});
+
+export const simLostHosts = pgTable('sim_lost_hosts', {
+  hostId: text('host_id').primaryKey(),
+  lostAt: ts('lost_at').notNull(),
+});

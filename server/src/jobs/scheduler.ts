@@ -1,42 +1,57 @@
 /**
- * Periodic work of the money side: expire unpaid orders and QR payments, finish orders a crashed
- * process left paid, and take expired gift credit and vouchers off balances. Every job is safe to
- * run in several processes at once (guarded status moves, row locks, idempotency keys), so each
- * process simply runs them; nothing depends on process memory.
+ * Periodic work: expire unpaid orders and QR payments, finish orders a crashed process left paid,
+ * take expired gift credit and vouchers off balances; read the compute driver's events; charge
+ * post-paid instances, their data disks, stop expired ones and release those past their grace
+ * period. Every job is safe to run in several processes at once (guarded status moves, row locks
+ * with SKIP LOCKED, idempotency keys), so each process simply runs them; nothing depends on
+ * process memory.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
 
 export const JOB_INTERVAL_MS = 30_000;
 
-export function jobsOf(ctx: AppContext): Record<string, () => Promise<number>> {
+interface Job {
+  run: () => Promise<number>;
+  everyMs: number;
+}
+
+export function jobsOf(ctx: AppContext): Record<string, Job> {
+  const slow = JOB_INTERVAL_MS;
   return {
-    'orders.expire': () => ctx.orders.expireDue(),
-    'orders.recover': () => ctx.orders.recoverPaid(),
-    'payments.close-expired': () => ctx.payments.closeExpired(),
-    'gifts.expire': () => ctx.gifts.expireDue(),
-    'vouchers.expire': () => ctx.vouchers.expireDue(),
+    'compute.reconcile': { run: () => ctx.reconciler.tick(), everyMs: ctx.config.RECONCILE_INTERVAL_MS },
+    'instances.meter': { run: () => ctx.instanceBilling.meterTick(), everyMs: ctx.config.BILLING_TICK_SECONDS * 1000 },
+    'instances.disk': { run: () => ctx.instanceBilling.diskTick(), everyMs: slow },
+    'instances.expire': { run: () => ctx.instanceBilling.expiryTick(), everyMs: slow },
+    'instances.release': { run: () => ctx.instanceBilling.releaseTick(), everyMs: slow },
+    'orders.expire': { run: () => ctx.orders.expireDue(), everyMs: slow },
+    'orders.recover': { run: () => ctx.orders.recoverPaid(), everyMs: slow },
+    'payments.close-expired': { run: () => ctx.payments.closeExpired(), everyMs: slow },
+    'gifts.expire': { run: () => ctx.gifts.expireDue(), everyMs: slow },
+    'vouchers.expire': { run: () => ctx.vouchers.expireDue(), everyMs: slow },
   };
 }
 
-/** Runs every job now (recovery after a restart) and then every JOB_INTERVAL_MS; returns a stop function. */
-export function startScheduler(ctx: AppContext, log: FastifyBaseLogger, intervalMs = JOB_INTERVAL_MS): () => void {
-  let running = false;
-  const tick = async () => {
-    if (running) return; // a slow round is not overlapped by the next
-    running = true;
-    for (const [name, job] of Object.entries(jobsOf(ctx))) {
+/** Runs every job now (recovery after a restart) and then at its interval; returns a stop function. */
+export function startScheduler(ctx: AppContext, log: FastifyBaseLogger): () => void {
+  const timers = Object.entries(jobsOf(ctx)).map(([name, job]) => {
+    let running = false;
+    const tick = async () => {
+      if (running) return; // a slow round is not overlapped by the next
+      running = true;
       try {
-        const n = await job();
-        if (n > 0) log.info({ job: name, handled: n }, '定时任务已处理');
+        const n = await job.run();
+        if (n > 0 && job.everyMs >= JOB_INTERVAL_MS) log.info({ job: name, handled: n }, '定时任务已处理');
       } catch (e) {
         log.error({ job: name, err: (e as Error).message }, '定时任务失败，下一轮重试');
+      } finally {
+        running = false;
       }
-    }
-    running = false;
-  };
-  void tick();
-  const timer = setInterval(() => void tick(), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+    };
+    void tick();
+    const timer = setInterval(() => void tick(), job.everyMs);
+    timer.unref();
+    return timer;
+  });
+  return () => timers.forEach(clearInterval);
 }

@@ -61,6 +61,14 @@ export const catalogueFileSchema = z.object({
     giftRenewGraceDays: z.number().int().min(0).max(365).default(7),
     /** A renewal gives this many more days. */
     giftRenewDays: z.number().int().min(1).max(3650).default(30),
+    /** What an instance started in no-card mode (no GPU mounted) costs per hour, post-paid. */
+    noCardPricePerHourYuan: yuan.default('0.1'),
+    /** A post-paid instance stopped this long is released (its data deleted), with a notice before. */
+    stoppedReleaseDays: z.number().int().min(1).max(365).default(15),
+    /** A prepaid instance not renewed is stopped at expiry and released this long after it. */
+    expiredReleaseDays: z.number().int().min(1).max(365).default(7),
+    /** How long before a release the owner gets a notice. */
+    releaseNoticeHours: z.number().int().min(1).max(720).default(24),
   }),
   regions: z.array(z.object({ id: slug, name: z.string().min(1), area: z.string().default('') })),
   rooms: z.array(z.object({ id: slug, regionId: slug, name: z.string().min(1), zones: z.array(z.string().min(1)).min(1), isDefault: z.boolean().default(false) })),

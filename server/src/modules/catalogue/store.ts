@@ -52,6 +52,10 @@ export interface Settings {
   welcomeGiftValidDays: number;
   giftRenewGraceDays: number;
   giftRenewDays: number;
+  noCardPricePerHour: bigint;
+  stoppedReleaseDays: number;
+  expiredReleaseDays: number;
+  releaseNoticeHours: number;
 }
 
 export interface Snapshot {
@@ -222,6 +226,10 @@ const DEFAULT_SETTINGS: CatalogueSettings = {
   welcomeGiftValidDays: 30,
   giftRenewGraceDays: 7,
   giftRenewDays: 30,
+  noCardPricePerHourYuan: '0.1',
+  stoppedReleaseDays: 15,
+  expiredReleaseDays: 7,
+  releaseNoticeHours: 24,
 };
 
 function parseSettings(raw: CatalogueSettings | undefined): Settings {
@@ -241,5 +249,9 @@ function parseSettings(raw: CatalogueSettings | undefined): Settings {
     welcomeGiftValidDays: s.welcomeGiftValidDays,
     giftRenewGraceDays: s.giftRenewGraceDays,
     giftRenewDays: s.giftRenewDays,
+    noCardPricePerHour: yuanToUnits(s.noCardPricePerHourYuan),
+    stoppedReleaseDays: s.stoppedReleaseDays,
+    expiredReleaseDays: s.expiredReleaseDays,
+    releaseNoticeHours: s.releaseNoticeHours,
   };
 }

@@ -218,11 +218,11 @@ describe('orders', () => {
     expect((await post(s.app, AI, { productId: 'llm-tokens-10m' }, u.token)).statusCode).toBe(200);
   });
 
-  it('refuses what is not on sale, what a child may not buy, bad input, and other people’s orders', async () => {
+  it('refuses what is not in the catalogue, what a child may not buy, bad input, and other people’s orders', async () => {
     const u = await registerUser(s);
     const before = await countRows(s, 'orders');
-    const sizeOrder = await post(s.app, '/infra/api/v2.1/order', { sizeId: 'gen-c2m4', regionId: 'bj-b', cycle: 'Day', duration: 1 }, u.token);
-    expect(json(sizeOrder)).toMatchObject({ code: 40020004 });
+    const sizeOrder = await post(s.app, '/infra/api/v2.1/order', { sizeId: 'no-such-size', regionId: 'bj-b', cycle: 'Day', duration: 1 }, u.token);
+    expect(json(sizeOrder)).toMatchObject({ code: 40020001 });
     for (const [path, body, detail] of [
       [AI, { productId: 'no-such' }, /资源包 no-such/],
       [AI, { productId: 'llm-tokens-10m', count: 0 }, /^count/],

@@ -16,6 +16,7 @@ import {
   resourcePackageSchema,
   resourceProductSchema,
   sizeOrderRequestSchema,
+  type BillingCycle,
   type OrderKind,
   type PermissionFlag,
 } from '@console/contract';
@@ -27,6 +28,10 @@ const tags = ['订单'];
 
 /** Spec §6: what a child account needs to buy each category (a main account may buy all). */
 const BUY_PERMISSION: Record<string, PermissionFlag> = { Gpu: 'createGPUInstance', App: 'createImageAPP', Ai: 'usingLLM' };
+
+function isPostpaid(cycle: BillingCycle): boolean {
+  return cycle === 'Usage' || cycle === 'Hour';
+}
 
 function assertMayBuy(req: FastifyRequest, category: string) {
   const user = currentSession(req).user;
@@ -43,20 +48,22 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
     API.gpuOrderCreate,
     { schema: { tags, summary: '创建 GPU 实例订单（服务器重新计价）', body: gpuOrderRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
     async (req) => {
-      const { voucherId: _v, name, ...config } = req.body;
+      const { voucherId: _v, name, ...asked } = req.body;
+      // Post-paid: the order is priced for one hour (what the balance must cover to begin); ticks charge the rest.
+      const config = isPostpaid(asked.cycle) ? { ...asked, duration: 1 } : asked;
       const quote = await ctx.catalogue.quoteGpu(config, currentSession(req).user);
       assertMayBuy(req, quote.category);
-      o.assertOnSale(quote.category);
-      return o.create({
+      const order = {
         payerId: payerOf(req),
         createdBy: currentSession(req).user.id,
-        kind: 'Personal',
-        type: 'NewBuy',
+        kind: 'Personal' as const,
+        type: 'NewBuy' as const,
         category: quote.category,
         request: { ...config, name: name ?? '', placement: quote.placement },
         quote,
         description: quote.lines[0]!.name,
-      });
+      };
+      return isPostpaid(config.cycle) ? o.createPostpaid(order, BigInt(quote.total)) : o.create(order);
     },
   );
 
@@ -64,19 +71,21 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
     API.orderCreate,
     { schema: { tags, summary: '创建 CPU/云桌面/跨境电商/云游戏订单', body: sizeOrderRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
     async (req) => {
-      const { voucherId: _v, name, ...config } = req.body;
+      const { voucherId: _v, name, ...asked } = req.body;
+      const config = isPostpaid(asked.cycle) ? { ...asked, duration: 1 } : asked;
       const quote = await ctx.catalogue.quoteSize(config, currentSession(req).user);
-      o.assertOnSale(quote.category);
-      return o.create({
+      assertMayBuy(req, quote.category);
+      const order = {
         payerId: payerOf(req),
         createdBy: currentSession(req).user.id,
-        kind: 'default',
-        type: 'NewBuy',
+        kind: 'default' as const,
+        type: 'NewBuy' as const,
         category: quote.category,
-        request: { ...config, name: name ?? '' },
+        request: { ...config, name: name ?? '', placement: quote.placement },
         quote,
         description: quote.lines[0]!.name,
-      });
+      };
+      return isPostpaid(config.cycle) ? o.createPostpaid(order, BigInt(quote.total)) : o.create(order);
     },
   );
 

@@ -6,7 +6,7 @@
  * both move the same order.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { and, count, desc, eq, lt, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import {
   canMoveOrder,
@@ -312,20 +312,7 @@ export class OrderService {
       rest -= deduction;
     }
 
-    if (opts.useGift && rest > 0n) {
-      for (const g of await this.deps.gifts.lockSpendable(tx, payer)) {
-        if (rest === 0n) break;
-        const take = g.remain < rest ? g.remain : rest;
-        await this.deps.gifts.take(tx, g.id, take);
-        legs.push({ account: { userId: payer, kind: 'gift' }, amount: -take });
-        parts.push({ orderId, source: 'gift', amount: take, giftGrantId: g.id, createdAt: now });
-        rest -= take;
-      }
-    }
-    if (rest > 0n) {
-      legs.push({ account: { userId: payer, kind: 'cash' }, amount: -rest });
-      parts.push({ orderId, source: 'cash', amount: rest, createdAt: now });
-    }
+    if (rest > 0n) rest -= await this.spendGiftThenCash(tx, { payer, orderId, amount: rest, useGift: opts.useGift, cashUpTo: null, legs, parts, now });
     legs.push({ account: { platform: 'revenue' }, amount: row.amount });
     if (legs.length > 1) {
       await this.deps.ledger.post({ key: `order-pay:${orderId}`, kind: 'order', memo: row.description, actorId: row.createdBy, orderId: row.orderUid, legs }, tx);
@@ -335,6 +322,131 @@ export class OrderService {
       .update(orders)
       .set({ status: 'Paid', payMethod: opts.method, voucherId, voucherDeduction: deduction, paidAt: now, updatedAt: now })
       .where(and(eq(orders.id, orderId), eq(orders.status, 'Unpaid')));
+  }
+
+  /**
+   * Takes `amount` from gift credit (earliest expiry first, if `useGift`) and then cash, adding the
+   * legs and payment parts. `cashUpTo` caps the cash taken (a usage tick takes what there is); the
+   * ledger still refuses cash below zero. Returns what was taken.
+   */
+  private async spendGiftThenCash(
+    tx: Tx,
+    a: { payer: string; orderId: string; amount: bigint; useGift: boolean; cashUpTo: bigint | null; legs: Leg[]; parts: (typeof orderPayments.$inferInsert)[]; now: Date },
+  ): Promise<bigint> {
+    let rest = a.amount;
+    if (a.useGift) {
+      for (const g of await this.deps.gifts.lockSpendable(tx, a.payer)) {
+        if (rest === 0n) break;
+        const take = g.remain < rest ? g.remain : rest;
+        await this.deps.gifts.take(tx, g.id, take);
+        a.legs.push({ account: { userId: a.payer, kind: 'gift' }, amount: -take });
+        a.parts.push({ orderId: a.orderId, source: 'gift', amount: take, giftGrantId: g.id, createdAt: a.now });
+        rest -= take;
+      }
+    }
+    const cash = a.cashUpTo !== null && a.cashUpTo < rest ? a.cashUpTo : rest;
+    if (cash > 0n) {
+      a.legs.push({ account: { userId: a.payer, kind: 'cash' }, amount: -cash });
+      a.parts.push({ orderId: a.orderId, source: 'cash', amount: cash, createdAt: a.now });
+      rest -= cash;
+    }
+    return a.amount - rest;
+  }
+
+  // --- post-paid (Usage/Hour) orders ---------------------------------------------------
+
+  /**
+   * A post-paid order: nothing is paid up front, the order is "Time" (billing in progress) from the
+   * start and each billing tick charges it. The balance must cover `minBalance` (an hour of use) to
+   * begin; the owning domain fulfils it at once.
+   */
+  async createPostpaid(o: NewOrder, minBalance: bigint): Promise<Order> {
+    this.assertOnSale(o.category);
+    const spendable = await this.spendable(o.payerId);
+    if (spendable < minBalance) {
+      throw new AppError('INSUFFICIENT_BALANCE', `按量计费需余额不少于 ${formatYuan(minBalance)} 元（1 小时费用），当前可用 ${formatYuan(spendable)} 元`);
+    }
+    const now = this.deps.clock.now();
+    const row: OrderRow = {
+      id: randomUUID(),
+      orderUid: newOrderUid(now),
+      userId: o.payerId,
+      createdBy: o.createdBy,
+      kind: o.kind,
+      type: 'Usage',
+      category: o.category,
+      status: 'Time',
+      request: o.request,
+      quote: o.quote,
+      description: o.description,
+      amount: 0n,
+      voucherId: null,
+      voucherDeduction: 0n,
+      payMethod: 'Balance',
+      resourceId: null,
+      failReason: null,
+      expiresAt: now,
+      paidAt: null,
+      fulfilledAt: null,
+      refundedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.deps.db.insert(orders).values(row);
+    try {
+      const { resourceId } = await this.fulfillers.get(o.category)!.fulfil(row);
+      await this.deps.db.update(orders).set({ resourceId, fulfilledAt: this.deps.clock.now(), updatedAt: this.deps.clock.now() }).where(eq(orders.id, row.id));
+    } catch (e) {
+      await this.deps.db.transaction((tx) => this.move(tx, row, 'Failed', { failReason: (e as Error).message.slice(0, 500) }));
+      throw e;
+    }
+    const [fresh] = await this.deps.db.select().from(orders).where(eq(orders.id, row.id));
+    return this.view(fresh!, []);
+  }
+
+  /** Gift credit plus cash the payer can spend now. */
+  async spendable(payerId: string, exec?: Tx): Promise<bigint> {
+    const b = await this.deps.ledger.balances(payerId, exec);
+    return b.cash + b.gift;
+  }
+
+  /**
+   * Charges a post-paid order for one billing period under `key` (once, however often it is asked):
+   * gift credit, then cash, as far as they go. Returns what was charged; less than `amount` means
+   * the balance ran out.
+   */
+  async chargeUsage(tx: Tx, orderId: string, amount: bigint, key: string, memo: string): Promise<bigint> {
+    if (amount <= 0n) return 0n;
+    const [row] = await tx.select().from(orders).where(eq(orders.id, orderId)).for('update');
+    if (!row || row.status !== 'Time') throw new AppError('ORDER_STATE_INVALID', '该按量订单已结束计费');
+    const now = this.deps.clock.now();
+    const cash = (await this.deps.ledger.balances(row.userId, tx)).cash;
+    const legs: Leg[] = [];
+    const parts: (typeof orderPayments.$inferInsert)[] = [];
+    const taken = await this.spendGiftThenCash(tx, { payer: row.userId, orderId, amount, useGift: true, cashUpTo: cash > 0n ? cash : 0n, legs, parts, now });
+    if (taken === 0n) return 0n;
+    legs.push({ account: { platform: 'revenue' }, amount: taken });
+    const posted = await this.deps.ledger.post({ key, kind: 'usage', memo, actorId: null, orderId: row.orderUid, legs }, tx);
+    if (posted.replayed) return 0n;
+    await tx.insert(orderPayments).values(parts);
+    await tx.update(orders).set({ amount: sql`${orders.amount} + ${taken}`, paidAt: row.paidAt ?? now, updatedAt: now }).where(eq(orders.id, orderId));
+    return taken;
+  }
+
+  /** The post-paid resource is gone: its order is complete with what it was charged. */
+  async finishUsage(tx: Tx, orderId: string): Promise<void> {
+    const [row] = await tx.select().from(orders).where(eq(orders.id, orderId)).for('update');
+    if (row?.status === 'Time') await this.move(tx, row, 'Success', { fulfilledAt: row.fulfilledAt ?? this.deps.clock.now() });
+  }
+
+  /** What was delivered failed afterwards (a machine that never came up): the whole order goes back. */
+  async refundDelivered(orderId: string, reason: string): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      const [row] = await tx.select().from(orders).where(eq(orders.id, orderId)).for('update');
+      if (!row || row.status !== 'Success') return;
+      await tx.update(orders).set({ failReason: reason.slice(0, 500) }).where(eq(orders.id, orderId));
+      await this.refund(tx, { ...row, failReason: reason });
+    });
   }
 
   // --- fulfilment and refunds ----------------------------------------------------

@@ -1,13 +1,6 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { InstanceListPage } from './instances/InstanceListPage';
 
+/** 镜像应用（/console/app）: the account's instances of category App. */
 export default function AppPage() {
-  return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="镜像应用管理" />
-      </Card>
-    </PageFrame>
-  );
+  return <InstanceListPage category="App" />;
 }

@@ -1,13 +1,6 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { InstanceListPage } from './instances/InstanceListPage';
 
+/** CPU 实例（/console/generic/cpu）: the account's instances of category Generic. */
 export default function CpuPage() {
-  return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="CPU 实例" />
-      </Card>
-    </PageFrame>
-  );
+  return <InstanceListPage category="Generic" />;
 }

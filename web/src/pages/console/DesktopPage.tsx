@@ -1,13 +1,6 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { InstanceListPage } from './instances/InstanceListPage';
 
+/** 云桌面（/console/desktop）: the account's instances of category Desktop. */
 export default function DesktopPage() {
-  return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="云桌面" />
-      </Card>
-    </PageFrame>
-  );
+  return <InstanceListPage category="Desktop" />;
 }

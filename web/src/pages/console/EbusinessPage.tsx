@@ -1,13 +1,6 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { InstanceListPage } from './instances/InstanceListPage';
 
+/** 跨境电商（/console/e-business）: the account's instances of category Ebusiness. */
 export default function EbusinessPage() {
-  return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="跨境电商" />
-      </Card>
-    </PageFrame>
-  );
+  return <InstanceListPage category="Ebusiness" />;
 }

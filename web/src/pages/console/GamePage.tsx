@@ -1,13 +1,6 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { InstanceListPage } from './instances/InstanceListPage';
 
+/** 云游戏（/console/game）: the account's instances of category Game. */
 export default function GamePage() {
-  return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="云游戏" />
-      </Card>
-    </PageFrame>
-  );
+  return <InstanceListPage category="Game" />;
 }

@@ -1,13 +1,6 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { InstanceListPage } from './instances/InstanceListPage';
 
+/** GPU 实例（/console/gpu-generic）: the account's instances of category Gpu. */
 export default function GpuGenericPage() {
-  return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="GPU 实例管理" />
-      </Card>
-    </PageFrame>
-  );
+  return <InstanceListPage category="Gpu" />;
 }

@@ -1,13 +1,323 @@
-import { Card } from 'antd';
+import { useState } from 'react';
+import { Alert, Button, Card, Descriptions, Empty, Flex, Result, Skeleton, Space, Tabs, Typography } from 'antd';
+import { ArrowLeftOutlined, EditOutlined, EyeInvisibleOutlined, EyeOutlined } from '@ant-design/icons';
+import { useQuery } from '@tanstack/react-query';
+import { Link, Navigate, useLocation, useParams } from 'react-router';
+import { BillingCycle, InstanceCategory, PAGE, type Instance, type InstanceCategory as Category } from '@console/contract';
+import { isApiError } from '../../api/errors';
+import { INSTANCE_KEYS, instancesApi } from '../../api/instances';
+import { LoadError } from '../../components/LoadError';
+import { formatTime, orderDetailPath } from '../../components/orderViews';
+import { Price } from '../../components/Price';
+import { useUrlState } from '../../routing/useUrlState';
 import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { InstanceActionBar } from './instances/InstanceActionButtons';
+import { BUSY_POLL_MS, configSummary, detailPathOf, InstanceStatusTags, isBusy, isPostPaid, listPathOf } from './instances/instanceViews';
+import { LOG_PAGE_SIZES, OperationLogTable } from './instances/OperationLogTable';
+import { useInstanceActions } from './instances/useInstanceActions';
 
+const TABS = ['overview', 'access', 'billing', 'log'] as const;
+type Tab = (typeof TABS)[number];
+
+const readTab = (p: URLSearchParams): Tab => (TABS as readonly string[]).includes(p.get('tab') ?? '') ? (p.get('tab') as Tab) : 'overview';
+const writeTab = (tab: Tab) => new URLSearchParams(tab === 'overview' ? {} : { tab });
+
+const isCategory = (v: string): v is Category => (InstanceCategory.values as string[]).includes(v);
+
+/** A missing instance, someone else's, a released one, or an id that is not an instance id: all "not found". */
+const isNotFound = (e: unknown) => isApiError(e) && (e.status === 404 || e.status === 400);
+
+/** /console/ipvm/detail/:type/:id — one instance: overview, login, billing and its operation log. */
 export default function IpvmDetailPage() {
+  const { type = '', id = '' } = useParams();
+  const { search } = useLocation();
+  const instance = useQuery({
+    queryKey: INSTANCE_KEYS.one(id),
+    queryFn: ({ signal }) => instancesApi.get(id, signal),
+    // Live while an operation is under way, like the lists.
+    refetchInterval: (query) => (query.state.status !== 'error' && query.state.data && isBusy(query.state.data.status) ? BUSY_POLL_MS : false),
+  });
+  const listPath = listPathOf(instance.data?.category ?? (isCategory(type) ? type : 'Gpu'));
+  const back = (
+    <Link to={listPath}>
+      <Button icon={<ArrowLeftOutlined />}>返回列表</Button>
+    </Link>
+  );
+
+  // A link with another type (or none we know) still finds the instance; show it under its own.
+  if (instance.data && instance.data.category !== type) return <Navigate to={detailPathOf(instance.data) + search} replace />;
+
   return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="实例详情" />
-      </Card>
+    <PageFrame extra={back}>
+      {instance.isPending ? (
+        <Card>
+          <Skeleton active paragraph={{ rows: 8 }} />
+        </Card>
+      ) : instance.isError && !instance.data ? (
+        <Card>
+          {isNotFound(instance.error) ? (
+            <Result
+              status="404"
+              title="实例不存在或已释放"
+              subTitle={`没有找到实例 ${id}，它可能已被释放，或不属于当前账号。`}
+              extra={
+                <Link to={listPath}>
+                  <Button type="primary">返回实例列表</Button>
+                </Link>
+              }
+            />
+          ) : (
+            <LoadError error={instance.error} onRetry={() => void instance.refetch()} />
+          )}
+        </Card>
+      ) : (
+        <>
+          {instance.isError && !isNotFound(instance.error) && (
+            <Alert
+              type="warning"
+              showIcon
+              style={{ marginBottom: 16 }}
+              title={`状态刷新失败：${instance.error.message}`}
+              action={
+                <Button size="small" onClick={() => void instance.refetch()}>
+                  重试
+                </Button>
+              }
+            />
+          )}
+          {instance.isError && isNotFound(instance.error) ? (
+            <Card>
+              <Result status="404" title="实例已释放" subTitle="该实例已释放，数据已清除。" extra={back} />
+            </Card>
+          ) : (
+            <InstanceDetail instance={instance.data} />
+          )}
+        </>
+      )}
     </PageFrame>
+  );
+}
+
+function InstanceDetail({ instance: i }: { instance: Instance }) {
+  const tab = useUrlState(readTab, writeTab);
+  const actions = useInstanceActions();
+  return (
+    <Flex vertical gap={16}>
+      <Card>
+        <Flex vertical gap={12}>
+          <Flex justify="space-between" align="flex-start" gap={16} wrap>
+            <Flex vertical gap={6} style={{ minWidth: 0 }}>
+              <Space size={10} align="center" wrap>
+                <Typography.Title level={5} style={{ margin: 0 }}>
+                  {i.name}
+                </Typography.Title>
+                <Button type="text" size="small" icon={<EditOutlined />} aria-label="修改名称" disabled={i.status === 'Deleting'} onClick={() => actions.rename(i)} />
+                <InstanceStatusTags instance={i} />
+              </Space>
+              <Typography.Text type="secondary">
+                {InstanceCategory.label(i.category)} · {i.regionName} · ID{' '}
+                <Typography.Text className="mono" copyable={{ text: i.id, tooltips: ['复制 ID', '已复制'] }}>
+                  {i.id}
+                </Typography.Text>
+              </Typography.Text>
+            </Flex>
+            <InstanceActionBar instance={i} actions={actions} />
+          </Flex>
+          {i.lastError && <Alert type="error" showIcon title="上次操作失败" description={i.lastError} />}
+          {i.releaseAt && <ReleaseWarning instance={i} />}
+        </Flex>
+      </Card>
+
+      <Card>
+        <Tabs
+          activeKey={tab.value}
+          onChange={(key) => tab.set(key as Tab, { replace: true })}
+          items={[
+            { key: 'overview', label: '概览', children: <Overview instance={i} /> },
+            { key: 'access', label: '登录信息', children: <AccessPanel instance={i} /> },
+            { key: 'billing', label: '计费', children: <BillingPanel instance={i} /> },
+            { key: 'log', label: '操作日志', children: <InstanceLog instanceId={i.id} /> },
+          ]}
+        />
+      </Card>
+      {actions.holder}
+    </Flex>
+  );
+}
+
+function ReleaseWarning({ instance: i }: { instance: Instance }) {
+  const why = isPostPaid(i.cycle) ? '实例关机时间过长' : '包周期到期未续费';
+  return (
+    <Alert
+      type="warning"
+      showIcon
+      title={`该实例将于 ${formatTime(i.releaseAt)} 自动释放`}
+      description={`${why}，到时将释放实例，数据盘和系统盘的数据将被清除且无法恢复。如需保留，请在此之前开机或续费。`}
+    />
+  );
+}
+
+function Overview({ instance: i }: { instance: Instance }) {
+  const image = i.category === 'App' ? (i.applicationName ?? i.imageName) : (i.imageName ?? i.applicationName);
+  return (
+    <Descriptions
+      column={{ xs: 1, md: 2 }}
+      size="small"
+      items={[
+        { key: 'status', label: '状态', children: <InstanceStatusTags instance={i} /> },
+        { key: 'mode', label: '运行模式', children: i.noCard ? '无卡模式（不挂载 GPU）' : '标准模式' },
+        { key: 'config', label: '配置', children: configSummary(i) },
+        { key: 'spec', label: 'CPU / 内存', children: i.spec },
+        { key: 'region', label: '地区', children: i.regionName },
+        { key: 'host', label: '主机', children: i.hostName ?? '--' },
+        { key: 'image', label: i.category === 'App' ? '应用 / 镜像' : '镜像', children: image ?? '--' },
+        { key: 'disk', label: '数据盘', children: `${i.dataDiskGb} GB（免费 ${i.freeDataDiskGb} GB）` },
+        { key: 'created', label: '创建时间', children: formatTime(i.createdAt) },
+        { key: 'started', label: '最近开机', children: formatTime(i.startedAt) },
+        { key: 'stopped', label: '最近关机', children: formatTime(i.stoppedAt) },
+        {
+          key: 'order',
+          label: '订单',
+          children: i.orderUid ? (
+            <Link to={orderDetailPath({ kind: i.category === 'Gpu' || i.category === 'App' ? 'Personal' : 'default', orderUid: i.orderUid })} className="mono">
+              {i.orderUid}
+            </Link>
+          ) : (
+            '--'
+          ),
+        },
+      ]}
+    />
+  );
+}
+
+function PasswordText({ password }: { password: string }) {
+  const [shown, setShown] = useState(false);
+  return (
+    <Space size={4}>
+      <Typography.Text className="mono" copyable={{ text: password, tooltips: ['复制密码', '已复制'] }} aria-label="登录密码">
+        {shown ? password : '••••••••••'}
+      </Typography.Text>
+      <Button type="link" size="small" icon={shown ? <EyeInvisibleOutlined /> : <EyeOutlined />} onClick={() => setShown(!shown)}>
+        {shown ? '隐藏' : '显示'}
+      </Button>
+    </Space>
+  );
+}
+
+function AccessPanel({ instance: i }: { instance: Instance }) {
+  const a = i.access;
+  if (!a) return <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="实例尚未分配登录信息，开机后可在这里查看" />;
+  const running = i.status === 'Running';
+  return (
+    <Flex vertical gap={16}>
+      {!running && <Alert type="info" showIcon title="实例未运行：开机后才能通过 SSH、JupyterLab 或应用地址访问" />}
+      <Descriptions
+        column={1}
+        size="small"
+        bordered
+        items={[
+          {
+            key: 'ssh',
+            label: '登录指令',
+            children: (
+              <Typography.Text className="mono" copyable={{ text: a.sshCommand, tooltips: ['复制登录指令', '已复制'] }}>
+                {a.sshCommand}
+              </Typography.Text>
+            ),
+          },
+          { key: 'password', label: '密码', children: <PasswordText password={a.sshPassword} /> },
+          { key: 'host', label: '主机地址', children: <span className="mono">{a.sshHost}</span> },
+          { key: 'port', label: '端口', children: <span className="mono">{a.sshPort}</span> },
+          { key: 'user', label: '用户名', children: <span className="mono">{a.sshUser}</span> },
+          ...(a.jupyterUrl
+            ? [
+                {
+                  key: 'jupyter',
+                  label: 'JupyterLab',
+                  children: running ? (
+                    <a href={a.jupyterUrl} target="_blank" rel="noreferrer">
+                      打开 JupyterLab
+                    </a>
+                  ) : (
+                    <Typography.Text type="secondary">开机后可用</Typography.Text>
+                  ),
+                },
+              ]
+            : []),
+          ...(a.appUrl
+            ? [
+                {
+                  key: 'app',
+                  label: '应用地址',
+                  children: running ? (
+                    <a href={a.appUrl} target="_blank" rel="noreferrer">
+                      打开应用
+                    </a>
+                  ) : (
+                    <Typography.Text type="secondary">开机后可用</Typography.Text>
+                  ),
+                },
+              ]
+            : []),
+        ]}
+      />
+    </Flex>
+  );
+}
+
+function BillingPanel({ instance: i }: { instance: Instance }) {
+  const postPaid = isPostPaid(i.cycle);
+  return (
+    <Flex vertical gap={16}>
+      {i.releaseAt && <ReleaseWarning instance={i} />}
+      <Descriptions
+        column={{ xs: 1, md: 2 }}
+        size="small"
+        items={[
+          { key: 'cycle', label: '计费方式', children: postPaid ? `${BillingCycle.label(i.cycle)}（按小时后付费）` : `${BillingCycle.label(i.cycle)}（包周期，预付费）` },
+          ...(postPaid
+            ? [
+                { key: 'hourly', label: '开机价格', children: <Price units={i.hourlyPrice} per="小时" /> },
+                { key: 'noCard', label: '无卡模式价格', children: <Price units={i.noCardHourlyPrice} per="小时" /> },
+              ]
+            : [{ key: 'expire', label: '到期时间', children: formatTime(i.expireAt) }]),
+          {
+            key: 'disk',
+            label: '数据盘',
+            children:
+              BigInt(i.diskDailyPrice) > 0n ? (
+                <span>
+                  超出免费 {i.freeDataDiskGb} GB 的部分 <Price units={i.diskDailyPrice} per="天" />（关机后仍计费）
+                </span>
+              ) : (
+                `${i.dataDiskGb} GB，在免费容量（${i.freeDataDiskGb} GB）内，不收费`
+              ),
+          },
+          { key: 'release', label: '计划释放', children: i.releaseAt ? formatTime(i.releaseAt) : '--' },
+        ]}
+      />
+      <Typography.Text type="secondary">
+        {postPaid ? '按量计费实例开机期间按小时从余额扣费，余额不足时将自动关机。' : '包周期实例到期后将自动关机，未续费将被释放。'}
+        费用明细见 <Link to={PAGE.bill}>账单</Link>。
+      </Typography.Text>
+    </Flex>
+  );
+}
+
+function InstanceLog({ instanceId }: { instanceId: string }) {
+  const [paging, setPaging] = useState({ page: 1, pageSize: LOG_PAGE_SIZES[0]! });
+  return (
+    <Flex vertical gap={12}>
+      <OperationLogTable
+        filter={{ instance: instanceId }}
+        page={paging.page}
+        pageSize={paging.pageSize}
+        onChange={(page, pageSize) => setPaging({ page, pageSize })}
+        showInstance={false}
+        emptyText="该实例暂无操作记录"
+      />
+      <Link to={`${PAGE.log}?instance=${encodeURIComponent(instanceId)}`}>在操作日志中查看</Link>
+    </Flex>
   );
 }

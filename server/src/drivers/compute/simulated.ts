@@ -1,0 +1,270 @@
+/**
+ * The simulated fleet, the default compute driver: machines on the catalogue's hosts whose
+ * operations take real (configurable) time and can fail. Its state lives in its own sim_* tables,
+ * as a real backend's lives in the backend, so it survives a restart of the console and is shared
+ * by every server process. Time comes from the injected clock: an operation is done once the clock
+ * has passed its due time, and its event carries that time, so tests move the clock instead of
+ * sleeping.
+ */
+import { createHash } from 'node:crypto';
+import { and, asc, eq, gt, inArray, lte, ne, sql } from 'drizzle-orm';
+import type { Clock } from '../../clock.js';
+import type { Db, Tx } from '../../db/client.js';
+import { simEvents, simFaults, simLostHosts, simMachines, simOperations } from '../../db/schema.js';
+import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind } from './types.js';
+
+export type SimDelays = Record<OperationKind | 'boot', number>;
+
+/** Roughly what a real GPU cloud takes, in milliseconds. */
+export const DEFAULT_SIM_DELAYS: SimDelays = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 4000, destroy: 2000, resizeDisk: 3000, migrate: 8000, saveImage: 6000 };
+
+/** "create=4000,boot=3000" → delays, the rest default; a bad entry is an error at start. */
+export function parseSimDelays(raw: string | undefined): SimDelays {
+  const out = { ...DEFAULT_SIM_DELAYS };
+  if (!raw) return out;
+  for (const part of raw.split(',')) {
+    const [k, v] = part.split('=').map((s) => s.trim());
+    if (!k || !(k in out) || !/^\d+$/.test(v ?? '')) throw new Error(`COMPUTE_SIM_DELAYS：无法理解 “${part}”，应为 create=4000,boot=3000 这样的形式`);
+    out[k as keyof SimDelays] = Number(v);
+  }
+  return out;
+}
+
+type OpRow = typeof simOperations.$inferSelect;
+type MachineRow = typeof simMachines.$inferSelect;
+
+export class SimulatedComputeDriver implements ComputeDriver {
+  readonly name = 'simulated';
+
+  constructor(
+    private db: Db,
+    private clock: Clock,
+    private delays: SimDelays = DEFAULT_SIM_DELAYS,
+    private domain = 'gpu.local',
+  ) {}
+
+  create(opId: string, instanceId: string, spec: MachineSpec) {
+    return this.submit(opId, instanceId, 'create', spec);
+  }
+  start(opId: string, instanceId: string, opts: { gpu: boolean }) {
+    return this.submit(opId, instanceId, 'start', opts);
+  }
+  stop(opId: string, instanceId: string) {
+    return this.submit(opId, instanceId, 'stop', {});
+  }
+  restart(opId: string, instanceId: string) {
+    return this.submit(opId, instanceId, 'restart', {});
+  }
+  destroy(opId: string, instanceId: string) {
+    return this.submit(opId, instanceId, 'destroy', {});
+  }
+  resizeDisk(opId: string, instanceId: string, dataDiskGb: number) {
+    return this.submit(opId, instanceId, 'resizeDisk', { dataDiskGb });
+  }
+  migrate(opId: string, instanceId: string, targetHostId: string) {
+    return this.submit(opId, instanceId, 'migrate', { targetHostId });
+  }
+  saveImage(opId: string, instanceId: string, imageRef: string) {
+    return this.submit(opId, instanceId, 'saveImage', { imageRef });
+  }
+
+  async status(instanceId: string): Promise<MachineStatus | null> {
+    await this.advance();
+    const [m] = await this.db.select().from(simMachines).where(eq(simMachines.instanceId, instanceId));
+    const [pending] = await this.db
+      .select({ opId: simOperations.opId })
+      .from(simOperations)
+      .where(and(eq(simOperations.instanceId, instanceId), eq(simOperations.state, 'pending')))
+      .limit(1);
+    if (!m) return pending ? { power: 'creating', gpu: false, lost: false, hostId: null, pendingOpId: pending.opId } : null;
+    const lost = m.hostId ? (await this.db.select().from(simLostHosts).where(eq(simLostHosts.hostId, m.hostId))).length > 0 : false;
+    return { power: m.power, gpu: m.gpu, lost, hostId: m.hostId, pendingOpId: pending?.opId ?? null };
+  }
+
+  async events(afterSeq: number, limit: number): Promise<DriverEvent[]> {
+    await this.advance();
+    const rows = await this.db.select().from(simEvents).where(gt(simEvents.seq, afterSeq)).orderBy(asc(simEvents.seq)).limit(limit);
+    return rows.map((r) => ({
+      seq: r.seq,
+      opId: r.opId,
+      instanceId: r.instanceId,
+      kind: r.kind as EventKind,
+      ok: r.ok,
+      error: r.error,
+      at: r.at,
+      ...(r.data as Pick<DriverEvent, 'access' | 'power'>),
+    }));
+  }
+
+  // --- what an operator or a test can do to the fleet (GET/POST /dev/compute) ---
+
+  /** The next `count` operations of `kind` (on `hostId`, if given) fail with `message`. */
+  async injectFault(f: { kind: OperationKind | 'boot'; hostId?: string; count?: number; message?: string }) {
+    await this.db.insert(simFaults).values({ kind: f.kind, hostId: f.hostId ?? null, remaining: f.count ?? 1, message: f.message ?? '模拟故障' });
+  }
+
+  /** The host stops answering: its machines are reported lost and their operations fail. */
+  async loseHost(hostId: string) {
+    const now = this.clock.now();
+    await this.db.transaction(async (tx) => {
+      await lockEventStream(tx);
+      const inserted = await tx.insert(simLostHosts).values({ hostId, lostAt: now }).onConflictDoNothing().returning();
+      if (!inserted.length) return;
+      const machines = await tx.select().from(simMachines).where(and(eq(simMachines.hostId, hostId), ne(simMachines.power, 'destroyed')));
+      for (const m of machines) await this.event(tx, { opId: null, instanceId: m.instanceId, kind: 'lost', ok: false, error: `主机 ${hostId} 失联`, at: now });
+    });
+  }
+
+  /** The host answers again: its machines are reported as they are. */
+  async restoreHost(hostId: string) {
+    const now = this.clock.now();
+    await this.db.transaction(async (tx) => {
+      await lockEventStream(tx);
+      const removed = await tx.delete(simLostHosts).where(eq(simLostHosts.hostId, hostId)).returning();
+      if (!removed.length) return;
+      const machines = await tx.select().from(simMachines).where(and(eq(simMachines.hostId, hostId), ne(simMachines.power, 'destroyed')));
+      for (const m of machines) await this.event(tx, { opId: null, instanceId: m.instanceId, kind: 'found', ok: true, error: null, at: now, data: { power: m.power } });
+    });
+  }
+
+  async overview() {
+    const machines = await this.db.select().from(simMachines).where(ne(simMachines.power, 'destroyed'));
+    const pending = await this.db.select().from(simOperations).where(eq(simOperations.state, 'pending'));
+    const faults = await this.db.select().from(simFaults).where(gt(simFaults.remaining, 0));
+    const lostHosts = await this.db.select().from(simLostHosts);
+    return { delays: this.delays, machines, pending, faults, lostHosts };
+  }
+
+  // --- the fleet at work ---------------------------------------------------------
+
+  private async submit(opId: string, instanceId: string, kind: OperationKind | 'boot', params: object, dueAt?: Date, tx: Tx | Db = this.db) {
+    const now = this.clock.now();
+    await tx
+      .insert(simOperations)
+      .values({ opId, instanceId, kind, params, dueAt: dueAt ?? new Date(now.getTime() + this.delays[kind]), state: 'pending', createdAt: now })
+      .onConflictDoNothing();
+  }
+
+  /** Finishes every operation whose time has come, oldest first; several processes may call it at once. */
+  private async advance() {
+    const now = this.clock.now();
+    for (;;) {
+      const done = await this.db.transaction(async (tx) => {
+        await lockEventStream(tx);
+        const due = await tx
+          .select()
+          .from(simOperations)
+          .where(and(eq(simOperations.state, 'pending'), lte(simOperations.dueAt, now)))
+          .orderBy(asc(simOperations.dueAt), asc(simOperations.createdAt))
+          .limit(100)
+          .for('update', { skipLocked: true });
+        for (const op of due) await this.finish(tx, op);
+        return due.length;
+      });
+      if (done < 100) return;
+    }
+  }
+
+  private async finish(tx: Tx, op: OpRow) {
+    const [machine] = await tx.select().from(simMachines).where(eq(simMachines.instanceId, op.instanceId)).for('update');
+    const hostId = op.kind === 'create' ? (op.params as MachineSpec).hostId : (machine?.hostId ?? null);
+    const why = (await this.refusal(tx, op, machine, hostId)) ?? (await this.takeFault(tx, op.kind, hostId));
+    if (why) {
+      await tx.update(simOperations).set({ state: 'failed', error: why }).where(eq(simOperations.opId, op.opId));
+      // A machine whose creation failed is left with nothing on the host.
+      if (op.kind === 'boot' && machine) await tx.update(simMachines).set({ power: 'destroyed', updatedAt: op.dueAt }).where(eq(simMachines.instanceId, op.instanceId));
+      await this.event(tx, { opId: op.opId, instanceId: op.instanceId, kind: op.kind as EventKind, ok: false, error: why, at: op.dueAt });
+      return;
+    }
+    let data: object = {};
+    const set = (v: Partial<MachineRow>) => tx.update(simMachines).set({ ...v, updatedAt: op.dueAt }).where(eq(simMachines.instanceId, op.instanceId));
+    switch (op.kind) {
+      case 'create': {
+        const spec = op.params as MachineSpec;
+        const sshPort = portFor(op.instanceId);
+        await tx.insert(simMachines).values({ instanceId: op.instanceId, hostId: spec.hostId, power: 'creating', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, sshPort, spec, updatedAt: op.dueAt });
+        await this.submit(`${op.opId}:boot`, op.instanceId, 'boot', {}, new Date(op.dueAt.getTime() + this.delays.boot), tx);
+        data = { access: { sshHost: `connect.${spec.regionId}.${this.domain}`, sshPort } };
+        break;
+      }
+      case 'boot':
+      case 'restart':
+        await set({ power: 'running' });
+        break;
+      case 'start':
+        await set({ power: 'running', gpu: (op.params as { gpu: boolean }).gpu });
+        break;
+      case 'stop':
+        await set({ power: 'stopped' });
+        break;
+      case 'destroy':
+        await set({ power: 'destroyed' });
+        break;
+      case 'resizeDisk':
+        await set({ diskGb: (op.params as { dataDiskGb: number }).dataDiskGb });
+        break;
+      case 'migrate':
+        await set({ hostId: (op.params as { targetHostId: string }).targetHostId });
+        break;
+      case 'saveImage':
+        break;
+    }
+    await tx.update(simOperations).set({ state: 'done' }).where(eq(simOperations.opId, op.opId));
+    await this.event(tx, { opId: op.opId, instanceId: op.instanceId, kind: op.kind as EventKind, ok: true, error: null, at: op.dueAt, data });
+  }
+
+  /** What a real backend would refuse: an operation that does not fit the machine's state. */
+  private async refusal(tx: Tx, op: OpRow, m: MachineRow | undefined, hostId: string | null): Promise<string | null> {
+    if (hostId && (await tx.select().from(simLostHosts).where(eq(simLostHosts.hostId, hostId))).length) return `主机 ${hostId} 失联，操作超时`;
+    if (op.kind === 'create') return m ? '机器已存在' : null;
+    if (!m || m.power === 'destroyed') return '机器不存在';
+    const needs: Partial<Record<OpRow['kind'], MachineRow['power'][]>> = {
+      boot: ['creating'],
+      start: ['stopped'],
+      stop: ['running'],
+      restart: ['running'],
+      resizeDisk: ['stopped'],
+      migrate: ['stopped'],
+      saveImage: ['stopped'],
+    };
+    const allowed = needs[op.kind];
+    if (allowed && !allowed.includes(m.power)) return `机器当前为 ${m.power}，不能执行 ${op.kind}`;
+    return null;
+  }
+
+  private async takeFault(tx: Tx, kind: string, hostId: string | null): Promise<string | null> {
+    const faults = await tx
+      .select()
+      .from(simFaults)
+      .where(and(eq(simFaults.kind, kind), gt(simFaults.remaining, 0)))
+      .orderBy(asc(simFaults.id))
+      .for('update');
+    const f = faults.find((x) => x.hostId === null || x.hostId === hostId);
+    if (!f) return null;
+    await tx.update(simFaults).set({ remaining: sql`${simFaults.remaining} - 1` }).where(eq(simFaults.id, f.id));
+    return f.message;
+  }
+
+  private async event(tx: Tx, e: { opId: string | null; instanceId: string; kind: EventKind; ok: boolean; error: string | null; at: Date; data?: object }) {
+    await tx.insert(simEvents).values({ opId: e.opId, instanceId: e.instanceId, kind: e.kind, ok: e.ok, error: e.error, data: e.data ?? {}, at: e.at });
+  }
+
+  /** Pending operations of some instances (tests and the dev page). */
+  async pendingOf(instanceIds: string[]) {
+    if (!instanceIds.length) return [];
+    return this.db.select().from(simOperations).where(and(inArray(simOperations.instanceId, instanceIds), eq(simOperations.state, 'pending')));
+  }
+}
+
+/**
+ * Writers of sim_events take turns, so events commit in the order of their seq and a reader that
+ * has seen seq n has seen everything before it.
+ */
+async function lockEventStream(tx: Tx) {
+  await tx.execute(sql`select pg_advisory_xact_lock(724002)`);
+}
+
+/** A stable SSH port per machine, as a NAT gateway in front of a host would give. */
+function portFor(instanceId: string): number {
+  return 20000 + (createHash('sha256').update(instanceId).digest().readUInt32BE(0) % 40000);
+}

@@ -1,0 +1,79 @@
+/**
+ * The compute driver of DESIGN.md "Orders and instances": what turns instance decisions into
+ * machines. Real backends are asynchronous, so every call only submits an operation under an id the
+ * server chooses (submitting the same id again is a no-op) and the outcome arrives later in the
+ * event stream. The server owns placement and capacity (catalogue inventory); the driver executes.
+ */
+
+export interface MachineSpec {
+  hostId: string | null;
+  regionId: string;
+  gpuCount: number;
+  cpu: number;
+  memoryGb: number;
+  /** The catalogue image (or the application's image) to boot from. */
+  imageId: string | null;
+  dataDiskGb: number;
+  sshUser: string;
+  sshPassword: string;
+  /** Token for the machine's JupyterLab. */
+  jupyterToken: string;
+  /** The port an image application listens on, if any. */
+  appPort: number | null;
+}
+
+/** Where a user reaches the machine, known once it is created. */
+export interface MachineAccess {
+  sshHost: string;
+  sshPort: number;
+}
+
+export type OperationKind = 'create' | 'start' | 'stop' | 'restart' | 'destroy' | 'resizeDisk' | 'migrate' | 'saveImage';
+
+export type EventKind = OperationKind | 'boot' | 'lost' | 'found';
+
+/** What really happened, in the order it happened. */
+export interface DriverEvent {
+  seq: number;
+  /** The operation this reports on (null for host loss and recovery). */
+  opId: string | null;
+  instanceId: string;
+  /** 'boot' is the second half of a create: the new machine has started. */
+  kind: EventKind;
+  ok: boolean;
+  error: string | null;
+  /** create: access details; found: the machine's power state. */
+  access?: MachineAccess;
+  power?: MachinePower;
+  at: Date;
+}
+
+export type MachinePower = 'creating' | 'running' | 'stopped' | 'destroyed';
+
+export interface MachineStatus {
+  power: MachinePower;
+  /** Whether the machine runs with its GPUs mounted. */
+  gpu: boolean;
+  /** The host cannot be reached: the machine's real state is unknown. */
+  lost: boolean;
+  hostId: string | null;
+  /** An operation the driver has accepted and not finished. */
+  pendingOpId: string | null;
+}
+
+export interface ComputeDriver {
+  readonly name: string;
+  create(opId: string, instanceId: string, spec: MachineSpec): Promise<void>;
+  /** `gpu: false` is no-card mode: the machine boots without its GPUs. */
+  start(opId: string, instanceId: string, opts: { gpu: boolean }): Promise<void>;
+  stop(opId: string, instanceId: string): Promise<void>;
+  restart(opId: string, instanceId: string): Promise<void>;
+  destroy(opId: string, instanceId: string): Promise<void>;
+  resizeDisk(opId: string, instanceId: string, dataDiskGb: number): Promise<void>;
+  migrate(opId: string, instanceId: string, targetHostId: string): Promise<void>;
+  saveImage(opId: string, instanceId: string, imageRef: string): Promise<void>;
+  /** The machine as the backend sees it now; null when it has never heard of it. */
+  status(instanceId: string): Promise<MachineStatus | null>;
+  /** Events after `afterSeq`, oldest first. */
+  events(afterSeq: number, limit: number): Promise<DriverEvent[]>;
+}

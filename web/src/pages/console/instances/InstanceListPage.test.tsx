@@ -1,0 +1,247 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { allowedActions, type Instance } from '@console/contract';
+import { session } from '../../../session/store';
+import { renderApp } from '../../stats/catalogue.fixtures';
+import { callsTo, json, user } from '../../cost/cost.fixtures';
+import { actionPath, ID, ID2, INSTANCES, instance, instanceServer, listOf } from './instances.fixtures';
+
+const running = instance();
+const stopped = instance({
+  id: ID2,
+  name: '推理机-2',
+  status: 'Stopped',
+  actions: allowedActions('Stopped'),
+  lastError: '主机 GPU 驱动异常，开机失败',
+  startedAt: null,
+  stoppedAt: '2026-11-23T11:00:00.000Z',
+});
+
+/** The dialog holding `text` (role queries over the whole console are slow in jsdom). */
+const dialogOf = async (text: string | RegExp) => (await screen.findAllByText(text)).at(-1)!.closest<HTMLElement>('.ant-modal')!;
+const rowOf = async (name: string) => (await screen.findByText(name)).closest<HTMLElement>('tr')!;
+const button = (scope: HTMLElement, text: string) => within(scope).getByText(text).closest('button')!;
+const filterBys = (fetch: ReturnType<typeof instanceServer>) => callsTo(fetch, INSTANCES).map((c) => c.url.searchParams.get('filterBy'));
+
+async function pick(label: string, option: string) {
+  fireEvent.mouseDown(screen.getByLabelText(label));
+  await waitFor(() => expect(document.querySelector(`.ant-select-item-option[title="${option}"]`)).toBeTruthy());
+  fireEvent.click(document.querySelector(`.ant-select-item-option[title="${option}"]`)!);
+}
+
+/** Opens a row's 更多 menu and returns its item labelled `text`. */
+async function menuItem(row: HTMLElement, name: string, text: string) {
+  fireEvent.click(within(row).getByLabelText(`更多操作 ${name}`));
+  const items = await screen.findAllByText(text, { selector: '.ant-dropdown-menu-title-content' });
+  return items.at(-1)!.closest<HTMLElement>('.ant-dropdown-menu-item')!;
+}
+
+beforeEach(() => session.setLogin('tok', user));
+afterEach(() => {
+  vi.unstubAllGlobals();
+  vi.useRealTimers();
+});
+
+describe('the GPU instance list', () => {
+  it('shows each instance: status in its colour with its Chinese label, OperateFail, config, billing and access', async () => {
+    const fetch = instanceServer(listOf(() => [running, stopped]));
+    renderApp('/console/gpu-generic');
+
+    const row = await rowOf('训练机-1');
+    const status = within(row).getByText('运行中').closest('.ant-tag')!;
+    expect(status.classList.contains('ant-tag-success')).toBe(true); // green
+    expect(within(row).getByText(ID)).toBeTruthy();
+    expect(within(row).getByText('RTX 4090 × 2')).toBeTruthy();
+    expect(within(row).getByText('32 核 / 120 GB')).toBeTruthy();
+    expect(within(row).getByText('北京 B 区')).toBeTruthy();
+    expect(within(row).getByText('按量')).toBeTruthy();
+    expect(row.querySelector('.price')!.textContent).toBe('¥3.96/小时');
+    expect(within(row).getByText('ssh -p 30022 root@bj-b.gpu.example.com')).toBeTruthy();
+    expect(within(row).getByText('JupyterLab').closest('a')!.getAttribute('href')).toBe('https://bj-b.gpu.example.com/jupyter/6f1c7a52');
+    expect(within(row).getByText('训练机-1').closest('a')!.getAttribute('href')).toBe(`/console/ipvm/detail/Gpu/${ID}`);
+
+    const other = await rowOf('推理机-2');
+    expect(within(other).getByText('已关机').closest('.ant-tag')!.classList.contains('ant-tag-success')).toBe(false); // grey: antd's default
+    expect(within(other).getByText('操作失败').closest('.ant-tag')!.classList.contains('ant-tag-error')).toBe(true);
+    expect(within(other).queryByText('JupyterLab')).toBeNull(); // web links only while running
+
+    expect(filterBys(fetch)).toEqual(['category,Gpu']);
+    const first = callsTo(fetch, INSTANCES)[0]!.url.searchParams;
+    expect([first.get('page'), first.get('pageSize')]).toEqual(['1', '10']);
+  });
+
+  it('enables only the actions the server allows now', async () => {
+    instanceServer(listOf(() => [running, stopped]));
+    renderApp('/console/gpu-generic');
+
+    const on = await rowOf('训练机-1');
+    expect(button(on, '开机').disabled).toBe(true);
+    expect(button(on, '关机').disabled).toBe(false);
+    const disabled = (item: HTMLElement) => item.classList.contains('ant-dropdown-menu-item-disabled');
+    expect(disabled(await menuItem(on, '训练机-1', '重启'))).toBe(false);
+    expect(disabled(await menuItem(on, '训练机-1', '释放'))).toBe(true);
+    expect(disabled(await menuItem(on, '训练机-1', '无卡模式开机'))).toBe(true);
+
+    const off = await rowOf('推理机-2');
+    expect(button(off, '开机').disabled).toBe(false);
+    expect(button(off, '关机').disabled).toBe(true);
+    expect(disabled(await menuItem(off, '推理机-2', '重启'))).toBe(true);
+    expect(disabled(await menuItem(off, '推理机-2', '无卡模式开机'))).toBe(false);
+    expect(disabled(await menuItem(off, '推理机-2', '释放'))).toBe(false);
+  });
+
+  it('asks before starting, states the hourly price, then posts the action and refreshes', async () => {
+    let started = false;
+    const fetch = instanceServer((url, init) => {
+      if (url.pathname === actionPath(ID2, 'start') && init?.method === 'POST') {
+        started = true;
+        return json(200, { ...stopped, status: 'Starting', actions: [] });
+      }
+      return undefined;
+    }, listOf(() => [running, started ? { ...stopped, status: 'Starting', actions: [] } : stopped]));
+    renderApp('/console/gpu-generic');
+
+    fireEvent.click(button(await rowOf('推理机-2'), '开机'));
+    const dialog = await dialogOf('确认开机？');
+    expect(within(dialog).getByText('开机后按 ¥3.96/小时 计费（按量）')).toBeTruthy();
+    expect(callsTo(fetch, actionPath(ID2, 'start'), 'POST')).toHaveLength(0); // nothing before the confirmation
+
+    fireEvent.click(button(dialog, '开机'));
+    await waitFor(() => expect(callsTo(fetch, actionPath(ID2, 'start'), 'POST')).toHaveLength(1));
+    expect(await screen.findByText('开机中')).toBeTruthy();
+    expect(await screen.findByText('操作成功')).toBeTruthy();
+  });
+
+  it('states what stopping keeps charging, and what releasing destroys (with a danger button)', async () => {
+    const fetch = instanceServer(
+      (url, init) => (url.pathname === actionPath(ID2, 'release') && init?.method === 'POST' ? json(200, { ...stopped, status: 'Deleting', actions: [] }) : undefined),
+      listOf(() => [running, stopped]),
+    );
+    renderApp('/console/gpu-generic');
+
+    fireEvent.click(button(await rowOf('训练机-1'), '关机'));
+    const stop = await dialogOf('确认关机？');
+    expect(within(stop).getByText('关机后停止 GPU 计费；超出免费部分的数据盘仍按 ¥0.35/天 计费')).toBeTruthy();
+    fireEvent.click(button(stop, '取消'));
+    expect(callsTo(fetch, actionPath(ID, 'stop'), 'POST')).toHaveLength(0);
+
+    fireEvent.click(await menuItem(await rowOf('推理机-2'), '推理机-2', '释放'));
+    const release = await dialogOf('确认释放实例「推理机-2」？');
+    expect(within(release).getByText('释放后数据盘和系统盘的数据将被清除且无法恢复')).toBeTruthy();
+    const ok = button(release, '确认释放');
+    expect(ok.classList.contains('ant-btn-dangerous')).toBe(true);
+    fireEvent.click(ok);
+    await waitFor(() => expect(callsTo(fetch, actionPath(ID2, 'release'), 'POST')).toHaveLength(1));
+  });
+
+  it('when the GPUs are taken, offers to start in no-card mode with its price', async () => {
+    const fetch = instanceServer((url, init) => {
+      if (init?.method !== 'POST') return undefined;
+      if (url.pathname === actionPath(ID2, 'start')) return json(409, { code: 40920002, message: '该主机的 GPU 已被占用，可选择无卡模式开机，或稍后再试' });
+      if (url.pathname === actionPath(ID2, 'startNoCard')) return json(200, { ...stopped, status: 'Starting', noCard: true, actions: [] });
+      return undefined;
+    }, listOf(() => [stopped]));
+    renderApp('/console/gpu-generic');
+
+    fireEvent.click(button(await rowOf('推理机-2'), '开机'));
+    fireEvent.click(button(await dialogOf('确认开机？'), '开机'));
+    const failed = await dialogOf('开机失败');
+    expect(within(failed).getByText(/该主机的 GPU 已被占用/)).toBeTruthy();
+    expect(within(failed).getByText(/无卡模式不挂载 GPU，按 ¥0\.10\/小时 计费，适合上传数据、配置环境/)).toBeTruthy();
+    fireEvent.click(button(failed, '无卡模式开机'));
+    await waitFor(() => expect(callsTo(fetch, actionPath(ID2, 'startNoCard'), 'POST')).toHaveLength(1));
+  });
+
+  it('in arrears, offers to recharge instead of a bare error', async () => {
+    instanceServer(
+      (url, init) => (url.pathname === actionPath(ID2, 'start') && init?.method === 'POST' ? json(400, { code: 40011002, message: '账户欠费，请先充值结清后再开机' }) : undefined),
+      listOf(() => [stopped]),
+    );
+    const router = renderApp('/console/gpu-generic');
+    fireEvent.click(button(await rowOf('推理机-2'), '开机'));
+    fireEvent.click(button(await dialogOf('确认开机？'), '开机'));
+    const dialog = await dialogOf('账户欠费，请先充值结清后再开机');
+    fireEvent.click(button(dialog, '去充值'));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/console/recharge'));
+  });
+
+  it('refreshes itself every 2 s while a row is mid-operation, and stops once all are settled', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true, toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    let rows: Instance[] = [{ ...running, status: 'Starting', actions: [] }];
+    const fetch = instanceServer(listOf(() => rows));
+    renderApp('/console/gpu-generic');
+    await screen.findByText('开机中');
+    const lists = () => callsTo(fetch, INSTANCES).length;
+    expect(lists()).toBe(1);
+
+    await vi.advanceTimersByTimeAsync(2100);
+    await waitFor(() => expect(lists()).toBe(2));
+
+    rows = [running];
+    await vi.advanceTimersByTimeAsync(2100);
+    await waitFor(() => expect(lists()).toBe(3));
+    expect(await screen.findByText('运行中')).toBeTruthy();
+
+    await vi.advanceTimersByTimeAsync(6000);
+    expect(lists()).toBe(3); // settled: no more polling
+  });
+
+  it('filters by status and search through the URL, as one filterBy string', async () => {
+    const fetch = instanceServer(listOf(() => [running]));
+    const router = renderApp('/console/gpu-generic');
+    await rowOf('训练机-1');
+
+    await pick('实例状态', '运行中');
+    await waitFor(() => expect(filterBys(fetch).at(-1)).toBe('category,Gpu,status,Running'));
+    expect(new URLSearchParams(router.state.location.search).get('status')).toBe('Running');
+
+    const search = screen.getByLabelText('搜索实例');
+    fireEvent.change(search, { target: { value: '训练' } });
+    fireEvent.keyDown(search, { key: 'Enter', code: 'Enter', keyCode: 13 });
+    await waitFor(() => expect(callsTo(fetch, INSTANCES).at(-1)!.url.searchParams.get('search')).toBe('训练'));
+    expect(new URLSearchParams(router.state.location.search).get('search')).toBe('训练');
+  });
+
+  it('renames from the row menu (30 characters at most)', async () => {
+    const fetch = instanceServer(
+      (url, init) => (url.pathname === `${INSTANCES}/${ID}/name` && init?.method === 'PUT' ? json(200, { ...running, name: '新名字' }) : undefined),
+      listOf(() => [running]),
+    );
+    renderApp('/console/gpu-generic');
+    fireEvent.click(await menuItem(await rowOf('训练机-1'), '训练机-1', '重命名'));
+    const dialog = await dialogOf('修改实例名称');
+    const input = within(dialog).getByLabelText('实例名称') as HTMLInputElement;
+    expect(input.maxLength).toBe(30);
+    fireEvent.change(input, { target: { value: '新名字' } });
+    fireEvent.click(button(dialog, '保存'));
+    await waitFor(() => expect(callsTo(fetch, `${INSTANCES}/${ID}/name`, 'PUT').map((c) => c.body)).toEqual([{ name: '新名字' }]));
+  });
+});
+
+describe('the other instance lists', () => {
+  it('an empty CPU list offers to buy one, on the purchase page for its category', async () => {
+    const fetch = instanceServer();
+    renderApp('/console/generic/cpu');
+    expect(await screen.findByText('您还没有 CPU 实例')).toBeTruthy();
+    expect(screen.getByText('立即创建').closest('a')!.getAttribute('href')).toBe('/stats/purchase?category=Generic');
+    expect(filterBys(fetch)).toEqual(['category,Generic']);
+  });
+
+  it('an empty image-application list links to the GPU purchase page', async () => {
+    const fetch = instanceServer();
+    renderApp('/console/app');
+    expect(await screen.findByText('您还没有镜像应用')).toBeTruthy();
+    expect(screen.getByText('立即创建').closest('a')!.getAttribute('href')).toBe('/stats/purchase');
+    expect(filterBys(fetch)).toEqual(['category,App']);
+  });
+
+  it('a failed load says so and retries', async () => {
+    let fail = true;
+    instanceServer((url) => (url.pathname === INSTANCES && fail ? json(500, { code: 50000001, message: '服务器开了个小差，请稍后重试' }) : undefined));
+    renderApp('/console/desktop');
+    expect(await screen.findByText('加载失败')).toBeTruthy();
+    fail = false;
+    fireEvent.click(screen.getByText('重试'));
+    expect(await screen.findByText('您还没有云桌面')).toBeTruthy();
+  });
+});

@@ -1,0 +1,183 @@
+import { Alert, Button, Card, Empty, Flex, Input, Select, Space, Table, Typography } from 'antd';
+import { PlusOutlined, ReloadOutlined } from '@ant-design/icons';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { InstanceCategory, InstanceStatus, type Instance, type InstanceCategory as Category, type InstanceStatus as Status } from '@console/contract';
+import { INSTANCE_KEYS, instancesApi, type InstanceFilter, type InstancePage } from '../../../api/instances';
+import { LoadError } from '../../../components/LoadError';
+import { formatTime } from '../../../components/orderViews';
+import { PageFrame } from '../../../components/PageFrame';
+import { useUrlState } from '../../../routing/useUrlState';
+import { InstanceRowActions } from './InstanceActionButtons';
+import { AccessCell, BillingCell, BUSY_POLL_MS, ConfigCell, detailPathOf, InstanceStatusTags, isBusy, purchasePathOf } from './instanceViews';
+import { useInstanceActions } from './useInstanceActions';
+
+const PAGE_SIZES = [10, 20, 50];
+/** OperateFail is display-only: nothing is ever stored in it, so it is no filter. */
+const STATUS_OPTIONS = InstanceStatus.values.filter((s) => s !== 'OperateFail').map((s) => ({ value: s, label: InstanceStatus.label(s) }));
+
+interface ListQuery {
+  status?: Status;
+  search?: string;
+  page: number;
+  pageSize: number;
+}
+
+function readQuery(p: URLSearchParams): ListQuery {
+  const status = p.get('status');
+  const page = Number(p.get('page'));
+  const pageSize = Number(p.get('pageSize'));
+  return {
+    status: status && STATUS_OPTIONS.some((o) => o.value === status) ? (status as Status) : undefined,
+    search: p.get('search')?.trim().slice(0, 50) || undefined,
+    page: Number.isInteger(page) && page > 0 ? page : 1,
+    pageSize: PAGE_SIZES.includes(pageSize) ? pageSize : 10,
+  };
+}
+
+function writeQuery(q: ListQuery): URLSearchParams {
+  const p = new URLSearchParams();
+  if (q.status) p.set('status', q.status);
+  if (q.search) p.set('search', q.search);
+  if (q.page > 1) p.set('page', String(q.page));
+  if (q.pageSize !== 10) p.set('pageSize', String(q.pageSize));
+  return p;
+}
+
+/** Poll only while an operation is under way, and not after a failed refresh (the user retries). */
+export function pollWhileBusy(data: InstancePage | undefined, failed: boolean): number | false {
+  return !failed && data?.items.some((i) => isBusy(i.status)) ? BUSY_POLL_MS : false;
+}
+
+/**
+ * The instances of one category (GPU, 镜像应用, CPU, 云桌面, 跨境电商, 云游戏): filters and paging in
+ * the URL, every action confirmed with its cost, live while anything is starting or stopping.
+ */
+export function InstanceListPage({ category }: { category: Category }) {
+  const url = useUrlState(readQuery, writeQuery);
+  const q = url.value;
+  const set = (patch: Partial<ListQuery>) => url.set({ ...url.latest(), page: 1, ...patch });
+  const filter: InstanceFilter = { category, status: q.status, search: q.search };
+  const list = useQuery({
+    queryKey: INSTANCE_KEYS.list(filter, q.page, q.pageSize),
+    queryFn: ({ signal }) => instancesApi.list({ filter, page: q.page, pageSize: q.pageSize }, signal),
+    placeholderData: keepPreviousData,
+    refetchInterval: (query) => pollWhileBusy(query.state.data, query.state.status === 'error'),
+  });
+  const actions = useInstanceActions();
+  const filtered = Boolean(q.status || q.search);
+  const name = InstanceCategory.label(category);
+  const purchase = purchasePathOf(category);
+
+  return (
+    <PageFrame
+      extra={
+        <Link to={purchase}>
+          <Button type="primary" icon={<PlusOutlined />}>
+            创建实例
+          </Button>
+        </Link>
+      }
+    >
+      <Card>
+        <Flex vertical gap={16}>
+          <Flex justify="space-between" align="center" wrap gap={12}>
+            <Space wrap size={12}>
+              <Select<Status>
+                aria-label="实例状态"
+                placeholder="全部状态"
+                allowClear
+                style={{ width: 170 }}
+                value={q.status}
+                onChange={(status) => set({ status })}
+                options={STATUS_OPTIONS}
+              />
+              <Input.Search
+                key={q.search ?? ''}
+                aria-label="搜索实例"
+                placeholder="搜索实例名称或 ID"
+                allowClear
+                defaultValue={q.search}
+                maxLength={50}
+                style={{ width: 260 }}
+                onSearch={(value) => set({ search: value.trim() || undefined })}
+              />
+              {filtered && (
+                <Button type="link" onClick={() => set({ status: undefined, search: undefined })} style={{ paddingInline: 4 }}>
+                  清除筛选
+                </Button>
+              )}
+            </Space>
+            <Button icon={<ReloadOutlined />} onClick={() => void list.refetch()} loading={list.isFetching && !list.isPending} aria-label="刷新" />
+          </Flex>
+
+          {list.isError && list.data && (
+            <Alert type="warning" showIcon title={`列表刷新失败：${list.error.message}`} action={<Button size="small" onClick={() => void list.refetch()}>重试</Button>} />
+          )}
+
+          {list.isError && !list.data ? (
+            <LoadError error={list.error} onRetry={() => void list.refetch()} />
+          ) : (
+            <Table<Instance>
+              rowKey="id"
+              loading={list.isPending || (list.isFetching && list.isPlaceholderData)}
+              dataSource={list.data?.items}
+              scroll={{ x: 1450 }}
+              tableLayout="fixed"
+              locale={{
+                emptyText: filtered ? (
+                  <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="没有符合筛选条件的实例">
+                    <Button onClick={() => set({ status: undefined, search: undefined })}>清除筛选</Button>
+                  </Empty>
+                ) : (
+                  <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={`您还没有${/^[A-Za-z]/.test(name) ? ' ' : ''}${name}`}>
+                    <Link to={purchase}>
+                      <Button type="primary">立即创建</Button>
+                    </Link>
+                  </Empty>
+                ),
+              }}
+              pagination={{
+                current: q.page,
+                pageSize: q.pageSize,
+                total: list.data?.total ?? 0,
+                showSizeChanger: true,
+                pageSizeOptions: PAGE_SIZES,
+                showTotal: (t) => `共 ${t} 个实例`,
+                onChange: (page, pageSize) => set({ page: pageSize === q.pageSize ? page : 1, pageSize }),
+              }}
+              columns={[
+                {
+                  title: '名称 / ID',
+                  key: 'name',
+                  width: 190,
+                  fixed: 'start',
+                  render: (_, i) => (
+                    <Flex vertical gap={2} style={{ minWidth: 0 }}>
+                      <Link to={detailPathOf(i)}>
+                        <Typography.Text ellipsis={{ tooltip: i.name }} style={{ color: 'inherit', maxWidth: '100%' }}>
+                          {i.name}
+                        </Typography.Text>
+                      </Link>
+                      <Typography.Text type="secondary" className="mono" style={{ fontSize: 12 }} ellipsis copyable={{ text: i.id, tooltips: ['复制 ID', '已复制'] }}>
+                        {i.id}
+                      </Typography.Text>
+                    </Flex>
+                  ),
+                },
+                { title: '状态', key: 'status', width: 130, render: (_, i) => <InstanceStatusTags instance={i} /> },
+                { title: '配置', key: 'config', width: 180, render: (_, i) => <ConfigCell instance={i} /> },
+                { title: '登录 / 访问', key: 'access', width: 240, render: (_, i) => <AccessCell instance={i} /> },
+                { title: '计费', key: 'billing', width: 190, render: (_, i) => <BillingCell instance={i} /> },
+                { title: '地区', dataIndex: 'regionName', width: 110 },
+                { title: '创建时间', dataIndex: 'createdAt', width: 170, render: (v: string) => formatTime(v) },
+                { title: '操作', key: 'op', width: 240, fixed: 'end', render: (_, i) => <InstanceRowActions instance={i} actions={actions} /> },
+              ]}
+            />
+          )}
+        </Flex>
+      </Card>
+      {actions.holder}
+    </PageFrame>
+  );
+}

@@ -1,0 +1,198 @@
+/**
+ * How an instance is shown wherever it appears: its status, configuration, billing and access,
+ * what each action costs, and where its list, detail and purchase pages are.
+ */
+import { Flex, Space, Tag, Tooltip, Typography } from 'antd';
+import { SyncOutlined } from '@ant-design/icons';
+import { Link } from 'react-router';
+import {
+  BUSY_STATUSES,
+  BillingCycle,
+  InstanceActionLabel,
+  InstanceStatus,
+  InstanceStatusColor,
+  PAGE,
+  formatYuan,
+  type BillingCycle as Cycle,
+  type Instance,
+  type InstanceAction,
+  type InstanceCategory,
+  type InstanceStatus as Status,
+} from '@console/contract';
+import { formatTime } from '../../../components/orderViews';
+import { Price } from '../../../components/Price';
+
+/** antd Tag colours for the contract's status colours (grey is antd's default tag). */
+export const STATUS_TAG_COLOR = { green: 'success', red: 'error', grey: undefined, purple: 'purple', orange: 'warning', blue: 'processing' } as const;
+
+export const isBusy = (status: Status) => BUSY_STATUSES.includes(status);
+/** While an instance on screen is mid-operation its view refreshes itself this often (ms). */
+export const BUSY_POLL_MS = 2000;
+
+/** Usage and Hour are post-paid by the hour; Day, Week and Month are prepaid until expireAt (DESIGN.md). */
+export const isPostPaid = (cycle: Cycle) => cycle === 'Usage' || cycle === 'Hour';
+
+/** The status tag; on a live view it spins while an operation is under way (`live={false}` in history). */
+export function InstanceStatusTag({ status, live = true }: { status: Status; live?: boolean }) {
+  return (
+    <Tag color={STATUS_TAG_COLOR[InstanceStatusColor[status]]} icon={live && isBusy(status) ? <SyncOutlined spin /> : undefined} style={{ marginInlineEnd: 0 }}>
+      {InstanceStatus.label(status)}
+    </Tag>
+  );
+}
+
+/** Status plus the display-only OperateFail tag (with the reason) when the last operation failed. */
+export function InstanceStatusTags({ instance }: { instance: Pick<Instance, 'status' | 'lastError' | 'noCard'> }) {
+  return (
+    <Space size={4} wrap>
+      <InstanceStatusTag status={instance.status} />
+      {instance.lastError && (
+        <Tooltip title={instance.lastError}>
+          <span>
+            <InstanceStatusTag status="OperateFail" />
+          </span>
+        </Tooltip>
+      )}
+    </Space>
+  );
+}
+
+/** "RTX 4090 × 2" for GPU machines; the CPU/memory summary for the others (and below, for GPUs). */
+export function configSummary(i: Pick<Instance, 'gpuName' | 'gpuCount' | 'spec'>): string {
+  return i.gpuName && i.gpuCount > 0 ? `${i.gpuName} × ${i.gpuCount}` : i.spec;
+}
+
+export function ConfigCell({ instance: i }: { instance: Instance }) {
+  const gpu = i.gpuName && i.gpuCount > 0;
+  return (
+    <Flex vertical gap={2}>
+      <span>
+        {configSummary(i)}
+        {i.noCard && (
+          <Tag color="orange" style={{ marginInlineStart: 6 }}>
+            无卡模式
+          </Tag>
+        )}
+      </span>
+      {gpu && (
+        <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+          {i.spec}
+        </Typography.Text>
+      )}
+    </Flex>
+  );
+}
+
+/** The price that runs now: the no-card rate in no-card mode, otherwise the GPU rate. */
+export const currentHourlyPrice = (i: Pick<Instance, 'noCard' | 'hourlyPrice' | 'noCardHourlyPrice'>) => (i.noCard ? i.noCardHourlyPrice : i.hourlyPrice);
+
+export function BillingCell({ instance: i }: { instance: Instance }) {
+  return (
+    <Flex vertical gap={2}>
+      <span>
+        <Tag style={{ marginInlineEnd: 6 }}>{BillingCycle.label(i.cycle)}</Tag>
+        {isPostPaid(i.cycle) ? <Price units={currentHourlyPrice(i)} per="小时" size="sm" /> : <Typography.Text style={{ fontSize: 12 }}>到期 {formatTime(i.expireAt)}</Typography.Text>}
+      </span>
+      {i.releaseAt && (
+        <Typography.Text type="warning" style={{ fontSize: 12 }}>
+          {formatTime(i.releaseAt)} 释放
+        </Typography.Text>
+      )}
+    </Flex>
+  );
+}
+
+/** Login and links. SSH details are shown whenever the instance has them; the web links only while it runs. */
+export function AccessCell({ instance: i }: { instance: Instance }) {
+  const a = i.access;
+  if (!a) return <Typography.Text type="secondary">--</Typography.Text>;
+  const running = i.status === 'Running';
+  return (
+    <Flex vertical gap={2} style={{ minWidth: 0 }}>
+      <Typography.Text
+        className="mono"
+        style={{ fontSize: 12, maxWidth: '100%' }}
+        ellipsis={{ tooltip: a.sshCommand }}
+        copyable={{ text: a.sshCommand, tooltips: ['复制登录指令', '已复制'] }}
+        type={running ? undefined : 'secondary'}
+      >
+        {a.sshCommand}
+      </Typography.Text>
+      <Space size={12} wrap>
+        <Typography.Text style={{ fontSize: 12 }} type="secondary" copyable={{ text: a.sshPassword, tooltips: ['复制密码', '已复制'] }}>
+          密码
+        </Typography.Text>
+        {running && a.jupyterUrl && (
+          <a href={a.jupyterUrl} target="_blank" rel="noreferrer" style={{ fontSize: 12 }}>
+            JupyterLab
+          </a>
+        )}
+        {running && a.appUrl && (
+          <a href={a.appUrl} target="_blank" rel="noreferrer" style={{ fontSize: 12 }}>
+            打开应用
+          </a>
+        )}
+        {running && i.category === 'Desktop' && (
+          <Link to={PAGE.rdp.replace(':id', encodeURIComponent(i.id))} style={{ fontSize: 12 }}>
+            远程桌面
+          </Link>
+        )}
+      </Space>
+    </Flex>
+  );
+}
+
+/**
+ * What an action costs or destroys, said in the confirmation before it is taken. Post-paid
+ * instances are metered by the hour; prepaid ones have paid until expireAt.
+ */
+export function actionNotice(i: Instance, action: InstanceAction): string {
+  const postPaid = isPostPaid(i.cycle);
+  const yuan = (units: string) => `¥${formatYuan(units)}`;
+  switch (action) {
+    case 'start':
+      return postPaid
+        ? `开机后按 ${yuan(i.hourlyPrice)}/小时 计费（按量）`
+        : `该实例为包周期（${BillingCycle.label(i.cycle)}）实例，已付费至 ${formatTime(i.expireAt)}，开机不另外计费`;
+    case 'startNoCard':
+      return BigInt(i.noCardHourlyPrice) > 0n
+        ? `无卡模式不挂载 GPU，按 ${yuan(i.noCardHourlyPrice)}/小时 计费，适合上传数据、配置环境`
+        : '无卡模式不挂载 GPU，不另外计费，适合上传数据、配置环境';
+    case 'stop': {
+      if (!postPaid) return `包周期实例关机不退还费用，到期时间不变（${formatTime(i.expireAt)}）`;
+      const what = i.noCard ? '无卡模式' : 'GPU';
+      return BigInt(i.diskDailyPrice) > 0n
+        ? `关机后停止 ${what} 计费；超出免费部分的数据盘仍按 ${yuan(i.diskDailyPrice)}/天 计费`
+        : `关机后停止 ${what} 计费；数据盘未超出免费容量（${i.freeDataDiskGb} GB），不产生费用`;
+    }
+    case 'restart':
+      return '重启期间实例暂时无法访问，正在运行的程序会被中断；计费方式不变';
+    case 'release':
+      return '释放后数据盘和系统盘的数据将被清除且无法恢复';
+  }
+}
+
+export const actionLabel = (action: InstanceAction) => InstanceActionLabel[action];
+
+/** The console list of each category (spec §2); CPU instances live one level below /console/generic. */
+export function listPathOf(category: InstanceCategory): string {
+  const paths: Record<InstanceCategory, string> = {
+    Gpu: PAGE.gpuGeneric,
+    App: PAGE.app,
+    Game: PAGE.game,
+    Generic: PAGE.cpu,
+    Desktop: PAGE.desktop,
+    Ebusiness: PAGE.ebusiness,
+  };
+  return paths[category];
+}
+
+/** Where to buy another one: the GPU purchase page for GPU instances and applications, the size page for the rest. */
+export function purchasePathOf(category: InstanceCategory): string {
+  return category === 'Gpu' || category === 'App' ? PAGE.purchase : `${PAGE.purchase}?category=${category}`;
+}
+
+/** /console/ipvm/detail/:type/:id, with the category as the type. */
+export function detailPathOf(i: Pick<Instance, 'id' | 'category'>): string {
+  return PAGE.ipvmDetail.replace(':type', encodeURIComponent(i.category)).replace(':id', encodeURIComponent(i.id));
+}

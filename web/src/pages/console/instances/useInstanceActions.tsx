@@ -1,0 +1,194 @@
+/**
+ * Everything a user can do to an instance, each confirmed first with what it costs or destroys:
+ * the five actions of the state machine, rename and reset password. Shared by the lists and the
+ * detail page; render `holder` once where the hook is used (it holds the rename dialog).
+ */
+import { useState, type ReactNode } from 'react';
+import { App, Form, Input, Modal, Typography } from 'antd';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
+import { ERRORS, PAGE, type Instance, type InstanceAction } from '@console/contract';
+import { reactToError } from '../../../api/client';
+import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
+import { INSTANCE_KEYS, instancesApi } from '../../../api/instances';
+import { getApiUi } from '../../../api/ui';
+import { actionLabel, actionNotice } from './instanceViews';
+
+export const NAME_MAX = 30;
+
+/** Looks like an instance (the action endpoints answer one); anything else is just "done". */
+function isInstance(v: unknown): v is Instance {
+  return typeof v === 'object' && v !== null && typeof (v as Instance).id === 'string' && typeof (v as Instance).status === 'string';
+}
+
+function useInstanceInvalidation() {
+  const queryClient = useQueryClient();
+  return {
+    /** Put the instance the server answered straight into its detail view, then refresh the lists and the log. */
+    settled(answer?: unknown) {
+      if (isInstance(answer)) queryClient.setQueryData(INSTANCE_KEYS.one(answer.id), answer);
+      void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.all });
+      void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.logsAll });
+    },
+  };
+}
+
+function Notice({ instance, children }: { instance: Instance; children: ReactNode }) {
+  return (
+    <div>
+      <Typography.Paragraph type="secondary" style={{ marginBottom: 8 }}>
+        实例：{instance.name}（<span className="mono">{instance.id}</span>）
+      </Typography.Paragraph>
+      <Typography.Paragraph style={{ marginBottom: 0 }}>{children}</Typography.Paragraph>
+    </div>
+  );
+}
+
+export function useInstanceActions() {
+  const { modal } = App.useApp();
+  const navigate = useNavigate();
+  const invalidation = useInstanceInvalidation();
+  const [renaming, setRenaming] = useState<Instance | null>(null);
+
+  const act = useMutation({
+    mutationFn: ({ instance, action }: { instance: Instance; action: InstanceAction }) => instancesApi.act(instance.id, action),
+    onSettled: (answer) => invalidation.settled(answer),
+  });
+
+  const reset = useMutation({
+    mutationFn: (instance: Instance) => instancesApi.resetPassword(instance.id),
+    onSettled: (answer) => invalidation.settled(answer),
+  });
+
+  /** Runs an action; its failure is shown here (the call itself is silent). Never rejects. */
+  const run = async (instance: Instance, action: InstanceAction): Promise<void> => {
+    try {
+      await act.mutateAsync({ instance, action });
+    } catch (e) {
+      const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
+      if (action === 'start' && error.code === ERRORS.INSTANCE_GPU_BUSY.code) offerNoCard(instance, error);
+      else if (error.code === ERRORS.INSTANCE_ARREARS.code) offerRecharge(error);
+      else reactToError(error, getApiUi());
+    }
+  };
+
+  /** The host's GPUs are taken: the machine can still start without them. */
+  const offerNoCard = (instance: Instance, error: ApiError) =>
+    modal.confirm({
+      title: '开机失败',
+      content: (
+        <Notice instance={instance}>
+          {error.detail ? `${error.message}：${error.detail}` : error.message}
+          <br />
+          {actionNotice(instance, 'startNoCard')}
+        </Notice>
+      ),
+      okText: actionLabel('startNoCard'),
+      cancelText: '稍后再试',
+      onOk: () => run(instance, 'startNoCard'),
+    });
+
+  /** In arrears: nothing starts until the balance is settled. */
+  const offerRecharge = (error: ApiError) =>
+    modal.confirm({
+      title: '无法开机',
+      content: error.detail ? `${error.message}：${error.detail}` : error.message,
+      okText: '去充值',
+      cancelText: '取消',
+      onOk: () => navigate(PAGE.recharge),
+    });
+
+  const confirm = (instance: Instance, action: InstanceAction) => {
+    const label = actionLabel(action);
+    const destructive = action === 'release';
+    modal.confirm({
+      title: destructive ? `确认释放实例「${instance.name}」？` : `确认${label}？`,
+      content: <Notice instance={instance}>{actionNotice(instance, action)}</Notice>,
+      okText: destructive ? '确认释放' : label,
+      okButtonProps: destructive ? { danger: true } : undefined,
+      cancelText: '取消',
+      onOk: () => run(instance, action),
+    });
+  };
+
+  const resetPassword = (instance: Instance) =>
+    modal.confirm({
+      title: '重置 SSH 登录密码？',
+      content: <Notice instance={instance}>重置后将生成新的登录密码，原密码立即失效。</Notice>,
+      okText: '重置密码',
+      cancelText: '取消',
+      onOk: async () => {
+        try {
+          const answer = await reset.mutateAsync(instance);
+          const password = answer?.access?.sshPassword;
+          modal.success({
+            title: '密码已重置',
+            content: password ? (
+              <span>
+                新密码：
+                <Typography.Text className="mono" copyable={{ text: password, tooltips: ['复制密码', '已复制'] }} aria-label="新密码">
+                  {password}
+                </Typography.Text>
+              </span>
+            ) : (
+              '新密码已生效，可在“登录信息”中查看。'
+            ),
+            okText: '知道了',
+          });
+        } catch {
+          // The request layer has said why.
+        }
+      },
+    });
+
+  const holder = renaming ? <RenameModal key={renaming.id} instance={renaming} onClose={() => setRenaming(null)} onSettled={invalidation.settled} /> : null;
+
+  return {
+    confirm,
+    /** Runs an action without asking (e.g. from a dialog that has already asked). */
+    run,
+    rename: (instance: Instance) => setRenaming(instance),
+    resetPassword,
+    holder,
+    pending: act.isPending ? act.variables : undefined,
+  };
+}
+
+function RenameModal({ instance, onClose, onSettled }: { instance: Instance; onClose: () => void; onSettled: (answer?: unknown) => void }) {
+  const [form] = Form.useForm<{ name: string }>();
+  const rename = useMutation({
+    mutationFn: (name: string) => instancesApi.rename(instance.id, name),
+    onSettled: (answer) => onSettled(answer),
+    onSuccess: onClose,
+  });
+  const submit = async () => {
+    const { name } = await form.validateFields();
+    if (name.trim() === instance.name) return onClose();
+    rename.mutate(name.trim());
+  };
+  return (
+    <Modal
+      open
+      title="修改实例名称"
+      okText="保存"
+      cancelText="取消"
+      confirmLoading={rename.isPending}
+      onOk={() => void submit().catch(() => undefined)}
+      onCancel={onClose}
+      destroyOnHidden
+    >
+      <Form form={form} layout="vertical" initialValues={{ name: instance.name }} onFinish={() => void submit().catch(() => undefined)}>
+        <Form.Item
+          name="name"
+          label="实例名称"
+          rules={[
+            { required: true, whitespace: true, message: '请输入实例名称' },
+            { max: NAME_MAX, message: `实例名称最多 ${NAME_MAX} 个字` },
+          ]}
+        >
+          <Input maxLength={NAME_MAX} showCount autoFocus aria-label="实例名称" />
+        </Form.Item>
+      </Form>
+    </Modal>
+  );
+}
