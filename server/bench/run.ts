@@ -4,12 +4,15 @@
  * fixed number of requests over loopback (autocannon, 50 connections) and stops by itself.
  *
  * Targets (issue 4): the cached GPU market list at least half the bare route's rate, p99 under 10 ms.
+ * Then, on the machine's PostgreSQL: ledger transfers against pgbench (issue 5, ratio 0.5) and one
+ * billing tick over 1,000 / 10,000 / 100,000 running instances (issue 6, 100,000 under 10 s).
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { benchLedger } from './ledger.js';
+import { benchBilling } from './billing.js';
 import { DEMO_ACCOUNT } from '../src/db/seed.js';
 
 /** Each case runs this long (autocannon ends amount-based runs only on whole-second ticks, which would skew rates). */
@@ -65,7 +68,9 @@ async function ledgerOnPostgres(): Promise<boolean> {
     console.log(`\nledger vs pgbench: skipped (no PostgreSQL at ${url}; set BENCH_PG_URL)`);
     return true;
   }
-  return benchLedger(url);
+  const ledger = await benchLedger(url);
+  const billing = await benchBilling(url);
+  return ledger && billing;
 }
 
 async function main() {

@@ -4,11 +4,12 @@
  * earliest expiry first and a refund can put each part back where it came from.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
 import { giftGrants, recharges } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
+import { pgArray } from '../../db/arrays.js';
 import type { CatalogueStore } from '../catalogue/store.js';
 import type { LedgerService } from '../ledger/service.js';
 
@@ -130,6 +131,28 @@ export class GiftService {
       .where(and(eq(giftGrants.userId, userId), eq(giftGrants.status, 1), gt(giftGrants.remain, 0n), gt(giftGrants.expireAt, now)))
       .orderBy(asc(giftGrants.expireAt), asc(giftGrants.createdAt))
       .for('update');
+  }
+
+  /** lockSpendable for many users at once: their grants by user, each user's earliest expiry first. */
+  async lockSpendableMany(tx: Tx, userIds: string[]): Promise<Map<string, GiftGrantRow[]>> {
+    const out = new Map<string, GiftGrantRow[]>();
+    if (!userIds.length) return out;
+    const now = this.clock.now();
+    const rows = await tx
+      .select()
+      .from(giftGrants)
+      .where(and(inArray(giftGrants.userId, userIds), eq(giftGrants.status, 1), gt(giftGrants.remain, 0n), gt(giftGrants.expireAt, now)))
+      .orderBy(asc(giftGrants.userId), asc(giftGrants.expireAt), asc(giftGrants.createdAt))
+      .for('update');
+    for (const g of rows) out.set(g.userId, [...(out.get(g.userId) ?? []), g]);
+    return out;
+  }
+
+  /** take for many locked grants in one statement. */
+  async takeMany(tx: Tx, takes: Map<string, bigint>) {
+    if (!takes.size) return;
+    await tx.execute(sql`update gift_grants g set remain = g.remain - v.amount
+      from unnest(${pgArray([...takes.keys()])}::uuid[], ${pgArray([...takes.values()])}::bigint[]) as v(id, amount) where g.id = v.id`);
   }
 
   /** Takes part of a locked grant (the ledger transfer is the caller's). */

@@ -14,18 +14,23 @@
  * expiredReleaseDays later, with a notice releaseNoticeHours before. Post-paid instances stopped
  * for stoppedReleaseDays are released the same way.
  */
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
 import { formatYuan } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { instances } from '../../db/schema.js';
 import type { CatalogueStore } from '../catalogue/store.js';
+import { pgArray } from '../../db/arrays.js';
 import type { OrderService } from '../orders/service.js';
 import type { InstanceRow, InstanceService } from './service.js';
 
 const MS_PER_HOUR = 3_600_000n;
 const DAY_MS = 86_400_000;
 const BATCH = 200;
+/** Runs charged together by one tick transaction. */
+const METER_BATCH = 5000;
+
+type MeterColumns = Pick<InstanceRow, 'meterMs' | 'meterCharged' | 'meterSince' | 'arrears'>;
 
 /** What a run at `ratePerHour` costs after `ms` milliseconds, rounded half up to a whole unit. */
 export function runCost(ratePerHour: bigint, ms: bigint): bigint {
@@ -39,14 +44,31 @@ export class Meter {
    * Charges the run of `row` up to `until` and returns the instance's new metering columns. What
    * the balance could not pay is added to the arrears.
    */
-  async settle(tx: Tx, row: InstanceRow, until: Date): Promise<Pick<InstanceRow, 'meterMs' | 'meterCharged' | 'meterSince' | 'arrears'>> {
-    const same = { meterMs: row.meterMs, meterCharged: row.meterCharged, meterSince: row.meterSince, arrears: row.arrears };
-    if (!row.meterSince || !row.meterSegment || !row.usageOrderId || until <= row.meterSince) return same;
-    const ms = row.meterMs + BigInt(until.getTime() - row.meterSince.getTime());
-    const due = runCost(row.meterRate, ms) - row.meterCharged;
-    const key = `usage:${row.id}:${row.meterSegment.getTime()}:${ms}`;
-    const charged = due > 0n ? await this.orders.chargeUsage(tx, row.usageOrderId, due, key, `${row.name} 按量计费`) : 0n;
-    return { meterMs: ms, meterCharged: row.meterCharged + due, meterSince: until, arrears: row.arrears + (due - charged) };
+  async settle(tx: Tx, row: InstanceRow, until: Date): Promise<MeterColumns> {
+    return (await this.settleMany(tx, [row], until)).get(row.id)!;
+  }
+
+  /** settle for a batch of locked instances, charged together (one ledger batch). */
+  async settleMany(tx: Tx, rows: InstanceRow[], until: Date): Promise<Map<string, MeterColumns>> {
+    const out = new Map<string, MeterColumns>();
+    const items: { row: InstanceRow; ms: bigint; due: bigint; key: string }[] = [];
+    for (const row of rows) {
+      if (!row.meterSince || !row.meterSegment || !row.usageOrderId || until <= row.meterSince) {
+        out.set(row.id, { meterMs: row.meterMs, meterCharged: row.meterCharged, meterSince: row.meterSince, arrears: row.arrears });
+        continue;
+      }
+      const ms = row.meterMs + BigInt(until.getTime() - row.meterSince.getTime());
+      items.push({ row, ms, due: runCost(row.meterRate, ms) - row.meterCharged, key: `usage:${row.id}:${row.meterSegment.getTime()}:${ms}` });
+    }
+    const charged = await this.orders.chargeUsageMany(
+      tx,
+      items.map((i) => ({ orderId: i.row.usageOrderId!, amount: i.due, key: i.key, memo: `${i.row.name} 按量计费` })),
+    );
+    for (const i of items) {
+      const paid = charged.get(i.key) ?? 0n;
+      out.set(i.row.id, { meterMs: i.ms, meterCharged: i.row.meterCharged + i.due, meterSince: until, arrears: i.row.arrears + (i.due - paid) });
+    }
+    return out;
   }
 
   /** One day of data disk beyond the free size, from `row.diskBilledUntil`. */
@@ -78,18 +100,27 @@ export class InstanceBilling {
           .from(instances)
           .where(and(isNotNull(instances.meterSince), lt(instances.meterSince, now), after ? gt(instances.id, after) : undefined))
           .orderBy(asc(instances.id))
-          .limit(BATCH)
+          .limit(METER_BATCH)
           .for('update', { skipLocked: true });
-        for (const row of rows) {
-          const set = await this.deps.meter.settle(tx, row, now);
-          await tx.update(instances).set(set).where(eq(instances.id, row.id));
-          const stop = await this.shouldStop(tx, row, set.arrears);
-          if (stop) toStop.push({ id: row.id, why: stop });
+        if (!rows.length) return rows;
+        const settled = await this.deps.meter.settleMany(tx, rows, now);
+        const m = rows.map((r) => settled.get(r.id)!);
+        await tx.execute(sql`update instances i set meter_ms = v.ms, meter_charged = v.charged, meter_since = v.since, arrears = v.arrears
+          from unnest(${pgArray(rows.map((r) => r.id))}::uuid[], ${pgArray(m.map((x) => x.meterMs))}::bigint[], ${pgArray(m.map((x) => x.meterCharged))}::bigint[],
+            ${pgArray(m.map((x) => x.meterSince?.toISOString() ?? null))}::timestamptz[], ${pgArray(m.map((x) => x.arrears))}::bigint[]) as v(id, ms, charged, since, arrears)
+          where i.id = v.id`);
+       
+        const wallets = await this.deps.orders.spendableMany(tx, [...new Set(rows.map((r) => r.userId))]);
+        for (const r of rows) {
+          const why = this.stopReason(r, settled.get(r.id)!.arrears, wallets.get(r.userId)!);
+          if (why) toStop.push({ id: r.id, why });
         }
+       
         return rows;
       });
+     
       handled += batch.length;
-      if (batch.length < BATCH) break;
+      if (batch.length < METER_BATCH) break;
       after = batch[batch.length - 1]!.id;
     }
     for (const s of toStop) await this.stopForBalance(s.id, s.why);
@@ -97,11 +128,10 @@ export class InstanceBilling {
   }
 
   /** Stops when the balance has run out, or cannot pay the next tick. */
-  private async shouldStop(tx: Tx, row: InstanceRow, arrears: bigint): Promise<string | null> {
+  private stopReason(row: InstanceRow, arrears: bigint, spendable: bigint): string | null {
     if (row.status !== 'Running') return null;
     if (arrears > 0n) return `余额不足，欠费 ${formatYuan(arrears)} 元`;
     const nextTick = runCost(row.meterRate, BigInt(this.deps.tickSeconds * 1000));
-    const spendable = await this.deps.orders.spendable(row.userId, tx);
     return spendable < nextTick ? `余额 ${formatYuan(spendable)} 元，不足以支付下一计费周期` : null;
   }
 

@@ -133,6 +133,18 @@ describe('instances', () => {
     expect((await row(id)).meterCharged).toBe(yuan('1.98'));
   });
 
+  it('charges gift credit before cash, and cash for what the gift credit does not cover', async () => {
+    const u = await fundedUser('10');
+    await s.ctx.db.transaction((tx) => s.ctx.gifts.grant(tx, { userId: u.user.id, amount: yuan('1'), source: 'test', validDays: 30, key: `gift-${randomUUID()}`, memo: '测试赠送' }));
+    await runningUsageInstance(u.token);
+    const before = await s.ctx.ledger.balances(u.user.id);
+    s.clock.advance(HOUR);
+    await s.ctx.instanceBilling.meterTick();
+    const after = await s.ctx.ledger.balances(u.user.id);
+    expect(before.gift - after.gift).toBe(yuan('1'));
+    expect(before.cash - after.cash).toBe(yuan('0.98'));
+  });
+
   it('stops the instance when the balance runs out, never below zero, and collects the arrears before the next start', async () => {
     const u = await fundedUser('2');
     const { id } = await runningUsageInstance(u.token);

@@ -59,5 +59,14 @@ export async function checkLedger(db: Executor): Promise<LedgerReport> {
     problems.push(`可用账户 ${a.code} 为负：${a.balance}`);
   }
 
+  for (const e of await rows<{ id: string; what: string }>(
+    db,
+    sql`select e.id::text as id, case when t.id is null then '转账' else '账户' end as what
+        from ledger_entries e left join ledger_transfers t on t.id = e.transfer_id left join ledger_accounts a on a.id = e.account_id
+        where t.id is null or a.id is null limit 20`,
+  )) {
+    problems.push(`分录 ${e.id} 找不到所属${e.what}`);
+  }
+
   return { ok: problems.length === 0, problems, accounts: totals!.accounts, transfers: totals!.transfers, entries: totals!.entries };
 }

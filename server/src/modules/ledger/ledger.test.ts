@@ -160,6 +160,8 @@ describe('ledger check', () => {
       expect(report.ok).toBe(false);
       expect(report.problems.join('\n')).toMatch(/余额 -5，分录合计 10/);
       expect(report.problems.join('\n')).toMatch(/为负：-5/);
+      await s.ctx.db.execute(sql`delete from ledger_transfers where idempotency_key = 'k1'`);
+      expect((await checkLedger(s.ctx.db)).problems.join('\n')).toMatch(/分录 \d+ 找不到所属转账/);
     } finally {
       await s.close();
     }

@@ -6,7 +6,7 @@
  * both move the same order.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { and, count, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import {
   canMoveOrder,
@@ -30,7 +30,8 @@ import type { GatewayMethod } from '../../drivers/payment/types.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueStore } from '../catalogue/store.js';
 import type { GiftService } from '../gifts/service.js';
-import type { Leg, LedgerService } from '../ledger/service.js';
+import { accountCode, type Leg, type LedgerService, type TransferInput } from '../ledger/service.js';
+import { pgArray } from '../../db/arrays.js';
 import type { PaymentRow, PaymentService } from '../payments/service.js';
 import type { VoucherService } from '../vouchers/service.js';
 
@@ -404,6 +405,12 @@ export class OrderService {
     return this.view(fresh!, []);
   }
 
+  /** spendable for many payers, as the transaction sees them. */
+  async spendableMany(tx: Tx, payerIds: string[]): Promise<Map<string, bigint>> {
+    const wallets = await this.deps.ledger.spendableMany(tx, payerIds);
+    return new Map([...wallets].map(([id, w]) => [id, w.cash + w.gift]));
+  }
+
   /** Gift credit plus cash the payer can spend now. */
   async spendable(payerId: string, exec?: Tx): Promise<bigint> {
     const b = await this.deps.ledger.balances(payerId, exec);
@@ -416,21 +423,90 @@ export class OrderService {
    * the balance ran out.
    */
   async chargeUsage(tx: Tx, orderId: string, amount: bigint, key: string, memo: string): Promise<bigint> {
-    if (amount <= 0n) return 0n;
-    const [row] = await tx.select().from(orders).where(eq(orders.id, orderId)).for('update');
+    const [row] = await tx.select({ status: orders.status }).from(orders).where(eq(orders.id, orderId));
     if (!row || row.status !== 'Time') throw new AppError('ORDER_STATE_INVALID', '该按量订单已结束计费');
+    return (await this.chargeUsageMany(tx, [{ orderId, amount, key, memo }])).get(key) ?? 0n;
+  }
+
+  /**
+   * chargeUsage for many post-paid orders in one go (a billing tick): each item takes gift credit
+   * (earliest expiry first), then cash, as far as its payer's balance goes, in the order given.
+   * Returns what each item (by key) was charged.
+   */
+  async chargeUsageMany(tx: Tx, items: { orderId: string; amount: bigint; key: string; memo: string }[]): Promise<Map<string, bigint>> {
+    const charged = new Map<string, bigint>();
+    const due = items.filter((i) => i.amount > 0n);
+    if (!due.length) return charged;
+    const ids = [...new Set(due.map((i) => i.orderId))].sort();
+    const rows = await tx
+      .select({ id: orders.id, status: orders.status, userId: orders.userId, orderUid: orders.orderUid })
+      .from(orders)
+      .where(sql`${orders.id} = any(${pgArray(ids)}::uuid[])`)
+      .orderBy(asc(orders.id))
+      .for('update');
+    const byId = new Map(rows.filter((r) => r.status === 'Time').map((r) => [r.id, r]));
+    const payers = [...new Set([...byId.values()].map((r) => r.userId))];
+   
+    const grants = await this.deps.gifts.lockSpendableMany(tx, payers);
+    // Every account the batch will touch is locked before its balance is read, in the ledger's order.
+    const locked = await this.deps.ledger.lockFor(
+      tx,
+      due.flatMap((i) => {
+        const payer = byId.get(i.orderId)?.userId;
+        return payer ? [{ key: i.key, accounts: [{ userId: payer, kind: 'cash' as const }, { userId: payer, kind: 'gift' as const }, { platform: 'revenue' as const }] }] : [];
+      }),
+    );
+    const balances = new Map(payers.map((p) => [p, { cash: locked.get(accountCode({ userId: p, kind: 'cash' }))?.balance ?? 0n }]));
     const now = this.deps.clock.now();
-    const cash = (await this.deps.ledger.balances(row.userId, tx)).cash;
-    const legs: Leg[] = [];
+    const transfers: TransferInput[] = [];
     const parts: (typeof orderPayments.$inferInsert)[] = [];
-    const taken = await this.spendGiftThenCash(tx, { payer: row.userId, orderId, amount, useGift: true, cashUpTo: cash > 0n ? cash : 0n, legs, parts, now });
-    if (taken === 0n) return 0n;
-    legs.push({ account: { platform: 'revenue' }, amount: taken });
-    const posted = await this.deps.ledger.post({ key, kind: 'usage', memo, actorId: null, orderId: row.orderUid, legs }, tx);
-    if (posted.replayed) return 0n;
-    await tx.insert(orderPayments).values(parts);
-    await tx.update(orders).set({ amount: sql`${orders.amount} + ${taken}`, paidAt: row.paidAt ?? now, updatedAt: now }).where(eq(orders.id, orderId));
-    return taken;
+    const takes = new Map<string, bigint>();
+    const added = new Map<string, bigint>();
+    for (const item of due) {
+      const order = byId.get(item.orderId);
+      if (!order) continue;
+      const payer = order.userId;
+      const legs: Leg[] = [];
+      let rest = item.amount;
+      for (const g of grants.get(payer) ?? []) {
+        if (rest === 0n) break;
+        const left = g.remain - (takes.get(g.id) ?? 0n);
+        const take = left < rest ? left : rest;
+        if (take <= 0n) continue;
+        takes.set(g.id, (takes.get(g.id) ?? 0n) + take);
+        legs.push({ account: { userId: payer, kind: 'gift' }, amount: -take });
+        parts.push({ orderId: order.id, source: 'gift', amount: take, giftGrantId: g.id, createdAt: now });
+        rest -= take;
+      }
+      const wallet = balances.get(payer)!;
+      const cash = wallet.cash < rest ? (wallet.cash > 0n ? wallet.cash : 0n) : rest;
+      if (cash > 0n) {
+        wallet.cash -= cash;
+        legs.push({ account: { userId: payer, kind: 'cash' }, amount: -cash });
+        parts.push({ orderId: order.id, source: 'cash', amount: cash, createdAt: now });
+        rest -= cash;
+      }
+      const taken = item.amount - rest;
+      charged.set(item.key, taken);
+      if (taken === 0n) continue;
+      legs.push({ account: { platform: 'revenue' }, amount: taken });
+      transfers.push({ key: item.key, kind: 'usage', memo: item.memo, actorId: null, orderId: order.orderUid, legs });
+      added.set(order.id, (added.get(order.id) ?? 0n) + taken);
+    }
+   
+    await this.deps.ledger.postMany(tx, transfers, locked);
+    await this.deps.gifts.takeMany(tx, takes);
+    if (parts.length) {
+      await tx.execute(sql`insert into order_payments (order_id, source, amount, gift_grant_id, created_at)
+        select p.o, p.s, p.a, p.g, ${now.toISOString()}::timestamptz
+        from unnest(${pgArray(parts.map((p) => p.orderId))}::uuid[], ${pgArray(parts.map((p) => p.source))}::text[], ${pgArray(parts.map((p) => p.amount))}::bigint[],
+          ${pgArray(parts.map((p) => p.giftGrantId ?? null))}::uuid[]) as p(o, s, a, g)`);
+    }
+    if (added.size) {
+      await tx.execute(sql`update orders o set amount = o.amount + v.n, paid_at = coalesce(o.paid_at, ${now.toISOString()}::timestamptz), updated_at = ${now.toISOString()}::timestamptz
+        from unnest(${pgArray([...added.keys()])}::uuid[], ${pgArray([...added.values()])}::bigint[]) as v(id, n) where o.id = v.id`);
+    }
+    return charged;
   }
 
   /** The post-paid resource is gone: its order is complete with what it was charged. */
