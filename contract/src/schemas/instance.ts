@@ -65,6 +65,13 @@ export const OUTCOME_RULES: Record<Exclude<InstanceOutcome, 'lost' | 'found'>, P
 export const SETTLED_STATUSES: readonly Status[] = ['Running', 'Stopped', 'Shutdown', 'Failed'];
 /** Statuses in which an operation is under way: the list refreshes itself while any row is in one. */
 export const BUSY_STATUSES: readonly Status[] = ['Pending', 'Starting', 'Pending_Migrate', 'Shutdowning', 'Restarting', 'Stopping', 'Operating', 'Deleting'];
+/** Statuses in which the machine exists and is idle: its password can be reset, expiry can stop it. */
+export const IDLE_MACHINE_STATUSES: readonly Status[] = ['Running', 'Stopped', 'Shutdown'];
+
+export function canResetPassword(status: Status): boolean {
+  return IDLE_MACHINE_STATUSES.includes(status);
+}
+
 /** Statuses a host loss can hit. */
 export const LOSABLE_STATUSES: readonly Status[] = ['Starting', 'Running', 'Stopped', 'Shutdowning', 'Shutdown', 'Restarting', 'Stopping', 'Operating', 'Pending_Migrate'];
 
@@ -75,7 +82,7 @@ export const INSTANCE_TRANSITIONS: Record<Status, Status[]> = (() => {
   out.Running.add('Shutdowning'); // stop in no-card mode
   for (const map of Object.values(OUTCOME_RULES)) for (const [from, to] of Object.entries(map)) if (from !== to) out[from as Status].add(to!);
   for (const s of LOSABLE_STATUSES) out[s].add('Unknown');
-  for (const s of ['Running', 'Stopped', 'Shutdown'] as const) out.Unknown.add(s);
+  for (const s of IDLE_MACHINE_STATUSES) out.Unknown.add(s);
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v]])) as Record<Status, Status[]>;
 })();
 

@@ -146,7 +146,9 @@ export const catalogueQueries = {
     queryOptions({ queryKey: ['catalogue', 'sizes', params], queryFn: ({ signal }) => catalogueApi.sizes(params, signal), staleTime: LIVE }),
   usableVouchers: (category: InstanceCategory) =>
     queryOptions({
-      queryKey: ['vouchers', 'usable', category],
+      // Not ORDER_KEYS.vouchers: that cache holds the { items } answer of the pay dialog, this one the
+      // bare list; both live on one page (the purchase page opens the pay dialog). ['vouchers'] still refreshes both.
+      queryKey: ['vouchers', 'purchase', category],
       queryFn: ({ signal }) => catalogueApi.usableVouchers(category, signal),
       staleTime: 30_000,
     }),

@@ -9,10 +9,12 @@ import {
   type PayOrderRequest,
   type ResourceProduct,
   type Voucher,
+  type gpuOrderRequestSchema,
   type orderPageSchema,
   type orderPayStatusSchema,
   type orderQrSchema,
   type resourcePackageSchema,
+  type sizeOrderRequestSchema,
 } from '@console/contract';
 // Type-only: the contract exports these schemas but not their inferred types.
 import type { z } from 'zod';
@@ -26,6 +28,10 @@ export type OrderPage = z.infer<typeof orderPageSchema>;
 export type OrderPayStatus = z.infer<typeof orderPayStatusSchema>;
 export type OrderQr = z.infer<typeof orderQrSchema>;
 export type ResourcePackage = z.infer<typeof resourcePackageSchema>;
+/** A GPU instance or image application order: the GPU quote request plus the instance name. */
+export type GpuOrderRequest = z.input<typeof gpuOrderRequestSchema>;
+/** A CPU / cloud desktop / e-commerce / cloud game order: the size quote request plus the instance name. */
+export type SizeOrderRequest = z.input<typeof sizeOrderRequestSchema>;
 
 /** What the bill list can be narrowed by; travels as one `filterBy` string (spec §3). */
 export interface OrderFilter {
@@ -66,6 +72,14 @@ export const ordersApi = {
   /** Usable vouchers for one product category (vouchers limited to other categories are left out by the server). */
   usableVouchers: (category: string, signal?: AbortSignal) => api.get<{ items: Voucher[] }>(API.vouchers, { usable: 'true', category }, { signal }),
   resourceProducts: (signal?: AbortSignal) => api.get<{ items: ResourceProduct[] }>(API.resourceProducts, undefined, { signal }),
+  /**
+   * New instance orders; the server prices them again. Post-paid cycles (Usage/Hour) answer an
+   * order already billing (status Time) whose instance is being created; Day/Week/Month answer an
+   * Unpaid order to pay. Silent: the purchase page offers a recharge on 40011001 and hands every
+   * other failure back to the request layer.
+   */
+  createGpuOrder: (body: GpuOrderRequest) => api.post<Order>(API.gpuOrderCreate, body, { silent: true }),
+  createSizeOrder: (body: SizeOrderRequest) => api.post<Order>(API.orderCreate, body, { silent: true }),
   createResourceOrder: (body: { productId: string; count: number }) => api.post<Order>(API.aiOrderCreate, body),
   resourcePackages: (signal?: AbortSignal) => api.get<{ items: ResourcePackage[] }>(API.resourcePackages, undefined, { signal }),
 };

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { QueryClient } from '@tanstack/react-query';
 import { MemoryRouter } from 'react-router';
 import type { Order } from '@console/contract';
@@ -12,17 +12,18 @@ const PAY = '/order/api/v2.1/tiio/resource/O20261123085616aaaa0001/pay';
 const DETAIL = '/order/api/v2.1/tiio/resource/O20261123085616aaaa0001';
 const hundredYuan = order({ amount: '1000000', description: '大模型 Token 包 1000 万 × 2（¥100.00）' });
 
-function renderModal(o: Order) {
+function renderModal(o: Order, voucherId?: string) {
   const onClose = vi.fn();
   const onPaid = vi.fn();
+  const onSettled = vi.fn();
   render(
     <AppProviders queryClient={new QueryClient({ defaultOptions: { queries: { retry: false } } })}>
       <MemoryRouter>
-        <OrderPayModal order={o} onClose={onClose} onPaid={onPaid} />
+        <OrderPayModal order={o} onClose={onClose} onPaid={onPaid} onSettled={onSettled} voucherId={voucherId} />
       </MemoryRouter>
     </AppProviders>,
   );
-  return { onClose, onPaid };
+  return { onClose, onPaid, onSettled };
 }
 
 const dialogWith = async (text: string) => (await screen.findAllByRole('dialog')).find((d) => d.textContent?.includes(text))!;
@@ -150,12 +151,26 @@ describe('the order pay dialog', () => {
     const fetch = costServer((url, init) =>
       url.pathname === `${DETAIL}/cancel` && init?.method === 'POST' ? json(200, { ...hundredYuan, status: 'Cancelled' }) : undefined,
     );
-    const { onClose } = renderModal(hundredYuan);
+    const { onClose, onSettled } = renderModal(hundredYuan);
     fireEvent.click(await screen.findByRole('button', { name: '取消订单' }));
     const confirm = await dialogWith('确认取消订单？');
     expect(callsTo(fetch, `${DETAIL}/cancel`, 'POST')).toHaveLength(0);
     fireEvent.click(within(confirm).getByRole('button', { name: '取消订单' }));
     await waitFor(() => expect(onClose).toHaveBeenCalled());
+    expect(onSettled).toHaveBeenCalledWith('Cancelled');
     expect(callsTo(fetch, `${DETAIL}/cancel`, 'POST')).toHaveLength(1);
+  });
+
+  it('starts with a voucher handed in from the purchase page, and leaves out one the order cannot use', async () => {
+    costServer();
+    renderModal(hundredYuan, voucher.id);
+    await waitFor(() => expect(screen.getByTestId('pay-due').textContent).toBe('¥50.00'));
+    expect(screen.getByText('-¥50.00')).toBeTruthy();
+    cleanup();
+
+    costServer((url) => (url.pathname === '/order/api/v2.1/vouchers' ? json(200, { items: [{ ...voucher, minSpend: '2000000' }] }) : undefined));
+    renderModal(hundredYuan, voucher.id);
+    await waitFor(() => expect(screen.getByTestId('pay-due').textContent).toBe('¥100.00'));
+    expect(screen.queryByText('-¥50.00')).toBeNull();
   });
 });

@@ -23,6 +23,13 @@ export interface OrderPayModalProps {
   onClose: () => void;
   /** Called once the order is paid and delivered (status 已完成). */
   onPaid?: (orderUid: string) => void;
+  /**
+   * Called when the order's payment has ended one way or another while the dialog is open: paid
+   * and delivered (also onPaid), refunded, failed, expired, or cancelled from the dialog.
+   */
+  onSettled?: (status: Status) => void;
+  /** A voucher to start with (the one chosen on the purchase page), if it is still usable. */
+  voucherId?: string;
 }
 
 /**
@@ -30,7 +37,7 @@ export interface OrderPayModalProps {
  * Alipay/WeChat QR code polled every 2 s until the order completes, is refunded or expires.
  * The unpaid order can be cancelled from here too.
  */
-export function OrderPayModal({ order, onClose, onPaid }: OrderPayModalProps) {
+export function OrderPayModal({ order, onClose, onPaid, onSettled, voucherId: initialVoucherId }: OrderPayModalProps) {
   const queryClient = useQueryClient();
   const [qr, setQr] = useState<OrderQr | null>(null);
   /** A status the pay call answered with that ends the dialog's work (balance payments). */
@@ -64,12 +71,16 @@ export function OrderPayModal({ order, onClose, onPaid }: OrderPayModalProps) {
   useEffect(() => {
     if (!done) return;
     invalidateOrderViews(queryClient);
+    onSettled?.(done);
     if (done === 'Success') onPaid?.(order.orderUid);
-    // onPaid is a callback of the parent: only the transition matters.
+    // onPaid and onSettled are callbacks of the parent: only the transition matters.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [done, order.orderUid, queryClient]);
 
-  const { confirm: confirmCancel, isPending: cancelling } = useCancelOrder(onClose);
+  const { confirm: confirmCancel, isPending: cancelling } = useCancelOrder(() => {
+    onSettled?.('Cancelled');
+    onClose();
+  });
   const left = useSecondsLeft(order.expiresAt);
   const timedOut = !done && left === 0;
 
@@ -91,6 +102,7 @@ export function OrderPayModal({ order, onClose, onPaid }: OrderPayModalProps) {
     body = (
       <ChooseStep
         order={order}
+        initialVoucherId={initialVoucherId}
         left={left}
         onAnswer={(res) => {
           queryClient.setQueryData(statusKey, res); // the new QR replaces any earlier one at once
@@ -119,12 +131,14 @@ export function OrderPayModal({ order, onClose, onPaid }: OrderPayModalProps) {
 
 function ChooseStep({
   order,
+  initialVoucherId,
   left,
   onAnswer,
   onCancel,
   cancelling,
 }: {
   order: Order;
+  initialVoucherId?: string;
   left: number;
   onAnswer: (res: OrderPayStatus) => void;
   onCancel: () => void;
@@ -133,10 +147,12 @@ function ChooseStep({
   const { modal } = App.useApp();
   const money = useMoneyQuery();
   const vouchers = useQuery({ queryKey: ORDER_KEYS.vouchers(order.category), queryFn: ({ signal }) => ordersApi.usableVouchers(order.category, signal) });
-  const [voucherId, setVoucherId] = useState<string | undefined>();
+  const [picked, setVoucherId] = useState<string | undefined>(initialVoucherId);
   const [method, setMethod] = useState<PaymentMethod>('Balance');
 
   const amount = BigInt(order.amount);
+  // A voucher handed in from outside counts only while the list still offers it as usable here.
+  const voucherId = picked && vouchers.data?.items.some((v) => v.id === picked && BigInt(v.minSpend) <= amount) ? picked : undefined;
   const voucher = vouchers.data?.items.find((v) => v.id === voucherId);
   const deduction = voucher ? (BigInt(voucher.amount) < amount ? BigInt(voucher.amount) : amount) : 0n;
   const rest = amount - deduction;

@@ -1,5 +1,6 @@
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import { cleanup, configure } from '@testing-library/react';
+import { message, Modal, notification } from 'antd';
 
 // The first render of a lazy page transforms antd on the fly: allow for it.
 configure({ asyncUtilTimeout: 5000 });
@@ -31,6 +32,15 @@ window.getComputedStyle = (elt: Element) => getComputedStyle(elt);
 
 afterEach(() => {
   cleanup();
+  // antd's static message/modal render in roots of their own that cleanup() does not unmount.
+  message.destroy();
+  notification.destroy();
+  Modal.destroyAll();
   localStorage.clear();
   sessionStorage.clear();
+});
+
+// React finishes scheduled work on a later tick: let it run while the test file's window still exists.
+afterAll(async () => {
+  await new Promise((resolve) => setTimeout(resolve, 100));
 });

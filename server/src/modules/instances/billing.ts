@@ -15,7 +15,7 @@
  * for stoppedReleaseDays are released the same way.
  */
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
-import { formatYuan } from '@console/contract';
+import { IDLE_MACHINE_STATUSES, formatYuan } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { instances } from '../../db/schema.js';
@@ -175,7 +175,7 @@ export class InstanceBilling {
     const due = await this.deps.db
       .select()
       .from(instances)
-      .where(and(isNotNull(instances.expireAt), lte(instances.expireAt, now), isNull(instances.releasedAt), isNull(instances.releaseAt), inArray(instances.status, ['Running', 'Stopped', 'Shutdown'])))
+      .where(and(isNotNull(instances.expireAt), lte(instances.expireAt, now), isNull(instances.releasedAt), isNull(instances.releaseAt), inArray(instances.status, [...IDLE_MACHINE_STATUSES])))
       .limit(BATCH);
     for (const row of due) {
       const releaseAt = new Date(row.expireAt!.getTime() + settings.expiredReleaseDays * DAY_MS);

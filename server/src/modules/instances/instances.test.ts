@@ -76,7 +76,7 @@ describe('instances', () => {
     const u = await fundedUser('100');
     const free = await gpuFree('bj-b-1-h03');
     const res = await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: 'bj-b-1-h03', cycle: 'Usage', duration: 1, name: '训练机' }, u.token);
-    expect(json<Order>(res)).toMatchObject({ type: 'Usage', status: 'Time', amount: '0' });
+    expect(json<Order>(res)).toMatchObject({ type: 'Usage', status: 'Time', amount: '0', description: 'RTX 4090 × 1 · 按量计费' });
     let inst = await only(u.token);
     expect(inst).toMatchObject({ name: '训练机', status: 'Pending', gpuCount: 1, actions: [], access: null, hourlyPrice: String(yuan('1.98')) });
     expect(await gpuFree('bj-b-1-h03')).toBe(free - 1);

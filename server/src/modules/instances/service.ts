@@ -16,6 +16,7 @@ import {
   actionTarget,
   allowedActions,
   canAct,
+  canResetPassword,
   formatYuan,
   parseFilterBy,
   type BillingCycle,
@@ -245,7 +246,7 @@ export class InstanceService {
   /** A new root password, shown once in the answer (and afterwards on the access tab). */
   async resetPassword(user: UserRow, id: string): Promise<Instance> {
     const row = await this.mustFind(user, id);
-    if (!['Running', 'Stopped', 'Shutdown'].includes(row.status)) {
+    if (!canResetPassword(row.status)) {
       throw new AppError('INSTANCE_STATE_INVALID', `实例${InstanceStatus.label(row.status)}，不能重置密码`);
     }
     await this.deps.db.transaction(async (tx) => {

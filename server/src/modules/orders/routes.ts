@@ -29,6 +29,11 @@ const tags = ['订单'];
 /** Spec §6: what a child account needs to buy each category (a main account may buy all). */
 const BUY_PERMISSION: Record<string, PermissionFlag> = { Gpu: 'createGPUInstance', App: 'createImageAPP', Ai: 'usingLLM' };
 
+/** "RTX 4090 × 1（1 小时）" for a post-paid order is "RTX 4090 × 1 · 按量计费": it runs as long as the instance does. */
+function describe(firstLine: string, cycle: BillingCycle): string {
+  return isPostpaid(cycle) ? `${firstLine.replace(/（[^（）]*）$/, '')} · 按量计费` : firstLine;
+}
+
 function isPostpaid(cycle: BillingCycle): boolean {
   return cycle === 'Usage' || cycle === 'Hour';
 }
@@ -61,7 +66,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
         category: quote.category,
         request: { ...config, name: name ?? '', placement: quote.placement },
         quote,
-        description: quote.lines[0]!.name,
+        description: describe(quote.lines[0]!.name, config.cycle),
       };
       return isPostpaid(config.cycle) ? o.createPostpaid(order, BigInt(quote.total)) : o.create(order);
     },
@@ -83,7 +88,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
         category: quote.category,
         request: { ...config, name: name ?? '', placement: quote.placement },
         quote,
-        description: quote.lines[0]!.name,
+        description: describe(quote.lines[0]!.name, config.cycle),
       };
       return isPostpaid(config.cycle) ? o.createPostpaid(order, BigInt(quote.total)) : o.create(order);
     },

@@ -19,7 +19,7 @@ import { useSession } from '../../session/useSession';
 import { AppCover } from './AppCover';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
 import { CycleField, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
-import { gpuQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from './purchaseQuery';
+import { gpuQuoteRequest, isPostpaidCycle, type PurchaseConfig, type PurchaseUpdate } from './purchaseQuery';
 import { QuotePanel, type SummaryItem } from './QuotePanel';
 import { useQuote } from './useQuote';
 
@@ -90,7 +90,7 @@ function GpuForm({ config: asked, regions, region, onChange }: { config: Purchas
   const gpuType = available.data?.find((t) => t.id === gpuTypeId);
   const image = images.data?.find((i) => i.id === imageId);
   const summary = gpuSummary(config, region, gpuType, host, app ? app.name : image && imageLabel(image));
-  const buy = useCheckout(config, summary);
+  const checkout = useCheckout(config, summary);
   const set: Change = (change) => onChange(config, change);
 
   return (
@@ -153,10 +153,11 @@ function GpuForm({ config: asked, regions, region, onChange }: { config: Purchas
         query={quote}
         ready={ready}
         settling={settling}
-        prepaid={config.cycle !== 'Hour'}
+        prepaid={!isPostpaidCycle(config.cycle)}
         loggedIn={loggedIn}
-        onBuy={buy}
+        onBuy={checkout.buy}
       />
+      {checkout.holder}
     </div>
   );
 }

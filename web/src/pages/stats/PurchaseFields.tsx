@@ -1,14 +1,32 @@
-import { useState, type ReactNode } from 'react';
+import { useRef, useState, type ReactNode } from 'react';
 import { App, Form, Input, InputNumber, Segmented, Select, Space, Typography } from 'antd';
 import { useNavigate } from 'react-router';
-import { BillingCycleUnit, formatYuan, MAX_DURATION, type InstanceCategory, type Quote, type Voucher } from '@console/contract';
-import { useQuery } from '@tanstack/react-query';
+import {
+  BillingCycleUnit,
+  ERRORS,
+  formatYuan,
+  MAX_DURATION,
+  PAGE,
+  type InstanceCategory,
+  type Order,
+  type OrderStatus,
+  type Quote,
+  type Voucher,
+} from '@console/contract';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import dayjs from 'dayjs';
 import { catalogueQueries } from '../../api/catalogue';
+import { reactToError } from '../../api/client';
+import { ApiError, CLIENT_MESSAGES, isApiError } from '../../api/errors';
+import { INSTANCE_KEYS } from '../../api/instances';
+import { ordersApi } from '../../api/orders';
+import { getApiUi } from '../../api/ui';
+import { OrderPayModal } from '../../components/OrderPayModal';
+import { formatTime, invalidateOrderViews } from '../../components/orderViews';
 import { Price } from '../../components/Price';
 import { useSession } from '../../session/useSession';
 import { CYCLE_OPTIONS } from './marketQuery';
-import { loginUrlFor, NAME_MAX_LENGTH, type PurchaseConfig } from './purchaseQuery';
+import { gpuQuoteRequest, isPostpaidCycle, loginUrlFor, NAME_MAX_LENGTH, sizeQuoteRequest, type PurchaseConfig } from './purchaseQuery';
 import type { SummaryItem } from './QuotePanel';
 
 type Change = (change: Partial<PurchaseConfig>) => void;
@@ -54,7 +72,7 @@ export function OrderTermsFields({
 }) {
   const { loggedIn } = useSession();
   const unit = BillingCycleUnit[config.cycle];
-  const postpaid = config.cycle === 'Hour';
+  const postpaid = isPostpaidCycle(config.cycle);
   return (
     <>
       <Form.Item
@@ -94,7 +112,8 @@ export function OrderTermsFields({
       <Form.Item label="实例名称">
         <NameInput value={config.name} onChange={(name) => onChange({ name })} />
       </Form.Item>
-      {loggedIn && (
+      {/* Vouchers pay for prepaid orders; a post-paid one is charged from the balance as it runs. */}
+      {loggedIn && !postpaid && (
         <Form.Item label="代金券">
           <VoucherSelect category={voucherCategory} value={config.voucherId} payable={payable} onChange={(voucherId) => onChange({ voucherId })} />
         </Form.Item>
@@ -153,15 +172,129 @@ function NameInput({ value, onChange }: { value: string; onChange: (name: string
   );
 }
 
+/** The console list each kind of instance is shown in (CPU instances under /console/generic/cpu). */
+const INSTANCE_LIST: Record<string, string> = {
+  Gpu: PAGE.gpuGeneric,
+  App: PAGE.app,
+  Generic: PAGE.cpu,
+  Desktop: PAGE.desktop,
+  Ebusiness: PAGE.ebusiness,
+  Game: PAGE.game,
+};
+
+/** The instance list an order's machines appear in. */
+export function instanceListOf(category: string): string {
+  return INSTANCE_LIST[category] ?? PAGE.gpuGeneric;
+}
+
+/** What one hour of a post-paid configuration costs: the quote is for the estimated hours. */
+export function hourlyOf(quote: Quote): bigint {
+  // The server takes no voucher on a post-paid order: price it without one.
+  const beforeVoucher = BigInt(quote.total) + BigInt(quote.voucherDeduction);
+  const hours = BigInt(Math.max(1, quote.duration));
+  return (beforeVoucher + hours / 2n) / hours;
+}
+
+/** The order for the configuration on screen: the GPU endpoint for GPU/App, the generic one for sizes. */
+function createOrder(config: PurchaseConfig): Promise<Order> {
+  const name = config.name.trim() || undefined;
+  if (config.category === 'Gpu') {
+    const request = gpuQuoteRequest(config);
+    if (!request) return Promise.reject(new ApiError('http', '请先选择 GPU 型号'));
+    const { voucherId: _voucher, ...body } = request; // the voucher is applied when paying
+    return ordersApi.createGpuOrder({ ...body, name });
+  }
+  const request = sizeQuoteRequest(config);
+  if (!request) return Promise.reject(new ApiError('http', '请先选择地区和规格'));
+  const { voucherId: _voucher, ...body } = request;
+  return ordersApi.createSizeOrder({ ...body, name });
+}
+
 /**
- * 立即购买: a visitor logs in first and comes back to this configuration. Ordering itself arrives
- * with the money issue, so a logged-in buyer sees the confirmation and is told so, not a fake order.
+ * 立即购买: a visitor logs in first and comes back to this configuration. A buyer confirms the
+ * order with its cost, then the server creates it. Post-paid (按时): the instance is already being
+ * created, so the buyer goes to its console list. Prepaid: the order is Unpaid and the pay dialog
+ * opens (with the voucher chosen here); paid, the buyer goes to the list; closed unpaid, the order
+ * waits on the bill page until it expires. Render `holder` once where the hook is used.
  */
 export function useCheckout(config: PurchaseConfig, summary: SummaryItem[]) {
   const { loggedIn } = useSession();
   const navigate = useNavigate();
-  const { modal, message } = App.useApp();
-  return (quote: Quote) => {
+  const queryClient = useQueryClient();
+  const { modal, message, notification } = App.useApp();
+  const [paying, setPaying] = useState<Order | null>(null);
+  /** Where the order in the pay dialog ended up (null: still unpaid), so its closing says the right thing. */
+  const outcome = useRef<OrderStatus | null>(null);
+  const postpaid = isPostpaidCycle(config.cycle);
+
+  const refresh = () => {
+    invalidateOrderViews(queryClient);
+    void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.all });
+  };
+
+  const failed = (e: unknown) => {
+    const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
+    if (error.code !== ERRORS.INSUFFICIENT_BALANCE.code) return reactToError(error, getApiUi());
+    // The buyer stays here with the configuration; recharging is one click away.
+    modal.confirm({
+      title: '余额不足',
+      content: error.detail ? `${error.message}：${error.detail}` : error.message,
+      okText: '去充值',
+      cancelText: '取消',
+      onOk: () => navigate(PAGE.recharge),
+    });
+  };
+
+  const submit = async () => {
+    let order: Order;
+    try {
+      order = await createOrder(config);
+    } catch (e) {
+      failed(e);
+      return;
+    }
+    refresh();
+    if (order.status === 'Unpaid') {
+      outcome.current = null;
+      setPaying(order);
+      return;
+    }
+    void message.success('订单已提交，实例正在创建，开机后按秒计费');
+    navigate(instanceListOf(order.category));
+  };
+
+  const onPaid = () => {
+    if (!paying) return;
+    refresh();
+    void message.success('支付成功，实例正在创建');
+    navigate(instanceListOf(paying.category));
+  };
+
+  const onClose = () => {
+    const order = paying;
+    setPaying(null);
+    if (!order || outcome.current !== null || dayjs(order.expiresAt).isBefore(dayjs())) return;
+    notification.info({
+      title: '订单待支付',
+      description: (
+        <span>
+          订单 {order.orderUid} 尚未支付，已保存在
+          <a
+            href={PAGE.bill}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(PAGE.bill);
+            }}
+          >
+            账单页
+          </a>
+          ，可在 {formatTime(order.expiresAt)} 前继续支付，逾期自动失效。
+        </span>
+      ),
+    });
+  };
+
+  const buy = (quote: Quote) => {
     if (!loggedIn) {
       navigate(loginUrlFor(config));
       return;
@@ -171,15 +304,30 @@ export function useCheckout(config: PurchaseConfig, summary: SummaryItem[]) {
       width: 480,
       okText: '提交订单',
       cancelText: '再看看',
-      content: <OrderConfirmation summary={summary} quote={quote} />,
-      onOk: () => {
-        message.info('下单功能即将开放，敬请期待');
-      },
+      content: <OrderConfirmation summary={summary} quote={quote} postpaid={postpaid} />,
+      // Never rejects: a failure is shown by `failed` and the dialog closes on the unchanged page.
+      onOk: submit,
     });
   };
+
+  const holder = paying ? (
+    <OrderPayModal
+      key={paying.orderUid}
+      order={paying}
+      voucherId={config.voucherId}
+      onPaid={onPaid}
+      onSettled={(status) => {
+        outcome.current = status;
+      }}
+      onClose={onClose}
+    />
+  ) : null;
+
+  return { buy, holder };
 }
 
-function OrderConfirmation({ summary, quote }: { summary: SummaryItem[]; quote: Quote }) {
+function OrderConfirmation({ summary, quote, postpaid }: { summary: SummaryItem[]; quote: Quote; postpaid: boolean }) {
+  const voucher = BigInt(quote.voucherDeduction);
   return (
     <div>
       <dl className="gpu-card-specs" style={{ borderTop: 'none' }}>
@@ -190,13 +338,29 @@ function OrderConfirmation({ summary, quote }: { summary: SummaryItem[]; quote: 
           </div>
         ))}
       </dl>
-      <div className="quote-total" style={{ borderTop: 'none' }}>
-        <Typography.Text strong>应付金额</Typography.Text>
-        <Price units={quote.total} size="lg" />
-      </div>
-      <Typography.Paragraph type="secondary" style={{ margin: '8px 0 0', fontSize: 12 }}>
-        在线下单与余额支付即将开放，当前可先确认配置与价格。
-      </Typography.Paragraph>
+      {postpaid ? (
+        <>
+          <div className="quote-total" style={{ borderTop: 'none' }}>
+            <Typography.Text strong>按量单价</Typography.Text>
+            <Price units={String(hourlyOf(quote))} per="小时" size="lg" />
+          </div>
+          <Typography.Paragraph style={{ margin: '8px 0 0' }}>按量计费：¥{formatYuan(hourlyOf(quote))}/小时，开机期间按秒计费，余额不足时自动关机</Typography.Paragraph>
+          <Typography.Paragraph type="secondary" style={{ margin: '4px 0 0', fontSize: 12 }}>
+            提交后立即创建实例，无需预付；账户余额需不少于 1 小时费用。
+          </Typography.Paragraph>
+        </>
+      ) : (
+        <>
+          <div className="quote-total" style={{ borderTop: 'none' }}>
+            <Typography.Text strong>应付金额</Typography.Text>
+            <Price units={quote.total} size="lg" />
+          </div>
+          <Typography.Paragraph type="secondary" style={{ margin: '8px 0 0', fontSize: 12 }}>
+            {voucher > 0n ? `已含代金券抵扣 ¥${formatYuan(voucher)}。` : ''}
+            提交后在支付窗口用余额或支付宝/微信扫码支付，支付成功即创建实例；未支付的订单保留在账单页，逾期自动失效。
+          </Typography.Paragraph>
+        </>
+      )}
     </div>
   );
 }

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import type { User } from '@console/contract';
+import type { Order, User } from '@console/contract';
 import { session } from '../../session/store';
-import { calls, catalogueServer, json, quoteFor, renderApp } from './catalogue.fixtures';
+import { calls, catalogueServer, images, json, quoteFor, renderApp, type Handler } from './catalogue.fixtures';
 
 const user: User = {
   id: 'u1', logo: '', certStatus: 'Init', certType: 'Uncertified', accountType: 'personal',
@@ -80,27 +80,14 @@ describe('the purchase page', () => {
     });
   });
 
-  it('a logged-in buyer gets the user quote, can apply a voucher, and an honest confirmation', async () => {
+  it('a logged-in buyer gets the user quote, can apply a voucher, and pays the order with it', async () => {
     session.setLogin('tok', user);
-    const voucher = {
-      id: '0b6c1f0e-2a59-4d51-9b8e-6a3c0f2b9d11', name: '新用户代金券', amount: '500000', minSpend: '0', categories: [],
-      status: 'Unused', validFrom: '2025-01-01T00:00:00Z', expiresAt: '2099-01-31T00:00:00Z',
-    };
-    const fetch = catalogueServer((url, init) => {
-      if (url.pathname === '/userapi/api/v2.1/users/me/info') return json(200, user);
-      if (url.pathname === '/billing/api/v1/user/money') return json(200, { cash: '0' });
-      if (url.pathname === '/order/api/v2.1/vouchers') return json(200, { items: [voucher] });
-      if (url.pathname === USER_QUOTE) {
-        const body = JSON.parse(String(init!.body)) as { voucherId?: string };
-        const q = quoteFor('Hour');
-        if (!body.voucherId) return json(200, q);
-        const line = { kind: 'voucher', name: '代金券：新用户代金券', unitPrice: '-19800', quantity: 1, amount: '-19800' };
-        return json(200, { ...q, lines: [...q.lines, line], voucherDeduction: '19800', total: '0', voucherId: body.voucherId });
-      }
+    const fetch = buyerServer((url, init) => {
+      if (url.pathname === GPU_ORDER && init?.method === 'POST') return json(200, gpuOrder({ status: 'Unpaid', type: 'NewBuy', amount: '451440' }));
       return undefined;
     });
-    const router = renderApp(FROM_CARD);
-    expect((await total()).textContent).toBe('¥1.98');
+    const router = renderApp(DAY);
+    expect((await total()).textContent).toBe('¥45.14');
     expect(calls(fetch, VISITOR_QUOTE)).toHaveLength(0);
     expect(calls(fetch, '/order/api/v2.1/vouchers')[0]!.searchParams.get('category')).toBe('Gpu');
 
@@ -112,12 +99,217 @@ describe('the purchase page', () => {
     const sent = fetch.mock.calls.filter(([u]) => String(u) === USER_QUOTE).map(([, i]) => JSON.parse(String(i!.body)));
     expect(sent.at(-1)).toMatchObject({ voucherId: voucher.id });
 
-    await waitFor(() => expect((screen.getByRole('button', { name: '立即购买' }) as HTMLButtonElement).disabled).toBe(false));
-    fireEvent.click(screen.getByRole('button', { name: '立即购买' }));
-    const dialog = (await screen.findAllByRole('dialog')).find((d) => d.textContent?.includes('确认订单'))!;
+    const dialog = await confirmation();
     expect(within(dialog).getByText('应付金额')).toBeTruthy();
     expect(dialog.textContent).toContain('¥0.00');
+    expect(dialog.textContent).toContain('已含代金券抵扣 ¥45.14');
+    expect(dialog.textContent).not.toContain('即将开放');
     fireEvent.click(within(dialog).getByRole('button', { name: '提交订单' }));
-    expect(await screen.findByText('下单功能即将开放，敬请期待')).toBeTruthy();
+
+    // The order is created without the voucher (the server prices it again); the pay dialog starts with it.
+    const pay = await dialogWith('支付订单');
+    expect(within(pay).getByText('RTX 4090 × 1（1 天）')).toBeTruthy();
+    await waitFor(() => expect(within(pay).getByTestId('pay-due').textContent).toBe('¥0.00'));
+    expect(within(pay).getByText('-¥45.14')).toBeTruthy();
+    expect(orderBodies(fetch)).toEqual([
+      { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', roomId: 'bj-b-1', hostId: 'h1', imageId: 'pytorch-2.3', cycle: 'Day', duration: 1, dataDiskGb: 0 },
+    ]);
+    expect(router.state.location.pathname).toBe('/stats/purchase');
+  });
+
+  it('post-paid: the confirmation states the hourly price, then the order is placed and the buyer sees the GPU list', async () => {
+    session.setLogin('tok', user);
+    const fetch = buyerServer((url, init) => {
+      if (url.pathname === GPU_ORDER && init?.method === 'POST') return json(200, gpuOrder({ status: 'Time', type: 'Usage', amount: '0' }));
+      return undefined;
+    });
+    const router = renderApp(`${FROM_CARD}&duration=3`);
+    await waitFor(async () => expect((await total()).textContent).toBe('¥5.94'));
+    // A post-paid order has nothing to pay up front: no voucher to choose.
+    expect(screen.queryByRole('combobox', { name: '代金券' })).toBeNull();
+    fireEvent.change(screen.getByLabelText('实例名称'), { target: { value: '训练机' } });
+    await waitFor(() => expect(new URLSearchParams(router.state.location.search).get('name')).toBe('训练机'));
+
+    const dialog = await confirmation();
+    expect(dialog.textContent).toContain('按量计费：¥1.98/小时，开机期间按秒计费，余额不足时自动关机');
+    expect(dialog.textContent).not.toContain('即将开放');
+    expect(orderBodies(fetch)).toHaveLength(0); // nothing is ordered before 提交订单
+    fireEvent.click(within(dialog).getByRole('button', { name: '提交订单' }));
+
+    await waitFor(() => expect(router.state.location.pathname).toBe('/console/gpu-generic'));
+    expect(await screen.findByText('订单已提交，实例正在创建，开机后按秒计费')).toBeTruthy();
+    expect(orderBodies(fetch)).toEqual([
+      { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', roomId: 'bj-b-1', hostId: 'h1', imageId: 'pytorch-2.3', cycle: 'Hour', duration: 3, dataDiskGb: 0, name: '训练机' },
+    ]);
+    await waitFor(() => expect(calls(fetch, '/upgpu/api/v2.1/instances').length).toBeGreaterThan(0));
+  });
+
+  it('prepaid: closing the pay dialog unpaid says the order waits on the bill page', async () => {
+    session.setLogin('tok', user);
+    buyerServer((url, init) => {
+      if (url.pathname === GPU_ORDER && init?.method === 'POST') return json(200, gpuOrder({ status: 'Unpaid', type: 'NewBuy', amount: '451440' }));
+      return undefined;
+    });
+    const router = renderApp(DAY);
+    expect((await total()).textContent).toBe('¥45.14');
+    const dialog = await confirmation();
+    expect(within(dialog).getByText('应付金额')).toBeTruthy();
+    expect(dialog.textContent).toContain('¥45.14');
+    fireEvent.click(within(dialog).getByRole('button', { name: '提交订单' }));
+
+    const pay = await dialogWith('支付订单');
+    await waitFor(() => expect(within(pay).getByTestId('pay-due').textContent).toBe('¥45.14'));
+    fireEvent.click(within(pay).getByRole('button', { name: /关闭|Close/ }));
+    expect(await screen.findByText('订单待支付')).toBeTruthy();
+    expect(screen.getByText(/尚未支付，已保存在/).textContent).toContain(ORDER_UID);
+    expect(router.state.location.pathname).toBe('/stats/purchase');
+    fireEvent.click(screen.getByRole('link', { name: '账单页' }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/console/cost/bill'));
+  });
+
+  it('prepaid: once the order is paid the buyer is taken to the GPU list', async () => {
+    session.setLogin('tok', user);
+    buyerServer((url, init) => {
+      if (url.pathname === GPU_ORDER && init?.method === 'POST') return json(200, gpuOrder({ status: 'Unpaid', type: 'NewBuy', amount: '451440' }));
+      if (url.pathname === `${ORDER_PATH}/pay` && init?.method === 'POST') return json(200, { orderUid: ORDER_UID, status: 'Success', payment: null });
+      return undefined;
+    });
+    const router = renderApp(DAY);
+    expect((await total()).textContent).toBe('¥45.14');
+    fireEvent.click(within(await confirmation()).getByRole('button', { name: '提交订单' }));
+
+    const pay = await dialogWith('支付订单');
+    fireEvent.click(await within(pay).findByRole('button', { name: '余额支付 ¥45.14' }));
+    fireEvent.click(within(await dialogWith('确认支付 ¥45.14')).getByRole('button', { name: '确认支付' }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/console/gpu-generic'));
+    expect(await screen.findByText('支付成功，实例正在创建')).toBeTruthy();
+  });
+
+  it('a CPU instance is ordered through the generic endpoint and shown under CPU instances', async () => {
+    session.setLogin('tok', user);
+    const size = {
+      id: 'gen-c2m4', category: 'Generic', name: '通用型 2 核 4 GB', cpu: 2, memoryGb: 4, systemDiskGb: 40, bandwidthMbps: 5, gpuName: '', regionIds: ['bj-b'],
+      description: '', prices: [{ cycle: 'Hour', listPrice: '3000', price: '3000', discountRate: '1' }], price: { cycle: 'Hour', listPrice: '3000', price: '3000', discountRate: '1' },
+    };
+    const os = { ...images[0]!, id: 'ubuntu-22.04', kind: 'os', name: 'Ubuntu 22.04', framework: '', frameworkVersion: '', cuda: '', python: '', forGpu: false, forCategories: ['Generic'] };
+    const sizeQuote = { ...quoteFor('Hour', 2), category: 'Generic', lines: [{ kind: 'compute', name: '通用型 2 核 4 GB × 1（2 小时）', unitPrice: '3000', quantity: 2, amount: '6000' }], listTotal: '6000', total: '6000', discountTotal: '0', placement: { regionId: 'bj-b' } };
+    const fetch = buyerServer((url, init) => {
+      switch (url.pathname) {
+        case '/infra/api/v2.1/sizes':
+          return json(200, { items: [size], total: 1, page: 1, pageSize: 100 });
+        case '/infra/api/v2.1/images':
+          return json(200, { items: [os], total: 1, page: 1, pageSize: 100 });
+        case '/infra/api/v2.1/order/user/price':
+          return json(200, sizeQuote);
+        case SIZE_ORDER:
+          return init?.method === 'POST' ? json(200, gpuOrder({ kind: 'default', category: 'Generic', status: 'Time', type: 'Usage', amount: '0' })) : undefined;
+        default:
+          return undefined;
+      }
+    });
+    const router = renderApp('/stats/purchase?category=Generic&regionId=bj-b&sizeId=gen-c2m4&cycle=Hour&duration=2');
+    await waitFor(async () => expect((await total()).textContent).toBe('¥0.60'));
+    const dialog = await confirmation();
+    expect(dialog.textContent).toContain('按量计费：¥0.30/小时，开机期间按秒计费，余额不足时自动关机');
+    fireEvent.click(within(dialog).getByRole('button', { name: '提交订单' }));
+
+    await waitFor(() => expect(router.state.location.pathname).toBe('/console/generic/cpu'));
+    const posted = fetch.mock.calls.filter(([u, i]) => String(u) === SIZE_ORDER && i?.method === 'POST').map(([, i]) => JSON.parse(String(i!.body)));
+    expect(posted).toEqual([{ sizeId: 'gen-c2m4', regionId: 'bj-b', count: 1, imageId: 'ubuntu-22.04', cycle: 'Hour', duration: 2, dataDiskGb: 0 }]);
+    expect(orderBodies(fetch)).toHaveLength(0);
+  });
+
+  it('a balance too low for one hour (40011001) keeps the buyer on the page and offers a recharge', async () => {
+    session.setLogin('tok', user);
+    const fetch = buyerServer((url, init) =>
+      url.pathname === GPU_ORDER && init?.method === 'POST'
+        ? json(400, { code: 40011001, message: '余额不足，请先充值', detail: '按量计费需余额不少于 1.98 元（1 小时费用），当前可用 0.00 元' })
+        : undefined,
+    );
+    const router = renderApp(FROM_CARD);
+    expect((await total()).textContent).toBe('¥1.98');
+    fireEvent.click(within(await confirmation()).getByRole('button', { name: '提交订单' }));
+
+    const refused = await dialogWith('去充值');
+    expect(refused.textContent).toContain('按量计费需余额不少于 1.98 元（1 小时费用），当前可用 0.00 元');
+    expect(orderBodies(fetch)).toHaveLength(1);
+    expect(router.state.location.pathname).toBe('/stats/purchase');
+    expect(new URLSearchParams(router.state.location.search).get('gpuTypeId')).toBe('rtx4090');
+    expect(calls(fetch, '/upgpu/api/v2.1/instances')).toHaveLength(0);
+
+    fireEvent.click(within(refused).getByRole('button', { name: '取消' }));
+    expect(router.state.location.pathname).toBe('/stats/purchase');
+    expect((screen.getByRole('button', { name: '立即购买' }) as HTMLButtonElement).disabled).toBe(false);
   });
 });
+
+const DAY = FROM_CARD.replace('cycle=Hour', 'cycle=Day');
+const GPU_ORDER = '/infra/api/v2.1/gpu/order';
+const SIZE_ORDER = '/infra/api/v2.1/order';
+const ORDER_UID = 'O20261123085616abcd0001';
+const ORDER_PATH = `/order/api/v2.1/gpu/order/${ORDER_UID}`;
+
+const voucher = {
+  id: '0b6c1f0e-2a59-4d51-9b8e-6a3c0f2b9d11', name: '新用户代金券', amount: '500000', minSpend: '0', categories: [],
+  status: 'Unused', validFrom: '2025-01-01T00:00:00Z', expiresAt: '2099-01-31T00:00:00Z',
+};
+
+function gpuOrder(over: Partial<Order>): Order {
+  const q = quoteFor(over.type === 'Usage' ? 'Hour' : 'Day');
+  return {
+    orderUid: ORDER_UID, kind: 'Personal', type: 'NewBuy', category: 'Gpu', status: 'Unpaid', description: q.lines[0]!.name,
+    amount: q.total, voucherDeduction: '0', payMethod: null, paid: [],
+    quote: { lines: q.lines, listTotal: q.listTotal, discountTotal: q.discountTotal, voucherDeduction: '0', total: q.total },
+    resourceId: null, failReason: null, expiresAt: new Date(Date.now() + 15 * 60_000).toISOString(), paidAt: null, fulfilledAt: null, refundedAt: null,
+    createdAt: new Date().toISOString(),
+    ...over,
+  };
+}
+
+/** A logged-in buyer's world: the user quote (applying the voucher), 600 yuan, one voucher, an empty GPU list. */
+function buyerServer(...extra: Handler[]) {
+  return catalogueServer(...extra, (url, init) => {
+    switch (url.pathname) {
+      case '/userapi/api/v2.1/users/me/info':
+        return json(200, user);
+      case '/billing/api/v1/user/money':
+        return json(200, { cash: '5000000', gift: '1000000', voucher: '0', deposit: '0', available: '6000000' });
+      case '/order/api/v2.1/vouchers':
+        return json(200, { items: [voucher] });
+      case '/upgpu/api/v2.1/instances':
+        return json(200, { items: [], total: 0, page: 1, pageSize: 10 });
+      case `${ORDER_PATH}/pay`:
+        return json(200, { orderUid: ORDER_UID, status: 'Unpaid', payment: null });
+      case USER_QUOTE: {
+        const body = JSON.parse(String(init!.body)) as { cycle: 'Hour' | 'Day'; duration: number; voucherId?: string };
+        const q = quoteFor(body.cycle, body.duration);
+        if (!body.voucherId) return json(200, q);
+        const line = { kind: 'voucher', name: '代金券：新用户代金券', unitPrice: `-${q.total}`, quantity: 1, amount: `-${q.total}` };
+        return json(200, { ...q, lines: [...q.lines, line], voucherDeduction: q.total, total: '0', voucherId: body.voucherId });
+      }
+      default:
+        return undefined;
+    }
+  });
+}
+
+/** The bodies of the orders the page created. */
+function orderBodies(fetch: ReturnType<typeof catalogueServer>): unknown[] {
+  return fetch.mock.calls.filter(([u, i]) => String(u) === GPU_ORDER && i?.method === 'POST').map(([, i]) => JSON.parse(String(i!.body)));
+}
+
+const dialogWith = async (text: string) => {
+  let found: HTMLElement | undefined;
+  await waitFor(() => {
+    found = screen.queryAllByRole('dialog').find((d) => d.textContent?.includes(text));
+    expect(found).toBeTruthy();
+  });
+  return found!;
+};
+
+/** 立即购买 once it is enabled; answers the 确认订单 dialog. */
+async function confirmation() {
+  await waitFor(() => expect((screen.getByRole('button', { name: '立即购买' }) as HTMLButtonElement).disabled).toBe(false));
+  fireEvent.click(screen.getByRole('button', { name: '立即购买' }));
+  return dialogWith('确认订单');
+}

@@ -8,7 +8,7 @@ import { Price } from '../../components/Price';
 import { useSession } from '../../session/useSession';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
 import { CycleField, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
-import { sizeQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from './purchaseQuery';
+import { isPostpaidCycle, sizeQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from './purchaseQuery';
 import { QuotePanel, type SummaryItem } from './QuotePanel';
 import { useQuote } from './useQuote';
 
@@ -61,7 +61,7 @@ function SizeForm({
   const { query: quote, settling } = useQuote({ kind: 'size', request: ready ? sizeQuoteRequest(config) : null }, loggedIn);
   const image = images.data?.find((i) => i.id === imageId);
   const summary = sizeSummary(config, region, size, image && imageLabel(image));
-  const buy = useCheckout(config, summary);
+  const checkout = useCheckout(config, summary);
   const set: Change = (change) => onChange(config, change);
 
   return (
@@ -106,10 +106,11 @@ function SizeForm({
         query={quote}
         ready={ready}
         settling={settling}
-        prepaid={config.cycle !== 'Hour'}
+        prepaid={!isPostpaidCycle(config.cycle)}
         loggedIn={loggedIn}
-        onBuy={buy}
+        onBuy={checkout.buy}
       />
+      {checkout.holder}
     </div>
   );
 }

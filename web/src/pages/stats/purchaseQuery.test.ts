@@ -36,6 +36,19 @@ describe('the purchase configuration in the URL', () => {
     expect(changePurchase({ ...c, duration: 700, cycle: 'Hour' }, { cycle: 'Day' }).duration).toBe(365);
   });
 
+  it('a post-paid (按时) configuration carries no voucher: nothing is paid up front for one to apply to', () => {
+    const voucherId = '0b6c1f0e-2a59-4d51-9b8e-6a3c0f2b9d11';
+    const day = read(`gpuTypeId=rtx4090&cycle=Day&voucherId=${voucherId}`);
+    expect(gpuQuoteRequest(day)?.voucherId).toBe(voucherId);
+    const hour = changePurchase(day, { cycle: 'Hour' });
+    expect(hour.voucherId).toBeUndefined();
+    // A URL written by hand with both still quotes and writes without the voucher.
+    const typed = read(`gpuTypeId=rtx4090&cycle=Hour&voucherId=${voucherId}`);
+    expect(gpuQuoteRequest(typed)?.voucherId).toBeUndefined();
+    expect(sizeQuoteRequest({ ...typed, category: 'Generic', sizeId: 'gen-c2m4', regionId: 'bj-b' })?.voucherId).toBeUndefined();
+    expect(writePurchase(typed).has('voucherId')).toBe(false);
+  });
+
   it('sends a visitor to log in with the whole configuration as the way back', () => {
     const c = read('gpuTypeId=rtx4090&regionId=bj-b&cycle=Day&gpuCount=2&duration=3&name=a b');
     const url = new URL(loginUrlFor(c), 'http://x');

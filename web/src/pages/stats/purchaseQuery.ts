@@ -37,8 +37,13 @@ export interface PurchaseConfig {
   duration: number;
   dataDiskGb: number;
   name: string;
-  /** Logged-in buyers only; the quote applies it. */
+  /** Logged-in buyers of a prepaid cycle only; the quote applies it, the pay dialog starts with it. */
   voucherId?: string;
+}
+
+/** Post-paid: nothing is paid up front, the balance is charged while the instance runs (no voucher). */
+export function isPostpaidCycle(cycle: PurchaseConfig['cycle']): boolean {
+  return cycle === 'Hour';
 }
 
 /** One edit of the form: the configuration it was made on (defaults resolved) and what changed. */
@@ -101,7 +106,7 @@ export function writePurchase(c: PurchaseConfig): URLSearchParams {
     ['duration', c.duration],
     ['dataDiskGb', c.dataDiskGb || undefined],
     ['name', c.name.trim() || undefined],
-    ['voucherId', c.voucherId],
+    ['voucherId', isPostpaidCycle(c.cycle) ? undefined : c.voucherId],
   ];
   const out = new URLSearchParams();
   for (const [key, value] of entries) if (value !== undefined && value !== '') out.set(key, String(value));
@@ -122,6 +127,8 @@ export function changePurchase(current: PurchaseConfig, change: Partial<Purchase
     next.imageId = undefined;
     next.voucherId = undefined; // vouchers are per product
   }
+  // A post-paid order has no payment step a voucher could apply to (the server ignores it).
+  if (isPostpaidCycle(next.cycle)) next.voucherId = undefined;
   next.duration = Math.min(next.duration, MAX_DURATION[next.cycle]);
   return next;
 }
@@ -149,7 +156,7 @@ export function gpuQuoteRequest(c: PurchaseConfig): GpuQuoteRequest | null {
     cycle: c.cycle,
     duration: c.duration,
     dataDiskGb: c.dataDiskGb,
-    voucherId: c.voucherId,
+    voucherId: isPostpaidCycle(c.cycle) ? undefined : c.voucherId,
   });
 }
 
@@ -163,7 +170,7 @@ export function sizeQuoteRequest(c: PurchaseConfig): SizeQuoteRequest | null {
     cycle: c.cycle,
     duration: c.duration,
     dataDiskGb: c.dataDiskGb,
-    voucherId: c.voucherId,
+    voucherId: isPostpaidCycle(c.cycle) ? undefined : c.voucherId,
   });
 }
 

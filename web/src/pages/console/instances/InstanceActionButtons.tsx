@@ -1,7 +1,7 @@
 import { Button, Dropdown, Space, Tooltip } from 'antd';
 import { DownOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
-import { INSTANCE_ACTIONS, type Instance, type InstanceAction } from '@console/contract';
+import { INSTANCE_ACTIONS, canResetPassword, type Instance, type InstanceAction } from '@console/contract';
 import { actionLabel, detailPathOf } from './instanceViews';
 import type { useInstanceActions } from './useInstanceActions';
 
@@ -11,7 +11,7 @@ type Actions = ReturnType<typeof useInstanceActions>;
 const allowed = (i: Instance, a: InstanceAction) => i.actions.includes(a);
 const canRename = (i: Instance) => i.status !== 'Deleting';
 /** The server resets a password only on a settled machine that exists (not in the contract: mirrored from the service). */
-const canResetPassword = (i: Instance) => i.access !== null && (['Running', 'Stopped', 'Shutdown'] as const).some((s) => s === i.status);
+const mayResetPassword = (i: Instance) => i.access !== null && canResetPassword(i.status);
 
 /** Why a greyed-out action is greyed out. */
 const notNow = (a: InstanceAction) => `当前状态不能${actionLabel(a)}`;
@@ -80,7 +80,7 @@ export function InstanceActionBar({ instance: i, actions }: { instance: Instance
       <Button disabled={!canRename(i)} onClick={() => actions.rename(i)}>
         重命名
       </Button>
-      <Button disabled={!canResetPassword(i)} onClick={() => actions.resetPassword(i)}>
+      <Button disabled={!mayResetPassword(i)} onClick={() => actions.resetPassword(i)}>
         重置密码
       </Button>
     </Space>

@@ -91,10 +91,12 @@ export function BillingCell({ instance: i }: { instance: Instance }) {
     <Flex vertical gap={2}>
       <span>
         <Tag style={{ marginInlineEnd: 6 }}>{BillingCycle.label(i.cycle)}</Tag>
-        {isPostPaid(i.cycle) ? <Price units={currentHourlyPrice(i)} per="小时" size="sm" /> : <Typography.Text style={{ fontSize: 12 }}>到期 {formatTime(i.expireAt)}</Typography.Text>}
+        {isPostPaid(i.cycle) && <Price units={currentHourlyPrice(i)} per="小时" size="sm" />}
       </span>
+      {/* Own lines, so a date never runs under the fixed action column. */}
+      {!isPostPaid(i.cycle) && <Typography.Text style={{ fontSize: 12, whiteSpace: 'nowrap' }}>到期 {formatTime(i.expireAt)}</Typography.Text>}
       {i.releaseAt && (
-        <Typography.Text type="warning" style={{ fontSize: 12 }}>
+        <Typography.Text type="warning" style={{ fontSize: 12, whiteSpace: 'nowrap' }}>
           {formatTime(i.releaseAt)} 释放
         </Typography.Text>
       )}

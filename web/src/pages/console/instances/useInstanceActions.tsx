@@ -3,6 +3,7 @@
  * the five actions of the state machine, rename and reset password. Shared by the lists and the
  * detail page; render `holder` once where the hook is used (it holds the rename dialog).
  */
+import { MONEY_QUERY_KEY } from '../../../session/useSession';
 import { useState, type ReactNode } from 'react';
 import { App, Form, Input, Modal, Typography } from 'antd';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -29,6 +30,8 @@ function useInstanceInvalidation() {
       if (isInstance(answer)) queryClient.setQueryData(INSTANCE_KEYS.one(answer.id), answer);
       void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.all });
       void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.logsAll });
+      // Starting may collect arrears, and stopping settles the run: the header balance moves.
+      void queryClient.invalidateQueries({ queryKey: MONEY_QUERY_KEY });
     },
   };
 }
