@@ -4,41 +4,22 @@
  * database; the tick's time is what is measured, and ledger invariants are checked after the
  * smallest run. Target: 100,000 in under 10 s on this machine, growing linearly.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import pg from 'pg';
 import { sql } from 'drizzle-orm';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import { openDatabase } from '../src/db/client.js';
 import { checkLedger } from '../src/modules/ledger/check.js';
+import { createScratchDatabase } from '../test/scratch-db.js';
 
 const PER_ACCOUNT = 5;
 const HOURLY = 19_800n; // ¥1.98/h
 const TARGET_SECONDS = 10;
 
-async function scratch(adminUrl: string) {
-  const name = `console_bill_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
-}
-
 async function tickOver(adminUrl: string, instances: number, check: boolean): Promise<number> {
-  const db = await scratch(adminUrl);
+  const db = await createScratchDatabase(adminUrl, 'console_bill');
   const database = await openDatabase({ url: db.url, poolSize: 4 });
   try {
     const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));

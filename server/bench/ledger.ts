@@ -5,37 +5,17 @@
  * dropped afterwards.
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
+import { randomUUID } from 'node:crypto';
 import { systemClock } from '../src/clock.js';
 import { openDatabase } from '../src/db/client.js';
 import { users } from '../src/db/schema.js';
 import { LedgerService } from '../src/modules/ledger/service.js';
 import { checkLedger } from '../src/modules/ledger/check.js';
+import { createScratchDatabase } from '../test/scratch-db.js';
 
 const CLIENTS = 8;
 const PER_CLIENT = Number(process.env.BENCH_LEDGER_TX ?? 500);
 const ACCOUNTS = 1000;
-
-async function scratchDb(adminUrl: string) {
-  const name = `console_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    name,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
-}
 
 function pgbenchTps(url: string): number {
   const u = new URL(url);
@@ -89,8 +69,8 @@ async function ledgerTps(url: string): Promise<number> {
 }
 
 export async function benchLedger(adminUrl: string) {
-  const a = await scratchDb(adminUrl);
-  const b = await scratchDb(adminUrl);
+  const a = await createScratchDatabase(adminUrl, 'console_bench');
+  const b = await createScratchDatabase(adminUrl, 'console_bench');
   try {
     const baseline = pgbenchTps(a.url);
     const ours = await ledgerTps(b.url);

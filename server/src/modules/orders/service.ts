@@ -60,6 +60,35 @@ export function newOrderUid(now: Date): string {
   return `O${now.toISOString().replace(/\D/g, '').slice(0, 14)}${randomBytes(4).toString('hex')}`;
 }
 
+/** A new order's row: Unpaid at the quote's total unless `set` says otherwise. */
+function newOrderRow(o: NewOrder, now: Date, set: Partial<OrderRow> & Pick<OrderRow, 'expiresAt'>): OrderRow {
+  return {
+    id: randomUUID(),
+    orderUid: newOrderUid(now),
+    userId: o.payerId,
+    createdBy: o.createdBy,
+    kind: o.kind,
+    type: o.type,
+    category: o.category,
+    status: 'Unpaid',
+    request: o.request,
+    quote: o.quote,
+    description: o.description,
+    amount: BigInt(o.quote.total),
+    voucherId: null,
+    voucherDeduction: 0n,
+    payMethod: null,
+    resourceId: null,
+    failReason: null,
+    paidAt: null,
+    fulfilledAt: null,
+    refundedAt: null,
+    createdAt: now,
+    updatedAt: now,
+    ...set,
+  };
+}
+
 export class OrderService {
   private fulfillers = new Map<string, Fulfiller>();
 
@@ -98,31 +127,7 @@ export class OrderService {
     this.assertOnSale(o.category);
     const now = this.deps.clock.now();
     const { settings } = await this.deps.catalogue.get();
-    const row: OrderRow = {
-      id: randomUUID(),
-      orderUid: newOrderUid(now),
-      userId: o.payerId,
-      createdBy: o.createdBy,
-      kind: o.kind,
-      type: o.type,
-      category: o.category,
-      status: 'Unpaid',
-      request: o.request,
-      quote: o.quote,
-      description: o.description,
-      amount: BigInt(o.quote.total),
-      voucherId: null,
-      voucherDeduction: 0n,
-      payMethod: null,
-      resourceId: null,
-      failReason: null,
-      expiresAt: new Date(now.getTime() + settings.paymentTimeoutMinutes * 60_000),
-      paidAt: null,
-      fulfilledAt: null,
-      refundedAt: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const row = newOrderRow(o, now, { expiresAt: new Date(now.getTime() + settings.paymentTimeoutMinutes * 60_000) });
     await this.expireDue(o.payerId);
     try {
       await this.deps.db.insert(orders).values(row);
@@ -368,31 +373,7 @@ export class OrderService {
       throw new AppError('INSUFFICIENT_BALANCE', `按量计费需余额不少于 ${formatYuan(minBalance)} 元（1 小时费用），当前可用 ${formatYuan(spendable)} 元`);
     }
     const now = this.deps.clock.now();
-    const row: OrderRow = {
-      id: randomUUID(),
-      orderUid: newOrderUid(now),
-      userId: o.payerId,
-      createdBy: o.createdBy,
-      kind: o.kind,
-      type: 'Usage',
-      category: o.category,
-      status: 'Time',
-      request: o.request,
-      quote: o.quote,
-      description: o.description,
-      amount: 0n,
-      voucherId: null,
-      voucherDeduction: 0n,
-      payMethod: 'Balance',
-      resourceId: null,
-      failReason: null,
-      expiresAt: now,
-      paidAt: null,
-      fulfilledAt: null,
-      refundedAt: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const row = newOrderRow(o, now, { type: 'Usage', status: 'Time', amount: 0n, payMethod: 'Balance', expiresAt: now });
     await this.deps.db.insert(orders).values(row);
     try {
       const { resourceId } = await this.fulfillers.get(o.category)!.fulfil(row);
