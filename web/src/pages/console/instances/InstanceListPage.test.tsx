@@ -186,6 +186,17 @@ describe('the GPU instance list', () => {
     expect(lists()).toBe(3); // settled: no more polling
   });
 
+  it('keeps the header balance following the charges while a post-paid instance runs', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true, toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const fetch = instanceServer(listOf(() => [running]));
+    renderApp('/console/gpu-generic');
+    await rowOf('训练机-1');
+    const balances = () => callsTo(fetch, '/billing/api/v1/user/money').length;
+    const before = balances();
+    await vi.advanceTimersByTimeAsync(61_000);
+    await waitFor(() => expect(balances()).toBeGreaterThan(before));
+  });
+
   it('filters by status and search through the URL, as one filterBy string', async () => {
     const fetch = instanceServer(listOf(() => [running]));
     const router = renderApp('/console/gpu-generic');

@@ -1,6 +1,7 @@
 import { Alert, Button, Card, Empty, Flex, Input, Select, Space, Table, Typography } from 'antd';
 import { PlusOutlined, ReloadOutlined } from '@ant-design/icons';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { InstanceCategory, InstanceStatus, type Instance, type InstanceCategory as Category, type InstanceStatus as Status } from '@console/contract';
 import { INSTANCE_KEYS, instancesApi, type InstanceFilter, type InstancePage } from '../../../api/instances';
@@ -9,7 +10,8 @@ import { formatTime } from '../../../components/orderViews';
 import { PageFrame } from '../../../components/PageFrame';
 import { useUrlState } from '../../../routing/useUrlState';
 import { InstanceRowActions } from './InstanceActionButtons';
-import { AccessCell, BillingCell, BUSY_POLL_MS, ConfigCell, detailPathOf, InstanceStatusTags, isBusy, purchasePathOf } from './instanceViews';
+import { MONEY_QUERY_KEY } from '../../../session/useSession';
+import { AccessCell, BillingCell, BUSY_POLL_MS, ConfigCell, detailPathOf, InstanceStatusTags, isBusy, isPostPaid, purchasePathOf } from './instanceViews';
 import { useInstanceActions } from './useInstanceActions';
 
 const PAGE_SIZES = [10, 20, 50];
@@ -44,9 +46,30 @@ function writeQuery(q: ListQuery): URLSearchParams {
   return p;
 }
 
-/** Poll only while an operation is under way, and not after a failed refresh (the user retries). */
+/** While a host is unreachable the instance waits for the reconciler: look again now and then. */
+export const UNKNOWN_POLL_MS = 15_000;
+/** How often the header balance follows a running post-paid instance (the server charges every minute). */
+export const METERED_BALANCE_MS = 60_000;
+
+/**
+ * Poll every 2 s while an operation is under way, slowly while an instance's state is unknown, and
+ * not after a failed refresh (the user retries).
+ */
 export function pollWhileBusy(data: InstancePage | undefined, failed: boolean): number | false {
-  return !failed && data?.items.some((i) => isBusy(i.status)) ? BUSY_POLL_MS : false;
+  if (failed || !data) return false;
+  if (data.items.some((i) => isBusy(i.status))) return BUSY_POLL_MS;
+  return data.items.some((i) => i.status === 'Unknown') ? UNKNOWN_POLL_MS : false;
+}
+
+/** The header balance follows the charges while a post-paid instance on this page runs. */
+function useBalanceWhileMetered(items: Instance[] | undefined) {
+  const queryClient = useQueryClient();
+  const metered = Boolean(items?.some((i) => i.status === 'Running' && isPostPaid(i.cycle)));
+  useEffect(() => {
+    if (!metered) return;
+    const timer = setInterval(() => void queryClient.invalidateQueries({ queryKey: MONEY_QUERY_KEY }), METERED_BALANCE_MS);
+    return () => clearInterval(timer);
+  }, [metered, queryClient]);
 }
 
 /**
@@ -64,6 +87,7 @@ export function InstanceListPage({ category }: { category: Category }) {
     placeholderData: keepPreviousData,
     refetchInterval: (query) => pollWhileBusy(query.state.data, query.state.status === 'error'),
   });
+  useBalanceWhileMetered(list.data?.items);
   const actions = useInstanceActions();
   const filtered = Boolean(q.status || q.search);
   const name = InstanceCategory.label(category);

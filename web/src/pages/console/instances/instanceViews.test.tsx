@@ -31,9 +31,10 @@ describe('polling', () => {
     pageSize: 10,
   });
 
-  it('every 2 s while any row is busy, never otherwise or after a failed refresh', () => {
-    for (const busy of BUSY_STATUSES) expect(pollWhileBusy(pageOf(['Running', busy]), false)).toBe(2000);
-    expect(pollWhileBusy(pageOf(['Running', 'Stopped', 'Shutdown', 'Failed', 'Unknown']), false)).toBe(false);
+  it('every 2 s while any row is busy, every 15 s while one is unknown, never otherwise or after a failed refresh', () => {
+    for (const busy of BUSY_STATUSES) expect(pollWhileBusy(pageOf(['Running', 'Unknown', busy]), false)).toBe(2000);
+    expect(pollWhileBusy(pageOf(['Running', 'Stopped', 'Shutdown', 'Failed']), false)).toBe(false);
+    expect(pollWhileBusy(pageOf(['Running', 'Unknown']), false)).toBe(15_000);
     expect(pollWhileBusy(pageOf(['Starting']), true)).toBe(false);
     expect(pollWhileBusy(undefined, false)).toBe(false);
   });
