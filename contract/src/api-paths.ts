@@ -59,6 +59,8 @@ export const API = {
   instance: '/upgpu/api/v2.1/instances/:id',
   instanceAction: '/upgpu/api/v2.1/instances/:id/:action',
   instanceName: '/upgpu/api/v2.1/instances/:id/name',
+  instanceRenew: '/upgpu/api/v2.1/instances/:id/renew',
+  instanceRenewPrice: '/upgpu/api/v2.1/instances/:id/renew/price',
   instancePassword: '/upgpu/api/v2.1/instances/:id/password',
   operationLogs: '/api/v1/operation/logs',
   devCompute: '/dev/compute',

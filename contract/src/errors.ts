@@ -31,6 +31,7 @@ export const ERRORS = {
   INSTANCE_STATE_INVALID: { code: 40020010, message: '实例当前状态不能进行此操作' },
   INSTANCE_GPU_BUSY: { code: 40920002, message: '该主机的 GPU 已被占用，可选择无卡模式开机，或稍后再试' },
   INSTANCE_ARREARS: { code: 40011002, message: '账户欠费，请先充值结清后再开机' },
+  INSTANCE_EXPIRED: { code: 40020011, message: '实例已到期，请先续费再开机' },
   IMAGE_INCOMPATIBLE: { code: 40020003, message: '所选镜像与该配置不兼容，请更换镜像' },
   // Codes the web client ignores silently (spec §8).
   DUPLICATE_SUBMIT: { code: 40016010, message: '请求正在处理中，请勿重复提交' },

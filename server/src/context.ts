@@ -149,6 +149,7 @@ export async function createContext(opts: {
   const resources = new ResourceService({ db, clock, catalogue: catalogueStore });
   orders.registerFulfiller('Ai', resources);
   const inventory = new InventoryService(catalogueStore, clock);
+  const catalogue = new CatalogueService(catalogueStore, vouchers, clock);
   const meter = new Meter(orders);
   const instances = new InstanceService({
     db,
@@ -158,6 +159,7 @@ export async function createContext(opts: {
     catalogue: catalogueStore,
     orders,
     meter,
+    pricing: catalogue,
     passwords: new PasswordBox(await loadOrCreateSecret(db, 'instance-password-key', clock.now())),
     log: opts.log,
     notify: async (userId, text) => {
@@ -189,7 +191,7 @@ export async function createContext(opts: {
     users,
     auth: makeAuthGuards(sessions),
     catalogueStore,
-    catalogue: new CatalogueService(catalogueStore, vouchers, clock),
+    catalogue,
     inventory,
     vouchers,
     ledger,

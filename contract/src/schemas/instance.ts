@@ -214,3 +214,10 @@ export const instanceOperationPageSchema = pageOf(instanceOperationSchema);
 export const operationLogQuerySchema = pagingQuerySchema.extend({
   filterBy: z.string().trim().max(200).optional().describe('instance,<id>,actor,<子账号 id>,category,Gpu'),
 });
+
+/** POST …/instances/:id/renew (and …/renew/price): more of the instance's own prepaid cycle. */
+export const renewInstanceRequestSchema = z.object({
+  duration: z.coerce.number({ error: '时长必须是数字' }).int({ error: '时长必须是整数' }).min(1, { error: '时长至少为 1' }).max(365, { error: '时长过长' }),
+  voucherId: z.uuid({ error: '代金券编号格式不正确' }).optional(),
+});
+export type RenewInstanceRequest = z.infer<typeof renewInstanceRequestSchema>;

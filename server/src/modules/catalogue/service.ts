@@ -3,6 +3,7 @@
  * are memoised per query until the snapshot's generation changes.
  */
 import {
+  MAX_DURATION,
   BillingCycle,
   BillingCycleUnit,
   DiscountLabel,
@@ -536,6 +537,35 @@ export class CatalogueService {
       voucher,
     });
     return toQuote(result, { category: size.category, cycle: req.cycle, duration: req.duration, voucherId: voucher?.id, placement: { regionId: region.id } });
+  }
+
+  /**
+   * What more prepaid time costs for an existing instance: the same price function as a purchase,
+   * without placement (the instance keeps its host and cards).
+   */
+  async quoteRenewal(
+    r: { category: InstanceCategory; gpuTypeId: string | null; sizeId: string | null; quantity: number; productName: string; cycle: BillingCycle; duration: number; dataDiskGb: number; freeDataDiskGb: number; regionId: string; voucherId?: string },
+    user: UserRow,
+  ): Promise<Quote> {
+    const snap = await this.store.get();
+    const max = MAX_DURATION[r.cycle];
+    if (r.duration > max) throw new AppError('VALIDATION_FAILED', `duration：该计费方式最长 ${max}`);
+    const unitPrice = r.gpuTypeId ? this.unitPrice(snap, 'gpu', r.gpuTypeId, r.cycle) : this.unitPrice(snap, 'size', r.sizeId!, r.cycle);
+    const voucher = await this.voucherFor(user, r.voucherId, r.category);
+    const result = priceQuote({
+      category: r.category,
+      productName: r.productName,
+      cycle: r.cycle,
+      duration: r.duration,
+      quantity: r.quantity,
+      unitPrice,
+      dataDiskGb: r.dataDiskGb,
+      freeDataDiskGb: r.freeDataDiskGb,
+      dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
+      studentBp: user.isStudent ? snap.settings.studentBp : undefined,
+      voucher,
+    });
+    return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.duration, voucherId: voucher?.id, placement: { regionId: r.regionId } });
   }
 
   private async voucherFor(user: UserRow | null, voucherId: string | undefined, category: InstanceCategory) {

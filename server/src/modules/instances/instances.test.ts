@@ -285,6 +285,9 @@ describe('instances', () => {
     const stopped = await only(u.token);
     expect(stopped.status).toBe('Stopped');
     expect(Date.parse(stopped.releaseAt!) - Date.parse(inst.expireAt!)).toBe(7 * 24 * HOUR);
+    // Expired: it cannot be started again without a renewal.
+    expect(json(await act(u.token, inst.id, 'start'))).toMatchObject({ code: 40020011 });
+    expect(json(await act(u.token, inst.id, 'startNoCard'))).toMatchObject({ code: 40020011 });
 
     s.clock.advance(6 * 24 * HOUR + HOUR);
     await s.ctx.instanceBilling.releaseTick();
@@ -299,6 +302,47 @@ describe('instances', () => {
     await settle(DELAYS.destroy);
     expect((await row(inst.id)).releasedAt).not.toBeNull();
     expect(await gpuFree(host)).toBe(free);
+  });
+
+  it('renews a prepaid instance: the same price as buying, paid like an order, once; an expired one runs again', async () => {
+    const u = await fundedUser('500');
+    const host = await pickHost();
+    const order = json<Order>(await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: host, cycle: 'Day', duration: 1 }, u.token));
+    await post(s.app, `/order/api/v2.1/gpu/order/${order.orderUid}/pay`, { method: 'Balance' }, u.token);
+    await settle(DELAYS.create);
+    await settle(DELAYS.boot);
+    const inst = await only(u.token);
+    const bought = json<{ total: string }>(await post(s.app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 2 }));
+    const quote = json<{ total: string }>(await post(s.app, `${LIST}/${inst.id}/renew/price`, { duration: 2 }, u.token));
+    expect(quote.total).toBe(bought.total);
+
+    // Let it expire and stop first: renewing brings it back.
+    s.clock.advance(24 * HOUR);
+    await s.ctx.instanceBilling.expiryTick();
+    await settle(DELAYS.stop);
+    expect((await only(u.token)).releaseAt).not.toBeNull();
+    const before = await cash(u.user.id);
+    const renewal = json<Order>(await post(s.app, `${LIST}/${inst.id}/renew`, { duration: 2 }, u.token));
+    expect(renewal).toMatchObject({ type: 'Renew', status: 'Unpaid', amount: quote.total });
+    expect(json(await post(s.app, `/order/api/v2.1/gpu/order/${renewal.orderUid}/pay`, { method: 'Balance' }, u.token))).toMatchObject({ status: 'Success' });
+    expect(before - (await cash(u.user.id))).toBe(BigInt(quote.total));
+    const renewed = await only(u.token);
+    expect(Date.parse(renewed.expireAt!) - s.clock.now().getTime()).toBe(48 * HOUR);
+    expect(renewed.releaseAt).toBeNull();
+    // Fulfilling the same order again (a crash recovery) extends nothing more.
+    const [row] = await s.ctx.db.select().from(orders).where(eq(orders.orderUid, renewal.orderUid));
+    await s.ctx.instances.fulfil(row!);
+    expect((await only(u.token)).expireAt).toBe(renewed.expireAt);
+    expect(json<Instance>(await act(u.token, inst.id, 'start')).status).toBe('Starting');
+    await settle(DELAYS.start);
+  });
+
+  it('refuses to renew a post-paid instance, and bad renewal input', async () => {
+    const u = await fundedUser('10');
+    const { id } = await runningUsageInstance(u.token);
+    expect(json(await post(s.app, `${LIST}/${id}/renew`, { duration: 1 }, u.token))).toMatchObject({ code: 40020010 });
+    expect(json(await post(s.app, `${LIST}/${id}/renew/price`, { duration: 0 }, u.token))).toMatchObject({ code: 40000001 });
+    expect(json(await post(s.app, `${LIST}/${id}/renew/price`, {}, u.token))).toMatchObject({ code: 40000001 });
   });
 
   it('lets a child manage only the categories it was granted', async () => {

@@ -9,7 +9,10 @@ import {
   instancePageSchema,
   instanceSchema,
   operationLogQuerySchema,
+  orderSchema,
+  quoteSchema,
   renameInstanceRequestSchema,
+  renewInstanceRequestSchema,
 } from '@console/contract';
 import type { AppContext } from '../../context.js';
 import { currentSession } from '../../http/auth.js';
@@ -40,6 +43,18 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: requireAuth,
     },
     async (req) => s.act(currentSession(req).user, req.params.id, req.params.action),
+  );
+
+  r.post(
+    API.instanceRenewPrice,
+    { schema: { tags, summary: '续费报价（与购买同一计价）', params: instanceIdParamsSchema, body: renewInstanceRequestSchema, response: { 200: quoteSchema } }, onRequest: requireAuth },
+    async (req) => s.renewQuote(currentSession(req).user, req.params.id, req.body),
+  );
+
+  r.post(
+    API.instanceRenew,
+    { schema: { tags, summary: '续费：创建续费订单（支付后延长到期时间）', params: instanceIdParamsSchema, body: renewInstanceRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
+    async (req) => s.renew(currentSession(req).user, req.params.id, req.body),
   );
 
   r.put(

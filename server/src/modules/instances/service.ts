@@ -26,6 +26,9 @@ import {
   type InstanceCategory,
   type InstanceOperation,
   type InstanceStatus as Status,
+  type Order,
+  type Quote,
+  type RenewInstanceRequest,
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
@@ -33,6 +36,7 @@ import { instanceOperations, instances, users } from '../../db/schema.js';
 import type { ComputeDriver, DriverEvent, MachineSpec } from '../../drivers/compute/types.js';
 import { AppError } from '../../http/errors.js';
 import type { InventoryService } from '../catalogue/inventory.js';
+import type { CatalogueService } from '../catalogue/service.js';
 import { HOURS_PER_UNIT, discounted } from '../catalogue/pricing.js';
 import { priceKey, type CatalogueStore, type Settings, type Snapshot } from '../catalogue/store.js';
 import type { OrderRow, OrderService } from '../orders/service.js';
@@ -53,6 +57,8 @@ export interface InstanceDeps {
   catalogue: CatalogueStore;
   orders: OrderService;
   meter: Meter;
+  /** The catalogue's price function, for renewals. */
+  pricing: CatalogueService;
   passwords: PasswordBox;
   log: FastifyBaseLogger;
   /** Tells an owner something about their instance (release notices, a stop for lack of balance). */
@@ -80,8 +86,9 @@ export class InstanceService {
 
   // --- creation (the order fulfiller for every instance category) --------------------
 
-  /** Creates the order's instances (idempotent per order) and asks the driver for the machines. */
+  /** Creates the order's instances (idempotent per order) and asks the driver for the machines; or applies a renewal. */
   async fulfil(order: OrderRow): Promise<{ resourceId: string }> {
+    if (order.type === 'Renew') return this.applyRenewal(order);
     const req = order.request as InstanceRequest;
     const snap = await this.deps.catalogue.get();
     const now = this.deps.clock.now();
@@ -211,6 +218,9 @@ export class InstanceService {
 
   /** Starting needs the balance (post-paid) and, with cards, free cards on the instance's own host. */
   private async prepareStart(tx: Tx, cur: InstanceRow, noCard: boolean): Promise<Partial<InstanceRow>> {
+    if (cur.expireAt && cur.expireAt <= this.deps.clock.now()) {
+      throw new AppError('INSTANCE_EXPIRED', `已于 ${beijingTime(cur.expireAt)} 到期`);
+    }
     if (POSTPAID.includes(cur.cycle) && cur.usageOrderId) {
       if (cur.arrears > 0n) {
         const paid = await this.deps.orders.chargeUsage(tx, cur.usageOrderId, cur.arrears, `arrears:${cur.id}:${cur.arrears}:${cur.updatedAt.getTime()}`, `${cur.name} 欠费结清`);
@@ -231,6 +241,69 @@ export class InstanceService {
       throw e;
     }
     return { noCard: false, gpuHeld: cur.gpuCount, releaseAt: null };
+  }
+
+  // --- renewal of prepaid time ------------------------------------------------------------
+
+  /** What `duration` more units of the instance's own cycle cost (the same price function as buying). */
+  async renewQuote(user: UserRow, id: string, req: RenewInstanceRequest): Promise<Quote> {
+    const row = await this.mustFind(user, id);
+    if (POSTPAID.includes(row.cycle)) throw new AppError('INSTANCE_STATE_INVALID', '按量计费实例随用随付，无需续费');
+    if (row.status === 'Deleting' || row.status === 'Failed') throw new AppError('INSTANCE_STATE_INVALID', `实例${InstanceStatus.label(row.status)}，不能续费`);
+    const snap = await this.deps.catalogue.get();
+    const gpu = row.gpuTypeId ? snap.gpuTypes.find((g) => g.id === row.gpuTypeId) : undefined;
+    const size = row.sizeId ? snap.sizes.find((x) => x.id === row.sizeId) : undefined;
+    return this.deps.pricing.quoteRenewal(
+      {
+        category: row.category,
+        gpuTypeId: row.gpuTypeId,
+        sizeId: row.sizeId,
+        quantity: row.gpuTypeId ? row.gpuCount : 1,
+        productName: `续费 ${row.name}（${gpu ? `${gpu.name} × ${row.gpuCount}` : (size?.name ?? row.sizeId)}）`,
+        cycle: row.cycle,
+        duration: req.duration,
+        dataDiskGb: row.dataDiskGb,
+        freeDataDiskGb: row.freeDataDiskGb,
+        regionId: row.regionId,
+        voucherId: req.voucherId,
+      },
+      user,
+    );
+  }
+
+  /** A Renew order for the instance, to be paid like any order; paying extends expireAt. */
+  async renew(user: UserRow, id: string, req: RenewInstanceRequest): Promise<Order> {
+    const quote = await this.renewQuote(user, id, { duration: req.duration });
+    const row = await this.mustFind(user, id);
+    return this.deps.orders.create({
+      payerId: row.userId,
+      createdBy: user.id,
+      kind: row.category === 'Gpu' || row.category === 'App' ? 'Personal' : 'default',
+      type: 'Renew',
+      category: row.category,
+      request: { instanceId: row.id, duration: req.duration },
+      quote,
+      description: quote.lines[0]!.name,
+    });
+  }
+
+  /** Extends a paid renewal's instance, once per order; an expired, stopped instance may run again. */
+  private async applyRenewal(order: OrderRow): Promise<{ resourceId: string }> {
+    const { instanceId, duration } = order.request as { instanceId: string; duration: number };
+    await this.deps.db.transaction(async (tx) => {
+      const cur = await this.lock(tx, instanceId);
+      const [done] = await tx
+        .select({ id: instanceOperations.id })
+        .from(instanceOperations)
+        .where(and(eq(instanceOperations.instanceId, instanceId), eq(instanceOperations.action, 'renew'), eq(instanceOperations.detail, order.orderUid)));
+      if (done) return;
+      const now = this.deps.clock.now();
+      const from = cur.expireAt && cur.expireAt > now ? cur.expireAt : now;
+      const expireAt = new Date(from.getTime() + Number(HOURS_PER_UNIT[cur.cycle]) * duration * 3600_000);
+      await tx.update(instances).set({ expireAt, releaseAt: null, releaseNoticeAt: null, updatedAt: now }).where(eq(instances.id, instanceId));
+      await this.logOp(tx, cur, { action: 'renew', actorId: order.createdBy, from: cur.status, to: cur.status, detail: order.orderUid });
+    });
+    return { resourceId: instanceId };
   }
 
   async rename(user: UserRow, id: string, name: string): Promise<Instance> {
@@ -574,6 +647,10 @@ export class InstanceService {
   }
 }
 
+function beijingTime(d: Date): string {
+  return new Date(d.getTime() + 8 * 3_600_000).toISOString().slice(0, 16).replace('T', ' ');
+}
+
 /** The metering columns of an instance that is not metered. */
 export const METER_OFF = { meterRate: 0n, meterSince: null, meterSegment: null, meterMs: 0n, meterCharged: 0n } as const;
 
@@ -610,6 +687,7 @@ const OP_LABELS: Record<string, string> = {
   'done:stop': '关机完成',
   'done:restart': '重启完成',
   'done:destroy': '释放完成',
+  renew: '续费',
   ...InstanceActionLabel,
 };
 
