@@ -6,6 +6,9 @@ import {
   type InstanceCategory,
   type InstanceOperation,
   type InstanceStatus,
+  type Order,
+  type Quote,
+  type RenewInstanceRequest,
   type instanceOperationPageSchema,
   type instancePageSchema,
 } from '@console/contract';
@@ -41,6 +44,7 @@ export const INSTANCE_KEYS = {
   one: (id: string) => ['instances', 'one', id] as const,
   logsAll: ['operationLogs'] as const,
   logs: (filter: OperationFilter, page: number, pageSize: number) => ['operationLogs', filter, page, pageSize] as const,
+  renewPrice: (id: string, duration: number) => ['instances', 'renewPrice', id, duration] as const,
 };
 
 /** `filterBy` in a fixed key order (category, status) so equal filters give equal requests. */
@@ -69,6 +73,11 @@ export const instancesApi = {
   rename: (id: string, name: string) => api.put<Instance>(API.instanceName, { id, name }, { successMessage: '实例名称已修改' }),
   /** Answers the instance with the new password in `access`. */
   resetPassword: (id: string) => api.put<Instance>(API.instancePassword, { id }),
+  /** Silent: the renewal dialog shows why it has no quote. */
+  renewPrice: (id: string, body: RenewInstanceRequest, signal?: AbortSignal) =>
+    api.post<Quote>(API.instanceRenewPrice, { id, ...body }, { signal, silent: true }),
+  /** Answers an Unpaid Renew order, paid in the pay dialog. */
+  renew: (id: string, duration: number) => api.post<Order>(API.instanceRenew, { id, duration }),
   logs: (q: { filter: OperationFilter; page: number; pageSize: number }, signal?: AbortSignal) =>
     api.get<OperationPage>(API.operationLogs, { filterBy: operationFilterBy(q.filter) || undefined, page: q.page, pageSize: q.pageSize }, { signal }),
 };

@@ -82,13 +82,25 @@ describe('the instance detail page', () => {
     const prices = [...panel.querySelectorAll('.price')].map((p) => p.textContent);
     expect(prices).toEqual(['¥3.96/小时', '¥0.10/小时', '¥0.35/天']);
     expect(screen.getAllByText(/^该实例将于 2026-11-30 \d\d:\d\d:\d\d 自动释放$/).length).toBeGreaterThan(0);
+    expect(screen.queryByText('续费')).toBeNull(); // post-paid: nothing to renew
   });
 
-  it('billing tab: the expiry of a prepaid instance', async () => {
-    instanceServer((url) => (url.pathname === ONE ? json(200, instance({ cycle: 'Month', expireAt: '2026-12-23T08:00:00.000Z' })) : undefined));
+  it('billing tab: the expiry of a prepaid instance, and renewing it by the week', async () => {
+    const quote = { category: 'Gpu', cycle: 'Week', duration: 2, unit: '周', lines: [{ kind: 'compute', name: 'RTX 4090 × 2（2 周）', unitPrice: '500000', quantity: 2, amount: '1000000' }], listTotal: '1000000', discountTotal: '0', voucherDeduction: '0', total: '1000000', placement: { regionId: 'bj-b' }, discountRate: '1' };
+    const fetch = instanceServer((url, init) => {
+      if (url.pathname === ONE) return json(200, instance({ cycle: 'Week', expireAt: '2026-12-23T08:00:00.000Z' }));
+      if (url.pathname === `${ONE}/renew/price` && init?.method === 'POST') return json(200, quote);
+      return undefined;
+    });
     renderApp(`${DETAIL}?tab=billing`);
-    expect(await screen.findByText('按月（包周期，预付费）')).toBeTruthy();
-    expect(screen.getByText(/^2026-12-23 \d\d:\d\d:\d\d$/)).toBeTruthy();
+    expect(await screen.findByText('按周（包周期，预付费）')).toBeTruthy();
+    const expiry = screen.getByText(/^2026-12-23 \d\d:\d\d:\d\d$/).closest<HTMLElement>('.ant-descriptions-item')!;
+    fireEvent.click(button(expiry, '续费'));
+    const dialog = await dialogOf('续费实例「训练机-1」');
+    expect(within(dialog).getByText('周')).toBeTruthy();
+    fireEvent.change(within(dialog).getByLabelText('续费时长'), { target: { value: '2' } });
+    await waitFor(() => expect(within(dialog).getByTestId('renew-total').textContent).toBe('¥100.00'));
+    expect(callsTo(fetch, `${ONE}/renew/price`, 'POST').at(-1)!.body).toEqual({ duration: 2 });
   });
 
   it('log tab: this instance’s operations, with status labels', async () => {

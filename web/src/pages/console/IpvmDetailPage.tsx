@@ -12,7 +12,7 @@ import { Price } from '../../components/Price';
 import { useUrlState } from '../../routing/useUrlState';
 import { PageFrame } from '../../components/PageFrame';
 import { InstanceActionBar } from './instances/InstanceActionButtons';
-import { BUSY_POLL_MS, configSummary, detailPathOf, InstanceStatusTags, isBusy, isPostPaid, listPathOf } from './instances/instanceViews';
+import { BUSY_POLL_MS, canRenew, configSummary, detailPathOf, InstanceStatusTags, isBusy, isPostPaid, listPathOf } from './instances/instanceViews';
 import { LOG_PAGE_SIZES, OperationLogTable } from './instances/OperationLogTable';
 import { useInstanceActions } from './instances/useInstanceActions';
 
@@ -135,7 +135,7 @@ function InstanceDetail({ instance: i }: { instance: Instance }) {
           items={[
             { key: 'overview', label: '概览', children: <Overview instance={i} /> },
             { key: 'access', label: '登录信息', children: <AccessPanel instance={i} /> },
-            { key: 'billing', label: '计费', children: <BillingPanel instance={i} /> },
+            { key: 'billing', label: '计费', children: <BillingPanel instance={i} onRenew={() => actions.renew(i)} /> },
             { key: 'log', label: '操作日志', children: <InstanceLog instanceId={i.id} /> },
           ]}
         />
@@ -266,7 +266,7 @@ function AccessPanel({ instance: i }: { instance: Instance }) {
   );
 }
 
-function BillingPanel({ instance: i }: { instance: Instance }) {
+function BillingPanel({ instance: i, onRenew }: { instance: Instance; onRenew: () => void }) {
   const postPaid = isPostPaid(i.cycle);
   return (
     <Flex vertical gap={16}>
@@ -281,7 +281,22 @@ function BillingPanel({ instance: i }: { instance: Instance }) {
                 { key: 'hourly', label: '开机价格', children: <Price units={i.hourlyPrice} per="小时" /> },
                 { key: 'noCard', label: '无卡模式价格', children: <Price units={i.noCardHourlyPrice} per="小时" /> },
               ]
-            : [{ key: 'expire', label: '到期时间', children: formatTime(i.expireAt) }]),
+            : [
+                {
+                  key: 'expire',
+                  label: '到期时间',
+                  children: (
+                    <Space size={8} wrap>
+                      {formatTime(i.expireAt)}
+                      {canRenew(i) && (
+                        <Button type="primary" size="small" onClick={onRenew}>
+                          续费
+                        </Button>
+                      )}
+                    </Space>
+                  ),
+                },
+              ]),
           {
             key: 'disk',
             label: '数据盘',

@@ -2,7 +2,7 @@ import { Button, Dropdown, Space, Tooltip } from 'antd';
 import { DownOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
 import { INSTANCE_ACTIONS, canResetPassword, type Instance, type InstanceAction } from '@console/contract';
-import { actionLabel, detailPathOf } from './instanceViews';
+import { actionLabel, canRenew, detailPathOf } from './instanceViews';
 import type { useInstanceActions } from './useInstanceActions';
 
 type Actions = ReturnType<typeof useInstanceActions>;
@@ -35,11 +35,13 @@ export function InstanceRowActions({ instance: i, actions }: { instance: Instanc
           items: [
             { key: 'startNoCard', label: actionLabel('startNoCard'), disabled: !allowed(i, 'startNoCard') || busy },
             { key: 'restart', label: actionLabel('restart'), disabled: !allowed(i, 'restart') || busy },
+            // Only prepaid instances have anything to renew: post-paid ones do not show it at all.
+            ...(canRenew(i) ? [{ key: 'renew', label: '续费' }] : []),
             { key: 'rename', label: '重命名', disabled: !canRename(i) },
             { type: 'divider' },
             { key: 'release', label: actionLabel('release'), danger: true, disabled: !allowed(i, 'release') || busy },
           ],
-          onClick: ({ key }) => (key === 'rename' ? actions.rename(i) : actions.confirm(i, key as InstanceAction)),
+          onClick: ({ key }) => (key === 'rename' ? actions.rename(i) : key === 'renew' ? actions.renew(i) : actions.confirm(i, key as InstanceAction)),
         }}
       >
         <Button type="link" size="small" aria-label={`更多操作 ${i.name}`}>
@@ -77,6 +79,7 @@ export function InstanceActionBar({ instance: i, actions }: { instance: Instance
           </Tooltip>
         );
       })}
+      {canRenew(i) && <Button onClick={() => actions.renew(i)}>续费</Button>}
       <Button disabled={!canRename(i)} onClick={() => actions.rename(i)}>
         重命名
       </Button>

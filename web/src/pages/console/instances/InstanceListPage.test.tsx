@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { allowedActions, type Instance } from '@console/contract';
+import { allowedActions, orderPath, type Instance, type Quote } from '@console/contract';
 import { session } from '../../../session/store';
 import { renderApp } from '../../stats/catalogue.fixtures';
-import { callsTo, json, user } from '../../cost/cost.fixtures';
+import { callsTo, json, order, user } from '../../cost/cost.fixtures';
 import { actionPath, ID, ID2, INSTANCES, instance, instanceServer, listOf } from './instances.fixtures';
 
 const running = instance();
@@ -254,5 +254,94 @@ describe('the other instance lists', () => {
     fail = false;
     fireEvent.click(screen.getByText('重试'));
     expect(await screen.findByText('您还没有云桌面')).toBeTruthy();
+  });
+});
+
+describe('renewing a prepaid instance', () => {
+  const EXPIRE = '2099-01-10T12:00:00.000Z';
+  const prepaid = instance({ id: ID2, name: '包月机-2', cycle: 'Month', status: 'Stopped', actions: allowedActions('Stopped'), expireAt: EXPIRE });
+  const RENEW = `${INSTANCES}/${ID2}/renew`;
+  const PRICE = `${RENEW}/price`;
+  const ORDER_UID = 'O20261123085616abcd0042';
+  const renewOrder = order({ orderUid: ORDER_UID, kind: 'Personal', type: 'Renew', category: 'Gpu', description: '续费 包月机-2（3 月）', amount: '840000' });
+  const quote = (duration: number): Quote => ({
+    category: 'Gpu',
+    cycle: 'Month',
+    duration,
+    unit: '月',
+    lines: [
+      { kind: 'compute', name: `RTX 4090 × 2（${duration} 月）`, unitPrice: '400000', quantity: duration, amount: String(400000 * duration) },
+      { kind: 'cycleDiscount', name: '月付优惠（0.7）', unitPrice: String(-120000 * duration), quantity: 1, amount: String(-120000 * duration) },
+    ],
+    listTotal: String(400000 * duration),
+    discountTotal: String(120000 * duration),
+    voucherDeduction: '0',
+    total: String(280000 * duration),
+    placement: { regionId: 'bj-b' },
+    discountRate: '0.7',
+  });
+  const renewServer = (extra?: Parameters<typeof instanceServer>[0]) =>
+    instanceServer(
+      ...(extra ? [extra] : []),
+      (url, init) => {
+        if (init?.method !== 'POST') return undefined;
+        const body = JSON.parse(String(init.body ?? '{}')) as { duration: number };
+        if (url.pathname === PRICE) return json(200, quote(body.duration));
+        if (url.pathname === RENEW) return json(200, renewOrder);
+        if (url.pathname === orderPath('Personal', ORDER_UID, '/pay')) return json(200, { orderUid: ORDER_UID, status: 'Success', payment: null });
+        return undefined;
+      },
+      (url) => (url.pathname === orderPath('Personal', ORDER_UID, '/pay') ? json(200, { orderUid: ORDER_UID, status: 'Unpaid', payment: null }) : undefined),
+      listOf(() => [running, prepaid]),
+    );
+
+  it('is offered only for prepaid instances', async () => {
+    renewServer();
+    renderApp('/console/gpu-generic');
+    expect(await menuItem(await rowOf('包月机-2'), '包月机-2', '续费')).toBeTruthy();
+    fireEvent.click(within(await rowOf('训练机-1')).getByLabelText('更多操作 训练机-1'));
+    await screen.findAllByText('重命名', { selector: '.ant-dropdown-menu-title-content' });
+    const menus = [...document.querySelectorAll<HTMLElement>('.ant-dropdown:not(.ant-dropdown-hidden)')];
+    expect(menus.at(-1)!.textContent).not.toContain('续费'); // post-paid: nothing to renew
+  });
+
+  it('quotes the chosen duration, posts { duration }, and pays the order in the pay dialog', async () => {
+    const fetch = renewServer();
+    renderApp('/console/gpu-generic');
+    fireEvent.click(await menuItem(await rowOf('包月机-2'), '包月机-2', '续费'));
+    const dialog = await dialogOf('续费实例「包月机-2」');
+    await waitFor(() => expect(within(dialog).getByTestId('renew-total').textContent).toBe('¥28.00'));
+    expect(within(dialog).getByText('月')).toBeTruthy(); // the instance's own unit
+    expect(within(dialog).getByTestId('renew-expiry').textContent).toMatch(/^2099-02-09 /); // expireAt + 30 days
+
+    const input = within(dialog).getByLabelText('续费时长');
+    fireEvent.change(input, { target: { value: '3' } });
+    await waitFor(() => expect(within(dialog).getByTestId('renew-total').textContent).toBe('¥84.00'));
+    expect(callsTo(fetch, PRICE, 'POST').at(-1)!.body).toEqual({ duration: 3 });
+    expect(within(dialog).getByTestId('renew-expiry').textContent).toMatch(/^2099-04-10 /);
+
+    fireEvent.click(button(dialog, '确认续费'));
+    await waitFor(() => expect(callsTo(fetch, RENEW, 'POST').map((c) => c.body)).toEqual([{ duration: 3 }]));
+    const pay = await dialogOf('支付订单');
+    expect(within(pay).getByText(new RegExp(ORDER_UID))).toBeTruthy();
+
+    const lists = callsTo(fetch, INSTANCES).length;
+    fireEvent.click(await within(pay).findByRole('button', { name: '余额支付 ¥84.00' }));
+    fireEvent.click(within(await dialogOf('确认支付 ¥84.00')).getByRole('button', { name: '确认支付' }));
+    expect(await screen.findByText('续费成功')).toBeTruthy();
+    await waitFor(() => expect(callsTo(fetch, INSTANCES).length).toBeGreaterThan(lists));
+  });
+
+  it('when an expired instance cannot start, offers to renew it', async () => {
+    renewServer((url, init) =>
+      url.pathname === actionPath(ID2, 'start') && init?.method === 'POST' ? json(400, { code: 40020011, message: '实例已到期，请先续费再开机' }) : undefined,
+    );
+    renderApp('/console/gpu-generic');
+    fireEvent.click(button(await rowOf('包月机-2'), '开机'));
+    fireEvent.click(button(await dialogOf('确认开机？'), '开机'));
+    const failed = await dialogOf('实例已到期，请先续费再开机');
+    fireEvent.click(button(failed, '续费'));
+    const dialog = await dialogOf('续费实例「包月机-2」');
+    await waitFor(() => expect(within(dialog).getByTestId('renew-total').textContent).toBe('¥28.00'));
   });
 });

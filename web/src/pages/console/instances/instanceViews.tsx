@@ -32,6 +32,21 @@ export const BUSY_POLL_MS = 2000;
 /** Usage and Hour are post-paid by the hour; Day, Week and Month are prepaid until expireAt (DESIGN.md). */
 export const isPostPaid = (cycle: Cycle) => cycle === 'Usage' || cycle === 'Hour';
 
+/** Prepaid instances can be renewed (more of their own cycle) unless they are being destroyed or never came up. */
+export const canRenew = (i: Pick<Instance, 'cycle' | 'status'>) => !isPostPaid(i.cycle) && i.status !== 'Deleting' && i.status !== 'Failed';
+
+/** The longest renewal offered at once, in the instance's own unit (天/周/月). */
+export const RENEW_MAX_DURATION = 12;
+
+/** Hours in one unit of each prepaid cycle: a month is 30 days (mirrored from the service's pricing). */
+const RENEW_UNIT_HOURS: Record<Cycle, number> = { Usage: 1, Hour: 1, Day: 24, Week: 168, Month: 720 };
+
+/** Where a renewal of `duration` units takes expireAt: from the current expiry, or from now once it has passed. */
+export function renewedExpiry(i: Pick<Instance, 'cycle' | 'expireAt'>, duration: number, now: number = Date.now()): string {
+  const expire = i.expireAt ? new Date(i.expireAt).getTime() : 0;
+  return new Date(Math.max(expire, now) + RENEW_UNIT_HOURS[i.cycle] * duration * 3600_000).toISOString();
+}
+
 /** The status tag; on a live view it spins while an operation is under way (`live={false}` in history). */
 export function InstanceStatusTag({ status, live = true }: { status: Status; live?: boolean }) {
   return (

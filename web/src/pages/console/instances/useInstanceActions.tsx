@@ -1,7 +1,7 @@
 /**
  * Everything a user can do to an instance, each confirmed first with what it costs or destroys:
- * the five actions of the state machine, rename and reset password. Shared by the lists and the
- * detail page; render `holder` once where the hook is used (it holds the rename dialog).
+ * the five actions of the state machine, rename, reset password and renewal. Shared by the lists and the
+ * detail page; render `holder` once where the hook is used (it holds the rename and renewal dialogs).
  */
 import { MONEY_QUERY_KEY } from '../../../session/useSession';
 import { useState, type ReactNode } from 'react';
@@ -14,6 +14,7 @@ import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS, instancesApi } from '../../../api/instances';
 import { getApiUi } from '../../../api/ui';
 import { actionLabel, actionNotice } from './instanceViews';
+import { RenewModal } from './RenewModal';
 
 export const NAME_MAX = 30;
 
@@ -52,6 +53,7 @@ export function useInstanceActions() {
   const navigate = useNavigate();
   const invalidation = useInstanceInvalidation();
   const [renaming, setRenaming] = useState<Instance | null>(null);
+  const [renewing, setRenewing] = useState<Instance | null>(null);
 
   const act = useMutation({
     mutationFn: ({ instance, action }: { instance: Instance; action: InstanceAction }) => instancesApi.act(instance.id, action),
@@ -71,6 +73,7 @@ export function useInstanceActions() {
       const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
       if (action === 'start' && error.code === ERRORS.INSTANCE_GPU_BUSY.code) offerNoCard(instance, error);
       else if (error.code === ERRORS.INSTANCE_ARREARS.code) offerRecharge(error);
+      else if (error.code === ERRORS.INSTANCE_EXPIRED.code) offerRenew(instance, error);
       else reactToError(error, getApiUi());
     }
   };
@@ -99,6 +102,16 @@ export function useInstanceActions() {
       okText: '去充值',
       cancelText: '取消',
       onOk: () => navigate(PAGE.recharge),
+    });
+
+  /** A prepaid instance past its expiry: it starts again once renewed. */
+  const offerRenew = (instance: Instance, error: ApiError) =>
+    modal.confirm({
+      title: '无法开机',
+      content: <Notice instance={instance}>{error.detail ? `${error.message}：${error.detail}` : error.message}</Notice>,
+      okText: '续费',
+      cancelText: '取消',
+      onOk: () => setRenewing(instance),
     });
 
   const confirm = (instance: Instance, action: InstanceAction) => {
@@ -144,7 +157,12 @@ export function useInstanceActions() {
       },
     });
 
-  const holder = renaming ? <RenameModal key={renaming.id} instance={renaming} onClose={() => setRenaming(null)} onSettled={invalidation.settled} /> : null;
+  const holder = (
+    <>
+      {renaming && <RenameModal key={renaming.id} instance={renaming} onClose={() => setRenaming(null)} onSettled={invalidation.settled} />}
+      {renewing && <RenewModal key={renewing.id} instance={renewing} onClose={() => setRenewing(null)} onRenewed={() => invalidation.settled()} />}
+    </>
+  );
 
   return {
     confirm,
@@ -152,6 +170,8 @@ export function useInstanceActions() {
     run,
     rename: (instance: Instance) => setRenaming(instance),
     resetPassword,
+    /** Opens the renewal dialog (prepaid instances only: see canRenew). */
+    renew: (instance: Instance) => setRenewing(instance),
     holder,
     pending: act.isPending ? act.variables : undefined,
   };
