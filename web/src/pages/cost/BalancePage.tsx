@@ -1,5 +1,6 @@
+import { BalanceSummary } from '../../components/BalanceSummary';
 import { useState } from 'react';
-import { Button, Card, Col, Flex, Row, Segmented, Skeleton, Statistic, Table, Tag, Typography } from 'antd';
+import { Button, Card, Flex, Segmented, Table, Tag, Typography } from 'antd';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import dayjs from 'dayjs';
@@ -8,7 +9,7 @@ import { billingApi, type StatementKind } from '../../api/billing';
 import { StatementTable } from '../../components/orderViews';
 import { LoadError } from '../../components/LoadError';
 import { PageFrame } from '../../components/PageFrame';
-import { MONEY_QUERY_KEY, useMoneyQuery } from '../../session/useSession';
+import { MONEY_QUERY_KEY } from '../../session/useSession';
 
 const GIFT_SOURCE: Record<string, string> = { recharge_bonus: '充值赠送', welcome: '新人赠送', compensation: '平台补偿' };
 
@@ -24,7 +25,7 @@ export default function BalancePage() {
   return (
     <PageFrame extra={<Button type="primary" onClick={() => navigate(PAGE.recharge)}>充值</Button>}>
       <Flex vertical gap={16}>
-        <Balances />
+        <BalanceSummary />
         <GiftCredit />
         <Statement />
       </Flex>
@@ -32,32 +33,6 @@ export default function BalancePage() {
   );
 }
 
-function Balances() {
-  const money = useMoneyQuery();
-  if (money.isError) return <LoadError error={money.error} onRetry={() => void money.refetch()} />;
-  return (
-    <Card>
-      {money.isPending ? (
-        <Skeleton active paragraph={{ rows: 1 }} />
-      ) : (
-        <Row gutter={[24, 16]}>
-          <Col xs={12} md={6}>
-            <Statistic title="可用余额（元）" value={formatYuan(money.data.available ?? money.data.cash)} styles={{ content: { color: '#722ed1', fontWeight: 600 } }} />
-          </Col>
-          <Col xs={12} md={6}>
-            <Statistic title="现金（元）" value={formatYuan(money.data.cash)} />
-          </Col>
-          <Col xs={12} md={6}>
-            <Statistic title="赠送金（元）" value={formatYuan(money.data.gift ?? '0')} />
-          </Col>
-          <Col xs={12} md={6}>
-            <Statistic title="代金券（元）" value={formatYuan(money.data.voucher ?? '0')} />
-          </Col>
-        </Row>
-      )}
-    </Card>
-  );
-}
 
 /** Claim the welcome credit, or renew items waiting for renewal (spec §3/§4 gift actions). */
 function GiftActions({ renewable }: { renewable: boolean }) {

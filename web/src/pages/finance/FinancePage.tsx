@@ -1,14 +1,13 @@
+import { BalanceSummary } from '../../components/BalanceSummary';
 import { useState } from 'react';
-import { Button, Card, Col, Flex, Row, Segmented, Skeleton, Statistic, Typography } from 'antd';
+import { Button, Card, Flex, Segmented, Typography } from 'antd';
 import { FileTextOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
-import { PAGE, formatYuan } from '@console/contract';
+import { PAGE } from '@console/contract';
 import type { StatementKind } from '../../api/billing';
 import { CustomerServiceButton } from '../../components/CustomerService';
-import { LoadError } from '../../components/LoadError';
 import { StatementTable } from '../../components/orderViews';
 import { PageFrame } from '../../components/PageFrame';
-import { useMoneyQuery } from '../../session/useSession';
 
 const KINDS: { label: string; value: StatementKind }[] = [
   { label: '现金', value: 'cash' },
@@ -33,7 +32,7 @@ export default function FinancePage() {
         }
       >
         <Flex vertical gap={16}>
-          <Summary />
+          <BalanceSummary />
           <Card title="收支流水" extra={<Segmented aria-label="账户" options={KINDS} value={kind} onChange={(v) => setKind(v as StatementKind)} />}>
             <StatementTable key={kind} kind={kind} emptyText={kind === 'cash' ? '暂无现金收支记录：充值、支付和退款都会记录在这里' : '暂无赠送金收支记录：充值赠送和使用都会记录在这里'} />
           </Card>
@@ -55,29 +54,3 @@ export default function FinancePage() {
   );
 }
 
-function Summary() {
-  const money = useMoneyQuery();
-  if (money.isError) return <LoadError error={money.error} onRetry={() => void money.refetch()} />;
-  return (
-    <Card>
-      {money.isPending ? (
-        <Skeleton active paragraph={{ rows: 1 }} />
-      ) : (
-        <Row gutter={[24, 16]}>
-          <Col xs={12} md={6}>
-            <Statistic title="可用余额（元）" value={formatYuan(money.data.available ?? money.data.cash)} styles={{ content: { color: '#722ed1', fontWeight: 600 } }} />
-          </Col>
-          <Col xs={12} md={6}>
-            <Statistic title="现金（元）" value={formatYuan(money.data.cash)} />
-          </Col>
-          <Col xs={12} md={6}>
-            <Statistic title="赠送金（元）" value={formatYuan(money.data.gift ?? '0')} />
-          </Col>
-          <Col xs={12} md={6}>
-            <Statistic title="代金券（元）" value={formatYuan(money.data.voucher ?? '0')} />
-          </Col>
-        </Row>
-      )}
-    </Card>
-  );
-}
