@@ -10,6 +10,7 @@ import {
   isApiPath,
   isStrongPassword,
   parseFilterBy,
+  parseFilterByMulti,
   yuanToUnits,
   loginSchema,
   smsCodeRequestSchema,
@@ -62,6 +63,13 @@ describe('filters and paths', () => {
     expect(parseFilterBy('status,Running,region,bj')).toEqual({ status: 'Running', region: 'bj' });
     expect(parseFilterBy(undefined)).toEqual({});
     expect(() => parseFilterBy('status')).toThrow();
+  });
+
+  it('repeats a key for several values of one filter ("any of"), both ways', () => {
+    expect(formatFilterBy({ kind: ['Personal', 'default'], status: 'Paid', type: [], none: undefined })).toBe('kind,Personal,kind,default,status,Paid');
+    expect(parseFilterByMulti('kind,Personal,kind,default,status,Paid,kind,Personal')).toEqual({ kind: ['Personal', 'default'], status: ['Paid'] });
+    expect(parseFilterByMulti(undefined)).toEqual({});
+    expect(() => parseFilterByMulti('kind,Ai,kind')).toThrow();
   });
 
   it('tells API paths from page paths', () => {

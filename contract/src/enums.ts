@@ -83,6 +83,14 @@ export const ImageStatus = labels({
   Migrate: '迁移中',
 });
 export type ImageStatus = keyof typeof ImageStatus.map;
+/** Tag colours of image statuses: building is under way (blue, live), usable green, failed red. */
+export const ImageStatusColor: Record<ImageStatus, 'green' | 'red' | 'blue' | 'purple'> = {
+  Active_NotAllowedMigrate: 'green',
+  Active: 'green',
+  BuildFail: 'red',
+  Build: 'blue',
+  Migrate: 'purple',
+};
 
 export const InstanceStatus = labels({
   Pending: '创建中',

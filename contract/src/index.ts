@@ -8,4 +8,7 @@ export * from './schemas/user.js';
 export * from './schemas/catalogue.js';
 export * from './schemas/money.js';
 export * from './schemas/order.js';
+export * from './schemas/invoice.js';
 export * from './schemas/instance.js';
+export * from './schemas/account.js';
+export * from './schemas/storage.js';

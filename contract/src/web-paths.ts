@@ -58,6 +58,8 @@ export const PAGE = {
   modelExperience: '/model/experience',
   modelStats: '/model/stats',
   modelKey: '/model/key',
+  /** Issue 7: the operator's area (reviews, users). */
+  operator: '/operator',
 } as const;
 
 export type PagePath = (typeof PAGE)[keyof typeof PAGE];

@@ -1,6 +1,9 @@
 /**
  * The HTTP server: one Fastify instance serving the API and the built console.
  */
+import { certificationRoutes } from './modules/certification/routes.js';
+import { childRoutes } from './modules/children/routes.js';
+import { studentRoutes } from './modules/students/routes.js';
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -27,8 +30,10 @@ import { giftRoutes } from './modules/gifts/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
 import { rechargeRoutes } from './modules/recharge/routes.js';
 import { orderRoutes } from './modules/orders/routes.js';
+import { invoiceRoutes } from './modules/invoices/routes.js';
 import { operatorRoutes } from './modules/operator/routes.js';
 import { instanceRoutes } from './modules/instances/routes.js';
+import { imageRoutes } from './modules/images/routes.js';
 import { SimulatedComputeDriver } from './drivers/compute/simulated.js';
 import { simulatedComputeRoutes } from './drivers/compute/simulated-routes.js';
 import { sandboxDrivers, sandboxRoutes } from './drivers/payment/index.js';
@@ -120,8 +125,13 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => rechargeRoutes(scope, ctx));
   await app.register(async (scope) => paymentRoutes(scope, ctx));
   await app.register(async (scope) => orderRoutes(scope, ctx));
+  await app.register(async (scope) => invoiceRoutes(scope, ctx));
   await app.register(async (scope) => operatorRoutes(scope, ctx));
   await app.register(async (scope) => instanceRoutes(scope, ctx));
+  await app.register(async (scope) => imageRoutes(scope, ctx));
+  await app.register(async (scope) => certificationRoutes(scope, ctx));
+  await app.register(async (scope) => studentRoutes(scope, ctx));
+  await app.register(async (scope) => childRoutes(scope, ctx));
   if (ctx.drivers.compute instanceof SimulatedComputeDriver) {
     const sim = ctx.drivers.compute;
     await app.register(async (scope) => simulatedComputeRoutes(scope, sim, ctx.db));

@@ -59,19 +59,48 @@ const envSchema = z.object({
   WECHAT_PLATFORM_CERT_SERIAL: z.string().optional(),
   WECHAT_PLATFORM_PUBLIC_KEY: z.string().optional(),
   WECHAT_BASE_URL: z.string().url().optional(),
-  /** Where instances run: `simulated` is the embedded fleet (sim_* tables, /dev/compute). */
-  COMPUTE_DRIVER: z.enum(['simulated']).default('simulated'),
+  /** Where instances run: `simulated` is the embedded fleet (sim_* tables, /dev/compute); `agent` a host-agent controller over HTTPS (drivers/compute/agent.ts). */
+  COMPUTE_DRIVER: z.enum(['simulated', 'agent']).default('simulated'),
+  /** The controller's base URL; plain http only to a loopback address (create carries SSH passwords). */
+  COMPUTE_AGENT_URL: z
+    .url({ error: '应为 https://host[:port][/path] 形式' })
+    .refine((v) => isHttpsOrLoopback(v), { error: '必须是 https://（http:// 只允许 localhost / 127.0.0.1 / [::1]）' })
+    .optional(),
+  COMPUTE_AGENT_KEY_ID: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: '应为 1–64 位字母、数字或 . _ -' }).optional(),
+  COMPUTE_AGENT_SECRET: z.string().min(32, { error: '至少 32 个字符' }).optional(),
   /** Milliseconds each simulated operation takes, e.g. "create=4000,boot=3000,stop=2000". */
   COMPUTE_SIM_DELAYS: z.string().optional(),
   COMPUTE_SIM_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/, { error: '应为域名' }).default('gpu.local'),
   /** Post-paid instances are charged this often; an instance runs on credit for at most one tick. */
   BILLING_TICK_SECONDS: z.coerce.number().int().min(5).max(3600).default(60),
+  /** Prepaid instances with auto-renew on are renewed this many hours before they expire. */
+  AUTO_RENEW_LEAD_HOURS: z.coerce.number().int().min(1).max(720).default(24),
+  /** Share of the refundable amount kept as a fee when a prepaid instance is refunded early (0–0.5, at most 4 decimals). */
+  PREPAID_REFUND_FEE_RATE: z
+    .string()
+    .regex(/^(0(\.\d{1,4})?|0?\.\d{1,4})$/, { error: '应为 0 到 0.5 之间、最多 4 位小数的比例，如 0.05' })
+    .refine((v) => Number(v) <= 0.5, { error: '手续费比例不能超过 0.5' })
+    .default('0'),
   /** How often driver events are read. */
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   /** An operation without an outcome after this long is sent to the driver again. */
   COMPUTE_OP_RETRY_SECONDS: z.coerce.number().int().min(5).max(3600).default(120),
   /** The operator's catalogue (regions, GPU types, hosts, sizes, images, applications, prices). */
   CATALOGUE_FILE: z.string().optional(),
+  /** Real-name verification: `sandbox` (embedded) or `aliyun` (cloudauth Id2MetaVerify). */
+  REALNAME_DRIVER: z.enum(['sandbox', 'aliyun']).default('sandbox'),
+  /** Identities the sandbox verifier fails: id numbers (no record) or "姓名:身份证号" (mismatch), comma-separated. */
+  REALNAME_SANDBOX_REJECT: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  ALIYUN_REALNAME_ACCESS_KEY_ID: z.string().optional(),
+  ALIYUN_REALNAME_ACCESS_KEY_SECRET: z.string().optional(),
+  ALIYUN_REALNAME_ENDPOINT: z.string().url().default('https://cloudauth.aliyuncs.com/'),
+  /** Instance purchases need a certified account when true (spec §5's real-name gate). */
+  REQUIRE_REALNAME_FOR_PURCHASE: bool.default(false),
+  /** Most child accounts one main account may have. */
+  CHILD_ACCOUNT_LIMIT: z.coerce.number().int().min(0).max(1000).default(20),
   OPERATOR_MOBILES: z
     .string()
     .default('')
@@ -96,6 +125,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ALIYUN_SMS_TEMPLATE_CODE: c.ALIYUN_SMS_TEMPLATE_CODE,
   });
   requireTogether(c.MAIL_DRIVER === 'smtp', 'MAIL_DRIVER=smtp', { SMTP_URL: c.SMTP_URL });
+  requireTogether(c.COMPUTE_DRIVER === 'agent', 'COMPUTE_DRIVER=agent', {
+    COMPUTE_AGENT_URL: c.COMPUTE_AGENT_URL,
+    COMPUTE_AGENT_KEY_ID: c.COMPUTE_AGENT_KEY_ID,
+    COMPUTE_AGENT_SECRET: c.COMPUTE_AGENT_SECRET,
+  });
+  requireTogether(c.REALNAME_DRIVER === 'aliyun', 'REALNAME_DRIVER=aliyun', {
+    ALIYUN_REALNAME_ACCESS_KEY_ID: c.ALIYUN_REALNAME_ACCESS_KEY_ID,
+    ALIYUN_REALNAME_ACCESS_KEY_SECRET: c.ALIYUN_REALNAME_ACCESS_KEY_SECRET,
+  });
   return {
     ...c,
     dataDir: c.DATA_DIR ? path.resolve(env.INIT_CWD ?? process.cwd(), c.DATA_DIR) : fileURLToPath(new URL('../../data', import.meta.url)),
@@ -105,6 +143,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogueFile: path.resolve(c.CATALOGUE_FILE ?? DEFAULT_CATALOGUE_FILE),
     webDist: path.resolve(c.WEB_DIST ?? new URL('../../web/dist', import.meta.url).pathname),
   };
+}
+
+function isHttpsOrLoopback(v: string): boolean {
+  const u = URL.canParse(v) ? new URL(v) : null;
+  if (!u) return false;
+  return u.protocol === 'https:' || (u.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname));
 }
 
 function requireTogether(active: boolean, why: string, values: Record<string, string | undefined>) {

@@ -10,6 +10,9 @@ import { OutboxMailDriver, OutboxSmsDriver } from './drivers/outbox.js';
 import { SmtpMailDriver } from './drivers/mail/smtp.js';
 import type { MailDriver } from './drivers/mail/types.js';
 import { AliyunSmsDriver } from './drivers/sms/aliyun.js';
+import { AliyunRealNameDriver } from './drivers/realname/aliyun.js';
+import { SandboxRealNameDriver } from './drivers/realname/sandbox.js';
+import type { RealNameDriver } from './drivers/realname/types.js';
 import type { SmsDriver } from './drivers/sms/types.js';
 import { LocalStorageDriver } from './drivers/storage/local.js';
 import type { StorageDriver } from './drivers/storage/types.js';
@@ -31,13 +34,22 @@ import { DbSandboxStore, sandboxGatewayKeys } from './modules/payments/sandbox-s
 import { RechargeService } from './modules/recharge/service.js';
 import { OrderService } from './modules/orders/service.js';
 import { ResourceService } from './modules/resources/service.js';
+import { InvoiceService } from './modules/invoices/service.js';
 import { OperatorService } from './modules/operator/service.js';
 import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
 import type { ComputeDriver } from './drivers/compute/types.js';
 import { SimulatedComputeDriver, parseSimDelays } from './drivers/compute/simulated.js';
+import { AgentComputeDriver } from './drivers/compute/agent.js';
 import { InstanceService } from './modules/instances/service.js';
-import { InstanceBilling, Meter } from './modules/instances/billing.js';
+import { DiskService } from './modules/instances/disks.js';
+import { ImageService } from './modules/images/service.js';
+import { InstanceBilling, METER_LANES, Meter } from './modules/instances/billing.js';
 import { Reconciler } from './modules/instances/reconciler.js';
+import { PrepaidService } from './modules/instances/prepaid.js';
+import { ConversionService } from './modules/instances/conversions.js';
+import { CertificationService } from './modules/certification/service.js';
+import { ChildService } from './modules/children/service.js';
+import { StudentService } from './modules/students/service.js';
 import { PasswordBox } from './modules/instances/secrets.js';
 import { users as usersTable } from './db/schema.js';
 import { eq } from 'drizzle-orm';
@@ -48,6 +60,7 @@ export interface Drivers {
   storage: StorageDriver;
   payment: PaymentDrivers;
   compute: ComputeDriver;
+  realName: RealNameDriver;
 }
 
 export interface AppContext {
@@ -70,9 +83,18 @@ export interface AppContext {
   recharge: RechargeService;
   orders: OrderService;
   resources: ResourceService;
+  invoices: InvoiceService;
   operator: OperatorService;
+  certification: CertificationService;
+  students: StudentService;
+  children: ChildService;
   instances: InstanceService;
+  images: ImageService;
+  disks: DiskService;
   instanceBilling: InstanceBilling;
+  /** Prepaid instances: auto-renewal and refund of unused time. */
+  prepaid: PrepaidService;
+  conversions: ConversionService;
   reconciler: Reconciler;
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
   localOperatorToken: string | null;
@@ -103,8 +125,20 @@ export async function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger
         sandbox: config.PAYMENT_DRIVER === 'sandbox' ? { store: new DbSandboxStore(db), gatewayKeys: await sandboxGatewayKeys(db, clock.now()), log } : undefined,
       },
     );
-  const compute = given.compute ?? new SimulatedComputeDriver(db, clock, parseSimDelays(config.COMPUTE_SIM_DELAYS), config.COMPUTE_SIM_DOMAIN);
-  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, ...given };
+  const compute =
+    given.compute ??
+    (config.COMPUTE_DRIVER === 'agent'
+      ? new AgentComputeDriver({ baseUrl: config.COMPUTE_AGENT_URL!, keyId: config.COMPUTE_AGENT_KEY_ID!, secret: config.COMPUTE_AGENT_SECRET! })
+      : new SimulatedComputeDriver(db, clock, parseSimDelays(config.COMPUTE_SIM_DELAYS), config.COMPUTE_SIM_DOMAIN));
+  const realName: RealNameDriver =
+    config.REALNAME_DRIVER === 'aliyun'
+      ? new AliyunRealNameDriver({
+          accessKeyId: config.ALIYUN_REALNAME_ACCESS_KEY_ID!,
+          accessKeySecret: config.ALIYUN_REALNAME_ACCESS_KEY_SECRET!,
+          endpoint: config.ALIYUN_REALNAME_ENDPOINT,
+        })
+      : new SandboxRealNameDriver(config.REALNAME_SANDBOX_REJECT);
+  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, realName, ...given };
 }
 
 export async function createContext(opts: {
@@ -149,8 +183,9 @@ export async function createContext(opts: {
   const resources = new ResourceService({ db, clock, catalogue: catalogueStore });
   orders.registerFulfiller('Ai', resources);
   const inventory = new InventoryService(catalogueStore, clock);
-  const catalogue = new CatalogueService(catalogueStore, vouchers, clock);
-  const meter = new Meter(orders);
+  const images = new ImageService({ db, clock, catalogue: catalogueStore });
+  const catalogue = new CatalogueService(catalogueStore, vouchers, clock, images);
+  const meter = new Meter(orders, resources);
   const instances = new InstanceService({
     db,
     clock,
@@ -160,6 +195,7 @@ export async function createContext(opts: {
     orders,
     meter,
     pricing: catalogue,
+    images,
     passwords: new PasswordBox(await loadOrCreateSecret(db, 'instance-password-key', clock.now())),
     log: opts.log,
     notify: async (userId, text) => {
@@ -171,7 +207,21 @@ export async function createContext(opts: {
     publicBaseUrl: config.publicBaseUrl,
   });
   for (const category of ['Gpu', 'App', 'Generic', 'Desktop', 'Ebusiness', 'Game']) orders.registerFulfiller(category, instances);
-  const instanceBilling = new InstanceBilling({ db, clock, meter, instances, orders, catalogue: catalogueStore, tickSeconds: config.BILLING_TICK_SECONDS });
+  const disks = new DiskService({ db, clock, driver: drivers.compute, catalogue: catalogueStore, pricing: catalogue, orders, instances, ledger });
+  // A meter tick charges its batches in parallel lanes on PostgreSQL (one connection each); PGlite has one connection.
+  const instanceBilling = new InstanceBilling({
+    db,
+    clock,
+    meter,
+    instances,
+    orders,
+    catalogue: catalogueStore,
+    tickSeconds: config.BILLING_TICK_SECONDS,
+    workers: database.kind === 'postgres' ? METER_LANES : 1,
+  });
+  const prepaid = new PrepaidService({ db, clock, instances, orders, gifts, log: opts.log, leadHours: config.AUTO_RENEW_LEAD_HOURS, refundFeeRate: config.PREPAID_REFUND_FEE_RATE });
+  const conversions = new ConversionService({ db, clock, instances, orders, pricing: catalogue, catalogue: catalogueStore, meter });
+  instances.useConversions(conversions);
   const reconciler = new Reconciler({ db, clock, driver: drivers.compute, instances, log: opts.log, retryAfterMs: config.COMPUTE_OP_RETRY_SECONDS * 1000 });
   const cookieOptions = {
     httpOnly: true,
@@ -200,9 +250,24 @@ export async function createContext(opts: {
     recharge,
     orders,
     resources,
+    invoices: new InvoiceService({ db, clock, ledger }),
     operator: new OperatorService({ db, ledger, gifts }),
+    certification: new CertificationService({
+      db,
+      clock,
+      verifier: drivers.realName,
+      storage: drivers.storage,
+      box: new PasswordBox(await loadOrCreateSecret(db, 'identity-number-key', clock.now())),
+      log: opts.log,
+    }),
+    students: new StudentService({ db, clock, codes, storage: drivers.storage, catalogue: catalogueStore }),
+    children: new ChildService({ db, clock, sessions, limit: config.CHILD_ACCOUNT_LIMIT }),
     instances,
+    images,
+    disks,
     instanceBilling,
+    prepaid,
+    conversions,
     reconciler,
     localOperatorToken: null,
     reloadCatalogue,

@@ -105,3 +105,16 @@ export async function countRows(s: TestServer, table: string): Promise<number> {
   const rows = (res as unknown as { rows: { n: number }[] }).rows;
   return rows[0]!.n;
 }
+
+/** A multipart/form-data body with one `file` field, as a browser's upload sends it. */
+export function multipart(name: string, content: Buffer, type = 'application/octet-stream') {
+  const boundary = '----console-test';
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: ${type}\r\n\r\n`;
+  return {
+    payload: Buffer.concat([Buffer.from(head), content, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+  };
+}
+
+/** The smallest byte string the server recognises as a PNG. */
+export const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);

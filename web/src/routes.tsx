@@ -46,20 +46,21 @@ export const PAGES: PageDef[] = [
   { path: PAGE.finance, title: '财务', layout: 'tool', ...auth, page: () => import('./pages/finance/FinancePage') },
 
   // Console
-  { path: PAGE.consolePersonal, title: '个人中心', layout: 'console', ...auth, page: () => import('./pages/console/PersonalPage') },
-  { path: PAGE.consoleEnterprise, title: '企业中心', layout: 'console', ...auth, page: () => import('./pages/console/EnterprisePage') },
+  { path: PAGE.consolePersonal, mainOnly: true, title: '个人中心', layout: 'console', ...auth, page: () => import('./pages/console/PersonalPage') },
+  { path: PAGE.consoleEnterprise, mainOnly: true, title: '企业中心', layout: 'console', ...auth, page: () => import('./pages/console/EnterprisePage') },
   { path: PAGE.ipvmDetail, title: '实例详情', layout: 'console', ...auth, perms: PERMS.instanceDetail, page: () => import('./pages/console/IpvmDetailPage') },
   { path: PAGE.recharge, title: '充值', layout: 'console', ...auth, page: () => import('./pages/console/RechargePage') },
   { path: PAGE.gpuGeneric, title: 'GPU 实例', layout: 'console', ...auth, perms: PERMS.gpuGeneric, page: () => import('./pages/console/GpuGenericPage') },
   { path: PAGE.app, title: '镜像应用', layout: 'console', ...auth, perms: PERMS.app, page: () => import('./pages/console/AppPage') },
   { path: PAGE.gpudataMirror, title: '我的镜像', layout: 'console', ...auth, perms: PERMS.data, page: () => import('./pages/console/DataMirrorPage') },
   { path: PAGE.gpudataDisk, title: '数据盘', layout: 'console', ...auth, perms: PERMS.data, page: () => import('./pages/console/DataDiskPage') },
-  { path: PAGE.cpu, title: 'CPU 实例', layout: 'console', ...auth, page: () => import('./pages/console/CpuPage') },
-  { path: PAGE.desktop, title: '云桌面', layout: 'console', ...auth, page: () => import('./pages/console/DesktopPage') },
-  { path: PAGE.ebusiness, title: '跨境电商', layout: 'console', ...auth, page: () => import('./pages/console/EbusinessPage') },
-  { path: PAGE.game, title: '云游戏', layout: 'console', ...auth, page: () => import('./pages/console/GamePage') },
+  { path: PAGE.cpu, mainOnly: true, title: 'CPU 实例', layout: 'console', ...auth, page: () => import('./pages/console/CpuPage') },
+  { path: PAGE.desktop, mainOnly: true, title: '云桌面', layout: 'console', ...auth, page: () => import('./pages/console/DesktopPage') },
+  { path: PAGE.ebusiness, mainOnly: true, title: '跨境电商', layout: 'console', ...auth, page: () => import('./pages/console/EbusinessPage') },
+  { path: PAGE.game, mainOnly: true, title: '云游戏', layout: 'console', ...auth, page: () => import('./pages/console/GamePage') },
   { path: PAGE.log, title: '操作日志', layout: 'console', ...auth, page: () => import('./pages/console/LogPage') },
-  { path: PAGE.account, title: '账号中心', layout: 'console', ...auth, page: () => import('./pages/console/AccountPage') },
+  { path: PAGE.account, title: '账号中心', layout: 'console', ...auth, page: () => import('./pages/console/account/AccountPage') },
+  { path: PAGE.operator, title: '运营管理', layout: 'console', ...auth, requireOperator: true, page: () => import('./pages/operator/OperatorPage') },
 
   // Cost center
   { path: PAGE.balance, title: '我的余额', layout: 'console', ...auth, page: () => import('./pages/cost/BalancePage') },
@@ -109,7 +110,7 @@ export const REDIRECTS: Record<string, string> = {
 /** The guard's view of a path: the meta of the page it opens (nothing for unknown paths). */
 export function metaFor(pathname: string): RouteMeta {
   const page = PAGES.find((p) => matchPath({ path: p.path, end: true }, pathname));
-  return page ? { requireAuth: page.requireAuth, perms: page.perms, requireCert: page.requireCert } : {};
+  return page ? { requireAuth: page.requireAuth, perms: page.perms, requireCert: page.requireCert, mainOnly: page.mainOnly, requireOperator: page.requireOperator } : {};
 }
 
 const guardLoader = makeGuardLoader(metaFor);

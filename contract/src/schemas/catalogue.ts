@@ -215,6 +215,8 @@ const quoteCommon = {
   /** The whole data disk in GB, the free part included (a GPU host gives dataDiskFreeGb per card free). */
   dataDiskGb: z.coerce.number({ error: '数据盘必须是数字' }).int().min(0, { error: '数据盘不能为负数' }).max(MAX_DATA_DISK_GB, { error: `数据盘最大 ${MAX_DATA_DISK_GB} GB` }).default(0),
   imageId: id('镜像').optional(),
+  /** An image of the buyer's own (my images) or one shared with a link, instead of a catalogue image. */
+  userImageId: z.uuid({ error: '镜像 ID 格式不正确' }).optional(),
   voucherId: z.uuid({ error: '代金券编号格式不正确' }).optional(),
 };
 
@@ -229,7 +231,8 @@ export const gpuQuoteRequestSchema = z
     ...quoteCommon,
   })
   .superRefine(checkDuration)
-  .refine((v) => !(v.imageId && v.applicationId), { path: ['imageId'], message: '镜像与镜像应用只能选一个' });
+  .refine((v) => !(v.imageId && v.applicationId), { path: ['imageId'], message: '镜像与镜像应用只能选一个' })
+  .refine((v) => !(v.userImageId && (v.imageId || v.applicationId)), { path: ['userImageId'], message: '我的镜像与公共镜像、镜像应用只能选一个' });
 export type GpuQuoteRequest = z.infer<typeof gpuQuoteRequestSchema>;
 
 export const sizeQuoteRequestSchema = z
@@ -239,7 +242,8 @@ export const sizeQuoteRequestSchema = z
     count: z.coerce.number({ error: '数量必须是数字' }).int().min(1, { error: '数量至少为 1' }).max(MAX_INSTANCE_COUNT, { error: `一次最多购买 ${MAX_INSTANCE_COUNT} 台` }).default(1),
     ...quoteCommon,
   })
-  .superRefine(checkDuration);
+  .superRefine(checkDuration)
+  .refine((v) => !(v.userImageId && v.imageId), { path: ['userImageId'], message: '我的镜像与公共镜像只能选一个' });
 export type SizeQuoteRequest = z.infer<typeof sizeQuoteRequestSchema>;
 
 function checkDuration(v: { cycle: z.infer<typeof cycleSchema>; duration: number }, ctx: z.RefinementCtx) {
@@ -248,7 +252,7 @@ function checkDuration(v: { cycle: z.infer<typeof cycleSchema>; duration: number
 }
 
 export const quoteLineSchema = z.object({
-  kind: z.enum(['compute', 'dataDisk', 'cycleDiscount', 'studentDiscount', 'voucher']),
+  kind: z.enum(['compute', 'dataDisk', 'cycleDiscount', 'studentDiscount', 'voucher', 'credit']),
   name: z.string(),
   /**
    * compute: list price per card (or instance) per cycle unit; dataDisk: price per GB per day, so
@@ -257,7 +261,7 @@ export const quoteLineSchema = z.object({
   unitPrice: moneySchema,
   /** compute: cards × cycle units; dataDisk: the GB beyond the free size; deductions: 1. */
   quantity: z.number().int(),
-  /** Negative for deductions: the total is the plain sum of the lines. */
+  /** Negative for deductions (credit: the unused value of the current prepaid period, on a conversion): the total is the plain sum of the lines. */
   amount: moneySchema,
 });
 export type QuoteLine = z.infer<typeof quoteLineSchema>;

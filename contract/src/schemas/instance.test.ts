@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { InstanceStatus, type InstanceStatus as Status } from '../enums.js';
-import { INSTANCE_ACTIONS, INSTANCE_TRANSITIONS, actionTarget, allowedActions, canAct, outcomeTarget, type InstanceAction } from './instance.js';
+import {
+  INSTANCE_ACTIONS,
+  INSTANCE_TASKS,
+  INSTANCE_TRANSITIONS,
+  actionTarget,
+  allowedActions,
+  allowedTasks,
+  canAct,
+  canRunTask,
+  migrateInstanceRequestSchema,
+  outcomeTarget,
+  taskStatus,
+  type InstanceAction,
+} from './instance.js';
 
 /** The table a user would draw: which buttons work in which status. */
 const EXPECTED: Record<InstanceAction, Status[]> = {
@@ -57,7 +70,7 @@ describe('instance state machine', () => {
 
   it('moves a lost instance to Unknown and back to what the driver finds', () => {
     expect(INSTANCE_TRANSITIONS.Running).toContain('Unknown');
-    expect(INSTANCE_TRANSITIONS.Unknown.sort()).toEqual(['Running', 'Shutdown', 'Stopped']);
+    expect(INSTANCE_TRANSITIONS.Unknown.sort()).toEqual(['Operating', 'Pending_Migrate', 'Running', 'Shutdown', 'Stopped']);
     expect(INSTANCE_TRANSITIONS.Pending).not.toContain('Unknown');
   });
 
@@ -66,5 +79,50 @@ describe('instance state machine', () => {
       expect(INSTANCE_TRANSITIONS[s]).not.toContain('Pending');
       expect(INSTANCE_TRANSITIONS[s]).not.toContain('OperateFail');
     }
+  });
+
+  for (const task of INSTANCE_TASKS) {
+    for (const status of InstanceStatus.values) {
+      const legal = status === 'Stopped' || status === 'Shutdown';
+      it(`${legal ? 'allows' : 'refuses'} the ${task} task when ${status}`, () => {
+        expect(canRunTask(task, status)).toBe(legal);
+        if (legal) expect(INSTANCE_TRANSITIONS[status]).toContain(taskStatus(task));
+        // Only a stopped machine starts a task (Unknown goes back to one that was under way).
+        if (!legal && status !== 'Unknown') expect(INSTANCE_TRANSITIONS[status]).not.toContain(taskStatus(task));
+      });
+    }
+  }
+
+  it('brings a task back where it began: Operating → Stopped or Shutdown, nowhere else', () => {
+    expect(INSTANCE_TRANSITIONS.Operating.filter((s) => s !== 'Unknown').sort()).toEqual(['Shutdown', 'Stopped']);
+    expect(allowedTasks('Running')).toEqual([]);
+    expect(allowedTasks('Operating')).toEqual([]);
+    expect(allowedTasks('Shutdown')).toEqual(['saveImage', 'resizeDisk', 'migrate']);
+  });
+
+  it('migrates a stopped instance through Pending_Migrate: Stopped on the new host, or back where it was', () => {
+    expect(taskStatus('migrate')).toBe('Pending_Migrate');
+    expect(taskStatus('saveImage')).toBe('Operating');
+    expect(INSTANCE_TRANSITIONS.Stopped).toContain('Pending_Migrate');
+    expect(INSTANCE_TRANSITIONS.Shutdown).toContain('Pending_Migrate');
+    expect(INSTANCE_TRANSITIONS.Pending_Migrate.sort()).toEqual(['Shutdown', 'Stopped', 'Unknown']);
+    for (const s of ['Running', 'Starting', 'Stopping', 'Shutdowning', 'Restarting', 'Pending', 'Operating', 'Failed', 'Deleting', 'OperateFail'] as const) {
+      expect(INSTANCE_TRANSITIONS[s]).not.toContain('Pending_Migrate');
+      expect(canRunTask('migrate', s)).toBe(false);
+    }
+    // Nothing can be done to a machine while it moves, except what the driver reports.
+    expect(allowedActions('Pending_Migrate')).toEqual([]);
+    expect(allowedTasks('Pending_Migrate')).toEqual([]);
+    expect(allowedTasks('Running')).not.toContain('migrate');
+  });
+
+  it('accepts a migration request with or without a host', () => {
+    expect(migrateInstanceRequestSchema.parse(undefined)).toEqual({});
+    expect(migrateInstanceRequestSchema.parse(null)).toEqual({});
+    expect(migrateInstanceRequestSchema.parse({})).toEqual({});
+    expect(migrateInstanceRequestSchema.parse({ hostId: ' h-1 ' })).toEqual({ hostId: 'h-1' });
+    expect(migrateInstanceRequestSchema.safeParse({ hostId: '' }).success).toBe(false);
+    expect(migrateInstanceRequestSchema.safeParse({ hostId: 5 }).success).toBe(false);
+    expect(migrateInstanceRequestSchema.safeParse({ hostId: 'x'.repeat(65) }).success).toBe(false);
   });
 });

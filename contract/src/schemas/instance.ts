@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { InstanceStatus, type InstanceCategory, type InstanceStatus as Status, type PermissionFlag } from '../enums.js';
-import { categorySchema, cycleSchema } from './catalogue.js';
+import { categorySchema, cycleSchema, quoteSchema } from './catalogue.js';
 import { moneySchema, pageOf, pagingQuerySchema } from './common.js';
 
 /** What a user (or the system) can ask of an instance. */
@@ -22,6 +22,47 @@ export const InstanceActionLabel: Record<InstanceAction, string> = {
   restart: '重启',
   release: '释放',
 };
+
+/**
+ * Work done on a stopped machine: save it as an image, expand its data disk, move it to another host
+ * of the same GPU type (migrate: its data goes along; free of charge). The machine must be stopped
+ * (with or without cards); it is Operating (Pending_Migrate while it moves) meanwhile. A disk task
+ * goes back where it was, whether it succeeds or fails (a failure shows as OperateFail); a migration
+ * that succeeds ends Stopped on the new host, one that fails goes back where it was on the old host.
+ */
+export const INSTANCE_TASKS = ['saveImage', 'resizeDisk', 'migrate'] as const;
+export type InstanceTask = (typeof INSTANCE_TASKS)[number];
+export const InstanceTaskLabel: Record<InstanceTask, string> = { saveImage: '保存镜像', resizeDisk: '数据盘扩容', migrate: '迁移到其他主机' };
+/** The statuses a task may start from: a stopped machine, in standard or no-card mode. */
+export const TASK_FROM: readonly Status[] = ['Stopped', 'Shutdown'];
+/** The status an instance is in while a disk task runs. */
+export const TASK_STATUS: Status = 'Operating';
+/** The status an instance is in while it moves to another host. */
+export const MIGRATE_STATUS: Status = 'Pending_Migrate';
+/** Where a successful migration leaves the instance: stopped on its new host, ready to start with cards. */
+export const MIGRATE_DONE_STATUS: Status = 'Stopped';
+
+/** The status an instance is in while `task` runs. */
+export function taskStatus(task: InstanceTask): Status {
+  return task === 'migrate' ? MIGRATE_STATUS : TASK_STATUS;
+}
+
+export function canRunTask(_task: InstanceTask, status: Status): boolean {
+  return TASK_FROM.includes(status);
+}
+
+export function allowedTasks(status: Status): InstanceTask[] {
+  return INSTANCE_TASKS.filter((t) => canRunTask(t, status));
+}
+
+/** POST …/instances/:id/migrate: to the given host, or (without one) to a host the server picks. Free of charge. */
+export const migrateInstanceRequestSchema = z
+  .object({
+    hostId: z.string({ error: '主机编号必须是字符串' }).trim().min(1, { error: '主机编号不能为空' }).max(64, { error: '主机编号过长' }).optional(),
+  })
+  .nullish()
+  .transform((v) => v ?? {});
+export type MigrateInstanceRequest = z.output<typeof migrateInstanceRequestSchema>;
 
 /** What the compute driver reports back about an operation or a machine. */
 export const INSTANCE_OUTCOMES = ['created', 'createFailed', 'started', 'startFailed', 'stopped', 'restarted', 'destroyed', 'lost', 'found'] as const;
@@ -81,8 +122,16 @@ export const INSTANCE_TRANSITIONS: Record<Status, Status[]> = (() => {
   for (const rule of Object.values(ACTION_RULES)) for (const from of rule.from) out[from].add(rule.to);
   out.Running.add('Shutdowning'); // stop in no-card mode
   for (const map of Object.values(OUTCOME_RULES)) for (const [from, to] of Object.entries(map)) if (from !== to) out[from as Status].add(to!);
+  for (const task of INSTANCE_TASKS) {
+    for (const s of TASK_FROM) {
+      out[s].add(taskStatus(task)); // a task begins
+      out[taskStatus(task)].add(s); // and ends where it began, done or failed (a migration ends Stopped, or back where it was)
+    }
+  }
+  out[MIGRATE_STATUS].add(MIGRATE_DONE_STATUS);
   for (const s of LOSABLE_STATUSES) out[s].add('Unknown');
   for (const s of IDLE_MACHINE_STATUSES) out.Unknown.add(s);
+  for (const task of INSTANCE_TASKS) out.Unknown.add(taskStatus(task)); // the host is back while a task was under way: it goes on
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v]])) as Record<Status, Status[]>;
 })();
 
@@ -170,9 +219,13 @@ export const instanceSchema = z.object({
   noCardHourlyPrice: moneySchema.describe('无卡模式每小时价格'),
   diskDailyPrice: moneySchema.describe('超出免费部分的数据盘每天价格'),
   expireAt: z.string().nullable().describe('包周期到期时间'),
+  autoRenew: z.boolean().describe('包周期自动续费：到期前从余额续费一个周期单位'),
   releaseAt: z.string().nullable().describe('计划释放时间（关机超期或到期未续费）'),
   access: instanceAccessSchema.nullable(),
   actions: z.array(z.enum(INSTANCE_ACTIONS)).describe('当前可执行的操作'),
+  tasks: z.array(z.enum(INSTANCE_TASKS)).describe('当前可执行的关机后操作（保存镜像、数据盘扩容、迁移到其他主机）：需先关机'),
+  userImageId: z.string().nullable().describe('由“我的镜像”创建时的镜像 ID'),
+  userImageName: z.string().nullable(),
   orderUid: z.string().nullable(),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
@@ -221,3 +274,67 @@ export const renewInstanceRequestSchema = z.object({
   voucherId: z.uuid({ error: '代金券编号格式不正确' }).optional(),
 });
 export type RenewInstanceRequest = z.infer<typeof renewInstanceRequestSchema>;
+
+/** PUT …/instances/:id/auto-renew: a prepaid instance renews one unit of its cycle from the balance before expiry. */
+export const autoRenewRequestSchema = z.object({
+  autoRenew: z.boolean({ error: 'autoRenew 必须是 true 或 false' }),
+});
+export type AutoRenewRequest = z.infer<typeof autoRenewRequestSchema>;
+
+/**
+ * GET …/instances/:id/refund/price: what releasing a prepaid instance early gives back. The unused
+ * whole days (a started day counts as used) of what was paid in cash and gift credit, pro rata per
+ * paying order, newest first; vouchers are not returned; minus the fee.
+ */
+export const prepaidRefundQuoteSchema = z.object({
+  instanceId: z.string(),
+  instanceName: z.string(),
+  expireAt: z.string(),
+  paid: moneySchema.describe('为当前包周期实付的金额（现金 + 赠送金 + 代金券）'),
+  paidVoucher: moneySchema.describe('其中代金券抵扣部分（不退）'),
+  totalDays: z.number().int().describe('已付费的天数'),
+  usedDays: z.number().int().describe('已使用天数（不足一天按一天）'),
+  unusedDays: z.number().int().describe('未使用的整天数'),
+  refundable: moneySchema.describe('未使用部分折算的金额（手续费前，不含代金券）'),
+  feeRate: z.string().describe('手续费比例，如 0 或 0.05'),
+  fee: moneySchema,
+  refund: moneySchema.describe('实退金额 = refundable − fee'),
+  toCash: moneySchema,
+  toGift: moneySchema,
+  rule: z.string().describe('退订规则说明'),
+});
+export type PrepaidRefundQuote = z.infer<typeof prepaidRefundQuoteSchema>;
+
+/** POST …/instances/:id/refund: the Refund order's number, what went back where, and the instance (being released). */
+export const prepaidRefundResultSchema = prepaidRefundQuoteSchema.extend({
+  orderUid: z.string(),
+  instance: instanceSchema,
+});
+export type PrepaidRefundResult = z.infer<typeof prepaidRefundResultSchema>;
+
+/**
+ * POST …/instances/:id/day-to-month/price (and …/day-to-month, which creates the DayToMonth order):
+ * a prepaid Day instance becomes Month: one month from now at the Month price, less a credit line
+ * (kind credit) for the unused value of the current paid period.
+ */
+export const dayToMonthRequestSchema = z.object({
+  voucherId: z.uuid({ error: '代金券编号格式不正确' }).optional(),
+});
+export type DayToMonthRequest = z.infer<typeof dayToMonthRequestSchema>;
+
+/** POST …/instances/:id/transfer-to-long(/price): a post-paid instance becomes prepaid Week or Month for `duration` units. */
+export const transferToLongRequestSchema = z.object({
+  cycle: z.enum(['Week', 'Month'], { error: '长期租用只能选择包周或包月' }),
+  duration: z.coerce.number({ error: '时长必须是数字' }).int({ error: '时长必须是整数' }).min(1, { error: '时长至少为 1' }).max(12, { error: '时长最长 12' }),
+  voucherId: z.uuid({ error: '代金券编号格式不正确' }).optional(),
+});
+export type TransferToLongRequest = z.infer<typeof transferToLongRequestSchema>;
+
+/** The quote of a conversion: the order's price, the credit it includes, the new expiry if paid now, and the rule. */
+export const conversionQuoteSchema = quoteSchema.extend({
+  credit: moneySchema.describe('日转月：当前包日周期未使用部分折算的抵扣（正数）；转长期租用为 0'),
+  creditHours: z.number().int().describe('抵扣按剩余的整小时数折算'),
+  expireAt: z.string().describe('按现在支付时的新到期时间'),
+  rule: z.string(),
+});
+export type ConversionQuote = z.infer<typeof conversionQuoteSchema>;

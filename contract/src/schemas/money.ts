@@ -121,3 +121,15 @@ export const operatorCreditResultSchema = z.object({
   balance: moneySchema.describe('调整后的该账户余额'),
   replayed: z.boolean(),
 });
+
+/** One daily data-disk charge (storage bill detail): what was paid for one instance's disk beyond its free size, for one day. */
+export const storageChargeSchema = z.object({
+  id: z.string(),
+  instanceId: z.string(),
+  instanceName: z.string().describe('实例名（已释放的实例也保留）'),
+  periodStart: z.string().describe('计费日开始（ISO 8601）'),
+  memo: z.string(),
+  amount: moneySchema.describe('实付金额（现金 + 赠送金）'),
+  chargedAt: z.string(),
+});
+export type StorageCharge = z.infer<typeof storageChargeSchema>;

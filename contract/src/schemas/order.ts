@@ -78,7 +78,12 @@ export const orderSchema = z.object({
 export type Order = z.infer<typeof orderSchema>;
 export const orderPageSchema = pageOf(orderSchema);
 export const orderListQuerySchema = pagingQuerySchema.extend({
-  filterBy: z.string().trim().max(200).optional().describe('status,Unpaid,type,NewBuy,kind,Ai'),
+  filterBy: z
+    .string()
+    .trim()
+    .max(500)
+    .optional()
+    .describe('逗号连接的 key,value 对，如 status,Unpaid,kind,Ai。同一个 key 可重复，表示取其中任一值：kind,Personal,kind,default,type,NewBuy,type,Renew'),
 });
 
 /** A gateway QR for an order: what to scan, until when. */
@@ -113,8 +118,10 @@ export const resourcePackageSchema = z.object({
   id: z.string(),
   name: z.string(),
   unit: z.string(),
-  total: z.string(),
-  remain: z.string(),
+  total: z.string().describe('总量（单位见 unit；卡时可带 4 位小数）'),
+  remain: z.string().describe('剩余量（卡时精确到毫秒计量，显示向下取到 0.0001 小时）'),
+  gpuTypeId: z.string().nullable().describe('卡时包抵扣的 GPU 型号；null 为 Token 包'),
+  expired: z.boolean().describe('已过期：不再抵扣'),
   expiresAt: z.string(),
   createdAt: z.string(),
   orderUid: z.string(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AccountType, CertStatus, CertType, EmailScene, SmsScene } from '../enums.js';
-import { emailSchema, mobileSchema, passwordSchema, smsCodeSchema } from './common.js';
+import { emailSchema, mobileSchema, moneySchema, passwordSchema, smsCodeSchema } from './common.js';
+import { giftItemSchema } from './money.js';
 
 export const smsCodeRequestSchema = z.object({
   mobile: mobileSchema,
@@ -72,8 +73,22 @@ export const userSchema = z.object({
   app: z.boolean(),
   image: z.boolean(),
   usingLLM: z.boolean(),
+  // The money fields of spec §3 (the payer's: a child account sees its parent's). me/info always
+  // sends them (userInfoSchema); login, register and profile edits answer without them and the
+  // console reads me/info next.
+  cash: moneySchema.optional().describe('现金余额'),
+  obtained: z.boolean().optional().describe('已领取新人赠送金'),
+  recharged: moneySchema.optional().describe('累计充值'),
+  remain: moneySchema.optional().describe('有效赠送金合计：只计 remain > 0、未过期且 status 为 1 的赠送金'),
+  renewStatus: z.boolean().optional().describe('有待续期（status 0）的赠送金'),
+  expireAt: z.string().nullable().optional().describe('最早到期的有效赠送金的到期时间'),
+  gift: z.array(giftItemSchema).optional().describe('赠送金明细，最早到期在前'),
 });
 export type User = z.infer<typeof userSchema>;
+
+/** GET /userapi/api/v2.1/users/me/info: the user with its money fields always present. */
+export const userInfoSchema = userSchema.required({ cash: true, obtained: true, recharged: true, remain: true, renewStatus: true, expireAt: true, gift: true });
+export type UserInfo = z.infer<typeof userInfoSchema>;
 
 export const authResultSchema = z.object({ token: z.string(), user: userSchema });
 export type AuthResult = z.infer<typeof authResultSchema>;

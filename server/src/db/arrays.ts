@@ -5,5 +5,14 @@
 
 /** A PostgreSQL array literal of simple values ("{a,b}", nulls as NULL), sent as one text parameter. */
 export function pgArray(values: (string | bigint | number | boolean | null)[]): string {
-  return `{${values.map((v) => (v === null ? 'NULL' : typeof v === 'string' ? `"${v.replace(/["\\]/g, '\\$&')}"` : String(v))).join(',')}}`;
+  return `{${values.map(element).join(',')}}`;
+}
+
+const SPECIAL = /["\\]/;
+const SPECIALS = /["\\]/g;
+
+function element(v: string | bigint | number | boolean | null): string {
+  if (v === null) return 'NULL';
+  if (typeof v !== 'string') return String(v);
+  return `"${SPECIAL.test(v) ? v.replace(SPECIALS, '\\$&') : v}"`;
 }

@@ -39,14 +39,87 @@ export const users = pgTable(
     app: boolean('perm_app').notNull().default(false),
     image: boolean('perm_image').notNull().default(false),
     usingLLM: boolean('perm_using_llm').notNull().default(false),
+    /** The parent's note on a child account. */
+    childRemark: text('child_remark').notNull().default(''),
+    /** A deleted child keeps its row (operation logs name it) but frees its name. */
+    deletedAt: ts('deleted_at'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [
     uniqueIndex('users_mobile_uq').on(t.mobile).where(sql`${t.mobile} is not null`),
     uniqueIndex('users_email_uq').on(t.email).where(sql`${t.email} is not null`),
-    uniqueIndex('users_child_name_uq').on(t.parentId, t.childName).where(sql`${t.isChild}`),
+    uniqueIndex('users_live_child_name_uq').on(t.parentId, t.childName).where(sql`${t.isChild} and ${t.deletedAt} is null`),
   ],
+);
+
+// --- modules/certification -------------------------------------------------
+/** One application per user and type, updated in place; decisions are kept in account_reviews. */
+export const certifications = pgTable(
+  'certifications',
+  {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id').notNull(),
+    type: text('type', { enum: ['Personal', 'Enterprise'] }).notNull(),
+    status: text('status', { enum: ['Init', 'Pending', 'Succeed', 'Failed'] }).notNull(),
+    realName: text('real_name').notNull().default(''),
+    /** AES-GCM sealed; only the masked form is ever shown. */
+    idNumberSealed: text('id_number_sealed').notNull().default(''),
+    idNumberMasked: text('id_number_masked').notNull().default(''),
+    companyName: text('company_name').notNull().default(''),
+    creditCode: text('credit_code').notNull().default(''),
+    legalPerson: text('legal_person').notNull().default(''),
+    contactName: text('contact_name').notNull().default(''),
+    contactMobile: text('contact_mobile').notNull().default(''),
+    licenceKey: text('licence_key'),
+    /** The verifier's reference (personal) for a later query. */
+    providerRef: text('provider_ref'),
+    reason: text('reason').notNull().default(''),
+    submittedAt: ts('submitted_at'),
+    decidedAt: ts('decided_at'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('certifications_user_type_uq').on(t.userId, t.type), index('certifications_status_idx').on(t.type, t.status, t.submittedAt)],
+);
+
+// --- modules/students ------------------------------------------------------
+export const studentVerifications = pgTable(
+  'student_verifications',
+  {
+    userId: uuid('user_id').primaryKey(),
+    status: text('status', { enum: ['Init', 'Pending', 'Succeed', 'Failed'] }).notNull(),
+    school: text('school').notNull().default(''),
+    level: text('level', { enum: ['PhD', 'master', 'undergraduate', 'specialist', 'other'] }),
+    enrollYear: integer('enroll_year'),
+    graduateYear: integer('graduate_year'),
+    email: text('email').notNull().default(''),
+    emailVerifiedAt: ts('email_verified_at'),
+    imageKey: text('image_key'),
+    reason: text('reason').notNull().default(''),
+    submittedAt: ts('submitted_at'),
+    decidedAt: ts('decided_at'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [index('student_verifications_status_idx').on(t.status, t.submittedAt)],
+);
+
+/** Every decision on a certification or student application: the verifier's or an operator's. */
+export const accountReviews = pgTable(
+  'account_reviews',
+  {
+    id: uuid('id').primaryKey(),
+    kind: text('kind', { enum: ['personal', 'enterprise', 'student'] }).notNull(),
+    subjectId: text('subject_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    decision: text('decision', { enum: ['approve', 'reject'] }).notNull(),
+    reason: text('reason').notNull().default(''),
+    /** null: the real-name verification service decided. */
+    actorId: uuid('actor_id'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('account_reviews_created_idx').on(t.createdAt), index('account_reviews_user_idx').on(t.userId)],
 );
 
 export const loginFailures = pgTable(
@@ -494,10 +567,67 @@ export const resourcePackages = pgTable(
     unit: text('unit').notNull(),
     total: bigint('total', { mode: 'bigint' }).notNull(),
     remain: bigint('remain', { mode: 'bigint' }).notNull(),
+    /** GPU-hour packages: the card type whose post-paid runs they pay for (null: model tokens). */
+    gpuTypeId: text('gpu_type_id'),
+    /** Stored units per unit shown: 3,600,000 for card hours (kept in card-milliseconds), else 1. */
+    unitScale: bigint('unit_scale', { mode: 'bigint' }).notNull().default(sql`1`),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [uniqueIndex('resource_packages_order_uq').on(t.orderId), index('resource_packages_user_idx').on(t.userId)],
+  (t) => [
+    uniqueIndex('resource_packages_order_uq').on(t.orderId),
+    index('resource_packages_user_idx').on(t.userId),
+    check('resource_packages_remain_range', sql`${t.remain} >= 0 and ${t.remain} <= ${t.total}`),
+  ],
+);
+
+/** What a package paid for: one row per package and metered period, unique by its key. */
+export const resourcePackageUsages = pgTable(
+  'resource_package_usages',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    packageId: uuid('package_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    /** The post-paid instance run it covered: instance and the run's start (its meter segment). */
+    instanceId: uuid('instance_id').notNull(),
+    segment: ts('segment').notNull(),
+    amount: bigint('amount', { mode: 'bigint' }).notNull(),
+    key: text('key').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('resource_package_usages_key_uq').on(t.key),
+    index('resource_package_usages_run_idx').on(t.instanceId, t.segment),
+    index('resource_package_usages_package_idx').on(t.packageId),
+  ],
+);
+
+// --- modules/invoices ------------------------------------------------------
+/** 发票申请: an account holder asks for a VAT invoice; the operator issues or rejects it. */
+export const invoices = pgTable(
+  'invoices',
+  {
+    id: uuid('id').primaryKey(),
+    /** Whose money was invoiced (the payer: a child's request is its parent's). */
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    requestedBy: uuid('requested_by').notNull(),
+    kind: text('kind', { enum: ['normal', 'special'] }).notNull(),
+    titleType: text('title_type', { enum: ['personal', 'enterprise'] }).notNull(),
+    title: text('title').notNull(),
+    taxNo: text('tax_no').notNull().default(''),
+    email: text('email').notNull(),
+    amount: bigint('amount', { mode: 'bigint' }).notNull(),
+    status: text('status', { enum: ['Pending', 'Issued', 'Rejected', 'Cancelled'] }).notNull().default('Pending'),
+    invoiceNo: text('invoice_no'),
+    rejectReason: text('reject_reason'),
+    operatorId: uuid('operator_id'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+    closedAt: ts('closed_at'),
+  },
+  (t) => [index('invoices_user_idx').on(t.userId, t.createdAt), index('invoices_status_idx').on(t.status, t.createdAt), check('invoices_amount_positive', sql`${t.amount} > 0`)],
 );
 
 // --- modules/instances -------------------------------------------------------
@@ -528,6 +658,8 @@ export const instances = pgTable(
     cpu: integer('cpu').notNull(),
     memoryGb: integer('memory_gb').notNull(),
     imageId: text('image_id'),
+    /** The image of my images (modules/images) it was created from, if any; imageId is then its base image. */
+    userImageId: uuid('user_image_id'),
     applicationId: text('application_id'),
     dataDiskGb: integer('data_disk_gb').notNull(),
     freeDataDiskGb: integer('free_data_disk_gb').notNull(),
@@ -536,6 +668,10 @@ export const instances = pgTable(
     noCardHourlyPrice: bigint('no_card_hourly_price', { mode: 'bigint' }).notNull(),
     diskDailyPrice: bigint('disk_daily_price', { mode: 'bigint' }).notNull(),
     expireAt: ts('expire_at'),
+    /** Prepaid: renew one unit of the cycle from the balance before expiry (modules/instances/prepaid.ts). */
+    autoRenew: boolean('auto_renew').notNull().default(false),
+    /** The expiry an auto-renewal last failed for (no balance): its notice is sent once per expiry. */
+    autoRenewFailedFor: ts('auto_renew_failed_for'),
     releaseAt: ts('release_at'),
     releaseNoticeAt: ts('release_notice_at'),
     orderId: uuid('order_id'),
@@ -568,7 +704,9 @@ export const instances = pgTable(
   (t) => [
     index('instances_user_idx').on(t.userId, t.category, t.createdAt),
     index('instances_order_idx').on(t.orderId),
-    index('instances_meter_idx').on(t.meterSince).where(sql`${t.meterSince} is not null`),
+    // The meter tick's scan: metered runs by owner (a tick lane is a range of owners) then id. It holds
+    // no column the tick writes, so the tick's updates stay HOT (see the fillfactor of migration 0014).
+    index('instances_meter_run_idx').on(t.userId, t.id).where(sql`${t.meterSegment} is not null`),
     index('instances_busy_idx').on(t.opStartedAt).where(sql`${t.pendingOpId} is not null`),
     index('instances_release_idx').on(t.releaseAt).where(sql`${t.releaseAt} is not null and ${t.releasedAt} is null`),
     index('instances_expire_idx').on(t.expireAt).where(sql`${t.expireAt} is not null and ${t.releasedAt} is null`),
@@ -590,6 +728,45 @@ export const instanceOperations = pgTable(
     createdAt: ts('created_at').notNull(),
   },
   (t) => [index('instance_operations_user_idx').on(t.userId, t.id), index('instance_operations_instance_idx').on(t.instanceId, t.id)],
+);
+
+// --- modules/images ----------------------------------------------------------
+/**
+ * 我的镜像: an image saved from a stopped instance (spec §3 image statuses: Build → Active or
+ * BuildFail). Deleted images keep their row (deletedAt) for the instances created from them.
+ */
+export const userImages = pgTable(
+  'user_images',
+  {
+    id: uuid('id').primaryKey(),
+    /** Whose image: the payer (the parent when a child account saved it). */
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    createdBy: uuid('created_by').notNull(),
+    name: text('name').notNull(),
+    status: text('status', { enum: ['Active_NotAllowedMigrate', 'Active', 'BuildFail', 'Build', 'Migrate'] }).notNull(),
+    failReason: text('fail_reason'),
+    /** The category of the source instance: the kind of instance it can create. */
+    category: text('category', { enum: ['Gpu', 'Game', 'App', 'Generic', 'Desktop', 'Ebusiness'] }).notNull(),
+    sourceInstanceId: uuid('source_instance_id').notNull(),
+    sourceInstanceName: text('source_instance_name').notNull(),
+    baseImageId: text('base_image_id'),
+    gpuTypeId: text('gpu_type_id'),
+    sizeGb: integer('size_gb'),
+    shared: boolean('shared').notNull().default(false),
+    /** The compute driver's operation that builds it. */
+    opId: text('op_id').notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [
+    index('user_images_user_idx').on(t.userId, t.createdAt),
+    // A name is unique among the images an account keeps (40921001).
+    uniqueIndex('user_images_name_uq').on(t.userId, t.name).where(sql`${t.deletedAt} is null`),
+    uniqueIndex('user_images_op_uq').on(t.opId),
+  ],
 );
 
 /** How far each process-independent reader has read a driver's event stream. */

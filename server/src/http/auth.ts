@@ -55,6 +55,11 @@ export function makeAuthGuards(sessions: SessionService) {
     requireAuth: async (request: FastifyRequest, _reply: FastifyReply) => authenticate(request, true),
     /** preHandler: use the session when there is a valid one, carry on as a visitor otherwise. */
     optionalAuth: async (request: FastifyRequest, _reply: FastifyReply) => authenticate(request, false),
+    /** onRequest: only a main account (a child cannot certify, verify as a student or manage children). */
+    requireMainAccount: async (request: FastifyRequest, _reply: FastifyReply) => {
+      await authenticate(request, true);
+      if (request.session!.user.isChild) throw new AppError('MAIN_ACCOUNT_ONLY');
+    },
     /** preHandler factory: a child account needs the flag (spec §6); a main account has them all. */
     requirePermission:
       (...anyOf: PermissionFlag[]) =>

@@ -22,6 +22,8 @@ export function jobsOf(ctx: AppContext): Record<string, Job> {
     'compute.reconcile': { run: () => ctx.reconciler.tick(), everyMs: ctx.config.RECONCILE_INTERVAL_MS },
     'instances.meter': { run: () => ctx.instanceBilling.meterTick(), everyMs: ctx.config.BILLING_TICK_SECONDS * 1000 },
     'instances.disk': { run: () => ctx.instanceBilling.diskTick(), everyMs: slow },
+    // Before the expiry job: an instance renewed in time is not stopped.
+    'instances.auto-renew': { run: () => ctx.prepaid.autoRenewTick(), everyMs: slow },
     'instances.expire': { run: () => ctx.instanceBilling.expiryTick(), everyMs: slow },
     'instances.release': { run: () => ctx.instanceBilling.releaseTick(), everyMs: slow },
     'orders.expire': { run: () => ctx.orders.expireDue(), everyMs: slow },

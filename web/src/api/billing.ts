@@ -5,6 +5,7 @@ import {
   type rechargeOptionsSchema,
   type rechargePageSchema,
   type statementPageSchema,
+  type StorageCharge,
   type UserMoney,
   type Voucher,
   type giftListSchema,
@@ -26,6 +27,8 @@ export const billingApi = {
   money: (signal?: AbortSignal) => api.get<UserMoney>(API.userMoney, undefined, { signal, silent: true }),
   statement: (q: { kind: StatementKind; page: number; pageSize: number }, signal?: AbortSignal) =>
     api.get<StatementPage>(API.userStatement, q, { signal }),
+  storageCharges: (q: { page: number; pageSize: number }, signal?: AbortSignal) =>
+    api.get<{ items: StorageCharge[]; total: number; page: number; pageSize: number }>(API.storageCharges, q, { signal }),
   rechargeOptions: (signal?: AbortSignal) => api.get<RechargeOptions>(API.rechargeOptions, undefined, { signal }),
   createRecharge: (body: RechargeRequest) => api.post<Recharge>(API.recharge, body),
   /** Polled while the QR code is shown: silent, the dialog shows its own state. */

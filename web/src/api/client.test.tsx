@@ -213,6 +213,13 @@ describe('HTTP 401', () => {
     expect(localStorage.getItem('token')).toBeNull();
   });
 
+  it('says nothing when there was no session to end (a screen still asking right after 退出登录)', async () => {
+    fetchMock.mockResolvedValue(json(401, { code: 40100001, message: '请先登录' }));
+    await failure(api.get('/x'));
+    expect(ui.error).not.toHaveBeenCalled();
+    expect(ui.navigate).toHaveBeenCalledWith('/login');
+  });
+
   it('still ends the session on a silent call', async () => {
     login();
     fetchMock.mockResolvedValue(json(401, { code: 40100004, message: '登录已失效' }));

@@ -68,7 +68,8 @@ export function reactToError(error: ApiError, ui: ApiUi, { silent = false }: { s
 
 function endSession(error: ApiError, ui: ApiUi) {
   const hadSession = session.getToken() !== null;
-  ui.error(error.message, 'session-ended');
+  // Without a session nothing ended: a screen still asking after 退出登录 needs no message.
+  if (hadSession) ui.error(error.message, 'session-ended');
   session.clear();
   if (ui.isEmbedded()) return ui.postToParent('redirect_login');
   const here = ui.currentUrl();

@@ -1,12 +1,16 @@
 import {
   API,
   formatFilterBy,
+  type ConversionQuote,
+  type TransferToLongRequest,
   type Instance,
   type InstanceAction,
   type InstanceCategory,
   type InstanceOperation,
   type InstanceStatus,
   type Order,
+  type PrepaidRefundQuote,
+  type PrepaidRefundResult,
   type Quote,
   type RenewInstanceRequest,
   type instanceOperationPageSchema,
@@ -45,6 +49,9 @@ export const INSTANCE_KEYS = {
   logsAll: ['operationLogs'] as const,
   logs: (filter: OperationFilter, page: number, pageSize: number) => ['operationLogs', filter, page, pageSize] as const,
   renewPrice: (id: string, duration: number) => ['instances', 'renewPrice', id, duration] as const,
+  refundPrice: (id: string) => ['instances', 'refundPrice', id] as const,
+  dayToMonthPrice: (id: string) => ['instances', 'dayToMonthPrice', id] as const,
+  transferPrice: (id: string, cycle: string, duration: number) => ['instances', 'transferPrice', id, cycle, duration] as const,
 };
 
 /** `filterBy` in a fixed key order (category, status) so equal filters give equal requests. */
@@ -70,6 +77,9 @@ export const instancesApi = {
    * and hands everything else back to the request layer's reactions.
    */
   act: (id: string, action: InstanceAction) => api.post<Instance>(API.instanceAction, { id, action }, { silent: true, successMessage: true }),
+  /** Moves a stopped instance to another host (free of charge); the server picks one unless `hostId` is given. */
+  migrate: (id: string, hostId?: string) =>
+    api.post<Instance>(API.instanceMigrate, { id, ...(hostId ? { hostId } : {}) }, { successMessage: '已开始迁移，几分钟后完成；完成后实例为已关机，可直接开机' }),
   rename: (id: string, name: string) => api.put<Instance>(API.instanceName, { id, name }, { successMessage: '实例名称已修改' }),
   /** Answers the instance with the new password in `access`. */
   resetPassword: (id: string) => api.put<Instance>(API.instancePassword, { id }),
@@ -78,6 +88,22 @@ export const instancesApi = {
     api.post<Quote>(API.instanceRenewPrice, { id, ...body }, { signal, silent: true }),
   /** Answers an Unpaid Renew order, paid in the pay dialog. */
   renew: (id: string, duration: number) => api.post<Order>(API.instanceRenew, { id, duration }),
+  /** The auto-renew switch of a prepaid instance. */
+  setAutoRenew: (id: string, autoRenew: boolean) =>
+    api.put<Instance>(API.instanceAutoRenew, { id, autoRenew }, { successMessage: autoRenew ? '已开启自动续费' : '已关闭自动续费' }),
+  /** Silent: the 退订 dialog shows why there is no quote. */
+  refundPrice: (id: string, signal?: AbortSignal) => api.get<PrepaidRefundQuote>(API.instanceRefundPrice, { id }, { signal, silent: true }),
+  /** Refunds the unused time and releases the instance. */
+  refund: (id: string) => api.post<PrepaidRefundResult>(API.instanceRefund, { id }),
+  /** Silent: the day-to-month dialog shows why there is no quote. */
+  dayToMonthPrice: (id: string, signal?: AbortSignal) => api.get<ConversionQuote>(API.instanceDayToMonthPrice, { id }, { signal, silent: true }),
+  /** Answers an Unpaid DayToMonth order, paid in the pay dialog. */
+  dayToMonth: (id: string) => api.post<Order>(API.instanceDayToMonth, { id }),
+  /** Silent: the transfer dialog shows why there is no quote. */
+  transferPrice: (id: string, body: TransferToLongRequest, signal?: AbortSignal) =>
+    api.post<ConversionQuote>(API.instanceTransferToLongPrice, { id, ...body }, { signal, silent: true }),
+  /** Settles the current run, then answers an Unpaid TransferToLong order. */
+  transfer: (id: string, body: TransferToLongRequest) => api.post<Order>(API.instanceTransferToLong, { id, ...body }),
   logs: (q: { filter: OperationFilter; page: number; pageSize: number }, signal?: AbortSignal) =>
     api.get<OperationPage>(API.operationLogs, { filterBy: operationFilterBy(q.filter) || undefined, page: q.page, pageSize: q.pageSize }, { signal }),
 };

@@ -33,11 +33,14 @@ export type GpuOrderRequest = z.input<typeof gpuOrderRequestSchema>;
 /** A CPU / cloud desktop / e-commerce / cloud game order: the size quote request plus the instance name. */
 export type SizeOrderRequest = z.input<typeof sizeOrderRequestSchema>;
 
-/** What the bill list can be narrowed by; travels as one `filterBy` string (spec §3). */
+/**
+ * What the bill list can be narrowed by; travels as one `filterBy` string (spec §3). A list means
+ * "any of these" and repeats its key: { type: ['NewBuy', 'Renew'] } is `type,NewBuy,type,Renew`.
+ */
 export interface OrderFilter {
-  kind?: OrderKind;
-  status?: OrderStatus;
-  type?: OrderType;
+  kind?: OrderKind | readonly OrderKind[];
+  status?: OrderStatus | readonly OrderStatus[];
+  type?: OrderType | readonly OrderType[];
   category?: string;
 }
 

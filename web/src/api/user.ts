@@ -7,6 +7,7 @@ import {
   type registerSchema,
   type SmsCodeRequest,
   type User,
+  type UserInfo,
 } from '@console/contract';
 // Type-only: the contract exports these schemas but not their inferred types.
 import type { z } from 'zod';
@@ -21,7 +22,17 @@ export const userApi = {
   register: (body: RegisterRequest) => api.post<AuthResult>(API.register, body),
   login: (body: LoginRequest) => api.post<AuthResult>(API.login, body),
   logout: () => api.post<{ ok: true }>(API.logout, undefined, { silent: true }),
-  me: (signal?: AbortSignal) => api.get<User>(API.meInfo, undefined, { signal }),
+  /** The user with the payer's money fields of spec §3 (cash, gift remain, expiry, renewal, items). */
+  me: (signal?: AbortSignal) => api.get<UserInfo>(API.meInfo, undefined, { signal }),
+  sendEmailCode: (email: string) => api.post<CodeSent>(API.emailCode, { email, scene: 'email' }),
+  changePassword: (body: { oldPassword: string; password: string }) => api.put<{ ok: true }>(API.mePassword, body, { successMessage: '密码已修改' }),
+  changeMobile: (body: { mobile: string; code: string }) => api.put<User>(API.meMobile, body, { successMessage: '手机号已更换' }),
+  changeEmail: (body: { email: string; code: string }) => api.put<User>(API.meEmail, body, { successMessage: '邮箱已绑定' }),
+  uploadLogo: (file: File) => {
+    const form = new FormData();
+    form.append('file', file);
+    return api.put<User>(API.meLogo, form, { successMessage: '头像已更新' });
+  },
   /** Dev-only: the codes the embedded SMS driver "sent" (newest first). */
   devOutbox: (to: string) => api.get<Outbox>(API.devOutbox, { to }, { silent: true }),
 };

@@ -8,6 +8,10 @@ export interface RouteMeta {
   perms?: readonly PermissionFlag[];
   /** Needs a certified account (spec §4: creating a dataset). */
   requireCert?: boolean;
+  /** No child account opens it, whatever its flags (account management, products spec §6 grants no flag for). */
+  mainOnly?: boolean;
+  /** The operator's area. */
+  requireOperator?: boolean;
 }
 
 export interface GuardInput {
@@ -57,6 +61,8 @@ export function guard(input: GuardInput, metaFor: (pathname: string) => RouteMet
   }
 
   if (user && !isAllowed(user, meta.perms)) return { type: 'redirect', to: childHome(user) };
+  if (user?.isChild && (meta.mainOnly || meta.requireOperator)) return { type: 'redirect', to: childHome(user) };
+  if (user && meta.requireOperator && !user.isOperator) return { type: 'redirect', to: PAGE.gpuGeneric };
 
   if (meta.requireCert && !isCertified(user)) {
     // Opened directly there is nothing to go back to: send the visitor to the GPU page.

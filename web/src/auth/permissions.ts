@@ -1,7 +1,7 @@
-import { PAGE, type PermissionFlag, type User } from '@console/contract';
+import { PAGE, type InstanceCategory, type PermissionFlag, type User } from '@console/contract';
 
 /** The user fields the guard needs; a subset of User so tests can build it by hand. */
-export type SessionUser = Pick<User, 'isChild' | 'certified' | 'certStatus'> & Partial<Record<PermissionFlag, boolean>>;
+export type SessionUser = Pick<User, 'isChild' | 'certified' | 'certStatus'> & Partial<Record<PermissionFlag, boolean>> & { isOperator?: boolean };
 
 /**
  * Child-account permissions of spec §6, as "any of these flags opens the route".
@@ -39,4 +39,13 @@ export function childHome(user: SessionUser): string {
 /** "certified and success status" (spec §4). */
 export function isCertified(user: SessionUser | null): boolean {
   return !!user && user.certified && user.certStatus === 'Succeed';
+}
+
+/** What a child needs to buy each category (the server's rule); a category without a flag is the main account's. */
+const BUY_FLAG: Partial<Record<InstanceCategory, PermissionFlag>> = { Gpu: 'createGPUInstance', App: 'createImageAPP' };
+
+export function mayBuy(user: SessionUser | null, category: InstanceCategory): boolean {
+  if (!user?.isChild) return true;
+  const flag = BUY_FLAG[category];
+  return !!flag && user[flag] === true;
 }

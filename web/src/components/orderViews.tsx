@@ -20,7 +20,7 @@ import {
 import { billingApi, type StatementKind, type StatementPage } from '../api/billing';
 import { ORDER_KEYS, ordersApi } from '../api/orders';
 import { LoadError } from './LoadError';
-import { MONEY_QUERY_KEY } from '../session/useSession';
+import { ME_QUERY_KEY, MONEY_QUERY_KEY } from '../session/useSession';
 
 export const TIME_FORMAT = 'YYYY-MM-DD HH:mm:ss';
 export const formatTime = (iso: string | null | undefined) => (iso ? dayjs(iso).format(TIME_FORMAT) : '--');
@@ -100,7 +100,8 @@ export function formatQuantity(quantity: string, unit: string): string {
 
 /** Everything a paid, cancelled or expired order changes on screen. */
 export function invalidateOrderViews(queryClient: ReturnType<typeof useQueryClient>) {
-  for (const queryKey of [MONEY_QUERY_KEY, ORDER_KEYS.all, ORDER_KEYS.packages, ['vouchers'], ['statement'], ['gifts']]) {
+  // me/info carries the gift fields (remain, expiry) the header shows: refresh it with the balance.
+  for (const queryKey of [MONEY_QUERY_KEY, ME_QUERY_KEY, ORDER_KEYS.all, ORDER_KEYS.packages, ['vouchers'], ['statement'], ['gifts']]) {
     void queryClient.invalidateQueries({ queryKey });
   }
 }

@@ -2,16 +2,31 @@ import type { ReactNode } from 'react';
 import { Spin, Tooltip } from 'antd';
 import { WalletOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
-import { PAGE, formatYuan } from '@console/contract';
-import { useMoneyQuery } from '../session/useSession';
+import dayjs from 'dayjs';
+import { PAGE, formatYuan, type User } from '@console/contract';
+import { useMeQuery, useMoneyQuery } from '../session/useSession';
+
+/**
+ * What the user object says about gift credit (spec §3: remain counts only active, unexpired items
+ * with money left; renewStatus when an item waits for renewal), for the balance tooltip.
+ */
+export function giftHint(user: Pick<User, 'remain' | 'expireAt' | 'renewStatus'> | undefined | null): string {
+  if (!user || user.remain === undefined) return '';
+  const parts: string[] = [];
+  if (user.remain !== '0' && user.expireAt) parts.push(`有效赠送金 ¥${formatYuan(user.remain)}，最早 ${dayjs(user.expireAt).format('YYYY-MM-DD')} 到期`);
+  if (user.renewStatus) parts.push('有赠送金待续期，可在「我的余额」续期');
+  return parts.join('；');
+}
 
 /** Header balance linking to recharge; '--' whenever the real figure is unavailable. */
 export function BalanceLink() {
   const money = useMoneyQuery();
+  const me = useMeQuery();
   let value: ReactNode = '--';
   if (money.isPending && money.fetchStatus !== 'idle') value = <Spin size="small" />;
   else if (money.data) value = formatYuan(money.data.available ?? money.data.cash, { symbol: true });
-  const detail = money.data?.gift !== undefined ? `现金 ¥${formatYuan(money.data.cash)}，赠送金 ¥${formatYuan(money.data.gift)}；点击充值` : '去充值';
+  const gift = giftHint(me.data);
+  const detail = money.data?.gift !== undefined ? `现金 ¥${formatYuan(money.data.cash)}，赠送金 ¥${formatYuan(money.data.gift)}${gift ? `（${gift}）` : ''}；点击充值` : '去充值';
   return (
     <Tooltip title={money.isError ? '余额暂不可用' : detail}>
       <Link to={PAGE.recharge} aria-label="余额">

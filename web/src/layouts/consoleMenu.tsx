@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import {
   AccountBookOutlined,
+  AuditOutlined,
   ApiOutlined,
   AppstoreOutlined,
   CloudServerOutlined,
@@ -23,6 +24,10 @@ interface MenuNode {
   label: string;
   icon?: ReactNode;
   perms?: readonly PermissionFlag[];
+  /** Hidden from child accounts (the route is mainOnly). */
+  mainOnly?: boolean;
+  /** Shown to operators only. */
+  operator?: boolean;
   children?: MenuNode[];
 }
 
@@ -40,10 +45,10 @@ export const CONSOLE_MENU: MenuNode[] = [
       { key: PAGE.gpudataDisk, label: '数据盘' },
     ],
   },
-  { key: PAGE.cpu, label: 'CPU 实例', icon: <CloudServerOutlined /> },
-  { key: PAGE.desktop, label: '云桌面', icon: <DesktopOutlined /> },
-  { key: PAGE.ebusiness, label: '跨境电商', icon: <ShopOutlined /> },
-  { key: PAGE.game, label: '云游戏', icon: <TrophyOutlined /> },
+  { key: PAGE.cpu, label: 'CPU 实例', mainOnly: true, icon: <CloudServerOutlined /> },
+  { key: PAGE.desktop, label: '云桌面', mainOnly: true, icon: <DesktopOutlined /> },
+  { key: PAGE.ebusiness, label: '跨境电商', mainOnly: true, icon: <ShopOutlined /> },
+  { key: PAGE.game, label: '云游戏', mainOnly: true, icon: <TrophyOutlined /> },
   { key: PAGE.log, label: '操作日志', icon: <FileTextOutlined /> },
   {
     key: 'cost',
@@ -58,6 +63,7 @@ export const CONSOLE_MENU: MenuNode[] = [
     ],
   },
   { key: PAGE.account, label: '账号中心', icon: <UserOutlined /> },
+  { key: PAGE.operator, label: '运营管理', icon: <AuditOutlined />, operator: true },
   {
     key: 'sd',
     label: 'LoRA/SD',
@@ -86,7 +92,7 @@ export const CONSOLE_MENU: MenuNode[] = [
 /** The menu as this account may see it. */
 export function menuItemsFor(user: SessionUser | null, nodes: MenuNode[] = CONSOLE_MENU): MenuProps['items'] {
   return nodes
-    .filter((n) => isAllowed(user, n.perms))
+    .filter((n) => isAllowed(user, n.perms) && !(n.mainOnly && user?.isChild) && !(n.operator && !user?.isOperator))
     .map(({ key, label, icon, children }) =>
       children ? { key, label, icon, children: menuItemsFor(user, children) } : { key, label, icon },
     );

@@ -92,8 +92,23 @@ export class SimulatedComputeDriver implements ComputeDriver {
       ok: r.ok,
       error: r.error,
       at: r.at,
-      ...(r.data as Pick<DriverEvent, 'access' | 'power'>),
+      ...(r.data as Pick<DriverEvent, 'access' | 'power' | 'imageSizeGb'>),
     }));
+  }
+
+  /**
+   * Used space is simulated: each machine has filled a fixed share (5–70 %, by its id) of the disk
+   * it was created with; an expansion adds free space, not data.
+   */
+  async diskUsage(instanceIds: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (!instanceIds.length) return out;
+    const rows = await this.db.select().from(simMachines).where(and(inArray(simMachines.instanceId, instanceIds), ne(simMachines.power, 'destroyed')));
+    for (const m of rows) {
+      const created = (m.spec as Partial<MachineSpec>).dataDiskGb ?? m.diskGb;
+      out.set(m.instanceId, Math.min(m.diskGb, Math.floor((created * (5 + (hashOf(m.instanceId) % 66))) / 100)));
+    }
+    return out;
   }
 
   // --- what an operator or a test can do to the fleet (GET/POST /dev/compute) ---
@@ -207,6 +222,7 @@ export class SimulatedComputeDriver implements ComputeDriver {
         await set({ hostId: (op.params as { targetHostId: string }).targetHostId });
         break;
       case 'saveImage':
+        data = { imageSizeGb: simImageSizeGb(op.instanceId) };
         break;
     }
     await tx.update(simOperations).set({ state: 'done' }).where(eq(simOperations.opId, op.opId));
@@ -264,7 +280,16 @@ async function lockEventStream(tx: Tx) {
   await tx.execute(sql`select pg_advisory_xact_lock(724002)`);
 }
 
+function hashOf(instanceId: string): number {
+  return createHash('sha256').update(instanceId).digest().readUInt32BE(0);
+}
+
 /** A stable SSH port per machine, as a NAT gateway in front of a host would give. */
 function portFor(instanceId: string): number {
-  return 20000 + (createHash('sha256').update(instanceId).digest().readUInt32BE(0) % 40000);
+  return 20000 + (hashOf(instanceId) % 40000);
+}
+
+/** What saving a machine's system disk gives: 8–27 GB, stable per machine. */
+function simImageSizeGb(instanceId: string): number {
+  return 8 + (hashOf(`image:${instanceId}`) % 20);
 }

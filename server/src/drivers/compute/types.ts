@@ -13,6 +13,8 @@ export interface MachineSpec {
   memoryGb: number;
   /** The catalogue image (or the application's image) to boot from. */
   imageId: string | null;
+  /** An image the user saved (saveImage's imageRef) to boot from instead; imageId is then its base. */
+  userImageRef: string | null;
   dataDiskGb: number;
   sshUser: string;
   sshPassword: string;
@@ -45,6 +47,8 @@ export interface DriverEvent {
   /** create: access details; found: the machine's power state. */
   access?: MachineAccess;
   power?: MachinePower;
+  /** saveImage: how large the saved image is, in GB. */
+  imageSizeGb?: number;
   at: Date;
 }
 
@@ -74,6 +78,8 @@ export interface ComputeDriver {
   saveImage(opId: string, instanceId: string, imageRef: string): Promise<void>;
   /** The machine as the backend sees it now; null when it has never heard of it. */
   status(instanceId: string): Promise<MachineStatus | null>;
+  /** Used data disk in GB of the machines the backend knows (others are left out). */
+  diskUsage(instanceIds: string[]): Promise<Map<string, number>>;
   /** Events after `afterSeq`, oldest first. */
   events(afterSeq: number, limit: number): Promise<DriverEvent[]>;
 }

@@ -131,3 +131,38 @@ export function priceQuote(input: PriceInput): PriceResult {
     ...(DiscountLabel[rate] ? { discountLabel: DiscountLabel[rate] } : {}),
   };
 }
+
+export interface DiskExpansionInput {
+  currentGb: number;
+  newGb: number;
+  /** Free data disk of the instance, in GB: only what lies beyond it is charged. */
+  freeGb: number;
+  /** Whole hours the expansion is paid for (a prepaid instance's remaining time); 0 for post-paid. */
+  hours: number;
+  dataDiskPricePerGbDay: bigint;
+  /** What the line says after "数据盘扩容 +N GB". */
+  note: string;
+  studentBp?: number;
+}
+
+/**
+ * Expanding a data disk: the added chargeable GB (beyond the free size) at the data-disk price,
+ * prorated by the hour over the time paid for, rounded up to 0.0001 yuan, like the data-disk line
+ * of a purchase; then the student discount. No voucher here: one can be chosen when paying.
+ */
+export function priceDiskExpansion(input: DiskExpansionInput): PriceResult {
+  const chargeable = (gb: number) => BigInt(Math.max(0, gb - input.freeGb));
+  const addGb = chargeable(input.newGb) - chargeable(input.currentGb);
+  const amount = addGb > 0n ? ceilDiv(addGb * input.dataDiskPricePerGbDay * BigInt(input.hours), 24n) : 0n;
+  const lines: QuoteLine[] = [
+    { kind: 'dataDisk', name: `数据盘扩容 +${addGb} GB（${input.note}）`, unitPrice: String(input.dataDiskPricePerGbDay), quantity: Number(addGb), amount: String(amount) },
+  ];
+  let total = amount;
+  let studentDiscount = 0n;
+  if (input.studentBp !== undefined && input.studentBp < 10000 && amount > 0n) {
+    studentDiscount = amount - applyBp(amount, input.studentBp);
+    if (studentDiscount > 0n) lines.push({ kind: 'studentDiscount', name: `学生优惠（${bpToRate(input.studentBp)}）`, unitPrice: String(-studentDiscount), quantity: 1, amount: String(-studentDiscount) });
+    total -= studentDiscount;
+  }
+  return { lines, listTotal: amount, discountTotal: studentDiscount, voucherDeduction: 0n, total, unit: BillingCycleUnit.Hour, discountRate: '1' };
+}

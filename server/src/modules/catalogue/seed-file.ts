@@ -69,6 +69,8 @@ export const catalogueFileSchema = z.object({
     expiredReleaseDays: z.number().int().min(1).max(365).default(7),
     /** How long before a release the owner gets a notice. */
     releaseNoticeHours: z.number().int().min(1).max(720).default(24),
+    /** Images an account may keep in my images (saved from stopped instances; kept free of charge). */
+    userImageLimit: z.number().int().min(0).max(1000).default(10),
   }),
   regions: z.array(z.object({ id: slug, name: z.string().min(1), area: z.string().default('') })),
   rooms: z.array(z.object({ id: slug, regionId: slug, name: z.string().min(1), zones: z.array(z.string().min(1)).min(1), isDefault: z.boolean().default(false) })),
@@ -157,6 +159,8 @@ export const catalogueFileSchema = z.object({
         price: yuan,
         validDays: z.number().int().min(1).max(3650),
         description: z.string().default(''),
+        /** A GPU-hour package: the card type whose post-paid runs it pays for; quantity is in card hours. */
+        gpuTypeId: z.string().min(1).optional(),
       }),
     )
     .default([]),
@@ -214,6 +218,7 @@ function checkReferences(c: CatalogueFile, file: string) {
   }
   for (const s of c.sizes) for (const r of s.regionIds) if (!regions.has(r)) fail(`规格 ${s.id} 的地区 ${r} 不存在`);
   for (const a of c.applications) if (!images.has(a.imageId)) fail(`镜像应用 ${a.id} 的镜像 ${a.imageId} 不存在`);
+  for (const p of c.resourceProducts) if (p.gpuTypeId && !gpuTypes.has(p.gpuTypeId)) fail(`资源包 ${p.id} 的 GPU 型号 ${p.gpuTypeId} 不存在`);
 }
 
 /**

@@ -5,6 +5,7 @@
 import {
   MAX_DURATION,
   BillingCycle,
+  InstanceCategory,
   BillingCycleUnit,
   DiscountLabel,
   parseFilterBy,
@@ -15,7 +16,6 @@ import {
   type GpuQuoteRequest,
   type GpuType,
   type Image,
-  type InstanceCategory,
   type Quote,
   type Region,
   type Room,
@@ -26,7 +26,7 @@ import type { Clock } from '../../clock.js';
 import { AppError } from '../../http/errors.js';
 import type { UserRow } from '../sessions/service.js';
 import type { VoucherService } from '../vouchers/service.js';
-import { bpToRate, discounted, priceQuote, type UnitPrice } from './pricing.js';
+import { bpToRate, discounted, priceDiskExpansion, priceQuote, type UnitPrice } from './pricing.js';
 import { priceKey, type CatalogueStore, type GpuTypeRow, type HostRow, type ImageRow, type SizeRow, type Snapshot } from './store.js';
 
 type Page<T> = { items: T[]; total: number; page: number; pageSize: number };
@@ -72,6 +72,11 @@ export function compareVersion(a: string, b: string): number {
   return a1 - b1 || a2 - b2;
 }
 
+/** My images (modules/images), as a quote sees them: an image the buyer may create an instance from. */
+export interface UserImageLookup {
+  usableFor(payerId: string, id: string): Promise<{ id: string; name: string; category: InstanceCategory; baseImageId: string | null }>;
+}
+
 export class CatalogueService {
   private memo = new Map<string, unknown>();
   private memoGeneration = -1;
@@ -80,6 +85,7 @@ export class CatalogueService {
     private store: CatalogueStore,
     private vouchers: VoucherService,
     private clock: Clock,
+    private userImages?: UserImageLookup,
   ) {}
 
   snapshot() {
@@ -450,7 +456,9 @@ export class CatalogueService {
       throw new AppError('IMAGE_INCOMPATIBLE', `${app.name} 需要至少 ${app.minGpuMemoryGb} GB 显存，${type.name} 只有 ${type.memoryGb} GB`);
     }
     const category: InstanceCategory = app ? 'App' : 'Gpu';
-    const imageId = app?.imageId ?? req.imageId;
+    const own = req.userImageId ? await this.userImage(user, req.userImageId, ['Gpu', 'App'], 'GPU 实例') : undefined;
+    // A saved image runs where its base image runs; a base image since taken off sale is not checked.
+    const imageId = app?.imageId ?? (own ? (snap.images.some((i) => i.id === own.baseImageId) ? own.baseImageId! : undefined) : req.imageId);
     const image = imageId ? this.mustFindImage(snap, imageId) : undefined;
     if (image) {
       if (!image.forGpu) throw new AppError('IMAGE_INCOMPATIBLE', `${image.name} 不能用于 GPU 实例`);
@@ -521,6 +529,7 @@ export class CatalogueService {
       const image = this.mustFindImage(snap, req.imageId);
       if (!image.forCategories.includes(size.category)) throw new AppError('IMAGE_INCOMPATIBLE', `${image.name} 不能用于${size.name}`);
     }
+    if (req.userImageId) await this.userImage(user, req.userImageId, [size.category], size.name);
     const unitPrice = this.unitPrice(snap, 'size', size.id, req.cycle);
     const voucher = await this.voucherFor(user, req.voucherId, size.category);
     const result = priceQuote({
@@ -566,6 +575,37 @@ export class CatalogueService {
       voucher,
     });
     return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.duration, voucherId: voucher?.id, placement: { regionId: r.regionId } });
+  }
+
+  /**
+   * What an existing instance's data disk expansion costs: the added GB beyond the free size at the
+   * data-disk price, over `hours` (prepaid: the whole hours left until expiry; post-paid: 0, as its
+   * disk is charged by the day).
+   */
+  async quoteDiskExpansion(
+    r: { category: InstanceCategory; cycle: BillingCycle; regionId: string; currentGb: number; newGb: number; freeGb: number; hours: number; note: string },
+    user: UserRow,
+  ): Promise<Quote> {
+    const snap = await this.store.get();
+    const result = priceDiskExpansion({
+      currentGb: r.currentGb,
+      newGb: r.newGb,
+      freeGb: r.freeGb,
+      hours: r.hours,
+      note: r.note,
+      dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
+      studentBp: user.isStudent ? snap.settings.studentBp : undefined,
+    });
+    return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.hours, placement: { regionId: r.regionId } });
+  }
+
+  /** An image of my images the buyer may use, for an instance of one of `categories`. */
+  private async userImage(user: UserRow | null, id: string, categories: InstanceCategory[], what: string) {
+    if (!user) throw new AppError('UNAUTHENTICATED', '使用我的镜像或分享的镜像请先登录');
+    if (!this.userImages) throw new AppError('PRODUCT_NOT_ON_SALE', '暂不支持使用自定义镜像');
+    const image = await this.userImages.usableFor(user.isChild && user.parentId ? user.parentId : user.id, id);
+    if (!categories.includes(image.category)) throw new AppError('IMAGE_INCOMPATIBLE', `镜像「${image.name}」保存自${InstanceCategory.label(image.category)}，不能用于${what}`);
+    return image;
   }
 
   private async voucherFor(user: UserRow | null, voucherId: string | undefined, category: InstanceCategory) {

@@ -56,6 +56,7 @@ export interface Settings {
   stoppedReleaseDays: number;
   expiredReleaseDays: number;
   releaseNoticeHours: number;
+  userImageLimit: number;
 }
 
 export interface Snapshot {
@@ -230,6 +231,7 @@ const DEFAULT_SETTINGS: CatalogueSettings = {
   stoppedReleaseDays: 15,
   expiredReleaseDays: 7,
   releaseNoticeHours: 24,
+  userImageLimit: 10,
 };
 
 function parseSettings(raw: CatalogueSettings | undefined): Settings {
@@ -253,5 +255,6 @@ function parseSettings(raw: CatalogueSettings | undefined): Settings {
     stoppedReleaseDays: s.stoppedReleaseDays,
     expiredReleaseDays: s.expiredReleaseDays,
     releaseNoticeHours: s.releaseNoticeHours,
+    userImageLimit: s.userImageLimit,
   };
 }

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { yuanToUnits } from '@console/contract';
 import { get, json, post, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
-import { recharges, users } from '../../db/schema.js';
+import { giftGrants, recharges, users } from '../../db/schema.js';
 import { checkLedger } from '../ledger/check.js';
 
 const DAY = 86400_000;
@@ -20,6 +20,54 @@ describe('gift credit scheme', () => {
   async function relogin(u: { mobile: string; password: string }) {
     return json(await post(s.app, '/userapi/api/v2.1/login', { account: u.mobile, password: u.password })).token as string;
   }
+
+  it('me/info carries the payer’s cash and gift fields: remain counts only active, unexpired items with money left', async () => {
+    const u = await registerUser(s);
+    const grant = async (amount: string, validDays: number) =>
+      (await s.ctx.db.transaction((tx) => s.ctx.gifts.grant(tx, { userId: u.user.id, amount: yuanToUnits(amount), source: 'test', validDays, key: randomUUID(), memo: '测试' })))!;
+    const active = await grant('5', 10);
+    const later = await grant('2', 40);
+    const expired = await grant('7', 1);
+    const pending = await grant('3', 20);
+    const spent = await grant('4', 5);
+    const now = s.clock.now().getTime();
+    await s.ctx.db.update(giftGrants).set({ expireAt: new Date(now - 1000) }).where(eq(giftGrants.id, expired));
+    await s.ctx.db.update(giftGrants).set({ status: 0 }).where(eq(giftGrants.id, pending));
+    await s.ctx.db.update(giftGrants).set({ remain: 0n }).where(eq(giftGrants.id, spent));
+    await s.ctx.ledger.post({
+      key: randomUUID(),
+      kind: 'compensation',
+      legs: [
+        { account: { platform: 'compensation' }, amount: -yuanToUnits('20') },
+        { account: { userId: u.user.id, kind: 'cash' }, amount: yuanToUnits('20') },
+      ],
+    });
+
+    const me = json(await get(s.app, '/userapi/api/v2.1/users/me/info', u.token));
+    expect(me).toMatchObject({
+      id: u.user.id,
+      cash: String(yuanToUnits('20')),
+      remain: String(yuanToUnits('7')), // 5 + 2: not the expired 7, the pending 3 or the spent one
+      renewStatus: true,
+      obtained: false,
+      recharged: '0',
+      expireAt: new Date(now + 10 * DAY).toISOString(),
+    });
+    expect(me.gift.map((g: { id: string }) => g.id)).toEqual([expired, spent, active, pending, later]); // earliest expiry first
+    expect(me.gift.find((g: { id: string }) => g.id === pending)).toMatchObject({ status: 0, remain: String(yuanToUnits('3')) });
+
+    // A child account sees its parent's money; its own identity stays its own.
+    const child = await registerUser(s);
+    await s.ctx.db.update(users).set({ isChild: true, parentId: u.user.id }).where(eq(users.id, child.user.id));
+    const childMe = json(await get(s.app, '/userapi/api/v2.1/users/me/info', child.token));
+    expect(childMe).toMatchObject({ id: child.user.id, isChild: true, cash: String(yuanToUnits('20')), remain: String(yuanToUnits('7')), renewStatus: true });
+
+    // Without gift credit: zero, no renewal, no expiry.
+    const fresh = await registerUser(s);
+    expect(json(await get(s.app, '/userapi/api/v2.1/users/me/info', fresh.token))).toMatchObject({ cash: '0', remain: '0', renewStatus: false, expireAt: null, gift: [] });
+    await s.ctx.db.update(giftGrants).set({ status: 1 }).where(eq(giftGrants.id, pending));
+    expect(json(await get(s.app, '/userapi/api/v2.1/users/me/info', u.token))).toMatchObject({ remain: String(yuanToUnits('10')), renewStatus: false });
+  });
 
   it('a new account may claim the welcome credit once; a child account may not', async () => {
     const u = await registerUser(s);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { API, giftEligibilitySchema, giftIdParamsSchema, giftListSchema } from '@console/contract';
 import type { AppContext } from '../../context.js';
 import { currentSession, payerOf } from '../../http/auth.js';
+import { giftItemView } from './service.js';
 
 const tags = ['赠送金'];
 
@@ -14,15 +15,7 @@ export async function giftRoutes(app: FastifyInstance, ctx: AppContext) {
   const list = async (userId: string) => {
     const s = await ctx.gifts.summary(userId);
     return {
-      items: s.grants.map((g) => ({
-        id: g.id,
-        source: g.source,
-        amount: String(g.amount),
-        remain: String(g.remain),
-        expireAt: g.expireAt.toISOString(),
-        status: g.status === 1 ? (1 as const) : (0 as const),
-        createdAt: g.createdAt.toISOString(),
-      })),
+      items: s.grants.map(giftItemView),
       remain: String(s.remain),
       obtained: s.obtained,
       recharged: String(s.recharged),

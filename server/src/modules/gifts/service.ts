@@ -16,6 +16,19 @@ import type { LedgerService } from '../ledger/service.js';
 export type GiftGrantRow = typeof giftGrants.$inferSelect;
 const WELCOME = 'welcome';
 
+/** A grant as the API shows it (giftItemSchema). */
+export function giftItemView(g: GiftGrantRow) {
+  return {
+    id: g.id,
+    source: g.source,
+    amount: String(g.amount),
+    remain: String(g.remain),
+    expireAt: g.expireAt.toISOString(),
+    status: g.status === 1 ? (1 as const) : (0 as const),
+    createdAt: g.createdAt.toISOString(),
+  };
+}
+
 export class GiftService {
   constructor(
     private db: Db,
@@ -45,6 +58,23 @@ export class GiftService {
       recharged: BigInt(paid?.total ?? '0'),
       renewStatus: grants.some((g) => g.status === 0 && g.remain > 0n && g.expireAt > now),
       expireAt: counting.map((g) => g.expireAt).sort((a, b) => a.getTime() - b.getTime())[0] ?? null,
+    };
+  }
+
+  /**
+   * The money fields of the user object (spec §3) for me/info: the payer's cash and gift summary
+   * with the items. Read in one go so a page never shows a remain that disagrees with its list.
+   */
+  async userFields(payerId: string) {
+    const [s, balances] = await Promise.all([this.summary(payerId), this.ledger.balances(payerId)]);
+    return {
+      cash: String(balances.cash),
+      obtained: s.obtained,
+      recharged: String(s.recharged),
+      remain: String(s.remain),
+      renewStatus: s.renewStatus,
+      expireAt: s.expireAt?.toISOString() ?? null,
+      gift: s.grants.map(giftItemView),
     };
   }
 
@@ -141,7 +171,8 @@ export class GiftService {
     const rows = await tx
       .select()
       .from(giftGrants)
-      .where(and(inArray(giftGrants.userId, userIds), eq(giftGrants.status, 1), gt(giftGrants.remain, 0n), gt(giftGrants.expireAt, now)))
+      // One array parameter however many users (a tick batch has thousands).
+      .where(and(sql`${giftGrants.userId} = any(${pgArray(userIds)}::uuid[])`, eq(giftGrants.status, 1), gt(giftGrants.remain, 0n), gt(giftGrants.expireAt, now)))
       .orderBy(asc(giftGrants.userId), asc(giftGrants.expireAt), asc(giftGrants.createdAt))
       .for('update');
     for (const g of rows) out.set(g.userId, [...(out.get(g.userId) ?? []), g]);
@@ -161,6 +192,13 @@ export class GiftService {
   }
 
   /** Gives a refunded part back to the grant it came from. */
+  /** Which of these grants have not expired yet (money given back to an expired grant could never be spent or expire). */
+  async unexpired(tx: Tx, ids: string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const rows = await tx.select({ id: giftGrants.id }).from(giftGrants).where(and(inArray(giftGrants.id, ids), gt(giftGrants.expireAt, this.clock.now())));
+    return new Set(rows.map((r) => r.id));
+  }
+
   async giveBack(tx: Tx, grantId: string, amount: bigint) {
     await tx.update(giftGrants).set({ remain: sql`least(${giftGrants.remain} + ${amount}, ${giftGrants.amount})` }).where(eq(giftGrants.id, grantId));
   }

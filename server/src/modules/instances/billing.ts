@@ -14,7 +14,7 @@
  * expiredReleaseDays later, with a notice releaseNoticeHours before. Post-paid instances stopped
  * for stoppedReleaseDays are released the same way.
  */
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
 import { IDLE_MACHINE_STATUSES, formatYuan } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
@@ -22,6 +22,7 @@ import { instances } from '../../db/schema.js';
 import type { CatalogueStore } from '../catalogue/store.js';
 import { pgArray } from '../../db/arrays.js';
 import type { OrderService } from '../orders/service.js';
+import type { ResourceService } from '../resources/service.js';
 import type { InstanceRow, InstanceService } from './service.js';
 
 const MS_PER_HOUR = 3_600_000n;
@@ -29,16 +30,50 @@ const DAY_MS = 86_400_000;
 const BATCH = 200;
 /** Runs charged together by one tick transaction. */
 const METER_BATCH = 5000;
+/** Lanes of a meter tick on PostgreSQL: transactions charging at the same time, each on a pool connection. */
+export const METER_LANES = 3;
 
 type MeterColumns = Pick<InstanceRow, 'meterMs' | 'meterCharged' | 'meterSince' | 'arrears'>;
+
+/** The columns of an instance that metering reads (a tick selects only these). */
+const meterColumns = {
+  id: instances.id,
+  userId: instances.userId,
+  name: instances.name,
+  status: instances.status,
+  noCard: instances.noCard,
+  gpuTypeId: instances.gpuTypeId,
+  gpuCount: instances.gpuCount,
+  usageOrderId: instances.usageOrderId,
+  meterRate: instances.meterRate,
+  meterSince: instances.meterSince,
+  meterSegment: instances.meterSegment,
+  meterMs: instances.meterMs,
+  meterCharged: instances.meterCharged,
+  arrears: instances.arrears,
+};
+export type MeterRow = Pick<InstanceRow, keyof typeof meterColumns>;
 
 /** What a run at `ratePerHour` costs after `ms` milliseconds, rounded half up to a whole unit. */
 export function runCost(ratePerHour: bigint, ms: bigint): bigint {
   return (ratePerHour * ms + MS_PER_HOUR / 2n) / MS_PER_HOUR;
 }
 
+/**
+ * What the part of a run not paid by card-hour packages costs: `cardMs` card-milliseconds of a
+ * `cards`-card instance at `ratePerHour` for all its cards, rounded half up once. With nothing
+ * covered it equals runCost(rate, ms) exactly, so runs without packages are charged as before.
+ */
+export function uncoveredCost(ratePerHour: bigint, cardMs: bigint, cards: bigint): bigint {
+  return (ratePerHour * cardMs + (cards * MS_PER_HOUR) / 2n) / (cards * MS_PER_HOUR);
+}
+
 export class Meter {
-  constructor(private orders: OrderService) {}
+  /** `resources` lets GPU runs consume card-hour packages before money (absent: money only). */
+  constructor(
+    private orders: OrderService,
+    private resources?: ResourceService,
+  ) {}
 
   /**
    * Charges the run of `row` up to `until` and returns the instance's new metering columns. What
@@ -49,26 +84,61 @@ export class Meter {
   }
 
   /** settle for a batch of locked instances, charged together (one ledger batch). */
-  async settleMany(tx: Tx, rows: InstanceRow[], until: Date): Promise<Map<string, MeterColumns>> {
+  async settleMany(tx: Tx, rows: MeterRow[], until: Date): Promise<Map<string, MeterColumns>> {
+    return (await this.settleBatch(tx, rows, until)).settled;
+  }
+
+  /**
+   * settleMany for a billing tick: `lane` is passed to the ledger (the lane's revenue shards), and
+   * the owners' spendable balances after the charges come back with the new metering columns.
+   */
+  async settleBatch(
+    tx: Tx,
+    rows: MeterRow[],
+    until: Date,
+    lane?: { index: number; count: number },
+  ): Promise<{ settled: Map<string, MeterColumns>; spendable: Map<string, bigint> }> {
     const out = new Map<string, MeterColumns>();
-    const items: { row: InstanceRow; ms: bigint; due: bigint; key: string }[] = [];
+    const runs: { row: MeterRow; ms: bigint; key: string }[] = [];
     for (const row of rows) {
       if (!row.meterSince || !row.meterSegment || !row.usageOrderId || until <= row.meterSince) {
         out.set(row.id, { meterMs: row.meterMs, meterCharged: row.meterCharged, meterSince: row.meterSince, arrears: row.arrears });
         continue;
       }
       const ms = row.meterMs + BigInt(until.getTime() - row.meterSince.getTime());
-      items.push({ row, ms, due: runCost(row.meterRate, ms) - row.meterCharged, key: `usage:${row.id}:${row.meterSegment.getTime()}:${ms}` });
+      runs.push({ row, ms, key: `usage:${row.id}:${row.meterSegment.getTime()}:${ms}` });
     }
-    const charged = await this.orders.chargeUsageMany(
+    // Card-hour packages of the run's GPU type pay first (runs with cards only); money pays the rest.
+    const covered = this.resources
+      ? await this.resources.coverRuns(
+          tx,
+          runs
+            .filter(({ row }) => row.gpuTypeId && !row.noCard && row.gpuCount > 0)
+            .map(({ row, ms }) => ({
+              instanceId: row.id,
+              segment: row.meterSegment!,
+              userId: row.userId,
+              gpuTypeId: row.gpuTypeId!,
+              cardMs: ms * BigInt(row.gpuCount),
+              prevCardMs: row.meterMs * BigInt(row.gpuCount),
+            })),
+        )
+      : new Map<string, bigint>();
+    const items = runs.map(({ row, ms, key }) => {
+      const cards = BigInt(Math.max(row.gpuCount, 1));
+      const cost = covered.has(row.id) ? uncoveredCost(row.meterRate, ms * cards - covered.get(row.id)!, cards) : runCost(row.meterRate, ms);
+      return { row, ms, key, due: cost - row.meterCharged };
+    });
+    const { charged, spendable } = await this.orders.chargeUsageBatch(
       tx,
       items.map((i) => ({ orderId: i.row.usageOrderId!, amount: i.due, key: i.key, memo: `${i.row.name} 按量计费` })),
+      { lane, watch: rows.map((r) => r.userId) },
     );
     for (const i of items) {
       const paid = charged.get(i.key) ?? 0n;
       out.set(i.row.id, { meterMs: i.ms, meterCharged: i.row.meterCharged + i.due, meterSince: until, arrears: i.row.arrears + (i.due - paid) });
     }
-    return out;
+    return { settled: out, spendable };
   }
 
   /** One day of data disk beyond the free size, from `row.diskBilledUntil`. */
@@ -82,53 +152,87 @@ export class Meter {
 
 export class InstanceBilling {
   constructor(
-    private deps: { db: Db; clock: Clock; meter: Meter; instances: InstanceService; orders: OrderService; catalogue: CatalogueStore; tickSeconds: number },
+    private deps: {
+      db: Db;
+      clock: Clock;
+      meter: Meter;
+      instances: InstanceService;
+      orders: OrderService;
+      catalogue: CatalogueStore;
+      tickSeconds: number;
+      /** Lanes of a meter tick running at once, each on its own connection (1 on PGlite, which has one). */
+      workers?: number;
+    },
   ) {}
 
   /**
    * Charges every metered run up to now; stops the instances whose balance ran out. Rows another
    * process is charging are skipped (it charges them). Returns how many runs were charged.
+   *
+   * On PostgreSQL the runs are split into `workers` lanes by owner, each lane charging its batches
+   * in its own transaction on its own connection at the same time as the others: a payer's accounts
+   * belong to one lane and each lane posts revenue to its own platform shards, so lanes do not wait
+   * for each other's locks. Every lock is still taken in the ledger's order, so lanes (and other
+   * processes) that do meet queue instead of deadlocking.
    */
   async meterTick(): Promise<number> {
     const now = this.deps.clock.now();
-    let handled = 0;
+    const lanes = Math.max(1, this.deps.workers ?? 1);
     const toStop: { id: string; why: string }[] = [];
-    for (let after = ''; ; ) {
+    const results = await Promise.allSettled(Array.from({ length: lanes }, (_, index) => this.meterLane(now, { index, count: lanes }, toStop)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (const s of toStop) await this.stopForBalance(s.id, s.why);
+    return results.reduce((n, r) => n + (r as PromiseFulfilledResult<number>).value, 0);
+  }
+
+  /**
+   * One lane of a tick: the runs of its range of owners, METER_BATCH at a time in (owner, id) order
+   * (a payer's runs mostly land in one batch), each batch one transaction.
+   */
+  private async meterLane(now: Date, lane: { index: number; count: number }, toStop: { id: string; why: string }[]): Promise<number> {
+    let handled = 0;
+    const [from, to] = laneOwners(lane);
+    for (let after: { userId: string; id: string } | null = null; ; ) {
       const batch = await this.deps.db.transaction(async (tx) => {
         const rows = await tx
-          .select()
+          .select(meterColumns)
           .from(instances)
-          .where(and(isNotNull(instances.meterSince), lt(instances.meterSince, now), after ? gt(instances.id, after) : undefined))
-          .orderBy(asc(instances.id))
+          .where(
+            and(
+              isNotNull(instances.meterSegment),
+              isNotNull(instances.meterSince),
+              lt(instances.meterSince, now),
+              from ? gte(instances.userId, from) : undefined,
+              to ? lt(instances.userId, to) : undefined,
+              after ? sql`(${instances.userId}, ${instances.id}) > (${after.userId}::uuid, ${after.id}::uuid)` : undefined,
+            ),
+          )
+          .orderBy(asc(instances.userId), asc(instances.id))
           .limit(METER_BATCH)
           .for('update', { skipLocked: true });
         if (!rows.length) return rows;
-        const settled = await this.deps.meter.settleMany(tx, rows, now);
+        const { settled, spendable } = await this.deps.meter.settleBatch(tx, rows, now, lane.count > 1 ? lane : undefined);
         const m = rows.map((r) => settled.get(r.id)!);
         await tx.execute(sql`update instances i set meter_ms = v.ms, meter_charged = v.charged, meter_since = v.since, arrears = v.arrears
           from unnest(${pgArray(rows.map((r) => r.id))}::uuid[], ${pgArray(m.map((x) => x.meterMs))}::bigint[], ${pgArray(m.map((x) => x.meterCharged))}::bigint[],
             ${pgArray(m.map((x) => x.meterSince?.toISOString() ?? null))}::timestamptz[], ${pgArray(m.map((x) => x.arrears))}::bigint[]) as v(id, ms, charged, since, arrears)
           where i.id = v.id`);
-       
-        const wallets = await this.deps.orders.spendableMany(tx, [...new Set(rows.map((r) => r.userId))]);
         for (const r of rows) {
-          const why = this.stopReason(r, settled.get(r.id)!.arrears, wallets.get(r.userId)!);
+          const why = this.stopReason(r, settled.get(r.id)!.arrears, spendable.get(r.userId)!);
           if (why) toStop.push({ id: r.id, why });
         }
-       
         return rows;
       });
-     
       handled += batch.length;
       if (batch.length < METER_BATCH) break;
-      after = batch[batch.length - 1]!.id;
+      after = batch[batch.length - 1]!;
     }
-    for (const s of toStop) await this.stopForBalance(s.id, s.why);
     return handled;
   }
 
   /** Stops when the balance has run out, or cannot pay the next tick. */
-  private stopReason(row: InstanceRow, arrears: bigint, spendable: bigint): string | null {
+  private stopReason(row: MeterRow, arrears: bigint, spendable: bigint): string | null {
     if (row.status !== 'Running') return null;
     if (arrears > 0n) return `余额不足，欠费 ${formatYuan(arrears)} 元`;
     const nextTick = runCost(row.meterRate, BigInt(this.deps.tickSeconds * 1000));
@@ -213,6 +317,15 @@ export class InstanceBilling {
     for (const row of due) if (await this.deps.instances.actAsSystem(row.id, 'release', '关机超期自动释放')) n++;
     return soon.length + n;
   }
+}
+
+/**
+ * The owners of a tick lane: an equal slice of the uuid space ([from, to), open ends as null), so
+ * lanes never share a payer (nor the payer's account rows) and the range is an index scan.
+ */
+export function laneOwners(lane: { index: number; count: number }): [string | null, string | null] {
+  const bound = (i: number) => (i <= 0 || i >= lane.count ? null : `${Math.floor((i * 0x1_0000_0000) / lane.count).toString(16).padStart(8, '0')}-0000-0000-0000-000000000000`);
+  return [bound(lane.index), bound(lane.index + 1)];
 }
 
 function beijing(d: Date): string {

@@ -2,17 +2,33 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   API,
+  autoRenewRequestSchema,
+  conversionQuoteSchema,
+  transferToLongRequestSchema,
+  prepaidRefundQuoteSchema,
+  prepaidRefundResultSchema,
+  dataDiskListQuerySchema,
+  dataDiskPageSchema,
+  diskExpansionQuoteSchema,
+  expandDiskRequestSchema,
+  expandDiskResponseSchema,
   instanceActionParamsSchema,
   instanceIdParamsSchema,
   instanceListQuerySchema,
   instanceOperationPageSchema,
   instancePageSchema,
   instanceSchema,
+  migrateInstanceRequestSchema,
   operationLogQuerySchema,
   orderSchema,
+  pageOf,
+  pagingQuerySchema,
   quoteSchema,
   renameInstanceRequestSchema,
   renewInstanceRequestSchema,
+  saveImageRequestSchema,
+  storageChargeSchema,
+  userImageSchema,
 } from '@console/contract';
 import type { AppContext } from '../../context.js';
 import { currentSession } from '../../http/auth.js';
@@ -58,6 +74,60 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
   );
 
   r.put(
+    API.instanceAutoRenew,
+    {
+      schema: { tags, summary: '包周期自动续费开关：到期前（AUTO_RENEW_LEAD_HOURS）从余额续费一个周期单位', params: instanceIdParamsSchema, body: autoRenewRequestSchema, response: { 200: instanceSchema } },
+      onRequest: requireAuth,
+    },
+    async (req) => ctx.prepaid.setAutoRenew(currentSession(req).user, req.params.id, req.body.autoRenew),
+  );
+
+  r.get(
+    API.instanceRefundPrice,
+    { schema: { tags, summary: '退订报价：未使用整天数按实付比例退回现金与赠送金（代金券不退）', params: instanceIdParamsSchema, response: { 200: prepaidRefundQuoteSchema } }, onRequest: requireAuth },
+    async (req) => ctx.prepaid.refundQuote(currentSession(req).user, req.params.id),
+  );
+
+  r.post(
+    API.instanceRefund,
+    {
+      schema: { tags, summary: '退订：退还未使用时长（退款订单）并释放实例，数据将被销毁', params: instanceIdParamsSchema, response: { 200: prepaidRefundResultSchema } },
+      onRequest: requireAuth,
+    },
+    async (req) => ctx.prepaid.refund(currentSession(req).user, req.params.id),
+  );
+
+  r.get(
+    API.instanceDayToMonthPrice,
+    { schema: { tags, summary: '日转月报价：包月价格减去当前包日周期未使用部分（按剩余整小时、按实付比例折算）', params: instanceIdParamsSchema, response: { 200: conversionQuoteSchema } }, onRequest: requireAuth },
+    async (req) => ctx.conversions.dayToMonthQuote(currentSession(req).user, req.params.id),
+  );
+
+  r.post(
+    API.instanceDayToMonth,
+    { schema: { tags, summary: '日转月：创建日转月订单（支付后改为包月，到期时间为支付时起 1 个月）', params: instanceIdParamsSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
+    async (req) => ctx.conversions.dayToMonth(currentSession(req).user, req.params.id),
+  );
+
+  r.post(
+    API.instanceTransferToLongPrice,
+    {
+      schema: { tags, summary: '转长期租用报价（按量计费 → 包周/包月）', params: instanceIdParamsSchema, body: transferToLongRequestSchema, response: { 200: conversionQuoteSchema } },
+      onRequest: requireAuth,
+    },
+    async (req) => ctx.conversions.transferQuote(currentSession(req).user, req.params.id, req.body),
+  );
+
+  r.post(
+    API.instanceTransferToLong,
+    {
+      schema: { tags, summary: '转长期租用：先结清本次运行的按量费用，再创建订单（支付后停止按量计费）', params: instanceIdParamsSchema, body: transferToLongRequestSchema, response: { 200: orderSchema } },
+      onRequest: requireAuth,
+    },
+    async (req) => ctx.conversions.transfer(currentSession(req).user, req.params.id, req.body),
+  );
+
+  r.put(
     API.instanceName,
     { schema: { tags, summary: '修改实例名称', params: instanceIdParamsSchema, body: renameInstanceRequestSchema, response: { 200: instanceSchema } }, onRequest: requireAuth },
     async (req) => s.rename(currentSession(req).user, req.params.id, req.body.name),
@@ -67,6 +137,64 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
     API.instancePassword,
     { schema: { tags, summary: '重置 root 密码', params: instanceIdParamsSchema, response: { 200: instanceSchema } }, onRequest: requireAuth },
     async (req) => s.resetPassword(currentSession(req).user, req.params.id),
+  );
+
+  r.post(
+    API.instanceMigrate,
+    {
+      schema: {
+        tags,
+        summary: '迁移到其他主机（免费）：已关机的实例连同数据盘迁到同地区同型号、有空闲卡的主机（可指定 hostId），期间为数据迁移中，完成后为已关机',
+        params: instanceIdParamsSchema,
+        body: migrateInstanceRequestSchema,
+        response: { 200: instanceSchema },
+      },
+      onRequest: requireAuth,
+    },
+    async (req) => s.migrate(currentSession(req).user, req.params.id, req.body ?? {}),
+  );
+
+  r.post(
+    API.instanceImage,
+    {
+      schema: { tags, summary: '保存镜像：已关机（含无卡模式关机）的实例制作为“我的镜像”，期间实例为操作中', params: instanceIdParamsSchema, body: saveImageRequestSchema, response: { 200: userImageSchema } },
+      onRequest: requireAuth,
+    },
+    async (req) => s.saveImage(currentSession(req).user, req.params.id, req.body),
+  );
+
+  r.post(
+    API.instanceDiskPrice,
+    { schema: { tags, summary: '数据盘扩容报价（包周期按剩余时间折算；按量为 0，按天计费）', params: instanceIdParamsSchema, body: expandDiskRequestSchema, response: { 200: diskExpansionQuoteSchema } }, onRequest: requireAuth },
+    async (req) => ctx.disks.quote(currentSession(req).user, req.params.id, req.body.dataDiskGb),
+  );
+
+  r.post(
+    API.instanceDisk,
+    {
+      schema: {
+        tags,
+        summary: '数据盘扩容（需先关机）：包周期创建扩容订单（支付后扩容）；按量计费直接扩容',
+        params: instanceIdParamsSchema,
+        body: expandDiskRequestSchema,
+        response: { 200: expandDiskResponseSchema },
+      },
+      onRequest: requireAuth,
+    },
+    async (req) => ctx.disks.expand(currentSession(req).user, req.params.id, req.body.dataDiskGb),
+  );
+
+  // Spec §6: a child account sees the data disks with openYunBucket or image ("my data").
+  r.get(
+    API.dataDisks,
+    { schema: { tags, summary: '数据盘列表（容量、已用、计费容量、每天费用）', querystring: dataDiskListQuerySchema, response: { 200: dataDiskPageSchema } }, onRequest: ctx.auth.requirePermission('openYunBucket', 'image') },
+    async (req) => ctx.disks.list(currentSession(req).user, req.query),
+  );
+
+  r.get(
+    API.storageCharges,
+    { schema: { tags: ['费用'], summary: '存储账单明细：超出免费容量的数据盘每日扣费', querystring: pagingQuerySchema, response: { 200: pageOf(storageChargeSchema) } }, onRequest: requireAuth },
+    async (req) => ctx.disks.charges(currentSession(req).user, req.query),
   );
 
   r.get(

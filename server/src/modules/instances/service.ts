@@ -6,19 +6,25 @@
  * the capacity ledger: cards are reserved when an instance will hold them and given back when it
  * stops holding them.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { and, count, desc, eq, ilike, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { and, count, desc, eq, ilike, inArray, isNull, like, or, sql, type SQL } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import {
   InstanceActionLabel,
   InstanceStatus,
+  InstanceTaskLabel,
   MANAGE_PERMISSIONS,
+  MAX_DATA_DISK_GB,
+  MIGRATE_DONE_STATUS,
   actionTarget,
   allowedActions,
+  allowedTasks,
   canAct,
   canResetPassword,
+  canRunTask,
   formatYuan,
   parseFilterBy,
+  taskStatus,
   type BillingCycle,
   type Instance,
   type InstanceAction,
@@ -26,9 +32,13 @@ import {
   type InstanceCategory,
   type InstanceOperation,
   type InstanceStatus as Status,
+  type InstanceTask,
+  type MigrateInstanceRequest,
   type Order,
   type Quote,
   type RenewInstanceRequest,
+  type SaveImageRequest,
+  type UserImage,
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
@@ -39,6 +49,7 @@ import type { InventoryService } from '../catalogue/inventory.js';
 import type { CatalogueService } from '../catalogue/service.js';
 import { HOURS_PER_UNIT, discounted } from '../catalogue/pricing.js';
 import { priceKey, type CatalogueStore, type Settings, type Snapshot } from '../catalogue/store.js';
+import type { ImageService, UsableImage } from '../images/service.js';
 import type { OrderRow, OrderService } from '../orders/service.js';
 import type { UserRow } from '../sessions/service.js';
 import type { Meter } from './billing.js';
@@ -59,6 +70,8 @@ export interface InstanceDeps {
   meter: Meter;
   /** The catalogue's price function, for renewals. */
   pricing: CatalogueService;
+  /** My images: saved from stopped instances, and what new instances are created from. */
+  images: ImageService;
   passwords: PasswordBox;
   log: FastifyBaseLogger;
   /** Tells an owner something about their instance (release notices, a stop for lack of balance). */
@@ -74,6 +87,7 @@ interface InstanceRequest {
   sizeId?: string;
   count?: number;
   imageId?: string;
+  userImageId?: string;
   applicationId?: string;
   cycle: BillingCycle;
   duration: number;
@@ -82,18 +96,32 @@ interface InstanceRequest {
 }
 
 export class InstanceService {
+  /** Applies paid DayToMonth and TransferToLong orders (conversions.ts); set once at start. */
+  private conversions?: { apply(order: OrderRow): Promise<{ resourceId: string }> };
+
   constructor(private deps: InstanceDeps) {}
+
+  useConversions(c: { apply(order: OrderRow): Promise<{ resourceId: string }> }): void {
+    this.conversions = c;
+  }
 
   // --- creation (the order fulfiller for every instance category) --------------------
 
   /** Creates the order's instances (idempotent per order) and asks the driver for the machines; or applies a renewal. */
   async fulfil(order: OrderRow): Promise<{ resourceId: string }> {
     if (order.type === 'Renew') return this.applyRenewal(order);
+    if (order.type === 'ChangeDataDisk') return this.applyDiskChange(order);
+    if (order.type === 'DayToMonth' || order.type === 'TransferToLong') {
+      if (!this.conversions) throw new Error('计费方式转换暂不可用');
+      return this.conversions.apply(order);
+    }
     const req = order.request as InstanceRequest;
     const snap = await this.deps.catalogue.get();
     const now = this.deps.clock.now();
     const count = req.gpuTypeId ? 1 : (req.count ?? 1);
-    const rows = Array.from({ length: count }, (_, i) => this.newRow(order, req, snap, i, count, now));
+    // An image of my images (or one shared with a link) must still be usable when the order is fulfilled.
+    const userImage = req.userImageId ? await this.deps.images.usableFor(order.userId, req.userImageId) : null;
+    const rows = Array.from({ length: count }, (_, i) => this.newRow(order, req, snap, i, count, now, userImage));
     const created = await this.deps.db.transaction(async (tx) => {
       const inserted = await tx.insert(instances).values(rows).onConflictDoNothing().returning();
       for (const row of inserted) {
@@ -106,7 +134,7 @@ export class InstanceService {
     return { resourceId: rows.map((r) => r.id).join(',') };
   }
 
-  private newRow(order: OrderRow, req: InstanceRequest, snap: Snapshot, i: number, count: number, now: Date): InstanceRow {
+  private newRow(order: OrderRow, req: InstanceRequest, snap: Snapshot, i: number, count: number, now: Date, userImage: UsableImage | null): InstanceRow {
     const s = snap.settings;
     const host = req.placement.hostId ? snap.hosts.find((h) => h.id === req.placement.hostId) : undefined;
     const size = req.sizeId ? snap.sizes.find((x) => x.id === req.sizeId) : undefined;
@@ -137,15 +165,19 @@ export class InstanceService {
       sizeId: size?.id ?? null,
       cpu: host ? host.cpuPerGpu * gpuCount : (size?.cpu ?? 0),
       memoryGb: host ? host.memoryGbPerGpu * gpuCount : (size?.memoryGb ?? 0),
-      imageId: app?.imageId ?? req.imageId ?? null,
+      imageId: userImage ? userImage.baseImageId : (app?.imageId ?? req.imageId ?? null),
+      userImageId: userImage?.id ?? null,
       applicationId: app?.id ?? null,
-      dataDiskGb: req.dataDiskGb,
+      // The free size is there even when the buyer asked for none: the disk is at least that big.
+      dataDiskGb: Math.max(req.dataDiskGb, freeDisk),
       freeDataDiskGb: freeDisk,
       cycle: req.cycle,
       hourlyPrice: hourly,
       noCardHourlyPrice: postpaid ? s.noCardPricePerHour : 0n,
       diskDailyPrice: postpaid ? extraGb * s.dataDiskPricePerGbDay : 0n,
       expireAt: postpaid ? null : new Date(now.getTime() + prepaidHours * 3600_000),
+      autoRenew: false,
+      autoRenewFailedFor: null,
       releaseAt: null,
       releaseNoticeAt: null,
       orderId: order.type === 'Usage' ? null : order.id,
@@ -197,7 +229,8 @@ export class InstanceService {
     return row !== null;
   }
 
-  private async begin(tx: Tx, cur: InstanceRow, action: InstanceAction, by: { actor: InstanceActor; actorId: string | null; detail: string }): Promise<InstanceRow> {
+  /** Moves a locked instance by an action (state machine, operation log); the caller submits the row afterwards. */
+  async begin(tx: Tx, cur: InstanceRow, action: InstanceAction, by: { actor: InstanceActor; actorId: string | null; detail: string }): Promise<InstanceRow> {
     if (!canAct(action, cur.status, by.actor)) {
       throw new AppError('INSTANCE_STATE_INVALID', `实例${InstanceStatus.label(cur.status)}，不能${InstanceActionLabel[action]}`);
     }
@@ -231,12 +264,18 @@ export class InstanceService {
       const spendable = await this.deps.orders.spendable(cur.userId, tx);
       if (spendable < hourly) throw new AppError('INSUFFICIENT_BALANCE', `开机需余额不少于 ${formatYuan(hourly)} 元（1 小时费用）`);
     }
-    if (noCard || cur.gpuCount === 0) return { noCard, gpuHeld: 0, releaseAt: null };
+    if (noCard || cur.gpuCount === 0) {
+      // Cards kept for it since a migration are not needed in no-card mode: they go back to the host.
+      if (cur.gpuHeld > 0) await this.deps.inventory.release(tx, cur.hostId!, cur.gpuHeld);
+      return { noCard, gpuHeld: 0, releaseAt: null };
+    }
+    // A migrated instance starts on the cards its migration reserved on the new host.
+    if (cur.gpuHeld >= cur.gpuCount) return { noCard: false, gpuHeld: cur.gpuHeld, releaseAt: null };
     try {
       await this.deps.inventory.reserve(tx, cur.hostId!, cur.gpuCount);
     } catch (e) {
       if (e instanceof AppError && e.code === 40920001) {
-        throw new AppError('INSTANCE_GPU_BUSY', `所在主机当前空闲卡不足 ${cur.gpuCount} 卡；可以无卡模式开机（不挂载 GPU），或稍后再试`);
+        throw new AppError('INSTANCE_GPU_BUSY', `所在主机当前空闲卡不足 ${cur.gpuCount} 卡；可以迁移到其他主机（免费，数据随实例迁移），或以无卡模式开机（不挂载 GPU），或稍后再试`);
       }
       throw e;
     }
@@ -297,13 +336,216 @@ export class InstanceService {
         .from(instanceOperations)
         .where(and(eq(instanceOperations.instanceId, instanceId), eq(instanceOperations.action, 'renew'), eq(instanceOperations.detail, order.orderUid)));
       if (done) return;
-      const now = this.deps.clock.now();
-      const from = cur.expireAt && cur.expireAt > now ? cur.expireAt : now;
-      const expireAt = new Date(from.getTime() + Number(HOURS_PER_UNIT[cur.cycle]) * duration * 3600_000);
-      await tx.update(instances).set({ expireAt, releaseAt: null, releaseNoticeAt: null, updatedAt: now }).where(eq(instances.id, instanceId));
-      await this.logOp(tx, cur, { action: 'renew', actorId: order.createdBy, from: cur.status, to: cur.status, detail: order.orderUid });
+      await this.extendExpiry(tx, cur, duration, { action: 'renew', actorId: order.createdBy, detail: order.orderUid });
     });
     return { resourceId: instanceId };
+  }
+
+  /** `duration` more units of the cycle from the expiry (or from now if expired), cancelling a scheduled release; logged. */
+  async extendExpiry(tx: Tx, cur: InstanceRow, duration: number, log: { action: string; actorId: string | null; detail: string }): Promise<Date> {
+    const now = this.deps.clock.now();
+    const from = cur.expireAt && cur.expireAt > now ? cur.expireAt : now;
+    const expireAt = new Date(from.getTime() + Number(HOURS_PER_UNIT[cur.cycle]) * duration * 3600_000);
+    await tx.update(instances).set({ expireAt, releaseAt: null, releaseNoticeAt: null, updatedAt: now }).where(eq(instances.id, cur.id));
+    await this.logOp(tx, cur, { action: log.action, actorId: log.actorId, from: cur.status, to: cur.status, detail: log.detail });
+    return expireAt;
+  }
+
+  // --- tasks on a stopped machine: save as image, expand the data disk ---------------------
+
+  /**
+   * Saves the stopped machine as an image of my images (Build until the driver reports it): the
+   * instance is Operating meanwhile and goes back where it was.
+   */
+  async saveImage(user: UserRow, id: string, req: SaveImageRequest): Promise<UserImage> {
+    await this.mustFind(user, id);
+    const { row, image } = await this.deps.db.transaction(async (tx) => {
+      const cur = await this.lock(tx, id);
+      this.assertTask(cur, 'saveImage');
+      const imageId = randomUUID();
+      const opId = `saveImage:${imageId}`;
+      const image = await this.deps.images.createBuilding(tx, {
+        id: imageId,
+        ownerId: cur.userId,
+        createdBy: user.id,
+        name: req.name,
+        opId,
+        source: { id: cur.id, name: cur.name, category: cur.category, imageId: cur.imageId, gpuTypeId: cur.gpuTypeId },
+      });
+      const row = await this.beginTask(tx, cur, 'saveImage', { actorId: user.id, opId, param: imageId, detail: `镜像「${req.name}」` });
+      return { row, image };
+    });
+    await this.submit(row);
+    return this.deps.images.view(image, await this.deps.catalogue.get());
+  }
+
+  /** A task needs a stopped machine: a running one is told to stop first, anything else is refused. */
+  assertTask(cur: InstanceRow, task: InstanceTask): void {
+    if (canRunTask(task, cur.status)) return;
+    const on: Status[] = ['Running', 'Starting', 'Restarting', 'Stopping', 'Shutdowning'];
+    if (on.includes(cur.status)) throw new AppError('INSTANCE_MUST_BE_STOPPED', `实例${InstanceStatus.label(cur.status)}，请先关机再${InstanceTaskLabel[task]}`);
+    throw new AppError('INSTANCE_STATE_INVALID', `实例${InstanceStatus.label(cur.status)}，不能${InstanceTaskLabel[task]}`);
+  }
+
+  /** The largest data disk the instance can have: its host's limit, or the product's. */
+  maxDiskGb(row: InstanceRow, snap: Snapshot): number {
+    const host = row.hostId ? snap.hosts.find((h) => h.id === row.hostId) : undefined;
+    return Math.min(MAX_DATA_DISK_GB, host?.dataDiskMaxGb ?? MAX_DATA_DISK_GB);
+  }
+
+  /** Why the data disk cannot be expanded to `newGb` now, as the error the request gets. */
+  checkResize(cur: InstanceRow, newGb: number, snap: Snapshot): void {
+    this.assertTask(cur, 'resizeDisk');
+    if (cur.expireAt && cur.expireAt <= this.deps.clock.now()) throw new AppError('INSTANCE_EXPIRED', '实例已到期，请先续费再扩容');
+    if (newGb <= cur.dataDiskGb) throw new AppError('DATA_DISK_SIZE_INVALID', `新容量须大于当前的 ${cur.dataDiskGb} GB（数据盘只能扩容，不能缩小）`);
+    const max = this.maxDiskGb(cur, snap);
+    if (newGb > max) throw new AppError('DATA_DISK_SIZE_INVALID', `该实例数据盘最大 ${max} GB`);
+  }
+
+  /**
+   * Post-paid: the expansion starts at once, with nothing to pay up front; the daily data-disk
+   * charge follows the new size (see applyResize).
+   */
+  async expandPostpaid(user: UserRow, id: string, newGb: number): Promise<Instance> {
+    const snap = await this.deps.catalogue.get();
+    const row = await this.deps.db.transaction(async (tx) => {
+      const cur = await this.lock(tx, id);
+      if (!POSTPAID.includes(cur.cycle)) throw new AppError('INSTANCE_STATE_INVALID', '包周期实例扩容需先支付扩容订单');
+      this.checkResize(cur, newGb, snap);
+      const opId = `resizeDisk:${cur.id}:${this.deps.clock.now().getTime()}`;
+      return this.beginTask(tx, cur, 'resizeDisk', { actorId: user.id, opId, param: String(newGb), detail: `按量计费：${cur.dataDiskGb} GB → ${newGb} GB` });
+    });
+    await this.submit(row);
+    return this.get(user, id);
+  }
+
+  /**
+   * Fulfils a paid ChangeDataDisk order, once per order: the disk grows once the driver reports it.
+   * An instance that cannot be expanded now (started again since, expired, already as large) fails
+   * the order here, which refunds it; a driver failure later refunds it too (onFailed).
+   */
+  private async applyDiskChange(order: OrderRow): Promise<{ resourceId: string }> {
+    const { instanceId, dataDiskGb } = order.request as { instanceId: string; dataDiskGb: number };
+    const snap = await this.deps.catalogue.get();
+    const row = await this.deps.db.transaction(async (tx) => {
+      const cur = await this.lock(tx, instanceId);
+      const [done] = await tx
+        .select({ id: instanceOperations.id })
+        .from(instanceOperations)
+        .where(and(eq(instanceOperations.instanceId, instanceId), eq(instanceOperations.action, 'resizeDisk'), like(instanceOperations.detail, `${order.orderUid}%`)));
+      if (done) return null;
+      this.checkResize(cur, dataDiskGb, snap);
+      return this.beginTask(tx, cur, 'resizeDisk', {
+        actorId: order.createdBy,
+        opId: `resizeDisk:${order.id}`,
+        param: `${dataDiskGb}:${order.id}`,
+        detail: `${order.orderUid}：${cur.dataDiskGb} GB → ${dataDiskGb} GB`,
+      });
+    });
+    if (row) await this.submit(row);
+    return { resourceId: instanceId };
+  }
+
+  /**
+   * The instance goes Operating (Pending_Migrate) with the task pending. pendingAction is
+   * "task:statusBefore:param", where param is the image id (saveImage), "newGb[:orderId]"
+   * (resizeDisk) or the target host's id (migrate).
+   */
+  private async beginTask(tx: Tx, cur: InstanceRow, task: InstanceTask, o: { actorId: string | null; opId: string; param: string; detail: string }): Promise<InstanceRow> {
+    const now = this.deps.clock.now();
+    const [row] = await tx
+      .update(instances)
+      .set({ status: taskStatus(task), lastError: null, pendingOpId: o.opId, pendingAction: `${task}:${cur.status}:${o.param}`, opStartedAt: now, updatedAt: now })
+      .where(eq(instances.id, cur.id))
+      .returning();
+    await this.logOp(tx, row!, { action: task, actorId: o.actorId, from: cur.status, to: taskStatus(task), detail: o.detail });
+    return row!;
+  }
+
+  /**
+   * The data disk has grown. Post-paid: its daily charge follows the new size; if the disk was
+   * within the free size until now, daily charging starts now; if today's day was already charged
+   * at the old size, the difference for the rest of that day is charged at once (arrears if the
+   * balance cannot pay). Prepaid: paid up front by the order; renewals price the new size.
+   */
+  private async applyResize(tx: Tx, row: InstanceRow, newGb: number, at: Date, settings: Settings): Promise<Partial<InstanceRow>> {
+    const set: Partial<InstanceRow> = { dataDiskGb: newGb };
+    if (!POSTPAID.includes(row.cycle)) return set;
+    const daily = BigInt(Math.max(0, newGb - row.freeDataDiskGb)) * settings.dataDiskPricePerGbDay;
+    set.diskDailyPrice = daily;
+    if (daily > 0n && !row.diskBilledUntil) set.diskBilledUntil = at;
+    else if (row.diskBilledUntil && row.diskBilledUntil > at && daily > row.diskDailyPrice && row.usageOrderId) {
+      const ms = BigInt(row.diskBilledUntil.getTime() - at.getTime());
+      const due = ((daily - row.diskDailyPrice) * ms + DAY_MS_N - 1n) / DAY_MS_N;
+      const paid = await this.deps.orders.chargeUsage(tx, row.usageOrderId, due, `disk-resize:${row.pendingOpId}`, `${row.name} 数据盘扩容至 ${newGb} GB（当日剩余时间）`);
+      set.arrears = row.arrears + (due - paid);
+    }
+    return set;
+  }
+
+  // --- migration of a stopped instance to another host (free of charge) -------------------
+
+  /**
+   * Moves a stopped instance, data disk included, to another host of the same GPU type in the same
+   * region (its own room first), so that it can start with cards when its own host has none free.
+   * Free of charge: nothing is ordered or charged. The target's cards are reserved at once (two
+   * migrations cannot take the same card) and the instance is Pending_Migrate until the driver
+   * reports: done, it is Stopped on the new host and keeps those cards for its next start; failed,
+   * it is back where it was on the old host and the cards go back to the target.
+   */
+  async migrate(user: UserRow, id: string, req: MigrateInstanceRequest): Promise<Instance> {
+    await this.mustFind(user, id);
+    // Read before the transaction: on PGlite a query outside it would wait for it to end.
+    const snap = await this.deps.catalogue.get();
+    const row = await this.deps.db.transaction(async (tx) => {
+      const cur = await this.lock(tx, id);
+      this.assertTask(cur, 'migrate');
+      if (!cur.hostId || !cur.gpuTypeId || cur.gpuCount === 0) throw new AppError('MIGRATE_NOT_GPU', '该实例没有 GPU，无需迁移');
+      if (cur.expireAt && cur.expireAt <= this.deps.clock.now()) throw new AppError('INSTANCE_EXPIRED', '实例已到期，请先续费再迁移');
+      const candidates = this.migrationTargets(cur, snap);
+      if (req.hostId && !candidates.some((h) => h.id === req.hostId)) {
+        throw new AppError('MIGRATE_HOST_INVALID', `主机 ${req.hostId} 不能作为迁移目标：须为同一地区、同一 GPU 型号的其他主机，且数据盘上限不小于 ${cur.dataDiskGb} GB`);
+      }
+      const target = await this.reserveTarget(tx, req.hostId ? candidates.filter((h) => h.id === req.hostId) : candidates, cur.gpuCount);
+      if (!target) {
+        throw new AppError(
+          'MIGRATE_NO_HOST',
+          req.hostId
+            ? `主机 ${req.hostId} 当前空闲卡不足 ${cur.gpuCount} 卡，请稍后再试，或使用无卡模式开机`
+            : `同地区暂无空闲 ${cur.gpuCount} 卡的同型号主机，请稍后再试，或使用无卡模式开机`,
+        );
+      }
+      const from = snap.hosts.find((h) => h.id === cur.hostId)?.name ?? cur.hostId;
+      return this.beginTask(tx, cur, 'migrate', {
+        actorId: user.id,
+        opId: `migrate:${cur.id}:${this.deps.clock.now().getTime()}`,
+        param: target.id,
+        detail: `${from} → ${target.name}（${cur.gpuCount} 卡，数据盘 ${cur.dataDiskGb} GB，免费）`,
+      });
+    });
+    await this.submit(row);
+    return this.get(user, id);
+  }
+
+  /** Hosts the instance may move to: active, same GPU type, same region, not its own, room for its cards and data disk; its own room first, then the freest. */
+  private migrationTargets(cur: InstanceRow, snap: Snapshot): Snapshot['hosts'] {
+    const rooms = new Map(snap.rooms.filter((r) => r.regionId === cur.regionId && r.active).map((r) => [r.id, r]));
+    return snap.hosts
+      .filter((h) => h.active && h.id !== cur.hostId && h.gpuTypeId === cur.gpuTypeId && rooms.has(h.roomId) && h.gpuTotal >= cur.gpuCount && h.dataDiskMaxGb >= cur.dataDiskGb)
+      .sort((a, b) => Number(b.roomId === cur.roomId) - Number(a.roomId === cur.roomId) || b.gpuFree - a.gpuFree || a.id.localeCompare(b.id));
+  }
+
+  /** Reserves `count` cards on the first candidate that has them (the inventory's guard decides races), or null. */
+  private async reserveTarget(tx: Tx, candidates: Snapshot['hosts'], count: number): Promise<Snapshot['hosts'][number] | null> {
+    for (const host of candidates) {
+      try {
+        await this.deps.inventory.reserve(tx, host.id, count);
+        return host;
+      } catch (e) {
+        if (!(e instanceof AppError && e.code === 40920001)) throw e;
+      }
+    }
+    return null;
   }
 
   async rename(user: UserRow, id: string, name: string): Promise<Instance> {
@@ -334,13 +576,16 @@ export class InstanceService {
     // The boot half of a creation is the driver's own follow-up: there is nothing to send.
     if (!row.pendingOpId || !row.pendingAction || row.pendingOpId.endsWith(':boot')) return;
     const d = this.deps.driver;
-    const [action] = row.pendingAction.split(':') as [InstanceAction | 'create'];
+    const [action, , param = ''] = row.pendingAction.split(':') as [InstanceAction | InstanceTask | 'create', string, string?];
     try {
       if (action === 'create') await d.create(row.pendingOpId, row.id, this.specOf(row));
       else if (action === 'start' || action === 'startNoCard') await d.start(row.pendingOpId, row.id, { gpu: !row.noCard && row.gpuCount > 0 });
       else if (action === 'stop') await d.stop(row.pendingOpId, row.id);
       else if (action === 'restart') await d.restart(row.pendingOpId, row.id);
       else if (action === 'release') await d.destroy(row.pendingOpId, row.id);
+      else if (action === 'saveImage') await d.saveImage(row.pendingOpId, row.id, param);
+      else if (action === 'resizeDisk') await d.resizeDisk(row.pendingOpId, row.id, Number(param));
+      else if (action === 'migrate') await d.migrate(row.pendingOpId, row.id, taskOf(row)!.param);
     } catch (e) {
       // The reconciler sends it again; the instance shows the operation under way meanwhile.
       this.deps.log.warn({ instance: row.id, op: row.pendingOpId, err: (e as Error).message }, 'compute driver did not take the operation; will retry');
@@ -355,6 +600,7 @@ export class InstanceService {
       cpu: row.cpu,
       memoryGb: row.memoryGb,
       imageId: row.imageId,
+      userImageRef: row.userImageId,
       dataDiskGb: row.dataDiskGb,
       sshUser: row.sshUser,
       sshPassword: this.deps.passwords.open(row.sshPasswordEnc),
@@ -368,25 +614,61 @@ export class InstanceService {
   /** Applies one driver event. Late, repeated or foreign events change nothing. */
   async applyEvent(e: DriverEvent): Promise<void> {
     // Read before the transaction: on PGlite a query outside it would wait for it to end.
-    const { settings } = await this.deps.catalogue.get();
+    const snap = await this.deps.catalogue.get();
+    const { settings } = snap;
     const after = await this.deps.db.transaction(async (tx) => {
       const [row] = await tx.select().from(instances).where(eq(instances.id, e.instanceId)).for('update');
       if (!row || row.releasedAt) return null;
       if (e.kind === 'lost') return this.onLost(tx, row, e);
       if (e.kind === 'found') return this.onFound(tx, row, e);
       if (e.opId !== row.pendingOpId) return null;
-      return e.ok ? this.onDone(tx, row, e, settings) : this.onFailed(tx, row, e);
+      return e.ok ? this.onDone(tx, row, e, settings, snap) : this.onFailed(tx, row, e);
     });
     if (after?.notice) await this.notifyOwner(after.row.userId, after.notice);
     if (after?.refundOrder) await this.deps.orders.refundDelivered(after.refundOrder, e.error ?? '实例创建失败');
   }
 
-  private async onDone(tx: Tx, row: InstanceRow, e: DriverEvent, settings: Settings) {
+  private async onDone(tx: Tx, row: InstanceRow, e: DriverEvent, settings: Settings, snap: Snapshot) {
     const from = row.status;
     const set: Partial<InstanceRow> = { lastError: null };
     let to: Status = from;
     let clearOp = true;
+    let detail = e.kind === 'destroy' ? '已释放' : '';
+    const task = taskOf(row);
     switch (e.kind) {
+      case 'saveImage': {
+        if (!task) return null;
+        to = task.before;
+        const failed = await this.deps.images.markBuilt(tx, task.param, e.imageSizeGb);
+        if (failed) set.lastError = failed;
+        detail = failed ?? `镜像已制作完成${e.imageSizeGb !== undefined ? `（${e.imageSizeGb} GB）` : ''}`;
+        break;
+      }
+      case 'resizeDisk': {
+        if (!task) return null;
+        to = task.before;
+        const newGb = Number(task.param.split(':')[0]);
+        Object.assign(set, await this.applyResize(tx, row, newGb, e.at, settings));
+        detail = `数据盘 ${row.dataDiskGb} GB → ${newGb} GB`;
+        break;
+      }
+      case 'migrate': {
+        if (task?.task !== 'migrate') return null;
+        // Stopped on the new host, keeping the cards reserved there for its next start; anything held on the old host goes back.
+        const target = snap.hosts.find((h) => h.id === task.param);
+        if (row.gpuHeld > 0) await this.deps.inventory.release(tx, row.hostId!, row.gpuHeld);
+        to = MIGRATE_DONE_STATUS;
+        Object.assign(set, {
+          hostId: task.param,
+          roomId: target?.roomId ?? row.roomId,
+          noCard: false,
+          gpuHeld: row.gpuCount,
+          ...(e.access ? { sshHost: e.access.sshHost, sshPort: e.access.sshPort } : {}),
+        });
+        const oldName = snap.hosts.find((h) => h.id === row.hostId)?.name ?? row.hostId;
+        detail = `已迁移：${oldName} → ${target?.name ?? task.param}`;
+        break;
+      }
       case 'create':
         to = 'Starting';
         Object.assign(set, { sshHost: e.access?.sshHost ?? null, sshPort: e.access?.sshPort ?? null, pendingOpId: `${row.pendingOpId}:boot` });
@@ -416,7 +698,7 @@ export class InstanceService {
     }
     if (clearOp) Object.assign(set, { pendingOpId: null, pendingAction: null, opStartedAt: null });
     const [moved] = await tx.update(instances).set({ ...set, status: to, updatedAt: this.deps.clock.now() }).where(eq(instances.id, row.id)).returning();
-    await this.logOp(tx, moved!, { action: `done:${e.kind}`, actorId: null, from, to, detail: e.kind === 'destroy' ? '已释放' : '' });
+    await this.logOp(tx, moved!, { action: `done:${e.kind}`, actorId: null, from, to, detail });
     return { row: moved!, notice: null, refundOrder: null };
   }
 
@@ -436,9 +718,21 @@ export class InstanceService {
       if (row.orderId) refundOrder = row.orderId;
       if (row.usageOrderId) await this.deps.orders.finishUsage(tx, row.usageOrderId);
     }
+    let notice = creating ? `您的实例「${row.name}」创建失败（${e.error ?? '未知原因'}），订单款项已原路退回。` : null;
+    const task = taskOf(row);
+    if (task?.task === 'saveImage') await this.deps.images.markFailed(tx, task.param, e.error ?? '镜像制作失败');
+    // A failed migration leaves the instance on its old host: the target's cards go back.
+    if (task?.task === 'migrate') await this.deps.inventory.release(tx, task.param, row.gpuCount);
+    if (task?.task === 'resizeDisk') {
+      const orderId = task.param.split(':')[1];
+      if (orderId) {
+        refundOrder = orderId;
+        notice = `您的实例「${row.name}」数据盘扩容失败（${e.error ?? '未知原因'}），扩容订单款项已原路退回。`;
+      }
+    }
     const [moved] = await tx.update(instances).set({ ...set, status: to, updatedAt: this.deps.clock.now() }).where(eq(instances.id, row.id)).returning();
     await this.logOp(tx, moved!, { action: `fail:${e.kind}`, actorId: null, from, to, detail: e.error ?? '' });
-    return { row: moved!, notice: creating ? `您的实例「${row.name}」创建失败（${e.error ?? '未知原因'}），订单款项已原路退回。` : null, refundOrder };
+    return { row: moved!, notice, refundOrder };
   }
 
   private async onLost(tx: Tx, row: InstanceRow, e: DriverEvent) {
@@ -457,8 +751,13 @@ export class InstanceService {
   private async onFound(tx: Tx, row: InstanceRow, e: DriverEvent) {
     if (row.status !== 'Unknown') return null;
     const running = e.power === 'running';
-    const to: Status = running ? 'Running' : row.noCard ? 'Shutdown' : 'Stopped';
-    const set: Partial<InstanceRow> = { lastError: null, pendingOpId: null, pendingAction: null, opStartedAt: null };
+    // A task (save image, expand disk) under way when the host went away goes on: its outcome is still to come.
+    const goesOn = !running && taskOf(row) !== null;
+    const task = taskOf(row);
+    const to: Status = goesOn ? taskStatus(task!.task) : running ? 'Running' : row.noCard ? 'Shutdown' : 'Stopped';
+    // A migration that does not go on gives the target's cards back.
+    if (!goesOn && task?.task === 'migrate') await this.deps.inventory.release(tx, task.param, row.gpuCount);
+    const set: Partial<InstanceRow> = goesOn ? { lastError: null, opStartedAt: e.at } : { lastError: null, pendingOpId: null, pendingAction: null, opStartedAt: null };
     if (running) Object.assign(set, this.meterStart(row, e.at));
     else {
       if (row.gpuHeld > 0) await this.deps.inventory.release(tx, row.hostId!, row.gpuHeld);
@@ -512,11 +811,14 @@ export class InstanceService {
     const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(instances).where(where);
     const rows = await this.deps.db.select().from(instances).where(where).orderBy(desc(instances.createdAt), desc(instances.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
     const snap = await this.deps.catalogue.get();
-    return { items: rows.map((r) => this.view(r, snap)), total, page: q.page, pageSize: q.pageSize };
+    const names = await this.deps.images.namesOf(rows.flatMap((r) => (r.userImageId ? [r.userImageId] : [])));
+    return { items: rows.map((r) => this.view(r, snap, names)), total, page: q.page, pageSize: q.pageSize };
   }
 
   async get(user: UserRow, id: string): Promise<Instance> {
-    return this.view(await this.mustFind(user, id), await this.deps.catalogue.get());
+    const row = await this.mustFind(user, id);
+    const names = await this.deps.images.namesOf(row.userImageId ? [row.userImageId] : []);
+    return this.view(row, await this.deps.catalogue.get(), names);
   }
 
   async operations(user: UserRow, q: { filterBy?: string; page: number; pageSize: number }) {
@@ -564,14 +866,14 @@ export class InstanceService {
   }
 
   /** The instance if this user may manage it: the payer's, and for a child only in categories it was granted. */
-  private async mustFind(user: UserRow, id: string): Promise<InstanceRow> {
+  async mustFind(user: UserRow, id: string): Promise<InstanceRow> {
     const [row] = await this.deps.db.select().from(instances).where(and(eq(instances.id, id), eq(instances.userId, payerIdOf(user))));
     if (!row || row.releasedAt) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在或已释放`);
     if (user.isChild && !childCategories(user).includes(row.category)) throw new AppError('PERMISSION_DENIED', `子账号没有管理${row.category}实例的权限`);
     return row;
   }
 
-  private async lock(tx: Tx, id: string): Promise<InstanceRow> {
+  async lock(tx: Tx, id: string): Promise<InstanceRow> {
     const [row] = await tx.select().from(instances).where(eq(instances.id, id)).for('update');
     if (!row || row.releasedAt) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在或已释放`);
     return row;
@@ -590,7 +892,7 @@ export class InstanceService {
     });
   }
 
-  view(r: InstanceRow, snap: Snapshot): Instance {
+  view(r: InstanceRow, snap: Snapshot, imageNames: Map<string, string> = new Map()): Instance {
     const region = snap.regions.find((x) => x.id === r.regionId);
     const host = r.hostId ? snap.hosts.find((h) => h.id === r.hostId) : undefined;
     const gpu = r.gpuTypeId ? snap.gpuTypes.find((g) => g.id === r.gpuTypeId) : undefined;
@@ -626,6 +928,7 @@ export class InstanceService {
       noCardHourlyPrice: String(r.noCardHourlyPrice),
       diskDailyPrice: String(r.diskDailyPrice),
       expireAt: r.expireAt?.toISOString() ?? null,
+      autoRenew: r.autoRenew,
       releaseAt: r.releaseAt?.toISOString() ?? null,
       access: reachable
         ? {
@@ -639,12 +942,25 @@ export class InstanceService {
           }
         : null,
       actions: allowedActions(r.status),
+      // An expired prepaid instance is renewed before its disk can grow or it can move (it could not start anyway).
+      tasks: allowedTasks(r.status).filter((t) => t === 'saveImage' || !r.expireAt || r.expireAt > this.deps.clock.now()),
+      userImageId: r.userImageId,
+      userImageName: r.userImageId ? (imageNames.get(r.userImageId) ?? null) : null,
       orderUid: null,
       createdAt: r.createdAt.toISOString(),
       startedAt: r.startedAt?.toISOString() ?? null,
       stoppedAt: r.stoppedAt?.toISOString() ?? null,
     };
   }
+}
+
+const DAY_MS_N = 86_400_000n;
+
+/** The task an instance is Operating for, from its pendingAction "task:statusBefore:param". */
+function taskOf(row: InstanceRow): { task: InstanceTask; before: Status; param: string } | null {
+  const [task, before, ...rest] = row.pendingAction?.split(':') ?? [];
+  if (task !== 'saveImage' && task !== 'resizeDisk' && task !== 'migrate') return null;
+  return { task, before: (before as Status) ?? 'Stopped', param: rest.join(':') };
 }
 
 function beijingTime(d: Date): string {
@@ -688,6 +1004,17 @@ const OP_LABELS: Record<string, string> = {
   'done:restart': '重启完成',
   'done:destroy': '释放完成',
   renew: '续费',
+  autoRenew: '自动续费',
+  autoRenewOn: '开启自动续费',
+  autoRenewOff: '关闭自动续费',
+  dayToMonth: '日转月',
+  transferToLong: '转长期租用',
+  saveImage: '保存镜像',
+  resizeDisk: '数据盘扩容',
+  'done:saveImage': '镜像制作完成',
+  'done:resizeDisk': '扩容完成',
+  migrate: '迁移到其他主机',
+  'done:migrate': '迁移完成',
   ...InstanceActionLabel,
 };
 

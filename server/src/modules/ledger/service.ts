@@ -90,12 +90,14 @@ export class LedgerService {
   async postMany(tx: Tx, raw: TransferInput[], prelocked?: LockedAccounts): Promise<void> {
     if (!raw.length) return;
     const now = this.clock.now();
+    // Each leg's account code is worked out once (a tick posts a hundred thousand transfers).
     const inputs = raw.map((t) => {
       checkLegs(t.legs);
-      return { ...t, id: randomUUID(), legs: mergeLegs(t.legs.map((l) => shardPlatformLeg(l, t.key))) };
+      const legs = mergeCoded(t.legs.map((l) => shardPlatformLeg(l, t.key)));
+      return { ...t, id: timeOrderedUuid(now), legs };
     });
     const refs = new Map<string, AccountRef>();
-    for (const t of inputs) for (const l of t.legs) refs.set(accountCode(l.account), l.account);
+    for (const t of inputs) for (const l of t.legs) if (!refs.has(l.code)) refs.set(l.code, l.account);
 
     // Arrays through unnest: one short statement per chunk however many rows (and no per-row query building).
     for (const part of chunks(inputs, 5000)) {
@@ -110,11 +112,17 @@ export class LedgerService {
     // Accounts the caller locked (lockFor) are not locked again; their balances are as it left them.
     const accounts = new Map(prelocked ? [...prelocked].map(([code, a]) => [code, { ...a }]) : []);
     const rest = new Map([...refs].filter(([code]) => !accounts.has(code)));
-    if (rest.size) for (const [code, a] of await this.lockCodes(tx, rest, now)) accounts.set(code, a);
+    const lockedAt = new Map<string, bigint>();
+    if (rest.size) {
+      for (const [code, a] of await this.lockCodes(tx, rest, now)) {
+        accounts.set(code, a);
+        lockedAt.set(code, a.balance);
+      }
+    }
     const entries: (typeof ledgerEntries.$inferInsert)[] = [];
     for (const t of inputs) {
       for (const l of t.legs) {
-        const a = accounts.get(accountCode(l.account))!;
+        const a = accounts.get(l.code)!;
         a.balance += l.amount;
         if (!a.mayGoNegative && a.balance < 0n) throw new AppError('INSUFFICIENT_BALANCE', `还差 ${formatShort(-a.balance)} 元`);
         entries.push({ transferId: t.id, accountId: a.id, amount: l.amount, balanceAfter: a.balance, createdAt: now });
@@ -127,7 +135,8 @@ export class LedgerService {
           ${pgArray(part.map((e) => e.amount))}::bigint[], ${pgArray(part.map((e) => e.balanceAfter))}::bigint[]) with ordinality as e(t, a, amount, after, n)
         order by e.n`);
     }
-    const moved = [...accounts.values()];
+    // Only accounts whose balance moved are written (a payer's locked but untouched gift account is not).
+    const moved = [...accounts].filter(([code, a]) => a.balance !== (prelocked?.get(code)?.balance ?? lockedAt.get(code))).map(([, a]) => a);
     for (const part of chunks(moved, 10000)) {
       await tx.execute(sql`update ledger_accounts a set balance = v.balance
         from unnest(${pgArray(part.map((x) => x.id))}::uuid[], ${pgArray(part.map((x) => x.balance))}::bigint[]) as v(id, balance) where a.id = v.id`);
@@ -139,7 +148,7 @@ export class LedgerService {
    * transfers under these keys will touch, creating missing ones; answers their balances by code.
    * A batch that must read balances before it decides its legs locks them first with this.
    */
-  async lockFor(tx: Tx, planned: { key: string; accounts: AccountRef[] }[]): Promise<LockedAccounts> {
+  async lockFor(tx: Tx, planned: { key: string; accounts: AccountRef[] }[], opts?: { ifExisting?: AccountRef[] }): Promise<LockedAccounts> {
     const refs = new Map<string, AccountRef>();
     for (const p of planned) {
       for (const a of p.accounts) {
@@ -147,10 +156,17 @@ export class LedgerService {
         refs.set(accountCode(sharded), sharded);
       }
     }
-    return this.lockCodes(tx, refs, this.clock.now());
+    // Accounts only read (a balance to look at, no leg planned): locked in the same code order if they exist, never created.
+    const readOnly = new Set<string>();
+    for (const a of opts?.ifExisting ?? []) {
+      const code = accountCode(a);
+      if (!refs.has(code)) readOnly.add(code);
+      refs.set(code, a);
+    }
+    return this.lockCodes(tx, refs, this.clock.now(), readOnly);
   }
 
-  private async lockCodes(tx: Tx, refs: Map<string, AccountRef>, now: Date): Promise<LockedAccounts> {
+  private async lockCodes(tx: Tx, refs: Map<string, AccountRef>, now: Date, readOnly?: Set<string>): Promise<LockedAccounts> {
     const codes = [...refs.keys()].sort();
     const accounts: LockedAccounts = new Map();
     const lock = async (wanted: string[]) => {
@@ -165,7 +181,7 @@ export class LedgerService {
       }
     };
     await lock(codes);
-    const missing = codes.filter((c) => !accounts.has(c));
+    const missing = codes.filter((c) => !accounts.has(c) && !readOnly?.has(c));
     if (missing.length) {
       // Creating an account takes no lock a transfer could be waiting on; then the new ones are locked too.
       await tx.insert(ledgerAccounts).values(missing.map((code) => accountRow(code, refs.get(code)!, now))).onConflictDoNothing();
@@ -210,6 +226,28 @@ export class LedgerService {
     return out;
   }
 
+  /**
+   * Money that crossed the platform's edge through a user's cash account: `paidIn` is what gateways
+   * credited (recharges and QR payments of orders, transfers of kind gateway_in), `refunded` what
+   * left cash for a platform `refund` account (money sent back out). Refunds of orders to the
+   * balance stay inside and count in neither. What may be invoiced is built on these figures.
+   */
+  async externalCash(userId: string, exec: Executor = this.db): Promise<{ paidIn: bigint; refunded: bigint }> {
+    const code = accountCode({ userId, kind: 'cash' });
+    // Refunds out are rare: start from the platform's refund accounts, not from the user's many debits.
+    const res = (await exec.execute(sql`with cash as (select id from ledger_accounts where code = ${code})
+      select
+        (select coalesce(sum(e.amount), 0) from ledger_entries e join ledger_transfers t on t.id = e.transfer_id
+          where e.account_id = (select id from cash) and t.kind = 'gateway_in' and e.amount > 0)::text as paid_in,
+        (select coalesce(sum(-e.amount), 0) from ledger_entries e
+          where e.account_id = (select id from cash) and e.amount < 0 and e.transfer_id in (
+            select r.transfer_id from ledger_entries r join ledger_accounts ra on ra.id = r.account_id where ra.kind = 'refund'))::text as refunded`)) as unknown as {
+      rows: { paid_in: string; refunded: string }[];
+    };
+    const row = res.rows[0];
+    return { paidIn: BigInt(row?.paid_in ?? '0'), refunded: BigInt(row?.refunded ?? '0') };
+  }
+
   /** The entries of one of a user's accounts, newest first. */
   async statement(userId: string, kind: UserAccountKind, paging: { page: number; pageSize: number }) {
     const code = accountCode({ userId, kind });
@@ -238,6 +276,29 @@ export class LedgerService {
       .offset((paging.page - 1) * paging.pageSize);
     return { items, total, ...paging };
   }
+
+  /**
+   * What a user paid, per transfer, for transfers whose key starts with `prefix` (e.g. `disk:` —
+   * the daily data-disk charges): amount is what left the user's spendable accounts.
+   */
+  async chargesByKeyPrefix(userId: string, prefix: string, paging: { page: number; pageSize: number }) {
+    const mine = and(
+      eq(ledgerAccounts.userId, userId),
+      inArray(ledgerAccounts.kind, ['cash', 'gift']),
+      sql`${ledgerTransfers.idempotencyKey} like ${`${prefix.replace(/[\\%_]/g, '\\$&')}%`}`,
+    );
+    const base = this.db
+      .select({ transferId: ledgerTransfers.id, key: ledgerTransfers.idempotencyKey, memo: ledgerTransfers.memo, createdAt: ledgerTransfers.createdAt, paid: sql<string>`-sum(${ledgerEntries.amount})`.as('paid') })
+      .from(ledgerEntries)
+      .innerJoin(ledgerAccounts, eq(ledgerAccounts.id, ledgerEntries.accountId))
+      .innerJoin(ledgerTransfers, eq(ledgerTransfers.id, ledgerEntries.transferId))
+      .where(mine)
+      .groupBy(ledgerTransfers.id)
+      .as('charges');
+    const [{ total } = { total: 0 }] = await this.db.select({ total: sql<number>`count(*)::int` }).from(base);
+    const rows = await this.db.select().from(base).orderBy(desc(base.createdAt), desc(base.key)).limit(paging.pageSize).offset((paging.page - 1) * paging.pageSize);
+    return { items: rows.map((r) => ({ ...r, paid: BigInt(r.paid) })), total, ...paging };
+  }
 }
 
 /**
@@ -246,11 +307,27 @@ export class LedgerService {
  * so that a replay lands on the same shard; their totals are the sum over shards.
  */
 export const PLATFORM_SHARDS = 64;
-function shardPlatformLeg(leg: Leg, key: string): Leg {
-  if (!('platform' in leg.account) || leg.account.name) return leg;
+
+/**
+ * The platform shard for `key` among the shards of one lane (shard numbers ≡ lane.index mod
+ * lane.count): batches posted at the same time by different lanes touch disjoint platform rows and
+ * never wait for each other on them. Passed as the leg's account `name`, it is a shard like any other.
+ */
+export function laneShard(key: string, lane: { index: number; count: number }): string {
+  const mine = Math.ceil((PLATFORM_SHARDS - lane.index) / lane.count);
+  const s = lane.index + lane.count * (fnv1a(key) % mine);
+  return `s${String(s).padStart(2, '0')}`;
+}
+
+function fnv1a(key: string): number {
   let h = 2166136261;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
-  return { ...leg, account: { ...leg.account, name: `s${String((h >>> 0) % PLATFORM_SHARDS).padStart(2, '0')}` } };
+  return h >>> 0;
+}
+
+function shardPlatformLeg(leg: Leg, key: string): Leg {
+  if (!('platform' in leg.account) || leg.account.name) return leg;
+  return { ...leg, account: { ...leg.account, name: `s${String(fnv1a(key) % PLATFORM_SHARDS).padStart(2, '0')}` } };
 }
 
 /** The arguments of migration 0007's `ledger_post`, arrays as PostgreSQL literals. */
@@ -313,6 +390,18 @@ function checkLegs(legs: Leg[]) {
   if (sum !== 0n) throw new Error(`ledger: legs sum to ${sum}, not zero`);
 }
 
+/** mergeLegs, each leg with its account code. */
+function mergeCoded(legs: Leg[]): (Leg & { code: string })[] {
+  const net = new Map<string, Leg & { code: string }>();
+  for (const l of legs) {
+    const code = accountCode(l.account);
+    const prior = net.get(code);
+    if (prior) prior.amount += l.amount;
+    else net.set(code, { account: l.account, amount: l.amount, code });
+  }
+  return [...net.values()].filter((l) => l.amount !== 0n);
+}
+
 /** Two legs on one account become one entry (its net), and zero nets drop out. */
 function mergeLegs(legs: Leg[]): Leg[] {
   const net = new Map<string, Leg>();
@@ -322,6 +411,17 @@ function mergeLegs(legs: Leg[]): Leg[] {
     net.set(code, { account: l.account, amount: (prior?.amount ?? 0n) + l.amount });
   }
   return [...net.values()].filter((l) => l.amount !== 0n);
+}
+
+/**
+ * A version 7 UUID (RFC 9562): the time in milliseconds first, then random bits. Transfers posted
+ * together get ids that sort together, so a batch's rows go to the right-hand edge of the
+ * transfer-id indexes (ledger_transfers' key, ledger_entries' transfer_id) instead of all over them.
+ */
+export function timeOrderedUuid(at: Date): string {
+  const ms = at.getTime().toString(16).padStart(12, '0');
+  const r = randomUUID(); // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: keep its random bits and variant
+  return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${r.slice(15)}`;
 }
 
 function rowCount(res: unknown): number {

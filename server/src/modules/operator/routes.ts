@@ -1,7 +1,24 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { API, operatorCreditResultSchema, operatorCreditSchema } from '@console/contract';
+import { eq } from 'drizzle-orm';
+import { z } from 'zod';
+import {
+  API,
+  okSchema,
+  operatorCreditResultSchema,
+  operatorCreditSchema,
+  operatorUserQuerySchema,
+  operatorUserSchema,
+  pageOf,
+  pagingQuerySchema,
+  reviewDecisionSchema,
+  reviewItemSchema,
+  reviewLogSchema,
+  reviewQuerySchema,
+} from '@console/contract';
+import { certifications } from '../../db/schema.js';
+import { ReviewQueries } from './reviews.js';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../http/errors.js';
 
@@ -18,7 +35,7 @@ function sameSecret(a: string, b: string) {
  * this machine, which proves itself with the token the running server wrote into DATA_DIR.
  * Returns the operator's user id (null for the command).
  */
-async function operatorOf(req: FastifyRequest, ctx: AppContext): Promise<string | null> {
+export async function operatorOf(req: FastifyRequest, ctx: AppContext): Promise<string | null> {
   const local = req.headers['x-operator-token'];
   if (typeof local === 'string') {
     if (ctx.localOperatorToken && LOOPBACK.has(req.socket.remoteAddress ?? '') && sameSecret(local, ctx.localOperatorToken)) return null;
@@ -43,4 +60,55 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
       return result;
     },
   );
+
+  const reviews = new ReviewQueries(ctx.db);
+  const tags = ['运营'];
+  const kindParams = z.object({ kind: z.enum(['enterprise', 'student'], { error: 'kind 须为 enterprise 或 student' }), id: z.uuid({ error: '申请编号格式不正确' }) });
+  /** The review area is for operator accounts only (the local command token does not open it). */
+  const asOperator = async (req: FastifyRequest) => {
+    if (req.headers['x-operator-token'] !== undefined) throw new AppError('PERMISSION_DENIED', '审核需使用运营账号登录');
+    return (await operatorOf(req, ctx))!;
+  };
+
+  r.get(API.operatorReviews, { schema: { tags, summary: '待审核与已审核的企业认证 / 学生认证', querystring: reviewQuerySchema, response: { 200: pageOf(reviewItemSchema) } } }, async (req) => {
+    await asOperator(req);
+    return reviews.queue(req.query.kind, req.query.status, req.query.page, req.query.pageSize);
+  });
+
+  r.post(
+    API.operatorReview,
+    { schema: { tags, summary: '通过或驳回（驳回须写原因；每次决定都记入审核日志）', params: kindParams, body: reviewDecisionSchema, response: { 200: okSchema } } },
+    async (req) => {
+      const operatorId = await asOperator(req);
+      if (req.params.kind === 'enterprise') {
+        await assertEnterprise(ctx, req.params.id);
+        await ctx.certification.decide(req.params.id, req.body, operatorId);
+      } else await ctx.students.decide(req.params.id, req.body, operatorId);
+      req.log.info({ operatorId, kind: req.params.kind, id: req.params.id, decision: req.body.decision }, 'operator review');
+      return { ok: true as const };
+    },
+  );
+
+  r.get(API.operatorReviewImage, { schema: { tags, summary: '营业执照 / 学生证图片', params: kindParams } }, async (req, reply) => {
+    await asOperator(req);
+    const object = req.params.kind === 'enterprise' ? await ctx.certification.licence(req.params.id) : await ctx.students.image(req.params.id);
+    return reply.header('content-type', object.contentType).header('cache-control', 'private, no-store').header('x-content-type-options', 'nosniff').send(object.body);
+  });
+
+  r.get(API.operatorUsers, { schema: { tags, summary: '用户与认证状态', querystring: operatorUserQuerySchema, response: { 200: pageOf(operatorUserSchema) } } }, async (req) => {
+    await asOperator(req);
+    return reviews.users(req.query.q, req.query.page, req.query.pageSize, ctx.config.OPERATOR_MOBILES);
+  });
+
+  r.get(API.operatorReviewLog, { schema: { tags, summary: '审核日志（实名核验服务与运营的每次决定）', querystring: pagingQuerySchema, response: { 200: pageOf(reviewLogSchema) } } }, async (req) => {
+    await asOperator(req);
+    return reviews.log(req.query.page, req.query.pageSize);
+  });
+}
+
+/** Only enterprise applications are the operator's to decide; personal ones belong to the verifier. */
+async function assertEnterprise(ctx: AppContext, id: string) {
+  const [row] = await ctx.db.select({ type: certifications.type }).from(certifications).where(eq(certifications.id, id));
+  if (!row) throw new AppError('RECORD_NOT_FOUND');
+  if (row.type !== 'Enterprise') throw new AppError('PERMISSION_DENIED', '个人认证由实名核验服务判定');
 }

@@ -253,6 +253,33 @@ describe('orders', () => {
     expect(json(await get(s.app, '/order/api/v2.1/orders?filterBy=status,Whatever', u.token)).code).toBe(40000001);
   });
 
+  it('lists several order kinds, statuses and types at once when a filter key repeats', async () => {
+    const u = await registerUser(s);
+    await fund(u.user.id, '200');
+    const paid = json(await post(s.app, AI, { productId: 'llm-tokens-10m' }, u.token));
+    await post(s.app, aiPath(paid.orderUid, '/pay'), { method: 'Balance' }, u.token);
+    const cancelled = json(await post(s.app, AI, { productId: 'llm-tokens-10m' }, u.token));
+    await post(s.app, aiPath(cancelled.orderUid, '/cancel'), undefined, u.token);
+    const gpuOrder = json(await post(s.app, '/infra/api/v2.1/gpu/order', GPU, u.token));
+    const uids = async (filterBy: string) => {
+      const res = await get(s.app, `/order/api/v2.1/orders?filterBy=${encodeURIComponent(filterBy)}`, u.token);
+      expect(res.statusCode, res.body).toBe(200);
+      return json<{ items: { orderUid: string }[] }>(res).items.map((o) => o.orderUid).sort();
+    };
+    expect(await uids('status,Success,status,Cancelled')).toEqual([paid.orderUid, cancelled.orderUid].sort());
+    expect(await uids('kind,Ai,kind,Personal')).toEqual([paid.orderUid, cancelled.orderUid, gpuOrder.orderUid].sort());
+    expect(await uids('kind,Ai,kind,Personal,status,Unpaid,status,Success')).toEqual([paid.orderUid, gpuOrder.orderUid].sort());
+    expect(await uids('kind,Personal,kind,default')).toEqual([gpuOrder.orderUid]);
+    expect(await uids('type,NewBuy,type,Renew,status,Cancelled')).toEqual([cancelled.orderUid]);
+    expect(await uids('status,Success,status,Success')).toEqual([paid.orderUid]);
+    for (const bad of ['status,Success,status,Whatever', 'toString,x', 'kind,Ai,kind', '__proto__,x']) {
+      const res = await get(s.app, `/order/api/v2.1/orders?filterBy=${encodeURIComponent(bad)}`, u.token);
+      expect(res.statusCode, bad).toBe(400);
+      expect(json(res).code).toBe(40000001);
+    }
+    await post(s.app, gpuPath(gpuOrder.orderUid, '/cancel'), undefined, u.token);
+  });
+
   it('exports the bills as CSV that Excel reads, with formula-looking text defused', async () => {
     const u = await registerUser(s);
     await fund(u.user.id, '100');

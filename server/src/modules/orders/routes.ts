@@ -38,10 +38,17 @@ function isPostpaid(cycle: BillingCycle): boolean {
   return cycle === 'Usage' || cycle === 'Hour';
 }
 
-function assertMayBuy(req: FastifyRequest, category: string) {
+/**
+ * Who may buy this category: a child only with its flag, and only where spec §6 names one (CPU,
+ * desktop, e-commerce and game machines are the main account's); anyone only when certified if the
+ * operator requires real names for purchases (spec §5's gate, code 40311001).
+ */
+function assertMayBuy(req: FastifyRequest, category: string, ctx: AppContext) {
   const user = currentSession(req).user;
   const flag = BUY_PERMISSION[category];
-  if (user.isChild && flag && !user[flag]) throw new AppError('PERMISSION_DENIED', `需要权限：${flag}`);
+  if (user.isChild && (!flag || !user[flag])) throw new AppError('PERMISSION_DENIED', flag ? `需要权限：${flag}` : '子账号不能购买该类产品');
+  const certified = user.certStatus === 'Succeed' && user.certType !== 'Uncertified';
+  if (category !== 'Ai' && ctx.config.REQUIRE_REALNAME_FOR_PURCHASE && !certified) throw new AppError('CERTIFICATION_REQUIRED');
 }
 
 export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -57,7 +64,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
       // Post-paid: the order is priced for one hour (what the balance must cover to begin); ticks charge the rest.
       const config = isPostpaid(asked.cycle) ? { ...asked, duration: 1 } : asked;
       const quote = await ctx.catalogue.quoteGpu(config, currentSession(req).user);
-      assertMayBuy(req, quote.category);
+      assertMayBuy(req, quote.category, ctx);
       const order = {
         payerId: payerOf(req),
         createdBy: currentSession(req).user.id,
@@ -79,7 +86,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
       const { voucherId: _v, name, ...asked } = req.body;
       const config = isPostpaid(asked.cycle) ? { ...asked, duration: 1 } : asked;
       const quote = await ctx.catalogue.quoteSize(config, currentSession(req).user);
-      assertMayBuy(req, quote.category);
+      assertMayBuy(req, quote.category, ctx);
       const order = {
         payerId: payerOf(req),
         createdBy: currentSession(req).user.id,
@@ -98,7 +105,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
     API.aiOrderCreate,
     { schema: { tags, summary: '购买模型资源包', body: aiResourceOrderRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
     async (req) => {
-      assertMayBuy(req, 'Ai');
+      assertMayBuy(req, 'Ai', ctx);
       const { product, price } = await ctx.resources.price(req.body.productId, req.body.count);
       return o.create({
         payerId: payerOf(req),

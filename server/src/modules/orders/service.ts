@@ -6,12 +6,12 @@
  * both move the same order.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { and, asc, count, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import {
   canMoveOrder,
   formatYuan,
-  parseFilterBy,
+  parseFilterByMulti,
   InstanceCategory,
   OrderStatus,
   OrderType,
@@ -30,7 +30,7 @@ import type { GatewayMethod } from '../../drivers/payment/types.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueStore } from '../catalogue/store.js';
 import type { GiftService } from '../gifts/service.js';
-import { accountCode, type Leg, type LedgerService, type TransferInput } from '../ledger/service.js';
+import { accountCode, laneShard, type AccountRef, type Leg, type LedgerService, type TransferInput } from '../ledger/service.js';
 import { pgArray } from '../../db/arrays.js';
 import type { PaymentRow, PaymentService } from '../payments/service.js';
 import type { VoucherService } from '../vouchers/service.js';
@@ -52,6 +52,15 @@ export interface NewOrder {
   quote: OrderPrice;
   description: string;
 }
+
+/** The keys an order list may be filtered by, with their allowed values (null: any value). */
+const ORDER_FILTERS: Record<string, readonly string[] | null> = {
+  status: OrderStatus.values,
+  type: OrderType.values,
+  kind: ['Personal', 'Ai', 'default'],
+  category: null,
+};
+const ORDER_FILTER_COLUMNS = { status: orders.status, type: orders.type, kind: orders.kind, category: orders.category };
 
 /** How long a paid order may wait for fulfilment before recovery takes it over (a crashed process). */
 export const FULFIL_GRACE_MS = 60_000;
@@ -87,6 +96,14 @@ function newOrderRow(o: NewOrder, now: Date, set: Partial<OrderRow> & Pick<Order
     updatedAt: now,
     ...set,
   };
+}
+
+/** One post-paid order's charge for one billing period (a tick), under its idempotency key. */
+export interface UsageCharge {
+  orderId: string;
+  amount: bigint;
+  key: string;
+  memo: string;
 }
 
 export class OrderService {
@@ -145,19 +162,19 @@ export class OrderService {
   }
 
   async list(payerId: string, q: { filterBy?: string; page: number; pageSize: number }) {
-    let f: Record<string, string>;
+    let f: Record<string, string[]>;
     try {
-      f = parseFilterBy(q.filterBy);
+      f = parseFilterByMulti(q.filterBy);
     } catch (e) {
       throw new AppError('VALIDATION_FAILED', `filterBy：${(e as Error).message}`);
     }
+    // A repeated key is "any of" (kind,Personal,kind,default); different keys must all hold.
     const conds: SQL[] = [eq(orders.userId, payerId)];
-    for (const [key, value] of Object.entries(f)) {
-      if (key === 'status' && (OrderStatus.values as string[]).includes(value)) conds.push(eq(orders.status, value as Status));
-      else if (key === 'type' && (OrderType.values as string[]).includes(value)) conds.push(eq(orders.type, value as Type));
-      else if (key === 'kind' && ['Personal', 'Ai', 'default'].includes(value)) conds.push(eq(orders.kind, value as OrderKind));
-      else if (key === 'category') conds.push(eq(orders.category, value));
-      else throw new AppError('VALIDATION_FAILED', `filterBy：不支持的筛选 ${key}=${value}`);
+    for (const [key, values] of Object.entries(f)) {
+      const allowed = Object.hasOwn(ORDER_FILTERS, key) ? ORDER_FILTERS[key] : undefined;
+      const bad = allowed === undefined ? values[0] : values.find((v) => allowed !== null && !allowed.includes(v));
+      if (bad !== undefined) throw new AppError('VALIDATION_FAILED', `filterBy：不支持的筛选 ${key}=${bad}`);
+      conds.push(inArray(ORDER_FILTER_COLUMNS[key as keyof typeof ORDER_FILTER_COLUMNS], values));
     }
     await this.expireDue(payerId);
     const where = and(...conds);
@@ -414,10 +431,25 @@ export class OrderService {
    * (earliest expiry first), then cash, as far as its payer's balance goes, in the order given.
    * Returns what each item (by key) was charged.
    */
-  async chargeUsageMany(tx: Tx, items: { orderId: string; amount: bigint; key: string; memo: string }[]): Promise<Map<string, bigint>> {
+  async chargeUsageMany(tx: Tx, items: UsageCharge[]): Promise<Map<string, bigint>> {
+    return (await this.chargeUsageBatch(tx, items)).charged;
+  }
+
+  /**
+   * chargeUsageMany for a billing tick: `lane` (parallel batches of one tick) keeps the revenue
+   * legs on that lane's platform shards; `watch` are users whose spendable balance (gift credit plus
+   * cash, as `spendableMany` would read it after the charges) the caller wants back, read under the
+   * same account locks instead of another query.
+   */
+  async chargeUsageBatch(
+    tx: Tx,
+    items: UsageCharge[],
+    opts: { lane?: { index: number; count: number }; watch?: string[] } = {},
+  ): Promise<{ charged: Map<string, bigint>; spendable: Map<string, bigint> }> {
     const charged = new Map<string, bigint>();
+    const watch = [...new Set(opts.watch ?? [])];
     const due = items.filter((i) => i.amount > 0n);
-    if (!due.length) return charged;
+    if (!due.length) return { charged, spendable: watch.length ? await this.spendableMany(tx, watch) : new Map() };
     const ids = [...new Set(due.map((i) => i.orderId))].sort();
     const rows = await tx
       .select({ id: orders.id, status: orders.status, userId: orders.userId, orderUid: orders.orderUid })
@@ -429,14 +461,28 @@ export class OrderService {
     const payers = [...new Set([...byId.values()].map((r) => r.userId))];
    
     const grants = await this.deps.gifts.lockSpendableMany(tx, payers);
-    // Every account the batch will touch is locked before its balance is read, in the ledger's order.
-    const locked = await this.deps.ledger.lockFor(
-      tx,
-      due.flatMap((i) => {
-        const payer = byId.get(i.orderId)?.userId;
-        return payer ? [{ key: i.key, accounts: [{ userId: payer, kind: 'cash' as const }, { userId: payer, kind: 'gift' as const }, { platform: 'revenue' as const }] }] : [];
-      }),
-    );
+    // Revenue goes to the platform shard of the item's key (the ledger's own choice), among the
+    // lane's shards when the tick runs in lanes; named here so the batch's accounts are known by code.
+    const lane = opts.lane ?? { index: 0, count: 1 };
+    const shards = new Map<string, AccountRef>();
+    const revenue = (key: string): AccountRef => {
+      const name = laneShard(key, lane);
+      let ref = shards.get(name);
+      if (!ref) shards.set(name, (ref = { platform: 'revenue', name }));
+      return ref;
+    };
+    // Every account the batch will touch is locked before its balance is read, in the ledger's order;
+    // a gift account only where a grant can pay (others are read, if they exist, for `watch`).
+    const touched: AccountRef[] = [];
+    for (const p of payers) {
+      touched.push({ userId: p, kind: 'cash' });
+      if (grants.get(p)?.length) touched.push({ userId: p, kind: 'gift' });
+    }
+    for (const i of due) if (byId.has(i.orderId)) revenue(i.key);
+    touched.push(...shards.values());
+    const locked = await this.deps.ledger.lockFor(tx, [{ key: 'usage', accounts: touched }], {
+      ifExisting: watch.flatMap((u) => [{ userId: u, kind: 'cash' as const }, { userId: u, kind: 'gift' as const }]),
+    });
     const balances = new Map(payers.map((p) => [p, { cash: locked.get(accountCode({ userId: p, kind: 'cash' }))?.balance ?? 0n }]));
     const now = this.deps.clock.now();
     const transfers: TransferInput[] = [];
@@ -470,7 +516,7 @@ export class OrderService {
       const taken = item.amount - rest;
       charged.set(item.key, taken);
       if (taken === 0n) continue;
-      legs.push({ account: { platform: 'revenue' }, amount: taken });
+      legs.push({ account: revenue(item.key), amount: taken });
       transfers.push({ key: item.key, kind: 'usage', memo: item.memo, actorId: null, orderId: order.orderUid, legs });
       added.set(order.id, (added.get(order.id) ?? 0n) + taken);
     }
@@ -484,10 +530,22 @@ export class OrderService {
           ${pgArray(parts.map((p) => p.giftGrantId ?? null))}::uuid[]) as p(o, s, a, g)`);
     }
     if (added.size) {
-      await tx.execute(sql`update orders o set amount = o.amount + v.n, paid_at = coalesce(o.paid_at, ${now.toISOString()}::timestamptz), updated_at = ${now.toISOString()}::timestamptz
+      // The running total only: updated_at (indexed) follows the order's status changes, so this
+      // update of no indexed column stays on the row's page (a HOT update, no index entries).
+      await tx.execute(sql`update orders o set amount = o.amount + v.n, paid_at = coalesce(o.paid_at, ${now.toISOString()}::timestamptz)
         from unnest(${pgArray([...added.keys()])}::uuid[], ${pgArray([...added.values()])}::bigint[]) as v(id, n) where o.id = v.id`);
     }
-    return charged;
+    // What the watched users can spend now: the locked balances less what this batch took.
+    const spent = new Map<string, bigint>();
+    for (const t of transfers) {
+      for (const l of t.legs) if ('userId' in l.account) spent.set(l.account.userId, (spent.get(l.account.userId) ?? 0n) - l.amount);
+    }
+    const spendable = new Map<string, bigint>();
+    for (const u of watch) {
+      const before = (locked.get(accountCode({ userId: u, kind: 'cash' }))?.balance ?? 0n) + (locked.get(accountCode({ userId: u, kind: 'gift' }))?.balance ?? 0n);
+      spendable.set(u, before - (spent.get(u) ?? 0n));
+    }
+    return { charged, spendable };
   }
 
   /** The post-paid resource is gone: its order is complete with what it was charged. */
@@ -504,6 +562,84 @@ export class OrderService {
       await tx.update(orders).set({ failReason: reason.slice(0, 500) }).where(eq(orders.id, orderId));
       await this.refund(tx, { ...row, failReason: reason });
     });
+  }
+
+  // --- prepaid instances: auto-renewal and refund of unused time (instances/prepaid.ts) -----
+
+  /**
+   * An order created and paid from the balance in one go, inside the caller's transaction, which
+   * also delivers it (an auto-renewal): gift credit by earliest expiry, then cash, as balance
+   * payment does; no voucher. `id` is derived from the business event, so a repeated or concurrent
+   * attempt inserts nothing and returns null. A balance that cannot pay throws INSUFFICIENT_BALANCE
+   * before anything is written (the caller's transaction rolls back).
+   */
+  async payNewFromBalance(tx: Tx, o: NewOrder, id: string, resourceId: string): Promise<OrderRow | null> {
+    this.assertOnSale(o.category);
+    const now = this.deps.clock.now();
+    const amount = BigInt(o.quote.total);
+    const [row] = await tx
+      .insert(orders)
+      .values(newOrderRow(o, now, { id, status: 'Success', payMethod: 'Balance', expiresAt: now, paidAt: now, fulfilledAt: now, resourceId }))
+      .onConflictDoNothing()
+      .returning();
+    if (!row) return null;
+    const legs: Leg[] = [];
+    const parts: (typeof orderPayments.$inferInsert)[] = [];
+    const taken = amount > 0n ? await this.spendGiftThenCash(tx, { payer: o.payerId, orderId: id, amount, useGift: true, cashUpTo: null, legs, parts, now }) : 0n;
+    const cashLeg = legs.find((l) => 'userId' in l.account && l.account.kind === 'cash');
+    const cash = cashLeg ? -cashLeg.amount : 0n;
+    if (taken < amount || (cash > 0n && (await this.deps.ledger.balances(o.payerId, tx)).cash < cash)) {
+      throw new AppError('INSUFFICIENT_BALANCE', `需 ${formatYuan(amount)} 元，余额不足`);
+    }
+    if (legs.length) {
+      legs.push({ account: { platform: 'revenue' }, amount });
+      await this.deps.ledger.post({ key: `order-pay:${id}`, kind: 'order', memo: o.description, actorId: o.createdBy, orderId: row.orderUid, legs }, tx);
+      await tx.insert(orderPayments).values(parts);
+    }
+    return row;
+  }
+
+  /** The delivered orders that paid for a prepaid instance's time (its purchase, renewals and conversions to prepaid), oldest first, with their payment parts. */
+  async prepaidPaymentsOf(tx: Tx, instanceId: string, purchaseOrderId: string | null) {
+    const cond = sql`(${orders.type} in ('Renew', 'DayToMonth', 'TransferToLong') and ${orders.request}->>'instanceId' = ${instanceId})`;
+    const rows = await tx
+      .select()
+      .from(orders)
+      .where(and(eq(orders.status, 'Success'), purchaseOrderId ? sql`(${orders.id} = ${purchaseOrderId} or ${cond})` : cond))
+      .orderBy(asc(orders.paidAt), asc(orders.createdAt));
+    const parts = rows.length ? await tx.select().from(orderPayments).where(inArray(orderPayments.orderId, rows.map((r) => r.id))) : [];
+    return rows.map((order) => ({ order, parts: parts.filter((p) => p.orderId === order.id) }));
+  }
+
+  /** The order with this id if it belongs to this payer (a Refund order looked up by its derived id). */
+  async byId(payerId: string, id: string, exec: Db | Tx = this.deps.db): Promise<OrderRow | null> {
+    const [row] = await exec.select().from(orders).where(and(eq(orders.id, id), eq(orders.userId, payerId)));
+    return row ?? null;
+  }
+
+  /**
+   * A Refund order (status Refunded) and its one ledger transfer from revenue back to cash and to
+   * the gift grants that paid, inside the caller's transaction. `id` is derived from the instance:
+   * a second refund inserts nothing and gets REFUND_DONE.
+   */
+  async postRefund(tx: Tx, o: NewOrder, id: string, back: { cash: bigint; gift: { grantId: string; amount: bigint }[] }): Promise<OrderRow> {
+    const now = this.deps.clock.now();
+    const total = back.cash + back.gift.reduce((n, g) => n + g.amount, 0n);
+    const [row] = await tx
+      .insert(orders)
+      .values(newOrderRow(o, now, { id, type: 'Refund', status: 'Refunded', amount: total, payMethod: 'Balance', expiresAt: now, refundedAt: now, fulfilledAt: now }))
+      .onConflictDoNothing()
+      .returning();
+    if (!row) throw new AppError('REFUND_DONE');
+    const legs: Leg[] = [{ account: { platform: 'revenue' }, amount: -total }];
+    if (back.cash > 0n) legs.push({ account: { userId: o.payerId, kind: 'cash' }, amount: back.cash });
+    for (const g of back.gift) {
+      if (g.amount <= 0n) continue;
+      legs.push({ account: { userId: o.payerId, kind: 'gift' }, amount: g.amount });
+      await this.deps.gifts.giveBack(tx, g.grantId, g.amount);
+    }
+    if (total > 0n) await this.deps.ledger.post({ key: `instance-refund:${id}`, kind: 'refund', memo: o.description, actorId: o.createdBy, orderId: row.orderUid, legs }, tx);
+    return row;
   }
 
   // --- fulfilment and refunds ----------------------------------------------------

@@ -16,6 +16,7 @@ export async function rechargeRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.post(
     API.recharge,
+    // A child may top up too: the money lands in its parent's balance, the one it spends.
     { schema: { tags, summary: '发起充值（返回支付二维码内容）', body: rechargeRequestSchema, response: { 200: rechargeSchema } }, onRequest: requireAuth },
     (req) => ctx.recharge.create(payerOf(req), req.body),
   );

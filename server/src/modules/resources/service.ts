@@ -1,18 +1,41 @@
 /**
  * 资源包: quantities bought as Ai orders (model tokens, card hours), valid for some days, consumed
- * before money by the services that meter them. This module sells them (an order fulfiller) and
- * shows them; the model and instance domains consume them.
+ * before money by the services that meter them. This module sells them (an order fulfiller), shows
+ * them, and lets the instance meter consume card hours (coverRuns). Model-token packages are for
+ * the model service to consume when it meters tokens; nothing consumes them yet.
+ *
+ * Consumption is not a ledger transfer: a package's price became revenue when its order was paid
+ * (the ledger holds money, and the user's `resource` account was never credited), so using the
+ * package moves no money. What a package paid for is a usage row instead, under a unique key, in
+ * the same transaction as the run it covers and its decremented `remain`.
  */
 import { randomUUID } from 'node:crypto';
-import { desc, eq } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNotNull, sql } from 'drizzle-orm';
 import { formatYuan, yuanToUnits, type OrderPrice } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/client.js';
+import type { Db, Tx } from '../../db/client.js';
+import { pgArray } from '../../db/arrays.js';
 import { orders, resourcePackages } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueStore } from '../catalogue/store.js';
 import type { ResourceProductEntry } from '../catalogue/seed-file.js';
 import type { Fulfiller, OrderRow } from '../orders/service.js';
+
+/** Card-hour packages are kept in card-milliseconds so a run is covered to the millisecond. */
+export const CARD_HOUR_SCALE = 3_600_000n;
+
+/** A post-paid GPU run a tick is charging: what it has used in total, and what it had used at the last tick. */
+export interface RunToCover {
+  instanceId: string;
+  /** The run (the instance's meter segment): coverage is counted per run. */
+  segment: Date;
+  userId: string;
+  gpuTypeId: string;
+  /** Card-milliseconds used by the run up to this tick (run ms × cards). */
+  cardMs: bigint;
+  /** Card-milliseconds used by the run up to the previous tick: what this tick adds is the difference. */
+  prevCardMs: bigint;
+}
 
 export class ResourceService implements Fulfiller {
   constructor(private deps: { db: Db; clock: Clock; catalogue: CatalogueStore }) {}
@@ -43,7 +66,8 @@ export class ResourceService implements Fulfiller {
     const req = order.request as { productId: string; count: number };
     const product = await this.product(req.productId);
     const now = this.deps.clock.now();
-    const total = BigInt(product.quantity) * BigInt(req.count);
+    const unitScale = product.gpuTypeId ? CARD_HOUR_SCALE : 1n;
+    const total = BigInt(product.quantity) * BigInt(req.count) * unitScale;
     await this.deps.db
       .insert(resourcePackages)
       .values({
@@ -55,6 +79,8 @@ export class ResourceService implements Fulfiller {
         unit: product.unit,
         total,
         remain: total,
+        gpuTypeId: product.gpuTypeId ?? null,
+        unitScale,
         expiresAt: new Date(now.getTime() + product.validDays * 86400_000),
         createdAt: now,
       })
@@ -74,15 +100,107 @@ export class ResourceService implements Fulfiller {
       id: p.id,
       name: p.name,
       unit: p.unit,
-      total: String(p.total),
-      remain: String(p.remain),
+      total: inUnits(p.total, p.unitScale),
+      remain: inUnits(p.remain, p.unitScale),
+      gpuTypeId: p.gpuTypeId,
+      expired: p.expiresAt <= this.deps.clock.now(),
       expiresAt: p.expiresAt.toISOString(),
       createdAt: p.createdAt.toISOString(),
       orderUid,
     }));
   }
 
+  /**
+   * Covers post-paid GPU runs from the payers' card-hour packages of the run's GPU type, earliest
+   * expiry first, never below zero. Returns, per instance, the card-milliseconds of its run covered
+   * so far (earlier ticks included); runs absent from the map were never covered. Set-based: a
+   * handful of statements per batch however many runs, and one cheap query when nobody in the batch
+   * holds a card-hour package. The caller holds the instance rows' locks, which makes a replayed
+   * tick (same run, same length) find nothing new to cover; the keys make it fail rather than count twice.
+   */
+  async coverRuns(tx: Tx, runs: RunToCover[]): Promise<Map<string, bigint>> {
+    const covered = new Map<string, bigint>();
+    if (!runs.length) return covered;
+    const holders = await tx.execute(sql`select distinct user_id from resource_packages
+      where user_id = any(${pgArray([...new Set(runs.map((r) => r.userId))])}::uuid[]) and gpu_type_id is not null`);
+    const holding = new Set(rowsOf<{ user_id: string }>(holders).map((r) => r.user_id));
+    const mine = runs.filter((r) => holding.has(r.userId));
+    if (!mine.length) return covered;
+
+    const before = await tx.execute(sql`select u.instance_id, sum(u.amount)::text as amount
+      from resource_package_usages u
+      join unnest(${pgArray(mine.map((r) => r.instanceId))}::uuid[], ${pgArray(mine.map((r) => r.segment.toISOString()))}::timestamptz[]) as v(id, seg)
+        on u.instance_id = v.id and u.segment = v.seg
+      group by u.instance_id`);
+    for (const r of rowsOf<{ instance_id: string; amount: string }>(before)) covered.set(r.instance_id, BigInt(r.amount));
+
+    const now = this.deps.clock.now();
+    const packages = await tx
+      .select({ id: resourcePackages.id, userId: resourcePackages.userId, gpuTypeId: resourcePackages.gpuTypeId, remain: resourcePackages.remain })
+      .from(resourcePackages)
+      .where(
+        and(
+          sql`${resourcePackages.userId} = any(${pgArray([...new Set(mine.map((r) => r.userId))])}::uuid[])`,
+          isNotNull(resourcePackages.gpuTypeId),
+          gt(resourcePackages.remain, 0n),
+          gt(resourcePackages.expiresAt, now),
+        ),
+      )
+      .orderBy(asc(resourcePackages.userId), asc(resourcePackages.expiresAt), asc(resourcePackages.createdAt), asc(resourcePackages.id))
+      .for('update');
+    const pools = new Map<string, typeof packages>();
+    for (const p of packages) {
+      const k = `${p.userId}:${p.gpuTypeId}`;
+      pools.set(k, [...(pools.get(k) ?? []), p]);
+    }
+
+    const usages: { packageId: string; userId: string; instanceId: string; segment: string; amount: bigint; key: string }[] = [];
+    const taken = new Map<string, bigint>();
+    for (const run of mine) {
+      let need = run.cardMs - run.prevCardMs;
+      for (const p of pools.get(`${run.userId}:${run.gpuTypeId}`) ?? []) {
+        if (need <= 0n) break;
+        const left = p.remain - (taken.get(p.id) ?? 0n);
+        const take = left < need ? left : need;
+        if (take <= 0n) continue;
+        taken.set(p.id, (taken.get(p.id) ?? 0n) + take);
+        need -= take;
+        covered.set(run.instanceId, (covered.get(run.instanceId) ?? 0n) + take);
+        usages.push({
+          packageId: p.id,
+          userId: run.userId,
+          instanceId: run.instanceId,
+          segment: run.segment.toISOString(),
+          amount: take,
+          key: `pkg:${run.instanceId}:${run.segment.getTime()}:${run.cardMs}:${p.id}`,
+        });
+      }
+    }
+    if (!usages.length) return covered;
+    await tx.execute(sql`update resource_packages p set remain = p.remain - v.amount
+      from unnest(${pgArray([...taken.keys()])}::uuid[], ${pgArray([...taken.values()])}::bigint[]) as v(id, amount) where p.id = v.id`);
+    await tx.execute(sql`insert into resource_package_usages (package_id, user_id, instance_id, segment, amount, key, created_at)
+      select v.p, v.u, v.i, v.s, v.a, v.k, ${now.toISOString()}::timestamptz
+      from unnest(${pgArray(usages.map((u) => u.packageId))}::uuid[], ${pgArray(usages.map((u) => u.userId))}::uuid[], ${pgArray(usages.map((u) => u.instanceId))}::uuid[],
+        ${pgArray(usages.map((u) => u.segment))}::timestamptz[], ${pgArray(usages.map((u) => u.amount))}::bigint[], ${pgArray(usages.map((u) => u.key))}::text[])
+        as v(p, u, i, s, a, k)`);
+    return covered;
+  }
+
   describe(product: ResourceProductEntry, count: number) {
     return `${product.name} × ${count}（¥${formatYuan(yuanToUnits(product.price) * BigInt(count))}）`;
   }
+}
+
+/** A stored quantity in the unit shown: card-milliseconds as hours to 4 decimals (rounded down, never more than is left). */
+export function inUnits(stored: bigint, scale: bigint): string {
+  if (scale === 1n) return String(stored);
+  const tenThousandths = (stored * 10_000n) / scale;
+  const whole = tenThousandths / 10_000n;
+  const frac = (tenThousandths % 10_000n).toString().padStart(4, '0').replace(/0+$/, '');
+  return frac ? `${whole}.${frac}` : String(whole);
+}
+
+function rowsOf<T>(res: unknown): T[] {
+  return (res as { rows: T[] }).rows;
 }

@@ -4,6 +4,7 @@ import {
   API,
   authResultSchema,
   changeEmailSchema,
+  childLoginSchema,
   changeMobileSchema,
   changePasswordSchema,
   loginSchema,
@@ -11,14 +12,15 @@ import {
   passwordResetSchema,
   registerSchema,
   registerValidateSchema,
+  userInfoSchema,
   userSchema,
 } from '@console/contract';
 import { z } from 'zod';
 import { clientMeta } from '../../http/client-meta.js';
 import { AppError } from '../../http/errors.js';
-import { currentSession } from '../../http/auth.js';
+import { currentSession, payerOf } from '../../http/auth.js';
 import type { AppContext } from '../../context.js';
-import { detectImage } from './image-type.js';
+import { PRIVATE_FILES, readUploadedImage } from '../../http/upload.js';
 
 const tags = ['账号'];
 
@@ -60,6 +62,16 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
   );
 
   r.post(
+    API.childLogin,
+    { schema: { tags, summary: '子账号登录（主账号手机号 + 子账号名 + 密码）', body: childLoginSchema, response: { 200: authResultSchema } } },
+    async (request, reply) => {
+      const result = await ctx.users.loginChild(request.body, clientMeta(request));
+      ctx.cookies.set(reply, result.token);
+      return result;
+    },
+  );
+
+  r.post(
     API.logout,
     { schema: { tags, summary: '退出登录', response: { 200: okSchema } }, onRequest: requireAuth },
     async (request, reply) => {
@@ -80,8 +92,9 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(
     API.meInfo,
-    { schema: { tags, summary: '当前用户信息', response: { 200: userSchema } }, onRequest: requireAuth },
-    async (request) => ctx.users.toDto(currentSession(request).user),
+    { schema: { tags, summary: '当前用户信息（含付款账号的现金与赠送金）', response: { 200: userInfoSchema } }, onRequest: requireAuth },
+    // The DTO is built from the session's row; the money fields are the payer's (a child spends its parent's).
+    async (request) => ({ ...ctx.users.toDto(currentSession(request).user), ...(await ctx.gifts.userFields(payerOf(request))) }),
   );
 
   r.put(
@@ -118,13 +131,8 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: requireAuth,
     },
     async (request) => {
-      if (!request.isMultipart()) throw new AppError('UPLOAD_MISSING', '请以 multipart/form-data 上传 file 字段');
-      const file = await request.file({ limits: { fileSize: ctx.config.UPLOAD_MAX_BYTES, files: 1 } });
-      if (!file) throw new AppError('UPLOAD_MISSING');
-      const body = await file.toBuffer();
-      const image = detectImage(body);
-      if (!image) throw new AppError('UPLOAD_NOT_IMAGE');
-      return ctx.users.setLogo(currentSession(request).user.id, { body, ...image });
+      const image = await readUploadedImage(request, ctx.config.UPLOAD_MAX_BYTES);
+      return ctx.users.setLogo(currentSession(request).user.id, image);
     },
   );
 
@@ -133,7 +141,8 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     { schema: { tags: ['文件'], summary: '读取已上传的文件', params: z.object({ '*': z.string().max(500) }) } },
     async (request, reply) => {
       const key = request.params['*'];
-      const object = /^[a-z0-9][a-z0-9/_.-]*$/i.test(key) && !key.includes('..') ? await ctx.drivers.storage.get(key) : null;
+      const servable = /^[a-z0-9][a-z0-9/_.-]*$/i.test(key) && !key.includes('..') && !key.startsWith(PRIVATE_FILES);
+      const object = servable ? await ctx.drivers.storage.get(key) : null;
       if (!object) throw new AppError('FILE_NOT_FOUND');
       return reply
         .header('content-type', object.contentType)

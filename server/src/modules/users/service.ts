@@ -3,7 +3,7 @@
  * profile fields a user edits themselves (mobile, e-mail, logo).
  */
 import { randomUUID } from 'node:crypto';
-import { and, count, eq, gt } from 'drizzle-orm';
+import { and, count, eq, gt, isNull, sql } from 'drizzle-orm';
 import { isStrongPassword, type User } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
@@ -75,6 +75,26 @@ export class UserService {
       throw new AppError('LOGIN_FAILED');
     }
     return this.startSession(user, meta);
+  }
+
+  /** A child logs in under its parent's mobile number; failures count against "mobile/name" like any account. */
+  async loginChild(input: { parentMobile: string; childName: string; password: string }, meta: ClientMeta) {
+    const account = `${input.parentMobile}/${input.childName.toLowerCase()}`;
+    await this.assertNotLockedOut(account);
+    const parent = await this.findByMobile(input.parentMobile);
+    const [child] = parent
+      ? await this.deps.db
+          .select()
+          .from(users)
+          .where(and(eq(users.parentId, parent.id), eq(users.isChild, true), isNull(users.deletedAt), sql`lower(${users.childName}) = ${input.childName.toLowerCase()}`))
+      : [];
+    const ok = await verifyPassword(input.password, child?.passwordHash ?? null);
+    if (!child || !ok) {
+      await this.deps.db.insert(loginFailures).values({ account, ip: meta.ip, createdAt: this.deps.clock.now() });
+      throw new AppError('LOGIN_FAILED', '请核对主账号手机号、子账号名和密码');
+    }
+    if (parent!.disabled) throw new AppError('ACCOUNT_DISABLED', '主账号已停用');
+    return this.startSession(child, meta);
   }
 
   async loginByCode(input: { mobile: string; code: string }, meta: ClientMeta) {

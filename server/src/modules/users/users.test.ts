@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   PASSWORD,
+  PNG,
+  multipart,
   countRows,
   get,
   json,
@@ -265,16 +267,6 @@ describe('password, mobile, e-mail and logo', () => {
     expect(json(await put(s.app, '/userapi/api/v2.1/users/me/email', { email: 'not-an-email', code: '123456' }, u.token)).code).toBe(40000001);
   });
 
-  function multipart(name: string, content: Buffer, type = 'application/octet-stream') {
-    const boundary = '----console-test';
-    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: ${type}\r\n\r\n`;
-    return {
-      payload: Buffer.concat([Buffer.from(head), content, Buffer.from(`\r\n--${boundary}--\r\n`)]),
-      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
-    };
-  }
-  const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);
-
   it('stores an uploaded logo through the storage driver and serves it back', async () => {
     const u = await registerUser(s);
     const { payload, headers } = multipart('me.png', PNG, 'image/png');
@@ -300,7 +292,7 @@ describe('password, mobile, e-mail and logo', () => {
     const big = multipart('big.png', Buffer.concat([PNG, Buffer.alloc(8192)]), 'image/png');
     const r2 = await s.app.inject({ method: 'PUT', url: '/api/v1/users/me/logo', payload: big.payload, headers: { ...big.headers, ...auth } });
     expect(r2.statusCode).toBe(413);
-    expect(json(r2).code).toBe(41300001);
+    expect(json(r2).code).toBe(41300002);
 
     const r3 = await s.app.inject({ method: 'PUT', url: '/api/v1/users/me/logo', payload: {}, headers: auth });
     expect(r3.statusCode).toBe(400);

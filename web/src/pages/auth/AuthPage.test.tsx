@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi, type Mock } from 'vitest';
-import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { QueryClient } from '@tanstack/react-query';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import type { User } from '@console/contract';
@@ -19,10 +19,16 @@ let fetchMock: Mock<typeof fetch>;
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
+/** A child account granted only the GPU instance list. */
+const child: User = { ...user, id: 'c1', childName: 'alice', isChild: true, gpu: true };
+
 /** A small fake of the server, by path. */
-function serve(url: string): Response {
+function serve(url: string, init?: RequestInit): Response {
   const path = url.split('?')[0];
+  const bearer = (init?.headers as Record<string, string> | undefined)?.Authorization;
   if (path === '/userapi/api/v2.1/login') return json(200, { token: 'tok-new', user });
+  if (path === '/userapi/api/v2.1/login/child') return json(200, { token: 'tok-child', user: child });
+  if (path === '/userapi/api/v2.1/users/me/info' && bearer === 'Bearer tok-child') return json(200, child);
   if (path === '/api/v1/users/verify/smscode') return json(200, { expiresIn: 300, resendIn: 60 });
   if (path === '/userapi/api/v2.1/users/me/info') return json(200, user);
   if (path === '/dev/outbox') return json(200, { items: [] });
@@ -41,7 +47,7 @@ function renderAt(url: string) {
 }
 
 beforeEach(() => {
-  fetchMock = vi.fn<typeof fetch>(async (input) => serve(String(input)));
+  fetchMock = vi.fn<typeof fetch>(async (input, init) => serve(String(input), init));
   vi.stubGlobal('fetch', fetchMock);
   session.reload();
 });
@@ -98,6 +104,36 @@ describe('the login / register screen', () => {
     expect(JSON.parse(localStorage.getItem('user')!)).toMatchObject({ id: 'u1' });
     const [, init] = fetchMock.mock.calls.find(([u]) => u === '/userapi/api/v2.1/login')!;
     expect(JSON.parse(init!.body as string)).toEqual({ account: '13800138000', password: 'abc12345' });
+  });
+
+  it('a child account logs in with the parent mobile, its name and password, then goes where children go', async () => {
+    const router = renderAt('/login?redirect=%2Fconsole%2Fapp');
+    fireEvent.click(await screen.findByRole('tab', { name: '子账号登录' }));
+    await screen.findByPlaceholderText('主账号的手机号');
+    // Every login tab has its own 登录 button; press the one of the open tab.
+    const form = screen.getByPlaceholderText('主账号的手机号').closest('form')!;
+    const submit = () => fireEvent.click(within(form).getByRole('button', { name: /登\s*录/ }));
+
+    submit();
+    expect(await screen.findByText('请输入主账号手机号')).toBeTruthy();
+    expect(screen.getByText('请输入子账号名')).toBeTruthy();
+    fireEvent.change(screen.getByPlaceholderText('主账号的手机号'), { target: { value: '12345' } });
+    expect(await screen.findByText('请输入正确的 11 位手机号')).toBeTruthy();
+    fireEvent.change(screen.getByPlaceholderText('主账号为你创建的子账号名'), { target: { value: '   ' } });
+    expect(await screen.findByText('请输入子账号名')).toBeTruthy();
+    expect(fetchMock.mock.calls.some(([u]) => u === '/userapi/api/v2.1/login/child')).toBe(false);
+
+    fireEvent.change(screen.getByPlaceholderText('主账号的手机号'), { target: { value: ' 13800138000 ' } });
+    fireEvent.change(screen.getByPlaceholderText('主账号为你创建的子账号名'), { target: { value: 'alice ' } });
+    fireEvent.change(screen.getByPlaceholderText('请输入子账号密码'), { target: { value: 'Child123' } });
+    await act(async () => submit());
+
+    // The password login's redirect handling: the target is not open to this child, so the guard sends it home.
+    await waitFor(() => expect(router.state.location.pathname).toBe('/console/gpu-generic'));
+    expect(localStorage.getItem('token')).toBe('tok-child');
+    expect(JSON.parse(localStorage.getItem('user')!)).toMatchObject({ id: 'c1', isChild: true, childName: 'alice' });
+    const [, init] = fetchMock.mock.calls.find(([u]) => u === '/userapi/api/v2.1/login/child')!;
+    expect(JSON.parse(init!.body as string)).toEqual({ parentMobile: '13800138000', childName: 'alice', password: 'Child123' });
   });
 
   it('a logged-in visitor opening /login is sent on', async () => {

@@ -1,8 +1,10 @@
 import { useState } from 'react';
 import { Button, Card, Form, Input, Space, Tabs, Typography, type FormRule as Rule } from 'antd';
-import { LockOutlined, MobileOutlined, SafetyOutlined, UserOutlined } from '@ant-design/icons';
+import { LockOutlined, MobileOutlined, SafetyOutlined, TeamOutlined, UserOutlined } from '@ant-design/icons';
 import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
-import { PAGE, PASSWORD_RULE, isStrongPassword, mobileSchema, type AuthResult } from '@console/contract';
+import { PAGE, PASSWORD_RULE, childLoginSchema, isStrongPassword, mobileSchema, type AuthResult } from '@console/contract';
+import type { z } from 'zod';
+import { childApi, type ChildLogin } from '../../api/account';
 import { safeRedirect } from '../../auth/guard';
 import { userApi } from '../../api/user';
 import { Logo } from '../../layouts/Logo';
@@ -71,6 +73,7 @@ function LoginForms({ onDone }: { onDone: (r: AuthResult) => void }) {
       items={[
         { key: 'password', label: '密码登录', children: <PasswordLoginForm onDone={onDone} /> },
         { key: 'sms', label: '验证码登录', children: <SmsLoginForm onDone={onDone} /> },
+        { key: 'child', label: '子账号登录', children: <ChildLoginForm onDone={onDone} /> },
       ]}
     />
   );
@@ -124,6 +127,45 @@ function SmsLoginForm({ onDone }: { onDone: (r: AuthResult) => void }) {
         <Input prefix={<MobileOutlined />} placeholder="请输入手机号" autoComplete="tel" maxLength={11} />
       </Form.Item>
       <CodeField scene="login" getMobile={async () => (await form.validateFields(['mobile'])).mobile.trim()} />
+      <Button type="primary" htmlType="submit" block loading={loading}>
+        登录
+      </Button>
+    </Form>
+  );
+}
+
+/** A field checked by the contract's own schema, so the form refuses exactly what the server would. */
+function schemaRules(required: string, schema: z.ZodType): Rule[] {
+  return [
+    { required: true, message: required },
+    {
+      validator: async (_, value: string | undefined) => {
+        if (!value) return;
+        const parsed = schema.safeParse(value);
+        if (!parsed.success) throw new Error(parsed.error.issues[0]?.message);
+      },
+    },
+  ];
+}
+const childFields = childLoginSchema.shape;
+
+/** A child account logs in with its parent's mobile number, its own name and its password. */
+function ChildLoginForm({ onDone }: { onDone: (r: AuthResult) => void }) {
+  const { loading, onFinish } = useSubmit(
+    (v: ChildLogin) => childApi.login({ parentMobile: v.parentMobile.trim(), childName: v.childName.trim(), password: v.password }),
+    onDone,
+  );
+  return (
+    <Form layout="vertical" onFinish={onFinish} requiredMark={false}>
+      <Form.Item name="parentMobile" label="主账号手机号" rules={schemaRules('请输入主账号手机号', childFields.parentMobile)}>
+        <Input prefix={<MobileOutlined />} placeholder="主账号的手机号" autoComplete="tel" maxLength={11} />
+      </Form.Item>
+      <Form.Item name="childName" label="子账号名" rules={schemaRules('请输入子账号名', childFields.childName)}>
+        <Input prefix={<TeamOutlined />} placeholder="主账号为你创建的子账号名" autoComplete="username" maxLength={20} />
+      </Form.Item>
+      <Form.Item name="password" label="密码" rules={schemaRules('请输入密码', childFields.password)}>
+        <Input.Password prefix={<LockOutlined />} placeholder="请输入子账号密码" autoComplete="current-password" />
+      </Form.Item>
       <Button type="primary" htmlType="submit" block loading={loading}>
         登录
       </Button>

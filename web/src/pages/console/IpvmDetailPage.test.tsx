@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { allowedActions } from '@console/contract';
+import { allowedActions, allowedTasks } from '@console/contract';
 import { session } from '../../session/store';
 import { renderApp } from '../stats/catalogue.fixtures';
 import { callsTo, json, user } from '../cost/cost.fixtures';
@@ -166,5 +166,38 @@ describe('the instance detail page', () => {
     await waitFor(() => expect(router.state.location.pathname).toBe(`/console/ipvm/detail/Generic/${ID}`));
     expect(router.state.location.search).toBe('?tab=access');
     expect((await screen.findByText('返回列表')).closest('a')!.getAttribute('href')).toBe('/console/generic/cpu');
+  });
+
+  it('data disk tab: size and cost; 扩容 waits for a stop; saving an image of a stopped instance names it', async () => {
+    let status: 'Running' | 'Stopped' = 'Running';
+    const fetch = instanceServer((url, init) => {
+      if (url.pathname === `${ONE}/image` && init?.method === 'POST') {
+        return json(409, { code: 40921001, message: '已有同名镜像，请换一个名称', detail: '镜像「基础环境」已存在' });
+      }
+      if (url.pathname === '/upgpu/api/v2.1/images') return json(200, { ...page([], url), limit: 10, used: 3 });
+      if (url.pathname === ONE) return json(200, instance({ status, actions: allowedActions(status), tasks: allowedTasks(status) }));
+      return undefined;
+    });
+    renderApp(`${DETAIL}?tab=disk`);
+    expect((await screen.findByTestId('disk-size')).textContent).toBe('100 GB');
+    const pane = screen.getByText('数据盘容量').closest<HTMLElement>('[role="tabpanel"]')!;
+    expect([...pane.querySelectorAll('.price')].map((p) => p.textContent)).toEqual(['¥0.35/天']);
+    expect(within(pane).getAllByText('50 GB')).toHaveLength(2); // free, and chargeable: 100 GB less the free 50 GB
+    expect(within(pane).getByText('实例运行中，请先关机再数据盘扩容')).toBeTruthy();
+    expect(button(pane, '扩容').disabled).toBe(true);
+    const header = screen.getByRole('heading', { name: '训练机-1' }).closest<HTMLElement>('.ant-card')!;
+    expect(button(header, '保存镜像').disabled).toBe(true);
+
+    status = 'Stopped';
+    fireEvent.click(button(header, '关机'));
+    fireEvent.click(button(await dialogOf('确认关机？'), '关机'));
+    await waitFor(() => expect(button(header, '保存镜像').disabled).toBe(false), { timeout: 6000 });
+    fireEvent.click(button(header, '保存镜像'));
+    const dialog = await dialogOf('保存镜像「训练机-1」');
+    expect(await within(dialog).findByText(/镜像免费保存，每个账号最多 10 个（已有 3 个）/)).toBeTruthy();
+    fireEvent.change(within(dialog).getByLabelText('镜像名称'), { target: { value: '基础环境' } });
+    fireEvent.click(button(dialog, '保存镜像'));
+    expect(await within(dialog).findByText('已有同名镜像，请换一个名称：镜像「基础环境」已存在')).toBeTruthy();
+    expect(callsTo(fetch, `${ONE}/image`, 'POST').map((c) => c.body)).toEqual([{ name: '基础环境' }]);
   });
 });

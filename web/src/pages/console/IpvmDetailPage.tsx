@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Alert, Button, Card, Descriptions, Empty, Flex, Result, Skeleton, Space, Tabs, Typography } from 'antd';
+import { Alert, Button, Card, Descriptions, Empty, Flex, Result, Skeleton, Space, Tabs, Tooltip, Typography } from 'antd';
 import { ArrowLeftOutlined, EditOutlined, EyeInvisibleOutlined, EyeOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import { Link, Navigate, useLocation, useParams } from 'react-router';
@@ -12,11 +12,11 @@ import { Price } from '../../components/Price';
 import { useUrlState } from '../../routing/useUrlState';
 import { PageFrame } from '../../components/PageFrame';
 import { InstanceActionBar } from './instances/InstanceActionButtons';
-import { BUSY_POLL_MS, canRenew, configSummary, detailPathOf, InstanceStatusTags, isBusy, isPostPaid, listPathOf } from './instances/instanceViews';
+import { BUSY_POLL_MS, canDayToMonth, canRefund, canRenew, canTransferToLong, configSummary, detailPathOf, InstanceStatusTags, isBusy, isPostPaid, listPathOf, taskBlocked } from './instances/instanceViews';
 import { LOG_PAGE_SIZES, OperationLogTable } from './instances/OperationLogTable';
 import { useInstanceActions } from './instances/useInstanceActions';
 
-const TABS = ['overview', 'access', 'billing', 'log'] as const;
+const TABS = ['overview', 'access', 'billing', 'disk', 'log'] as const;
 type Tab = (typeof TABS)[number];
 
 const readTab = (p: URLSearchParams): Tab => (TABS as readonly string[]).includes(p.get('tab') ?? '') ? (p.get('tab') as Tab) : 'overview';
@@ -135,7 +135,8 @@ function InstanceDetail({ instance: i }: { instance: Instance }) {
           items={[
             { key: 'overview', label: '概览', children: <Overview instance={i} /> },
             { key: 'access', label: '登录信息', children: <AccessPanel instance={i} /> },
-            { key: 'billing', label: '计费', children: <BillingPanel instance={i} onRenew={() => actions.renew(i)} /> },
+            { key: 'billing', label: '计费', children: <BillingPanel instance={i} onRenew={() => actions.renew(i)} onAutoRenew={() => actions.autoRenew(i)} onRefund={() => actions.refund(i)} onConvert={(mode) => actions.convert(i, mode)} /> },
+            { key: 'disk', label: '数据盘', children: <DiskPanel instance={i} onExpand={() => actions.expandDisk(i)} /> },
             { key: 'log', label: '操作日志', children: <InstanceLog instanceId={i.id} /> },
           ]}
         />
@@ -158,7 +159,8 @@ function ReleaseWarning({ instance: i }: { instance: Instance }) {
 }
 
 function Overview({ instance: i }: { instance: Instance }) {
-  const image = i.category === 'App' ? (i.applicationName ?? i.imageName) : (i.imageName ?? i.applicationName);
+  const catalogueImage = i.category === 'App' ? (i.applicationName ?? i.imageName) : (i.imageName ?? i.applicationName);
+  const image = i.userImageId ? `我的镜像「${i.userImageName ?? i.userImageId}」${i.imageName ? `（基于 ${i.imageName}）` : ''}` : catalogueImage;
   return (
     <Descriptions
       column={{ xs: 1, md: 2 }}
@@ -266,7 +268,19 @@ function AccessPanel({ instance: i }: { instance: Instance }) {
   );
 }
 
-function BillingPanel({ instance: i, onRenew }: { instance: Instance; onRenew: () => void }) {
+function BillingPanel({
+  instance: i,
+  onRenew,
+  onAutoRenew,
+  onRefund,
+  onConvert,
+}: {
+  instance: Instance;
+  onRenew: () => void;
+  onAutoRenew: () => void;
+  onRefund: () => void;
+  onConvert: (mode: 'dayToMonth' | 'transfer') => void;
+}) {
   const postPaid = isPostPaid(i.cycle);
   return (
     <Flex vertical gap={16}>
@@ -280,6 +294,20 @@ function BillingPanel({ instance: i, onRenew }: { instance: Instance; onRenew: (
             ? [
                 { key: 'hourly', label: '开机价格', children: <Price units={i.hourlyPrice} per="小时" /> },
                 { key: 'noCard', label: '无卡模式价格', children: <Price units={i.noCardHourlyPrice} per="小时" /> },
+                {
+                  key: 'transfer',
+                  label: '转长期租用',
+                  children: (
+                    <Space size={8} wrap>
+                      <span>先结清本次运行的按量费用，再按包周/包月价格支付，支付后停止按量计费，无需重启</span>
+                      {canTransferToLong(i) && (
+                        <Button size="small" onClick={() => onConvert('transfer')}>
+                          转长期租用
+                        </Button>
+                      )}
+                    </Space>
+                  ),
+                },
               ]
             : [
                 {
@@ -291,6 +319,52 @@ function BillingPanel({ instance: i, onRenew }: { instance: Instance; onRenew: (
                       {canRenew(i) && (
                         <Button type="primary" size="small" onClick={onRenew}>
                           续费
+                        </Button>
+                      )}
+                    </Space>
+                  ),
+                },
+                ...(i.cycle === 'Day'
+                  ? [
+                      {
+                        key: 'dayToMonth',
+                        label: '日转月',
+                        children: (
+                          <Space size={8} wrap>
+                            <span>按包月价格支付 1 个月，抵扣当前包日剩余整小时的实付价值（代金券部分不计）</span>
+                            {canDayToMonth(i) && (
+                              <Button size="small" onClick={() => onConvert('dayToMonth')}>
+                                日转月
+                              </Button>
+                            )}
+                          </Space>
+                        ),
+                      },
+                    ]
+                  : []),
+                {
+                  key: 'autoRenew',
+                  label: '自动续费',
+                  children: (
+                    <Space size={8} wrap>
+                      <span data-testid="auto-renew-state">{i.autoRenew ? '已开启（到期前从余额续费 1 个周期）' : '未开启'}</span>
+                      {canRenew(i) && (
+                        <Button size="small" onClick={onAutoRenew}>
+                          设置
+                        </Button>
+                      )}
+                    </Space>
+                  ),
+                },
+                {
+                  key: 'refund',
+                  label: '退订',
+                  children: (
+                    <Space size={8} wrap>
+                      <span>提前释放，按未使用的整天数退还实付的现金与赠送金（代金券不退）</span>
+                      {canRenew(i) && (
+                        <Button size="small" danger disabled={!canRefund(i)} onClick={onRefund}>
+                          退订
                         </Button>
                       )}
                     </Space>
@@ -315,6 +389,54 @@ function BillingPanel({ instance: i, onRenew }: { instance: Instance; onRenew: (
       <Typography.Text type="secondary">
         {postPaid ? '按量计费实例开机期间按小时从余额扣费，余额不足时将自动关机。' : '包周期实例到期后将自动关机，未续费将被释放。'}
         费用明细见 <Link to={PAGE.bill}>账单</Link>。
+      </Typography.Text>
+    </Flex>
+  );
+}
+
+/** The data disk: size, free and chargeable parts, what it costs, and 扩容 (a stopped instance only). */
+function DiskPanel({ instance: i, onExpand }: { instance: Instance; onExpand: () => void }) {
+  const postPaid = isPostPaid(i.cycle);
+  const chargeable = Math.max(0, i.dataDiskGb - i.freeDataDiskGb);
+  const blocked = taskBlocked(i, 'resizeDisk');
+  return (
+    <Flex vertical gap={16}>
+      <Descriptions
+        column={{ xs: 1, md: 2 }}
+        size="small"
+        items={[
+          { key: 'size', label: '数据盘容量', children: <span data-testid="disk-size">{i.dataDiskGb} GB</span> },
+          { key: 'free', label: '免费容量', children: `${i.freeDataDiskGb} GB` },
+          { key: 'chargeable', label: '计费容量', children: `${chargeable} GB` },
+          {
+            key: 'cost',
+            label: '费用',
+            children: postPaid ? (
+              BigInt(i.diskDailyPrice) > 0n ? (
+                <span>
+                  <Price units={i.diskDailyPrice} per="天" />（按量计费，关机后仍计费）
+                </span>
+              ) : (
+                '在免费容量内，不收费'
+              )
+            ) : (
+              `已包含在包周期费用内（到期 ${formatTime(i.expireAt)}）`
+            ),
+          },
+        ]}
+      />
+      <Space size={12} wrap>
+        <Tooltip title={blocked ?? undefined}>
+          <Button type="primary" disabled={blocked !== null} onClick={onExpand}>
+            扩容
+          </Button>
+        </Tooltip>
+        <Typography.Text type="secondary">
+          {blocked ?? (postPaid ? '按量计费实例扩容无需预付，扩容后超出免费容量的部分按天计费。' : '包周期实例扩容按剩余时间折算费用，支付后扩容。')}
+        </Typography.Text>
+      </Space>
+      <Typography.Text type="secondary">
+        数据盘只能扩容不能缩小，扩容需先关机。所有实例的数据盘见 <Link to={PAGE.gpudataDisk}>数据盘</Link>。
       </Typography.Text>
     </Flex>
   );

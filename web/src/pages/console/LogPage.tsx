@@ -1,6 +1,9 @@
 import { Button, Card, Flex, Select, Space, Tag } from 'antd';
 import { InstanceCategory, type InstanceCategory as Category } from '@console/contract';
+import { useQuery } from '@tanstack/react-query';
+import { childApi } from '../../api/account';
 import type { OperationFilter } from '../../api/instances';
+import { useSession } from '../../session/useSession';
 import { PageFrame } from '../../components/PageFrame';
 import { useUrlState } from '../../routing/useUrlState';
 import { LOG_PAGE_SIZES, OperationLogTable } from './instances/OperationLogTable';
@@ -9,6 +12,8 @@ interface LogQuery {
   category?: Category;
   /** Set by a link from an instance ("查看全部"): only that instance's operations. */
   instance?: string;
+  /** A child account's id: what that child did. */
+  actor?: string;
   page: number;
   pageSize: number;
 }
@@ -20,6 +25,7 @@ function readQuery(p: URLSearchParams): LogQuery {
   return {
     category: category && (InstanceCategory.values as string[]).includes(category) ? (category as Category) : undefined,
     instance: p.get('instance')?.trim().slice(0, 64) || undefined,
+    actor: /^[0-9a-f-]{36}$/i.test(p.get('actor') ?? '') ? p.get('actor')! : undefined,
     page: Number.isInteger(page) && page > 0 ? page : 1,
     pageSize: LOG_PAGE_SIZES.includes(pageSize) ? pageSize : 10,
   };
@@ -29,6 +35,7 @@ function writeQuery(q: LogQuery): URLSearchParams {
   const p = new URLSearchParams();
   if (q.category) p.set('category', q.category);
   if (q.instance) p.set('instance', q.instance);
+  if (q.actor) p.set('actor', q.actor);
   if (q.page > 1) p.set('page', String(q.page));
   if (q.pageSize !== 10) p.set('pageSize', String(q.pageSize));
   return p;
@@ -39,8 +46,8 @@ export default function LogPage() {
   const url = useUrlState(readQuery, writeQuery);
   const q = url.value;
   const set = (patch: Partial<LogQuery>) => url.set({ ...url.latest(), page: 1, ...patch });
-  const filter: OperationFilter = { instance: q.instance, category: q.category };
-  const filtered = Boolean(q.category || q.instance);
+  const filter: OperationFilter = { instance: q.instance, category: q.category, actor: q.actor };
+  const filtered = Boolean(q.category || q.instance || q.actor);
 
   return (
     <PageFrame>
@@ -56,13 +63,14 @@ export default function LogPage() {
               onChange={(category) => set({ category })}
               options={InstanceCategory.values.map((c) => ({ value: c, label: InstanceCategory.label(c) }))}
             />
+            <ChildSelect value={q.actor} onChange={(actor) => set({ actor })} />
             {q.instance && (
               <Tag closable onClose={() => set({ instance: undefined })} style={{ marginInlineEnd: 0 }}>
                 实例 <span className="mono">{q.instance}</span>
               </Tag>
             )}
             {filtered && (
-              <Button type="link" onClick={() => set({ category: undefined, instance: undefined })} style={{ paddingInline: 4 }}>
+              <Button type="link" onClick={() => set({ category: undefined, instance: undefined, actor: undefined })} style={{ paddingInline: 4 }}>
                 清除筛选
               </Button>
             )}
@@ -77,5 +85,23 @@ export default function LogPage() {
         </Flex>
       </Card>
     </PageFrame>
+  );
+}
+
+/** A parent sees what each child did (issue 7): the log filtered by one child account. */
+function ChildSelect({ value, onChange }: { value?: string; onChange: (id?: string) => void }) {
+  const { user } = useSession();
+  const children = useQuery({ queryKey: ['children', 'all'], queryFn: () => childApi.list(1, 100), enabled: !!user && !user.isChild, staleTime: 60_000 });
+  if (!user || user.isChild || !children.data?.total) return null;
+  return (
+    <Select<string>
+      aria-label="操作人"
+      placeholder="全部操作人"
+      allowClear
+      style={{ width: 180 }}
+      value={value}
+      onChange={onChange}
+      options={children.data.items.map((c) => ({ value: c.id, label: `子账号 ${c.childName}` }))}
+    />
   );
 }

@@ -67,13 +67,44 @@ describe('the bill page', () => {
     expect([last.get('page'), last.get('pageSize')]).toEqual(['1', '10']);
   });
 
-  it('shows server bills by order kind: GPU (Personal) first, the other instances (default) on demand', async () => {
+  it('shows all server bills at once (both order kinds, the key repeated), or one kind on demand', async () => {
     const fetch = costServer();
-    renderApp('/console/cost/bill');
+    const router = renderApp('/console/cost/bill');
     expect(await screen.findByText(/暂无服务器账单/)).toBeTruthy();
-    expect(filters(fetch)).toEqual(['kind,Personal']);
+    expect(filters(fetch)).toEqual(['kind,Personal,kind,default']);
     fireEvent.click(screen.getByText('CPU 实例 / 云桌面 / 跨境电商 / 云游戏'));
     await waitFor(() => expect(filters(fetch).at(-1)).toBe('kind,default'));
+    fireEvent.click(screen.getByText('GPU 实例 / 镜像应用'));
+    await waitFor(() => expect(filters(fetch).at(-1)).toBe('kind,Personal'));
+    expect(new URLSearchParams(router.state.location.search).get('kind')).toBe('Personal');
+    fireEvent.click(screen.getByText('全部'));
+    await waitFor(() => expect(filters(fetch).at(-1)).toBe('kind,Personal,kind,default'));
+  });
+
+  it('filters by several statuses and types at once, kept in the URL', async () => {
+    const fetch = costServer((url) =>
+      url.pathname === LIST && url.searchParams.get('filterBy') === 'kind,Ai,status,Unpaid,status,Success' ? json(200, { items: [unpaid, done], total: 2, page: 1, pageSize: 10 }) : undefined,
+    );
+    const router = renderApp('/console/cost/bill?tab=model');
+    await screen.findByText(/暂无模型账单|大模型/);
+    await pick('订单状态', '已完成');
+    await waitFor(() => expect(filters(fetch).at(-1)).toBe('kind,Ai,status,Success'));
+    await pick('订单状态', '未支付');
+    await waitFor(() => expect(filters(fetch).at(-1)).toBe('kind,Ai,status,Unpaid,status,Success'));
+    expect(await screen.findByText(done.description)).toBeTruthy();
+    expect(screen.getByText(unpaid.description)).toBeTruthy();
+    expect(new URLSearchParams(router.state.location.search).getAll('status').sort()).toEqual(['Success', 'Unpaid']);
+    await pick('订单类型', '新购');
+    await waitFor(() => expect(filters(fetch).at(-1)).toBe('kind,Ai,status,Unpaid,status,Success,type,NewBuy'));
+    await pick('订单类型', '续费');
+    await waitFor(() => expect(filters(fetch).at(-1)).toBe('kind,Ai,status,Unpaid,status,Success,type,NewBuy,type,Renew'));
+  });
+
+  it('reads several statuses from the URL and ignores unknown ones', async () => {
+    const fetch = costServer();
+    renderApp('/console/cost/bill?kind=default&status=Paid&status=Bogus&status=Refunded&type=Renew');
+    await screen.findByText(/没有符合筛选条件的账单/);
+    expect(filters(fetch)).toEqual(['kind,default,status,Paid,status,Refunded,type,Renew']);
   });
 
   it('exports the filtered bills as CSV with the session token', async () => {

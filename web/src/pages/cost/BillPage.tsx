@@ -13,14 +13,18 @@ import { UnpaidOrderBanner } from '../../components/UnpaidOrderBanner';
 import { useUrlState } from '../../routing/useUrlState';
 
 type Tab = 'server' | 'storage' | 'model';
-/** Server bills are of two order kinds: GPU instances and image applications, and the other instances. */
-type ServerKind = 'Personal' | 'default';
+/**
+ * Server bills are of two order kinds: GPU instances and image applications, and the other
+ * instances. 全部 lists both at once (the filter repeats its key: kind,Personal,kind,default).
+ */
+type ServerKind = 'all' | 'Personal' | 'default';
 
 interface BillQuery {
   tab: Tab;
   kind: ServerKind;
-  status?: Status;
-  type?: Type;
+  /** Any of these statuses / types; empty is all. */
+  status: Status[];
+  type: Type[];
   page: number;
   pageSize: number;
 }
@@ -29,15 +33,14 @@ const PAGE_SIZES = [10, 20, 50];
 
 function readQuery(p: URLSearchParams): BillQuery {
   const tab = p.get('tab');
-  const status = p.get('status');
-  const type = p.get('type');
+  const kind = p.get('kind');
   const page = Number(p.get('page'));
   const pageSize = Number(p.get('pageSize'));
   return {
     tab: tab === 'storage' || tab === 'model' ? tab : 'server',
-    kind: p.get('kind') === 'default' ? 'default' : 'Personal',
-    status: status && (OrderStatus.values as string[]).includes(status) ? (status as Status) : undefined,
-    type: type && (OrderType.values as string[]).includes(type) ? (type as Type) : undefined,
+    kind: kind === 'default' || kind === 'Personal' ? kind : 'all',
+    status: known(p.getAll('status'), OrderStatus.values),
+    type: known(p.getAll('type'), OrderType.values),
     page: Number.isInteger(page) && page > 0 ? page : 1,
     pageSize: PAGE_SIZES.includes(pageSize) ? pageSize : 10,
   };
@@ -46,16 +49,22 @@ function readQuery(p: URLSearchParams): BillQuery {
 function writeQuery(q: BillQuery): URLSearchParams {
   const p = new URLSearchParams();
   if (q.tab !== 'server') p.set('tab', q.tab);
-  if (q.tab === 'server' && q.kind !== 'Personal') p.set('kind', q.kind);
-  if (q.status) p.set('status', q.status);
-  if (q.type) p.set('type', q.type);
+  if (q.tab === 'server' && q.kind !== 'all') p.set('kind', q.kind);
+  q.status.forEach((s) => p.append('status', s));
+  q.type.forEach((t) => p.append('type', t));
   if (q.page > 1) p.set('page', String(q.page));
   if (q.pageSize !== 10) p.set('pageSize', String(q.pageSize));
   return p;
 }
 
+/** The values of a repeated URL parameter that are known, each once, in the enum's order. */
+function known<T extends string>(raw: string[], values: readonly T[]): T[] {
+  return values.filter((v) => raw.includes(v));
+}
+
 function filterOf(q: BillQuery): OrderFilter {
-  return { kind: q.tab === 'model' ? 'Ai' : q.kind, status: q.status, type: q.type };
+  const kind = q.tab === 'model' ? 'Ai' : q.kind === 'all' ? (['Personal', 'default'] as const) : q.kind;
+  return { kind, status: q.status, type: q.type };
 }
 
 /** /console/cost/bill: the account's orders, by product, with server paging and filters in the URL. */
@@ -70,7 +79,7 @@ export default function BillPage() {
       <Card className="bill-card">
         <Tabs
           activeKey={q.tab}
-          onChange={(tab) => set({ tab: tab as Tab, status: undefined, type: undefined })}
+          onChange={(tab) => set({ tab: tab as Tab, status: [], type: [] })}
           items={[
             { key: 'server', label: '服务器账单' },
             { key: 'storage', label: '存储账单' },
@@ -94,7 +103,7 @@ function OrderBills({ query: q, onChange }: { query: BillQuery; onChange: (patch
   const cancel = useCancelOrder();
   const { message } = App.useApp();
   const [exporting, setExporting] = useState(false);
-  const filtered = Boolean(q.status || q.type);
+  const filtered = q.status.length > 0 || q.type.length > 0;
 
   const exportCsv = async () => {
     setExporting(true);
@@ -118,31 +127,36 @@ function OrderBills({ query: q, onChange }: { query: BillQuery; onChange: (patch
               value={q.kind}
               onChange={(kind) => onChange({ kind })}
               options={[
+                { value: 'all', label: '全部' },
                 { value: 'Personal', label: 'GPU 实例 / 镜像应用' },
                 { value: 'default', label: 'CPU 实例 / 云桌面 / 跨境电商 / 云游戏' },
               ]}
             />
           )}
-          <Select<Status>
+          <Select<Status[]>
             aria-label="订单状态"
             placeholder="全部状态"
+            mode="multiple"
+            maxTagCount="responsive"
             allowClear
-            style={{ width: 140 }}
+            style={{ width: 200 }}
             value={q.status}
             onChange={(status) => onChange({ status })}
             options={OrderStatus.values.map((s) => ({ value: s, label: OrderStatus.label(s) }))}
           />
-          <Select<Type>
+          <Select<Type[]>
             aria-label="订单类型"
             placeholder="全部类型"
+            mode="multiple"
+            maxTagCount="responsive"
             allowClear
-            style={{ width: 150 }}
+            style={{ width: 220 }}
             value={q.type}
             onChange={(type) => onChange({ type })}
             options={OrderType.values.map((t) => ({ value: t, label: OrderType.label(t) }))}
           />
           {filtered && (
-            <Button type="link" onClick={() => onChange({ status: undefined, type: undefined })} style={{ paddingInline: 4 }}>
+            <Button type="link" onClick={() => onChange({ status: [], type: [] })} style={{ paddingInline: 4 }}>
               清除筛选
             </Button>
           )}

@@ -27,6 +27,25 @@ describe('the resource package page', () => {
     expect(within(row).getByText(pkg.orderUid).closest('a')!.getAttribute('href')).toBe(`/console/cost/bill/model-details/${pkg.orderUid}`);
   });
 
+  it('shows card-hour packages in hours to 0.01 (rounded down), with the GPU type they pay for and the expired ones marked', async () => {
+    const hours = { ...pkg, id: 'p2', name: 'RTX 4090 时长包 100 小时', unit: '卡时', total: '100', remain: '37.5099', gpuTypeId: 'rtx4090', orderUid: 'O20261123085616aaaa0002' };
+    const old = { ...hours, id: 'p3', name: '旧时长包', remain: '1', expired: true, orderUid: 'O20261123085616aaaa0003' };
+    costServer((url) => {
+      if (url.pathname === '/order/api/v2.1/resource/packages') return json(200, { items: [hours, old, pkg] });
+      if (url.pathname === '/upgpu/api/v2.1/gpu_type/list') return json(200, { items: [{ id: 'rtx4090', name: 'RTX 4090' }] });
+      return undefined;
+    });
+    renderApp('/console/cost/resource');
+    const row = (await screen.findByText('37.5 卡时')).closest('tr')!;
+    expect(within(row).getByText('100 卡时')).toBeTruthy();
+    expect(within(row).getByLabelText('剩余 37.5%')).toBeTruthy();
+    expect(await within(row).findByText('抵扣 RTX 4090 按量实例')).toBeTruthy();
+    const expiredRow = screen.getByText('旧时长包').closest('tr')!;
+    expect(within(expiredRow).getByText('已过期')).toBeTruthy();
+    const tokens = screen.getByText('250 万 tokens').closest('tr')!;
+    expect(within(tokens).getByText('模型服务按 Token 抵扣（即将开放）')).toBeTruthy();
+  });
+
   it('buys: creates a model order for the count chosen and opens the pay dialog on it', async () => {
     const created = order({ description: '大模型 Token 包 1000 万 × 3（¥150.00）', amount: '1500000' });
     const fetch = costServer((url, init) => (url.pathname === CREATE && init?.method === 'POST' ? json(200, created) : undefined));

@@ -8,6 +8,7 @@ import { ORDER_KEYS, ordersApi, type ResourcePackage, type ResourceProduct } fro
 import { LoadError } from '../../components/LoadError';
 import { OrderPayModal } from '../../components/OrderPayModal';
 import { formatQuantity, formatTime, orderDetailPath } from '../../components/orderViews';
+import { catalogueQueries } from '../../api/catalogue';
 import { PageFrame } from '../../components/PageFrame';
 import { Price } from '../../components/Price';
 import { UnpaidOrderBanner } from '../../components/UnpaidOrderBanner';
@@ -90,10 +91,33 @@ function ProductCard({ product: p, onOrdered }: { product: ResourceProduct; onOr
   );
 }
 
+/**
+ * A package's quantity as shown: card hours arrive as decimal hours (metered to the millisecond)
+ * and are shown to 0.01 h, rounded down so the page never promises more than is left; tokens
+ * are whole numbers in 万 / 亿.
+ */
+function packageQuantity(quantity: string, p: Pick<ResourcePackage, 'unit' | 'gpuTypeId'>): string {
+  if (!p.gpuTypeId) return formatQuantity(quantity, p.unit);
+  const [whole = '0', frac = ''] = quantity.split('.');
+  const cents = frac.slice(0, 2).replace(/0+$/, '');
+  return `${whole}${cents ? `.${cents}` : ''} ${p.unit}`;
+}
+
+/** What is left as a share of the total, to 0.1 %. */
+function remainPercent(remain: string, total: string): number {
+  const t = Number(total);
+  return t > 0 ? Math.floor((Number(remain) / t) * 1000) / 10 : 0;
+}
+
 function Packages() {
   const packages = useQuery({ queryKey: ORDER_KEYS.packages, queryFn: ({ signal }) => ordersApi.resourcePackages(signal) });
+  const gpuTypes = useQuery(catalogueQueries.gpuTypes());
+  const gpuName = (id: string) => gpuTypes.data?.find((g) => g.id === id)?.name ?? id;
   return (
-    <Card title="我的资源包">
+    <Card
+      title="我的资源包"
+      extra={<Typography.Text type="secondary">卡时包：同型号按量 GPU 实例开机后按毫秒抵扣，先到期的先用，用完再扣余额</Typography.Text>}
+    >
       {packages.isError ? (
         <LoadError error={packages.error} onRetry={() => void packages.refetch()} />
       ) : (
@@ -105,18 +129,34 @@ function Packages() {
           scroll={{ x: 1100 }}
           locale={{ emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="还没有资源包，购买后可在这里查看余量与有效期" /> }}
           columns={[
-            { title: '名称', dataIndex: 'name', render: (n: string) => <Typography.Text strong>{n}</Typography.Text> },
-            { title: '总量', dataIndex: 'total', width: 140, render: (v: string, r) => formatQuantity(v, r.unit) },
+            {
+              title: '名称',
+              dataIndex: 'name',
+              render: (n: string, r) => (
+                <Flex vertical gap={2} align="start">
+                  <Typography.Text strong>{n}</Typography.Text>
+                  {r.gpuTypeId ? (
+                    <Tag color="purple" style={{ marginInlineEnd: 0 }}>
+                      抵扣 {gpuName(r.gpuTypeId)} 按量实例
+                    </Tag>
+                  ) : (
+                    <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+                      模型服务按 Token 抵扣（即将开放）
+                    </Typography.Text>
+                  )}
+                </Flex>
+              ),
+            },
+            { title: '总量', dataIndex: 'total', width: 140, render: (v: string, r) => packageQuantity(v, r) },
             {
               title: '剩余',
               dataIndex: 'remain',
               width: 240,
               render: (v: string, r) => {
-                const total = BigInt(r.total);
-                const percent = total > 0n ? Number((BigInt(v) * 1000n) / total) / 10 : 0;
+                const percent = remainPercent(v, r.total);
                 return (
                   <Flex vertical gap={0}>
-                    <span>{formatQuantity(v, r.unit)}</span>
+                    <span title={r.gpuTypeId ? `剩余 ${v} 小时` : undefined}>{packageQuantity(v, r)}</span>
                     <Progress percent={percent} size="small" status="normal" strokeColor="#722ed1" format={(p) => `${p}%`} aria-label={`剩余 ${percent}%`} />
                   </Flex>
                 );
@@ -126,10 +166,10 @@ function Packages() {
               title: '到期时间',
               dataIndex: 'expiresAt',
               width: 200,
-              render: (v: string) => (
+              render: (v: string, r) => (
                 <Flex gap={6} align="center">
                   {formatTime(v)}
-                  {dayjs(v).isBefore(dayjs()) && <Tag style={{ marginInlineEnd: 0 }}>已过期</Tag>}
+                  {(r.expired || dayjs(v).isBefore(dayjs())) && <Tag style={{ marginInlineEnd: 0 }}>已过期</Tag>}
                 </Flex>
               ),
             },

@@ -1,14 +1,24 @@
+import { useState } from 'react';
 import { Button, Card, Empty, Flex, Table, Typography } from 'antd';
 import { ArrowLeftOutlined } from '@ant-design/icons';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { PAGE } from '@console/contract';
+import dayjs from 'dayjs';
+import { formatYuan, PAGE, type StorageCharge } from '@console/contract';
+import { billingApi } from '../../api/billing';
+import { LoadError } from '../../components/LoadError';
 import { PageFrame } from '../../components/PageFrame';
 
-/**
- * /console/cost/bill/storage-details: the daily storage charges. Nothing is billed for storage
- * until instances with data disks exist, so the table is empty and says so: no example rows.
- */
+const PAGE_SIZE = 20;
+
+/** /console/cost/bill/storage-details: the daily charges for data disks beyond their free size. */
 export default function StorageBillDetailPage() {
+  const [page, setPage] = useState(1);
+  const charges = useQuery({
+    queryKey: ['storageCharges', page],
+    queryFn: ({ signal }) => billingApi.storageCharges({ page, pageSize: PAGE_SIZE }, signal),
+    placeholderData: keepPreviousData,
+  });
   return (
     <PageFrame
       extra={
@@ -20,39 +30,47 @@ export default function StorageBillDetailPage() {
       <Flex vertical gap={16}>
         <Card title="存储如何计费">
           <ul className="plain-list">
-            <li>每台 GPU 实例按卡附带免费数据盘，免费容量以购买页为准，免费部分不产生费用。</li>
-            <li>超出免费容量的数据盘按 GB·天计价，按小时折算、每日汇总扣费，并在这里逐日列出。</li>
-            <li>数据盘扩容会生成“数据盘扩容”订单，可在“服务器账单”中按类型筛选查看。</li>
+            <li>每台实例附带免费数据盘，免费容量以购买页为准，免费部分不产生费用。</li>
+            <li>超出免费容量的部分按 GB·天计价，每天扣费一次；实例关机或无卡模式下照常计费，释放后停止。</li>
+            <li>按量计费实例扩容后当天已扣部分按剩余时间补差；包周期实例扩容会生成“数据盘扩容”订单，在“服务器账单”中查看。</li>
           </ul>
         </Card>
         <Card title="存储账单明细">
-          <Table
-            rowKey="id"
-            dataSource={[]}
-            pagination={false}
-            scroll={{ x: 760 }}
-            columns={[
-              { title: '日期', key: 'date' },
-              { title: '实例', key: 'instance' },
-              { title: '存储类型', key: 'kind' },
-              { title: '计费容量（GB）', key: 'size', align: 'right' },
-              { title: '计费时长（小时）', key: 'hours', align: 'right' },
-              { title: '金额（元）', key: 'amount', align: 'right' },
-            ]}
-            locale={{
-              emptyText: (
-                <Empty
-                  image={Empty.PRESENTED_IMAGE_SIMPLE}
-                  description={
-                    <Flex vertical gap={4} align="center">
-                      <Typography.Text>暂无存储账单</Typography.Text>
-                      <Typography.Text type="secondary">存储计费将随实例一同上线：实例使用超出免费容量的数据盘后，每日费用会显示在这里。</Typography.Text>
-                    </Flex>
-                  }
-                />
-              ),
-            }}
-          />
+          {charges.isError ? (
+            <LoadError error={charges.error} onRetry={() => charges.refetch()} />
+          ) : (
+            <Table<StorageCharge>
+              rowKey="id"
+              loading={charges.isFetching}
+              dataSource={charges.data?.items}
+              scroll={{ x: 760 }}
+              pagination={{ current: page, pageSize: PAGE_SIZE, total: charges.data?.total ?? 0, onChange: setPage, showTotal: (t) => `共 ${t} 条`, hideOnSinglePage: true }}
+              columns={[
+                { title: '计费日', dataIndex: 'periodStart', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
+                {
+                  title: '实例',
+                  dataIndex: 'instanceName',
+                  render: (name: string, c) => name || <Typography.Text type="secondary">{c.instanceId.slice(0, 8)}</Typography.Text>,
+                },
+                { title: '说明', dataIndex: 'memo' },
+                { title: '扣费时间', dataIndex: 'chargedAt', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
+                { title: '金额（元）', dataIndex: 'amount', align: 'right', width: 120, render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
+              ]}
+              locale={{
+                emptyText: (
+                  <Empty
+                    image={Empty.PRESENTED_IMAGE_SIMPLE}
+                    description={
+                      <Flex vertical gap={4} align="center">
+                        <Typography.Text>暂无存储账单</Typography.Text>
+                        <Typography.Text type="secondary">数据盘在免费容量以内不收费；扩容超出免费容量后，每日费用会显示在这里。</Typography.Text>
+                      </Flex>
+                    }
+                  />
+                ),
+              }}
+            />
+          )}
         </Card>
       </Flex>
     </PageFrame>

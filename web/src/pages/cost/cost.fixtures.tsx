@@ -70,6 +70,8 @@ export const pkg: ResourcePackage = {
   unit: 'tokens',
   total: '10000000',
   remain: '2500000',
+  gpuTypeId: null,
+  expired: false,
   expiresAt: '2099-11-23T08:57:15.000Z',
   createdAt: '2026-11-23T08:57:15.000Z',
   orderUid: 'O20261123085616aaaa0001',
@@ -99,6 +101,10 @@ export function costServer(...extra: Handler[]): Mock<typeof fetch> {
       case '/order/api/v2.1/resource/packages':
         return json(200, { items: [] });
       case '/billing/api/v1/user/statement':
+        return json(200, { items: [], total: 0, page: 1, pageSize: 10 });
+      case '/billing/api/v1/invoices/invoiceable':
+        return json(200, { invoiceable: '0', paidIn: '0', refunded: '0', invoiced: '0', pending: '0' });
+      case '/billing/api/v1/invoices':
         return json(200, { items: [], total: 0, page: 1, pageSize: 10 });
       case '/order/api/v2.1/promotion':
         return json(200, { rechargeBonusRate: '0.18', newUserVoucher: '500000', customerServiceUrl: 'https://work.weixin.qq.com/kfid/x' });

@@ -18,10 +18,11 @@ import { Price } from '../../components/Price';
 import { useSession } from '../../session/useSession';
 import { AppCover } from './AppCover';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
-import { CycleField, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
+import { CycleField, nameSummary, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
 import { gpuQuoteRequest, isPostpaidCycle, type PurchaseConfig, type PurchaseUpdate } from './purchaseQuery';
 import { QuotePanel, type SummaryItem } from './QuotePanel';
 import { useQuote } from './useQuote';
+import { UserImageChoice, useUserImage, userImageLabel } from './UserImageChoice';
 
 type Change = (change: Partial<PurchaseConfig>) => void;
 
@@ -67,8 +68,8 @@ function useGpuChoices(asked: PurchaseConfig) {
   const app = apps.data?.items.find((a) => a.id === asked.applicationId);
   const gpuTypeId = pickGpuType(available.data, asked, app);
   const images = useQuery({ ...catalogueQueries.gpuImages(gpuTypeId), enabled: !!gpuTypeId });
-  // An application brings its own image: the order names one or the other, never both.
-  const imageId = asked.applicationId ? undefined : pickImage(images.data, asked.imageId);
+  // An application (or a saved image) brings its own image: the order names one or the other, never both.
+  const imageId = asked.applicationId || asked.userImageId ? undefined : pickImage(images.data, asked.imageId);
   const config: PurchaseConfig = { ...asked, gpuTypeId, imageId };
   const hosts = useQuery({
     ...catalogueQueries.gpuList({ filterBy: formatFilterBy({ region: config.regionId, room: config.roomId, gpuType: gpuTypeId }), pageSize: 100 }),
@@ -76,7 +77,7 @@ function useGpuChoices(asked: PurchaseConfig) {
   });
   // Ask once the defaults have resolved (model for the region, image for the model), not before
   // and again after: the first answer would be for a configuration the buyer never saw.
-  const ready = !available.isPending && (!!asked.applicationId || !images.isPending) && gpuQuoteRequest(config) !== null;
+  const ready = !available.isPending && (!!asked.applicationId || !!asked.userImageId || !images.isPending) && gpuQuoteRequest(config) !== null;
   return { config, ready, available, apps, app, images, hosts };
 }
 
@@ -89,7 +90,8 @@ function GpuForm({ config: asked, regions, region, onChange }: { config: Purchas
   const host = hosts.data?.items.find((h) => h.id === (config.hostId ?? quote.data?.placement.hostId));
   const gpuType = available.data?.find((t) => t.id === gpuTypeId);
   const image = images.data?.find((i) => i.id === imageId);
-  const summary = gpuSummary(config, region, gpuType, host, app ? app.name : image && imageLabel(image));
+  const saved = useUserImage(config.applicationId ? undefined : config.userImageId);
+  const summary = gpuSummary(config, region, gpuType, host, app ? app.name : saved.data ? userImageLabel(saved.data) : image && imageLabel(image));
   const checkout = useCheckout(config, summary);
   const set: Change = (change) => onChange(config, change);
 
@@ -135,6 +137,8 @@ function GpuForm({ config: asked, regions, region, onChange }: { config: Purchas
           <Form.Item label={app ? '镜像应用' : '镜像'}>
             {asked.applicationId ? (
               <ApplicationChoice app={app} query={apps} onChangeApp={() => set({ applicationId: undefined })} />
+            ) : asked.userImageId ? (
+              <UserImageChoice id={asked.userImageId} onClear={() => set({ userImageId: undefined })} />
             ) : (
               <ImageSelect query={images} value={imageId} empty="该型号暂无可用镜像" onChange={(id) => set({ imageId: id })} />
             )}
@@ -217,6 +221,7 @@ function gpuSummary(config: PurchaseConfig, region: Region, gpuType: AvailableGp
     { label: '计费方式', value: BillingCycle.label(config.cycle) },
     { label: config.cycle === 'Hour' ? '预估时长' : '购买时长', value: `${config.duration} ${BillingCycleUnit[config.cycle]}` },
     ...(config.dataDiskGb ? [{ label: '数据盘', value: `${config.dataDiskGb} GB` }] : []),
+    ...nameSummary(config),
   ];
 }
 

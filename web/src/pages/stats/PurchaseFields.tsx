@@ -172,6 +172,12 @@ function NameInput({ value, onChange }: { value: string; onChange: (name: string
   );
 }
 
+/** The name the buyer typed, as a line of the order summary (none when left empty). */
+export function nameSummary(config: PurchaseConfig): SummaryItem[] {
+  const name = config.name.trim();
+  return name ? [{ label: '实例名称', value: name }] : [];
+}
+
 /** The console list each kind of instance is shown in (CPU instances under /console/generic/cpu). */
 const INSTANCE_LIST: Record<string, string> = {
   Gpu: PAGE.gpuGeneric,

@@ -36,6 +36,25 @@ describe('the purchase page', () => {
     await waitFor(async () => expect((await total()).textContent).toBe('¥45.14'));
   });
 
+  it('preselects an image of my images (or a shared one) from the URL, and goes back to the catalogue images on request', async () => {
+    session.setLogin('tok', user);
+    const IMG = '9b1f2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d';
+    const shared = { id: IMG, name: '分享的 SD 环境', category: 'Gpu', baseImageId: 'pytorch-2.3', baseImageName: 'PyTorch 2.3', gpuName: 'RTX 4090', sizeGb: 18, owner: '139****1234', mine: false, createdAt: '2026-11-23T09:00:00.000Z' };
+    const fetch = buyerServer((url) => (url.pathname === `/upgpu/api/v2.1/images/shared/${IMG}` ? json(200, shared) : undefined));
+    const router = renderApp(`${FROM_CARD}&userImageId=${IMG}`);
+    const choice = await screen.findByTestId('user-image-choice');
+    expect(within(choice).getByText('分享的 SD 环境')).toBeTruthy();
+    expect(within(choice).getByText(/分享者 139\*{4}1234/)).toBeTruthy();
+    expect((await total()).textContent).toBe('¥1.98');
+    const quoted = fetch.mock.calls.filter(([u]) => String(u) === USER_QUOTE).map(([, init]) => JSON.parse(String(init!.body)) as Record<string, unknown>);
+    expect(quoted.at(-1)).toMatchObject({ userImageId: IMG });
+    expect(quoted.at(-1)!.imageId).toBeUndefined();
+
+    fireEvent.click(within(choice).getByText('改选公共镜像').closest('button')!);
+    await waitFor(() => expect(new URLSearchParams(router.state.location.search).get('userImageId')).toBeNull());
+    expect(await screen.findByLabelText('镜像')).toBeTruthy();
+  });
+
   it('shows the server lines, the discount and the total', async () => {
     catalogueServer();
     renderApp(FROM_CARD.replace('cycle=Hour', 'cycle=Day').concat('&duration=2'));
@@ -129,8 +148,12 @@ describe('the purchase page', () => {
     expect(screen.queryByRole('combobox', { name: '代金券' })).toBeNull();
     fireEvent.change(screen.getByLabelText('实例名称'), { target: { value: '训练机' } });
     await waitFor(() => expect(new URLSearchParams(router.state.location.search).get('name')).toBe('训练机'));
+    // The summary shows the name once the page has rendered it: the order is placed with what it shows.
+    await waitFor(() => expect(within(panel()).getByText('训练机')).toBeTruthy());
 
     const dialog = await confirmation();
+    expect(within(dialog).getByText('实例名称')).toBeTruthy();
+    expect(within(dialog).getByText('训练机')).toBeTruthy();
     expect(dialog.textContent).toContain('按量计费：¥1.98/小时，开机期间按秒计费，余额不足时自动关机');
     expect(dialog.textContent).not.toContain('即将开放');
     expect(orderBodies(fetch)).toHaveLength(0); // nothing is ordered before 提交订单

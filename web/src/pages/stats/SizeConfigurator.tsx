@@ -7,8 +7,9 @@ import { LoadError } from '../../components/LoadError';
 import { Price } from '../../components/Price';
 import { useSession } from '../../session/useSession';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
-import { CycleField, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
+import { CycleField, nameSummary, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
 import { isPostpaidCycle, sizeQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from './purchaseQuery';
+import { UserImageChoice, useUserImage, userImageLabel } from './UserImageChoice';
 import { QuotePanel, type SummaryItem } from './QuotePanel';
 import { useQuote } from './useQuote';
 
@@ -57,10 +58,11 @@ function SizeForm({
   const size = sizes.data?.items.find((s) => s.id === sizeId);
 
   // Ask once the size and image defaults have resolved, so the first quote is for what is on screen.
-  const ready = !sizes.isPending && !images.isPending && sizeQuoteRequest(config) !== null;
+  const ready = !sizes.isPending && (!!asked.userImageId || !images.isPending) && sizeQuoteRequest(config) !== null;
   const { query: quote, settling } = useQuote({ kind: 'size', request: ready ? sizeQuoteRequest(config) : null }, loggedIn);
   const image = images.data?.find((i) => i.id === imageId);
-  const summary = sizeSummary(config, region, size, image && imageLabel(image));
+  const saved = useUserImage(config.userImageId);
+  const summary = sizeSummary(config, region, size, saved.data ? userImageLabel(saved.data) : image && imageLabel(image));
   const checkout = useCheckout(config, summary);
   const set: Change = (change) => onChange(config, change);
 
@@ -82,7 +84,11 @@ function SizeForm({
             <SizeChoices query={sizes} value={sizeId} cycle={config.cycle} onChange={(id) => set({ sizeId: id })} />
           </Form.Item>
           <Form.Item label="镜像">
-            <ImageSelect query={images} value={imageId} empty="暂无可用镜像" onChange={(id) => set({ imageId: id })} />
+            {asked.userImageId ? (
+              <UserImageChoice id={asked.userImageId} onClear={() => set({ userImageId: undefined })} />
+            ) : (
+              <ImageSelect query={images} value={imageId} empty="暂无可用镜像" onChange={(id) => set({ imageId: id })} />
+            )}
           </Form.Item>
           <Form.Item label="购买数量" extra={`一次最多购买 ${MAX_INSTANCE_COUNT} 台`}>
             <Space.Compact>
@@ -158,5 +164,6 @@ function sizeSummary(config: PurchaseConfig, region: Region, size: Size | undefi
     { label: '计费方式', value: BillingCycle.label(config.cycle) },
     { label: config.cycle === 'Hour' ? '预估时长' : '购买时长', value: `${config.duration} ${BillingCycleUnit[config.cycle]}` },
     ...(config.dataDiskGb ? [{ label: '数据盘', value: `${config.dataDiskGb} GB` }] : []),
+    ...nameSummary(config),
   ];
 }

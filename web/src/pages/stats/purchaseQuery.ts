@@ -33,6 +33,8 @@ export interface PurchaseConfig {
   count: number;
   applicationId?: string;
   imageId?: string;
+  /** An image of my images, or one shared with a link (/image/share), instead of a catalogue image. */
+  userImageId?: string;
   cycle: ShopCycle;
   duration: number;
   dataDiskGb: number;
@@ -80,6 +82,7 @@ export function readPurchase(params: URLSearchParams): PurchaseConfig {
     count: clampInt(params.get('count'), 1, MAX_INSTANCE_COUNT, 1),
     applicationId: text('applicationId'),
     imageId: text('imageId'),
+    userImageId: text('userImageId'),
     cycle,
     duration: clampInt(params.get('duration'), 1, MAX_DURATION[cycle], 1),
     dataDiskGb: clampInt(params.get('dataDiskGb'), 0, MAX_DATA_DISK_GB, 0),
@@ -101,7 +104,8 @@ export function writePurchase(c: PurchaseConfig): URLSearchParams {
     ['sizeId', gpu ? undefined : c.sizeId],
     ['count', gpu ? undefined : c.count],
     ['applicationId', gpu ? c.applicationId : undefined],
-    ['imageId', c.imageId],
+    ['imageId', c.userImageId ? undefined : c.imageId],
+    ['userImageId', c.userImageId],
     ['cycle', c.cycle],
     ['duration', c.duration],
     ['dataDiskGb', c.dataDiskGb || undefined],
@@ -125,6 +129,7 @@ export function changePurchase(current: PurchaseConfig, change: Partial<Purchase
   if (changed('category')) {
     next.sizeId = undefined;
     next.imageId = undefined;
+    next.userImageId = undefined; // saved from one kind of instance, for that kind
     next.voucherId = undefined; // vouchers are per product
   }
   // A post-paid order has no payment step a voucher could apply to (the server ignores it).
@@ -151,8 +156,9 @@ export function gpuQuoteRequest(c: PurchaseConfig): GpuQuoteRequest | null {
     roomId: c.roomId,
     hostId: c.hostId,
     applicationId: c.applicationId,
-    // An application brings its own image; the server refuses both at once.
-    imageId: c.applicationId ? undefined : c.imageId,
+    // An application (or a saved image) brings its own image; the server refuses both at once.
+    imageId: c.applicationId || c.userImageId ? undefined : c.imageId,
+    userImageId: c.applicationId ? undefined : c.userImageId,
     cycle: c.cycle,
     duration: c.duration,
     dataDiskGb: c.dataDiskGb,
@@ -166,7 +172,8 @@ export function sizeQuoteRequest(c: PurchaseConfig): SizeQuoteRequest | null {
     sizeId: c.sizeId,
     regionId: c.regionId,
     count: c.count,
-    imageId: c.imageId,
+    imageId: c.userImageId ? undefined : c.imageId,
+    userImageId: c.userImageId,
     cycle: c.cycle,
     duration: c.duration,
     dataDiskGb: c.dataDiskGb,

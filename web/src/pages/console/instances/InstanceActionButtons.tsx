@@ -2,7 +2,7 @@ import { Button, Dropdown, Space, Tooltip } from 'antd';
 import { DownOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
 import { INSTANCE_ACTIONS, canResetPassword, type Instance, type InstanceAction } from '@console/contract';
-import { actionLabel, canRenew, detailPathOf } from './instanceViews';
+import { actionLabel, canDayToMonth, canRefund, canRenew, canTransferToLong, detailPathOf, taskBlocked } from './instanceViews';
 import type { useInstanceActions } from './useInstanceActions';
 
 type Actions = ReturnType<typeof useInstanceActions>;
@@ -36,12 +36,30 @@ export function InstanceRowActions({ instance: i, actions }: { instance: Instanc
             { key: 'startNoCard', label: actionLabel('startNoCard'), disabled: !allowed(i, 'startNoCard') || busy },
             { key: 'restart', label: actionLabel('restart'), disabled: !allowed(i, 'restart') || busy },
             // Only prepaid instances have anything to renew: post-paid ones do not show it at all.
-            ...(canRenew(i) ? [{ key: 'renew', label: '续费' }] : []),
+            ...(canRenew(i) ? [{ key: 'renew', label: '续费' }, { key: 'autoRenew', label: i.autoRenew ? '自动续费（已开启）' : '自动续费' }] : []),
+            ...(canDayToMonth(i) ? [{ key: 'dayToMonth', label: '日转月' }] : []),
+            ...(canTransferToLong(i) ? [{ key: 'transfer', label: '转长期租用' }] : []),
             { key: 'rename', label: '重命名', disabled: !canRename(i) },
+            { key: 'saveImage', label: '保存镜像', disabled: !i.tasks.includes('saveImage') },
+            { key: 'expandDisk', label: '数据盘扩容', disabled: !i.tasks.includes('resizeDisk') },
+            { key: 'migrate', label: '迁移', disabled: !i.tasks.includes('migrate') || busy },
             { type: 'divider' },
+            // 退订: a prepaid instance, stopped and not yet expired (the dialog shows the server's reason otherwise).
+            ...(canRenew(i) ? [{ key: 'refund', label: '退订', danger: true, disabled: !canRefund(i) || busy }] : []),
             { key: 'release', label: actionLabel('release'), danger: true, disabled: !allowed(i, 'release') || busy },
           ],
-          onClick: ({ key }) => (key === 'rename' ? actions.rename(i) : key === 'renew' ? actions.renew(i) : actions.confirm(i, key as InstanceAction)),
+          onClick: ({ key }) => {
+            if (key === 'rename') actions.rename(i);
+            else if (key === 'renew') actions.renew(i);
+            else if (key === 'autoRenew') actions.autoRenew(i);
+            else if (key === 'refund') actions.refund(i);
+            else if (key === 'dayToMonth') actions.convert(i, 'dayToMonth');
+            else if (key === 'transfer') actions.convert(i, 'transfer');
+            else if (key === 'saveImage') actions.saveImage(i);
+            else if (key === 'expandDisk') actions.expandDisk(i);
+            else if (key === 'migrate') actions.migrate(i);
+            else actions.confirm(i, key as InstanceAction);
+          },
         }}
       >
         <Button type="link" size="small" aria-label={`更多操作 ${i.name}`}>
@@ -86,6 +104,15 @@ export function InstanceActionBar({ instance: i, actions }: { instance: Instance
       <Button disabled={!mayResetPassword(i)} onClick={() => actions.resetPassword(i)}>
         重置密码
       </Button>
+      {(() => {
+        const why = taskBlocked(i, 'saveImage');
+        const button = (
+          <Button disabled={why !== null} onClick={() => actions.saveImage(i)}>
+            保存镜像
+          </Button>
+        );
+        return why ? <Tooltip title={why}>{button}</Tooltip> : button;
+      })()}
     </Space>
   );
 }

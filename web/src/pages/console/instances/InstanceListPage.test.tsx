@@ -152,6 +152,28 @@ describe('the GPU instance list', () => {
     await waitFor(() => expect(callsTo(fetch, actionPath(ID2, 'startNoCard'), 'POST')).toHaveLength(1));
   });
 
+  it('when the GPUs are taken, also offers to migrate to another host, confirmed as free and taking minutes', async () => {
+    const fetch = instanceServer((url, init) => {
+      if (init?.method !== 'POST') return undefined;
+      if (url.pathname === actionPath(ID2, 'start')) return json(409, { code: 40920002, message: '该主机的 GPU 已被占用，可迁移到其他主机（免费）、选择无卡模式开机，或稍后再试' });
+      if (url.pathname === actionPath(ID2, 'migrate')) return json(200, { ...stopped, status: 'Pending_Migrate', actions: [], tasks: [] });
+      return undefined;
+    }, listOf(() => [stopped]));
+    renderApp('/console/gpu-generic');
+
+    fireEvent.click(button(await rowOf('推理机-2'), '开机'));
+    fireEvent.click(button(await dialogOf('确认开机？'), '开机'));
+    const failed = await dialogOf('开机失败');
+    expect(button(failed, '无卡模式开机')).toBeTruthy();
+    fireEvent.click(button(failed, '迁移到其他主机'));
+    const confirm = await dialogOf('确认迁移到其他主机？');
+    expect(within(confirm).getByText(/数据盘数据将迁移.*需要几分钟.*迁移免费/)).toBeTruthy();
+    expect(callsTo(fetch, actionPath(ID2, 'migrate'), 'POST')).toHaveLength(0);
+    fireEvent.click(button(confirm, '确认迁移'));
+    await waitFor(() => expect(callsTo(fetch, actionPath(ID2, 'migrate'), 'POST')).toHaveLength(1));
+    expect(callsTo(fetch, actionPath(ID2, 'startNoCard'), 'POST')).toHaveLength(0);
+  });
+
   it('in arrears, offers to recharge instead of a bare error', async () => {
     instanceServer(
       (url, init) => (url.pathname === actionPath(ID2, 'start') && init?.method === 'POST' ? json(400, { code: 40011002, message: '账户欠费，请先充值结清后再开机' }) : undefined),

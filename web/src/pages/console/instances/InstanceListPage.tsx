@@ -10,7 +10,8 @@ import { formatTime } from '../../../components/orderViews';
 import { PageFrame } from '../../../components/PageFrame';
 import { useUrlState } from '../../../routing/useUrlState';
 import { InstanceRowActions } from './InstanceActionButtons';
-import { MONEY_QUERY_KEY } from '../../../session/useSession';
+import { MONEY_QUERY_KEY, useSession } from '../../../session/useSession';
+import { mayBuy } from '../../../auth/permissions';
 import { AccessCell, BillingCell, BUSY_POLL_MS, ConfigCell, detailPathOf, InstanceStatusTags, isBusy, isPostPaid, purchasePathOf } from './instanceViews';
 import { useInstanceActions } from './useInstanceActions';
 
@@ -92,15 +93,18 @@ export function InstanceListPage({ category }: { category: Category }) {
   const filtered = Boolean(q.status || q.search);
   const name = InstanceCategory.label(category);
   const purchase = purchasePathOf(category);
+  const canBuy = mayBuy(useSession().user, category);
 
   return (
     <PageFrame
       extra={
-        <Link to={purchase}>
-          <Button type="primary" icon={<PlusOutlined />}>
-            创建实例
-          </Button>
-        </Link>
+        canBuy && (
+          <Link to={purchase}>
+            <Button type="primary" icon={<PlusOutlined />}>
+              创建实例
+            </Button>
+          </Link>
+        )
       }
     >
       <Card>
@@ -155,9 +159,11 @@ export function InstanceListPage({ category }: { category: Category }) {
                   </Empty>
                 ) : (
                   <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={`您还没有${/^[A-Za-z]/.test(name) ? ' ' : ''}${name}`}>
-                    <Link to={purchase}>
-                      <Button type="primary">立即创建</Button>
-                    </Link>
+                    {canBuy && (
+                      <Link to={purchase}>
+                        <Button type="primary">立即创建</Button>
+                      </Link>
+                    )}
                   </Empty>
                 ),
               }}

@@ -11,6 +11,7 @@ import {
   InstanceActionLabel,
   InstanceStatus,
   InstanceStatusColor,
+  InstanceTaskLabel,
   PAGE,
   formatYuan,
   type BillingCycle as Cycle,
@@ -18,7 +19,9 @@ import {
   type InstanceAction,
   type InstanceCategory,
   type InstanceStatus as Status,
+  type InstanceTask,
 } from '@console/contract';
+import type { DiskTarget } from './ExpandDiskModal';
 import { formatTime } from '../../../components/orderViews';
 import { Price } from '../../../components/Price';
 
@@ -35,6 +38,15 @@ export const isPostPaid = (cycle: Cycle) => cycle === 'Usage' || cycle === 'Hour
 /** Prepaid instances can be renewed (more of their own cycle) unless they are being destroyed or never came up. */
 export const canRenew = (i: Pick<Instance, 'cycle' | 'status'>) => !isPostPaid(i.cycle) && i.status !== 'Deleting' && i.status !== 'Failed';
 
+/** 日转月 is offered for a live Day instance that has not expired; 转长期租用 for a live post-paid one. */
+export const canDayToMonth = (i: Pick<Instance, 'cycle' | 'status' | 'expireAt'>, now = Date.now()) =>
+  i.cycle === 'Day' && canRenew(i) && i.status !== 'Pending' && i.expireAt !== null && Date.parse(i.expireAt) > now;
+export const canTransferToLong = (i: Pick<Instance, 'cycle' | 'status'>) => isPostPaid(i.cycle) && i.status !== 'Deleting' && i.status !== 'Failed' && i.status !== 'Pending';
+
+/** 退订 is offered for a prepaid instance that could be released now and has not expired. */
+export const canRefund = (i: Pick<Instance, 'cycle' | 'actions' | 'expireAt'>, now = Date.now()) =>
+  !isPostPaid(i.cycle) && i.actions.includes('release') && i.expireAt !== null && Date.parse(i.expireAt) > now;
+
 /** The longest renewal offered at once, in the instance's own unit (天/周/月). */
 export const RENEW_MAX_DURATION = 12;
 
@@ -45,6 +57,20 @@ const RENEW_UNIT_HOURS: Record<Cycle, number> = { Usage: 1, Hour: 1, Day: 24, We
 export function renewedExpiry(i: Pick<Instance, 'cycle' | 'expireAt'>, duration: number, now: number = Date.now()): string {
   const expire = i.expireAt ? new Date(i.expireAt).getTime() : 0;
   return new Date(Math.max(expire, now) + RENEW_UNIT_HOURS[i.cycle] * duration * 3600_000).toISOString();
+}
+
+/** Why a task (save image, expand disk) cannot run now; null when `tasks` allows it. */
+export function taskBlocked(i: Pick<Instance, 'status' | 'tasks' | 'expireAt'>, task: InstanceTask): string | null {
+  if (i.tasks.includes(task)) return null;
+  const what = InstanceTaskLabel[task];
+  if (i.status === 'Stopped' || i.status === 'Shutdown') return `实例已到期，请先续费再${what}`;
+  const on: Status[] = ['Running', 'Starting', 'Restarting', 'Stopping', 'Shutdowning'];
+  return on.includes(i.status) ? `实例${InstanceStatus.label(i.status)}，请先关机再${what}` : `实例${InstanceStatus.label(i.status)}，暂不能${what}`;
+}
+
+/** The expansion dialog's view of an instance. */
+export function diskTargetOf(i: Instance): DiskTarget {
+  return { id: i.id, name: i.name, sizeGb: i.dataDiskGb, freeGb: i.freeDataDiskGb, prepaid: !isPostPaid(i.cycle), expireAt: i.expireAt, blocked: taskBlocked(i, 'resizeDisk') };
 }
 
 /** The status tag; on a live view it spins while an operation is under way (`live={false}` in history). */

@@ -2,7 +2,7 @@
  * A small fake of the instance endpoints for the console tests: answers in the contract's shapes,
  * on top of the cost-center defaults (me/info, money…), every call recorded.
  */
-import { allowedActions, type Instance, type InstanceOperation } from '@console/contract';
+import { allowedActions, allowedTasks, type Instance, type InstanceOperation } from '@console/contract';
 import { costServer, json, type Handler } from '../../cost/cost.fixtures';
 
 export const ID = '6f1c7a52-3b0e-4d8a-9c1e-2a4b5c6d7e8f';
@@ -42,6 +42,7 @@ export function instance(over: Partial<Instance> = {}): Instance {
     noCardHourlyPrice: '1000', // ¥0.10/小时
     diskDailyPrice: '3500', // ¥0.35/天
     expireAt: null,
+    autoRenew: false,
     releaseAt: null,
     access: {
       sshHost: 'bj-b.gpu.example.com',
@@ -53,6 +54,9 @@ export function instance(over: Partial<Instance> = {}): Instance {
       appUrl: null,
     },
     actions: allowedActions(status),
+    tasks: allowedTasks(status),
+    userImageId: null,
+    userImageName: null,
     orderUid: 'O20261123085616aaaa0009',
     createdAt: '2026-11-23T08:56:16.000Z',
     startedAt: '2026-11-23T09:00:00.000Z',

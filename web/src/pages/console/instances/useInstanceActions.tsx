@@ -5,18 +5,28 @@
  */
 import { MONEY_QUERY_KEY } from '../../../session/useSession';
 import { useState, type ReactNode } from 'react';
-import { App, Form, Input, Modal, Typography } from 'antd';
+import { App, Button, Form, Input, Modal, Typography } from 'antd';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import { ERRORS, PAGE, type Instance, type InstanceAction } from '@console/contract';
+import { ERRORS, InstanceTaskLabel, PAGE, type Instance, type InstanceAction } from '@console/contract';
 import { reactToError } from '../../../api/client';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS, instancesApi } from '../../../api/instances';
 import { getApiUi } from '../../../api/ui';
 import { actionLabel, actionNotice } from './instanceViews';
 import { RenewModal } from './RenewModal';
+import { AutoRenewModal } from './AutoRenewModal';
+import { RefundModal } from './RefundModal';
+import { ConvertModal, type ConvertMode } from './ConvertModal';
+import { ExpandDiskModal } from './ExpandDiskModal';
+import { SaveImageModal } from './SaveImageModal';
+import { diskTargetOf } from './instanceViews';
 
 export const NAME_MAX = 30;
+
+/** What a migration does, said before it starts. */
+export const MIGRATE_NOTICE =
+  '迁移到其他主机：实例的系统盘和数据盘数据将迁移到同地区、同型号且有空闲 GPU 的主机，需要几分钟，期间显示为“数据迁移中”；迁移免费，完成后实例为已关机，可直接开机。';
 
 /** Looks like an instance (the action endpoints answer one); anything else is just "done". */
 function isInstance(v: unknown): v is Instance {
@@ -54,9 +64,19 @@ export function useInstanceActions() {
   const invalidation = useInstanceInvalidation();
   const [renaming, setRenaming] = useState<Instance | null>(null);
   const [renewing, setRenewing] = useState<Instance | null>(null);
+  const [autoRenewing, setAutoRenewing] = useState<Instance | null>(null);
+  const [refunding, setRefunding] = useState<Instance | null>(null);
+  const [converting, setConverting] = useState<{ instance: Instance; mode: ConvertMode } | null>(null);
+  const [saving, setSaving] = useState<Instance | null>(null);
+  const [expanding, setExpanding] = useState<Instance | null>(null);
 
   const act = useMutation({
     mutationFn: ({ instance, action }: { instance: Instance; action: InstanceAction }) => instancesApi.act(instance.id, action),
+    onSettled: (answer) => invalidation.settled(answer),
+  });
+
+  const migration = useMutation({
+    mutationFn: (instance: Instance) => instancesApi.migrate(instance.id),
     onSettled: (answer) => invalidation.settled(answer),
   });
 
@@ -78,20 +98,59 @@ export function useInstanceActions() {
     }
   };
 
-  /** The host's GPUs are taken: the machine can still start without them. */
-  const offerNoCard = (instance: Instance, error: ApiError) =>
-    modal.confirm({
+  /** The host's GPUs are taken: the machine can move to a host with free cards, or start without them. */
+  const offerNoCard = (instance: Instance, error: ApiError) => {
+    const dialog = modal.confirm({
       title: '开机失败',
       content: (
         <Notice instance={instance}>
           {error.detail ? `${error.message}：${error.detail}` : error.message}
           <br />
+          {instance.tasks.includes('migrate') && (
+            <>
+              {MIGRATE_NOTICE}
+              <br />
+            </>
+          )}
           {actionNotice(instance, 'startNoCard')}
         </Notice>
       ),
       okText: actionLabel('startNoCard'),
       cancelText: '稍后再试',
+      footer: (_, { OkBtn, CancelBtn }) => (
+        <>
+          <CancelBtn />
+          {instance.tasks.includes('migrate') && (
+            <Button
+              onClick={() => {
+                dialog.destroy();
+                confirmMigrate(instance);
+              }}
+            >
+              {InstanceTaskLabel.migrate}
+            </Button>
+          )}
+          <OkBtn />
+        </>
+      ),
       onOk: () => run(instance, 'startNoCard'),
+    });
+  };
+
+  /** Moving a stopped machine, data and all, to another host with free cards: asked first, free of charge. */
+  const confirmMigrate = (instance: Instance) =>
+    modal.confirm({
+      title: `确认${InstanceTaskLabel.migrate}？`,
+      content: <Notice instance={instance}>{MIGRATE_NOTICE}</Notice>,
+      okText: '确认迁移',
+      cancelText: '取消',
+      onOk: async () => {
+        try {
+          await migration.mutateAsync(instance);
+        } catch {
+          // The request layer has said why (no host with free cards now, the instance has changed…).
+        }
+      },
     });
 
   /** In arrears: nothing starts until the balance is settled. */
@@ -161,6 +220,13 @@ export function useInstanceActions() {
     <>
       {renaming && <RenameModal key={renaming.id} instance={renaming} onClose={() => setRenaming(null)} onSettled={invalidation.settled} />}
       {renewing && <RenewModal key={renewing.id} instance={renewing} onClose={() => setRenewing(null)} onRenewed={() => invalidation.settled()} />}
+      {autoRenewing && <AutoRenewModal key={autoRenewing.id} instance={autoRenewing} onClose={() => setAutoRenewing(null)} onSettled={invalidation.settled} />}
+      {refunding && <RefundModal key={refunding.id} instance={refunding} onClose={() => setRefunding(null)} onSettled={invalidation.settled} />}
+      {converting && (
+        <ConvertModal key={`${converting.mode}-${converting.instance.id}`} instance={converting.instance} mode={converting.mode} onClose={() => setConverting(null)} onConverted={() => invalidation.settled()} />
+      )}
+      {saving && <SaveImageModal key={saving.id} instance={saving} onClose={() => setSaving(null)} />}
+      {expanding && <ExpandDiskModal key={expanding.id} target={diskTargetOf(expanding)} onClose={() => setExpanding(null)} />}
     </>
   );
 
@@ -172,6 +238,18 @@ export function useInstanceActions() {
     resetPassword,
     /** Opens the renewal dialog (prepaid instances only: see canRenew). */
     renew: (instance: Instance) => setRenewing(instance),
+    /** Opens the auto-renew switch (prepaid instances only). */
+    autoRenew: (instance: Instance) => setAutoRenewing(instance),
+    /** Opens the 退订 dialog: the refund quote, then release (prepaid instances only). */
+    refund: (instance: Instance) => setRefunding(instance),
+    /** Opens the 日转月 (a Day instance) or 转长期租用 (a post-paid instance) dialog: quote, then the order to pay. */
+    convert: (instance: Instance, mode: ConvertMode) => setConverting({ instance, mode }),
+    /** Asks, then moves a stopped instance to another host with free cards (see `tasks`). */
+    migrate: confirmMigrate,
+    /** Opens the save-as-image dialog (a stopped instance: see `tasks`). */
+    saveImage: (instance: Instance) => setSaving(instance),
+    /** Opens the data-disk expansion dialog (it says why when the instance cannot be expanded now). */
+    expandDisk: (instance: Instance) => setExpanding(instance),
     holder,
     pending: act.isPending ? act.variables : undefined,
   };

@@ -1,0 +1,355 @@
+/**
+ * The production compute driver (DESIGN.md: "compute | simulated fleet | Kubernetes or host
+ * agents"): it talks to a host-agent controller over HTTPS. The controller owns the hosts; this
+ * driver only submits operations, reads machine status and disk usage, and pages through the
+ * controller's event stream, exactly as the ComputeDriver interface (types.ts) describes.
+ * `agent-server.ts` serves the same protocol on top of any ComputeDriver (the simulated fleet), so
+ * the protocol is proven end to end and staging can run a stand-alone controller
+ * (`npm run compute-agent -w server`).
+ *
+ * ## Wire protocol, version 1
+ *
+ * JSON (UTF-8) over HTTPS to a base URL (`COMPUTE_AGENT_URL`, e.g. `https://agent.example.com` or
+ * `https://ctl.example.com/gpu`; plain http only to a loopback address, since create carries the
+ * machine's SSH password). Paths below are relative to the base URL. Dates are ISO 8601 strings.
+ *
+ *   POST /v1/operations        { opId, kind, instanceId, params }    (instanceId: the console's UUID;
+ *                                                                    opId: 1–128 characters)
+ *        kind / params:  create     MachineSpec (types.ts)
+ *                        start      { gpu: boolean }
+ *                        stop, restart, destroy   {}
+ *                        resizeDisk { dataDiskGb: number }
+ *                        migrate    { targetHostId: string }
+ *                        saveImage  { imageRef: string }
+ *        → 202 { opId }            accepted; the outcome arrives later as events
+ *        → 200 { opId }            the same opId with the same content again: nothing new happens
+ *        → 409 { error: "conflict", message }   the opId was used for a different operation
+ *                                  (content = kind + instanceId + params, compared key-order-blind)
+ *   GET  /v1/machines/:instanceId
+ *        → 200 { power, gpu, lost, hostId, pendingOpId }   (MachineStatus)
+ *        → 404 { error: "not_found", message }   the controller never heard of the machine
+ *        → 400 when instanceId is not a UUID
+ *   POST /v1/disk-usage        { instanceIds: string[] }        (at most 500 ids)
+ *        → 200 { usage: { [instanceId]: usedGb } }   unknown machines are left out
+ *   GET  /v1/events?after=<seq>&limit=<n>          (seq ≥ 0; 1 ≤ n ≤ 1000)
+ *        → 200 { events: [{ seq, opId, instanceId, kind, ok, error, access?, power?,
+ *                           imageSizeGb?, at }] }    seq strictly increasing, oldest first; an
+ *          event with seq n is only served once every event before n is visible.
+ *
+ * Errors are `{ error, message }` with error one of bad_request (400), unauthorized (401),
+ * not_found (404), conflict (409), internal (5xx).
+ *
+ * Every request is signed with a shared secret:
+ *
+ *   Authorization: HMAC-SHA256 keyId=<id>, ts=<unix seconds>, sig=<base64>
+ *   sig = base64(HMAC-SHA256(secret, METHOD "\n" PATH?QUERY "\n" ts "\n" hex(SHA-256(body))))
+ *
+ * METHOD is upper case; PATH?QUERY is the request target exactly as sent (including any path of
+ * the base URL, `?query` only when there is one); body is the exact bytes sent (empty for GET).
+ * The agent answers 401 to a missing or malformed header, an unknown keyId, a ts more than 5
+ * minutes away from its clock (a replayed request) or a wrong signature, and does nothing else.
+ * Within the 5 minutes a replay is harmless: every request is a read or an idempotent operation.
+ *
+ * Client behaviour: each attempt times out after 10 s. Every request of the protocol is
+ * idempotent (operations by opId), so a connection failure, 429, 502, 503 or 504 is retried twice
+ * with a short backoff; a timeout is not retried (the reconciler resends an operation that never got
+ * an outcome after COMPUTE_OP_RETRY_SECONDS, and reads happen again at the next tick). Any other
+ * answer, or an answer that does not match the protocol, fails loudly with a ComputeAgentError.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import type { ComputeDriver, DriverEvent, MachineSpec, MachineStatus, OperationKind } from './types.js';
+
+export const AGENT_MAX_SKEW_MS = 5 * 60 * 1000;
+export const AGENT_MAX_DISK_USAGE_IDS = 500;
+export const AGENT_MAX_EVENTS = 1000;
+
+// --- signatures (both sides) ------------------------------------------------------------------
+
+export function sha256Hex(body: string | Buffer): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+export function agentSignature(secret: string, method: string, target: string, ts: number, body: string | Buffer): string {
+  return createHmac('sha256', secret).update(`${method.toUpperCase()}\n${target}\n${ts}\n${sha256Hex(body)}`).digest('base64');
+}
+
+export function agentAuthorization(keyId: string, secret: string, method: string, target: string, ts: number, body: string | Buffer): string {
+  return `HMAC-SHA256 keyId=${keyId}, ts=${ts}, sig=${agentSignature(secret, method, target, ts, body)}`;
+}
+
+const AUTH_RE = /^HMAC-SHA256 keyId=([A-Za-z0-9._-]{1,64}), ts=(\d{1,12}), sig=([A-Za-z0-9+/]+={0,2})$/;
+
+/** Checks a request's Authorization header; returns why it is refused, or null when it is good. */
+export function verifyAgentRequest(
+  req: { method: string; target: string; authorization: string | undefined; body: string | Buffer },
+  keys: Readonly<Record<string, string>>,
+  now: Date,
+  maxSkewMs = AGENT_MAX_SKEW_MS,
+): string | null {
+  const m = AUTH_RE.exec(req.authorization ?? '');
+  if (!m) return 'missing or malformed Authorization header (HMAC-SHA256 keyId=…, ts=…, sig=…)';
+  const [, keyId, tsText, sig] = m as unknown as [string, string, string, string];
+  const secret = Object.hasOwn(keys, keyId) ? keys[keyId] : undefined;
+  if (!secret) return `unknown keyId ${keyId}`;
+  const ts = Number(tsText);
+  if (Math.abs(now.getTime() - ts * 1000) > maxSkewMs) return 'request timestamp is more than 5 minutes away from the agent clock';
+  const expected = Buffer.from(agentSignature(secret, req.method, req.target, ts, req.body), 'base64');
+  const given = Buffer.from(sig, 'base64');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'signature does not match';
+  return null;
+}
+
+// --- messages (both sides) --------------------------------------------------------------------
+
+const id = z.string().min(1).max(128);
+/** The console's instance ids are UUIDs. */
+export const instanceIdSchema = z.guid({ error: 'instanceId must be a UUID' });
+export const machineSpecSchema = z.object({
+  hostId: z.string().max(128).nullable(),
+  regionId: z.string().min(1).max(128),
+  gpuCount: z.number().int().min(0).max(64),
+  cpu: z.number().int().min(0).max(1024),
+  memoryGb: z.number().int().min(0).max(65536),
+  imageId: z.string().max(256).nullable(),
+  userImageRef: z.string().max(256).nullable(),
+  dataDiskGb: z.number().int().min(0).max(1_000_000),
+  sshUser: z.string().min(1).max(64),
+  sshPassword: z.string().min(1).max(256),
+  jupyterToken: z.string().max(256),
+  appPort: z.number().int().min(1).max(65535).nullable(),
+});
+const empty = z.object({}).strict();
+export const operationSchema = z.discriminatedUnion('kind', [
+  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('create'), params: machineSpecSchema }),
+  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('start'), params: z.object({ gpu: z.boolean() }) }),
+  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('stop'), params: empty }),
+  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('restart'), params: empty }),
+  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('destroy'), params: empty }),
+  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('resizeDisk'), params: z.object({ dataDiskGb: z.number().int().min(1).max(1_000_000) }) }),
+  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('migrate'), params: z.object({ targetHostId: id }) }),
+  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('saveImage'), params: z.object({ imageRef: id }) }),
+]);
+export type AgentOperation = z.infer<typeof operationSchema>;
+
+const power = z.enum(['creating', 'running', 'stopped', 'destroyed']);
+export const machineStatusSchema = z.object({ power, gpu: z.boolean(), lost: z.boolean(), hostId: z.string().nullable(), pendingOpId: z.string().nullable() });
+export const diskUsageRequestSchema = z.object({ instanceIds: z.array(instanceIdSchema).max(AGENT_MAX_DISK_USAGE_IDS) });
+const diskUsageResponseSchema = z.object({ usage: z.record(z.string(), z.number().min(0)) });
+const eventSchema = z.object({
+  seq: z.number().int().min(1),
+  opId: z.string().nullable(),
+  instanceId: z.string().min(1),
+  kind: z.enum(['create', 'start', 'stop', 'restart', 'destroy', 'resizeDisk', 'migrate', 'saveImage', 'boot', 'lost', 'found']),
+  ok: z.boolean(),
+  error: z.string().nullable(),
+  access: z.object({ sshHost: z.string().min(1), sshPort: z.number().int().min(1).max(65535) }).optional(),
+  power: power.optional(),
+  imageSizeGb: z.number().min(0).optional(),
+  at: z.iso.datetime({ offset: true }),
+});
+const eventsResponseSchema = z.object({ events: z.array(eventSchema) });
+const errorBodySchema = z.object({ error: z.string(), message: z.string().optional() }).loose();
+
+/** JSON with object keys sorted: what "the same content" of an operation means. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+// --- the driver -------------------------------------------------------------------------------
+
+export type ComputeAgentErrorKind =
+  /** Network failure, timeout, 429 or 5xx: the operation may or may not have arrived; worth retrying later. */
+  | 'Unavailable'
+  /** 401: wrong key, wrong secret or clock skew; retrying will not help. */
+  | 'Unauthorized'
+  /** 409: the opId was already used for a different operation. */
+  | 'Conflict'
+  /** 400 or another 4xx: the agent refused the request. */
+  | 'Rejected'
+  /** The answer does not match the protocol. */
+  | 'BadResponse';
+
+export class ComputeAgentError extends Error {
+  constructor(
+    readonly kind: ComputeAgentErrorKind,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ComputeAgentError';
+  }
+}
+
+export interface AgentComputeOptions {
+  /** The controller's base URL, e.g. https://agent.example.com (a path prefix is kept). */
+  baseUrl: string;
+  keyId: string;
+  secret: string;
+  fetch?: typeof fetch;
+  /** Signing time (the agent compares it with its own clock). */
+  now?: () => Date;
+  /** Per attempt; default 10 s. */
+  timeoutMs?: number;
+  /** Extra attempts after a connection failure, 429, 502, 503 or 504; default 2. */
+  retries?: number;
+  /** First backoff, doubled each retry; default 200 ms. */
+  retryDelayMs?: number;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+export class AgentComputeDriver implements ComputeDriver {
+  readonly name = 'agent';
+  private readonly base: URL;
+
+  constructor(private opts: AgentComputeOptions) {
+    const base = new URL(opts.baseUrl);
+    if (!base.pathname.endsWith('/')) base.pathname += '/';
+    base.search = '';
+    base.hash = '';
+    this.base = base;
+  }
+
+  create(opId: string, instanceId: string, spec: MachineSpec) {
+    return this.submit({ opId, instanceId, kind: 'create', params: spec });
+  }
+  start(opId: string, instanceId: string, opts: { gpu: boolean }) {
+    return this.submit({ opId, instanceId, kind: 'start', params: { gpu: opts.gpu } });
+  }
+  stop(opId: string, instanceId: string) {
+    return this.submit({ opId, instanceId, kind: 'stop', params: {} });
+  }
+  restart(opId: string, instanceId: string) {
+    return this.submit({ opId, instanceId, kind: 'restart', params: {} });
+  }
+  destroy(opId: string, instanceId: string) {
+    return this.submit({ opId, instanceId, kind: 'destroy', params: {} });
+  }
+  resizeDisk(opId: string, instanceId: string, dataDiskGb: number) {
+    return this.submit({ opId, instanceId, kind: 'resizeDisk', params: { dataDiskGb } });
+  }
+  migrate(opId: string, instanceId: string, targetHostId: string) {
+    return this.submit({ opId, instanceId, kind: 'migrate', params: { targetHostId } });
+  }
+  saveImage(opId: string, instanceId: string, imageRef: string) {
+    return this.submit({ opId, instanceId, kind: 'saveImage', params: { imageRef } });
+  }
+
+  async status(instanceId: string): Promise<MachineStatus | null> {
+    const a = await this.call('GET', `v1/machines/${encodeURIComponent(instanceId)}`);
+    if (a.status === 404) return null;
+    this.expect(a, [200], 'GET /v1/machines');
+    return this.parse(machineStatusSchema, a.body, 'GET /v1/machines');
+  }
+
+  async diskUsage(instanceIds: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const unique = [...new Set(instanceIds)];
+    for (let i = 0; i < unique.length; i += AGENT_MAX_DISK_USAGE_IDS) {
+      const chunk = unique.slice(i, i + AGENT_MAX_DISK_USAGE_IDS);
+      const a = await this.call('POST', 'v1/disk-usage', { instanceIds: chunk });
+      this.expect(a, [200], 'POST /v1/disk-usage');
+      const { usage } = this.parse(diskUsageResponseSchema, a.body, 'POST /v1/disk-usage');
+      for (const id of chunk) if (Object.hasOwn(usage, id)) out.set(id, usage[id]!);
+    }
+    return out;
+  }
+
+  async events(afterSeq: number, limit: number): Promise<DriverEvent[]> {
+    const n = Math.max(1, Math.min(AGENT_MAX_EVENTS, Math.floor(limit)));
+    const a = await this.call('GET', `v1/events?after=${Math.max(0, Math.floor(afterSeq))}&limit=${n}`);
+    this.expect(a, [200], 'GET /v1/events');
+    const { events } = this.parse(eventsResponseSchema, a.body, 'GET /v1/events');
+    let last = afterSeq;
+    return events.map((e) => {
+      // A cursor that went backwards or repeated would replay or skip events: refuse the page.
+      if (e.seq <= last) throw new ComputeAgentError('BadResponse', `compute agent GET /v1/events: seq ${e.seq} after ${last} is not increasing`);
+      last = e.seq;
+      const { at, access, power: p, imageSizeGb, ...rest } = e;
+      return { ...rest, at: new Date(at), ...(access ? { access } : {}), ...(p ? { power: p } : {}), ...(imageSizeGb !== undefined ? { imageSizeGb } : {}) };
+    });
+  }
+
+  private async submit(op: { opId: string; instanceId: string; kind: OperationKind; params: object }): Promise<void> {
+    const a = await this.call('POST', 'v1/operations', op);
+    if (a.status === 409) throw new ComputeAgentError('Conflict', `compute agent: operation ${op.opId} was already submitted with different content (${errorText(a)})`, 409);
+    this.expect(a, [200, 202], 'POST /v1/operations');
+  }
+
+  private expect(a: Answer, ok: number[], what: string) {
+    if (ok.includes(a.status)) return;
+    const text = `compute agent ${what}: HTTP ${a.status} ${errorText(a)}`.trim();
+    if (a.status === 401 || a.status === 403) throw new ComputeAgentError('Unauthorized', `${text} (check COMPUTE_AGENT_KEY_ID, COMPUTE_AGENT_SECRET and the clocks)`, a.status);
+    if (a.status === 429 || a.status >= 500) throw new ComputeAgentError('Unavailable', text, a.status);
+    throw new ComputeAgentError('Rejected', text, a.status);
+  }
+
+  private parse<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
+    const r = schema.safeParse(body);
+    if (!r.success) throw new ComputeAgentError('BadResponse', `compute agent ${what}: unexpected answer (${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')})`);
+    return r.data;
+  }
+
+  /** One signed request, retried on transient failures (every request of the protocol is idempotent). */
+  private async call(method: 'GET' | 'POST', relative: string, payload?: unknown): Promise<Answer> {
+    const url = new URL(relative, this.base);
+    const target = `${url.pathname}${url.search}`;
+    const body = payload === undefined ? '' : JSON.stringify(payload);
+    const retries = this.opts.retries ?? 2;
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        const ts = Math.floor((this.opts.now?.() ?? new Date()).getTime() / 1000);
+        const headers: Record<string, string> = { authorization: agentAuthorization(this.opts.keyId, this.opts.secret, method, target, ts, body), accept: 'application/json' };
+        if (payload !== undefined) headers['content-type'] = 'application/json';
+        res = await (this.opts.fetch ?? fetch)(url, { method, headers, body: payload === undefined ? undefined : body, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000) });
+      } catch (e) {
+        const err = e as Error & { cause?: { code?: string; message?: string } };
+        const timedOut = err.name === 'TimeoutError' || err.name === 'AbortError';
+        const why = timedOut ? `no answer within ${this.opts.timeoutMs ?? 10_000} ms` : `controller unreachable (${err.cause?.code ?? err.cause?.message ?? err.message})`;
+        if (!timedOut && attempt < retries) {
+          await this.backoff(attempt);
+          continue;
+        }
+        throw new ComputeAgentError('Unavailable', `compute agent ${method} ${url.origin}${target}: ${why}`);
+      }
+      const text = await res.text().catch(() => '');
+      if ([429, 502, 503, 504].includes(res.status) && attempt < retries) {
+        await this.backoff(attempt);
+        continue;
+      }
+      let parsed: unknown = undefined;
+      if (text) {
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          if (res.ok) throw new ComputeAgentError('BadResponse', `compute agent ${method} ${target}: answer is not JSON: ${text.slice(0, 100)}`, res.status);
+          parsed = { error: 'http', message: text.slice(0, 200) };
+        }
+      }
+      return { status: res.status, body: parsed };
+    }
+  }
+
+  private backoff(attempt: number) {
+    return new Promise((r) => setTimeout(r, (this.opts.retryDelayMs ?? 200) * 2 ** attempt));
+  }
+}
+
+function errorText(a: Answer): string {
+  const e = errorBodySchema.safeParse(a.body);
+  return e.success ? `${e.data.error}${e.data.message ? `: ${e.data.message}` : ''}` : '';
+}

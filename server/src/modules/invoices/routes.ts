@@ -1,0 +1,68 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  API,
+  invoiceIdParamsSchema,
+  invoiceIssueSchema,
+  invoiceListQuerySchema,
+  invoicePageSchema,
+  invoiceRejectSchema,
+  invoiceRequestSchema,
+  invoiceSchema,
+  invoiceableSchema,
+  operatorInvoicePageSchema,
+} from '@console/contract';
+import type { AppContext } from '../../context.js';
+import { currentSession } from '../../http/auth.js';
+import { operatorOf } from '../operator/routes.js';
+
+const tags = ['发票'];
+
+/** Invoices are the account holder's: a child account neither sees nor requests them (40300005). */
+export async function invoiceRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { requireMainAccount } = ctx.auth;
+  const me = (req: Parameters<typeof currentSession>[0]) => currentSession(req).user.id;
+
+  r.get(API.invoiceable, { schema: { tags, summary: '可开票金额（实付到账 − 退款 − 已开票 − 待开票）', response: { 200: invoiceableSchema } }, onRequest: requireMainAccount }, async (req) => {
+    const a = await ctx.invoices.invoiceable(me(req));
+    return { invoiceable: String(a.invoiceable), paidIn: String(a.paidIn), refunded: String(a.refunded), invoiced: String(a.invoiced), pending: String(a.pending) };
+  });
+  r.get(API.invoices, { schema: { tags, summary: '我的发票申请（最新在前）', querystring: invoiceListQuerySchema, response: { 200: invoicePageSchema } }, onRequest: requireMainAccount }, (req) =>
+    ctx.invoices.list(me(req), req.query),
+  );
+  r.post(API.invoices, { schema: { tags, summary: '申请开票（待开票）', body: invoiceRequestSchema, response: { 200: invoiceSchema } }, onRequest: requireMainAccount }, (req) =>
+    ctx.invoices.create(me(req), me(req), req.body),
+  );
+  r.post(
+    API.invoiceCancel,
+    { schema: { tags, summary: '撤回待开票的申请', params: invoiceIdParamsSchema, response: { 200: invoiceSchema } }, onRequest: requireMainAccount },
+    (req) => ctx.invoices.cancel(me(req), req.params.id),
+  );
+
+  const ops = ['运营'];
+  r.get(API.operatorInvoices, { schema: { tags: ops, summary: '发票申请队列', querystring: invoiceListQuerySchema, response: { 200: operatorInvoicePageSchema } } }, async (req) => {
+    await operatorOf(req, ctx);
+    return ctx.invoices.queue(req.query);
+  });
+  r.post(
+    API.operatorInvoiceIssue,
+    { schema: { tags: ops, summary: '标记已开票（填写发票号码）', params: invoiceIdParamsSchema, body: invoiceIssueSchema, response: { 200: invoiceSchema } } },
+    async (req) => {
+      const operatorId = await operatorOf(req, ctx);
+      const issued = await ctx.invoices.issue(req.params.id, req.body.invoiceNo, operatorId);
+      req.log.info({ operatorId, invoice: req.params.id, invoiceNo: req.body.invoiceNo }, 'invoice issued');
+      return issued;
+    },
+  );
+  r.post(
+    API.operatorInvoiceReject,
+    { schema: { tags: ops, summary: '驳回发票申请（须写原因）', params: invoiceIdParamsSchema, body: invoiceRejectSchema, response: { 200: invoiceSchema } } },
+    async (req) => {
+      const operatorId = await operatorOf(req, ctx);
+      const rejected = await ctx.invoices.reject(req.params.id, req.body.reason, operatorId);
+      req.log.info({ operatorId, invoice: req.params.id, reason: req.body.reason }, 'invoice rejected');
+      return rejected;
+    },
+  );
+}

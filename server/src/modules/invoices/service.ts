@@ -1,0 +1,139 @@
+/**
+ * 发票申请 (issue 5): an account holder asks for a VAT invoice over money it actually paid in; the
+ * operator issues it with the invoice number or rejects it with a reason; a pending request may be
+ * cancelled by its owner. Invoices move no money: they only describe money the ledger already has.
+ *
+ * 可开票金额 = paid in through gateways (recharges, QR payments) − refunded out − issued − pending.
+ * Two requests racing for the same amount are serialised by a transaction-scoped advisory lock on
+ * the payer, taken before the amount is read: the second sees the first one's pending row.
+ */
+import { randomUUID } from 'node:crypto';
+import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { InvoiceStatus, invoiceRequestSchema, yuanToUnits, type Invoice } from '@console/contract';
+import type { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import type { Db, Executor } from '../../db/client.js';
+import { invoices, users } from '../../db/schema.js';
+import { AppError } from '../../http/errors.js';
+import type { LedgerService } from '../ledger/service.js';
+
+export type InvoiceRow = typeof invoices.$inferSelect;
+type InvoiceInput = z.output<typeof invoiceRequestSchema>;
+
+export function invoiceView(r: InvoiceRow): Invoice {
+  return {
+    id: r.id,
+    kind: r.kind,
+    titleType: r.titleType,
+    title: r.title,
+    taxNo: r.taxNo,
+    email: r.email,
+    amount: String(r.amount),
+    status: r.status,
+    invoiceNo: r.invoiceNo,
+    rejectReason: r.rejectReason,
+    createdAt: r.createdAt.toISOString(),
+    closedAt: r.closedAt?.toISOString() ?? null,
+  };
+}
+
+export class InvoiceService {
+  constructor(private deps: { db: Db; clock: Clock; ledger: LedgerService }) {}
+
+  /** What the payer may still invoice, with the figures it is made of. */
+  async invoiceable(payerId: string, exec: Executor = this.deps.db) {
+    const { paidIn, refunded } = await this.deps.ledger.externalCash(payerId, exec);
+    const rows = await exec
+      .select({ status: invoices.status, total: sql<string>`sum(${invoices.amount})::text` })
+      .from(invoices)
+      .where(and(eq(invoices.userId, payerId), inArray(invoices.status, ['Pending', 'Issued'])))
+      .groupBy(invoices.status);
+    const sum = (s: InvoiceStatus) => BigInt(rows.find((r) => r.status === s)?.total ?? '0');
+    const invoiced = sum('Issued');
+    const pending = sum('Pending');
+    const left = paidIn - refunded - invoiced - pending;
+    return { invoiceable: left > 0n ? left : 0n, paidIn, refunded, invoiced, pending };
+  }
+
+  async create(payerId: string, requestedBy: string, input: InvoiceInput): Promise<Invoice> {
+    const amount = yuanToUnits(input.amount);
+    return this.deps.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invoice:${payerId}`}, 0))`);
+      const { invoiceable } = await this.invoiceable(payerId, tx);
+      if (amount > invoiceable) throw new AppError('INVOICE_AMOUNT_EXCEEDED', `本次最多可开 ${formatUnits(invoiceable)} 元`);
+      const now = this.deps.clock.now();
+      const [row] = await tx
+        .insert(invoices)
+        .values({
+          id: randomUUID(),
+          userId: payerId,
+          requestedBy,
+          kind: input.kind,
+          titleType: input.titleType,
+          title: input.title,
+          taxNo: input.taxNo,
+          email: input.email,
+          amount,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      return invoiceView(row!);
+    });
+  }
+
+  async list(payerId: string, q: { status?: InvoiceStatus; page: number; pageSize: number }) {
+    const where = and(eq(invoices.userId, payerId), q.status ? eq(invoices.status, q.status) : undefined);
+    const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(invoices).where(where);
+    const rows = await this.deps.db.select().from(invoices).where(where).orderBy(desc(invoices.createdAt), desc(invoices.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+    return { items: rows.map(invoiceView), total, page: q.page, pageSize: q.pageSize };
+  }
+
+  /** The owner withdraws a request the operator has not handled yet. */
+  async cancel(payerId: string, id: string): Promise<Invoice> {
+    return invoiceView(await this.close(id, { status: 'Cancelled' }, eq(invoices.userId, payerId)));
+  }
+
+  /** The operator has issued the invoice (and e-mailed it): the number is what the user sees. */
+  async issue(id: string, invoiceNo: string, operatorId: string | null): Promise<Invoice> {
+    return invoiceView(await this.close(id, { status: 'Issued', invoiceNo, operatorId }));
+  }
+
+  async reject(id: string, reason: string, operatorId: string | null): Promise<Invoice> {
+    return invoiceView(await this.close(id, { status: 'Rejected', rejectReason: reason, operatorId }));
+  }
+
+  /** Every request, for the operator: pending first by default (oldest first, as a queue). */
+  async queue(q: { status?: InvoiceStatus; page: number; pageSize: number }) {
+    const where = q.status ? eq(invoices.status, q.status) : undefined;
+    const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(invoices).where(where);
+    const rows = await this.deps.db
+      .select({ i: invoices, mobile: users.mobile })
+      .from(invoices)
+      .innerJoin(users, eq(users.id, invoices.userId))
+      .where(where)
+      .orderBy(q.status === 'Pending' ? invoices.createdAt : desc(invoices.createdAt))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
+    return { items: rows.map(({ i, mobile }) => ({ ...invoiceView(i), userId: i.userId, mobile: mobile ?? '' })), total, page: q.page, pageSize: q.pageSize };
+  }
+
+  /** Pending → a final state, once: the guarded update makes the second of two decisions fail. */
+  private async close(id: string, set: Partial<InvoiceRow> & { status: InvoiceStatus }, owner?: SQL): Promise<InvoiceRow> {
+    const now = this.deps.clock.now();
+    const [row] = await this.deps.db
+      .update(invoices)
+      .set({ ...set, closedAt: now, updatedAt: now })
+      .where(and(eq(invoices.id, id), eq(invoices.status, 'Pending'), owner))
+      .returning();
+    if (row) return row;
+    const [exists] = await this.deps.db.select({ status: invoices.status }).from(invoices).where(and(eq(invoices.id, id), owner));
+    if (!exists) throw new AppError('RECORD_NOT_FOUND', '发票申请不存在');
+    throw new AppError('INVOICE_STATE_INVALID', `当前状态：${InvoiceStatus.label(exists.status)}`);
+  }
+}
+
+function formatUnits(units: bigint): string {
+  const fen = units / 100n; // whole fen, rounded down: never more than may be invoiced
+  return `${fen / 100n}.${String(fen % 100n).padStart(2, '0')}`;
+}

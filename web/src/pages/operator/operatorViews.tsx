@@ -1,0 +1,93 @@
+import { Form, Input, Modal, Tag } from 'antd';
+import dayjs from 'dayjs';
+import { CertStatus, CertType, type CertStatus as Status, type CertType as Type } from '@console/contract';
+
+export const OPERATOR_PAGE_SIZES = [10, 20, 50];
+
+/** Everything the operator area reads; a decision invalidates all of it (queue, users, log). */
+export const OPERATOR_KEYS = {
+  all: ['operator'] as const,
+  reviews: (kind: string, status: string, page: number, pageSize: number) => ['operator', 'reviews', kind, status, page, pageSize] as const,
+  users: (q: string, page: number, pageSize: number) => ['operator', 'users', q, page, pageSize] as const,
+  log: (page: number, pageSize: number) => ['operator', 'log', page, pageSize] as const,
+  invoices: (status: string, page: number, pageSize: number) => ['operator', 'invoices', status, page, pageSize] as const,
+};
+
+export const formatMinute = (iso: string | null | undefined) => (iso ? dayjs(iso).format('YYYY-MM-DD HH:mm') : '--');
+
+const STATUS_COLOR: Record<Status, string | undefined> = { Init: undefined, Pending: 'processing', Succeed: 'success', Failed: 'error' };
+
+/** Init has no label in the spec: it is an application still being filled in. */
+export function CertStatusTag({ status }: { status: Status }) {
+  return <Tag color={STATUS_COLOR[status]}>{CertStatus.label(status) || '未提交'}</Tag>;
+}
+
+const TYPE_COLOR: Record<Type, string | undefined> = { Uncertified: undefined, Personal: 'blue', Enterprise: 'purple' };
+
+export function CertTypeTag({ type }: { type: Type }) {
+  return <Tag color={TYPE_COLOR[type]}>{CertType.label(type)}</Tag>;
+}
+
+/** Paging props shared by the operator's server-paged tables. */
+export function serverPaging(page: number, pageSize: number, total: number | undefined, onChange: (page: number, pageSize: number) => void) {
+  return {
+    current: page,
+    pageSize,
+    total: total ?? 0,
+    showSizeChanger: true,
+    pageSizeOptions: OPERATOR_PAGE_SIZES,
+    showTotal: (t: number) => `共 ${t} 条`,
+    // A new page size starts again at page 1: the old page may not exist any more.
+    onChange: (next: number, size: number) => onChange(size === pageSize ? next : 1, size),
+  };
+}
+
+/**
+ * The reason is what the user reads on their page, so it is required; `check` applies the contract's
+ * schema of the endpoint (2-200 characters), so the messages are the server's.
+ */
+export function RejectModal({
+  open,
+  loading,
+  title = '驳回申请',
+  extra,
+  placeholder,
+  check,
+  onCancel,
+  onReject,
+}: {
+  open: boolean;
+  loading: boolean;
+  title?: string;
+  extra: string;
+  placeholder: string;
+  /** The schema's message for a reason it refuses, or undefined. */
+  check: (reason: string) => string | undefined;
+  onCancel: () => void;
+  onReject: (reason: string) => Promise<unknown>;
+}) {
+  const [form] = Form.useForm<{ reason: string }>();
+  return (
+    <Modal title={title} open={open} okText="确认驳回" okButtonProps={{ danger: true, loading }} onCancel={onCancel} onOk={() => form.submit()} destroyOnHidden>
+      <Form form={form} layout="vertical" requiredMark={false} preserve={false} onFinish={(v) => onReject(v.reason.trim())}>
+        <Form.Item
+          name="reason"
+          label="驳回原因"
+          extra={extra}
+          rules={[
+            { required: true, whitespace: true, message: '请填写驳回原因' },
+            {
+              validator: async (_, value: string | undefined) => {
+                if (!value?.trim()) return;
+                const message = check(value);
+                if (message) throw new Error(message);
+              },
+            },
+          ]}
+        >
+          <Input.TextArea rows={4} maxLength={200} showCount placeholder={placeholder} />
+        </Form.Item>
+      </Form>
+    </Modal>
+  );
+}
