@@ -21,7 +21,7 @@ describe('my images page', () => {
       userImage({ id: '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f', name: '失败的镜像', status: 'BuildFail', failReason: '快照存储空间不足', sizeGb: null }),
     ];
     const fetch = instanceServer((url) => (url.pathname === IMAGES ? json(200, { ...page(images, url, 23), limit: 30, used: 23 }) : undefined));
-    renderApp(MIRROR);
+    const router = renderApp(MIRROR);
 
     expect(await screen.findByText('镜像免费保存，每个账号最多 30 个，已用 23 个')).toBeTruthy();
     const building = await rowOf('制作中的镜像');
@@ -40,6 +40,14 @@ describe('my images page', () => {
     expect(callsTo(fetch, IMAGES).map((c) => c.url.search)).toContain('?page=1&pageSize=10');
     fireEvent.click(document.querySelector('.ant-pagination-item-3')!);
     await waitFor(() => expect(callsTo(fetch, IMAGES).at(-1)!.url.search).toBe('?page=3&pageSize=10'));
+    expect(router.state.location.search).toBe('?page=3'); // the page is in the URL: back and reload keep it
+  });
+
+  it('opens on the page and page size the URL asks for', async () => {
+    const fetch = instanceServer((url) => (url.pathname === IMAGES ? json(200, { ...page([userImage()], url, 45), limit: 50, used: 45 }) : undefined));
+    renderApp(`${MIRROR}?page=2&pageSize=20`);
+    await rowOf('SD 训练环境');
+    expect(callsTo(fetch, IMAGES)[0]!.url.search).toBe('?page=2&pageSize=20');
   });
 
   it('refreshes itself while an image is being made, until it is usable', async () => {

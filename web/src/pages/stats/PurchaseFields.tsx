@@ -24,6 +24,7 @@ import { getApiUi } from '../../api/ui';
 import { OrderPayModal } from '../../components/OrderPayModal';
 import { formatTime, invalidateOrderViews } from '../../components/orderViews';
 import { Price } from '../../components/Price';
+import { UnitNumberInput } from '../../components/UnitNumberInput';
 import { useSession } from '../../session/useSession';
 import { CYCLE_OPTIONS } from './marketQuery';
 import { gpuQuoteRequest, isPostpaidCycle, loginUrlFor, NAME_MAX_LENGTH, sizeQuoteRequest, type PurchaseConfig } from './purchaseQuery';
@@ -79,18 +80,7 @@ export function OrderTermsFields({
         label={postpaid ? '预估时长' : '购买时长'}
         extra={postpaid ? '按时计费为后付费，按实际开机时长扣费，此处仅用于估算费用' : `最长 ${MAX_DURATION[config.cycle]} ${unit}`}
       >
-        <Space.Compact>
-          <InputNumber
-            aria-label="时长"
-            min={1}
-            max={MAX_DURATION[config.cycle]}
-            precision={0}
-            value={config.duration}
-            onChange={(v) => v !== null && onChange({ duration: v })}
-            style={{ width: 140 }}
-          />
-          <Space.Addon>{unit}</Space.Addon>
-        </Space.Compact>
+        <UnitNumberInput label="时长" unit={unit} min={1} max={MAX_DURATION[config.cycle]} value={config.duration} onChange={(duration) => onChange({ duration })} />
       </Form.Item>
       <Form.Item label="数据盘" extra={disk.help}>
         <Space.Compact>

@@ -1,9 +1,10 @@
 import type { ReactNode } from 'react';
 import { Alert, Button, Card, Empty, Skeleton, Tag, Typography } from 'antd';
 import type { UseQueryResult } from '@tanstack/react-query';
-import { discountText, ERRORS, formatYuan, type Quote, type QuoteLine } from '@console/contract';
+import { discountText, ERRORS, formatYuan, type Quote } from '@console/contract';
 import { isApiError } from '../../api/errors';
-import { formatUnitPrice, Price } from '../../components/Price';
+import { Price } from '../../components/Price';
+import { QuoteLines } from '../../components/QuoteLines';
 
 export interface SummaryItem {
   label: string;
@@ -35,39 +36,13 @@ function QuoteError({ error, onRetry }: { error: unknown; onRetry: () => void })
   );
 }
 
-/** How a charged line adds up. The data disk is priced per GB and day, whatever the cycle. */
-function lineCalc(line: QuoteLine): string {
-  if (line.kind === 'dataDisk') return `¥${formatUnitPrice(line.unitPrice)}/GB·天 × ${line.quantity} GB`;
-  return `¥${formatYuan(line.unitPrice)} × ${line.quantity}`;
-}
-
-function LineRow({ line }: { line: QuoteLine }) {
-  const deduction = line.amount.startsWith('-');
-  return (
-    <li>
-      <span className="quote-line-name">
-        {line.name}
-        {/* A deduction is one amount; "unit × quantity" only explains what is charged. */}
-        {!deduction && <span className="quote-line-calc">{lineCalc(line)}</span>}
-      </span>
-      <span className={`quote-line-amount${deduction ? ' is-deduction' : ''}`}>
-        {deduction ? '-' : ''}¥{formatYuan(line.amount.replace(/^-/, ''))}
-      </span>
-    </li>
-  );
-}
-
 /** The server's lines as they are (deductions are negative lines), then the total. */
 function QuoteBody({ quote, prepaid }: { quote: Quote; prepaid: boolean }) {
   const discount = discountText(quote.discountRate);
   const saved = BigInt(quote.listTotal) - BigInt(quote.total);
   return (
     <>
-      <ul className="quote-lines" aria-label="费用明细">
-        {quote.lines.map((line, i) => (
-          <LineRow key={`${line.kind}-${i}`} line={line} />
-        ))}
-      </ul>
+      <QuoteLines lines={quote.lines} calc />
       <div className="quote-total">
         <Typography.Text strong>
           {prepaid ? '合计' : '预估费用'} {discount && <Tag color="volcano">{discount}</Tag>}

@@ -1,10 +1,11 @@
-import { Alert, Card, Form, InputNumber, Radio, Skeleton, Space, Typography } from 'antd';
+import { Alert, Card, Form, Radio, Skeleton, Typography } from 'antd';
 import { useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { BillingCycle, BillingCycleUnit, InstanceCategory, MAX_DATA_DISK_GB, MAX_INSTANCE_COUNT, type Region, type Size, type SizeCategory } from '@console/contract';
 import { catalogueQueries, type SizesPage } from '../../api/catalogue';
 import { ChoiceCards, type Choice } from '../../components/ChoiceCards';
 import { LoadError } from '../../components/LoadError';
 import { Price } from '../../components/Price';
+import { UnitNumberInput } from '../../components/UnitNumberInput';
 import { useSession } from '../../session/useSession';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
 import { CycleField, nameSummary, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
@@ -91,18 +92,7 @@ function SizeForm({
             )}
           </Form.Item>
           <Form.Item label="购买数量" extra={`一次最多购买 ${MAX_INSTANCE_COUNT} 台`}>
-            <Space.Compact>
-              <InputNumber
-                aria-label="购买数量"
-                min={1}
-                max={MAX_INSTANCE_COUNT}
-                precision={0}
-                value={config.count}
-                onChange={(v) => v !== null && set({ count: v })}
-                style={{ width: 140 }}
-              />
-              <Space.Addon>台</Space.Addon>
-            </Space.Compact>
+            <UnitNumberInput label="购买数量" unit="台" min={1} max={MAX_INSTANCE_COUNT} value={config.count} onChange={(count) => set({ count })} />
           </Form.Item>
           <OrderTermsFields config={config} onChange={set} disk={sizeDisk(size)} voucherCategory={category} payable={payableOf(quote.data)} />
         </Form>

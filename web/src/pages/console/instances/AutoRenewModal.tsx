@@ -6,9 +6,9 @@
 import { useState } from 'react';
 import { Alert, Descriptions, Flex, Modal, Switch, Typography } from 'antd';
 import { useMutation } from '@tanstack/react-query';
-import { BillingCycle, BillingCycleUnit, type Instance } from '@console/contract';
+import { BillingCycleUnit, type Instance } from '@console/contract';
 import { instancesApi } from '../../../api/instances';
-import { formatTime } from '../../../components/orderViews';
+import { prepaidTermItems } from './instanceViews';
 
 export function AutoRenewModal({ instance: i, onClose, onSettled }: { instance: Instance; onClose: () => void; onSettled: (answer?: unknown) => void }) {
   const [on, setOn] = useState(i.autoRenew);
@@ -32,14 +32,7 @@ export function AutoRenewModal({ instance: i, onClose, onSettled }: { instance: 
       width={520}
     >
       <Flex vertical gap={16}>
-        <Descriptions
-          column={1}
-          size="small"
-          items={[
-            { key: 'cycle', label: '计费方式', children: `${BillingCycle.label(i.cycle)}（包周期，预付费）` },
-            { key: 'expire', label: '当前到期时间', children: formatTime(i.expireAt) },
-          ]}
-        />
+        <Descriptions column={1} size="small" items={prepaidTermItems(i)} />
         <Flex align="center" gap={12}>
           <Switch aria-label="自动续费" checked={on} onChange={setOn} />
           <Typography.Text>{on ? '已开启' : '未开启'}</Typography.Text>

@@ -10,6 +10,7 @@ import type { Instance } from '@console/contract';
 import { INSTANCE_KEYS, instancesApi } from '../../../api/instances';
 import { formatTime, invalidateOrderViews } from '../../../components/orderViews';
 import { Price } from '../../../components/Price';
+import { QuoteTotal } from './QuoteOrderModal';
 
 export function RefundModal({ instance: i, onClose, onSettled }: { instance: Instance; onClose: () => void; onSettled: (answer?: unknown) => void }) {
   const { message } = App.useApp();
@@ -78,12 +79,7 @@ export function RefundModal({ instance: i, onClose, onSettled }: { instance: Ins
               { key: 'gift', label: '退回赠送金', children: <span data-testid="refund-gift"><Price units={q.toGift} size="sm" /></span> },
             ]}
           />
-          <Flex justify="space-between" align="baseline">
-            <Typography.Text strong>实退金额</Typography.Text>
-            <span aria-label="实退金额" data-testid="refund-total">
-              <Price units={q.refund} size="lg" />
-            </span>
-          </Flex>
+          <QuoteTotal label="实退金额" units={q.refund} testId="refund-total" strong />
           <Typography.Text type="secondary">退订规则：{q.rule}</Typography.Text>
           <Alert type="warning" showIcon title="退订后实例将立即释放，系统盘和数据盘的数据将被销毁，无法恢复。请先备份需要保留的数据。" />
           <Checkbox checked={agreed} onChange={(e) => setAgreed(e.target.checked)}>

@@ -59,6 +59,14 @@ export function renewedExpiry(i: Pick<Instance, 'cycle' | 'expireAt'>, duration:
   return new Date(Math.max(expire, now) + RENEW_UNIT_HOURS[i.cycle] * duration * 3600_000).toISOString();
 }
 
+/** A prepaid instance's term as the renewal dialogs show it: its cycle and current expiry (Descriptions items). */
+export function prepaidTermItems(i: Pick<Instance, 'cycle' | 'expireAt'>) {
+  return [
+    { key: 'cycle', label: '计费方式', children: `${BillingCycle.label(i.cycle)}（包周期，预付费）` },
+    { key: 'expire', label: '当前到期时间', children: formatTime(i.expireAt) },
+  ];
+}
+
 /** Why a task (save image, expand disk) cannot run now; null when `tasks` allows it. */
 export function taskBlocked(i: Pick<Instance, 'status' | 'tasks' | 'expireAt'>, task: InstanceTask): string | null {
   if (i.tasks.includes(task)) return null;
