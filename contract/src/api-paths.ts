@@ -102,6 +102,9 @@ export const API = {
   instanceImage: '/upgpu/api/v2.1/instances/:id/image',
   instanceDisk: '/upgpu/api/v2.1/instances/:id/disk',
   instanceDiskPrice: '/upgpu/api/v2.1/instances/:id/disk/price',
+  // Public bandwidth of e-commerce machines (TrafficUpgrade / TrafficDowngrade).
+  instanceBandwidth: '/upgpu/api/v2.1/instances/:id/bandwidth',
+  instanceBandwidthPrice: '/upgpu/api/v2.1/instances/:id/bandwidth/price',
   userImages: '/upgpu/api/v2.1/images',
   userImage: '/upgpu/api/v2.1/images/:id',
   userImageName: '/upgpu/api/v2.1/images/:id/name',

@@ -52,6 +52,9 @@ export const ERRORS = {
   MIGRATE_NO_HOST: { code: 40925001, message: '暂无可迁移的主机（同地区同型号 GPU 空闲卡或数据盘空间不足），请稍后再试，或使用无卡模式开机' },
   MIGRATE_HOST_INVALID: { code: 40025001, message: '所选主机不能作为迁移目标：须为同一地区、同一 GPU 型号的其他主机，且数据盘空间足够' },
   MIGRATE_NOT_GPU: { code: 40025002, message: '该实例没有 GPU，无需迁移' },
+  // Public bandwidth of e-commerce machines (issue 6), codes 4xx26xxx.
+  BANDWIDTH_NOT_EBUSINESS: { code: 40026001, message: '仅电商机可以调整带宽' },
+  BANDWIDTH_INVALID: { code: 40026002, message: '所选带宽不可用，请在可选档位中选择' },
   // Invoices (issue 5)
   INVOICE_AMOUNT_EXCEEDED: { code: 40022001, message: '开票金额超过可开票金额' },
   INVOICE_STATE_INVALID: { code: 40922001, message: '该发票申请已处理，不能再进行此操作，请刷新后查看' },

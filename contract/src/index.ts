@@ -12,3 +12,4 @@ export * from './schemas/invoice.js';
 export * from './schemas/instance.js';
 export * from './schemas/account.js';
 export * from './schemas/storage.js';
+export * from './schemas/bandwidth.js';

@@ -47,6 +47,7 @@ import { InstanceBilling, METER_LANES, Meter } from './modules/instances/billing
 import { Reconciler } from './modules/instances/reconciler.js';
 import { PrepaidService } from './modules/instances/prepaid.js';
 import { ConversionService } from './modules/instances/conversions.js';
+import { TrafficService } from './modules/instances/traffic.js';
 import { CertificationService } from './modules/certification/service.js';
 import { ChildService } from './modules/children/service.js';
 import { StudentService } from './modules/students/service.js';
@@ -95,6 +96,7 @@ export interface AppContext {
   /** Prepaid instances: auto-renewal and refund of unused time. */
   prepaid: PrepaidService;
   conversions: ConversionService;
+  traffic: TrafficService;
   reconciler: Reconciler;
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
   localOperatorToken: string | null;
@@ -222,6 +224,7 @@ export async function createContext(opts: {
   const prepaid = new PrepaidService({ db, clock, instances, orders, gifts, log: opts.log, leadHours: config.AUTO_RENEW_LEAD_HOURS, refundFeeRate: config.PREPAID_REFUND_FEE_RATE });
   const conversions = new ConversionService({ db, clock, instances, orders, pricing: catalogue, catalogue: catalogueStore, meter });
   instances.useConversions(conversions);
+  const traffic = new TrafficService({ clock, catalogue: catalogueStore, pricing: catalogue, orders, instances });
   const reconciler = new Reconciler({ db, clock, driver: drivers.compute, instances, log: opts.log, retryAfterMs: config.COMPUTE_OP_RETRY_SECONDS * 1000 });
   const cookieOptions = {
     httpOnly: true,
@@ -268,6 +271,7 @@ export async function createContext(opts: {
     instanceBilling,
     prepaid,
     conversions,
+    traffic,
     reconciler,
     localOperatorToken: null,
     reloadCatalogue,

@@ -14,7 +14,7 @@ export const HOUR = 3600 * SEC;
 export const LIST = '/upgpu/api/v2.1/instances';
 export const GPU_ORDER = '/infra/api/v2.1/gpu/order';
 /** Simulated delays (ms) the instance tests run with. */
-export const DELAYS = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 4000, destroy: 2000, resizeDisk: 3000, saveImage: 6000 };
+export const DELAYS = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 4000, destroy: 2000, resizeDisk: 3000, saveImage: 6000, changeBandwidth: 2000 };
 export const DELAYS_ENV = Object.entries(DELAYS)
   .map(([k, v]) => `${k}=${v}`)
   .join(',');

@@ -252,7 +252,7 @@ function checkDuration(v: { cycle: z.infer<typeof cycleSchema>; duration: number
 }
 
 export const quoteLineSchema = z.object({
-  kind: z.enum(['compute', 'dataDisk', 'cycleDiscount', 'studentDiscount', 'voucher', 'credit']),
+  kind: z.enum(['compute', 'dataDisk', 'bandwidth', 'cycleDiscount', 'studentDiscount', 'voucher', 'credit']),
   name: z.string(),
   /**
    * compute: list price per card (or instance) per cycle unit; dataDisk: price per GB per day, so

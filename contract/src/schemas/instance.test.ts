@@ -83,21 +83,24 @@ describe('instance state machine', () => {
 
   for (const task of INSTANCE_TASKS) {
     for (const status of InstanceStatus.values) {
-      const legal = status === 'Stopped' || status === 'Shutdown';
+      // Only a bandwidth change is applied to a running machine; every task may run on a stopped one.
+      const legal = status === 'Stopped' || status === 'Shutdown' || (task === 'changeBandwidth' && status === 'Running');
       it(`${legal ? 'allows' : 'refuses'} the ${task} task when ${status}`, () => {
         expect(canRunTask(task, status)).toBe(legal);
         if (legal) expect(INSTANCE_TRANSITIONS[status]).toContain(taskStatus(task));
-        // Only a stopped machine starts a task (Unknown goes back to one that was under way).
-        if (!legal && status !== 'Unknown') expect(INSTANCE_TRANSITIONS[status]).not.toContain(taskStatus(task));
+        // Nothing else starts a task (Unknown goes back to one that was under way; Running may go Operating for a bandwidth change).
+        const sharedMove = status === 'Running' && taskStatus(task) === taskStatus('changeBandwidth');
+        if (!legal && status !== 'Unknown' && !sharedMove) expect(INSTANCE_TRANSITIONS[status]).not.toContain(taskStatus(task));
       });
     }
   }
 
-  it('brings a task back where it began: Operating → Stopped or Shutdown, nowhere else', () => {
-    expect(INSTANCE_TRANSITIONS.Operating.filter((s) => s !== 'Unknown').sort()).toEqual(['Shutdown', 'Stopped']);
-    expect(allowedTasks('Running')).toEqual([]);
+  it('brings a task back where it began: Operating → Running (a bandwidth change), Stopped or Shutdown, nowhere else', () => {
+    expect(INSTANCE_TRANSITIONS.Operating.filter((s) => s !== 'Unknown').sort()).toEqual(['Running', 'Shutdown', 'Stopped']);
+    expect(INSTANCE_TRANSITIONS.Running).toContain('Operating');
+    expect(allowedTasks('Running')).toEqual(['changeBandwidth']);
     expect(allowedTasks('Operating')).toEqual([]);
-    expect(allowedTasks('Shutdown')).toEqual(['saveImage', 'resizeDisk', 'migrate']);
+    expect(allowedTasks('Shutdown')).toEqual(['saveImage', 'resizeDisk', 'migrate', 'changeBandwidth']);
   });
 
   it('migrates a stopped instance through Pending_Migrate: Stopped on the new host, or back where it was', () => {

@@ -24,17 +24,25 @@ export const InstanceActionLabel: Record<InstanceAction, string> = {
 };
 
 /**
- * Work done on a stopped machine: save it as an image, expand its data disk, move it to another host
- * of the same GPU type (migrate: its data goes along; free of charge). The machine must be stopped
- * (with or without cards); it is Operating (Pending_Migrate while it moves) meanwhile. A disk task
- * goes back where it was, whether it succeeds or fails (a failure shows as OperateFail); a migration
- * that succeeds ends Stopped on the new host, one that fails goes back where it was on the old host.
+ * Work done to a machine by the driver while the instance waits: save it as an image, expand its
+ * data disk, move it to another host of the same GPU type (migrate: its data goes along; free of
+ * charge), change the public bandwidth of an e-commerce machine. All but the bandwidth change need a
+ * stopped machine (with or without cards); a bandwidth change is applied live, so it may also start
+ * from Running. The instance is Operating (Pending_Migrate while it moves) meanwhile. A task goes back
+ * where it was, whether it succeeds or fails (a failure shows as OperateFail); a migration that
+ * succeeds ends Stopped on the new host, one that fails goes back where it was on the old host.
  */
-export const INSTANCE_TASKS = ['saveImage', 'resizeDisk', 'migrate'] as const;
+export const INSTANCE_TASKS = ['saveImage', 'resizeDisk', 'migrate', 'changeBandwidth'] as const;
 export type InstanceTask = (typeof INSTANCE_TASKS)[number];
-export const InstanceTaskLabel: Record<InstanceTask, string> = { saveImage: '保存镜像', resizeDisk: '数据盘扩容', migrate: '迁移到其他主机' };
-/** The statuses a task may start from: a stopped machine, in standard or no-card mode. */
-export const TASK_FROM: readonly Status[] = ['Stopped', 'Shutdown'];
+export const InstanceTaskLabel: Record<InstanceTask, string> = { saveImage: '保存镜像', resizeDisk: '数据盘扩容', migrate: '迁移到其他主机', changeBandwidth: '调整带宽' };
+const STOPPED: readonly Status[] = ['Stopped', 'Shutdown'];
+/** The statuses each task may start from. */
+export const TASK_FROM: Record<InstanceTask, readonly Status[]> = {
+  saveImage: STOPPED,
+  resizeDisk: STOPPED,
+  migrate: STOPPED,
+  changeBandwidth: ['Running', ...STOPPED],
+};
 /** The status an instance is in while a disk task runs. */
 export const TASK_STATUS: Status = 'Operating';
 /** The status an instance is in while it moves to another host. */
@@ -47,8 +55,8 @@ export function taskStatus(task: InstanceTask): Status {
   return task === 'migrate' ? MIGRATE_STATUS : TASK_STATUS;
 }
 
-export function canRunTask(_task: InstanceTask, status: Status): boolean {
-  return TASK_FROM.includes(status);
+export function canRunTask(task: InstanceTask, status: Status): boolean {
+  return TASK_FROM[task].includes(status);
 }
 
 export function allowedTasks(status: Status): InstanceTask[] {
@@ -123,7 +131,7 @@ export const INSTANCE_TRANSITIONS: Record<Status, Status[]> = (() => {
   out.Running.add('Shutdowning'); // stop in no-card mode
   for (const map of Object.values(OUTCOME_RULES)) for (const [from, to] of Object.entries(map)) if (from !== to) out[from as Status].add(to!);
   for (const task of INSTANCE_TASKS) {
-    for (const s of TASK_FROM) {
+    for (const s of TASK_FROM[task]) {
       out[s].add(taskStatus(task)); // a task begins
       out[taskStatus(task)].add(s); // and ends where it began, done or failed (a migration ends Stopped, or back where it was)
     }
@@ -214,6 +222,8 @@ export const instanceSchema = z.object({
   applicationName: z.string().nullable(),
   dataDiskGb: z.number().int(),
   freeDataDiskGb: z.number().int(),
+  bandwidthMbps: z.number().int().describe('公网带宽（Mbps）；GPU 实例为 0'),
+  includedBandwidthMbps: z.number().int().describe('规格自带的带宽，不另收费'),
   cycle: cycleSchema,
   hourlyPrice: moneySchema.describe('按量计费每小时价格（有卡）'),
   noCardHourlyPrice: moneySchema.describe('无卡模式每小时价格'),
@@ -223,7 +233,7 @@ export const instanceSchema = z.object({
   releaseAt: z.string().nullable().describe('计划释放时间（关机超期或到期未续费）'),
   access: instanceAccessSchema.nullable(),
   actions: z.array(z.enum(INSTANCE_ACTIONS)).describe('当前可执行的操作'),
-  tasks: z.array(z.enum(INSTANCE_TASKS)).describe('当前可执行的关机后操作（保存镜像、数据盘扩容、迁移到其他主机）：需先关机'),
+  tasks: z.array(z.enum(INSTANCE_TASKS)).describe('当前可执行的任务（保存镜像、数据盘扩容、迁移到其他主机需先关机；电商机调整带宽可在运行中进行）'),
   userImageId: z.string().nullable().describe('由“我的镜像”创建时的镜像 ID'),
   userImageName: z.string().nullable(),
   orderUid: z.string().nullable(),

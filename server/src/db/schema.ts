@@ -663,9 +663,14 @@ export const instances = pgTable(
     applicationId: text('application_id'),
     dataDiskGb: integer('data_disk_gb').notNull(),
     freeDataDiskGb: integer('free_data_disk_gb').notNull(),
+    /** Public bandwidth (size-based instances); what the size includes is not charged (modules/instances/traffic.ts). */
+    bandwidthMbps: integer('bandwidth_mbps').notNull().default(0),
+    includedBandwidthMbps: integer('included_bandwidth_mbps').notNull().default(0),
     cycle: text('cycle', { enum: ['Usage', 'Hour', 'Day', 'Week', 'Month'] }).notNull(),
     hourlyPrice: bigint('hourly_price', { mode: 'bigint' }).notNull(),
     noCardHourlyPrice: bigint('no_card_hourly_price', { mode: 'bigint' }).notNull(),
+    /** Post-paid: what the bandwidth beyond the included costs per hour, metered with the run (added to hourlyPrice). */
+    bandwidthHourlyPrice: bigint('bandwidth_hourly_price', { mode: 'bigint' }).notNull().default(sql`0`),
     diskDailyPrice: bigint('disk_daily_price', { mode: 'bigint' }).notNull(),
     expireAt: ts('expire_at'),
     /** Prepaid: renew one unit of the cycle from the balance before expiry (modules/instances/prepaid.ts). */
@@ -783,6 +788,7 @@ export const simMachines = pgTable('sim_machines', {
   power: text('power', { enum: ['creating', 'running', 'stopped', 'destroyed'] }).notNull(),
   gpu: boolean('gpu').notNull(),
   diskGb: integer('disk_gb').notNull(),
+  bandwidthMbps: integer('bandwidth_mbps').notNull().default(0),
   sshPort: integer('ssh_port').notNull(),
   spec: jsonb('spec').notNull(),
   updatedAt: ts('updated_at').notNull(),

@@ -146,6 +146,8 @@ function run(d: ComputeDriver, op: AgentOperation): Promise<void> {
       return d.migrate(op.opId, op.instanceId, op.params.targetHostId);
     case 'saveImage':
       return d.saveImage(op.opId, op.instanceId, op.params.imageRef);
+    case 'changeBandwidth':
+      return d.changeBandwidth(op.opId, op.instanceId, op.params.bandwidthMbps);
   }
 }
 

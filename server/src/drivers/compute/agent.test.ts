@@ -15,7 +15,7 @@ import type { MachineSpec } from './types.js';
 
 const KEY_ID = 'console-1';
 const SECRET = 'a-shared-secret-of-at-least-32-characters';
-const DELAYS = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 4000, destroy: 2000, resizeDisk: 3000, migrate: 8000, saveImage: 6000 };
+const DELAYS = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 4000, destroy: 2000, resizeDisk: 3000, migrate: 8000, saveImage: 6000, changeBandwidth: 2000 };
 
 /** The controller's own database: in-memory PGlite, or a scratch PostgreSQL database under TEST_DATABASE_URL. */
 async function openControllerDb(): Promise<{ database: Database; drop: () => Promise<void> }> {
@@ -65,6 +65,7 @@ function spec(over: Partial<MachineSpec> = {}): MachineSpec {
     imageId: 'ubuntu-22.04-cuda-12',
     userImageRef: null,
     dataDiskGb: 50,
+    bandwidthMbps: 0,
     sshUser: 'root',
     sshPassword: 'Pa55wordPa55word',
     jupyterToken: 'tok',
@@ -162,6 +163,23 @@ describe('AgentComputeDriver against the agent server on the simulated fleet', (
       ['destroy', true],
     ]);
     expect(events[3]!.error).toMatch(/stopped/);
+  });
+
+  it('changes the bandwidth of a running machine live; the machine was created with its own', async () => {
+    const id = randomUUID();
+    await driver.create(`c-${id}`, id, spec({ gpuCount: 0, bandwidthMbps: 5 }));
+    await pass(DELAYS.create);
+    await pass(DELAYS.boot);
+    const from = (await driver.events(0, 1000)).at(-1)!.seq;
+    const mbps = async () => (await c.sim.machine(id))?.bandwidthMbps;
+    expect(await mbps()).toBe(5);
+    await driver.changeBandwidth(`b-${id}`, id, 20);
+    c.clock.advance(DELAYS.changeBandwidth);
+    expect(await driver.status(id)).toMatchObject({ power: 'running', pendingOpId: null });
+    expect(await mbps()).toBe(20);
+    const events = (await driver.events(from, 100)).filter((e) => e.instanceId === id);
+    expect(events.map((e) => [e.kind, e.ok])).toEqual([['changeBandwidth', true]]);
+    await expect(driver.changeBandwidth(`b0-${id}`, id, 0)).rejects.toMatchObject({ kind: 'Rejected', status: 400 });
   });
 
   it('resubmitting an opId is a no-op; the same opId with other content is a conflict', async () => {

@@ -21,6 +21,7 @@
  *                        resizeDisk { dataDiskGb: number }
  *                        migrate    { targetHostId: string }
  *                        saveImage  { imageRef: string }
+ *                        changeBandwidth { bandwidthMbps: number }   (live: running or stopped)
  *        → 202 { opId }            accepted; the outcome arrives later as events
  *        → 200 { opId }            the same opId with the same content again: nothing new happens
  *        → 409 { error: "conflict", message }   the opId was used for a different operation
@@ -114,6 +115,7 @@ export const machineSpecSchema = z.object({
   imageId: z.string().max(256).nullable(),
   userImageRef: z.string().max(256).nullable(),
   dataDiskGb: z.number().int().min(0).max(1_000_000),
+  bandwidthMbps: z.number().int().min(0).max(100_000).default(0),
   sshUser: z.string().min(1).max(64),
   sshPassword: z.string().min(1).max(256),
   jupyterToken: z.string().max(256),
@@ -129,6 +131,7 @@ export const operationSchema = z.discriminatedUnion('kind', [
   z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('resizeDisk'), params: z.object({ dataDiskGb: z.number().int().min(1).max(1_000_000) }) }),
   z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('migrate'), params: z.object({ targetHostId: id }) }),
   z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('saveImage'), params: z.object({ imageRef: id }) }),
+  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('changeBandwidth'), params: z.object({ bandwidthMbps: z.number().int().min(1).max(100_000) }) }),
 ]);
 export type AgentOperation = z.infer<typeof operationSchema>;
 
@@ -140,7 +143,7 @@ const eventSchema = z.object({
   seq: z.number().int().min(1),
   opId: z.string().nullable(),
   instanceId: z.string().min(1),
-  kind: z.enum(['create', 'start', 'stop', 'restart', 'destroy', 'resizeDisk', 'migrate', 'saveImage', 'boot', 'lost', 'found']),
+  kind: z.enum(['create', 'start', 'stop', 'restart', 'destroy', 'resizeDisk', 'migrate', 'saveImage', 'changeBandwidth', 'boot', 'lost', 'found']),
   ok: z.boolean(),
   error: z.string().nullable(),
   access: z.object({ sshHost: z.string().min(1), sshPort: z.number().int().min(1).max(65535) }).optional(),
@@ -240,6 +243,9 @@ export class AgentComputeDriver implements ComputeDriver {
   }
   resizeDisk(opId: string, instanceId: string, dataDiskGb: number) {
     return this.submit({ opId, instanceId, kind: 'resizeDisk', params: { dataDiskGb } });
+  }
+  changeBandwidth(opId: string, instanceId: string, bandwidthMbps: number) {
+    return this.submit({ opId, instanceId, kind: 'changeBandwidth', params: { bandwidthMbps } });
   }
   migrate(opId: string, instanceId: string, targetHostId: string) {
     return this.submit({ opId, instanceId, kind: 'migrate', params: { targetHostId } });

@@ -21,7 +21,7 @@ import { AppError } from '../../http/errors.js';
 import type { SimulatedComputeDriver } from './simulated.js';
 
 const faultSchema = z.object({
-  kind: z.enum(['create', 'boot', 'start', 'stop', 'restart', 'destroy', 'resizeDisk', 'migrate', 'saveImage'], { error: 'kind 必须是驱动的操作之一' }),
+  kind: z.enum(['create', 'boot', 'start', 'stop', 'restart', 'destroy', 'resizeDisk', 'migrate', 'saveImage', 'changeBandwidth'], { error: 'kind 必须是驱动的操作之一' }),
   hostId: z.string().trim().min(1).max(64).optional(),
   count: z.number().int().min(1).max(100).default(1),
   message: z.string().trim().min(1).max(200).default('模拟故障'),

@@ -16,7 +16,7 @@ import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus,
 export type SimDelays = Record<OperationKind | 'boot', number>;
 
 /** Roughly what a real GPU cloud takes, in milliseconds. */
-export const DEFAULT_SIM_DELAYS: SimDelays = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 4000, destroy: 2000, resizeDisk: 3000, migrate: 8000, saveImage: 6000 };
+export const DEFAULT_SIM_DELAYS: SimDelays = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 4000, destroy: 2000, resizeDisk: 3000, migrate: 8000, saveImage: 6000, changeBandwidth: 2000 };
 
 /** "create=4000,boot=3000" → delays, the rest default; a bad entry is an error at start. */
 export function parseSimDelays(raw: string | undefined): SimDelays {
@@ -64,6 +64,9 @@ export class SimulatedComputeDriver implements ComputeDriver {
   migrate(opId: string, instanceId: string, targetHostId: string) {
     return this.submit(opId, instanceId, 'migrate', { targetHostId });
   }
+  changeBandwidth(opId: string, instanceId: string, bandwidthMbps: number) {
+    return this.submit(opId, instanceId, 'changeBandwidth', { bandwidthMbps });
+  }
   saveImage(opId: string, instanceId: string, imageRef: string) {
     return this.submit(opId, instanceId, 'saveImage', { imageRef });
   }
@@ -79,6 +82,12 @@ export class SimulatedComputeDriver implements ComputeDriver {
     if (!m) return pending ? { power: 'creating', gpu: false, lost: false, hostId: null, pendingOpId: pending.opId } : null;
     const lost = m.hostId ? (await this.db.select().from(simLostHosts).where(eq(simLostHosts.hostId, m.hostId))).length > 0 : false;
     return { power: m.power, gpu: m.gpu, lost, hostId: m.hostId, pendingOpId: pending?.opId ?? null };
+  }
+
+  /** The simulated machine itself (disk size, bandwidth limit…), as a host would show it; null when unknown. */
+  async machine(instanceId: string): Promise<MachineRow | null> {
+    const [m] = await this.db.select().from(simMachines).where(eq(simMachines.instanceId, instanceId));
+    return m ?? null;
   }
 
   async events(afterSeq: number, limit: number): Promise<DriverEvent[]> {
@@ -197,7 +206,7 @@ export class SimulatedComputeDriver implements ComputeDriver {
       case 'create': {
         const spec = op.params as MachineSpec;
         const sshPort = portFor(op.instanceId);
-        await tx.insert(simMachines).values({ instanceId: op.instanceId, hostId: spec.hostId, power: 'creating', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, sshPort, spec, updatedAt: op.dueAt });
+        await tx.insert(simMachines).values({ instanceId: op.instanceId, hostId: spec.hostId, power: 'creating', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, bandwidthMbps: spec.bandwidthMbps ?? 0, sshPort, spec, updatedAt: op.dueAt });
         await this.submit(`${op.opId}:boot`, op.instanceId, 'boot', {}, new Date(op.dueAt.getTime() + this.delays.boot), tx);
         data = { access: { sshHost: `connect.${spec.regionId}.${this.domain}`, sshPort } };
         break;
@@ -221,6 +230,9 @@ export class SimulatedComputeDriver implements ComputeDriver {
       case 'migrate':
         await set({ hostId: (op.params as { targetHostId: string }).targetHostId });
         break;
+      case 'changeBandwidth':
+        await set({ bandwidthMbps: (op.params as { bandwidthMbps: number }).bandwidthMbps });
+        break;
       case 'saveImage':
         data = { imageSizeGb: simImageSizeGb(op.instanceId) };
         break;
@@ -242,6 +254,7 @@ export class SimulatedComputeDriver implements ComputeDriver {
       resizeDisk: ['stopped'],
       migrate: ['stopped'],
       saveImage: ['stopped'],
+      changeBandwidth: ['running', 'stopped'],
     };
     const allowed = needs[op.kind];
     if (allowed && !allowed.includes(m.power)) return `机器当前为 ${m.power}，不能执行 ${op.kind}`;

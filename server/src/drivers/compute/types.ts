@@ -16,6 +16,8 @@ export interface MachineSpec {
   /** An image the user saved (saveImage's imageRef) to boot from instead; imageId is then its base. */
   userImageRef: string | null;
   dataDiskGb: number;
+  /** Public bandwidth limit in Mbps; 0: the host's default (GPU machines). */
+  bandwidthMbps: number;
   sshUser: string;
   sshPassword: string;
   /** Token for the machine's JupyterLab. */
@@ -30,7 +32,7 @@ export interface MachineAccess {
   sshPort: number;
 }
 
-export type OperationKind = 'create' | 'start' | 'stop' | 'restart' | 'destroy' | 'resizeDisk' | 'migrate' | 'saveImage';
+export type OperationKind = 'create' | 'start' | 'stop' | 'restart' | 'destroy' | 'resizeDisk' | 'migrate' | 'saveImage' | 'changeBandwidth';
 
 export type EventKind = OperationKind | 'boot' | 'lost' | 'found';
 
@@ -74,6 +76,8 @@ export interface ComputeDriver {
   restart(opId: string, instanceId: string): Promise<void>;
   destroy(opId: string, instanceId: string): Promise<void>;
   resizeDisk(opId: string, instanceId: string, dataDiskGb: number): Promise<void>;
+  /** Sets the machine's public bandwidth limit; applied live, running or stopped. */
+  changeBandwidth(opId: string, instanceId: string, bandwidthMbps: number): Promise<void>;
   migrate(opId: string, instanceId: string, targetHostId: string): Promise<void>;
   saveImage(opId: string, instanceId: string, imageRef: string): Promise<void>;
   /** The machine as the backend sees it now; null when it has never heard of it. */

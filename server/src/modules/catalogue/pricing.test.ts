@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BillingCycle, MAX_DURATION, yuanToUnits } from '@console/contract';
-import { applyBp, bpToRate, priceQuote, rateToBp, type PriceInput } from './pricing.js';
+import { applyBp, bpToRate, priceBandwidthChange, priceQuote, rateToBp, type PriceInput } from './pricing.js';
 
 const base: PriceInput = {
   category: 'Gpu',
@@ -133,5 +133,24 @@ describe('priceQuote properties', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('bandwidth', () => {
+  const y = yuanToUnits;
+  it('prices a prepaid upgrade by the added chargeable Mbps and the whole hours left, then the student discount', () => {
+    const r = priceBandwidthChange({ extraBefore: 5, extraAfter: 15, hours: 23, pricePerMbpsHour: y('0.03'), note: '按剩余 23 小时计', studentBp: 8000 });
+    expect(r.listTotal).toBe(10n * y('0.03') * 23n); // ¥6.90
+    expect(r.total).toBe(y('5.52'));
+    expect(r.lines.map((l) => l.kind)).toEqual(['bandwidth', 'studentDiscount']);
+    expect(priceBandwidthChange({ extraBefore: 15, extraAfter: 5, hours: 23, pricePerMbpsHour: y('0.03'), note: '' }).total).toBe(0n);
+  });
+
+  it('renews the bandwidth beyond what the size includes for each machine and the whole cycle, without the cycle discount', () => {
+    const withBw = priceQuote({ ...base, cycle: 'Day', duration: 2, quantity: 1, dataDiskGb: 0, bandwidth: { extraMbps: 5, pricePerMbpsHour: y('0.03') } });
+    const without = priceQuote({ ...base, cycle: 'Day', duration: 2, quantity: 1, dataDiskGb: 0 });
+    const line = withBw.lines.find((l) => l.kind === 'bandwidth')!;
+    expect(line).toMatchObject({ quantity: 5, amount: String(5n * y('0.03') * 48n) });
+    expect(withBw.total - without.total).toBe(5n * y('0.03') * 48n);
   });
 });

@@ -56,6 +56,8 @@ export interface PriceInput {
   /** Data disk included free, in GB, for the whole order. */
   freeDataDiskGb: number;
   dataDiskPricePerGbDay: bigint;
+  /** Bandwidth bought beyond what the size includes (an upgraded e-commerce machine renewing), per instance. */
+  bandwidth?: { extraMbps: number; pricePerMbpsHour: bigint };
   /** Basis points of the student price, when the buyer is a verified student. */
   studentBp?: number;
   voucher?: { id: string; name: string; amount: bigint; minSpend: bigint };
@@ -95,7 +97,13 @@ export function priceQuote(input: PriceInput): PriceResult {
     diskAmount = ceilDiv(extraGb * input.dataDiskPricePerGbDay * hours, 24n);
     line('dataDisk', `数据盘扩容 ${extraGb} GB（超出免费 ${input.freeDataDiskGb} GB 部分）`, input.dataDiskPricePerGbDay, extraGb, diskAmount);
   }
-  const listTotal = computeList + diskAmount;
+  let bandwidthAmount = 0n;
+  if (input.bandwidth && input.bandwidth.extraMbps > 0) {
+    const mbps = BigInt(input.bandwidth.extraMbps) * quantity;
+    bandwidthAmount = mbps * input.bandwidth.pricePerMbpsHour * HOURS_PER_UNIT[input.cycle] * duration;
+    line('bandwidth', `带宽升级 +${input.bandwidth.extraMbps} Mbps（超出规格自带部分）`, input.bandwidth.pricePerMbpsHour, mbps, bandwidthAmount);
+  }
+  const listTotal = computeList + diskAmount + bandwidthAmount;
 
   const computeNet = discounted(input.unitPrice) * quantity * duration;
   const cycleDiscount = computeList - computeNet;
@@ -156,6 +164,37 @@ export function priceDiskExpansion(input: DiskExpansionInput): PriceResult {
   const amount = addGb > 0n ? ceilDiv(addGb * input.dataDiskPricePerGbDay * BigInt(input.hours), 24n) : 0n;
   const lines: QuoteLine[] = [
     { kind: 'dataDisk', name: `数据盘扩容 +${addGb} GB（${input.note}）`, unitPrice: String(input.dataDiskPricePerGbDay), quantity: Number(addGb), amount: String(amount) },
+  ];
+  let total = amount;
+  let studentDiscount = 0n;
+  if (input.studentBp !== undefined && input.studentBp < 10000 && amount > 0n) {
+    studentDiscount = amount - applyBp(amount, input.studentBp);
+    if (studentDiscount > 0n) lines.push({ kind: 'studentDiscount', name: `学生优惠（${bpToRate(input.studentBp)}）`, unitPrice: String(-studentDiscount), quantity: 1, amount: String(-studentDiscount) });
+    total -= studentDiscount;
+  }
+  return { lines, listTotal: amount, discountTotal: studentDiscount, voucherDeduction: 0n, total, unit: BillingCycleUnit.Hour, discountRate: '1' };
+}
+
+export interface BandwidthChangeInput {
+  /** Chargeable Mbps (beyond what the size includes) before and after. */
+  extraBefore: number;
+  extraAfter: number;
+  /** Whole hours the upgrade is paid for: a prepaid instance's remaining time. */
+  hours: number;
+  pricePerMbpsHour: bigint;
+  note: string;
+  studentBp?: number;
+}
+
+/**
+ * Upgrading the bandwidth of a prepaid instance: the added chargeable Mbps at the bandwidth price
+ * for the whole hours left, then the student discount. A downgrade costs nothing (0).
+ */
+export function priceBandwidthChange(input: BandwidthChangeInput): PriceResult {
+  const addMbps = BigInt(Math.max(0, input.extraAfter - input.extraBefore));
+  const amount = addMbps * input.pricePerMbpsHour * BigInt(input.hours);
+  const lines: QuoteLine[] = [
+    { kind: 'bandwidth', name: `带宽升级 +${addMbps} Mbps（${input.note}）`, unitPrice: String(input.pricePerMbpsHour), quantity: Number(addMbps), amount: String(amount) },
   ];
   let total = amount;
   let studentDiscount = 0n;

@@ -71,6 +71,10 @@ export const catalogueFileSchema = z.object({
     releaseNoticeHours: z.number().int().min(1).max(720).default(24),
     /** Images an account may keep in my images (saved from stopped instances; kept free of charge). */
     userImageLimit: z.number().int().min(0).max(1000).default(10),
+    /** E-commerce machines: what each Mbps beyond the size's own bandwidth costs per hour. */
+    bandwidthPricePerMbpsHourYuan: yuan.default('0.03'),
+    /** The bandwidths (Mbps) an e-commerce machine may be upgraded to, besides what its size includes. */
+    bandwidthStepsMbps: z.array(z.number().int().min(1).max(10_000)).min(1).max(20).default([5, 10, 20, 30, 50, 100]),
   }),
   regions: z.array(z.object({ id: slug, name: z.string().min(1), area: z.string().default('') })),
   rooms: z.array(z.object({ id: slug, regionId: slug, name: z.string().min(1), zones: z.array(z.string().min(1)).min(1), isDefault: z.boolean().default(false) })),

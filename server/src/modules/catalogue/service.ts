@@ -26,7 +26,7 @@ import type { Clock } from '../../clock.js';
 import { AppError } from '../../http/errors.js';
 import type { UserRow } from '../sessions/service.js';
 import type { VoucherService } from '../vouchers/service.js';
-import { bpToRate, discounted, priceDiskExpansion, priceQuote, type UnitPrice } from './pricing.js';
+import { bpToRate, discounted, priceBandwidthChange, priceDiskExpansion, priceQuote, type UnitPrice } from './pricing.js';
 import { priceKey, type CatalogueStore, type GpuTypeRow, type HostRow, type ImageRow, type SizeRow, type Snapshot } from './store.js';
 
 type Page<T> = { items: T[]; total: number; page: number; pageSize: number };
@@ -553,7 +553,21 @@ export class CatalogueService {
    * without placement (the instance keeps its host and cards).
    */
   async quoteRenewal(
-    r: { category: InstanceCategory; gpuTypeId: string | null; sizeId: string | null; quantity: number; productName: string; cycle: BillingCycle; duration: number; dataDiskGb: number; freeDataDiskGb: number; regionId: string; voucherId?: string },
+    r: {
+      category: InstanceCategory;
+      gpuTypeId: string | null;
+      sizeId: string | null;
+      quantity: number;
+      productName: string;
+      cycle: BillingCycle;
+      duration: number;
+      dataDiskGb: number;
+      freeDataDiskGb: number;
+      /** Mbps bought beyond what the size includes: renewed with the instance. */
+      extraBandwidthMbps?: number;
+      regionId: string;
+      voucherId?: string;
+    },
     user: UserRow,
   ): Promise<Quote> {
     const snap = await this.store.get();
@@ -571,10 +585,28 @@ export class CatalogueService {
       dataDiskGb: r.dataDiskGb,
       freeDataDiskGb: r.freeDataDiskGb,
       dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
+      bandwidth: r.extraBandwidthMbps ? { extraMbps: r.extraBandwidthMbps, pricePerMbpsHour: snap.settings.bandwidthPricePerMbpsHour } : undefined,
       studentBp: user.isStudent ? snap.settings.studentBp : undefined,
       voucher,
     });
     return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.duration, voucherId: voucher?.id, placement: { regionId: r.regionId } });
+  }
+
+  /** What upgrading a prepaid instance's bandwidth costs for the `hours` left (a downgrade: 0). */
+  async quoteBandwidthChange(
+    r: { category: InstanceCategory; cycle: BillingCycle; regionId: string; extraBefore: number; extraAfter: number; hours: number; note: string },
+    user: UserRow,
+  ): Promise<Quote> {
+    const snap = await this.store.get();
+    const result = priceBandwidthChange({
+      extraBefore: r.extraBefore,
+      extraAfter: r.extraAfter,
+      hours: r.hours,
+      note: r.note,
+      pricePerMbpsHour: snap.settings.bandwidthPricePerMbpsHour,
+      studentBp: user.isStudent ? snap.settings.studentBp : undefined,
+    });
+    return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.hours, placement: { regionId: r.regionId } });
   }
 
   /**

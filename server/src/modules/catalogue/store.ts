@@ -57,6 +57,9 @@ export interface Settings {
   expiredReleaseDays: number;
   releaseNoticeHours: number;
   userImageLimit: number;
+  bandwidthPricePerMbpsHour: bigint;
+  /** Ascending, without repeats. */
+  bandwidthStepsMbps: number[];
 }
 
 export interface Snapshot {
@@ -232,6 +235,8 @@ const DEFAULT_SETTINGS: CatalogueSettings = {
   expiredReleaseDays: 7,
   releaseNoticeHours: 24,
   userImageLimit: 10,
+  bandwidthPricePerMbpsHourYuan: '0.03',
+  bandwidthStepsMbps: [5, 10, 20, 30, 50, 100],
 };
 
 function parseSettings(raw: CatalogueSettings | undefined): Settings {
@@ -256,5 +261,7 @@ function parseSettings(raw: CatalogueSettings | undefined): Settings {
     expiredReleaseDays: s.expiredReleaseDays,
     releaseNoticeHours: s.releaseNoticeHours,
     userImageLimit: s.userImageLimit,
+    bandwidthPricePerMbpsHour: yuanToUnits(s.bandwidthPricePerMbpsHourYuan),
+    bandwidthStepsMbps: [...new Set(s.bandwidthStepsMbps)].sort((a, b) => a - b),
   };
 }

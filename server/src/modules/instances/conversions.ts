@@ -19,7 +19,7 @@
  * (billing.ts Meter.settle: what it used up to now is charged); an instance with arrears cannot be
  * converted. Paid, the run is settled again up to that moment, metering stops (METER_OFF: no
  * meterSince/meterSegment, so the billing tick skips it), the daily data-disk charge stops (the
- * prepaid price includes the disk; the current day already charged is not returned), the usage order
+ * prepaid price includes the disk and any extra bandwidth; the current day already charged is not returned), the usage order
  * is completed, and the instance gets the cycle and expireAt = now + duration units. A running
  * instance converts without a restart.
  */
@@ -199,7 +199,7 @@ export class ConversionService {
         const m = await this.deps.meter.settle(tx, cur, now);
         if (m.arrears > 0n) throw new AppError('CONVERT_ARREARS', `按量费用结算后欠费 ${formatYuan(m.arrears)} 元`);
         if (cur.usageOrderId) await this.deps.orders.finishUsage(tx, cur.usageOrderId);
-        set = { cycle: req.cycle, arrears: 0n, ...METER_OFF, diskDailyPrice: 0n, diskBilledUntil: null, noCardHourlyPrice: 0n };
+        set = { cycle: req.cycle, arrears: 0n, ...METER_OFF, diskDailyPrice: 0n, diskBilledUntil: null, noCardHourlyPrice: 0n, bandwidthHourlyPrice: 0n };
         detail = `${order.orderUid}：${cycleText(cur.cycle)} → ${cycleText(req.cycle)} ${req.duration} ${BillingCycleUnit[req.cycle]}`;
       }
       await tx
@@ -228,6 +228,7 @@ export class ConversionService {
         duration,
         dataDiskGb: row.dataDiskGb,
         freeDataDiskGb: row.freeDataDiskGb,
+        extraBandwidthMbps: row.bandwidthMbps - row.includedBandwidthMbps,
         regionId: row.regionId,
       },
       user,

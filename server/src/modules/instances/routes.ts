@@ -3,6 +3,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   API,
   autoRenewRequestSchema,
+  bandwidthQuoteSchema,
+  changeBandwidthRequestSchema,
+  changeBandwidthResponseSchema,
   conversionQuoteSchema,
   transferToLongRequestSchema,
   prepaidRefundQuoteSchema,
@@ -182,6 +185,30 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: requireAuth,
     },
     async (req) => ctx.disks.expand(currentSession(req).user, req.params.id, req.body.dataDiskGb),
+  );
+
+  r.post(
+    API.instanceBandwidthPrice,
+    {
+      schema: { tags, summary: '电商机调整带宽报价（包周期升级按剩余时间折算；降级与按量计费无需预付）', params: instanceIdParamsSchema, body: changeBandwidthRequestSchema, response: { 200: bandwidthQuoteSchema } },
+      onRequest: requireAuth,
+    },
+    async (req) => ctx.traffic.quote(currentSession(req).user, req.params.id, req.body.bandwidthMbps),
+  );
+
+  r.post(
+    API.instanceBandwidth,
+    {
+      schema: {
+        tags,
+        summary: '电商机调整带宽（运行中或已关机均可）：包周期升级创建 TrafficUpgrade 订单（支付后生效）；降级与按量计费直接生效',
+        params: instanceIdParamsSchema,
+        body: changeBandwidthRequestSchema,
+        response: { 200: changeBandwidthResponseSchema },
+      },
+      onRequest: requireAuth,
+    },
+    async (req) => ctx.traffic.change(currentSession(req).user, req.params.id, req.body.bandwidthMbps),
   );
 
   // Spec §6: a child account sees the data disks with openYunBucket or image ("my data").

@@ -12,7 +12,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import {
   InstanceActionLabel,
   InstanceStatus,
+  INSTANCE_TASKS,
   InstanceTaskLabel,
+  bandwidthChoices,
   MANAGE_PERMISSIONS,
   MAX_DATA_DISK_GB,
   MIGRATE_DONE_STATUS,
@@ -111,6 +113,7 @@ export class InstanceService {
   async fulfil(order: OrderRow): Promise<{ resourceId: string }> {
     if (order.type === 'Renew') return this.applyRenewal(order);
     if (order.type === 'ChangeDataDisk') return this.applyDiskChange(order);
+    if (order.type === 'TrafficUpgrade') return this.applyBandwidthOrder(order);
     if (order.type === 'DayToMonth' || order.type === 'TransferToLong') {
       if (!this.conversions) throw new Error('计费方式转换暂不可用');
       return this.conversions.apply(order);
@@ -171,9 +174,12 @@ export class InstanceService {
       // The free size is there even when the buyer asked for none: the disk is at least that big.
       dataDiskGb: Math.max(req.dataDiskGb, freeDisk),
       freeDataDiskGb: freeDisk,
+      bandwidthMbps: size?.bandwidthMbps ?? 0,
+      includedBandwidthMbps: size?.bandwidthMbps ?? 0,
       cycle: req.cycle,
       hourlyPrice: hourly,
       noCardHourlyPrice: postpaid ? s.noCardPricePerHour : 0n,
+      bandwidthHourlyPrice: 0n,
       diskDailyPrice: postpaid ? extraGb * s.dataDiskPricePerGbDay : 0n,
       expireAt: postpaid ? null : new Date(now.getTime() + prepaidHours * 3600_000),
       autoRenew: false,
@@ -260,7 +266,7 @@ export class InstanceService {
         if (paid < cur.arrears) throw new AppError('INSTANCE_ARREARS', `还欠 ${formatYuan(cur.arrears - paid)} 元，请充值后再开机`);
         await tx.update(instances).set({ arrears: 0n }).where(eq(instances.id, cur.id));
       }
-      const hourly = noCard ? cur.noCardHourlyPrice : cur.hourlyPrice;
+      const hourly = runRate({ ...cur, noCard });
       const spendable = await this.deps.orders.spendable(cur.userId, tx);
       if (spendable < hourly) throw new AppError('INSUFFICIENT_BALANCE', `开机需余额不少于 ${formatYuan(hourly)} 元（1 小时费用）`);
     }
@@ -303,6 +309,7 @@ export class InstanceService {
         duration: req.duration,
         dataDiskGb: row.dataDiskGb,
         freeDataDiskGb: row.freeDataDiskGb,
+        extraBandwidthMbps: row.bandwidthMbps - row.includedBandwidthMbps,
         regionId: row.regionId,
         voucherId: req.voucherId,
       },
@@ -483,6 +490,77 @@ export class InstanceService {
     return set;
   }
 
+  // --- bandwidth of e-commerce machines (priced and checked in traffic.ts) ---------------------
+
+  /**
+   * Starts a bandwidth change that needs no payment first (post-paid, or a prepaid downgrade): the
+   * instance goes Operating and the driver applies it; `detail` says what it costs from then on.
+   */
+  async beginBandwidthChange(user: UserRow, id: string, change: BandwidthChange, check: (cur: InstanceRow) => void, detail: string): Promise<Instance> {
+    const row = await this.deps.db.transaction(async (tx) => {
+      const cur = await this.lock(tx, id);
+      check(cur);
+      const opId = `changeBandwidth:${cur.id}:${this.deps.clock.now().getTime()}`;
+      return this.beginTask(tx, cur, 'changeBandwidth', { actorId: user.id, opId, param: `${change.mbps}::${change.hourly}`, detail });
+    });
+    await this.submit(row);
+    return this.get(user, id);
+  }
+
+  /** Why the instance cannot go to `mbps` of bandwidth now, as the error the request gets. */
+  checkBandwidth(cur: InstanceRow, mbps: number, settings: Settings): void {
+    if (cur.category !== 'Ebusiness') throw new AppError('BANDWIDTH_NOT_EBUSINESS');
+    this.assertTask(cur, 'changeBandwidth');
+    if (mbps === cur.bandwidthMbps) throw new AppError('BANDWIDTH_INVALID', `当前带宽已是 ${mbps} Mbps`);
+    const choices = bandwidthChoices(cur.includedBandwidthMbps, settings.bandwidthStepsMbps);
+    if (!choices.includes(mbps)) throw new AppError('BANDWIDTH_INVALID', `可选带宽：${choices.join('、')} Mbps`);
+  }
+
+  /**
+   * Fulfils a paid TrafficUpgrade order once: the change starts now and applies when the driver
+   * reports it. An instance that cannot take it any more (released, downgraded or upgraded since)
+   * fails the order here, which refunds it; a driver failure refunds it too (onFailed).
+   */
+  private async applyBandwidthOrder(order: OrderRow): Promise<{ resourceId: string }> {
+    const { instanceId, bandwidthMbps, fromMbps } = order.request as { instanceId: string; bandwidthMbps: number; fromMbps: number };
+    const { settings } = await this.deps.catalogue.get();
+    const row = await this.deps.db.transaction(async (tx) => {
+      const cur = await this.lock(tx, instanceId);
+      const [done] = await tx
+        .select({ id: instanceOperations.id })
+        .from(instanceOperations)
+        .where(and(eq(instanceOperations.instanceId, instanceId), eq(instanceOperations.action, 'changeBandwidth'), like(instanceOperations.detail, `${order.orderUid}%`)));
+      if (done) return null;
+      if (cur.bandwidthMbps !== fromMbps) throw new AppError('INSTANCE_STATE_INVALID', '下单后实例带宽已变化，请重新选择');
+      this.checkBandwidth(cur, bandwidthMbps, settings);
+      return this.beginTask(tx, cur, 'changeBandwidth', {
+        actorId: order.createdBy,
+        opId: `changeBandwidth:${order.id}`,
+        param: `${bandwidthMbps}:${order.id}:0`,
+        detail: `${order.orderUid}：${cur.bandwidthMbps} Mbps → ${bandwidthMbps} Mbps`,
+      });
+    });
+    if (row) await this.submit(row);
+    return { resourceId: instanceId };
+  }
+
+  /**
+   * The driver applied the new bandwidth. Post-paid: a running meter is settled up to that moment at
+   * the old rate and goes on at the new one (a new segment), so each second is charged at the
+   * bandwidth it had. Prepaid: paid up front by the order (or, for a downgrade, nothing returned);
+   * renewals price the new bandwidth.
+   */
+  private async applyBandwidth(tx: Tx, row: InstanceRow, change: BandwidthChange, at: Date): Promise<Partial<InstanceRow>> {
+    const set: Partial<InstanceRow> = { bandwidthMbps: change.mbps };
+    if (!POSTPAID.includes(row.cycle)) return set;
+    set.bandwidthHourlyPrice = change.hourly;
+    if (row.meterSegment && row.meterSince) {
+      const settled = await this.deps.meter.settle(tx, row, at);
+      Object.assign(set, settled, this.meterStart({ ...row, bandwidthHourlyPrice: change.hourly }, at));
+    }
+    return set;
+  }
+
   // --- migration of a stopped instance to another host (free of charge) -------------------
 
   /**
@@ -585,6 +663,7 @@ export class InstanceService {
       else if (action === 'release') await d.destroy(row.pendingOpId, row.id);
       else if (action === 'saveImage') await d.saveImage(row.pendingOpId, row.id, param);
       else if (action === 'resizeDisk') await d.resizeDisk(row.pendingOpId, row.id, Number(param));
+      else if (action === 'changeBandwidth') await d.changeBandwidth(row.pendingOpId, row.id, Number(param));
       else if (action === 'migrate') await d.migrate(row.pendingOpId, row.id, taskOf(row)!.param);
     } catch (e) {
       // The reconciler sends it again; the instance shows the operation under way meanwhile.
@@ -602,6 +681,7 @@ export class InstanceService {
       imageId: row.imageId,
       userImageRef: row.userImageId,
       dataDiskGb: row.dataDiskGb,
+      bandwidthMbps: row.bandwidthMbps,
       sshUser: row.sshUser,
       sshPassword: this.deps.passwords.open(row.sshPasswordEnc),
       jupyterToken: row.jupyterToken,
@@ -650,6 +730,14 @@ export class InstanceService {
         const newGb = Number(task.param.split(':')[0]);
         Object.assign(set, await this.applyResize(tx, row, newGb, e.at, settings));
         detail = `数据盘 ${row.dataDiskGb} GB → ${newGb} GB`;
+        break;
+      }
+      case 'changeBandwidth': {
+        if (task?.task !== 'changeBandwidth') return null;
+        to = task.before;
+        const change = bandwidthTaskParam(task.param);
+        Object.assign(set, await this.applyBandwidth(tx, row, change, e.at));
+        detail = `带宽 ${row.bandwidthMbps} Mbps → ${change.mbps} Mbps`;
         break;
       }
       case 'migrate': {
@@ -730,6 +818,13 @@ export class InstanceService {
         notice = `您的实例「${row.name}」数据盘扩容失败（${e.error ?? '未知原因'}），扩容订单款项已原路退回。`;
       }
     }
+    if (task?.task === 'changeBandwidth') {
+      const { orderId } = bandwidthTaskParam(task.param);
+      if (orderId) {
+        refundOrder = orderId;
+        notice = `您的实例「${row.name}」带宽升级失败（${e.error ?? '未知原因'}），升级订单款项已原路退回。`;
+      }
+    }
     const [moved] = await tx.update(instances).set({ ...set, status: to, updatedAt: this.deps.clock.now() }).where(eq(instances.id, row.id)).returning();
     await this.logOp(tx, moved!, { action: `fail:${e.kind}`, actorId: null, from, to, detail: e.error ?? '' });
     return { row: moved!, notice, refundOrder };
@@ -772,7 +867,7 @@ export class InstanceService {
 
   private meterStart(row: InstanceRow, at: Date): Partial<InstanceRow> {
     if (!POSTPAID.includes(row.cycle)) return {};
-    return { meterRate: row.noCard ? row.noCardHourlyPrice : row.hourlyPrice, meterSince: at, meterSegment: at, meterMs: 0n, meterCharged: 0n };
+    return { meterRate: runRate(row), meterSince: at, meterSegment: at, meterMs: 0n, meterCharged: 0n };
   }
 
   /** Charges the run up to `at` (billing.ts owns the arithmetic); the arrears it leaves stay on the instance. */
@@ -923,8 +1018,10 @@ export class InstanceService {
       applicationName: app?.name ?? null,
       dataDiskGb: r.dataDiskGb,
       freeDataDiskGb: r.freeDataDiskGb,
+      bandwidthMbps: r.bandwidthMbps,
+      includedBandwidthMbps: r.includedBandwidthMbps,
       cycle: r.cycle,
-      hourlyPrice: String(r.hourlyPrice),
+      hourlyPrice: String(r.hourlyPrice + r.bandwidthHourlyPrice),
       noCardHourlyPrice: String(r.noCardHourlyPrice),
       diskDailyPrice: String(r.diskDailyPrice),
       expireAt: r.expireAt?.toISOString() ?? null,
@@ -943,7 +1040,7 @@ export class InstanceService {
         : null,
       actions: allowedActions(r.status),
       // An expired prepaid instance is renewed before its disk can grow or it can move (it could not start anyway).
-      tasks: allowedTasks(r.status).filter((t) => t === 'saveImage' || !r.expireAt || r.expireAt > this.deps.clock.now()),
+      tasks: allowedTasks(r.status).filter((t) => (t !== 'changeBandwidth' || r.category === 'Ebusiness') && (t === 'saveImage' || !r.expireAt || r.expireAt > this.deps.clock.now())),
       userImageId: r.userImageId,
       userImageName: r.userImageId ? (imageNames.get(r.userImageId) ?? null) : null,
       orderUid: null,
@@ -959,8 +1056,26 @@ const DAY_MS_N = 86_400_000n;
 /** The task an instance is Operating for, from its pendingAction "task:statusBefore:param". */
 function taskOf(row: InstanceRow): { task: InstanceTask; before: Status; param: string } | null {
   const [task, before, ...rest] = row.pendingAction?.split(':') ?? [];
-  if (task !== 'saveImage' && task !== 'resizeDisk' && task !== 'migrate') return null;
-  return { task, before: (before as Status) ?? 'Stopped', param: rest.join(':') };
+  if (!(INSTANCE_TASKS as readonly string[]).includes(task ?? '')) return null;
+  return { task: task as InstanceTask, before: (before as Status) ?? 'Stopped', param: rest.join(':') };
+}
+
+/** A bandwidth task's param "mbps:orderId:bandwidthHourlyPrice" (orderId empty when nothing was paid up front). */
+export interface BandwidthChange {
+  mbps: number;
+  orderId: string;
+  /** Post-paid: what the bandwidth beyond the included costs per hour once it applies. */
+  hourly: bigint;
+}
+
+export function bandwidthTaskParam(param: string): BandwidthChange {
+  const [mbps = '0', orderId = '', hourly = '0'] = param.split(':');
+  return { mbps: Number(mbps), orderId, hourly: BigInt(hourly) };
+}
+
+/** What a post-paid run of the instance costs per hour: no-card mode, or its cards and its extra bandwidth. */
+export function runRate(row: Pick<InstanceRow, 'noCard' | 'noCardHourlyPrice' | 'hourlyPrice' | 'bandwidthHourlyPrice'>): bigint {
+  return row.noCard ? row.noCardHourlyPrice : row.hourlyPrice + row.bandwidthHourlyPrice;
 }
 
 function beijingTime(d: Date): string {
@@ -1015,6 +1130,8 @@ const OP_LABELS: Record<string, string> = {
   'done:resizeDisk': '扩容完成',
   migrate: '迁移到其他主机',
   'done:migrate': '迁移完成',
+  changeBandwidth: '调整带宽',
+  'done:changeBandwidth': '带宽调整完成',
   ...InstanceActionLabel,
 };
 

@@ -14,10 +14,11 @@ export const actionPath = (id: string, action: string) => `${INSTANCES}/${id}/${
 
 export function instance(over: Partial<Instance> = {}): Instance {
   const status = over.status ?? 'Running';
+  const category = over.category ?? 'Gpu';
   return {
     id: ID,
     name: '训练机-1',
-    category: 'Gpu',
+    category,
     status,
     lastError: null,
     noCard: false,
@@ -37,6 +38,8 @@ export function instance(over: Partial<Instance> = {}): Instance {
     applicationName: null,
     dataDiskGb: 100,
     freeDataDiskGb: 50,
+    bandwidthMbps: 0,
+    includedBandwidthMbps: 0,
     cycle: 'Usage',
     hourlyPrice: '39600', // ¥3.96/小时
     noCardHourlyPrice: '1000', // ¥0.10/小时
@@ -54,7 +57,8 @@ export function instance(over: Partial<Instance> = {}): Instance {
       appUrl: null,
     },
     actions: allowedActions(status),
-    tasks: allowedTasks(status),
+    // As the server answers: only an e-commerce machine offers a bandwidth change.
+    tasks: allowedTasks(status).filter((t) => t !== 'changeBandwidth' || category === 'Ebusiness'),
     userImageId: null,
     userImageName: null,
     orderUid: 'O20261123085616aaaa0009',
