@@ -224,6 +224,7 @@ export const instanceSchema = z.object({
   freeDataDiskGb: z.number().int(),
   bandwidthMbps: z.number().int().describe('公网带宽（Mbps）；GPU 实例为 0'),
   includedBandwidthMbps: z.number().int().describe('规格自带的带宽，不另收费'),
+  bandwidthChoices: z.array(z.number().int()).describe('可调整到的带宽（Mbps）：电商机为规格自带带宽及其以上的档位；其他实例为空'),
   cycle: cycleSchema,
   hourlyPrice: moneySchema.describe('按量计费每小时价格（有卡）'),
   noCardHourlyPrice: moneySchema.describe('无卡模式每小时价格'),

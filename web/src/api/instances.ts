@@ -1,6 +1,8 @@
 import {
   API,
   formatFilterBy,
+  type BandwidthQuote,
+  type ChangeBandwidthResponse,
   type ConversionQuote,
   type TransferToLongRequest,
   type Instance,
@@ -52,6 +54,7 @@ export const INSTANCE_KEYS = {
   refundPrice: (id: string) => ['instances', 'refundPrice', id] as const,
   dayToMonthPrice: (id: string) => ['instances', 'dayToMonthPrice', id] as const,
   transferPrice: (id: string, cycle: string, duration: number) => ['instances', 'transferPrice', id, cycle, duration] as const,
+  bandwidthPrice: (id: string, mbps: number) => ['instances', 'bandwidthPrice', id, mbps] as const,
 };
 
 /** `filterBy` in a fixed key order (category, status) so equal filters give equal requests. */
@@ -104,6 +107,11 @@ export const instancesApi = {
     api.post<ConversionQuote>(API.instanceTransferToLongPrice, { id, ...body }, { signal, silent: true }),
   /** Settles the current run, then answers an Unpaid TransferToLong order. */
   transfer: (id: string, body: TransferToLongRequest) => api.post<Order>(API.instanceTransferToLong, { id, ...body }),
+  /** Silent: the bandwidth dialog shows why there is no quote. */
+  bandwidthPrice: (id: string, bandwidthMbps: number, signal?: AbortSignal) =>
+    api.post<BandwidthQuote>(API.instanceBandwidthPrice, { id, bandwidthMbps }, { signal, silent: true }),
+  /** A prepaid upgrade answers an Unpaid TrafficUpgrade order; anything else is under way already (order null). */
+  changeBandwidth: (id: string, bandwidthMbps: number) => api.post<ChangeBandwidthResponse>(API.instanceBandwidth, { id, bandwidthMbps }),
   logs: (q: { filter: OperationFilter; page: number; pageSize: number }, signal?: AbortSignal) =>
     api.get<OperationPage>(API.operationLogs, { filterBy: operationFilterBy(q.filter) || undefined, page: q.page, pageSize: q.pageSize }, { signal }),
 };

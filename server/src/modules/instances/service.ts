@@ -1020,6 +1020,7 @@ export class InstanceService {
       freeDataDiskGb: r.freeDataDiskGb,
       bandwidthMbps: r.bandwidthMbps,
       includedBandwidthMbps: r.includedBandwidthMbps,
+      bandwidthChoices: r.category === 'Ebusiness' ? bandwidthChoices(r.includedBandwidthMbps, snap.settings.bandwidthStepsMbps) : [],
       cycle: r.cycle,
       hourlyPrice: String(r.hourlyPrice + r.bandwidthHourlyPrice),
       noCardHourlyPrice: String(r.noCardHourlyPrice),

@@ -133,7 +133,7 @@ function InstanceDetail({ instance: i }: { instance: Instance }) {
           activeKey={tab.value}
           onChange={(key) => tab.set(key as Tab, { replace: true })}
           items={[
-            { key: 'overview', label: '概览', children: <Overview instance={i} /> },
+            { key: 'overview', label: '概览', children: <Overview instance={i} onChangeBandwidth={() => actions.changeBandwidth(i)} /> },
             { key: 'access', label: '登录信息', children: <AccessPanel instance={i} /> },
             { key: 'billing', label: '计费', children: <BillingPanel instance={i} onRenew={() => actions.renew(i)} onAutoRenew={() => actions.autoRenew(i)} onRefund={() => actions.refund(i)} onConvert={(mode) => actions.convert(i, mode)} /> },
             { key: 'disk', label: '数据盘', children: <DiskPanel instance={i} onExpand={() => actions.expandDisk(i)} /> },
@@ -158,7 +158,7 @@ function ReleaseWarning({ instance: i }: { instance: Instance }) {
   );
 }
 
-function Overview({ instance: i }: { instance: Instance }) {
+function Overview({ instance: i, onChangeBandwidth }: { instance: Instance; onChangeBandwidth: () => void }) {
   const catalogueImage = i.category === 'App' ? (i.applicationName ?? i.imageName) : (i.imageName ?? i.applicationName);
   const image = i.userImageId ? `我的镜像「${i.userImageName ?? i.userImageId}」${i.imageName ? `（基于 ${i.imageName}）` : ''}` : catalogueImage;
   return (
@@ -174,6 +174,7 @@ function Overview({ instance: i }: { instance: Instance }) {
         { key: 'host', label: '主机', children: i.hostName ?? '--' },
         { key: 'image', label: i.category === 'App' ? '应用 / 镜像' : '镜像', children: image ?? '--' },
         { key: 'disk', label: '数据盘', children: `${i.dataDiskGb} GB（免费 ${i.freeDataDiskGb} GB）` },
+        ...(i.bandwidthMbps > 0 ? [{ key: 'bandwidth', label: '公网带宽', children: <BandwidthValue instance={i} onChange={onChangeBandwidth} /> }] : []),
         { key: 'created', label: '创建时间', children: formatTime(i.createdAt) },
         { key: 'started', label: '最近开机', children: formatTime(i.startedAt) },
         { key: 'stopped', label: '最近关机', children: formatTime(i.stoppedAt) },
@@ -203,6 +204,23 @@ function PasswordText({ password }: { password: string }) {
       <Button type="link" size="small" icon={shown ? <EyeInvisibleOutlined /> : <EyeOutlined />} onClick={() => setShown(!shown)}>
         {shown ? '隐藏' : '显示'}
       </Button>
+    </Space>
+  );
+}
+
+/** The bandwidth, with 调整 when the machine's bandwidth can change (e-commerce machines). */
+function BandwidthValue({ instance: i, onChange }: { instance: Instance; onChange: () => void }) {
+  const extra = i.bandwidthMbps - i.includedBandwidthMbps;
+  return (
+    <Space size={4}>
+      <span data-testid="bandwidth">
+        {i.bandwidthMbps} Mbps{extra > 0 ? `（含升级 ${extra} Mbps）` : ''}
+      </span>
+      {i.bandwidthChoices.length > 1 && (
+        <Button type="link" size="small" disabled={!i.tasks.includes('changeBandwidth')} onClick={onChange}>
+          调整带宽
+        </Button>
+      )}
     </Space>
   );
 }

@@ -43,6 +43,8 @@ export function InstanceRowActions({ instance: i, actions }: { instance: Instanc
             { key: 'saveImage', label: '保存镜像', disabled: !i.tasks.includes('saveImage') },
             { key: 'expandDisk', label: '数据盘扩容', disabled: !i.tasks.includes('resizeDisk') },
             { key: 'migrate', label: '迁移', disabled: !i.tasks.includes('migrate') || busy },
+            // Only e-commerce machines have a bandwidth to change: the others do not show it at all.
+            ...(i.bandwidthChoices.length > 1 ? [{ key: 'bandwidth', label: '调整带宽', disabled: !i.tasks.includes('changeBandwidth') || busy }] : []),
             { type: 'divider' },
             // 退订: a prepaid instance, stopped and not yet expired (the dialog shows the server's reason otherwise).
             ...(canRenew(i) ? [{ key: 'refund', label: '退订', danger: true, disabled: !canRefund(i) || busy }] : []),
@@ -58,6 +60,7 @@ export function InstanceRowActions({ instance: i, actions }: { instance: Instanc
             else if (key === 'saveImage') actions.saveImage(i);
             else if (key === 'expandDisk') actions.expandDisk(i);
             else if (key === 'migrate') actions.migrate(i);
+            else if (key === 'bandwidth') actions.changeBandwidth(i);
             else actions.confirm(i, key as InstanceAction);
           },
         }}

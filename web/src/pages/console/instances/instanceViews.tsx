@@ -13,6 +13,7 @@ import {
   InstanceStatusColor,
   InstanceTaskLabel,
   PAGE,
+  TASK_FROM,
   formatYuan,
   type BillingCycle as Cycle,
   type Instance,
@@ -71,7 +72,8 @@ export function prepaidTermItems(i: Pick<Instance, 'cycle' | 'expireAt'>) {
 export function taskBlocked(i: Pick<Instance, 'status' | 'tasks' | 'expireAt'>, task: InstanceTask): string | null {
   if (i.tasks.includes(task)) return null;
   const what = InstanceTaskLabel[task];
-  if (i.status === 'Stopped' || i.status === 'Shutdown') return `实例已到期，请先续费再${what}`;
+  // In a status the task may start from, only an expiry keeps it from being offered.
+  if (TASK_FROM[task].includes(i.status)) return `实例已到期，请先续费再${what}`;
   const on: Status[] = ['Running', 'Starting', 'Restarting', 'Stopping', 'Shutdowning'];
   return on.includes(i.status) ? `实例${InstanceStatus.label(i.status)}，请先关机再${what}` : `实例${InstanceStatus.label(i.status)}，暂不能${what}`;
 }

@@ -40,6 +40,7 @@ export function instance(over: Partial<Instance> = {}): Instance {
     freeDataDiskGb: 50,
     bandwidthMbps: 0,
     includedBandwidthMbps: 0,
+    bandwidthChoices: [],
     cycle: 'Usage',
     hourlyPrice: '39600', // ¥3.96/小时
     noCardHourlyPrice: '1000', // ¥0.10/小时

@@ -18,6 +18,7 @@ import { RenewModal } from './RenewModal';
 import { AutoRenewModal } from './AutoRenewModal';
 import { RefundModal } from './RefundModal';
 import { ConvertModal, type ConvertMode } from './ConvertModal';
+import { BandwidthModal } from './BandwidthModal';
 import { ExpandDiskModal } from './ExpandDiskModal';
 import { SaveImageModal } from './SaveImageModal';
 import { diskTargetOf } from './instanceViews';
@@ -69,6 +70,7 @@ export function useInstanceActions() {
   const [converting, setConverting] = useState<{ instance: Instance; mode: ConvertMode } | null>(null);
   const [saving, setSaving] = useState<Instance | null>(null);
   const [expanding, setExpanding] = useState<Instance | null>(null);
+  const [bandwidth, setBandwidth] = useState<Instance | null>(null);
 
   const act = useMutation({
     mutationFn: ({ instance, action }: { instance: Instance; action: InstanceAction }) => instancesApi.act(instance.id, action),
@@ -227,6 +229,7 @@ export function useInstanceActions() {
       )}
       {saving && <SaveImageModal key={saving.id} instance={saving} onClose={() => setSaving(null)} />}
       {expanding && <ExpandDiskModal key={expanding.id} target={diskTargetOf(expanding)} onClose={() => setExpanding(null)} />}
+      {bandwidth && <BandwidthModal key={bandwidth.id} instance={bandwidth} onClose={() => setBandwidth(null)} />}
     </>
   );
 
@@ -250,6 +253,8 @@ export function useInstanceActions() {
     saveImage: (instance: Instance) => setSaving(instance),
     /** Opens the data-disk expansion dialog (it says why when the instance cannot be expanded now). */
     expandDisk: (instance: Instance) => setExpanding(instance),
+    /** Opens the bandwidth dialog (e-commerce machines: see `bandwidthChoices`). */
+    changeBandwidth: (instance: Instance) => setBandwidth(instance),
     holder,
     pending: act.isPending ? act.variables : undefined,
   };
