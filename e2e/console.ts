@@ -24,3 +24,17 @@ export async function payOnSandboxPage(browser: Browser, scanUrl: string): Promi
   await wallet.getByText('支付成功，请返回控制台查看').waitFor();
   await wallet.close();
 }
+
+/** Antd puts a space between the two characters of a two-character button label. */
+export const buttonLabel = (text: string) => new RegExp(`^${[...text].join('\\s*')}$`);
+
+/** Recharges a preset amount on /console/recharge and pays it on the sandbox scan page. */
+export async function rechargeInBrowser(browser: Browser, page: Page, baseUrl: string, yuan: number): Promise<void> {
+  await page.goto(`${baseUrl}/console/recharge`);
+  await page.getByRole('button', { name: `¥${yuan}`, exact: true }).click();
+  await page.getByRole('button', { name: new RegExp(`立即充值 ¥${yuan}\\.00`) }).click();
+  const scanUrl = await page.getByRole('link', { name: '打开沙箱支付页' }).getAttribute('href');
+  await payOnSandboxPage(browser, scanUrl!);
+  await page.getByText('充值成功').waitFor({ timeout: 20_000 });
+  await page.getByRole('button', { name: buttonLabel('完成') }).click();
+}

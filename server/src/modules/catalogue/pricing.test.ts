@@ -143,7 +143,9 @@ describe('bandwidth', () => {
     expect(r.listTotal).toBe(10n * y('0.03') * 23n); // ¥6.90
     expect(r.total).toBe(y('5.52'));
     expect(r.lines.map((l) => l.kind)).toEqual(['bandwidth', 'studentDiscount']);
-    expect(priceBandwidthChange({ extraBefore: 15, extraAfter: 5, hours: 23, pricePerMbpsHour: y('0.03'), note: '' }).total).toBe(0n);
+    const down = priceBandwidthChange({ extraBefore: 15, extraAfter: 5, hours: 23, pricePerMbpsHour: y('0.03'), note: '' });
+    expect(down.total).toBe(0n);
+    expect(down.lines).toEqual([]);
   });
 
   it('renews the bandwidth beyond what the size includes for each machine and the whole cycle, without the cycle discount', () => {

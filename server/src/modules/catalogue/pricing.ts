@@ -193,9 +193,9 @@ export interface BandwidthChangeInput {
 export function priceBandwidthChange(input: BandwidthChangeInput): PriceResult {
   const addMbps = BigInt(Math.max(0, input.extraAfter - input.extraBefore));
   const amount = addMbps * input.pricePerMbpsHour * BigInt(input.hours);
-  const lines: QuoteLine[] = [
-    { kind: 'bandwidth', name: `带宽升级 +${addMbps} Mbps（${input.note}）`, unitPrice: String(input.pricePerMbpsHour), quantity: Number(addMbps), amount: String(amount) },
-  ];
+  // Nothing added (a downgrade, or a change paid by the hour): no line, nothing to pay.
+  const lines: QuoteLine[] =
+    addMbps > 0n ? [{ kind: 'bandwidth', name: `带宽升级 +${addMbps} Mbps（${input.note}）`, unitPrice: String(input.pricePerMbpsHour), quantity: Number(addMbps), amount: String(amount) }] : [];
   let total = amount;
   let studentDiscount = 0n;
   if (input.studentBp !== undefined && input.studentBp < 10000 && amount > 0n) {
