@@ -215,7 +215,8 @@ export class InstanceService {
 
   /** A person asks for an action: checked against the state machine, the balance and the host's free cards. */
   async act(user: UserRow, id: string, action: InstanceAction): Promise<Instance> {
-    await this.mustFind(user, id);
+    const found = await this.mustFind(user, id);
+    if (action === 'startNoCard' && found.gpuCount === 0) throw new AppError('INSTANCE_STATE_INVALID', '该实例没有 GPU，直接开机即可（无卡模式仅用于 GPU 实例）');
     const row = await this.deps.db.transaction(async (tx) => {
       const cur = await this.lock(tx, id);
       return this.begin(tx, cur, action, { actor: 'user', actorId: user.id, detail: '' });
@@ -1039,9 +1040,14 @@ export class InstanceService {
             appUrl: app ? `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}` : null,
           }
         : null,
-      actions: allowedActions(r.status),
+      // No-card mode only means something for a machine with cards.
+      actions: allowedActions(r.status).filter((a) => a !== 'startNoCard' || r.gpuCount > 0),
       // An expired prepaid instance is renewed before its disk can grow or it can move (it could not start anyway).
-      tasks: allowedTasks(r.status).filter((t) => (t !== 'changeBandwidth' || r.category === 'Ebusiness') && (t === 'saveImage' || !r.expireAt || r.expireAt > this.deps.clock.now())),
+      tasks: allowedTasks(r.status).filter(
+        (t) =>
+          // Bandwidth changes only on e-commerce machines; migration only moves cards.
+          (t !== 'changeBandwidth' || r.category === 'Ebusiness') && (t !== 'migrate' || r.gpuCount > 0) && (t === 'saveImage' || !r.expireAt || r.expireAt > this.deps.clock.now()),
+      ),
       userImageId: r.userImageId,
       userImageName: r.userImageId ? (imageNames.get(r.userImageId) ?? null) : null,
       orderUid: null,

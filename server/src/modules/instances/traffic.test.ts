@@ -85,6 +85,15 @@ describe('bandwidth of e-commerce machines', () => {
     expect(await countRows(s, 'orders')).toBe(before);
     expect(await bandwidthOps(id)).toBe(0);
     expect((await k.instance(u.token, id)).status).toBe('Running');
+
+    // Stopped, a machine without cards offers no no-card mode, and refuses to start in it; it can still change bandwidth.
+    await k.act(u.token, id, 'stop');
+    await k.settle(DELAYS.stop);
+    const stopped = await k.instance(u.token, id);
+    expect(stopped).toMatchObject({ status: 'Stopped', actions: ['start', 'release'] });
+    expect(stopped.tasks).toContain('changeBandwidth');
+    expect(stopped.tasks).not.toContain('migrate');
+    expect(json(await k.act(u.token, id, 'startNoCard'))).toMatchObject({ code: 40020010 });
   });
 
   it('post-paid: changes live with nothing to pay; each second is metered at the bandwidth it had', async () => {
