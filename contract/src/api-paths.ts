@@ -98,6 +98,7 @@ export const API = {
   instanceTransferToLongPrice: '/upgpu/api/v2.1/instances/:id/transfer-to-long/price',
   instancePassword: '/upgpu/api/v2.1/instances/:id/password',
   instanceMigrate: '/upgpu/api/v2.1/instances/:id/migrate',
+  instanceMigrateTargets: '/upgpu/api/v2.1/instances/:id/migrate/targets',
   // My data (spec §2 /console/gpudata): images saved from instances, shared by link; data disks.
   instanceImage: '/upgpu/api/v2.1/instances/:id/image',
   instanceDisk: '/upgpu/api/v2.1/instances/:id/disk',

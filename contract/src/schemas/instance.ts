@@ -72,6 +72,19 @@ export const migrateInstanceRequestSchema = z
   .transform((v) => v ?? {});
 export type MigrateInstanceRequest = z.output<typeof migrateInstanceRequestSchema>;
 
+/** A host a stopped GPU instance may move to, as the migration dialog lists it (its own room first, then the freest). */
+export const migrationTargetSchema = z.object({
+  hostId: z.string(),
+  hostName: z.string(),
+  roomName: z.string(),
+  /** In the instance's own room (its network and storage are nearest). */
+  sameRoom: z.boolean(),
+  gpuFree: z.number().int(),
+  /** Whether it has the instance's cards free now. */
+  available: z.boolean(),
+});
+export type MigrationTarget = z.infer<typeof migrationTargetSchema>;
+
 /** What the compute driver reports back about an operation or a machine. */
 export const INSTANCE_OUTCOMES = ['created', 'createFailed', 'started', 'startFailed', 'stopped', 'restarted', 'destroyed', 'lost', 'found'] as const;
 export type InstanceOutcome = (typeof INSTANCE_OUTCOMES)[number];

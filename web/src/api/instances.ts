@@ -10,6 +10,7 @@ import {
   type InstanceCategory,
   type InstanceOperation,
   type InstanceStatus,
+  type MigrationTarget,
   type Order,
   type PrepaidRefundQuote,
   type PrepaidRefundResult,
@@ -55,6 +56,7 @@ export const INSTANCE_KEYS = {
   dayToMonthPrice: (id: string) => ['instances', 'dayToMonthPrice', id] as const,
   transferPrice: (id: string, cycle: string, duration: number) => ['instances', 'transferPrice', id, cycle, duration] as const,
   bandwidthPrice: (id: string, mbps: number) => ['instances', 'bandwidthPrice', id, mbps] as const,
+  migrateTargets: (id: string) => ['instances', 'migrateTargets', id] as const,
 };
 
 /** `filterBy` in a fixed key order (category, status) so equal filters give equal requests. */
@@ -83,6 +85,8 @@ export const instancesApi = {
   /** Moves a stopped instance to another host (free of charge); the server picks one unless `hostId` is given. */
   migrate: (id: string, hostId?: string) =>
     api.post<Instance>(API.instanceMigrate, { id, ...(hostId ? { hostId } : {}) }, { successMessage: '已开始迁移，几分钟后完成；完成后实例为已关机，可直接开机' }),
+  /** The hosts a stopped GPU instance may move to, with their free cards now. */
+  migrateTargets: (id: string, signal?: AbortSignal) => api.get<MigrationTarget[]>(API.instanceMigrateTargets, { id }, { signal }),
   rename: (id: string, name: string) => api.put<Instance>(API.instanceName, { id, name }, { successMessage: '实例名称已修改' }),
   /** Answers the instance with the new password in `access`. */
   resetPassword: (id: string) => api.put<Instance>(API.instancePassword, { id }),

@@ -128,6 +128,25 @@ describe('migrating a stopped instance to another host', () => {
     expect(await gpuFree(target!)).toBe(2);
   });
 
+  it('lists the hosts it may move to, its own room first, with their free cards', async () => {
+    const u = await fundedUser('20');
+    const id = await stoppedInstance(u.token);
+    const home = (await row(id)).hostId!;
+    const others = await othersOf(home);
+    await setFree(others, 0);
+    await setFree([others[0]!], 3);
+    const targets = json<{ hostId: string; sameRoom: boolean; gpuFree: number; available: boolean }[]>(await get(s.app, `${LIST}/${id}/migrate/targets`, u.token));
+    expect(targets.map((t) => t.hostId).sort()).toEqual([...others].sort());
+    expect(targets.find((t) => t.hostId === others[0])).toMatchObject({ gpuFree: 3, available: true });
+    expect(targets.filter((t) => t.available).map((t) => t.hostId)).toEqual([others[0]]);
+    // Its own room comes first.
+    const firstOther = targets.findIndex((t) => !t.sameRoom);
+    if (firstOther >= 0) expect(targets.slice(firstOther).every((t) => !t.sameRoom)).toBe(true);
+    expect((await get(s.app, `${LIST}/${id}/migrate/targets`)).statusCode).toBe(401);
+    const other = await fundedUser('1');
+    expect((await get(s.app, `${LIST}/${id}/migrate/targets`, other.token)).statusCode).toBe(404);
+  });
+
   it('goes back to the old host when the driver fails the migration, and gives the target card back', async () => {
     const u = await fundedUser('20');
     const id = await stoppedInstance(u.token);
@@ -145,6 +164,9 @@ describe('migrating a stopped instance to another host', () => {
     expect(await gpuFree(target!)).toBe(1);
     expect((await row(id)).gpuHeld).toBe(0);
     expect((await log(u.token, id))[0]).toMatchObject({ action: 'fail:migrate', actionLabel: '迁移到其他主机失败', toStatus: 'Stopped' });
+    // The owner is told, with what to do next.
+    const notices = json<{ items: { text: string }[] }>(await get(s.app, `/dev/outbox?to=${u.mobile}`)).items.map((i) => i.text);
+    expect(notices.some((t) => t.includes('迁移失败（目标主机数据盘写入失败），实例仍在原主机'))).toBe(true);
     // And it can be tried again.
     expect(json<Instance>(await migrate(u.token, id))).toMatchObject({ status: 'Pending_Migrate' });
     await settle(DELAYS.migrate);

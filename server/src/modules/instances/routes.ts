@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
@@ -22,6 +23,7 @@ import {
   instancePageSchema,
   instanceSchema,
   migrateInstanceRequestSchema,
+  migrationTargetSchema,
   operationLogQuerySchema,
   orderSchema,
   pageOf,
@@ -155,6 +157,15 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: requireAuth,
     },
     async (req) => s.migrate(currentSession(req).user, req.params.id, req.body ?? {}),
+  );
+
+  r.get(
+    API.instanceMigrateTargets,
+    {
+      schema: { tags, summary: '可迁移到的主机：同地区同型号 GPU 的其他主机，本机房优先，附当前空闲卡数', params: instanceIdParamsSchema, response: { 200: z.array(migrationTargetSchema) } },
+      onRequest: requireAuth,
+    },
+    async (req) => s.migrationTargetList(currentSession(req).user, req.params.id),
   );
 
   r.post(

@@ -36,6 +36,7 @@ import {
   type InstanceStatus as Status,
   type InstanceTask,
   type MigrateInstanceRequest,
+  type MigrationTarget,
   type Order,
   type Quote,
   type RenewInstanceRequest,
@@ -606,6 +607,22 @@ export class InstanceService {
     return this.get(user, id);
   }
 
+  /** The hosts the migration dialog offers, with their free cards now. */
+  async migrationTargetList(user: UserRow, id: string): Promise<MigrationTarget[]> {
+    const cur = await this.mustFind(user, id);
+    if (!cur.hostId || !cur.gpuTypeId || cur.gpuCount === 0) throw new AppError('MIGRATE_NOT_GPU', '该实例没有 GPU，无需迁移');
+    const snap = await this.deps.catalogue.get();
+    const rooms = new Map(snap.rooms.map((r) => [r.id, r.name]));
+    return this.migrationTargets(cur, snap).map((h) => ({
+      hostId: h.id,
+      hostName: h.name,
+      roomName: rooms.get(h.roomId) ?? h.roomId,
+      sameRoom: h.roomId === cur.roomId,
+      gpuFree: h.gpuFree,
+      available: h.gpuFree >= cur.gpuCount,
+    }));
+  }
+
   /** Hosts the instance may move to: active, same GPU type, same region, not its own, room for its cards and data disk; its own room first, then the freest. */
   private migrationTargets(cur: InstanceRow, snap: Snapshot): Snapshot['hosts'] {
     const rooms = new Map(snap.rooms.filter((r) => r.regionId === cur.regionId && r.active).map((r) => [r.id, r]));
@@ -811,7 +828,10 @@ export class InstanceService {
     const task = taskOf(row);
     if (task?.task === 'saveImage') await this.deps.images.markFailed(tx, task.param, e.error ?? '镜像制作失败');
     // A failed migration leaves the instance on its old host: the target's cards go back.
-    if (task?.task === 'migrate') await this.deps.inventory.release(tx, task.param, row.gpuCount);
+    if (task?.task === 'migrate') {
+      await this.deps.inventory.release(tx, task.param, row.gpuCount);
+      notice = `您的实例「${row.name}」迁移失败（${e.error ?? '未知原因'}），实例仍在原主机、数据完好，可稍后重试迁移或使用无卡模式开机。`;
+    }
     if (task?.task === 'resizeDisk') {
       const orderId = task.param.split(':')[1];
       if (orderId) {

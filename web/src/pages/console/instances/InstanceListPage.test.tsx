@@ -152,8 +152,13 @@ describe('the GPU instance list', () => {
     await waitFor(() => expect(callsTo(fetch, actionPath(ID2, 'startNoCard'), 'POST')).toHaveLength(1));
   });
 
-  it('when the GPUs are taken, also offers to migrate to another host, confirmed as free and taking minutes', async () => {
+  it('when the GPUs are taken, also offers to migrate to another host: free, taking minutes, to a host with free cards', async () => {
+    const targets = [
+      { hostId: 'h2', hostName: 'BJ-B-1-A02', roomName: '北京 B 区 1 号机房', sameRoom: true, gpuFree: 0, available: false },
+      { hostId: 'h3', hostName: 'BJ-B-2-A01', roomName: '北京 B 区 2 号机房', sameRoom: false, gpuFree: 4, available: true },
+    ];
     const fetch = instanceServer((url, init) => {
+      if (url.pathname === `${actionPath(ID2, 'migrate')}/targets`) return json(200, targets);
       if (init?.method !== 'POST') return undefined;
       if (url.pathname === actionPath(ID2, 'start')) return json(409, { code: 40920002, message: '该主机的 GPU 已被占用，可迁移到其他主机（免费）、选择无卡模式开机，或稍后再试' });
       if (url.pathname === actionPath(ID2, 'migrate')) return json(200, { ...stopped, status: 'Pending_Migrate', actions: [], tasks: [] });
@@ -166,12 +171,31 @@ describe('the GPU instance list', () => {
     const failed = await dialogOf('开机失败');
     expect(button(failed, '无卡模式开机')).toBeTruthy();
     fireEvent.click(button(failed, '迁移到其他主机'));
-    const confirm = await dialogOf('确认迁移到其他主机？');
-    expect(within(confirm).getByText(/数据盘数据将迁移.*需要几分钟.*迁移免费/)).toBeTruthy();
+    const dialog = await dialogOf('迁移到其他主机「推理机-2」');
+    expect(within(dialog).getByText(/数据盘数据将迁移.*需要几分钟.*迁移免费/)).toBeTruthy();
+    // A host without free cards is listed but cannot be chosen; the server picks unless one is chosen.
+    await within(dialog).findByText('BJ-B-2-A01');
+    expect(within(dialog).getByText('BJ-B-1-A02').closest('label')!.className).toContain('disabled');
+    expect(within(dialog).getByText('空闲 0 卡（需 2 卡）')).toBeTruthy();
+    fireEvent.click(within(dialog).getByText('BJ-B-2-A01'));
     expect(callsTo(fetch, actionPath(ID2, 'migrate'), 'POST')).toHaveLength(0);
-    fireEvent.click(button(confirm, '确认迁移'));
-    await waitFor(() => expect(callsTo(fetch, actionPath(ID2, 'migrate'), 'POST')).toHaveLength(1));
+    fireEvent.click(button(dialog, '确认迁移'));
+    await waitFor(() => expect(callsTo(fetch, actionPath(ID2, 'migrate'), 'POST').map((c) => c.body)).toEqual([{ hostId: 'h3' }]));
     expect(callsTo(fetch, actionPath(ID2, 'startNoCard'), 'POST')).toHaveLength(0);
+  });
+
+  it('says so when no host has free cards to migrate to, and does not migrate', async () => {
+    const fetch = instanceServer((url) => {
+      if (url.pathname === `${actionPath(ID2, 'migrate')}/targets`) return json(200, [{ hostId: 'h2', hostName: 'BJ-B-1-A02', roomName: '1 号机房', sameRoom: true, gpuFree: 0, available: false }]);
+      return undefined;
+    }, listOf(() => [stopped]));
+    renderApp('/console/gpu-generic');
+    fireEvent.click(within(await rowOf('推理机-2')).getByLabelText('更多操作 推理机-2'));
+    fireEvent.click((await screen.findAllByText('迁移', { selector: '.ant-dropdown-menu-title-content' })).at(-1)!);
+    const dialog = await dialogOf('迁移到其他主机「推理机-2」');
+    expect(await within(dialog).findByText(/同地区暂无空闲 2 卡的 RTX 4090 主机/)).toBeTruthy();
+    expect(button(dialog, '确认迁移').disabled).toBe(true);
+    expect(callsTo(fetch, actionPath(ID2, 'migrate'), 'POST')).toHaveLength(0);
   });
 
   it('in arrears, offers to recharge instead of a bare error', async () => {

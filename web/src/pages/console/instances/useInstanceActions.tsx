@@ -19,6 +19,7 @@ import { AutoRenewModal } from './AutoRenewModal';
 import { RefundModal } from './RefundModal';
 import { ConvertModal, type ConvertMode } from './ConvertModal';
 import { BandwidthModal } from './BandwidthModal';
+import { MigrateModal } from './MigrateModal';
 import { ExpandDiskModal } from './ExpandDiskModal';
 import { SaveImageModal } from './SaveImageModal';
 import { diskTargetOf } from './instanceViews';
@@ -71,14 +72,10 @@ export function useInstanceActions() {
   const [saving, setSaving] = useState<Instance | null>(null);
   const [expanding, setExpanding] = useState<Instance | null>(null);
   const [bandwidth, setBandwidth] = useState<Instance | null>(null);
+  const [migrating, setMigrating] = useState<Instance | null>(null);
 
   const act = useMutation({
     mutationFn: ({ instance, action }: { instance: Instance; action: InstanceAction }) => instancesApi.act(instance.id, action),
-    onSettled: (answer) => invalidation.settled(answer),
-  });
-
-  const migration = useMutation({
-    mutationFn: (instance: Instance) => instancesApi.migrate(instance.id),
     onSettled: (answer) => invalidation.settled(answer),
   });
 
@@ -139,21 +136,8 @@ export function useInstanceActions() {
     });
   };
 
-  /** Moving a stopped machine, data and all, to another host with free cards: asked first, free of charge. */
-  const confirmMigrate = (instance: Instance) =>
-    modal.confirm({
-      title: `确认${InstanceTaskLabel.migrate}？`,
-      content: <Notice instance={instance}>{MIGRATE_NOTICE}</Notice>,
-      okText: '确认迁移',
-      cancelText: '取消',
-      onOk: async () => {
-        try {
-          await migration.mutateAsync(instance);
-        } catch {
-          // The request layer has said why (no host with free cards now, the instance has changed…).
-        }
-      },
-    });
+  /** Moving a stopped machine, data and all, to another host with free cards: the host is chosen (or left to the server) first, free of charge. */
+  const confirmMigrate = (instance: Instance) => setMigrating(instance);
 
   /** In arrears: nothing starts until the balance is settled. */
   const offerRecharge = (error: ApiError) =>
@@ -229,6 +213,7 @@ export function useInstanceActions() {
       )}
       {saving && <SaveImageModal key={saving.id} instance={saving} onClose={() => setSaving(null)} />}
       {expanding && <ExpandDiskModal key={expanding.id} target={diskTargetOf(expanding)} onClose={() => setExpanding(null)} />}
+      {migrating && <MigrateModal key={migrating.id} instance={migrating} notice={MIGRATE_NOTICE} onClose={() => setMigrating(null)} onSettled={invalidation.settled} />}
       {bandwidth && <BandwidthModal key={bandwidth.id} instance={bandwidth} onClose={() => setBandwidth(null)} />}
     </>
   );
