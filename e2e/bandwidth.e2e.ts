@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { launchBrowser } from './browser.js';
-import { buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
+import { animationsDone, buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
 import { startServer, type RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'bandwidth');
@@ -43,8 +43,11 @@ describe('e-commerce bandwidth journey', () => {
     await page.goto(`${server.url}/stats/purchase?category=Ebusiness&regionId=sh-a&sizeId=ebz-c2m4&imageId=win-server-2022&cycle=Hour&name=${NAME}`);
     await page.getByTestId('quote-total').getByText('¥0.30').waitFor();
     await page.getByRole('button', { name: '立即购买' }).click();
-    await page.locator('.ant-modal-confirm').filter({ hasText: '确认订单' }).getByRole('button', { name: '提交订单' }).click();
-    await page.waitForURL('**/console/e-business');
+    const confirm = page.locator('.ant-modal-confirm').filter({ hasText: '确认订单' });
+    await confirm.getByText(NAME).waitFor();
+    await animationsDone(page);
+    await confirm.getByRole('button', { name: '提交订单' }).click();
+    await page.waitForURL('**/console/e-business', { timeout: 60_000 });
     await tag('运行中').waitFor({ timeout: 30_000 });
   });
 
@@ -57,6 +60,7 @@ describe('e-commerce bandwidth journey', () => {
     await dialog.getByTestId('bandwidth-hourly').getByText(/调整后每小时 ¥0\.75/).waitFor();
     await dialog.getByTestId('bandwidth-total').getByText('¥0.00').waitFor();
     await shot('70-bandwidth-dialog');
+    await animationsDone(page);
     await dialog.getByRole('button', { name: '确认调整' }).click();
     await dialog.waitFor({ state: 'hidden' });
     await page.getByText('正在调整带宽为 20 Mbps，几秒后生效').waitFor();

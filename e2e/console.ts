@@ -38,3 +38,8 @@ export async function rechargeInBrowser(browser: Browser, page: Page, baseUrl: s
   await page.getByText('充值成功').waitFor({ timeout: 20_000 });
   await page.getByRole('button', { name: buttonLabel('完成') }).click();
 }
+
+/** Resolves once no finite animation runs: a click during a dialog's opening animation may land nowhere. */
+export function animationsDone(page: Page) {
+  return page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity));
+}

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
-import { payOnSandboxPage, registerInBrowser } from './console.js';
+import { animationsDone, payOnSandboxPage, registerInBrowser } from './console.js';
 import { startServer, type RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'images');
@@ -20,10 +20,6 @@ const IMAGE = 'e2e 训练环境';
 
 /** Short operations; saving an image outlasts one 2 s refresh of the lists so 制作中 can be seen. */
 const SERVER_ENV = { COMPUTE_SIM_DELAYS: 'create=1500,boot=1500,start=1500,stop=1000,restart=1500,destroy=1000,saveImage=4000,resizeDisk=2500' };
-
-function settled(page: Page) {
-  return page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity));
-}
 
 /** Antd puts a space between the two characters of a two-character button label. */
 const label = (text: string) => new RegExp(`^${[...text].join('\\s*')}$`);
@@ -45,7 +41,7 @@ describe('my images and data disks journey', () => {
     await server?.stop();
   });
 
-  const shot = (name: string, on: Page = page) => settled(on).then(() => on.screenshot({ path: path.join(shots, `${name}.png`) }));
+  const shot = (name: string, on: Page = page) => animationsDone(on).then(() => on.screenshot({ path: path.join(shots, `${name}.png`) }));
   const row = (text: string, on: Page = page) => on.locator('tr[data-row-key]').filter({ hasText: text });
   const tagIn = (scope: ReturnType<typeof row>, text: string) => scope.locator('.ant-tag', { hasText: new RegExp(`^${text}$`) });
 
@@ -73,8 +69,12 @@ describe('my images and data disks journey', () => {
     const buy = page.getByRole('button', { name: '立即购买' });
     await expect.poll(() => buy.isEnabled(), { timeout: 10_000 }).toBe(true);
     await buy.click();
-    await page.locator('.ant-modal-confirm').filter({ hasText: '确认订单' }).getByRole('button', { name: '提交订单' }).click();
-    await page.waitForURL('**/console/gpu-generic');
+    const confirm = page.locator('.ant-modal-confirm').filter({ hasText: '确认订单' });
+    await confirm.getByText(NAME).waitFor();
+    // Click once the dialog has finished opening: a click during its animation may land nowhere.
+    await animationsDone(page);
+    await confirm.getByRole('button', { name: '提交订单' }).click();
+    await page.waitForURL('**/console/gpu-generic', { timeout: 60_000 });
     await tagIn(row(NAME), '运行中').waitFor({ timeout: 30_000 });
   });
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
-import { payOnSandboxPage, registerInBrowser } from './console.js';
+import { animationsDone, payOnSandboxPage, registerInBrowser } from './console.js';
 import { startServer, type RunningServer } from './server.js';
 
 /** Outside the repository: these are looked at, not kept. */
@@ -31,12 +31,6 @@ const SERVER_ENV = {
 };
 
 /** Waits for dialogs and toasts to finish moving in or out (spinners run forever and are left alone). */
-function settled(page: Page) {
-  return page.waitForFunction(() =>
-    document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity),
-  );
-}
-
 /** Antd puts a space between the two characters of a two-character button label. */
 const label = (text: string) => new RegExp(`^${[...text].join('\\s*')}$`);
 
@@ -59,7 +53,7 @@ describe('instance journey', () => {
     await server?.stop();
   });
 
-  const shot = (name: string, on: Page = page) => settled(on).then(() => on.screenshot({ path: path.join(shots, `${name}.png`) }));
+  const shot = (name: string, on: Page = page) => animationsDone(on).then(() => on.screenshot({ path: path.join(shots, `${name}.png`) }));
 
   /** The status tag of the instance row, once it reads `text`. */
   const statusIs = (text: string, timeout = 20_000) =>
