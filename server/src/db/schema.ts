@@ -652,8 +652,10 @@ export const instances = pgTable(
     hostId: text('host_id'),
     gpuTypeId: text('gpu_type_id'),
     gpuCount: integer('gpu_count').notNull().default(0),
-    /** Cards taken from the host's inventory now (0 when stopped or in no-card mode). */
+    /** Cards taken from the host's inventory now (0 when stopped or in no-card mode; a migrated instance keeps its new host's until cardsHeldUntil). */
     gpuHeld: integer('gpu_held').notNull().default(0),
+    /** After a migration: when the cards reserved on the new host go back if the instance has not started (settings.migrateHoldMinutes). */
+    cardsHeldUntil: ts('cards_held_until'),
     sizeId: text('size_id'),
     cpu: integer('cpu').notNull(),
     memoryGb: integer('memory_gb').notNull(),

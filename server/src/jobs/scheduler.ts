@@ -26,6 +26,7 @@ export function jobsOf(ctx: AppContext): Record<string, Job> {
     'instances.auto-renew': { run: () => ctx.prepaid.autoRenewTick(), everyMs: slow },
     'instances.expire': { run: () => ctx.instanceBilling.expiryTick(), everyMs: slow },
     'instances.release': { run: () => ctx.instanceBilling.releaseTick(), everyMs: slow },
+    'instances.held-cards': { run: () => ctx.instanceBilling.heldCardsTick(), everyMs: slow },
     'orders.expire': { run: () => ctx.orders.expireDue(), everyMs: slow },
     'orders.recover': { run: () => ctx.orders.recoverPaid(), everyMs: slow },
     'payments.close-expired': { run: () => ctx.payments.closeExpired(), everyMs: slow },

@@ -71,6 +71,8 @@ export const catalogueFileSchema = z.object({
     releaseNoticeHours: z.number().int().min(1).max(720).default(24),
     /** Images an account may keep in my images (saved from stopped instances; kept free of charge). */
     userImageLimit: z.number().int().min(0).max(1000).default(10),
+    /** After a migration the new host's cards are kept this long for the instance's start, then go back to the pool. */
+    migrateHoldMinutes: z.number().int().min(5).max(10_080).default(120),
     /** E-commerce machines: what each Mbps beyond the size's own bandwidth costs per hour. */
     bandwidthPricePerMbpsHourYuan: yuan.default('0.03'),
     /** The bandwidths (Mbps) an e-commerce machine may be upgraded to, besides what its size includes. */

@@ -57,6 +57,7 @@ export interface Settings {
   expiredReleaseDays: number;
   releaseNoticeHours: number;
   userImageLimit: number;
+  migrateHoldMinutes: number;
   bandwidthPricePerMbpsHour: bigint;
   /** Ascending, without repeats. */
   bandwidthStepsMbps: number[];
@@ -235,6 +236,7 @@ const DEFAULT_SETTINGS: CatalogueSettings = {
   expiredReleaseDays: 7,
   releaseNoticeHours: 24,
   userImageLimit: 10,
+  migrateHoldMinutes: 120,
   bandwidthPricePerMbpsHourYuan: '0.03',
   bandwidthStepsMbps: [5, 10, 20, 30, 50, 100],
 };
@@ -261,6 +263,7 @@ function parseSettings(raw: CatalogueSettings | undefined): Settings {
     expiredReleaseDays: s.expiredReleaseDays,
     releaseNoticeHours: s.releaseNoticeHours,
     userImageLimit: s.userImageLimit,
+    migrateHoldMinutes: s.migrateHoldMinutes,
     bandwidthPricePerMbpsHour: yuanToUnits(s.bandwidthPricePerMbpsHourYuan),
     bandwidthStepsMbps: [...new Set(s.bandwidthStepsMbps)].sort((a, b) => a - b),
   };

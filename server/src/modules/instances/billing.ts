@@ -317,6 +317,18 @@ export class InstanceBilling {
     for (const row of due) if (await this.deps.instances.actAsSystem(row.id, 'release', '关机超期自动释放')) n++;
     return soon.length + n;
   }
+
+  /** Migrated instances not started within the hold give the reserved cards back (InstanceService.releaseHeldCards). */
+  async heldCardsTick(): Promise<number> {
+    const due = await this.deps.db
+      .select({ id: instances.id })
+      .from(instances)
+      .where(and(isNotNull(instances.cardsHeldUntil), lte(instances.cardsHeldUntil, this.deps.clock.now())))
+      .limit(BATCH);
+    let n = 0;
+    for (const row of due) if (await this.deps.instances.releaseHeldCards(row.id)) n++;
+    return n;
+  }
 }
 
 /**

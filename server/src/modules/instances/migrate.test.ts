@@ -128,6 +128,56 @@ describe('migrating a stopped instance to another host', () => {
     expect(await gpuFree(target!)).toBe(2);
   });
 
+  it('gives the reserved cards back when the migrated instance is not started within the hold; it can still start later', async () => {
+    const u = await fundedUser('20');
+    const id = await stoppedInstance(u.token);
+    const home = (await row(id)).hostId!;
+    const [target, ...rest] = await othersOf(home);
+    await setFree([home, ...rest], 0);
+    await setFree([target!], 1);
+    await migrate(u.token, id, { hostId: target });
+    await settle(DELAYS.migrate);
+    expect(await gpuFree(target!)).toBe(0);
+    expect((await log(u.token, id))[0]!.detail).toMatch(/GPU 保留 2 小时/);
+
+    // Within the hold nothing happens; a tick repeated after it releases once.
+    s.clock.advance(119 * 60_000);
+    expect(await s.ctx.instanceBilling.heldCardsTick()).toBe(0);
+    expect(await gpuFree(target!)).toBe(0);
+    s.clock.advance(60_000);
+    expect(await s.ctx.instanceBilling.heldCardsTick()).toBe(1);
+    expect(await s.ctx.instanceBilling.heldCardsTick()).toBe(0);
+    expect(await gpuFree(target!)).toBe(1);
+    expect(await row(id)).toMatchObject({ gpuHeld: 0, cardsHeldUntil: null, hostId: target });
+    expect((await log(u.token, id))[0]).toMatchObject({ action: 'releaseCards', actionLabel: '释放预留 GPU' });
+
+    // It starts like any stopped instance, taking a free card again.
+    expect(json<Instance>(await act(u.token, id, 'start'))).toMatchObject({ status: 'Starting' });
+    expect(await gpuFree(target!)).toBe(0);
+    await settle(DELAYS.start);
+    await act(u.token, id, 'stop');
+    await settle(DELAYS.stop);
+  });
+
+  it('does not release cards of an instance started within the hold', async () => {
+    const u = await fundedUser('20');
+    const id = await stoppedInstance(u.token);
+    const home = (await row(id)).hostId!;
+    const [target, ...rest] = await othersOf(home);
+    await setFree([home, ...rest], 0);
+    await setFree([target!], 1);
+    await migrate(u.token, id, { hostId: target });
+    await settle(DELAYS.migrate);
+    await act(u.token, id, 'start');
+    await settle(DELAYS.start);
+    expect((await row(id)).cardsHeldUntil).toBeNull();
+    s.clock.advance(3 * 3_600_000);
+    expect(await s.ctx.instanceBilling.heldCardsTick()).toBe(0);
+    expect(await row(id)).toMatchObject({ status: 'Running', gpuHeld: 1 });
+    await act(u.token, id, 'stop');
+    await settle(DELAYS.stop);
+  });
+
   it('lists the hosts it may move to, its own room first, with their free cards', async () => {
     const u = await fundedUser('20');
     const id = await stoppedInstance(u.token);

@@ -13,6 +13,7 @@ import {
   InstanceActionLabel,
   InstanceStatus,
   INSTANCE_TASKS,
+  TASK_FROM,
   InstanceTaskLabel,
   bandwidthChoices,
   MANAGE_PERMISSIONS,
@@ -166,6 +167,7 @@ export class InstanceService {
       gpuTypeId: host?.gpuTypeId ?? null,
       gpuCount,
       gpuHeld: gpuCount,
+      cardsHeldUntil: null,
       sizeId: size?.id ?? null,
       cpu: host ? host.cpuPerGpu * gpuCount : (size?.cpu ?? 0),
       memoryGb: host ? host.memoryGbPerGpu * gpuCount : (size?.memoryGb ?? 0),
@@ -244,7 +246,7 @@ export class InstanceService {
     }
     const now = this.deps.clock.now();
     const set: Partial<InstanceRow> = {};
-    if (action === 'start' || action === 'startNoCard') Object.assign(set, await this.prepareStart(tx, cur, action === 'startNoCard'));
+    if (action === 'start' || action === 'startNoCard') Object.assign(set, await this.prepareStart(tx, cur, action === 'startNoCard'), { cardsHeldUntil: null });
     if (action === 'release') set.releaseAt = null;
     const to = actionTarget(action, cur.noCard);
     const opId = `${action}:${cur.id}:${now.getTime()}`;
@@ -607,6 +609,23 @@ export class InstanceService {
     return this.get(user, id);
   }
 
+  /**
+   * A migrated instance that did not start within the hold gives its new host's cards back to the
+   * pool; it starts later like any stopped instance (free cards permitting). Once per instance, under
+   * its row lock.
+   */
+  async releaseHeldCards(id: string): Promise<boolean> {
+    return this.deps.db.transaction(async (tx) => {
+      const cur = await this.lock(tx, id);
+      const now = this.deps.clock.now();
+      if (!cur.cardsHeldUntil || cur.cardsHeldUntil > now || cur.gpuHeld === 0 || !TASK_FROM.migrate.includes(cur.status)) return false;
+      await this.deps.inventory.release(tx, cur.hostId!, cur.gpuHeld);
+      const [moved] = await tx.update(instances).set({ gpuHeld: 0, cardsHeldUntil: null, updatedAt: now }).where(eq(instances.id, id)).returning();
+      await this.logOp(tx, moved!, { action: 'releaseCards', actorId: null, from: cur.status, to: cur.status, detail: `迁移后未在保留时间内开机，预留的 ${cur.gpuHeld} 张 GPU 已释放；开机时按主机空闲情况重新分配` });
+      return true;
+    });
+  }
+
   /** The hosts the migration dialog offers, with their free cards now. */
   async migrationTargetList(user: UserRow, id: string): Promise<MigrationTarget[]> {
     const cur = await this.mustFind(user, id);
@@ -769,10 +788,11 @@ export class InstanceService {
           roomId: target?.roomId ?? row.roomId,
           noCard: false,
           gpuHeld: row.gpuCount,
+          cardsHeldUntil: new Date(e.at.getTime() + settings.migrateHoldMinutes * 60_000),
           ...(e.access ? { sshHost: e.access.sshHost, sshPort: e.access.sshPort } : {}),
         });
         const oldName = snap.hosts.find((h) => h.id === row.hostId)?.name ?? row.hostId;
-        detail = `已迁移：${oldName} → ${target?.name ?? task.param}`;
+        detail = `已迁移：${oldName} → ${target?.name ?? task.param}，GPU 保留 ${holdText(settings.migrateHoldMinutes)}`;
         break;
       }
       case 'create':
@@ -1105,6 +1125,11 @@ export function runRate(row: Pick<InstanceRow, 'noCard' | 'noCardHourlyPrice' | 
   return row.noCard ? row.noCardHourlyPrice : row.hourlyPrice + row.bandwidthHourlyPrice;
 }
 
+/** "2 小时", "90 分钟". */
+export function holdText(minutes: number): string {
+  return minutes % 60 === 0 ? `${minutes / 60} 小时` : `${minutes} 分钟`;
+}
+
 function beijingTime(d: Date): string {
   return new Date(d.getTime() + 8 * 3_600_000).toISOString().slice(0, 16).replace('T', ' ');
 }
@@ -1158,6 +1183,7 @@ const OP_LABELS: Record<string, string> = {
   migrate: '迁移到其他主机',
   'done:migrate': '迁移完成',
   changeBandwidth: '调整带宽',
+  releaseCards: '释放预留 GPU',
   'done:changeBandwidth': '带宽调整完成',
   ...InstanceActionLabel,
 };

@@ -28,7 +28,7 @@ export const NAME_MAX = 30;
 
 /** What a migration does, said before it starts. */
 export const MIGRATE_NOTICE =
-  '迁移到其他主机：实例的系统盘和数据盘数据将迁移到同地区、同型号且有空闲 GPU 的主机，需要几分钟，期间显示为“数据迁移中”；迁移免费，完成后实例为已关机，可直接开机。';
+  '迁移到其他主机：实例的系统盘和数据盘数据将迁移到同地区、同型号且有空闲 GPU 的主机，需要几分钟，期间显示为“数据迁移中”；迁移免费，完成后实例为已关机，新主机的 GPU 会为您保留一段时间（见操作日志），请及时开机，超时未开机则释放、开机时按空闲情况重新分配。';
 
 /** Looks like an instance (the action endpoints answer one); anything else is just "done". */
 function isInstance(v: unknown): v is Instance {

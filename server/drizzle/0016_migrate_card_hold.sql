@@ -1,0 +1,1 @@
+ALTER TABLE "instances" ADD COLUMN "cards_held_until" timestamp with time zone;
