@@ -224,7 +224,7 @@ export async function createContext(opts: {
   const prepaid = new PrepaidService({ db, clock, instances, orders, gifts, log: opts.log, leadHours: config.AUTO_RENEW_LEAD_HOURS, refundFeeRate: config.PREPAID_REFUND_FEE_RATE });
   const conversions = new ConversionService({ db, clock, instances, orders, pricing: catalogue, catalogue: catalogueStore, meter });
   instances.useConversions(conversions);
-  const traffic = new TrafficService({ clock, catalogue: catalogueStore, pricing: catalogue, orders, instances });
+  const traffic = new TrafficService({ db, clock, catalogue: catalogueStore, pricing: catalogue, orders, gifts, instances });
   const reconciler = new Reconciler({ db, clock, driver: drivers.compute, instances, log: opts.log, retryAfterMs: config.COMPUTE_OP_RETRY_SECONDS * 1000 });
   const cookieOptions = {
     httpOnly: true,

@@ -39,6 +39,8 @@ export const bandwidthQuoteSchema = z.object({
   hourlyPriceAfter: moneySchema,
   /** Prepaid upgrade: the pro-rata charge, paid as a TrafficUpgrade order; otherwise total 0. */
   quote: quoteSchema,
+  /** Prepaid downgrade: what comes back (as a TrafficDowngrade order) for the removed Mbps' unused hours; otherwise 0. */
+  refund: moneySchema,
   /** What happens to the money, in the words the dialog shows. */
   rule: z.string(),
 });
@@ -46,7 +48,8 @@ export type BandwidthQuote = z.infer<typeof bandwidthQuoteSchema>;
 
 /**
  * A prepaid upgrade: an Unpaid TrafficUpgrade order to pay (the bandwidth changes once it is paid).
- * Otherwise no order: the instance is already Operating with the change under way.
+ * Otherwise no order yet: the instance is already Operating with the change under way (a prepaid
+ * downgrade's TrafficDowngrade refund is posted when the driver has applied it).
  */
 export const changeBandwidthResponseSchema = z.object({ order: orderSchema.nullable(), instance: instanceSchema });
 export type ChangeBandwidthResponse = z.infer<typeof changeBandwidthResponseSchema>;

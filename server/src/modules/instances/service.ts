@@ -511,6 +511,13 @@ export class InstanceService {
     return this.get(user, id);
   }
 
+  /** Posts a prepaid downgrade's refund when the driver has applied it (traffic.ts); answers what came back. */
+  private bandwidthRefund?: (tx: Tx, row: InstanceRow, mbps: number, opId: string) => Promise<bigint>;
+
+  useBandwidthRefund(refund: (tx: Tx, row: InstanceRow, mbps: number, opId: string) => Promise<bigint>): void {
+    this.bandwidthRefund = refund;
+  }
+
   /** Why the instance cannot go to `mbps` of bandwidth now, as the error the request gets. */
   checkBandwidth(cur: InstanceRow, mbps: number, settings: Settings): void {
     if (cur.category !== 'Ebusiness') throw new AppError('BANDWIDTH_NOT_EBUSINESS');
@@ -551,18 +558,21 @@ export class InstanceService {
   /**
    * The driver applied the new bandwidth. Post-paid: a running meter is settled up to that moment at
    * the old rate and goes on at the new one (a new segment), so each second is charged at the
-   * bandwidth it had. Prepaid: paid up front by the order (or, for a downgrade, nothing returned);
-   * renewals price the new bandwidth.
+   * bandwidth it had. Prepaid: an upgrade was paid up front by its order; a downgrade's refund is
+   * posted now (traffic.ts), in this transaction; renewals price the new bandwidth.
    */
-  private async applyBandwidth(tx: Tx, row: InstanceRow, change: BandwidthChange, at: Date): Promise<Partial<InstanceRow>> {
+  private async applyBandwidth(tx: Tx, row: InstanceRow, change: BandwidthChange, at: Date): Promise<{ set: Partial<InstanceRow>; refunded: bigint }> {
     const set: Partial<InstanceRow> = { bandwidthMbps: change.mbps };
-    if (!POSTPAID.includes(row.cycle)) return set;
+    if (!POSTPAID.includes(row.cycle)) {
+      const refunded = this.bandwidthRefund && row.pendingOpId ? await this.bandwidthRefund(tx, row, change.mbps, row.pendingOpId) : 0n;
+      return { set, refunded };
+    }
     set.bandwidthHourlyPrice = change.hourly;
     if (row.meterSegment && row.meterSince) {
       const settled = await this.deps.meter.settle(tx, row, at);
       Object.assign(set, settled, this.meterStart({ ...row, bandwidthHourlyPrice: change.hourly }, at));
     }
-    return set;
+    return { set, refunded: 0n };
   }
 
   // --- migration of a stopped instance to another host (free of charge) -------------------
@@ -773,8 +783,9 @@ export class InstanceService {
         if (task?.task !== 'changeBandwidth') return null;
         to = task.before;
         const change = bandwidthTaskParam(task.param);
-        Object.assign(set, await this.applyBandwidth(tx, row, change, e.at));
-        detail = `带宽 ${row.bandwidthMbps} Mbps → ${change.mbps} Mbps`;
+        const applied = await this.applyBandwidth(tx, row, change, e.at);
+        Object.assign(set, applied.set);
+        detail = `带宽 ${row.bandwidthMbps} Mbps → ${change.mbps} Mbps${applied.refunded > 0n ? `，退还 ¥${formatYuan(applied.refunded)}` : ''}`;
         break;
       }
       case 'migrate': {

@@ -163,18 +163,50 @@ describe('bandwidth of e-commerce machines', () => {
     const renewal = json<Quote>(await post(s.app, `${LIST}/${id}/renew/price`, { duration: 1 }, u.token));
     expect(renewal.lines.find((l) => l.kind === 'bandwidth')).toMatchObject({ quantity: 5, amount: String(5n * MBPS_HOUR * 24n) });
 
-    // Down again: no order, no money back, and the dialog's rule says so.
+    // Down again: the unused whole hours of the upgrade come back as a TrafficDowngrade order, once the driver applied it.
+    // Paid for 23 h; 2 s after paying, 22 whole hours are left of it (and until expiry): 34500 × 22 / 23.
     const down = json<BandwidthQuote>(await quote(u.token, id, { bandwidthMbps: 5 }));
-    expect(down).toMatchObject({ type: 'TrafficDowngrade', prepaid: true });
+    expect(down).toMatchObject({ type: 'TrafficDowngrade', prepaid: true, refund: '33000' });
     expect(down.quote.total).toBe('0');
-    expect(down.rule).toMatch(/不退还/);
+    expect(down.rule).toMatch(/按剩余整小时数退还/);
     const cash1 = await k.cash(u.user.id);
     expect(json<ChangeBandwidthResponse>(await change(u.token, id, { bandwidthMbps: 5 })).order).toBeNull();
+    expect(await k.cash(u.user.id)).toBe(cash1); // nothing before the driver applied it
     await k.settle(BW_DELAY);
     expect(await k.instance(u.token, id)).toMatchObject({ bandwidthMbps: 5 });
-    expect(await k.cash(u.user.id)).toBe(cash1);
+    expect((await k.cash(u.user.id)) - cash1).toBe(33000n);
+    const refunds = await s.ctx.db.select().from(orders).where(and(eq(orders.type, 'TrafficDowngrade'), eq(orders.userId, u.user.id)));
+    expect(refunds.map((o) => [o.status, o.amount])).toEqual([['Refunded', 33000n]]);
+    // Replaying the driver's events gives nothing more; the upgrade's Mbps cannot come back twice.
+    await s.ctx.reconciler.tick();
+    expect((await k.cash(u.user.id)) - cash1).toBe(33000n);
     const renewed = json<Quote>(await post(s.app, `${LIST}/${id}/renew/price`, { duration: 1 }, u.token));
     expect(renewed.lines.some((l) => l.kind === 'bandwidth')).toBe(false);
+  });
+
+  it('prepaid: several downgrades return each upgrade’s Mbps once, newest upgrade first, and never more than was paid', async () => {
+    const u = await k.fundedUser('100');
+    const id = await ebusiness(u.token, 'Day'); // 24 whole hours left
+    const cash0 = await k.cash(u.user.id);
+    const up = async (mbps: number) => {
+      const res = json<ChangeBandwidthResponse>(await change(u.token, id, { bandwidthMbps: mbps }));
+      expect(json(await pay(u.token, res.order!.orderUid))).toMatchObject({ status: 'Success' });
+      await k.settle(BW_DELAY);
+    };
+    const down = async (mbps: number) => {
+      expect(json<ChangeBandwidthResponse>(await change(u.token, id, { bandwidthMbps: mbps })).order).toBeNull();
+      await k.settle(BW_DELAY);
+    };
+    // Quotes count a started hour (ceil), refunds only whole hours left (floor); the delays move the clock by seconds.
+    await up(50); // at 7 s: +45 Mbps for 24 h = 45 × 300 × 24 = 324000
+    await down(20); // applied at 11 s: 30 of them back for 23 h = 324000 × 30 × 23 / (45 × 24) = 207000
+    await up(50); // at 11 s: +30 Mbps for 24 h = 216000
+    await down(5); // newest first: the second's 30 for 23 h (207000), then the first's last 15 for 23 h (324000 × 15 × 23 / 1080 = 103500)
+    expect(cash0 - (await k.cash(u.user.id))).toBe(324000n - 207000n + 216000n - 207000n - 103500n);
+    const rows = await s.ctx.db.select().from(orders).where(and(eq(orders.type, 'TrafficDowngrade'), eq(orders.userId, u.user.id)));
+    expect(rows.map((o) => o.amount).sort()).toEqual([207000n, 310500n]);
+    // At what the size includes nothing is left to return: a further quote from 5 Mbps is refused (no lower step).
+    expect(json(await quote(u.token, id, { bandwidthMbps: 5 }))).toMatchObject({ code: 40026002 });
   });
 
   it('prepaid: when the driver fails the change, the upgrade order is refunded and the bandwidth stays', async () => {

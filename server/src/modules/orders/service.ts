@@ -611,6 +611,17 @@ export class OrderService {
     return rows.map((order) => ({ order, parts: parts.filter((p) => p.orderId === order.id) }));
   }
 
+  /** An instance's orders of `type` in `status`, oldest first, with how each was paid (voucher, gift grants, cash). */
+  async instanceOrdersOf(tx: Tx, instanceId: string, type: Type, status: Status) {
+    const rows = await tx
+      .select()
+      .from(orders)
+      .where(and(eq(orders.type, type), eq(orders.status, status), sql`${orders.request}->>'instanceId' = ${instanceId}`))
+      .orderBy(asc(orders.createdAt), asc(orders.id));
+    const parts = rows.length ? await tx.select().from(orderPayments).where(inArray(orderPayments.orderId, rows.map((r) => r.id))) : [];
+    return rows.map((order) => ({ order, parts: parts.filter((p) => p.orderId === order.id) }));
+  }
+
   /** The order with this id if it belongs to this payer (a Refund order looked up by its derived id). */
   async byId(payerId: string, id: string, exec: Db | Tx = this.deps.db): Promise<OrderRow | null> {
     const [row] = await exec.select().from(orders).where(and(eq(orders.id, id), eq(orders.userId, payerId)));
@@ -618,8 +629,8 @@ export class OrderService {
   }
 
   /**
-   * A Refund order (status Refunded) and its one ledger transfer from revenue back to cash and to
-   * the gift grants that paid, inside the caller's transaction. `id` is derived from the instance:
+   * A money-back order (Refund, TrafficDowngrade; status Refunded) and its one ledger transfer from
+   * revenue back to cash and to the gift grants that paid, inside the caller's transaction. `id` is derived from the instance:
    * a second refund inserts nothing and gets REFUND_DONE.
    */
   async postRefund(tx: Tx, o: NewOrder, id: string, back: { cash: bigint; gift: { grantId: string; amount: bigint }[] }): Promise<OrderRow> {
@@ -627,7 +638,7 @@ export class OrderService {
     const total = back.cash + back.gift.reduce((n, g) => n + g.amount, 0n);
     const [row] = await tx
       .insert(orders)
-      .values(newOrderRow(o, now, { id, type: 'Refund', status: 'Refunded', amount: total, payMethod: 'Balance', expiresAt: now, refundedAt: now, fulfilledAt: now }))
+      .values(newOrderRow(o, now, { id, type: o.type, status: 'Refunded', amount: total, payMethod: 'Balance', expiresAt: now, refundedAt: now, fulfilledAt: now }))
       .onConflictDoNothing()
       .returning();
     if (!row) throw new AppError('REFUND_DONE');

@@ -24,6 +24,8 @@ const shop = (o: Partial<Instance> = {}) =>
   });
 const postpaid = shop();
 const prepaid = shop({ id: ID2, name: '店铺机-2', cycle: 'Day', expireAt: '2099-01-10T12:00:00.000Z' });
+const ID3 = '9f0c1d2e-3b4a-4c5d-8e6f-7a8b9c0d1e2f';
+const upgraded = shop({ id: ID3, name: '店铺机-3', cycle: 'Day', expireAt: '2099-01-10T12:00:00.000Z', bandwidthMbps: 20 });
 
 function quote(o: Partial<BandwidthQuote> & Pick<BandwidthQuote, 'newMbps'>): BandwidthQuote {
   return {
@@ -37,6 +39,7 @@ function quote(o: Partial<BandwidthQuote> & Pick<BandwidthQuote, 'newMbps'>): Ba
     remainingHours: 0,
     hourlyPriceAfter: String(3000 + (o.newMbps - 5) * 300),
     quote: { category: 'Ebusiness', cycle: 'Usage', duration: 0, unit: '小时', lines: [], listTotal: '0', discountTotal: '0', voucherDeduction: '0', total: '0', placement: { regionId: 'sh-a' }, discountRate: '1' },
+    refund: '0',
     rule: '按量计费实例调整带宽：无需预付，生效后按新的每小时价格按秒计费，生效前按原带宽计费。',
     ...o,
   };
@@ -60,6 +63,8 @@ const server = (items: () => Instance[]) =>
       const body = init.body ? (JSON.parse(String(init.body)) as { bandwidthMbps: number }) : { bandwidthMbps: 0 };
       if (url.pathname.endsWith('/bandwidth/price')) {
         if (id === ID) return json(200, quote({ newMbps: body.bandwidthMbps }));
+        if (body.bandwidthMbps < 20 && id === ID3)
+          return json(200, quote({ instanceId: ID3, type: 'TrafficDowngrade', currentMbps: 20, newMbps: body.bandwidthMbps, prepaid: true, remainingHours: 23, hourlyPriceAfter: '0', refund: '103500', rule: '包周期实例降低带宽：立即生效；按剩余整小时数退还升级带宽时实付的现金与赠送金' }));
         const hours = 23;
         const total = String(Math.max(0, body.bandwidthMbps - 5) * 300 * hours);
         return json(
@@ -77,6 +82,7 @@ const server = (items: () => Instance[]) =>
       }
       if (url.pathname.endsWith('/bandwidth')) {
         if (id === ID) return json(200, { order: null, instance: { ...postpaid, status: 'Operating', actions: [], tasks: [] } });
+        if (id === ID3) return json(200, { order: null, instance: { ...upgraded, status: 'Operating', actions: [], tasks: [] } });
         return json(200, { order: order({ orderUid: ORDER_UID, kind: 'default', type: 'TrafficUpgrade', category: 'Ebusiness', description: '带宽升级 店铺机-2', amount: '34500' }), instance: prepaid });
       }
       return undefined;
@@ -126,6 +132,21 @@ describe('调整带宽', () => {
     await waitFor(() => expect(callsTo(fetch, `${INSTANCES}/${ID2}/bandwidth`, 'POST').map((c) => c.body)).toEqual([{ bandwidthMbps: 10 }]));
     const pay = await dialogOf('支付订单');
     expect(within(pay).getByText(new RegExp(ORDER_UID))).toBeTruthy();
+  });
+
+  it('prepaid downgrade: says what will come back, and changes with nothing to pay', async () => {
+    const fetch = server(() => [upgraded]);
+    renderApp('/console/e-business');
+    const dialog = await openBandwidth('店铺机-3');
+    // At 20 Mbps the next step up (30) is offered first; going down to 5 shows the refund.
+    await waitFor(() => expect(callsTo(fetch, `${INSTANCES}/${ID3}/bandwidth/price`, 'POST').map((c) => c.body)).toContainEqual({ bandwidthMbps: 30 }));
+    fireEvent.click(within(dialog).getByText('5 Mbps'));
+    await waitFor(() => expect(within(dialog).getByTestId('bandwidth-total').textContent).toBe('¥10.35'));
+    expect(within(dialog).getByText('预计退还')).toBeTruthy();
+    expect(within(dialog).getByText(/按剩余整小时数退还/)).toBeTruthy();
+    fireEvent.click(button(dialog, '确认调整'));
+    await waitFor(() => expect(callsTo(fetch, `${INSTANCES}/${ID3}/bandwidth`, 'POST').map((c) => c.body)).toEqual([{ bandwidthMbps: 5 }]));
+    expect(await screen.findByText('正在调整带宽为 5 Mbps，几秒后生效')).toBeTruthy();
   });
 
   it('is greyed out while an operation is under way', async () => {

@@ -1,8 +1,8 @@
 /**
  * 调整带宽 (e-commerce machines): the new bandwidth from the operator's steps, quoted live. A prepaid
  * upgrade pays the added Mbps for the hours left as a TrafficUpgrade order in the pay dialog; a
- * downgrade, or any change of a post-paid machine, starts at once with nothing to pay (the rule
- * under the total says what happens to the money).
+ * prepaid downgrade starts at once and shows what will come back; any change of a post-paid machine
+ * starts at once with nothing to pay (the rule under the total says what happens to the money).
  */
 import { useState } from 'react';
 import { Alert, Radio, Space, Typography } from 'antd';
@@ -53,9 +53,10 @@ export function BandwidthModal({ instance: i, onClose }: { instance: Instance; o
         { key: 'billing', label: '计费方式', children: prepaid ? `${BillingCycle.label(i.cycle)}，到期 ${formatTime(i.expireAt)}` : '按量计费' },
       ]}
       quote={quote}
-      priced={(q) => q.quote}
+      // A prepaid downgrade pays nothing and gets money back: its total is the refund.
+      priced={(q) => (q.prepaid && q.type === 'TrafficDowngrade' ? { lines: [], total: q.refund } : q.quote)}
       errorText={(e) => `询价失败：${isApiError(e) && e.detail ? e.detail : e.message}`}
-      totalLabel={(q) => (q.prepaid && q.type === 'TrafficUpgrade' ? '应付金额' : '现在支付')}
+      totalLabel={(q) => (!q.prepaid ? '现在支付' : q.type === 'TrafficUpgrade' ? '应付金额' : '预计退还')}
       totalTestId="bandwidth-total"
       footer={(q) => (
         <Space direction="vertical" size={4}>
