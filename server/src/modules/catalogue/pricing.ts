@@ -140,6 +140,21 @@ export function priceQuote(input: PriceInput): PriceResult {
   };
 }
 
+/**
+ * A change paid for the hours left (disk expansion, bandwidth upgrade): its line(s), then the
+ * student discount; no cycle discount and no voucher here (one can be chosen when paying).
+ */
+function hourlyChange(lines: QuoteLine[], amount: bigint, studentBp: number | undefined): PriceResult {
+  let total = amount;
+  let studentDiscount = 0n;
+  if (studentBp !== undefined && studentBp < 10000 && amount > 0n) {
+    studentDiscount = amount - applyBp(amount, studentBp);
+    if (studentDiscount > 0n) lines.push({ kind: 'studentDiscount', name: `学生优惠（${bpToRate(studentBp)}）`, unitPrice: String(-studentDiscount), quantity: 1, amount: String(-studentDiscount) });
+    total -= studentDiscount;
+  }
+  return { lines, listTotal: amount, discountTotal: studentDiscount, voucherDeduction: 0n, total, unit: BillingCycleUnit.Hour, discountRate: '1' };
+}
+
 export interface DiskExpansionInput {
   currentGb: number;
   newGb: number;
@@ -165,14 +180,7 @@ export function priceDiskExpansion(input: DiskExpansionInput): PriceResult {
   const lines: QuoteLine[] = [
     { kind: 'dataDisk', name: `数据盘扩容 +${addGb} GB（${input.note}）`, unitPrice: String(input.dataDiskPricePerGbDay), quantity: Number(addGb), amount: String(amount) },
   ];
-  let total = amount;
-  let studentDiscount = 0n;
-  if (input.studentBp !== undefined && input.studentBp < 10000 && amount > 0n) {
-    studentDiscount = amount - applyBp(amount, input.studentBp);
-    if (studentDiscount > 0n) lines.push({ kind: 'studentDiscount', name: `学生优惠（${bpToRate(input.studentBp)}）`, unitPrice: String(-studentDiscount), quantity: 1, amount: String(-studentDiscount) });
-    total -= studentDiscount;
-  }
-  return { lines, listTotal: amount, discountTotal: studentDiscount, voucherDeduction: 0n, total, unit: BillingCycleUnit.Hour, discountRate: '1' };
+  return hourlyChange(lines, amount, input.studentBp);
 }
 
 export interface BandwidthChangeInput {
@@ -196,12 +204,5 @@ export function priceBandwidthChange(input: BandwidthChangeInput): PriceResult {
   // Nothing added (a downgrade, or a change paid by the hour): no line, nothing to pay.
   const lines: QuoteLine[] =
     addMbps > 0n ? [{ kind: 'bandwidth', name: `带宽升级 +${addMbps} Mbps（${input.note}）`, unitPrice: String(input.pricePerMbpsHour), quantity: Number(addMbps), amount: String(amount) }] : [];
-  let total = amount;
-  let studentDiscount = 0n;
-  if (input.studentBp !== undefined && input.studentBp < 10000 && amount > 0n) {
-    studentDiscount = amount - applyBp(amount, input.studentBp);
-    if (studentDiscount > 0n) lines.push({ kind: 'studentDiscount', name: `学生优惠（${bpToRate(input.studentBp)}）`, unitPrice: String(-studentDiscount), quantity: 1, amount: String(-studentDiscount) });
-    total -= studentDiscount;
-  }
-  return { lines, listTotal: amount, discountTotal: studentDiscount, voucherDeduction: 0n, total, unit: BillingCycleUnit.Hour, discountRate: '1' };
+  return hourlyChange(lines, amount, input.studentBp);
 }

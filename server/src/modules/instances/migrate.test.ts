@@ -128,7 +128,8 @@ describe('migrating a stopped instance to another host', () => {
     expect(await gpuFree(target!)).toBe(2);
   });
 
-  it('gives the reserved cards back when the migrated instance is not started within the hold; it can still start later', async () => {
+  /** A stopped instance moved to the only other host with a free card (now held for it). */
+  async function migratedToOneFreeCard() {
     const u = await fundedUser('20');
     const id = await stoppedInstance(u.token);
     const home = (await row(id)).hostId!;
@@ -137,7 +138,12 @@ describe('migrating a stopped instance to another host', () => {
     await setFree([target!], 1);
     await migrate(u.token, id, { hostId: target });
     await settle(DELAYS.migrate);
-    expect(await gpuFree(target!)).toBe(0);
+    return { u, id, target: target! };
+  }
+
+  it('gives the reserved cards back when the migrated instance is not started within the hold; it can still start later', async () => {
+    const { u, id, target } = await migratedToOneFreeCard();
+    expect(await gpuFree(target)).toBe(0);
     expect((await log(u.token, id))[0]!.detail).toMatch(/GPU 保留 2 小时/);
 
     // Within the hold nothing happens; a tick repeated after it releases once.
@@ -160,14 +166,7 @@ describe('migrating a stopped instance to another host', () => {
   });
 
   it('does not release cards of an instance started within the hold', async () => {
-    const u = await fundedUser('20');
-    const id = await stoppedInstance(u.token);
-    const home = (await row(id)).hostId!;
-    const [target, ...rest] = await othersOf(home);
-    await setFree([home, ...rest], 0);
-    await setFree([target!], 1);
-    await migrate(u.token, id, { hostId: target });
-    await settle(DELAYS.migrate);
+    const { u, id } = await migratedToOneFreeCard();
     await act(u.token, id, 'start');
     await settle(DELAYS.start);
     expect((await row(id)).cardsHeldUntil).toBeNull();
