@@ -85,6 +85,15 @@ describe('the instance detail page', () => {
     expect(screen.queryByText('续费')).toBeNull(); // post-paid: nothing to renew
   });
 
+  it('billing tab: a machine without cards has no no-card price', async () => {
+    const cpu = instance({ category: 'Generic', gpuTypeId: null, gpuName: null, gpuCount: 0, hourlyPrice: '3000', status: 'Stopped', actions: allowedActions('Stopped'), access: null });
+    instanceServer((url) => (url.pathname === `${INSTANCES}/${ID}` ? json(200, cpu) : undefined));
+    renderApp(`/console/ipvm/detail/Generic/${ID}?tab=billing`);
+    const panel = (await screen.findByText('按量（按小时后付费）')).closest<HTMLElement>('.ant-descriptions')!;
+    expect([...panel.querySelectorAll('.price')].map((p) => p.textContent)).toEqual(['¥0.30/小时', '¥0.35/天']);
+    expect(within(panel).queryByText('无卡模式价格')).toBeNull();
+  });
+
   it('billing tab: the expiry of a prepaid instance, and renewing it by the week', async () => {
     const quote = { category: 'Gpu', cycle: 'Week', duration: 2, unit: '周', lines: [{ kind: 'compute', name: 'RTX 4090 × 2（2 周）', unitPrice: '500000', quantity: 2, amount: '1000000' }], listTotal: '1000000', discountTotal: '0', voucherDeduction: '0', total: '1000000', placement: { regionId: 'bj-b' }, discountRate: '1' };
     const fetch = instanceServer((url, init) => {

@@ -311,7 +311,8 @@ function BillingPanel({
           ...(postPaid
             ? [
                 { key: 'hourly', label: '开机价格', children: <Price units={i.hourlyPrice} per="小时" /> },
-                { key: 'noCard', label: '无卡模式价格', children: <Price units={i.noCardHourlyPrice} per="小时" /> },
+                // No-card mode only exists for machines with cards.
+                ...(i.gpuCount > 0 ? [{ key: 'noCard', label: '无卡模式价格', children: <Price units={i.noCardHourlyPrice} per="小时" /> }] : []),
                 {
                   key: 'transfer',
                   label: '转长期租用',
