@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
-import { animationsDone, payOnSandboxPage, registerInBrowser } from './console.js';
+import { animationsDone, buttonLabel as label, rechargeInBrowser, registerInBrowser } from './console.js';
 import { startServer, type RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'images');
@@ -20,9 +20,6 @@ const IMAGE = 'e2e 训练环境';
 
 /** Short operations; saving an image outlasts one 2 s refresh of the lists so 制作中 can be seen. */
 const SERVER_ENV = { COMPUTE_SIM_DELAYS: 'create=1500,boot=1500,start=1500,stop=1000,restart=1500,destroy=1000,saveImage=4000,resizeDisk=2500' };
-
-/** Antd puts a space between the two characters of a two-character button label. */
-const label = (text: string) => new RegExp(`^${[...text].join('\\s*')}$`);
 
 describe('my images and data disks journey', () => {
   let server: RunningServer;
@@ -54,13 +51,7 @@ describe('my images and data disks journey', () => {
 
   it('registers, recharges and buys a post-paid RTX 4090 that comes up running', async () => {
     await registerInBrowser(page, server.url, '136', 'Gpu12345');
-    await page.goto(`${server.url}/console/recharge`);
-    await page.getByRole('button', { name: '¥100', exact: true }).click();
-    await page.getByRole('button', { name: /立即充值 ¥100\.00/ }).click();
-    const scanUrl = await page.getByRole('link', { name: '打开沙箱支付页' }).getAttribute('href');
-    await payOnSandboxPage(browser, scanUrl!);
-    await page.getByText('充值成功').waitFor({ timeout: 20_000 });
-    await page.getByRole('button', { name: label('完成') }).click();
+    await rechargeInBrowser(browser, page, server.url, 100);
 
     await page.goto(`${server.url}/stats/purchase?gpuTypeId=rtx4090&cycle=Hour`);
     await page.getByTestId('quote-total').getByText('¥1.98').waitFor();

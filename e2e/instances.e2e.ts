@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
-import { animationsDone, payOnSandboxPage, registerInBrowser } from './console.js';
+import { animationsDone, buttonLabel as label, rechargeInBrowser, registerInBrowser } from './console.js';
 import { startServer, type RunningServer } from './server.js';
 
 /** Outside the repository: these are looked at, not kept. */
@@ -31,8 +31,6 @@ const SERVER_ENV = {
 };
 
 /** Waits for dialogs and toasts to finish moving in or out (spinners run forever and are left alone). */
-/** Antd puts a space between the two characters of a two-character button label. */
-const label = (text: string) => new RegExp(`^${[...text].join('\\s*')}$`);
 
 describe('instance journey', () => {
   let server: RunningServer;
@@ -69,13 +67,7 @@ describe('instance journey', () => {
 
   it('registers a new account and recharges 100 yuan', async () => {
     await registerInBrowser(page, server.url, '137', 'Gpu12345');
-    await page.goto(`${server.url}/console/recharge`);
-    await page.getByRole('button', { name: '¥100', exact: true }).click();
-    await page.getByRole('button', { name: /立即充值 ¥100\.00/ }).click();
-    const scanUrl = await page.getByRole('link', { name: '打开沙箱支付页' }).getAttribute('href');
-    await payOnSandboxPage(browser, scanUrl!);
-    await page.getByText('充值成功').waitFor({ timeout: 20_000 });
-    await page.getByRole('button', { name: label('完成') }).click();
+    await rechargeInBrowser(browser, page, server.url, 100);
     await page.getByLabel('余额').getByText('¥118.00').waitFor();
   });
 

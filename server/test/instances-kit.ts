@@ -4,10 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { yuanToUnits, type Instance, type Order } from '@console/contract';
 import { catalogueHosts, instances } from '../src/db/schema.js';
-import { get, json, post, registerUser, type TestServer } from './harness.js';
+import type { SimulatedComputeDriver } from '../src/drivers/compute/simulated.js';
+import { checkLedger } from '../src/modules/ledger/check.js';
+import { get, json, post, registerUser, startTestServer, type TestServer } from './harness.js';
 
 export const SEC = 1000;
 export const HOUR = 3600 * SEC;
@@ -18,6 +20,20 @@ export const DELAYS = { create: 4000, boot: 3000, start: 3000, stop: 2000, resta
 export const DELAYS_ENV = Object.entries(DELAYS)
   .map(([k, v]) => `${k}=${v}`)
   .join(',');
+
+/**
+ * The frame of an instance test file: a server on the simulated fleet with these delays (started
+ * once, handed to `started` with its driver), and the ledger checked clean after every test.
+ */
+export function instanceSuite(started: (s: TestServer, sim: SimulatedComputeDriver) => void): void {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ env: { COMPUTE_SIM_DELAYS: DELAYS_ENV } });
+    started(server, server.ctx.drivers.compute as SimulatedComputeDriver);
+  });
+  afterAll(async () => server.close());
+  afterEach(async () => expect((await checkLedger(server.ctx.db)).problems).toEqual([]));
+}
 
 export function instanceKit(s: () => TestServer) {
   const kit = {

@@ -1,11 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type { Instance, Order, SharedImage, UserImage, UserImagePage } from '@console/contract';
-import { countRows, get, json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
-import { DELAYS, DELAYS_ENV, GPU_ORDER, LIST, instanceKit } from '../../../test/instances-kit.js';
+import { countRows, get, json, post, put, registerUser, type TestServer } from '../../../test/harness.js';
+import { DELAYS, GPU_ORDER, LIST, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
 import { instances, orders, userImages, users } from '../../db/schema.js';
 import type { SimulatedComputeDriver } from '../../drivers/compute/simulated.js';
-import { checkLedger } from '../ledger/check.js';
 
 const IMAGES = '/upgpu/api/v2.1/images';
 const del = (s: TestServer, url: string, token?: string) => s.app.inject({ method: 'DELETE', url, headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -14,12 +13,10 @@ describe('my images', () => {
   let s: TestServer;
   let sim: SimulatedComputeDriver;
   const k = instanceKit(() => s);
-  beforeAll(async () => {
-    s = await startTestServer({ env: { COMPUTE_SIM_DELAYS: DELAYS_ENV } });
-    sim = s.ctx.drivers.compute as SimulatedComputeDriver;
+  instanceSuite((server, driver) => {
+    s = server;
+    sim = driver;
   });
-  afterAll(async () => s.close());
-  afterEach(async () => expect((await checkLedger(s.ctx.db)).problems).toEqual([]));
 
   const save = (token: string, id: string, name: unknown) => post(s.app, `${LIST}/${id}/image`, { name }, token);
   const list = async (token: string, q = '') => json<UserImagePage>(await get(s.app, `${IMAGES}${q}`, token));

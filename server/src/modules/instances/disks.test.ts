@@ -1,11 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { API, yuanToUnits, type StorageCharge, type DataDiskPage, type DiskExpansionQuote, type ExpandDiskResponse, type Order } from '@console/contract';
-import { countRows, get, json, post, startTestServer, type TestServer } from '../../../test/harness.js';
-import { DELAYS, DELAYS_ENV, HOUR, LIST, instanceKit } from '../../../test/instances-kit.js';
+import { countRows, get, json, post, type TestServer } from '../../../test/harness.js';
+import { DELAYS, HOUR, LIST, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
 import { instanceOperations, orders } from '../../db/schema.js';
 import type { SimulatedComputeDriver } from '../../drivers/compute/simulated.js';
-import { checkLedger } from '../ledger/check.js';
 
 const yuan = yuanToUnits;
 const DISKS = '/upgpu/api/v2.1/disks';
@@ -14,12 +13,10 @@ describe('data disks', () => {
   let s: TestServer;
   let sim: SimulatedComputeDriver;
   const k = instanceKit(() => s);
-  beforeAll(async () => {
-    s = await startTestServer({ env: { COMPUTE_SIM_DELAYS: DELAYS_ENV } });
-    sim = s.ctx.drivers.compute as SimulatedComputeDriver;
+  instanceSuite((server, driver) => {
+    s = server;
+    sim = driver;
   });
-  afterAll(async () => s.close());
-  afterEach(async () => expect((await checkLedger(s.ctx.db)).problems).toEqual([]));
 
   const quote = (token: string, id: string, body: unknown) => post(s.app, `${LIST}/${id}/disk/price`, body, token);
   const expand = (token: string, id: string, body: unknown) => post(s.app, `${LIST}/${id}/disk`, body, token);

@@ -4,14 +4,13 @@
  * orders at the remaining hours (refunded when the driver fails), downgrades that return nothing,
  * renewals that price the bandwidth the machine has.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { yuanToUnits, type BandwidthQuote, type ChangeBandwidthResponse, type Order, type Quote } from '@console/contract';
-import { countRows, get, json, post, startTestServer, type TestServer } from '../../../test/harness.js';
-import { DELAYS, DELAYS_ENV, HOUR, LIST, instanceKit } from '../../../test/instances-kit.js';
+import { countRows, get, json, post, type TestServer } from '../../../test/harness.js';
+import { DELAYS, HOUR, LIST, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
 import { instanceOperations, orders } from '../../db/schema.js';
 import type { SimulatedComputeDriver } from '../../drivers/compute/simulated.js';
-import { checkLedger } from '../ledger/check.js';
 import { runCost } from './billing.js';
 
 const yuan = yuanToUnits;
@@ -24,12 +23,10 @@ describe('bandwidth of e-commerce machines', () => {
   let s: TestServer;
   let sim: SimulatedComputeDriver;
   const k = instanceKit(() => s);
-  beforeAll(async () => {
-    s = await startTestServer({ env: { COMPUTE_SIM_DELAYS: DELAYS_ENV } });
-    sim = s.ctx.drivers.compute as SimulatedComputeDriver;
+  instanceSuite((server, driver) => {
+    s = server;
+    sim = driver;
   });
-  afterAll(async () => s.close());
-  afterEach(async () => expect((await checkLedger(s.ctx.db)).problems).toEqual([]));
 
   const quote = (token: string, id: string, body: unknown) => post(s.app, `${LIST}/${id}/bandwidth/price`, body, token);
   const change = (token: string, id: string, body: unknown) => post(s.app, `${LIST}/${id}/bandwidth`, body, token);
