@@ -128,17 +128,23 @@ describe('migrating a stopped instance to another host', () => {
     expect(await gpuFree(target!)).toBe(2);
   });
 
-  /** A stopped instance moved to the only other host with a free card (now held for it). */
-  async function migratedToOneFreeCard() {
+  /** A stopped instance whose own host is full, with exactly one other host that has one free card. */
+  async function stoppedWithOneFreeTarget() {
     const u = await fundedUser('20');
     const id = await stoppedInstance(u.token);
     const home = (await row(id)).hostId!;
     const [target, ...rest] = await othersOf(home);
     await setFree([home, ...rest], 0);
     await setFree([target!], 1);
+    return { u, id, home, target: target! };
+  }
+
+  /** A stopped instance moved to the only other host with a free card (now held for it). */
+  async function migratedToOneFreeCard() {
+    const { u, id, target } = await stoppedWithOneFreeTarget();
     await migrate(u.token, id, { hostId: target });
     await settle(DELAYS.migrate);
-    return { u, id, target: target! };
+    return { u, id, target };
   }
 
   it('gives the reserved cards back when the migrated instance is not started within the hold; it can still start later', async () => {
@@ -197,12 +203,7 @@ describe('migrating a stopped instance to another host', () => {
   });
 
   it('goes back to the old host when the driver fails the migration, and gives the target card back', async () => {
-    const u = await fundedUser('20');
-    const id = await stoppedInstance(u.token);
-    const home = (await row(id)).hostId!;
-    const [target, ...rest] = await othersOf(home);
-    await setFree([home, ...rest], 0);
-    await setFree([target!], 1);
+    const { u, id, home, target } = await stoppedWithOneFreeTarget();
     const fault = await post(s.app, '/dev/compute/faults', { kind: 'migrate', message: '目标主机数据盘写入失败' });
     expect(fault.statusCode, fault.body).toBe(200);
 
@@ -280,12 +281,7 @@ describe('migrating a stopped instance to another host', () => {
   });
 
   it('takes a no-card stopped (Shutdown) instance along too, and it ends Stopped ready for cards', async () => {
-    const u = await fundedUser('20');
-    const id = await stoppedInstance(u.token);
-    const home = (await row(id)).hostId!;
-    const [target, ...rest] = await othersOf(home);
-    await setFree([home, ...rest], 0);
-    await setFree([target!], 1);
+    const { u, id, target } = await stoppedWithOneFreeTarget();
     await act(u.token, id, 'startNoCard');
     await settle(DELAYS.start);
     await act(u.token, id, 'stop');

@@ -108,11 +108,18 @@ function Certified({ info, onUpgrade }: { info: CertifyInfo; onUpgrade: () => vo
   );
 }
 
-const idRule = { validator: async (_: unknown, v?: string) => {
-  if (!v) throw new Error('请输入身份证号');
-  const problem = residentIdProblem(v);
-  if (problem) throw new Error(problem);
-} };
+/** A form rule from a contract check that names what is wrong with a number (null when it is right). */
+function numberRule(empty: string, problemOf: (v: string) => string | null) {
+  return {
+    validator: async (_: unknown, v?: string) => {
+      if (!v) throw new Error(empty);
+      const problem = problemOf(v);
+      if (problem) throw new Error(problem);
+    },
+  };
+}
+
+const idRule = numberRule('请输入身份证号', residentIdProblem);
 
 function PersonalFlow({ info }: { info: CertifyInfo }) {
   const p = info.personal;
@@ -154,11 +161,7 @@ function PersonalFlow({ info }: { info: CertifyInfo }) {
   );
 }
 
-const creditRule = { validator: async (_: unknown, v?: string) => {
-  if (!v) throw new Error('请输入统一社会信用代码');
-  const problem = creditCodeProblem(v);
-  if (problem) throw new Error(problem);
-} };
+const creditRule = numberRule('请输入统一社会信用代码', creditCodeProblem);
 
 function EnterpriseFlow({ info }: { info: CertifyInfo }) {
   const e = info.enterprise;
