@@ -1,7 +1,14 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import globals from 'globals';
+import consoleRules from './server/lint/module-boundaries.js';
+
+const root = path.dirname(fileURLToPath(import.meta.url));
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'server/drizzle/**'] },
@@ -9,9 +16,20 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     languageOptions: { globals: { ...globals.node } },
+    plugins: { 'import-x': importX, console: consoleRules },
+    settings: {
+      // no-cycle reads the imported files too: it must parse TypeScript.
+      'import-x/extensions': ['.ts', '.tsx', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/resolver-next': [createTypeScriptImportResolver({ noWarnOnMultipleProjects: true, project: ['contract', 'server', 'web', 'e2e'].map((p) => `${root}/${p}/tsconfig.json`) })],
+    },
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // DESIGN.md: a module owns its tables, exposes one entry, and packages depend one way.
+      'console/module-boundaries': ['error', { root }],
+      // Type-only imports do not run, so they cannot form a cycle at load time.
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },
   {

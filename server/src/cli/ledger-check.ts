@@ -5,7 +5,7 @@
  */
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
-import { checkLedger } from '../modules/ledger/check.js';
+import { checkLedger } from '../modules/ledger/index.js';
 
 const config = loadConfig();
 const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: 2 });

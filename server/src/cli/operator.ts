@@ -17,10 +17,10 @@ import { operatorCreditSchema, type OperatorCredit } from '@console/contract';
 import { systemClock } from '../clock.js';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/client.js';
-import { users } from '../db/schema.js';
-import { GiftService } from '../modules/gifts/service.js';
-import { LedgerService } from '../modules/ledger/service.js';
-import { OperatorService } from '../modules/operator/service.js';
+import { users } from '../modules/users/schema.js';
+import { GiftService } from '../modules/gifts/index.js';
+import { LedgerService } from '../modules/ledger/index.js';
+import { OperatorService } from '../modules/operator/index.js';
 import { readRunningServer } from './running-server.js';
 
 const USAGE = `用法：

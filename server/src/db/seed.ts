@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import type { Clock } from '../clock.js';
 import type { Db } from './client.js';
 import { users } from './schema.js';
-import { hashPassword } from '../modules/users/passwords.js';
+import { hashPassword } from '../modules/users/index.js';
 
 export const DEMO_ACCOUNT = { mobile: '13800000000', password: 'Demo1234', nickname: '演示账号' };
 

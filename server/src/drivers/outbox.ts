@@ -6,7 +6,7 @@ import { and, desc, eq } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/client.js';
-import { outbox } from '../db/schema.js';
+import { outbox } from './outbox-schema.js';
 import type { MailDriver, MailMessage } from './mail/types.js';
 import type { SmsDriver, SmsMessage } from './sms/types.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { detectImage } from '../modules/users/image-type.js';
+import { detectImage } from '../modules/users/index.js';
 import { AppError } from './errors.js';
 
 export interface UploadedImage {

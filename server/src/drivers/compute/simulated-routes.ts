@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { API } from '@console/contract';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { instances } from '../../db/schema.js';
+import { instances } from '../../modules/instances/schema.js';
 import { AppError } from '../../http/errors.js';
 import type { SimulatedComputeDriver } from './simulated.js';
 

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { and, asc, eq, gt, inArray, lte, ne, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
-import { simEvents, simFaults, simLostHosts, simMachines, simOperations } from '../../db/schema.js';
+import { simEvents, simFaults, simLostHosts, simMachines, simOperations } from './simulated-schema.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind } from './types.js';
 
 export type SimDelays = Record<OperationKind | 'boot', number>;

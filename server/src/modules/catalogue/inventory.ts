@@ -6,7 +6,7 @@
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Executor } from '../../db/client.js';
-import { catalogueHosts } from '../../db/schema.js';
+import { catalogueHosts } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueStore } from './store.js';
 

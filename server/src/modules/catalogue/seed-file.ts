@@ -10,17 +10,7 @@ import { eq, inArray, not, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { BillingCycle, InstanceCategory, SIZE_CATEGORIES, yuanToUnits } from '@console/contract';
 import type { Db, Tx } from '../../db/client.js';
-import {
-  catalogueApplications,
-  catalogueGpuTypes,
-  catalogueHosts,
-  catalogueImages,
-  cataloguePrices,
-  catalogueRegions,
-  catalogueRooms,
-  catalogueSizes,
-  catalogueState,
-} from '../../db/schema.js';
+import { catalogueApplications, catalogueGpuTypes, catalogueHosts, catalogueImages, cataloguePrices, catalogueRegions, catalogueRooms, catalogueSizes, catalogueState } from './schema.js';
 import { rateToBp } from './pricing.js';
 
 export const DEFAULT_CATALOGUE_FILE = fileURLToPath(new URL('../../../catalogue/catalogue.json', import.meta.url));

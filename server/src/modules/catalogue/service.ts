@@ -24,8 +24,8 @@ import {
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../http/errors.js';
-import type { UserRow } from '../sessions/service.js';
-import type { VoucherService } from '../vouchers/service.js';
+import type { UserRow } from '../sessions/index.js';
+import type { VoucherService } from '../vouchers/index.js';
 import { bpToRate, discounted, priceBandwidthChange, priceDiskExpansion, priceQuote, type UnitPrice } from './pricing.js';
 import { priceKey, type CatalogueStore, type GpuTypeRow, type HostRow, type ImageRow, type SizeRow, type Snapshot } from './store.js';
 

@@ -17,13 +17,14 @@ import {
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor } from '../../db/client.js';
-import { accountReviews, certifications, users } from '../../db/schema.js';
+import { accountReviews, certifications } from './schema.js';
+import { users } from '../users/schema.js';
 import type { RealNameDriver } from '../../drivers/realname/types.js';
 import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import { PRIVATE_FILES, type UploadedImage } from '../../http/upload.js';
 import type { PasswordBox } from '../instances/secrets.js';
-import { maskMobile } from '../users/service.js';
+import { maskMobile } from '../users/index.js';
 
 type CertRow = typeof certifications.$inferSelect;
 type CertKind = 'Personal' | 'Enterprise';

@@ -9,10 +9,11 @@ import { and, count, desc, eq, inArray, isNull, max } from 'drizzle-orm';
 import { PERMISSION_FLAGS, isStrongPassword, type Child, type ChildPermissions, type PermissionFlag } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
-import { sessions as sessionsTable, users } from '../../db/schema.js';
+import { sessions as sessionsTable } from '../sessions/schema.js';
+import { users } from '../users/schema.js';
 import { AppError } from '../../http/errors.js';
-import type { SessionService, UserRow } from '../sessions/service.js';
-import { hashPassword } from '../users/passwords.js';
+import type { SessionService, UserRow } from '../sessions/index.js';
+import { hashPassword } from '../users/index.js';
 
 export class ChildService {
   constructor(private deps: { db: Db; clock: Clock; sessions: SessionService; limit: number }) {}

@@ -20,10 +20,11 @@ import {
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
-import { userImages, users } from '../../db/schema.js';
+import { userImages } from './schema.js';
+import { users } from '../users/schema.js';
 import { AppError } from '../../http/errors.js';
-import type { CatalogueStore, Snapshot } from '../catalogue/store.js';
-import { maskMobile } from '../users/service.js';
+import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
+import { maskMobile } from '../users/index.js';
 
 export type UserImageRow = typeof userImages.$inferSelect;
 

@@ -14,7 +14,7 @@ import {
 } from '@console/contract';
 import type { AppContext } from '../../context.js';
 import { currentSession } from '../../http/auth.js';
-import { operatorOf } from '../operator/routes.js';
+import { operatorOf } from '../operator/index.js';
 
 const tags = ['发票'];
 

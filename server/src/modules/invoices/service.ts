@@ -13,9 +13,10 @@ import { InvoiceStatus, invoiceRequestSchema, yuanToUnits, type Invoice } from '
 import type { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor } from '../../db/client.js';
-import { invoices, users } from '../../db/schema.js';
+import { invoices } from './schema.js';
+import { users } from '../users/schema.js';
 import { AppError } from '../../http/errors.js';
-import type { LedgerService } from '../ledger/service.js';
+import type { LedgerService } from '../ledger/index.js';
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 type InvoiceInput = z.output<typeof invoiceRequestSchema>;

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, inArray, sql, type Placeholder } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
-import { ledgerAccounts, ledgerEntries, ledgerTransfers } from '../../db/schema.js';
+import { ledgerAccounts, ledgerEntries, ledgerTransfers } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import { pgArray } from '../../db/arrays.js';
 

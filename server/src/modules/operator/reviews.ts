@@ -5,7 +5,9 @@
 import { and, count, desc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import { CertStatus, EducationLevel, type ReviewItem } from '@console/contract';
 import type { Db } from '../../db/client.js';
-import { accountReviews, certifications, studentVerifications, users } from '../../db/schema.js';
+import { accountReviews, certifications } from '../certification/schema.js';
+import { studentVerifications } from '../students/schema.js';
+import { users } from '../users/schema.js';
 
 type Status = (typeof CertStatus.values)[number];
 const iso = (d: Date | null) => d?.toISOString() ?? null;

@@ -17,7 +17,7 @@ import {
   reviewLogSchema,
   reviewQuerySchema,
 } from '@console/contract';
-import { certifications } from '../../db/schema.js';
+import { certifications } from '../certification/schema.js';
 import { ReviewQueries } from './reviews.js';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../http/errors.js';

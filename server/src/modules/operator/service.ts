@@ -6,10 +6,10 @@
 import { eq } from 'drizzle-orm';
 import { yuanToUnits, type OperatorCredit } from '@console/contract';
 import type { Db } from '../../db/client.js';
-import { users } from '../../db/schema.js';
+import { users } from '../users/schema.js';
 import { AppError } from '../../http/errors.js';
-import type { GiftService } from '../gifts/service.js';
-import type { LedgerService } from '../ledger/service.js';
+import type { GiftService } from '../gifts/index.js';
+import type { LedgerService } from '../ledger/index.js';
 
 export class OperatorService {
   constructor(private deps: { db: Db; ledger: LedgerService; gifts: GiftService }) {}

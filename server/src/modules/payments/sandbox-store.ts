@@ -4,7 +4,8 @@
  */
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { sandboxTrades, serverSecrets } from '../../db/schema.js';
+import { sandboxTrades } from './schema.js';
+import { loadOrCreateText } from '../system/index.js';
 import type { SandboxStore, SandboxTrade } from '../../drivers/payment/index.js';
 import { SandboxPaymentDriver } from '../../drivers/payment/index.js';
 
@@ -37,9 +38,6 @@ export class DbSandboxStore implements SandboxStore {
 
 /** The sandbox gateway's RSA key pair: made once, kept in the database, shared by every process. */
 export async function sandboxGatewayKeys(db: Db, now: Date): Promise<{ privateKey: string; publicKey: string }> {
-  const name = 'sandbox-gateway-keys';
-  const fresh = SandboxPaymentDriver.generateKeys();
-  await db.insert(serverSecrets).values({ name, value: JSON.stringify(fresh), createdAt: now }).onConflictDoNothing();
-  const [row] = await db.select().from(serverSecrets).where(eq(serverSecrets.name, name));
-  return JSON.parse(row!.value) as { privateKey: string; publicKey: string };
+  const value = await loadOrCreateText(db, 'sandbox-gateway-keys', now, () => JSON.stringify(SandboxPaymentDriver.generateKeys()));
+  return JSON.parse(value) as { privateKey: string; publicKey: string };
 }

@@ -13,10 +13,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import { formatYuan } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
-import { paymentNotifications, payments } from '../../db/schema.js';
+import { paymentNotifications, payments } from './schema.js';
 import type { GatewayMethod, NotificationAck, PaymentDriver, TradeState } from '../../drivers/payment/types.js';
 import { AppError } from '../../http/errors.js';
-import type { LedgerService } from '../ledger/service.js';
+import type { LedgerService } from '../ledger/index.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type Purpose = PaymentRow['purpose'];

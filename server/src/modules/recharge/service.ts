@@ -8,12 +8,12 @@ import { and, count, desc, eq } from 'drizzle-orm';
 import { formatYuan, yuanToUnits, type Recharge, type RechargeRequest } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
-import { recharges } from '../../db/schema.js';
+import { recharges } from './schema.js';
 import { AppError } from '../../http/errors.js';
-import type { CatalogueStore } from '../catalogue/store.js';
-import { bpToRate } from '../catalogue/pricing.js';
-import type { GiftService } from '../gifts/service.js';
-import type { PaymentRow, PaymentService } from '../payments/service.js';
+import type { CatalogueStore } from '../catalogue/index.js';
+import { bpToRate } from '../catalogue/index.js';
+import type { GiftService } from '../gifts/index.js';
+import type { PaymentRow, PaymentService } from '../payments/index.js';
 
 export type RechargeRow = typeof recharges.$inferSelect;
 const PRESETS_YUAN = ['50', '100', '500', '1000', '5000'];

@@ -15,10 +15,11 @@ import { formatYuan, yuanToUnits, type OrderPrice } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { pgArray } from '../../db/arrays.js';
-import { orders, resourcePackages } from '../../db/schema.js';
+import { orders } from '../orders/schema.js';
+import { resourcePackages } from './schema.js';
 import { AppError } from '../../http/errors.js';
-import type { CatalogueStore } from '../catalogue/store.js';
-import type { ResourceProductEntry } from '../catalogue/seed-file.js';
+import type { CatalogueStore } from '../catalogue/index.js';
+import type { ResourceProductEntry } from '../catalogue/index.js';
 import type { Fulfiller, OrderRow } from '../orders/service.js';
 
 /** Card-hour packages are kept in card-milliseconds so a run is covered to the millisecond. */

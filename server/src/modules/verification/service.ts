@@ -7,7 +7,7 @@ import { createHmac, randomInt, randomUUID } from 'node:crypto';
 import { and, count, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor } from '../../db/client.js';
-import { verificationCodes } from '../../db/schema.js';
+import { verificationCodes } from './schema.js';
 import type { MailDriver } from '../../drivers/mail/types.js';
 import type { SmsDriver } from '../../drivers/sms/types.js';
 import { AppError } from '../../http/errors.js';

@@ -8,9 +8,9 @@ import { and, desc, eq, lte } from 'drizzle-orm';
 import { InstanceCategory } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
-import type { CatalogueStore } from '../catalogue/store.js';
-import type { LedgerService } from '../ledger/service.js';
-import { vouchers } from '../../db/schema.js';
+import type { CatalogueStore } from '../catalogue/index.js';
+import type { LedgerService } from '../ledger/index.js';
+import { vouchers } from './schema.js';
 import { AppError } from '../../http/errors.js';
 
 export type VoucherRow = typeof vouchers.$inferSelect;

@@ -1,0 +1,7 @@
+/** The catalogue module's public entry: what other modules and the composition root may use. */
+export * from './service.js';
+export * from './routes.js';
+export * from './inventory.js';
+export * from './pricing.js';
+export * from './seed-file.js';
+export * from './store.js';

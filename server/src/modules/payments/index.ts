@@ -1,0 +1,4 @@
+/** The payments module's public entry: what other modules and the composition root may use. */
+export * from './service.js';
+export * from './routes.js';
+export * from './sandbox-store.js';

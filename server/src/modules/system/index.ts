@@ -1,0 +1,2 @@
+/** The system module's public entry: what other modules and the composition root may use. */
+export * from './secrets.js';

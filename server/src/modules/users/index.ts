@@ -1,0 +1,5 @@
+/** The users module's public entry: what other modules and the composition root may use. */
+export * from './service.js';
+export * from './routes.js';
+export * from './image-type.js';
+export * from './passwords.js';
