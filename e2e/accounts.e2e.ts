@@ -1,5 +1,5 @@
 /**
- * The accounts journey of issue 7, in Chromium against the built console: a new account meets the
+ * The accounts journey, in Chromium against the built console: a new account meets the
  * real-name gate when it creates a dataset, certifies on the account page and is brought back; then
  * it creates a child account holding only `gpu`, and the child, logged in with the parent's mobile
  * number, sees the GPU instance list and nothing else it was not granted.

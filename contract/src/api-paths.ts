@@ -56,14 +56,14 @@ export const API = {
   gpuOrderUserPrice: '/infra/api/v2.1/gpu/order/user/price',
   gpuOrderPrice: '/infra/api/v2.1/gpu/order/price',
   operatorCredit: '/api/v1/operator/credit',
-  // Invoices (issue 5): requests by the account holder, issued or rejected by the operator.
+  // Invoices: requests by the account holder, issued or rejected by the operator.
   invoices: '/billing/api/v1/invoices',
   invoiceable: '/billing/api/v1/invoices/invoiceable',
   invoiceCancel: '/billing/api/v1/invoices/:id/cancel',
   operatorInvoices: '/api/v1/operator/invoices',
   operatorInvoiceIssue: '/api/v1/operator/invoices/:id/issue',
   operatorInvoiceReject: '/api/v1/operator/invoices/:id/reject',
-  // Accounts (issue 7; spec §7 for certification and student verification)
+  // Accounts (spec §7 for certification and student verification)
   certifyInfo: '/api/v1/certify/info',
   certifyPersonal: '/api/v1/certify/personal',
   certifyPersonalConfirm: '/api/v1/certify/personal/confirm',
@@ -82,7 +82,7 @@ export const API = {
   operatorReviewImage: '/api/v1/operator/reviews/:kind/:id/image',
   operatorUsers: '/api/v1/operator/users',
   operatorReviewLog: '/api/v1/operator/review-log',
-  // Instances (issue 6): every category behind one set of calls, filtered by category.
+  // Instances: every category behind one set of calls, filtered by category.
   instances: '/upgpu/api/v2.1/instances',
   instance: '/upgpu/api/v2.1/instances/:id',
   instanceAction: '/upgpu/api/v2.1/instances/:id/:action',

@@ -5,12 +5,16 @@ import {
   SILENT_CODES,
   errorByCode,
   formatFilterBy,
+  fenCeilText,
+  fenFloorText,
+  formatBeijing,
   formatYuan,
   httpStatusOf,
   isApiPath,
   isStrongPassword,
   parseFilterBy,
   parseFilterByMulti,
+  roundUpToFen,
   yuanToUnits,
   loginSchema,
   smsCodeRequestSchema,
@@ -22,7 +26,7 @@ describe('error catalogue', () => {
     expect(new Set(codes).size).toBe(codes.length);
     for (const code of codes) {
       expect(String(code)).toMatch(/^[45]\d{7}$/);
-      expect([400, 401, 403, 404, 409, 413, 415, 429, 500, 502]).toContain(httpStatusOf(code));
+      expect([400, 401, 403, 404, 409, 413, 415, 429, 500, 502, 503]).toContain(httpStatusOf(code));
     }
   });
 
@@ -54,6 +58,22 @@ describe('money', () => {
     expect(formatYuan('-49')).toBe('0.00');
     expect(formatYuan('500000', { symbol: true })).toBe('¥50.00');
     expect(() => formatYuan('1.5')).toThrow();
+  });
+
+  it('rounds to whole fen the way each use needs: QR amounts up, invoiceable amounts down', () => {
+    expect(roundUpToFen(123401n)).toBe(123500n);
+    expect(roundUpToFen(123400n)).toBe(123400n);
+    expect(roundUpToFen(1n)).toBe(100n);
+    expect(fenFloorText(123499n)).toBe('12.34');
+    expect(fenCeilText(123401n)).toBe('12.35');
+    expect(fenFloorText(5n)).toBe('0.00');
+  });
+});
+
+describe('Beijing time', () => {
+  it('shows any instant as Beijing wall time, to the minute or the second', () => {
+    expect(formatBeijing(new Date('2026-11-25T16:05:09Z'))).toBe('2026-11-26 00:05');
+    expect(formatBeijing('2026-11-25T16:05:09.999Z', 'second')).toBe('2026-11-26 00:05:09');
   });
 });
 

@@ -33,32 +33,32 @@ export const ERRORS = {
   INSTANCE_ARREARS: { code: 40011002, message: '账户欠费，请先充值结清后再开机' },
   INSTANCE_EXPIRED: { code: 40020011, message: '实例已到期，请先续费再开机' },
   IMAGE_INCOMPATIBLE: { code: 40020003, message: '所选镜像与该配置不兼容，请更换镜像' },
-  // My data (issue 6): saved images and data disks, codes 4xx21xxx.
+  // My data: saved images and data disks, codes 4xx21xxx.
   INSTANCE_MUST_BE_STOPPED: { code: 40021001, message: '请先关机（或在无卡模式下关机）再进行此操作' },
   DATA_DISK_SIZE_INVALID: { code: 40021002, message: '数据盘容量不正确' },
   IMAGE_LIMIT_REACHED: { code: 40021003, message: '镜像数量已达上限，请先删除不需要的镜像' },
   IMAGE_STATE_INVALID: { code: 40021004, message: '镜像当前状态不能进行此操作' },
-  // Prepaid instances (issue 6): auto-renew and refund of unused time, codes 4xx23xxx.
+  // Prepaid instances: auto-renew and refund of unused time, codes 4xx23xxx.
   INSTANCE_NOT_PREPAID: { code: 40023001, message: '按量计费实例不支持此操作，仅包日、包周、包月实例可以自动续费或退订' },
   REFUND_EXPIRED: { code: 40023002, message: '实例已到期，不能退订；到期后的实例可续费或等待释放' },
   REFUND_NOTHING: { code: 40023003, message: '剩余时长不足 1 天，没有可退金额；如不再使用可直接释放' },
   REFUND_DONE: { code: 40923001, message: '该实例已退订，不能重复退订' },
-  // Conversions of instances (issue 6): day-to-month, post-paid to long-term rental, codes 4xx24xxx.
+  // Conversions of instances: day-to-month, post-paid to long-term rental, codes 4xx24xxx.
   CONVERT_NOT_DAY: { code: 40024001, message: '仅包日实例可以日转月' },
   CONVERT_NOT_POSTPAID: { code: 40024002, message: '仅按量计费实例可以转长期租用' },
   CONVERT_EXPIRED: { code: 40024003, message: '实例已到期，请先续费再转换' },
   CONVERT_ARREARS: { code: 40024004, message: '实例有欠费，请先充值结清后再转换' },
-  // Migration of a stopped instance to another host (issue 6), codes 4xx25xxx.
+  // Migration of a stopped instance to another host, codes 4xx25xxx.
   MIGRATE_NO_HOST: { code: 40925001, message: '暂无可迁移的主机（同地区同型号 GPU 空闲卡或数据盘空间不足），请稍后再试，或使用无卡模式开机' },
   MIGRATE_HOST_INVALID: { code: 40025001, message: '所选主机不能作为迁移目标：须为同一地区、同一 GPU 型号的其他主机，且数据盘空间足够' },
   MIGRATE_NOT_GPU: { code: 40025002, message: '该实例没有 GPU，无需迁移' },
-  // Public bandwidth of e-commerce machines (issue 6), codes 4xx26xxx.
+  // Public bandwidth of e-commerce machines, codes 4xx26xxx.
   BANDWIDTH_NOT_EBUSINESS: { code: 40026001, message: '仅电商机可以调整带宽' },
   BANDWIDTH_INVALID: { code: 40026002, message: '所选带宽不可用，请在可选档位中选择' },
-  // Invoices (issue 5)
+  // Invoices
   INVOICE_AMOUNT_EXCEEDED: { code: 40022001, message: '开票金额超过可开票金额' },
   INVOICE_STATE_INVALID: { code: 40922001, message: '该发票申请已处理，不能再进行此操作，请刷新后查看' },
-  // Accounts (issue 7): certification, student verification, child accounts, reviews
+  // Accounts: certification, student verification, child accounts, reviews
   CERT_STATE_INVALID: { code: 40030001, message: '认证当前状态不能进行此操作' },
   CERT_NOT_SUBMITTED: { code: 40030002, message: '请先提交认证信息，再确认认证' },
   CERT_PENDING: { code: 40030003, message: '认证正在审核中，请等待结果后再操作' },
@@ -115,6 +115,8 @@ export const ERRORS = {
   INTERNAL: { code: 50000001, message: '服务器开了个小差，请稍后重试' },
   UPSTREAM_FAILED: { code: 50200001, message: '服务器开了个小差，请稍后重试' },
   SMS_SEND_FAILED: { code: 50200002, message: '验证码发送失败，请稍后重试' },
+  /** More password checks waiting than the server takes on (users/passwords.ts): retrying a moment later works. */
+  AUTH_BUSY: { code: 50300001, message: '登录的人较多，请几秒后再试' },
 } as const satisfies Record<string, { code: number; message: string }>;
 
 export type ErrorName = keyof typeof ERRORS;

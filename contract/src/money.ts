@@ -13,13 +13,18 @@ export function yuanToUnits(yuan: string): bigint {
   return sign ? -units : units;
 }
 
+/** Money as JSON carries it: a decimal string of whole units. A zod-free check for pages that need no schema library. */
+export function isMoneyUnits(value: unknown): value is string {
+  return typeof value === 'string' && /^-?\d+$/.test(value);
+}
+
 export function unitsFromJson(value: string | bigint | number): bigint {
   if (typeof value === 'bigint') return value;
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) throw new RangeError(`金额必须是整数单位：${value}`);
     return BigInt(value);
   }
-  if (!/^-?\d+$/.test(value)) throw new RangeError(`金额必须是整数单位：${value}`);
+  if (!isMoneyUnits(value)) throw new RangeError(`金额必须是整数单位：${value}`);
   return BigInt(value);
 }
 
@@ -35,4 +40,33 @@ export function formatYuan(value: string | bigint | number, opts: { symbol?: boo
   const text = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
   const withSign = negative && cents !== 0n ? `-${text}` : text;
   return opts.symbol ? `¥${withSign}` : withSign;
+}
+
+/** Units per fen: payment gateways move whole fen (0.01 yuan). */
+export const UNITS_PER_FEN = 100n;
+
+/** Rounds a positive amount up to whole fen: what a gateway QR asks for (the fraction stays in the payer's cash). */
+export function roundUpToFen(units: bigint): bigint {
+  return ((units + UNITS_PER_FEN - 1n) / UNITS_PER_FEN) * UNITS_PER_FEN;
+}
+
+/** "12.34" for an amount rounded down to whole fen: never more than there is (invoiceable amounts). */
+export function fenFloorText(units: bigint): string {
+  return fenText(units / UNITS_PER_FEN);
+}
+
+/** "12.34" for an amount rounded up to whole fen: what is still missing. */
+export function fenCeilText(units: bigint): string {
+  return fenText((units + UNITS_PER_FEN - 1n) / UNITS_PER_FEN);
+}
+
+function fenText(fen: bigint): string {
+  return `${fen / 100n}.${String(fen % 100n).padStart(2, '0')}`;
+}
+
+/** Discount rate as written on a page: "0.7" → "7 折"; "1" → "". */
+export function discountText(rate: string): string {
+  const n = Number(rate);
+  if (!(n > 0 && n < 1)) return '';
+  return `${Number((n * 10).toFixed(1))} 折`;
 }

@@ -58,7 +58,7 @@ export const PAGE = {
   modelExperience: '/model/experience',
   modelStats: '/model/stats',
   modelKey: '/model/key',
-  /** Issue 7: the operator's area (reviews, users). */
+  /** The operator's area (reviews, users). */
   operator: '/operator',
 } as const;
 

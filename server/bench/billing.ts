@@ -1,5 +1,5 @@
 /**
- * The cost of one billing tick (issue 6): 1,000, 10,000 and 100,000 post-paid instances running on
+ * The cost of one billing tick: 1,000, 10,000 and 100,000 post-paid instances running on
  * PostgreSQL, each charged for the last minute, five instances per account. Each size gets a scratch
  * database; the tick's time is what is measured, and ledger invariants are checked after the
  * smallest run. Target: 100,000 in under 10 s on this machine, growing linearly.

@@ -1,6 +1,6 @@
 /**
  * Ledger transfers per second on PostgreSQL against pgbench's simple-update rate (`pgbench -N`) on
- * the same server in the same run, as a ratio (issue 5 target: at least 0.5). Both use the same
+ * the same server in the same run, as a ratio (target: at least 0.5). Both use the same
  * number of connections and a fixed number of transactions; each gets a scratch database that is
  * dropped afterwards.
  */

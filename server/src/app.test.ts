@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, json, startTestServer, type TestServer } from '../test/harness.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -92,6 +93,69 @@ describe('serving the console', () => {
       await s.close();
       rmSync(web, { recursive: true, force: true });
     }
+  });
+});
+
+describe('serving the console precompressed', () => {
+  const page = '<!doctype html><title>算力云</title><div id="root"></div>';
+  const script = `console.log(${JSON.stringify('算力市场'.repeat(200))});`;
+  let web: string;
+  let s: TestServer;
+  beforeAll(async () => {
+    web = mkdtempSync(path.join(tmpdir(), 'console-web-'));
+    mkdirSync(path.join(web, 'assets'), { recursive: true });
+    // What the build writes: each file with its brotli and gzip copies beside it.
+    const files = { 'index.html': page, [path.join('assets', 'app-abc.js')]: script };
+    for (const [file, body] of Object.entries(files)) {
+      writeFileSync(path.join(web, file), body);
+      writeFileSync(path.join(web, `${file}.br`), brotliCompressSync(body));
+      writeFileSync(path.join(web, `${file}.gz`), gzipSync(body));
+    }
+    s = await startTestServer({ env: { WEB_DIST: web } });
+  });
+  afterAll(async () => {
+    await s.close();
+    rmSync(web, { recursive: true, force: true });
+  });
+  const fetchAs = (url: string, acceptEncoding?: string) =>
+    s.app.inject({ method: 'GET', url, headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {} });
+
+  it('sends brotli to browsers that accept it, gzip to those that only take gzip, the plain file otherwise', async () => {
+    const br = await fetchAs('/assets/app-abc.js', 'gzip, deflate, br, zstd');
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(script);
+    const gz = await fetchAs('/assets/app-abc.js', 'gzip');
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).toString()).toBe(script);
+    const plain = await fetchAs('/assets/app-abc.js');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body).toBe(script);
+    for (const res of [br, gz, plain]) {
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toContain('javascript');
+      expect(res.headers.vary).toContain('accept-encoding');
+      expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    }
+  });
+
+  it('sends the page of a client route compressed too, never cached stale', async () => {
+    const br = await fetchAs('/stats/cloud/gpu?region=bj-b', 'br');
+    expect(br.statusCode).toBe(200);
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers['content-type']).toContain('text/html');
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(page);
+    expect(br.headers['cache-control']).toBe('no-cache');
+    expect(br.headers.vary).toContain('accept-encoding');
+    const plain = await fetchAs('/console/gpu-generic');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body).toBe(page);
+  });
+
+  it('leaves the API alone: an unknown API path is still a JSON 404, not the page', async () => {
+    const res = await fetchAs('/api/v1/nope', 'br, gzip');
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(json(res)).toMatchObject({ code: 40400001 });
   });
 });
 

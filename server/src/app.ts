@@ -1,9 +1,9 @@
 /**
  * The HTTP server: one Fastify instance serving the API and the built console.
  */
-import { certificationRoutes } from './modules/certification/routes.js';
-import { childRoutes } from './modules/children/routes.js';
-import { studentRoutes } from './modules/students/routes.js';
+import { certificationRoutes } from './modules/certification/index.js';
+import { childRoutes } from './modules/users/index.js';
+import { studentRoutes } from './modules/students/index.js';
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -21,19 +21,19 @@ import type { Config } from './config.js';
 import { createContext, type AppContext, type Drivers } from './context.js';
 import type { Database } from './db/client.js';
 import { registerErrorHandling } from './http/errors.js';
-import { userRoutes } from './modules/users/routes.js';
-import { verificationRoutes } from './modules/verification/routes.js';
-import { catalogueRoutes } from './modules/catalogue/routes.js';
-import { ledgerRoutes } from './modules/ledger/routes.js';
-import { voucherRoutes } from './modules/vouchers/routes.js';
-import { giftRoutes } from './modules/gifts/routes.js';
-import { paymentRoutes } from './modules/payments/routes.js';
-import { rechargeRoutes } from './modules/recharge/routes.js';
-import { orderRoutes } from './modules/orders/routes.js';
-import { invoiceRoutes } from './modules/invoices/routes.js';
-import { operatorRoutes } from './modules/operator/routes.js';
-import { instanceRoutes } from './modules/instances/routes.js';
-import { imageRoutes } from './modules/images/routes.js';
+import { userRoutes } from './modules/users/index.js';
+import { verificationRoutes } from './modules/verification/index.js';
+import { catalogueRoutes } from './modules/catalogue/index.js';
+import { ledgerRoutes } from './modules/ledger/index.js';
+import { voucherRoutes } from './modules/vouchers/index.js';
+import { giftRoutes } from './modules/gifts/index.js';
+import { paymentRoutes } from './modules/payments/index.js';
+import { rechargeRoutes } from './modules/recharge/index.js';
+import { orderRoutes } from './modules/orders/index.js';
+import { invoiceRoutes } from './modules/invoices/index.js';
+import { operatorRoutes } from './modules/operator/index.js';
+import { instanceRoutes } from './modules/instances/index.js';
+import { imageRoutes } from './modules/images/index.js';
 import { SimulatedComputeDriver } from './drivers/compute/simulated.js';
 import { simulatedComputeRoutes } from './drivers/compute/simulated-routes.js';
 import { sandboxDrivers, sandboxRoutes } from './drivers/payment/index.js';
@@ -90,9 +90,13 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
       root: webDist,
       wildcard: false,
       index: false,
+      // The build writes .br and .gz beside each text file (web/vite.config.ts): they are sent by
+      // accept-encoding, with vary, for assets and for index.html sent by the SPA fallback alike.
+      preCompressed: true,
       setHeaders: (res, file) => {
         // Hashed assets never change; the page itself must always be fresh.
-        res.header('cache-control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+        const hashed = path.relative(webDist, file).startsWith(`assets${path.sep}`);
+        res.header('cache-control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
       },
     });
   }
@@ -134,7 +138,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => childRoutes(scope, ctx));
   if (ctx.drivers.compute instanceof SimulatedComputeDriver) {
     const sim = ctx.drivers.compute;
-    await app.register(async (scope) => simulatedComputeRoutes(scope, sim, ctx.db));
+    await app.register(async (scope) => simulatedComputeRoutes(scope, sim, (id) => ctx.instances.accessOf(id)));
   }
   const sandboxes = sandboxDrivers(ctx.drivers.payment);
   if (sandboxes.length) await app.register(async (scope) => sandboxRoutes(scope, sandboxes));

@@ -5,7 +5,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { DEFAULT_CATALOGUE_FILE } from './modules/catalogue/seed-file.js';
+import { DEFAULT_CATALOGUE_FILE } from './modules/catalogue/index.js';
+import { COMPUTE_DRIVER_NAMES } from './drivers/compute/index.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: '应为 true 或 false' })
@@ -60,7 +61,7 @@ const envSchema = z.object({
   WECHAT_PLATFORM_PUBLIC_KEY: z.string().optional(),
   WECHAT_BASE_URL: z.string().url().optional(),
   /** Where instances run: `simulated` is the embedded fleet (sim_* tables, /dev/compute); `agent` a host-agent controller over HTTPS (drivers/compute/agent.ts). */
-  COMPUTE_DRIVER: z.enum(['simulated', 'agent']).default('simulated'),
+  COMPUTE_DRIVER: z.enum(COMPUTE_DRIVER_NAMES).default('simulated'),
   /** The controller's base URL; plain http only to a loopback address (create carries SSH passwords). */
   COMPUTE_AGENT_URL: z
     .url({ error: '应为 https://host[:port][/path] 形式' })
@@ -101,6 +102,10 @@ const envSchema = z.object({
   REQUIRE_REALNAME_FOR_PURCHASE: bool.default(false),
   /** Most child accounts one main account may have. */
   CHILD_ACCOUNT_LIMIT: z.coerce.number().int().min(0).max(1000).default(20),
+  /** Password hashes (scrypt) run at once; default one core fewer than the machine has (users/passwords.ts). */
+  PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
+  /** Password hashes that may wait for a turn (default 64); one more is refused with 50300001. */
+  PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).max(10000).optional(),
   OPERATOR_MOBILES: z
     .string()
     .default('')

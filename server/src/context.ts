@@ -18,42 +18,52 @@ import { LocalStorageDriver } from './drivers/storage/local.js';
 import type { StorageDriver } from './drivers/storage/types.js';
 import path from 'node:path';
 import { makeAuthGuards, type AuthGuards } from './http/auth.js';
-import { SESSION_COOKIE, SESSION_TTL_SECONDS, SessionService } from './modules/sessions/service.js';
-import { loadOrCreateSecret } from './modules/system/secrets.js';
-import { UserService } from './modules/users/service.js';
-import { VerificationService } from './modules/verification/service.js';
-import { CatalogueService } from './modules/catalogue/service.js';
-import { InventoryService } from './modules/catalogue/inventory.js';
-import { applyCatalogue, readCatalogueFile } from './modules/catalogue/seed-file.js';
-import { CatalogueStore } from './modules/catalogue/store.js';
-import { VoucherService } from './modules/vouchers/service.js';
-import { LedgerService } from './modules/ledger/service.js';
-import { GiftService } from './modules/gifts/service.js';
-import { PaymentService } from './modules/payments/service.js';
-import { DbSandboxStore, sandboxGatewayKeys } from './modules/payments/sandbox-store.js';
-import { RechargeService } from './modules/recharge/service.js';
-import { OrderService } from './modules/orders/service.js';
-import { ResourceService } from './modules/resources/service.js';
-import { InvoiceService } from './modules/invoices/service.js';
-import { OperatorService } from './modules/operator/service.js';
+import { SessionService } from './modules/users/index.js';
+import { loadOrCreateSecret } from './modules/system/index.js';
+import { UserService } from './modules/users/index.js';
+import { limitPasswordHashing } from './modules/users/index.js';
+import { VerificationService } from './modules/verification/index.js';
+import { CatalogueService } from './modules/catalogue/index.js';
+import { InventoryService } from './modules/catalogue/index.js';
+import { applyCatalogue, readCatalogueFile } from './modules/catalogue/index.js';
+import { CatalogueStore } from './modules/catalogue/index.js';
+import { VoucherService } from './modules/vouchers/index.js';
+import { LedgerService } from './modules/ledger/index.js';
+import { GiftService } from './modules/gifts/index.js';
+import { PaymentService } from './modules/payments/index.js';
+import { DbSandboxStore, sandboxGatewayKeys } from './modules/payments/index.js';
+import { RechargeService, RechargeTotals } from './modules/recharge/index.js';
+import { Checkout } from './modules/orders/index.js';
+import { Fulfillers, PURCHASE_TYPES } from './modules/orders/index.js';
+import { PurchaseService } from './modules/orders/index.js';
+import { OrderService } from './modules/orders/index.js';
+import { UsageCharges } from './modules/orders/index.js';
+import { ResourceService } from './modules/resources/index.js';
+import { InvoiceService } from './modules/invoices/index.js';
+import { OperatorService } from './modules/operator/index.js';
 import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
 import type { ComputeDriver } from './drivers/compute/types.js';
-import { SimulatedComputeDriver, parseSimDelays } from './drivers/compute/simulated.js';
-import { AgentComputeDriver } from './drivers/compute/agent.js';
-import { InstanceService } from './modules/instances/service.js';
-import { DiskService } from './modules/instances/disks.js';
-import { ImageService } from './modules/images/service.js';
-import { InstanceBilling, METER_LANES, Meter } from './modules/instances/billing.js';
-import { Reconciler } from './modules/instances/reconciler.js';
-import { PrepaidService } from './modules/instances/prepaid.js';
-import { ConversionService } from './modules/instances/conversions.js';
-import { TrafficService } from './modules/instances/traffic.js';
-import { CertificationService } from './modules/certification/service.js';
-import { ChildService } from './modules/children/service.js';
-import { StudentService } from './modules/students/service.js';
-import { PasswordBox } from './modules/instances/secrets.js';
-import { users as usersTable } from './db/schema.js';
-import { eq } from 'drizzle-orm';
+import { makeComputeDriver } from './drivers/compute/index.js';
+import { InstanceService } from './modules/instances/index.js';
+import { InstanceCreation } from './modules/instances/index.js';
+import { DiskService, ResizeDiskTask } from './modules/instances/index.js';
+import { MigrateTask, MigrationService } from './modules/instances/index.js';
+import { RenewalService } from './modules/instances/index.js';
+import { SaveImageService, SaveImageTask } from './modules/instances/index.js';
+import type { TaskHandlers } from './modules/instances/index.js';
+import { DowngradeRefunds } from './modules/instances/index.js';
+import { InstanceViews } from './modules/instances/index.js';
+import { ImageService } from './modules/images/index.js';
+import { InstanceBilling, METER_LANES, Meter } from './modules/instances/index.js';
+import { Reconciler } from './modules/instances/index.js';
+import { PrepaidService } from './modules/instances/index.js';
+import { ConversionService } from './modules/instances/index.js';
+import { ChangeBandwidthTask, TrafficService } from './modules/instances/index.js';
+import { CertificationService } from './modules/certification/index.js';
+import { ChildService } from './modules/users/index.js';
+import { StudentService } from './modules/students/index.js';
+import { PasswordBox } from './modules/instances/index.js';
+import { InstanceCategory, SESSION_COOKIE, SESSION_TTL_SECONDS } from '@console/contract';
 
 export interface Drivers {
   sms: SmsDriver;
@@ -83,6 +93,10 @@ export interface AppContext {
   payments: PaymentService;
   recharge: RechargeService;
   orders: OrderService;
+  /** Buying: who may buy, the server's quote, the new order. */
+  purchase: PurchaseService;
+  /** Paying, fulfilment, refunds, recovery and expiry of orders. */
+  checkout: Checkout;
   resources: ResourceService;
   invoices: InvoiceService;
   operator: OperatorService;
@@ -90,6 +104,10 @@ export interface AppContext {
   students: StudentService;
   children: ChildService;
   instances: InstanceService;
+  instanceViews: InstanceViews;
+  renewals: RenewalService;
+  migration: MigrationService;
+  saveImage: SaveImageService;
   images: ImageService;
   disks: DiskService;
   instanceBilling: InstanceBilling;
@@ -127,11 +145,7 @@ export async function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger
         sandbox: config.PAYMENT_DRIVER === 'sandbox' ? { store: new DbSandboxStore(db), gatewayKeys: await sandboxGatewayKeys(db, clock.now()), log } : undefined,
       },
     );
-  const compute =
-    given.compute ??
-    (config.COMPUTE_DRIVER === 'agent'
-      ? new AgentComputeDriver({ baseUrl: config.COMPUTE_AGENT_URL!, keyId: config.COMPUTE_AGENT_KEY_ID!, secret: config.COMPUTE_AGENT_SECRET! })
-      : new SimulatedComputeDriver(db, clock, parseSimDelays(config.COMPUTE_SIM_DELAYS), config.COMPUTE_SIM_DOMAIN));
+  const compute = given.compute ?? makeComputeDriver(config.COMPUTE_DRIVER, { config, db, clock });
   const realName: RealNameDriver =
     config.REALNAME_DRIVER === 'aliyun'
       ? new AliyunRealNameDriver({
@@ -169,6 +183,7 @@ export async function createContext(opts: {
   };
   await reloadCatalogue();
   await catalogueStore.get();
+  limitPasswordHashing({ concurrency: config.PASSWORD_HASH_CONCURRENCY, queue: config.PASSWORD_HASH_QUEUE });
   const users = new UserService({
     db,
     clock,
@@ -178,53 +193,91 @@ export async function createContext(opts: {
     operatorMobiles: config.OPERATOR_MOBILES,
     onRegistered: [(userId, tx) => vouchers.grantNewUser(userId, tx)],
   });
-  const gifts = new GiftService(db, ledger, clock, catalogueStore);
+  const gifts = new GiftService(db, ledger, clock, new RechargeTotals(db), catalogueStore);
   const payments = new PaymentService({ db, clock, ledger, drivers: drivers.payment, publicBaseUrl: config.publicBaseUrl, log: opts.log });
   const recharge = new RechargeService({ db, clock, catalogue: catalogueStore, payments, gifts });
-  const orders = new OrderService({ db, clock, ledger, gifts, vouchers, payments, catalogue: catalogueStore, log: opts.log });
-  const resources = new ResourceService({ db, clock, catalogue: catalogueStore });
-  orders.registerFulfiller('Ai', resources);
+  const fulfillers = new Fulfillers();
+  const usage = new UsageCharges({ clock, ledger, gifts });
+  const checkout = new Checkout({ db, clock, ledger, gifts, vouchers, payments, fulfillers, log: opts.log });
+  const orders = new OrderService({ db, clock, catalogue: catalogueStore, fulfillers, checkout, usage });
+  const resources = new ResourceService({ db, clock, catalogue: catalogueStore, orders });
+  orders.registerFulfiller('Ai', resources, ['NewBuy']);
   const inventory = new InventoryService(catalogueStore, clock);
-  const images = new ImageService({ db, clock, catalogue: catalogueStore });
+  const images = new ImageService({ db, clock, catalogue: catalogueStore, users });
   const catalogue = new CatalogueService(catalogueStore, vouchers, clock, images);
-  const meter = new Meter(orders, resources);
+  const purchase = new PurchaseService({ db, clock, orders, usage, fulfillers, pricing: catalogue, resources, requireRealName: config.REQUIRE_REALNAME_FOR_PURCHASE });
+  const meter = new Meter(usage, resources);
+  const passwords = new PasswordBox(await loadOrCreateSecret(db, 'instance-password-key', clock.now()));
+  const instanceViews = new InstanceViews({ db, clock, catalogue: catalogueStore, images, users, passwords, publicBaseUrl: config.publicBaseUrl });
+  const bandwidthRefunds = new DowngradeRefunds({ clock, orders, checkout, gifts });
+  // What each task does when the driver reports it (instances/tasks.ts): one line per task.
+  const tasks: TaskHandlers = {
+    saveImage: new SaveImageTask({ images }),
+    resizeDisk: new ResizeDiskTask({ usage }),
+    changeBandwidth: new ChangeBandwidthTask({ meter, refunds: bandwidthRefunds }),
+    migrate: new MigrateTask({ inventory }),
+  };
   const instances = new InstanceService({
     db,
     clock,
     driver: drivers.compute,
     inventory,
     catalogue: catalogueStore,
-    orders,
+    usage,
+    checkout,
     meter,
-    pricing: catalogue,
-    images,
-    passwords: new PasswordBox(await loadOrCreateSecret(db, 'instance-password-key', clock.now())),
+    passwords,
     log: opts.log,
     notify: async (userId, text) => {
       // Notices go out by SMS only while the SMS driver is the embedded outbox; a provider needs a notice template.
       if (!drivers.sms.embedded) return;
-      const [u] = await db.select({ mobile: usersTable.mobile }).from(usersTable).where(eq(usersTable.id, userId));
+      const u = await users.findById(userId);
       if (u?.mobile) await drivers.sms.send({ to: u.mobile, code: '', scene: 'notice', text: `【算力云】${text}` });
     },
-    publicBaseUrl: config.publicBaseUrl,
+    views: instanceViews,
+    tasks,
+    fulfillers,
   });
-  for (const category of ['Gpu', 'App', 'Generic', 'Desktop', 'Ebusiness', 'Game']) orders.registerFulfiller(category, instances);
-  const disks = new DiskService({ db, clock, driver: drivers.compute, catalogue: catalogueStore, pricing: catalogue, orders, instances, ledger });
+  const creation = new InstanceCreation({ db, clock, catalogue: catalogueStore, inventory, images, passwords, instances });
+  const renewals = new RenewalService({ db, clock, catalogue: catalogueStore, pricing: catalogue, orders, instances });
+  const disks = new DiskService({ db, clock, driver: drivers.compute, catalogue: catalogueStore, pricing: catalogue, orders, instances, views: instanceViews, ledger });
+  const traffic = new TrafficService({ db, clock, catalogue: catalogueStore, pricing: catalogue, orders, refunds: bandwidthRefunds, instances, views: instanceViews });
+  const conversions = new ConversionService({ db, clock, instances, orders, usage, pricing: catalogue, catalogue: catalogueStore, meter });
+  const migration = new MigrationService({ db, clock, catalogue: catalogueStore, inventory, instances, views: instanceViews });
+  const saveImage = new SaveImageService({ db, catalogue: catalogueStore, images, instances });
+  // Who delivers each order an instance is sold by: one line per fulfiller, for every instance category.
+  for (const category of InstanceCategory.values) {
+    orders.registerFulfiller(category, creation, PURCHASE_TYPES);
+    orders.registerFulfiller(category, renewals, ['Renew']);
+    orders.registerFulfiller(category, disks, ['ChangeDataDisk']);
+    orders.registerFulfiller(category, traffic, ['TrafficUpgrade']);
+    orders.registerFulfiller(category, { fulfil: (order) => conversions.apply(order) }, ['DayToMonth', 'TransferToLong']);
+  }
   // A meter tick charges its batches in parallel lanes on PostgreSQL (one connection each); PGlite has one connection.
   const instanceBilling = new InstanceBilling({
     db,
     clock,
     meter,
     instances,
-    orders,
+    migration,
     catalogue: catalogueStore,
     tickSeconds: config.BILLING_TICK_SECONDS,
     workers: database.kind === 'postgres' ? METER_LANES : 1,
   });
-  const prepaid = new PrepaidService({ db, clock, instances, orders, gifts, log: opts.log, leadHours: config.AUTO_RENEW_LEAD_HOURS, refundFeeRate: config.PREPAID_REFUND_FEE_RATE });
-  const conversions = new ConversionService({ db, clock, instances, orders, pricing: catalogue, catalogue: catalogueStore, meter });
-  instances.useConversions(conversions);
-  const traffic = new TrafficService({ db, clock, catalogue: catalogueStore, pricing: catalogue, orders, gifts, instances });
+  const prepaid = new PrepaidService({
+    db,
+    clock,
+    instances,
+    views: instanceViews,
+    renewals,
+    orders,
+    checkout,
+    gifts,
+    users,
+    log: opts.log,
+    leadHours: config.AUTO_RENEW_LEAD_HOURS,
+    refundFeeRate: config.PREPAID_REFUND_FEE_RATE,
+  });
   const reconciler = new Reconciler({ db, clock, driver: drivers.compute, instances, log: opts.log, retryAfterMs: config.COMPUTE_OP_RETRY_SECONDS * 1000 });
   const cookieOptions = {
     httpOnly: true,
@@ -233,6 +286,15 @@ export async function createContext(opts: {
     secure: config.COOKIE_SECURE,
     ...(config.COOKIE_DOMAIN ? { domain: config.COOKIE_DOMAIN } : {}),
   };
+  const certification = new CertificationService({
+    db,
+    clock,
+    verifier: drivers.realName,
+    storage: drivers.storage,
+    box: new PasswordBox(await loadOrCreateSecret(db, 'identity-number-key', clock.now())),
+    users,
+    log: opts.log,
+  });
   return {
     config,
     database,
@@ -252,20 +314,19 @@ export async function createContext(opts: {
     payments,
     recharge,
     orders,
+    purchase,
+    checkout,
     resources,
-    invoices: new InvoiceService({ db, clock, ledger }),
-    operator: new OperatorService({ db, ledger, gifts }),
-    certification: new CertificationService({
-      db,
-      clock,
-      verifier: drivers.realName,
-      storage: drivers.storage,
-      box: new PasswordBox(await loadOrCreateSecret(db, 'identity-number-key', clock.now())),
-      log: opts.log,
-    }),
-    students: new StudentService({ db, clock, codes, storage: drivers.storage, catalogue: catalogueStore }),
+    invoices: new InvoiceService({ db, clock, ledger, users }),
+    operator: new OperatorService({ db, ledger, gifts, users }),
+    certification,
+    students: new StudentService({ db, clock, codes, storage: drivers.storage, catalogue: catalogueStore, reviews: certification, users }),
     children: new ChildService({ db, clock, sessions, limit: config.CHILD_ACCOUNT_LIMIT }),
     instances,
+    instanceViews,
+    renewals,
+    migration,
+    saveImage,
     images,
     disks,
     instanceBilling,

@@ -1,30 +1,22 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { act, render, screen, waitFor, within } from '@testing-library/react';
-import { QueryClient } from '@tanstack/react-query';
 import { createMemoryRouter, RouterProvider } from 'react-router';
-import { PAGE, type User } from '@console/contract';
+import { PAGE } from '@console/contract';
 import { ApiUiBridge } from './app/ApiUiBridge';
 import { AppProviders } from './app/AppProviders';
 import { trackLocation } from './auth/guardLoader';
 import { createRoutes, PAGES, REDIRECTS } from './routes';
 import { session } from './session/store';
-
-const user: User = {
-  id: 'u1', logo: '', certStatus: 'Init', certType: 'Uncertified', accountType: 'personal',
-  createAt: '2025-01-01T00:00:00Z', credit: 0, from: 'web', mobile: '13800138000', email: '', name: '',
-  nickname: '', childName: '', isStudent: false, isChild: false, certified: false, userVersion: 1,
-  firstVisit: true, openModal: false, isOperator: false, createGPUInstance: false, createImageAPP: false,
-  openYunBucket: false, gpu: false, app: false, image: false, usingLLM: false,
-};
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+import { json } from './test/http';
+import { testQueryClient } from './test/render';
+import { user } from './test/fixtures/user';
 
 /** Mounts the app as main.tsx does, on a memory router. */
 function mount(url: string) {
   const router = createMemoryRouter(createRoutes(), { initialEntries: [url] });
   const stopTracking = trackLocation(router);
   render(
-    <AppProviders queryClient={new QueryClient({ defaultOptions: { queries: { retry: false } } })}>
+    <AppProviders queryClient={testQueryClient()}>
       <ApiUiBridge navigate={(to) => void router.navigate(to)} />
       <RouterProvider router={router} />
     </AppProviders>,

@@ -1,11 +1,11 @@
 /**
- * Accounts beyond login (issue 7): real-name certification, student verification, child accounts
+ * Accounts beyond login: real-name certification, student verification, child accounts
  * and the operator's reviews. The identity-number checks live here so the web form and the server
  * reject exactly the same inputs.
  */
 import { z } from 'zod';
 import { CertStatus, CertType, EducationLevel, PERMISSION_FLAGS, type PermissionFlag } from '../enums.js';
-import { mobileSchema, pagingQuerySchema, passwordSchema, smsCodeSchema } from './common.js';
+import { mobileSchema, pagingQuerySchema, passwordSchema, smsCodeSchema, type PageOf } from './common.js';
 
 // --- GB 11643: citizen identity number -------------------------------------------------------
 
@@ -217,6 +217,7 @@ export const updateChildSchema = z.object({
   permissions: childPermissionsSchema.optional(),
 });
 export const childPasswordSchema = z.object({ password: passwordSchema });
+export const childIdParamsSchema = z.object({ id: z.uuid({ error: '子账号编号格式不正确' }) });
 
 export const childSchema = z.object({
   id: z.string(),
@@ -228,6 +229,7 @@ export const childSchema = z.object({
   lastLoginAt: z.string().nullable(),
 });
 export type Child = z.infer<typeof childSchema>;
+export type ChildPage = PageOf<typeof childSchema>;
 
 /** A child logs in with its parent's mobile number, its own name and its password. */
 export const childLoginSchema = z.object({
@@ -235,6 +237,7 @@ export const childLoginSchema = z.object({
   childName: z.string({ error: '请输入子账号名' }).trim().min(1, { error: '请输入子账号名' }).max(20, { error: '子账号名过长' }),
   password: z.string({ error: '请输入密码' }).min(1, { error: '请输入密码' }).max(128, { error: '密码过长' }),
 });
+export type ChildLogin = z.infer<typeof childLoginSchema>;
 
 // --- Operator reviews ------------------------------------------------------------------------
 
@@ -249,6 +252,11 @@ export const reviewDecisionSchema = z.discriminatedUnion('decision', [
   }),
 ], { error: 'decision 须为 approve 或 reject' });
 export type ReviewDecision = z.infer<typeof reviewDecisionSchema>;
+/** …/reviews/:kind/:id: an enterprise certification by its id, a student application by its user's. */
+export const reviewParamsSchema = z.object({
+  kind: z.enum(['enterprise', 'student'], { error: 'kind 须为 enterprise 或 student' }),
+  id: z.uuid({ error: '申请编号格式不正确' }),
+});
 
 export const reviewItemSchema = z.object({
   id: z.string(),
@@ -264,6 +272,7 @@ export const reviewItemSchema = z.object({
   imageUrl: z.string().describe('营业执照或学生证图片（运营方可见）'),
 });
 export type ReviewItem = z.infer<typeof reviewItemSchema>;
+export type ReviewItemPage = PageOf<typeof reviewItemSchema>;
 
 export const operatorUserSchema = z.object({
   id: z.string(),
@@ -278,6 +287,8 @@ export const operatorUserSchema = z.object({
   children: z.number().int(),
   createdAt: z.string(),
 });
+export type OperatorUser = z.infer<typeof operatorUserSchema>;
+export type OperatorUserPage = PageOf<typeof operatorUserSchema>;
 
 export const reviewLogSchema = z.object({
   id: z.string(),
@@ -288,6 +299,8 @@ export const reviewLogSchema = z.object({
   actor: z.string().describe('运营方手机号，或“实名核验服务”'),
   createdAt: z.string(),
 });
+export type ReviewLogEntry = z.infer<typeof reviewLogSchema>;
+export type ReviewLogPage = PageOf<typeof reviewLogSchema>;
 
 export const reviewQuerySchema = pagingQuerySchema.extend({
   kind: z.enum(['enterprise', 'student'], { error: 'kind 须为 enterprise 或 student' }),

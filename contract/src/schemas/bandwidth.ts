@@ -1,5 +1,5 @@
 /**
- * Public bandwidth of e-commerce machines (issue 6: TrafficUpgrade / TrafficDowngrade). The size of
+ * Public bandwidth of e-commerce machines (TrafficUpgrade / TrafficDowngrade). The size of
  * the machine includes some bandwidth; more is bought in the operator's steps (catalogue settings
  * bandwidthStepsMbps) at bandwidthPricePerMbpsHour for each Mbps beyond what the size includes.
  */

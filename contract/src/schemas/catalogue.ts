@@ -187,11 +187,16 @@ export const regionsResponseSchema = z.object({ items: z.array(regionSchema) });
 export const roomsResponseSchema = z.object({ items: z.array(roomSchema) });
 export const gpuTypesResponseSchema = z.object({ items: z.array(gpuTypeSchema) });
 export const sizesPageSchema = pageOf(sizeSchema);
+export type SizesPage = z.infer<typeof sizesPageSchema>;
 export const gpuHostsPageSchema = pageOf(gpuHostSchema);
+export type GpuHostsPage = z.infer<typeof gpuHostsPageSchema>;
 export const imagesPageSchema = pageOf(imageSchema);
+export type ImagesPage = z.infer<typeof imagesPageSchema>;
 export const applicationsPageSchema = pageOf(applicationSchema).extend({ categories: z.array(z.string()) });
+export type ApplicationsPage = z.infer<typeof applicationsPageSchema>;
 export const imagesResponseSchema = z.object({ items: z.array(imageSchema) });
 export const regionRecommendSchema = z.object({ regionId: z.string(), regionName: z.string(), reason: z.string() });
+export type RegionRecommend = z.infer<typeof regionRecommendSchema>;
 export const availableZoneSchema = z.object({
   roomId: z.string(),
   roomName: z.string(),
@@ -201,8 +206,10 @@ export const availableZoneSchema = z.object({
   hosts: z.number().int().describe('能放下所需卡数的主机数'),
   gpuFree: z.number().int(),
 });
+export type AvailableZone = z.infer<typeof availableZoneSchema>;
 export const availableZonesResponseSchema = z.object({ items: z.array(availableZoneSchema) });
 export const availableGpuTypeSchema = gpuTypeSchema.extend({ maxGpuPerHost: z.number().int().describe('单台主机当前最多可租卡数') });
+export type AvailableGpuType = z.infer<typeof availableGpuTypeSchema>;
 export const availableGpuTypesResponseSchema = z.object({ items: z.array(availableGpuTypeSchema) });
 
 const quoteCommon = {
@@ -283,13 +290,6 @@ export const quoteSchema = z.object({
   voucherId: z.string().optional(),
 });
 export type Quote = z.infer<typeof quoteSchema>;
-
-/** Discount rate as written on a page: "0.7" → "7 折"; "1" → "". */
-export function discountText(rate: string): string {
-  const n = Number(rate);
-  if (!(n > 0 && n < 1)) return '';
-  return `${Number((n * 10).toFixed(1))} 折`;
-}
 
 /** The operator's public promotion (spec §1) and customer-service link, from the catalogue settings. */
 export const promotionSchema = z.object({

@@ -257,6 +257,7 @@ export const instanceSchema = z.object({
 });
 export type Instance = z.infer<typeof instanceSchema>;
 export const instancePageSchema = pageOf(instanceSchema);
+export type InstancePage = z.infer<typeof instancePageSchema>;
 
 export const instanceListQuerySchema = pagingQuerySchema.extend({
   filterBy: z.string().trim().max(200).optional().describe('category,Gpu,status,Running,region,bj-b'),
@@ -288,6 +289,7 @@ export const instanceOperationSchema = z.object({
 });
 export type InstanceOperation = z.infer<typeof instanceOperationSchema>;
 export const instanceOperationPageSchema = pageOf(instanceOperationSchema);
+export type InstanceOperationPage = z.infer<typeof instanceOperationPageSchema>;
 export const operationLogQuerySchema = pagingQuerySchema.extend({
   filterBy: z.string().trim().max(200).optional().describe('instance,<id>,actor,<子账号 id>,category,Gpu'),
 });

@@ -79,10 +79,13 @@ export const invoiceSchema = z.object({
 });
 export type Invoice = z.infer<typeof invoiceSchema>;
 export const invoicePageSchema = pageOf(invoiceSchema);
+export type InvoicePage = z.infer<typeof invoicePageSchema>;
 
 /** The operator's view of a request: whose it is. */
 export const operatorInvoiceSchema = invoiceSchema.extend({ userId: z.string(), mobile: z.string() });
+export type OperatorInvoice = z.infer<typeof operatorInvoiceSchema>;
 export const operatorInvoicePageSchema = pageOf(operatorInvoiceSchema);
+export type OperatorInvoicePage = z.infer<typeof operatorInvoicePageSchema>;
 
 export const invoiceListQuerySchema = pagingQuerySchema.extend({
   status: z.enum(InvoiceStatus.values, { error: '状态须为 Pending、Issued、Rejected 或 Cancelled' }).optional(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { moneySchema, pageOf, pagingQuerySchema } from './common.js';
+import { moneySchema, pageOf, pagingQuerySchema, type PageOf } from './common.js';
 
 /** GET /billing/api/v1/user/money: what the header and the balance page show. */
 export const userMoneySchema = z.object({
@@ -37,6 +37,8 @@ export const rechargeSchema = z.object({
 });
 export type Recharge = z.infer<typeof rechargeSchema>;
 export const rechargePageSchema = pageOf(rechargeSchema);
+export type RechargePage = z.infer<typeof rechargePageSchema>;
+export const rechargeIdParamsSchema = z.object({ id: z.uuid({ error: '充值编号格式不正确' }) });
 
 /** What the recharge page offers, from the operator's configuration. */
 export const rechargeOptionsSchema = z.object({
@@ -47,6 +49,7 @@ export const rechargeOptionsSchema = z.object({
   giftValidDays: z.number().int(),
   paymentTimeoutMinutes: z.number().int(),
 });
+export type RechargeOptions = z.infer<typeof rechargeOptionsSchema>;
 
 export const voucherSchema = z.object({
   id: z.string(),
@@ -61,8 +64,13 @@ export const voucherSchema = z.object({
 export type Voucher = z.infer<typeof voucherSchema>;
 export const vouchersQuerySchema = z.object({ usable: z.enum(['true', 'false']).optional(), category: z.string().trim().max(20).optional() });
 export const vouchersResponseSchema = z.object({ items: z.array(voucherSchema) });
+/** The header's 代金券 figure: how many usable vouchers, worth how much together. */
+export const voucherSummarySchema = z.object({ count: z.number().int(), total: moneySchema });
+export type VoucherSummary = z.infer<typeof voucherSummarySchema>;
 
 export const statementQuerySchema = pagingQuerySchema.extend({ kind: z.enum(['cash', 'gift', 'voucher', 'deposit']).default('cash') });
+/** Which account a statement lists. */
+export type StatementKind = z.infer<typeof statementQuerySchema>['kind'];
 export const statementEntrySchema = z.object({
   id: z.number().int(),
   amount: moneySchema,
@@ -73,6 +81,7 @@ export const statementEntrySchema = z.object({
   createdAt: z.string(),
 });
 export const statementPageSchema = pageOf(statementEntrySchema);
+export type StatementPage = z.infer<typeof statementPageSchema>;
 
 /** A gift-credit item (spec §3): counts toward remain only if remain > 0, not expired and status 1. */
 export const giftItemSchema = z.object({
@@ -93,6 +102,7 @@ export const giftListSchema = z.object({
   renewStatus: z.boolean().describe('有待续期的赠送金'),
   expireAt: z.string().nullable().describe('最早到期的有效赠送金的到期时间'),
 });
+export type GiftList = z.infer<typeof giftListSchema>;
 export const giftEligibilitySchema = z.object({
   eligible: z.boolean(),
   obtained: z.boolean(),
@@ -100,6 +110,7 @@ export const giftEligibilitySchema = z.object({
   validDays: z.number().int(),
   reason: z.string().describe('不能领取时的原因'),
 });
+export type GiftEligibility = z.infer<typeof giftEligibilitySchema>;
 export const giftIdParamsSchema = z.object({ id: z.uuid({ error: '赠送金编号格式不正确' }) });
 
 /** An operator's adjustment: compensation to a user's cash or gift credit, with the reason recorded. */
@@ -133,3 +144,4 @@ export const storageChargeSchema = z.object({
   chargedAt: z.string(),
 });
 export type StorageCharge = z.infer<typeof storageChargeSchema>;
+export type StorageChargePage = PageOf<typeof storageChargeSchema>;

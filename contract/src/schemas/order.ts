@@ -33,11 +33,14 @@ const instanceName = z.string().trim().max(30, { error: '实例名称最多 30 �
 export const gpuOrderRequestSchema = gpuQuoteRequestSchema.and(z.object({ name: instanceName }));
 /** POST /infra/api/v2.1/order (kind default). */
 export const sizeOrderRequestSchema = sizeQuoteRequestSchema.and(z.object({ name: instanceName }));
+export type GpuOrderRequest = z.infer<typeof gpuOrderRequestSchema>;
+export type SizeOrderRequest = z.infer<typeof sizeOrderRequestSchema>;
 /** POST /shinichi/api/v2.1/tiio/resource (kind Ai): a model resource package. */
 export const aiResourceOrderRequestSchema = z.object({
   productId: z.string({ error: '请选择资源包' }).trim().min(1, { error: '请选择资源包' }).max(64),
   count: z.coerce.number({ error: '数量必须是数字' }).int().min(1, { error: '数量至少为 1' }).max(100, { error: '一次最多购买 100 份' }).default(1),
 });
+export type AiResourceOrderRequest = z.infer<typeof aiResourceOrderRequestSchema>;
 
 export const payOrderRequestSchema = z.object({
   method: z.enum(PaymentMethod.values, { error: '支付方式必须是 Balance、Alipay 或 Wechat' }),
@@ -77,6 +80,7 @@ export const orderSchema = z.object({
 });
 export type Order = z.infer<typeof orderSchema>;
 export const orderPageSchema = pageOf(orderSchema);
+export type OrderPage = z.infer<typeof orderPageSchema>;
 export const orderListQuerySchema = pagingQuerySchema.extend({
   filterBy: z
     .string()
@@ -94,6 +98,7 @@ export const orderQrSchema = z.object({
   expiresAt: z.string(),
   status: z.enum(['Pending', 'Succeeded', 'Closed']),
 });
+export type OrderQr = z.infer<typeof orderQrSchema>;
 
 /** GET …/{order_uid}/pay: where the payment stands. */
 export const orderPayStatusSchema = z.object({
@@ -101,6 +106,7 @@ export const orderPayStatusSchema = z.object({
   status: z.enum(OrderStatus.values),
   payment: orderQrSchema.nullable(),
 });
+export type OrderPayStatus = z.infer<typeof orderPayStatusSchema>;
 
 /** What a resource package product is (from the operator's catalogue). */
 export const resourceProductSchema = z.object({
@@ -126,3 +132,4 @@ export const resourcePackageSchema = z.object({
   createdAt: z.string(),
   orderUid: z.string(),
 });
+export type ResourcePackage = z.infer<typeof resourcePackageSchema>;

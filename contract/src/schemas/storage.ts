@@ -1,5 +1,5 @@
 /**
- * My data (spec §2 /console/gpudata, issue 6): images saved from a stopped instance (my images,
+ * My data (spec §2 /console/gpudata): images saved from a stopped instance (my images,
  * shared by link at /image/share?id=…) and the data disks of the user's instances with their
  * expansion (ChangeDataDisk).
  */

@@ -18,9 +18,11 @@ export const codeSentSchema = z.object({
   expiresIn: z.number().int().describe('验证码有效期（秒）'),
   resendIn: z.number().int().describe('多少秒后可再次获取'),
 });
+export type CodeSent = z.infer<typeof codeSentSchema>;
 
 export const registerValidateSchema = z.object({ mobile: mobileSchema, code: smsCodeSchema });
 export const registerSchema = z.object({ mobile: mobileSchema, code: smsCodeSchema, password: passwordSchema });
+export type RegisterRequest = z.infer<typeof registerSchema>;
 
 export const loginByPasswordSchema = z.object({
   account: z
@@ -102,3 +104,4 @@ export const outboxItemSchema = z.object({
 });
 export const outboxQuerySchema = z.object({ to: z.string().trim().min(1, { error: '请提供 to（手机号或邮箱）' }).max(254) });
 export const outboxResponseSchema = z.object({ items: z.array(outboxItemSchema) });
+export type OutboxResponse = z.infer<typeof outboxResponseSchema>;

@@ -12,13 +12,13 @@
  * opens the database itself.
  */
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
 import { operatorCreditSchema, type OperatorCredit } from '@console/contract';
 import { systemClock } from '../clock.js';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/client.js';
-import { users } from '../modules/users/schema.js';
+import { setOperatorRole, userByMobile } from '../modules/users/index.js';
 import { GiftService } from '../modules/gifts/index.js';
+import { RechargeTotals } from '../modules/recharge/index.js';
 import { LedgerService } from '../modules/ledger/index.js';
 import { OperatorService } from '../modules/operator/index.js';
 import { readRunningServer } from './running-server.js';
@@ -63,7 +63,7 @@ async function credit(config: Config, req: OperatorCredit) {
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: 2 });
   try {
     const ledger = new LedgerService(database.db, systemClock);
-    const service = new OperatorService({ db: database.db, ledger, gifts: new GiftService(database.db, ledger, systemClock) });
+    const service = new OperatorService({ db: database.db, ledger, gifts: new GiftService(database.db, ledger, systemClock, new RechargeTotals(database.db)), users: { findByMobile: (m) => userByMobile(database.db, m) } });
     return await service.credit(req, null);
   } finally {
     await database.close();
@@ -74,8 +74,7 @@ async function setRole(config: Config, mobile: string, isOperator: boolean) {
   if (!config.DATABASE_URL && readRunningServer(config.dataDir)) fail('内置数据库正被运行中的服务占用：请先停止 npm start，或用环境变量 OPERATOR_MOBILES 配置运营手机号');
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: 2 });
   try {
-    const rows = await database.db.update(users).set({ isOperator, updatedAt: new Date() }).where(eq(users.mobile, mobile)).returning({ id: users.id });
-    if (rows.length === 0) fail(`手机号 ${mobile} 未注册`);
+    if (!(await setOperatorRole(database.db, mobile, isOperator, new Date()))) fail(`手机号 ${mobile} 未注册`);
   } finally {
     await database.close();
   }

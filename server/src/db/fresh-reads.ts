@@ -13,6 +13,8 @@
  * Under load the next batch fills while the current one runs, so 50 concurrent requests cost a
  * couple of statements instead of 50; alone, a request waits for at most the batch in flight.
  */
+import { setImmediate } from 'node:timers/promises';
+
 interface Caller<V> {
   resolve(value: V | undefined): void;
   reject(error: unknown): void;
@@ -44,7 +46,12 @@ export class FreshReads<K, V> {
   private async drain() {
     this.running = true;
     try {
-      while (this.waiting.size) await this.runBatch(this.takeBatch());
+      while (this.waiting.size) {
+        // Let the requests already received reach us first: PGlite runs a statement without
+        // yielding, so without this turn each batch would hold just the request that started it.
+        await setImmediate();
+        await this.runBatch(this.takeBatch());
+      }
     } finally {
       this.running = false;
     }

@@ -5,7 +5,6 @@
 export * from '../modules/users/schema.js';
 export * from '../modules/certification/schema.js';
 export * from '../modules/students/schema.js';
-export * from '../modules/sessions/schema.js';
 export * from '../modules/system/schema.js';
 export * from '../modules/verification/schema.js';
 export * from '../drivers/outbox-schema.js';

@@ -5,8 +5,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PermissionFlag } from '@console/contract';
-import type { ActiveSession, SessionService } from '../modules/sessions/service.js';
-import { SESSION_COOKIE } from '../modules/sessions/service.js';
+import type { ActiveSession, SessionService } from '../modules/users/index.js';
+import { SESSION_COOKIE, payerIdOf } from '@console/contract';
 import { AppError } from './errors.js';
 
 declare module 'fastify' {
@@ -84,6 +84,5 @@ export function currentSession(request: FastifyRequest): ActiveSession {
 
 /** Whose money a request spends: a child account spends its parent's balance (spec §1). */
 export function payerOf(request: FastifyRequest): string {
-  const user = currentSession(request).user;
-  return user.isChild && user.parentId ? user.parentId : user.id;
+  return payerIdOf(currentSession(request).user);
 }

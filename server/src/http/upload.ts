@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { detectImage } from '../modules/users/index.js';
+import { detectImage } from './image-type.js';
 import { AppError } from './errors.js';
 
 export interface UploadedImage {

@@ -7,26 +7,33 @@ import {
   type EnterpriseCertify,
   type PersonalCertify,
   type ReviewDecision,
-  type ReviewItem,
   type StudentVerification,
   type StudentVerificationRequest,
-  type operatorUserSchema,
-  type reviewLogSchema,
-  type childLoginSchema,
+  type ChildLogin,
+  type ChildPage,
+  type CodeSent,
+  type OperatorUserPage,
+  type ReviewItemPage,
+  type ReviewLogPage,
 } from '@console/contract';
-import type { z } from 'zod';
 import { api } from './client';
-import type { CodeSent } from './user';
 
-export interface Page<T> {
-  items: T[];
-  total: number;
-  page: number;
-  pageSize: number;
-}
-export type OperatorUser = z.infer<typeof operatorUserSchema>;
-export type ReviewLogEntry = z.infer<typeof reviewLogSchema>;
-export type ChildLogin = z.infer<typeof childLoginSchema>;
+/** Query keys of the account center: certification, student verification and child accounts. */
+export const ACCOUNT_KEYS = {
+  certify: ['certify'] as const,
+  student: ['student'] as const,
+  children: ['children'] as const,
+  childList: (page: number, pageSize: number) => ['children', 'list', page, pageSize] as const,
+};
+
+/** Everything the operator area reads; a decision invalidates all of it (queue, users, log). */
+export const OPERATOR_KEYS = {
+  all: ['operator'] as const,
+  reviews: (kind: string, status: string, page: number, pageSize: number) => ['operator', 'reviews', kind, status, page, pageSize] as const,
+  users: (q: string, page: number, pageSize: number) => ['operator', 'users', q, page, pageSize] as const,
+  log: (page: number, pageSize: number) => ['operator', 'log', page, pageSize] as const,
+  invoices: (status: string, page: number, pageSize: number) => ['operator', 'invoices', status, page, pageSize] as const,
+};
 
 function imageForm(file: File): FormData {
   const form = new FormData();
@@ -53,7 +60,7 @@ export const studentApi = {
 };
 
 export const childApi = {
-  list: (page: number, pageSize: number) => api.get<Page<Child>>(API.children, { page, pageSize }),
+  list: (page: number, pageSize: number) => api.get<ChildPage>(API.children, { page, pageSize }),
   create: (body: { childName: string; password: string; remark?: string; permissions: ChildPermissions }) => api.post<Child>(API.children, body),
   update: (id: string, body: { remark?: string; disabled?: boolean; permissions?: ChildPermissions }) => api.put<Child>(API.child, { id, ...body }),
   setPassword: (id: string, password: string) => api.put<{ ok: true }>(API.childPassword, { id, password }),
@@ -62,9 +69,9 @@ export const childApi = {
 };
 
 export const operatorApi = {
-  reviews: (params: { kind: 'enterprise' | 'student'; status?: string; page: number; pageSize: number }) => api.get<Page<ReviewItem>>(API.operatorReviews, params),
+  reviews: (params: { kind: 'enterprise' | 'student'; status?: string; page: number; pageSize: number }) => api.get<ReviewItemPage>(API.operatorReviews, params),
   decide: (kind: 'enterprise' | 'student', id: string, decision: ReviewDecision) =>
     api.post<{ ok: true }>(API.operatorReview, { kind, id, ...decision }, { successMessage: decision.decision === 'approve' ? '已通过' : '已驳回' }),
-  users: (params: { q?: string; page: number; pageSize: number }) => api.get<Page<OperatorUser>>(API.operatorUsers, params),
-  log: (page: number, pageSize: number) => api.get<Page<ReviewLogEntry>>(API.operatorReviewLog, { page, pageSize }),
+  users: (params: { q?: string; page: number; pageSize: number }) => api.get<OperatorUserPage>(API.operatorUsers, params),
+  log: (page: number, pageSize: number) => api.get<ReviewLogPage>(API.operatorReviewLog, { page, pageSize }),
 };

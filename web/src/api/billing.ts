@@ -1,26 +1,41 @@
 import {
   API,
+  type GiftEligibility,
+  type GiftList,
   type Recharge,
+  type RechargeOptions,
+  type RechargePage,
   type RechargeRequest,
-  type rechargeOptionsSchema,
-  type rechargePageSchema,
-  type statementPageSchema,
-  type StorageCharge,
+  type StatementKind,
+  type StatementPage,
+  type StorageChargePage,
   type UserMoney,
   type Voucher,
-  type giftListSchema,
-  type giftEligibilitySchema,
 } from '@console/contract';
-import type { z } from 'zod';
 import { api } from './client';
 
-export type { UserMoney };
-export type RechargeOptions = z.infer<typeof rechargeOptionsSchema>;
-export type RechargePage = z.infer<typeof rechargePageSchema>;
-export type StatementPage = z.infer<typeof statementPageSchema>;
-export type GiftList = z.infer<typeof giftListSchema>;
-export type GiftEligibility = z.infer<typeof giftEligibilitySchema>;
-export type StatementKind = 'cash' | 'gift' | 'voucher' | 'deposit';
+/**
+ * Query keys of the money views. `money` is the header balance (one per session token); a payment,
+ * a recharge or a charge invalidates it. `vouchers` is the prefix of every voucher list (the coupon
+ * page's, the pay dialog's and the purchase page's), so one invalidation refreshes them all.
+ */
+export const BILLING_KEYS = {
+  money: ['money'] as const,
+  moneyOf: (token: string | null) => ['money', token] as const,
+  statements: ['statement'] as const,
+  statement: (kind: StatementKind, page: number, pageSize: number) => ['statement', kind, page, pageSize] as const,
+  recharges: ['recharges'] as const,
+  rechargeList: (page: number, pageSize: number) => ['recharges', 'list', page, pageSize] as const,
+  /** One recharge's QR payment, polled while it is unpaid. */
+  recharge: (id: string) => ['recharge', id] as const,
+  rechargeOptions: ['rechargeOptions'] as const,
+  gifts: ['gifts'] as const,
+  giftList: ['gifts', 'list'] as const,
+  giftEligibility: ['gifts', 'eligibility'] as const,
+  vouchers: ['vouchers'] as const,
+  voucherList: ['vouchers', 'all'] as const,
+  storageCharges: (page: number, pageSize: number) => ['storageCharges', page, pageSize] as const,
+};
 
 export const billingApi = {
   /** Silent: the header shows '--' when the balance is unavailable instead of a toast. */
@@ -28,7 +43,7 @@ export const billingApi = {
   statement: (q: { kind: StatementKind; page: number; pageSize: number }, signal?: AbortSignal) =>
     api.get<StatementPage>(API.userStatement, q, { signal }),
   storageCharges: (q: { page: number; pageSize: number }, signal?: AbortSignal) =>
-    api.get<{ items: StorageCharge[]; total: number; page: number; pageSize: number }>(API.storageCharges, q, { signal }),
+    api.get<StorageChargePage>(API.storageCharges, q, { signal }),
   rechargeOptions: (signal?: AbortSignal) => api.get<RechargeOptions>(API.rechargeOptions, undefined, { signal }),
   createRecharge: (body: RechargeRequest) => api.post<Recharge>(API.recharge, body),
   /** Polled while the QR code is shown: silent, the dialog shows its own state. */

@@ -2,37 +2,27 @@ import { queryOptions } from '@tanstack/react-query';
 import {
   API,
   formatFilterBy,
-  type applicationsPageSchema,
-  type availableGpuTypesResponseSchema,
-  type availableZonesResponseSchema,
+  type ApplicationsPage,
+  type AvailableGpuType,
+  type AvailableZone,
   type BillingCycle,
+  type GpuHostsPage,
   type GpuQuoteRequest,
-  type gpuHostsPageSchema,
   type GpuType,
   type Image,
-  type imagesPageSchema,
+  type ImagesPage,
   type InstanceCategory,
   type Promotion,
   type Quote,
   type Region,
-  type regionRecommendSchema,
+  type RegionRecommend,
   type Room,
   type SizeCategory,
   type SizeQuoteRequest,
-  type sizesPageSchema,
+  type SizesPage,
   type Voucher,
 } from '@console/contract';
-// Type-only: the contract exports these schemas but not their inferred types.
-import type { z } from 'zod';
 import { api } from './client';
-
-export type GpuHostsPage = z.infer<typeof gpuHostsPageSchema>;
-export type SizesPage = z.infer<typeof sizesPageSchema>;
-export type ImagesPage = z.infer<typeof imagesPageSchema>;
-export type ApplicationsPage = z.infer<typeof applicationsPageSchema>;
-export type AvailableGpuType = z.infer<typeof availableGpuTypesResponseSchema>['items'][number];
-export type AvailableZone = z.infer<typeof availableZonesResponseSchema>['items'][number];
-export type RegionRecommend = z.infer<typeof regionRecommendSchema>;
 
 /** The market's query as the API takes it: filters travel as one comma-joined key,value string. */
 export interface GpuListParams {
@@ -101,60 +91,82 @@ export const catalogueApi = {
     api.post<Quote>(loggedIn ? API.orderUserPrice : API.orderPrice, body, quiet(signal)),
 };
 
+/**
+ * Query keys of the catalogue and its prices. Quotes are keyed by what was asked (kind, visitor or
+ * not, the request), so two configurations never share a price.
+ */
+export const CATALOGUE_KEYS = {
+  all: ['catalogue'] as const,
+  promotion: ['catalogue', 'promotion'] as const,
+  gpuList: (params: GpuListParams) => ['catalogue', 'gpuList', params] as const,
+  regions: (category: InstanceCategory) => ['catalogue', 'regions', category] as const,
+  gpuTypes: ['catalogue', 'gpuTypes'] as const,
+  availableGpuTypes: (q: { regionId?: string; roomId?: string }) => ['catalogue', 'availableGpuTypes', q] as const,
+  regionRecommend: (q: { category: InstanceCategory; gpuTypeId?: string; sizeId?: string }) => ['catalogue', 'regionRecommend', q] as const,
+  gpuImages: (gpuTypeId: string | undefined) => ['catalogue', 'gpuImages', gpuTypeId] as const,
+  images: (category: SizeCategory) => ['catalogue', 'images', category] as const,
+  sizes: (params: SizesParams) => ['catalogue', 'sizes', params] as const,
+  applications: (params: ApplicationsParams) => ['catalogue', 'applications', params] as const,
+  // Not ORDER_KEYS.vouchers: that cache holds the { items } answer of the pay dialog, this one the
+  // bare list; both live on one page (the purchase page opens the pay dialog). BILLING_KEYS.vouchers still refreshes both.
+  purchaseVouchers: (category: InstanceCategory) => ['vouchers', 'purchase', category] as const,
+  quote: (kind: 'gpu' | 'size', loggedIn: boolean, request: GpuQuoteRequest | SizeQuoteRequest | null) => ['quote', kind, loggedIn, request] as const,
+  /** The sample quote that tells the price of extra disk on one host. */
+  diskSampleQuote: (hostId: string | undefined) => ['quote', 'diskSample', hostId] as const,
+};
+
 /** The catalogue changes rarely; capacity does, so lists that show free cards refresh sooner. */
 const STATIC = 5 * 60_000;
 const LIVE = 20_000;
 
 export const catalogueQueries = {
   promotion: () =>
-    queryOptions({ queryKey: ['catalogue', 'promotion'], queryFn: ({ signal }) => catalogueApi.promotion(signal), staleTime: STATIC }),
+    queryOptions({ queryKey: CATALOGUE_KEYS.promotion, queryFn: ({ signal }) => catalogueApi.promotion(signal), staleTime: STATIC }),
   gpuList: (params: GpuListParams) =>
     queryOptions({
-      queryKey: ['catalogue', 'gpuList', params],
+      queryKey: CATALOGUE_KEYS.gpuList(params),
       queryFn: ({ signal }) => catalogueApi.gpuList(params, signal),
       staleTime: LIVE,
     }),
   regions: (category: InstanceCategory) =>
     queryOptions({
-      queryKey: ['catalogue', 'regions', category],
+      queryKey: CATALOGUE_KEYS.regions(category),
       queryFn: ({ signal }) => catalogueApi.regions(category, signal),
       staleTime: STATIC,
     }),
   gpuTypes: () =>
-    queryOptions({ queryKey: ['catalogue', 'gpuTypes'], queryFn: ({ signal }) => catalogueApi.gpuTypes(signal), staleTime: LIVE }),
+    queryOptions({ queryKey: CATALOGUE_KEYS.gpuTypes, queryFn: ({ signal }) => catalogueApi.gpuTypes(signal), staleTime: LIVE }),
   availableGpuTypes: (q: { regionId?: string; roomId?: string }) =>
     queryOptions({
-      queryKey: ['catalogue', 'availableGpuTypes', q],
+      queryKey: CATALOGUE_KEYS.availableGpuTypes(q),
       queryFn: ({ signal }) => catalogueApi.availableGpuTypes({ ...q, gpuCount: 1 }, signal),
       staleTime: LIVE,
     }),
   regionRecommend: (q: { category: InstanceCategory; gpuTypeId?: string; sizeId?: string }) =>
     queryOptions({
-      queryKey: ['catalogue', 'regionRecommend', q],
+      queryKey: CATALOGUE_KEYS.regionRecommend(q),
       queryFn: ({ signal }) => catalogueApi.regionRecommend(q, signal),
       staleTime: STATIC,
     }),
   gpuImages: (gpuTypeId: string | undefined) =>
     queryOptions({
-      queryKey: ['catalogue', 'gpuImages', gpuTypeId],
+      queryKey: CATALOGUE_KEYS.gpuImages(gpuTypeId),
       queryFn: ({ signal }) => catalogueApi.gpuImages(gpuTypeId, signal),
       staleTime: STATIC,
     }),
   images: (category: SizeCategory) =>
-    queryOptions({ queryKey: ['catalogue', 'images', category], queryFn: ({ signal }) => catalogueApi.images(category, signal), staleTime: STATIC }),
+    queryOptions({ queryKey: CATALOGUE_KEYS.images(category), queryFn: ({ signal }) => catalogueApi.images(category, signal), staleTime: STATIC }),
   sizes: (params: SizesParams) =>
-    queryOptions({ queryKey: ['catalogue', 'sizes', params], queryFn: ({ signal }) => catalogueApi.sizes(params, signal), staleTime: LIVE }),
+    queryOptions({ queryKey: CATALOGUE_KEYS.sizes(params), queryFn: ({ signal }) => catalogueApi.sizes(params, signal), staleTime: LIVE }),
   usableVouchers: (category: InstanceCategory) =>
     queryOptions({
-      // Not ORDER_KEYS.vouchers: that cache holds the { items } answer of the pay dialog, this one the
-      // bare list; both live on one page (the purchase page opens the pay dialog). ['vouchers'] still refreshes both.
-      queryKey: ['vouchers', 'purchase', category],
+      queryKey: CATALOGUE_KEYS.purchaseVouchers(category),
       queryFn: ({ signal }) => catalogueApi.usableVouchers(category, signal),
       staleTime: 30_000,
     }),
   applications: (params: ApplicationsParams) =>
     queryOptions({
-      queryKey: ['catalogue', 'applications', params],
+      queryKey: CATALOGUE_KEYS.applications(params),
       queryFn: ({ signal }) => catalogueApi.applications(params, signal),
       staleTime: STATIC,
     }),

@@ -1,7 +1,7 @@
-import { API, ERRORS, PAGE, SILENT_CODES, type User } from '@console/contract';
+import { API, PAGE, SILENT_CODES, type User } from '@console/contract';
 import { isCertified } from '../auth/permissions';
 import { session } from '../session/store';
-import { ApiError, CLIENT_MESSAGES } from './errors';
+import { ApiError, CLIENT_MESSAGES, isApiError } from './errors';
 import { http, type HttpOptions, type Query } from './http';
 import { getApiUi, type ApiUi } from './ui';
 
@@ -44,8 +44,8 @@ export function reactToError(error: ApiError, ui: ApiUi, { silent = false }: { s
   if (error.kind === 'canceled') return; // the caller gave up on purpose (unmount, new search)
   if (error.status === 401) return endSession(error, ui);
   if (silent || (error.code !== undefined && SILENT_CODES.includes(error.code))) return;
-  if (error.code === ERRORS.CERTIFICATION_REQUIRED.code) return showRealNameDialog(ui);
-  if (error.code === ERRORS.UNPAID_ORDER_EXISTS.code) {
+  if (isApiError(error, 'CERTIFICATION_REQUIRED')) return showRealNameDialog(ui);
+  if (isApiError(error, 'UNPAID_ORDER_EXISTS')) {
     return ui.error(
       <span>
         {error.message}

@@ -1,3 +1,5 @@
+import { ERRORS, type ErrorCode, type ErrorName } from '@console/contract';
+
 /** Why a call failed: the server said no (`http`), or it never got a usable answer. */
 export type ApiErrorKind = 'http' | 'network' | 'timeout' | 'canceled' | 'protocol' | 'params';
 
@@ -25,6 +27,13 @@ export class ApiError extends Error {
   }
 }
 
-export function isApiError(e: unknown): e is ApiError {
-  return e instanceof ApiError;
+/**
+ * Whether `e` is what a failed call throws; given names from the catalogue, whether it carries one
+ * of those errors. Codes are compared through the catalogue's names, never as bare numbers.
+ */
+export function isApiError(e: unknown): e is ApiError;
+export function isApiError(e: unknown, ...names: ErrorName[]): e is ApiError & { readonly code: ErrorCode };
+export function isApiError(e: unknown, ...names: ErrorName[]): boolean {
+  if (!(e instanceof ApiError)) return false;
+  return names.length === 0 || names.some((name) => ERRORS[name].code === e.code);
 }

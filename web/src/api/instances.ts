@@ -8,7 +8,6 @@ import {
   type Instance,
   type InstanceAction,
   type InstanceCategory,
-  type InstanceOperation,
   type InstanceStatus,
   type MigrationTarget,
   type Order,
@@ -16,16 +15,10 @@ import {
   type PrepaidRefundResult,
   type Quote,
   type RenewInstanceRequest,
-  type instanceOperationPageSchema,
-  type instancePageSchema,
+  type InstanceOperationPage,
+  type InstancePage,
 } from '@console/contract';
-// Type-only: the contract exports these schemas but not their inferred types.
-import type { z } from 'zod';
 import { api } from './client';
-
-export type { Instance, InstanceAction, InstanceOperation };
-export type InstancePage = z.infer<typeof instancePageSchema>;
-export type OperationPage = z.infer<typeof instanceOperationPageSchema>;
 
 /** What an instance list is narrowed by: category and status travel in `filterBy`, the search on its own. */
 export interface InstanceFilter {
@@ -117,5 +110,5 @@ export const instancesApi = {
   /** A prepaid upgrade answers an Unpaid TrafficUpgrade order; anything else is under way already (order null). */
   changeBandwidth: (id: string, bandwidthMbps: number) => api.post<ChangeBandwidthResponse>(API.instanceBandwidth, { id, bandwidthMbps }),
   logs: (q: { filter: OperationFilter; page: number; pageSize: number }, signal?: AbortSignal) =>
-    api.get<OperationPage>(API.operationLogs, { filterBy: operationFilterBy(q.filter) || undefined, page: q.page, pageSize: q.pageSize }, { signal }),
+    api.get<InstanceOperationPage>(API.operationLogs, { filterBy: operationFilterBy(q.filter) || undefined, page: q.page, pageSize: q.pageSize }, { signal }),
 };

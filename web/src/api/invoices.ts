@@ -1,22 +1,5 @@
-import {
-  API,
-  type Invoice,
-  type Invoiceable,
-  type InvoiceRequest,
-  type InvoiceStatus,
-  type invoicePageSchema,
-  type operatorInvoicePageSchema,
-  type operatorInvoiceSchema,
-} from '@console/contract';
-// Type-only: the contract exports the page schemas but not their inferred types.
-import type { z } from 'zod';
+import { API, type Invoice, type Invoiceable, type InvoicePage, type InvoiceRequest, type InvoiceStatus, type OperatorInvoicePage } from '@console/contract';
 import { api } from './client';
-
-export type { Invoice, Invoiceable, InvoiceRequest };
-export type InvoicePage = z.infer<typeof invoicePageSchema>;
-/** A request as the operator sees it: whose it is. */
-export type OperatorInvoice = z.infer<typeof operatorInvoiceSchema>;
-export type OperatorInvoicePage = z.infer<typeof operatorInvoicePageSchema>;
 
 /** Query keys of the invoice views: a request, a cancellation or an operator's decision changes them all. */
 export const INVOICE_KEYS = {

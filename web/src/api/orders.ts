@@ -2,36 +2,24 @@ import {
   API,
   formatFilterBy,
   orderPath,
+  type GpuOrderRequest,
   type Order,
   type OrderKind,
+  type OrderPage,
+  type OrderPayStatus,
+  type OrderQr,
   type OrderStatus,
   type OrderType,
   type PayOrderRequest,
+  type ResourcePackage,
   type ResourceProduct,
+  type SizeOrderRequest,
   type Voucher,
-  type gpuOrderRequestSchema,
-  type orderPageSchema,
-  type orderPayStatusSchema,
-  type orderQrSchema,
-  type resourcePackageSchema,
-  type sizeOrderRequestSchema,
 } from '@console/contract';
-// Type-only: the contract exports these schemas but not their inferred types.
-import type { z } from 'zod';
 import { session } from '../session/store';
 import { api, reactToError } from './client';
 import { ApiError, CLIENT_MESSAGES } from './errors';
 import { getApiUi } from './ui';
-
-export type { Order, OrderKind, ResourceProduct };
-export type OrderPage = z.infer<typeof orderPageSchema>;
-export type OrderPayStatus = z.infer<typeof orderPayStatusSchema>;
-export type OrderQr = z.infer<typeof orderQrSchema>;
-export type ResourcePackage = z.infer<typeof resourcePackageSchema>;
-/** A GPU instance or image application order: the GPU quote request plus the instance name. */
-export type GpuOrderRequest = z.input<typeof gpuOrderRequestSchema>;
-/** A CPU / cloud desktop / e-commerce / cloud game order: the size quote request plus the instance name. */
-export type SizeOrderRequest = z.input<typeof sizeOrderRequestSchema>;
 
 /**
  * What the bill list can be narrowed by; travels as one `filterBy` string (spec §3). A list means
@@ -50,6 +38,10 @@ export const ORDER_KEYS = {
   list: (filter: OrderFilter, page: number, pageSize: number) => ['orders', 'list', filter, page, pageSize] as const,
   unpaid: ['orders', 'unpaid'] as const,
   one: (uid: string) => ['orders', 'one', uid] as const,
+  /** An order looked for under each kind in turn (a link that does not say which). */
+  lookup: (uid: string, kinds: readonly OrderKind[]) => ['orders', 'one', uid, 'lookup', kinds.join(',')] as const,
+  /** The payment of one order (GET …/pay), polled while a QR code is shown or the delivery runs. */
+  payStatus: (uid: string) => ['orders', 'pay', uid] as const,
   packages: ['resource', 'packages'] as const,
   products: ['resource', 'products'] as const,
   vouchers: (category: string) => ['vouchers', 'usable', category] as const,
@@ -78,7 +70,7 @@ export const ordersApi = {
   /**
    * New instance orders; the server prices them again. Post-paid cycles (Usage/Hour) answer an
    * order already billing (status Time) whose instance is being created; Day/Week/Month answer an
-   * Unpaid order to pay. Silent: the purchase page offers a recharge on 40011001 and hands every
+   * Unpaid order to pay. Silent: the purchase page offers a recharge on INSUFFICIENT_BALANCE and hands every
    * other failure back to the request layer.
    */
   createGpuOrder: (body: GpuOrderRequest) => api.post<Order>(API.gpuOrderCreate, body, { silent: true }),

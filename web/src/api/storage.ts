@@ -10,8 +10,6 @@ import {
 } from '@console/contract';
 import { api } from './client';
 
-export type { DataDiskPage, DiskExpansionQuote, SharedImage, UserImage, UserImagePage };
-
 /** Query keys: a change to an image refreshes `images`; an expansion refreshes `disks` (and the instances). */
 export const STORAGE_KEYS = {
   images: ['userImages'] as const,

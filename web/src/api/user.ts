@@ -1,21 +1,21 @@
 import {
   API,
   type AuthResult,
-  type codeSentSchema,
+  type CodeSent,
   type LoginRequest,
-  type outboxResponseSchema,
-  type registerSchema,
+  type OutboxResponse,
+  type RegisterRequest,
   type SmsCodeRequest,
   type User,
   type UserInfo,
 } from '@console/contract';
-// Type-only: the contract exports these schemas but not their inferred types.
-import type { z } from 'zod';
 import { api } from './client';
 
-export type CodeSent = z.infer<typeof codeSentSchema>;
-export type RegisterRequest = z.infer<typeof registerSchema>;
-export type Outbox = z.infer<typeof outboxResponseSchema>;
+/** Query keys: me/info, one per session token (another login must not see the last one's user). */
+export const USER_KEYS = {
+  me: ['me'] as const,
+  meOf: (token: string | null) => ['me', token] as const,
+};
 
 export const userApi = {
   sendSmsCode: (body: SmsCodeRequest) => api.post<CodeSent>(API.smsCode, body),
@@ -34,5 +34,5 @@ export const userApi = {
     return api.put<User>(API.meLogo, form, { successMessage: '头像已更新' });
   },
   /** Dev-only: the codes the embedded SMS driver "sent" (newest first). */
-  devOutbox: (to: string) => api.get<Outbox>(API.devOutbox, { to }, { silent: true }),
+  devOutbox: (to: string) => api.get<OutboxResponse>(API.devOutbox, { to }, { silent: true }),
 };

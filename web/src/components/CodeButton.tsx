@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { App, Button } from 'antd';
-import { userApi, type CodeSent } from '../api/user';
+import { userApi } from '../api/user';
+import type { CodeSent } from '@console/contract';
 
 const DEFAULT_RESEND_SECONDS = 60;
 
@@ -33,7 +34,7 @@ export function CodeButton({ getTarget, send }: { getTarget: () => Promise<strin
       message.success('验证码已发送');
       if (import.meta.env.DEV) void showDevCode(target);
     } catch {
-      // the request layer has shown the reason (e.g. 42900001 too frequent)
+      // the request layer has shown the reason (e.g. CODE_TOO_FREQUENT)
     } finally {
       setSending(false);
     }

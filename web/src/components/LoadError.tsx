@@ -1,10 +1,10 @@
-import { Button, Result } from 'antd';
+import { Button } from 'antd';
+import { ErrorResult } from '../routing/ErrorResult';
 
 /** A fetch failed: say so and let the user try again. */
 export function LoadError({ error, onRetry }: { error: unknown; onRetry: () => void }) {
   return (
-    <Result
-      status="error"
+    <ErrorResult
       title="加载失败"
       subTitle={error instanceof Error ? error.message : '请稍后重试'}
       extra={

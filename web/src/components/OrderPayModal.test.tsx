@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { QueryClient } from '@tanstack/react-query';
-import { MemoryRouter } from 'react-router';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import type { Order } from '@console/contract';
-import { AppProviders } from '../app/AppProviders';
-import { callsTo, costServer, json, order, user, voucher } from '../pages/cost/cost.fixtures';
+import { callsTo, json } from '../test/http';
+import { renderWithProviders } from '../test/render';
+import { user } from '../test/fixtures/user';
+import { costServer, order, voucher } from '../test/fixtures/cost';
 import { session } from '../session/store';
 import { OrderPayModal } from './OrderPayModal';
 
@@ -16,13 +16,7 @@ function renderModal(o: Order, voucherId?: string) {
   const onClose = vi.fn();
   const onPaid = vi.fn();
   const onSettled = vi.fn();
-  render(
-    <AppProviders queryClient={new QueryClient({ defaultOptions: { queries: { retry: false } } })}>
-      <MemoryRouter>
-        <OrderPayModal order={o} onClose={onClose} onPaid={onPaid} onSettled={onSettled} voucherId={voucherId} />
-      </MemoryRouter>
-    </AppProviders>,
-  );
+  renderWithProviders(<OrderPayModal order={o} onClose={onClose} onPaid={onPaid} onSettled={onSettled} voucherId={voucherId} />);
   return { onClose, onPaid, onSettled };
 }
 

@@ -1,22 +1,19 @@
 import { useEffect, useMemo, useState } from 'react';
-import { Alert, App, Button, Flex, Modal, QRCode, Radio, Result, Select, Skeleton, Spin, Typography } from 'antd';
-import { AlipayCircleOutlined, WalletOutlined, WechatOutlined } from '@ant-design/icons';
+import { Alert, App, Button, Flex, Modal, Radio, Result, Select, Skeleton, Spin, theme, Typography } from 'antd';
+import { WalletOutlined } from '@ant-design/icons';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
-import { OrderStatus, PAGE, formatYuan, type Order, type OrderStatus as Status, type PaymentMethod, type Voucher } from '@console/contract';
-import { ORDER_KEYS, ordersApi, type OrderPayStatus, type OrderQr } from '../api/orders';
-import { categoryLabel, formatCountdown, invalidateOrderViews, paySourceLabel, useCancelOrder, useSecondsLeft } from './orderViews';
+import { OrderStatus, PAGE, formatYuan, roundUpToFen, type Order, type OrderStatus as Status, type PaymentMethod, type Voucher, type OrderPayStatus, type OrderQr } from '@console/contract';
+import { ORDER_KEYS, ordersApi } from '../api/orders';
+import { categoryLabel, formatCountdown, invalidateOrderViews, paySourceLabel, useCancelOrder } from './orderViews';
+import { QrClosed, QrPayPanel, useQrPayment, WALLET_LABEL, WalletOptions } from './QrPayPanel';
 import { useMoneyQuery } from '../session/useSession';
 
-const POLL_MS = 2000;
 /** While an order is in one of these, its payment is still under way: keep asking. */
 const IN_PROGRESS: readonly Status[] = ['Unpaid', 'Paid'];
 
-const WALLET: Record<'Alipay' | 'Wechat', string> = { Alipay: '支付宝', Wechat: '微信' };
-
 /** Gateways move whole fen: the server rounds what is left after the voucher up to 0.01 yuan. */
-const roundUpToFen = (units: bigint) => ((units + 99n) / 100n) * 100n;
 
 export interface OrderPayModalProps {
   order: Order;
@@ -44,18 +41,20 @@ export function OrderPayModal({ order, onClose, onPaid, onSettled, voucherId: in
   const [answered, setAnswered] = useState<Status | null>(order.status === 'Unpaid' ? null : order.status);
   const [waiting, setWaiting] = useState(false);
 
-  const statusKey = ['orders', 'pay', order.orderUid];
+  const statusKey = ORDER_KEYS.payStatus(order.orderUid);
   // GET …/pay: asked once on opening (a QR opened earlier is picked up again, a stale order shows
   // where it really is), then every 2 s while a QR is shown or the delivery is under way.
-  const poll = useQuery({
+  const payment = useQrPayment({
     queryKey: statusKey,
-    queryFn: ({ signal }) => ordersApi.payStatus(order, signal),
+    queryFn: (signal) => ordersApi.payStatus(order, signal),
     enabled: answered === null,
-    refetchInterval: (q) => {
-      const s = q.state.data?.status ?? 'Unpaid';
-      return IN_PROGRESS.includes(s) && (qr !== null || waiting || s === 'Paid') ? POLL_MS : false;
+    pollWhile: (data) => {
+      const s = data?.status ?? 'Unpaid';
+      return IN_PROGRESS.includes(s) && (qr !== null || waiting || s === 'Paid');
     },
+    expiresAt: order.expiresAt,
   });
+  const poll = payment.query;
   const polled = poll.data?.status;
   const done: Status | null = answered ?? (polled && !IN_PROGRESS.includes(polled) ? polled : null);
   const delivering = !done && (waiting || (polled === 'Paid' && qr === null));
@@ -81,22 +80,15 @@ export function OrderPayModal({ order, onClose, onPaid, onSettled, voucherId: in
     onSettled?.('Cancelled');
     onClose();
   });
-  const left = useSecondsLeft(order.expiresAt);
-  const timedOut = !done && left === 0;
+  const left = payment.secondsLeft;
+  const timedOut = !done && payment.expired;
 
   let body;
   if (done) body = <PayOutcome order={order} status={done} onClose={onClose} />;
   else if (timedOut) body = <PayOutcome order={order} status="Expired" onClose={onClose} />;
   else if (qr)
     body = (
-      <QrStep
-        qr={qr}
-        status={poll.data}
-        left={left}
-        checking={poll.isFetching}
-        onCheck={() => void poll.refetch()}
-        onBack={() => setQr(null)}
-      />
+      <QrStep qr={qr} status={poll.data} left={left} checking={payment.checking} onCheck={payment.check} onBack={() => setQr(null)} />
     );
   else
     body = (
@@ -145,6 +137,7 @@ function ChooseStep({
   cancelling: boolean;
 }) {
   const { modal } = App.useApp();
+  const { token } = theme.useToken();
   const money = useMoneyQuery();
   const vouchers = useQuery({ queryKey: ORDER_KEYS.vouchers(order.category), queryFn: ({ signal }) => ordersApi.usableVouchers(order.category, signal) });
   const [picked, setVoucherId] = useState<string | undefined>(initialVoucherId);
@@ -217,14 +210,9 @@ function ChooseStep({
         <span className="pay-label">支付方式</span>
         <Radio.Group value={method} onChange={(e) => setMethod(e.target.value as PaymentMethod)} className="pay-methods">
           <Radio.Button value="Balance">
-            <WalletOutlined style={{ color: '#722ed1' }} /> 余额
+            <WalletOutlined style={{ color: token.colorPrimary }} /> 余额
           </Radio.Button>
-          <Radio.Button value="Alipay" disabled={gatewayImpossible}>
-            <AlipayCircleOutlined style={{ color: '#1677ff' }} /> 支付宝
-          </Radio.Button>
-          <Radio.Button value="Wechat" disabled={gatewayImpossible}>
-            <WechatOutlined style={{ color: '#52c41a' }} /> 微信支付
-          </Radio.Button>
+          <WalletOptions disabled={gatewayImpossible} />
         </Radio.Group>
       </div>
       <div className="pay-row pay-row-note">
@@ -238,7 +226,7 @@ function ChooseStep({
                 : '余额暂不可用'
             : gatewayImpossible
               ? '代金券已抵扣全部金额，请使用余额支付'
-              : `使用${WALLET[method]}扫码支付，款项到账后自动完成订单`}
+              : `使用${WALLET_LABEL[method]}扫码支付，款项到账后自动完成订单`}
         </Typography.Text>
       </div>
 
@@ -283,7 +271,7 @@ function ChooseStep({
           取消订单
         </Button>
         <Button type="primary" size="large" loading={pay.isPending} disabled={short > 0n || (method !== 'Balance' && gatewayImpossible)} onClick={submit}>
-          {method === 'Balance' ? `余额支付 ¥${formatYuan(due)}` : `${WALLET[method]}扫码支付 ¥${formatYuan(due)}`}
+          {method === 'Balance' ? `余额支付 ¥${formatYuan(due)}` : `${WALLET_LABEL[method]}扫码支付 ¥${formatYuan(due)}`}
         </Button>
       </Flex>
     </Flex>
@@ -315,7 +303,6 @@ function QrStep({
   onCheck: () => void;
   onBack: () => void;
 }) {
-  const wallet = WALLET[qr.method];
   const current = status?.payment ?? qr;
   if (status?.status === 'Paid') {
     return (
@@ -327,47 +314,22 @@ function QrStep({
   }
   if (current.status === 'Closed' || !current.qrContent) {
     return (
-      <Result
-        status="warning"
+      <QrClosed
         title="二维码已失效"
         subTitle="如已付款，款项会在确认后自动到账并完成订单；未付款请重新选择支付方式。"
-        extra={<Button onClick={onBack}>重新选择支付方式</Button>}
+        action={<Button onClick={onBack}>重新选择支付方式</Button>}
       />
     );
   }
   return (
-    <Flex vertical align="center" gap={12}>
-      <Typography.Text>
-        应付金额{' '}
-        <Typography.Text strong style={{ fontSize: 24, color: '#722ed1' }}>
-          ¥{formatYuan(current.amount)}
-        </Typography.Text>
-      </Typography.Text>
-      <QRCode value={current.qrContent} size={200} aria-label="支付二维码" />
-      <Typography.Text type="secondary">
-        请用{wallet}扫码支付，{formatCountdown(left)}内有效
-      </Typography.Text>
-      <SandboxHint qrContent={current.qrContent} />
-      <Flex gap={8}>
-        <Button onClick={onBack}>更换支付方式</Button>
-        <Button type="primary" onClick={onCheck} loading={checking}>
-          我已支付
-        </Button>
-      </Flex>
-    </Flex>
-  );
-}
-
-/** The embedded sandbox gateway's QR points at a page of this server: offer it as a link too. */
-function SandboxHint({ qrContent }: { qrContent: string }) {
-  if (!qrContent.includes('/dev/pay/sandbox/')) return null;
-  return (
-    <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-      当前为内置沙箱支付：
-      <a href={qrContent} target="_blank" rel="noreferrer">
-        打开沙箱支付页
-      </a>
-    </Typography.Text>
+    <QrPayPanel
+      payment={{ method: current.method, amount: current.amount, qrContent: current.qrContent }}
+      secondsLeft={left}
+      verb="支付"
+      checking={checking}
+      onCheck={onCheck}
+      otherAction={<Button onClick={onBack}>更换支付方式</Button>}
+    />
   );
 }
 

@@ -1,17 +1,10 @@
 import type { ReactNode } from 'react';
-import { Alert, Button, Card, Empty, Flex, Table, type TableProps } from 'antd';
-import { ReloadOutlined } from '@ant-design/icons';
-import { keepPreviousData, useQuery, type QueryKey } from '@tanstack/react-query';
+import { Alert, Button, Card, Empty, Flex, type TableProps } from 'antd';
+import type { QueryKey } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { PAGE_SIZES, useUrlPaging, type Paging } from '../routing/useUrlPaging';
-import { LoadError } from './LoadError';
+import { useUrlPaging, type Paging } from '../routing/useUrlPaging';
+import { PagedTable, RefreshButton, usePagedQuery, type ListPage } from './PagedTable';
 import { PageFrame } from './PageFrame';
-
-/** One page of a server-paged list (DESIGN.md: `{ items, total, page, pageSize }`). */
-export interface ListPage<T> {
-  items: T[];
-  total: number;
-}
 
 export interface PagedListPageProps<T extends object, P extends ListPage<T>> {
   /** The query key of one page. */
@@ -30,57 +23,45 @@ export interface PagedListPageProps<T extends object, P extends ListPage<T>> {
   children?: ReactNode;
 }
 
-/**
- * A console page that is one server-paged table: header with refresh, a notice, the table (its own
- * loading, empty and error states), paging in the URL.
- */
-export function PagedListPage<T extends object, P extends ListPage<T>>({ queryKey, queryFn, poll, notice, empty, unit, table, children }: PagedListPageProps<T, P>) {
+/** A console page that is one server-paged table: header with refresh, a notice, the table, paging in the URL. */
+export function PagedListPage<T extends object, P extends ListPage<T>>({
+  queryKey,
+  queryFn,
+  poll,
+  notice,
+  empty,
+  unit,
+  table,
+  children,
+}: PagedListPageProps<T, P>) {
   const { paging, set } = useUrlPaging();
-  const list = useQuery({
+  const list = usePagedQuery({
     queryKey: queryKey(paging.page, paging.pageSize),
-    queryFn: ({ signal }) => queryFn(paging, signal),
-    placeholderData: keepPreviousData,
-    refetchInterval: (q) => (poll && q.state.status !== 'error' && q.state.data?.items.some(poll.busy) ? poll.ms : false),
+    queryFn: (signal) => queryFn(paging, signal),
+    // Not after a failed refresh: the user retries.
+    refetchInterval: poll && ((data, failed) => (!failed && data?.items.some(poll.busy) ? poll.ms : false)),
   });
-  const data = list.data;
-  const { title, description } = notice(data);
+  const { title, description } = notice(list.data);
 
   return (
-    <PageFrame extra={<Button icon={<ReloadOutlined />} onClick={() => void list.refetch()} loading={list.isFetching && !list.isPending} aria-label="刷新" />}>
+    <PageFrame extra={<RefreshButton list={list} />}>
       <Card>
         <Flex vertical gap={16}>
           <Alert type="info" showIcon title={title} description={description} />
-          {list.isError && !data ? (
-            <LoadError error={list.error} onRetry={() => void list.refetch()} />
-          ) : (
-            <Table<T>
-              {...table}
-              loading={list.isPending || (list.isFetching && list.isPlaceholderData)}
-              dataSource={data?.items}
-              tableLayout="fixed"
-              locale={{
-                emptyText: (
-                  <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={empty.text}>
-                    <Link to={empty.to}>
-                      <Button type="primary">{empty.action}</Button>
-                    </Link>
-                  </Empty>
-                ),
-              }}
-              pagination={{
-                current: paging.page,
-                pageSize: paging.pageSize,
-                total: data?.total ?? 0,
-                showSizeChanger: true,
-                pageSizeOptions: PAGE_SIZES,
-                showTotal: (t) => `共 ${t} ${unit}`,
-                onChange: set,
-              }}
-            />
-          )}
+          <PagedTable<T> {...table} list={list} paging={paging} onPage={set} unit={unit} empty={<EmptyWithAction {...empty} />} />
         </Flex>
       </Card>
       {children}
     </PageFrame>
+  );
+}
+
+function EmptyWithAction({ text, to, action }: { text: string; to: string; action: string }) {
+  return (
+    <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={text}>
+      <Link to={to}>
+        <Button type="primary">{action}</Button>
+      </Link>
+    </Empty>
   );
 }

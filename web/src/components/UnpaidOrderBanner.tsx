@@ -8,7 +8,7 @@ import { OrderPayModal } from './OrderPayModal';
 import { formatCountdown, orderDetailPath, useCancelOrder, useSecondsLeft } from './orderViews';
 
 /**
- * An account has at most one unpaid order (a second is refused with 40011007): when it exists,
+ * An account has at most one unpaid order (a second is refused with UNPAID_ORDER_EXISTS): when it exists,
  * say so where the user buys or looks at bills, with 去支付 and 取消订单 at hand.
  */
 export function UnpaidOrderBanner() {

@@ -3,8 +3,8 @@
  * where an order's detail lives, and the confirmed cancel of an unpaid order.
  */
 import { useEffect, useState } from 'react';
-import { App, Table, Tag, Typography } from 'antd';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { App, Tag, Typography } from 'antd';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
 import {
@@ -13,14 +13,18 @@ import {
   OrderStatusColor,
   PAGE,
   formatYuan,
+  PaymentMethod,
   type InstanceCategory as Category,
   type Order,
   type OrderStatus as Status,
+  type StatementKind,
+  type StatementPage,
 } from '@console/contract';
-import { billingApi, type StatementKind, type StatementPage } from '../api/billing';
+import { BILLING_KEYS, billingApi } from '../api/billing';
 import { ORDER_KEYS, ordersApi } from '../api/orders';
-import { LoadError } from './LoadError';
-import { ME_QUERY_KEY, MONEY_QUERY_KEY } from '../session/useSession';
+import { USER_KEYS } from '../api/user';
+import { useUrlPaging } from '../routing/useUrlPaging';
+import { PagedTable, usePagedQuery } from './PagedTable';
 
 export const TIME_FORMAT = 'YYYY-MM-DD HH:mm:ss';
 export const formatTime = (iso: string | null | undefined) => (iso ? dayjs(iso).format(TIME_FORMAT) : '--');
@@ -46,7 +50,7 @@ export const PAY_SOURCE_LABEL: Record<Order['paid'][number]['source'], string> =
 
 /** A payment part as the payer knows it: a QR payment lands as cash and is spent at once, so it reads as that wallet. */
 export function paySourceLabel(source: Order['paid'][number]['source'], payMethod: Order['payMethod']): string {
-  if (source === 'cash' && (payMethod === 'Alipay' || payMethod === 'Wechat')) return payMethod === 'Alipay' ? '支付宝' : '微信支付';
+  if (source === 'cash' && (payMethod === 'Alipay' || payMethod === 'Wechat')) return PaymentMethod.label(payMethod);
   return PAY_SOURCE_LABEL[source];
 }
 
@@ -101,7 +105,7 @@ export function formatQuantity(quantity: string, unit: string): string {
 /** Everything a paid, cancelled or expired order changes on screen. */
 export function invalidateOrderViews(queryClient: ReturnType<typeof useQueryClient>) {
   // me/info carries the gift fields (remain, expiry) the header shows: refresh it with the balance.
-  for (const queryKey of [MONEY_QUERY_KEY, ME_QUERY_KEY, ORDER_KEYS.all, ORDER_KEYS.packages, ['vouchers'], ['statement'], ['gifts']]) {
+  for (const queryKey of [BILLING_KEYS.money, USER_KEYS.me, ORDER_KEYS.all, ORDER_KEYS.packages, BILLING_KEYS.vouchers, BILLING_KEYS.statements, BILLING_KEYS.gifts]) {
     void queryClient.invalidateQueries({ queryKey });
   }
 }
@@ -141,24 +145,25 @@ export const TRANSFER_LABEL: Record<string, string> = {
 
 type Entry = StatementPage['items'][number];
 
-/** One account's ledger entries, paged by the server. Give it `key={kind}` to start a new account at page 1. */
-export function StatementTable({ kind, emptyText, pageSize = 10 }: { kind: StatementKind; emptyText: string; pageSize?: number }) {
-  const [page, setPage] = useState(1);
-  const list = useQuery({
-    queryKey: ['statement', kind, page, pageSize],
-    queryFn: ({ signal }) => billingApi.statement({ kind, page, pageSize }, signal),
-    // Paging keeps the rows on screen until the next page arrives.
-    placeholderData: (previous) => previous,
+/**
+ * One account's ledger entries, paged by the server. Each account keeps its own page in the URL
+ * (`?giftPage=2`), so switching accounts starts the other one where it was left.
+ */
+export function StatementTable({ kind, emptyText }: { kind: StatementKind; emptyText: string }) {
+  const { paging, set } = useUrlPaging({ key: kind });
+  const list = usePagedQuery({
+    queryKey: BILLING_KEYS.statement(kind, paging.page, paging.pageSize),
+    queryFn: (signal) => billingApi.statement({ kind, ...paging }, signal),
   });
-  if (list.isError) return <LoadError error={list.error} onRetry={() => void list.refetch()} />;
   return (
-    <Table<Entry>
+    <PagedTable<Entry>
+      list={list}
+      paging={paging}
+      onPage={set}
+      empty={emptyText}
       rowKey="id"
-      loading={list.isFetching}
-      dataSource={list.data?.items}
-      locale={{ emptyText }}
+      tableLayout="auto"
       scroll={{ x: 760 }}
-      pagination={{ current: page, pageSize, total: list.data?.total ?? 0, onChange: setPage, showTotal: (t) => `共 ${t} 条`, showSizeChanger: false, hideOnSinglePage: false }}
       columns={[
         { title: '时间', dataIndex: 'createdAt', width: 180, render: (v: string) => formatTime(v) },
         { title: '类型', dataIndex: 'kind', width: 120, render: (k: string) => TRANSFER_LABEL[k] ?? k },

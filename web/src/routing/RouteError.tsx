@@ -1,7 +1,8 @@
-import { Button, Result } from 'antd';
+import { Button } from 'antd';
 import { isRouteErrorResponse, useLocation, useRouteError } from 'react-router';
 import { PageLoading } from '../components/PageLoading';
 import { isChunkLoadError, reloadOnceAt } from './chunkReload';
+import { ErrorResult } from './ErrorResult';
 
 /** Error boundary of every route. */
 export function RouteError() {
@@ -16,11 +17,10 @@ export function ErrorView({ error }: { error: unknown }) {
 
   if (chunkError && reloadOnceAt(target)) return <PageLoading />;
   if (isRouteErrorResponse(error) && error.status === 404) {
-    return <Result status="404" title="页面不存在" extra={<Button href="/">返回首页</Button>} />;
+    return <ErrorResult notFound title="页面不存在" extra={<Button href="/">返回首页</Button>} />;
   }
   return (
-    <Result
-      status="error"
+    <ErrorResult
       title={chunkError ? '页面加载失败' : '页面出错了'}
       subTitle={chunkError ? '请检查网络后刷新重试。' : '请刷新重试，如果问题持续存在，请联系客服。'}
       extra={[

@@ -1,12 +1,9 @@
 import { useSyncExternalStore } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { moneySchema, type AuthResult, type User } from '@console/contract';
-import { billingApi } from '../api/billing';
-import { userApi } from '../api/user';
+import { isMoneyUnits, type AuthResult, type User } from '@console/contract';
+import { BILLING_KEYS, billingApi } from '../api/billing';
+import { USER_KEYS, userApi } from '../api/user';
 import { session } from './store';
-
-export const ME_QUERY_KEY = ['me'] as const;
-export const MONEY_QUERY_KEY = ['money'] as const;
 
 /** The session as React state: re-renders on login, logout, user refresh and other tabs. */
 export function useSession() {
@@ -32,7 +29,7 @@ export function useSession() {
 /** me/info for one token; keeps the localStorage copy current. Shared by the hook and the guard. */
 export function meQueryOptions(token: string | null) {
   return {
-    queryKey: [...ME_QUERY_KEY, token] as const,
+    queryKey: USER_KEYS.meOf(token),
     queryFn: async ({ signal }: { signal?: AbortSignal }): Promise<User> => {
       const user = await userApi.me(signal);
       session.setUser(user);
@@ -52,12 +49,12 @@ export function useMeQuery() {
 export function useMoneyQuery() {
   const token = useSyncExternalStore(session.subscribe, session.getToken);
   return useQuery({
-    queryKey: [...MONEY_QUERY_KEY, token],
+    queryKey: BILLING_KEYS.moneyOf(token),
     queryFn: async ({ signal }) => {
       try {
         const money = await billingApi.money(signal);
         // A malformed figure must show '--', not crash the header or show a guess.
-        if (!moneySchema.safeParse(money?.cash).success) throw new Error('余额数据格式不正确');
+        if (!isMoneyUnits(money?.cash)) throw new Error('余额数据格式不正确');
         session.setCash(money.cash);
         return money;
       } catch (e) {

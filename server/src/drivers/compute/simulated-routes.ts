@@ -14,9 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { API } from '@console/contract';
-import { eq } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
-import { instances } from '../../modules/instances/schema.js';
+import type { InstanceAccess } from '../../modules/instances/index.js';
 import { AppError } from '../../http/errors.js';
 import type { SimulatedComputeDriver } from './simulated.js';
 
@@ -29,7 +27,8 @@ const faultSchema = z.object({
 const hostParams = z.object({ id: z.string().trim().min(1).max(64) });
 const pageParams = z.object({ kind: z.enum(['jupyter', 'app']), instanceId: z.uuid() });
 
-export function simulatedComputeRoutes(app: FastifyInstance, driver: SimulatedComputeDriver, db: Db): void {
+/** `accessOf` is the instances module's: the fake Jupyter/app page shows how the instance would be reached. */
+export function simulatedComputeRoutes(app: FastifyInstance, driver: SimulatedComputeDriver, accessOf: (id: string) => Promise<InstanceAccess | null>): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['模拟算力'];
 
@@ -51,7 +50,7 @@ export function simulatedComputeRoutes(app: FastifyInstance, driver: SimulatedCo
   });
 
   r.get(`${API.devCompute}/:kind/:instanceId`, { schema: { tags, summary: '模拟的 JupyterLab / 应用页面', params: pageParams, querystring: z.object({ token: z.string().max(64).optional() }) } }, async (req, reply) => {
-    const [row] = await db.select().from(instances).where(eq(instances.id, req.params.instanceId));
+    const row = await accessOf(req.params.instanceId);
     if (!row || row.jupyterToken !== req.query.token) throw new AppError('NOT_FOUND', '链接无效或已过期');
     const status = await driver.status(row.id);
     const up = status?.power === 'running' && !status.lost;

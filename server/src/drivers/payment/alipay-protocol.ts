@@ -7,6 +7,7 @@
  * omitted ones, sorted by key, as `k=v` joined by `&`, with values as they are (not URL-encoded).
  * Requests sign everything but `sign`; notifications everything but `sign` and `sign_type`.
  */
+import { formatBeijing } from '@console/contract';
 import { createSign, createVerify, type KeyObject } from 'node:crypto';
 import { yuanToUnits } from '@console/contract';
 import type { NotificationResult, TradeState } from './types.js';
@@ -69,11 +70,9 @@ export function alipayTradeStatus(tradeStatus: string | undefined): TradeState['
   return tradeStatus ? STATUS[tradeStatus] : undefined;
 }
 
-const BEIJING_OFFSET_MS = 8 * 3600 * 1000;
-
 /** Alipay's timestamps: "yyyy-MM-dd HH:mm:ss" in Beijing time, whatever the server's time zone. */
 export function beijingTime(d: Date): string {
-  return new Date(d.getTime() + BEIJING_OFFSET_MS).toISOString().slice(0, 19).replace('T', ' ');
+  return formatBeijing(d, 'second');
 }
 
 export function parseBeijingTime(s: string | undefined): Date | undefined {

@@ -6,6 +6,7 @@
  * its scan page would let anyone mark an order paid), and a method configured by halves stops
  * the server with the names of the missing variables.
  */
+import { PaymentMethod } from '@console/contract';
 import { existsSync, readFileSync } from 'node:fs';
 import { AlipayPaymentDriver } from './alipay.js';
 import { PaymentGatewayError } from './errors.js';
@@ -135,7 +136,7 @@ export class DisabledPaymentDriver implements PaymentDriver {
   constructor(readonly method: GatewayMethod) {}
 
   private refuse(): never {
-    throw new PaymentGatewayError('Rejected', `${this.method === 'Alipay' ? '支付宝' : '微信支付'}未开通`);
+    throw new PaymentGatewayError('Rejected', `${PaymentMethod.label(this.method)}未开通`);
   }
   async precreate(): Promise<{ qrContent: string }> {
     return this.refuse();

@@ -3,11 +3,9 @@
  * self-contained HTML document (no console bundle, no external assets), so it also works when
  * opened on a phone on the same network.
  */
-import { formatYuan } from '@console/contract';
+import { formatYuan, PaymentMethod } from '@console/contract';
 import type { SandboxView } from './sandbox.js';
-import type { GatewayMethod } from './types.js';
 
-const METHOD_LABEL: Record<GatewayMethod, string> = { Alipay: '支付宝', Wechat: '微信支付' };
 
 export const PAID_TEXT = '支付成功，请返回控制台查看';
 
@@ -83,7 +81,7 @@ if (s.status === 'Pending') {
 
 export function scanPage(v: SandboxView): string {
   const t = v.trade;
-  const label = METHOD_LABEL[t.method];
+  const label = PaymentMethod.label(t.method);
   const cls = v.status === 'Succeeded' ? 'done' : v.status === 'Closed' ? 'closed' : '';
   const actions =
     v.status === 'Pending'

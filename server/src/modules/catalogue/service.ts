@@ -10,6 +10,7 @@ import {
   DiscountLabel,
   parseFilterBy,
   SIZE_CATEGORIES,
+  payerIdOf,
   type Application,
   type CyclePrice,
   type GpuHost,
@@ -24,7 +25,7 @@ import {
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../http/errors.js';
-import type { UserRow } from '../sessions/index.js';
+import type { UserRow } from '../users/index.js';
 import type { VoucherService } from '../vouchers/index.js';
 import { bpToRate, discounted, priceBandwidthChange, priceDiskExpansion, priceQuote, type UnitPrice } from './pricing.js';
 import { priceKey, type CatalogueStore, type GpuTypeRow, type HostRow, type ImageRow, type SizeRow, type Snapshot } from './store.js';
@@ -635,7 +636,7 @@ export class CatalogueService {
   private async userImage(user: UserRow | null, id: string, categories: InstanceCategory[], what: string) {
     if (!user) throw new AppError('UNAUTHENTICATED', '使用我的镜像或分享的镜像请先登录');
     if (!this.userImages) throw new AppError('PRODUCT_NOT_ON_SALE', '暂不支持使用自定义镜像');
-    const image = await this.userImages.usableFor(user.isChild && user.parentId ? user.parentId : user.id, id);
+    const image = await this.userImages.usableFor(payerIdOf(user), id);
     if (!categories.includes(image.category)) throw new AppError('IMAGE_INCOMPATIBLE', `镜像「${image.name}」保存自${InstanceCategory.label(image.category)}，不能用于${what}`);
     return image;
   }
@@ -643,7 +644,7 @@ export class CatalogueService {
   private async voucherFor(user: UserRow | null, voucherId: string | undefined, category: InstanceCategory) {
     if (!voucherId) return undefined;
     if (!user) throw new AppError('UNAUTHENTICATED', '使用代金券请先登录');
-    const v = await this.vouchers.usableFor(user.isChild && user.parentId ? user.parentId : user.id, voucherId, category, this.clock.now());
+    const v = await this.vouchers.usableFor(payerIdOf(user), voucherId, category, this.clock.now());
     return { id: v.id, name: v.name, amount: v.amount, minSpend: v.minSpend };
   }
 

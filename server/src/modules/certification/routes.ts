@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { API, certifyInfoSchema, enterpriseCertifySchema, personalCertifySchema, REVIEW_IMAGE_MAX_BYTES } from '@console/contract';
+import { API, certifyInfoSchema, enterpriseCertifySchema, personalCertifySchema, REVIEW_IMAGE_MAX_BYTES, payerIdOf } from '@console/contract';
 import type { AppContext } from '../../context.js';
 import { currentSession } from '../../http/auth.js';
 import { readUploadedImage } from '../../http/upload.js';
@@ -17,7 +17,7 @@ export async function certificationRoutes(app: FastifyInstance, ctx: AppContext)
   r.get(API.certifyInfo, { schema: { tags, summary: '认证信息（个人与企业申请，已脱敏）', response }, onRequest: ctx.auth.requireAuth }, async (req) => {
     const user = currentSession(req).user;
     // A child sees its parent's certification: it acts under the parent's identity.
-    return c.info(user.isChild && user.parentId ? user.parentId : user.id);
+    return c.info(payerIdOf(user));
   });
 
   r.post(

@@ -1,12 +1,12 @@
 /**
- * Real-name certification (spec §4/§5, issue 7). Personal: the name and resident ID are checked
+ * Real-name certification (spec §4/§5). Personal: the name and resident ID are checked
  * here (GB 11643, in the contract's schema), then by the real-name verifier on confirm. Enterprise:
  * company details and a business-licence image, decided by an operator. Each application follows
  * the contract's CERT_TRANSITIONS; the user's certType/certStatus are derived from both applications
  * in the same transaction, and every decision is written to account_reviews.
  */
 import { randomUUID } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
+import { and, count, desc, eq, ne } from 'drizzle-orm';
 import {
   canCert,
   type CertAction,
@@ -18,15 +18,16 @@ import {
 import type { Clock } from '../../clock.js';
 import type { Db, Executor } from '../../db/client.js';
 import { accountReviews, certifications } from './schema.js';
-import { users } from '../users/schema.js';
+import type { UserService } from '../users/index.js';
 import type { RealNameDriver } from '../../drivers/realname/types.js';
 import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import { PRIVATE_FILES, type UploadedImage } from '../../http/upload.js';
-import type { PasswordBox } from '../instances/secrets.js';
+import type { PasswordBox } from '../instances/index.js';
 import { maskMobile } from '../users/index.js';
 
-type CertRow = typeof certifications.$inferSelect;
+export type CertRow = typeof certifications.$inferSelect;
+export type ReviewRow = typeof accountReviews.$inferSelect;
 type CertKind = 'Personal' | 'Enterprise';
 
 export class CertificationService {
@@ -37,12 +38,14 @@ export class CertificationService {
       verifier: RealNameDriver;
       storage: StorageDriver;
       box: PasswordBox;
+      /** Keeps the account's certType/certStatus in step with its applications. */
+      users: Pick<UserService, 'findById' | 'lockForUpdate' | 'setCertification'>;
       log: { warn(obj: object, msg: string): void };
     },
   ) {}
 
   async info(userId: string): Promise<CertifyInfo> {
-    const [user] = await this.deps.db.select().from(users).where(eq(users.id, userId));
+    const user = await this.deps.users.findById(userId);
     const rows = await this.rows(this.deps.db, userId);
     const p = rows.Personal;
     const e = rows.Enterprise;
@@ -143,6 +146,43 @@ export class CertificationService {
     return this.info(userId);
   }
 
+  /** Writes one decision to the review log (account_reviews): this module's and the student verification's. */
+  async recordReview(tx: Executor, r: Omit<ReviewRow, 'id' | 'createdAt'>): Promise<void> {
+    await tx.insert(accountReviews).values({ ...r, id: randomUUID(), createdAt: this.now() });
+  }
+
+  /** Which kind of application this is, or null when there is none by that id. */
+  async typeOf(certId: string): Promise<CertKind | null> {
+    const [row] = await this.deps.db.select({ type: certifications.type }).from(certifications).where(eq(certifications.id, certId));
+    return row?.type ?? null;
+  }
+
+  /** The operator's queue: enterprise applications, last submitted first (Init ones are still being filled in). */
+  async enterpriseApplications(status: CertRow['status'] | undefined, page: number, pageSize: number): Promise<{ rows: CertRow[]; total: number }> {
+    const where = and(eq(certifications.type, 'Enterprise'), status ? eq(certifications.status, status) : ne(certifications.status, 'Init'));
+    const [total] = await this.deps.db.select({ n: count() }).from(certifications).where(where);
+    const rows = await this.deps.db
+      .select()
+      .from(certifications)
+      .where(where)
+      .orderBy(desc(certifications.submittedAt))
+      .limit(pageSize)
+      .offset((page - 1) * pageSize);
+    return { rows, total: total?.n ?? 0 };
+  }
+
+  /** Every decision on a certification or student application, newest first. */
+  async reviewLog(page: number, pageSize: number): Promise<{ rows: ReviewRow[]; total: number }> {
+    const [total] = await this.deps.db.select({ n: count() }).from(accountReviews);
+    const rows = await this.deps.db
+      .select()
+      .from(accountReviews)
+      .orderBy(desc(accountReviews.createdAt))
+      .limit(pageSize)
+      .offset((page - 1) * pageSize);
+    return { rows, total: total?.n ?? 0 };
+  }
+
   /** Approve or reject a Pending application: the verifier (actor null) or an operator. */
   async decide(certId: string, decision: ReviewDecision, actorId: string | null, providerRef?: string): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
@@ -154,16 +194,7 @@ export class CertificationService {
         .update(certifications)
         .set({ status: decision.decision === 'approve' ? 'Succeed' : 'Failed', reason, decidedAt: this.now(), updatedAt: this.now(), providerRef: providerRef ?? row.providerRef })
         .where(eq(certifications.id, certId));
-      await tx.insert(accountReviews).values({
-        id: randomUUID(),
-        kind: row.type === 'Personal' ? 'personal' : 'enterprise',
-        subjectId: certId,
-        userId: row.userId,
-        decision: decision.decision,
-        reason,
-        actorId,
-        createdAt: this.now(),
-      });
+      await this.recordReview(tx, { kind: row.type === 'Personal' ? 'personal' : 'enterprise', subjectId: certId, userId: row.userId, decision: decision.decision, reason, actorId });
       await this.syncUser(tx, row.userId);
     });
   }
@@ -208,19 +239,7 @@ export class CertificationService {
     const rows = await this.rows(tx, userId);
     const { certType, certStatus } = userCertOf(rows);
     const named = rows.Enterprise?.status === 'Succeed' ? rows.Enterprise.companyName : rows.Personal?.status === 'Succeed' ? rows.Personal.realName : null;
-    await tx
-      .update(users)
-      .set({
-        certType,
-        certStatus,
-        ...(certType === 'Enterprise' && certStatus === 'Succeed' ? { accountType: 'enterprise' as const } : {}),
-        ...(named ? { name: named } : {}),
-        userVersion: sql`${users.userVersion} + 1`,
-        updatedAt: this.now(),
-      })
-      .where(eq(users.id, userId));
-    // Children act under their parent's identity, so the real-name gate reads the same state for them.
-    await tx.update(users).set({ certType, certStatus, updatedAt: this.now() }).where(eq(users.parentId, userId));
+    await this.deps.users.setCertification(tx, userId, { certType, certStatus, name: named, enterprise: certType === 'Enterprise' && certStatus === 'Succeed' });
   }
 
   private async rows(exec: Executor, userId: string, lock = false): Promise<Partial<Record<CertKind, CertRow>>> {
@@ -231,8 +250,7 @@ export class CertificationService {
 
   /** Serialises one user's certification changes on the user's row (the applications may not exist yet). */
   private async lockRows(tx: Executor, userId: string) {
-    const [user] = await tx.select({ isChild: users.isChild }).from(users).where(eq(users.id, userId)).for('update');
-    if (!user) throw new AppError('USER_NOT_FOUND');
+    const user = await this.deps.users.lockForUpdate(tx, userId);
     if (user.isChild) throw new AppError('MAIN_ACCOUNT_ONLY', '实名认证由主账号完成');
     return this.rows(tx, userId, true);
   }

@@ -7,11 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
-import { giftGrants, recharges } from '../../db/schema.js';
+import { giftGrants } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import { pgArray } from '../../db/arrays.js';
-import type { CatalogueStore } from '../catalogue/store.js';
-import type { LedgerService } from '../ledger/service.js';
+import { FreshReads } from '../../db/fresh-reads.js';
+import type { CatalogueStore } from '../catalogue/index.js';
+import type { LedgerService } from '../ledger/index.js';
+import type { RechargeTotals } from '../recharge/index.js';
 
 export type GiftGrantRow = typeof giftGrants.$inferSelect;
 const WELCOME = 'welcome';
@@ -30,10 +32,14 @@ export function giftItemView(g: GiftGrantRow) {
 }
 
 export class GiftService {
+  private fieldsOf = new FreshReads((payerIds: string[]) => this.loadUserFields(payerIds));
+
   constructor(
     private db: Db,
     private ledger: LedgerService,
     private clock: Clock,
+    /** What each user has paid in by recharge, the user object's `recharged`. */
+    private recharged: Pick<RechargeTotals, 'paidBy'>,
     private catalogue?: CatalogueStore,
   ) {}
 
@@ -44,18 +50,18 @@ export class GiftService {
 
   /** Spec §3/§4 fields of the user: obtained, recharged, remain, renewStatus, expireAt. */
   async summary(userId: string) {
-    const grants = await this.list(userId);
+    const [grants, recharged] = await Promise.all([this.list(userId), this.recharged.paidBy([userId])]);
+    return this.summarize(grants, recharged.get(userId) ?? 0n);
+  }
+
+  private summarize(grants: GiftGrantRow[], recharged: bigint) {
     const now = this.clock.now();
     const counting = grants.filter((g) => this.countsTowardRemain(g, now));
-    const [paid] = await this.db
-      .select({ total: sql<string>`coalesce(sum(${recharges.amount}), 0)::text` })
-      .from(recharges)
-      .where(and(eq(recharges.userId, userId), eq(recharges.status, 'Paid')));
     return {
       grants,
       remain: counting.reduce((n, g) => n + g.remain, 0n),
       obtained: grants.some((g) => g.source === WELCOME),
-      recharged: BigInt(paid?.total ?? '0'),
+      recharged,
       renewStatus: grants.some((g) => g.status === 0 && g.remain > 0n && g.expireAt > now),
       expireAt: counting.map((g) => g.expireAt).sort((a, b) => a.getTime() - b.getTime())[0] ?? null,
     };
@@ -63,12 +69,26 @@ export class GiftService {
 
   /**
    * The money fields of the user object (spec §3) for me/info: the payer's cash and gift summary
-   * with the items. Read in one go so a page never shows a remain that disagrees with its list.
+   * with the items (remain is summed from the same list, so the two never disagree). Concurrent
+   * calls share their statements, each answered by statements that started after it was made
+   * (FreshReads): a balance changed before the request shows in it, in whichever process it changed.
    */
   async userFields(payerId: string) {
-    const [s, balances] = await Promise.all([this.summary(payerId), this.ledger.balances(payerId)]);
+    return (await this.fieldsOf.load(payerId))!;
+  }
+
+  private async loadUserFields(payerIds: string[]) {
+    const [grants, recharged, balances] = await Promise.all([
+      this.listMany(payerIds),
+      this.recharged.paidBy(payerIds),
+      this.ledger.spendableMany(this.db, payerIds),
+    ]);
+    return new Map(payerIds.map((id) => [id, this.userFieldsView(this.summarize(grants.get(id) ?? [], recharged.get(id) ?? 0n), balances.get(id)!.cash)]));
+  }
+
+  private userFieldsView(s: ReturnType<GiftService['summarize']>, cash: bigint) {
     return {
-      cash: String(balances.cash),
+      cash: String(cash),
       obtained: s.obtained,
       recharged: String(s.recharged),
       remain: String(s.remain),
@@ -76,6 +96,22 @@ export class GiftService {
       expireAt: s.expireAt?.toISOString() ?? null,
       gift: s.grants.map(giftItemView),
     };
+  }
+
+  /** list for many users at once: their grants by user, each user's earliest expiry first. */
+  private async listMany(userIds: string[]): Promise<Map<string, GiftGrantRow[]>> {
+    const rows = await this.db
+      .select()
+      .from(giftGrants)
+      .where(sql`${giftGrants.userId} = any(${pgArray(userIds)}::uuid[])`)
+      .orderBy(asc(giftGrants.userId), asc(giftGrants.expireAt), asc(giftGrants.createdAt));
+    const out = new Map<string, GiftGrantRow[]>();
+    for (const g of rows) {
+      const list = out.get(g.userId);
+      if (list) list.push(g);
+      else out.set(g.userId, [g]);
+    }
+    return out;
   }
 
   async eligibility(user: { id: string; isChild: boolean }) {

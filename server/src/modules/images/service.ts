@@ -1,5 +1,5 @@
 /**
- * 我的镜像 (issue 6): images saved from a stopped instance. The instances module starts a save (the
+ * 我的镜像: images saved from a stopped instance. The instances module starts a save (the
  * machine must be stopped; it is Operating meanwhile) and reports its outcome here, inside its own
  * transaction; this module owns the rows: the per-account name and count rules, the statuses of
  * spec §3 (Build → Active or BuildFail), deletion, and sharing by link.
@@ -21,10 +21,9 @@ import {
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { userImages } from './schema.js';
-import { users } from '../users/schema.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
-import { maskMobile } from '../users/index.js';
+import { maskMobile, type UserService } from '../users/index.js';
 
 export type UserImageRow = typeof userImages.$inferSelect;
 
@@ -37,7 +36,15 @@ export interface UsableImage {
 }
 
 export class ImageService {
-  constructor(private deps: { db: Db; clock: Clock; catalogue: CatalogueStore }) {}
+  constructor(
+    private deps: {
+      db: Db;
+      clock: Clock;
+      catalogue: CatalogueStore;
+      /** Who owns a shared image (the share page names them, masked). */
+      users: Pick<UserService, 'contactsOf'>;
+    },
+  ) {}
 
   // --- called by the instances module, inside its transaction -------------------------
 
@@ -178,13 +185,10 @@ export class ImageService {
       if (e instanceof AppError && e.code === 40021004) throw new AppError('IMAGE_NOT_SHARED', `镜像 ${id}`);
       throw e;
     });
-    const [r] = await this.deps.db
-      .select({ image: userImages, mobile: users.mobile, email: users.email })
-      .from(userImages)
-      .innerJoin(users, eq(users.id, userImages.userId))
-      .where(eq(userImages.id, usable.id));
+    const [image] = await this.deps.db.select().from(userImages).where(eq(userImages.id, usable.id));
+    const owner = (await this.deps.users.contactsOf([image!.userId])).get(image!.userId);
     const snap = await this.deps.catalogue.get();
-    const v = this.view(r!.image, snap);
+    const v = this.view(image!, snap);
     return {
       id: v.id,
       name: v.name,
@@ -193,8 +197,8 @@ export class ImageService {
       baseImageName: v.baseImageName,
       gpuName: v.gpuName,
       sizeGb: v.sizeGb,
-      owner: r!.mobile ? maskMobile(r!.mobile) : r!.email ? maskEmail(r!.email) : '匿名用户',
-      mine: r!.image.userId === viewerPayerId,
+      owner: owner?.mobile ? maskMobile(owner.mobile) : owner?.email ? maskEmail(owner.email) : '匿名用户',
+      mine: image!.userId === viewerPayerId,
       createdAt: v.createdAt,
     };
   }

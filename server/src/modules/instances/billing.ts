@@ -1,5 +1,5 @@
 /**
- * Billing of instances (issue 6, DESIGN.md "Orders and instances").
+ * Billing of instances (DESIGN.md "Orders and instances").
  *
  * Post-paid (Usage/Hour): a run is metered by the millisecond at the rate it started with (cards or
  * no-card mode). Each tick charges what the run owes in total, rounded once, minus what it has been
@@ -15,14 +15,15 @@
  * for stoppedReleaseDays are released the same way.
  */
 import { and, asc, eq, gte, inArray, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
-import { IDLE_MACHINE_STATUSES, formatYuan } from '@console/contract';
+import { IDLE_MACHINE_STATUSES, formatYuan, formatBeijing } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
-import { instances } from '../../db/schema.js';
-import type { CatalogueStore } from '../catalogue/store.js';
+import { instances } from './schema.js';
+import type { CatalogueStore } from '../catalogue/index.js';
 import { pgArray } from '../../db/arrays.js';
-import type { OrderService } from '../orders/service.js';
-import type { ResourceService } from '../resources/service.js';
+import type { UsageCharges } from '../orders/index.js';
+import type { ResourceService } from '../resources/index.js';
+import type { MigrationService } from './migrate.js';
 import type { InstanceRow, InstanceService } from './service.js';
 
 const MS_PER_HOUR = 3_600_000n;
@@ -71,7 +72,7 @@ export function uncoveredCost(ratePerHour: bigint, cardMs: bigint, cards: bigint
 export class Meter {
   /** `resources` lets GPU runs consume card-hour packages before money (absent: money only). */
   constructor(
-    private orders: OrderService,
+    private usage: UsageCharges,
     private resources?: ResourceService,
   ) {}
 
@@ -129,7 +130,7 @@ export class Meter {
       const cost = covered.has(row.id) ? uncoveredCost(row.meterRate, ms * cards - covered.get(row.id)!, cards) : runCost(row.meterRate, ms);
       return { row, ms, key, due: cost - row.meterCharged };
     });
-    const { charged, spendable } = await this.orders.chargeUsageBatch(
+    const { charged, spendable } = await this.usage.chargeUsageBatch(
       tx,
       items.map((i) => ({ orderId: i.row.usageOrderId!, amount: i.due, key: i.key, memo: `${i.row.name} 按量计费` })),
       { lane, watch: rows.map((r) => r.userId) },
@@ -145,7 +146,7 @@ export class Meter {
   async chargeDiskDay(tx: Tx, row: InstanceRow): Promise<Pick<InstanceRow, 'diskBilledUntil' | 'arrears'>> {
     const from = row.diskBilledUntil!;
     const due = row.diskDailyPrice;
-    const charged = await this.orders.chargeUsage(tx, row.usageOrderId!, due, `disk:${row.id}:${from.getTime()}`, `${row.name} 数据盘扩容 ${row.dataDiskGb - row.freeDataDiskGb} GB（1 天）`);
+    const charged = await this.usage.chargeUsage(tx, row.usageOrderId!, due, `disk:${row.id}:${from.getTime()}`, `${row.name} 数据盘扩容 ${row.dataDiskGb - row.freeDataDiskGb} GB（1 天）`);
     return { diskBilledUntil: new Date(from.getTime() + DAY_MS), arrears: row.arrears + (due - charged) };
   }
 }
@@ -157,7 +158,8 @@ export class InstanceBilling {
       clock: Clock;
       meter: Meter;
       instances: InstanceService;
-      orders: OrderService;
+      /** Gives back the cards a migrated instance did not start on in time. */
+      migration: MigrationService;
       catalogue: CatalogueStore;
       tickSeconds: number;
       /** Lanes of a meter tick running at once, each on its own connection (1 on PGlite, which has one). */
@@ -285,7 +287,7 @@ export class InstanceBilling {
       const releaseAt = new Date(row.expireAt!.getTime() + settings.expiredReleaseDays * DAY_MS);
       await this.deps.db.update(instances).set({ releaseAt }).where(and(eq(instances.id, row.id), isNull(instances.releaseAt)));
       if (row.status === 'Running') await this.deps.instances.actAsSystem(row.id, 'stop', '包周期已到期');
-      await this.deps.instances.notifyOwner(row.userId, `您的实例「${row.name}」已到期并关机，将于 ${beijing(releaseAt)} 释放，请在此之前续费或备份数据。`);
+      await this.deps.instances.notifyOwner(row.userId, `您的实例「${row.name}」已到期并关机，将于 ${formatBeijing(releaseAt)} 释放，请在此之前续费或备份数据。`);
     }
     return due.length;
   }
@@ -306,7 +308,7 @@ export class InstanceBilling {
         .set({ releaseNoticeAt: now })
         .where(and(eq(instances.id, row.id), isNull(instances.releaseNoticeAt)))
         .returning();
-      if (claimed) await this.deps.instances.notifyOwner(row.userId, `您的实例「${row.name}」将于 ${beijing(row.releaseAt!)} 释放，数据将被清除且无法恢复。如需保留，请在此之前开机或续费。`);
+      if (claimed) await this.deps.instances.notifyOwner(row.userId, `您的实例「${row.name}」将于 ${formatBeijing(row.releaseAt!)} 释放，数据将被清除且无法恢复。如需保留，请在此之前开机或续费。`);
     }
     const due = await this.deps.db
       .select()
@@ -318,7 +320,7 @@ export class InstanceBilling {
     return soon.length + n;
   }
 
-  /** Migrated instances not started within the hold give the reserved cards back (InstanceService.releaseHeldCards). */
+  /** Migrated instances not started within the hold give the reserved cards back (MigrationService.releaseHeldCards). */
   async heldCardsTick(): Promise<number> {
     const due = await this.deps.db
       .select({ id: instances.id })
@@ -326,7 +328,7 @@ export class InstanceBilling {
       .where(and(isNotNull(instances.cardsHeldUntil), lte(instances.cardsHeldUntil, this.deps.clock.now())))
       .limit(BATCH);
     let n = 0;
-    for (const row of due) if (await this.deps.instances.releaseHeldCards(row.id)) n++;
+    for (const row of due) if (await this.deps.migration.releaseHeldCards(row.id)) n++;
     return n;
   }
 }
@@ -340,6 +342,3 @@ export function laneOwners(lane: { index: number; count: number }): [string | nu
   return [bound(lane.index), bound(lane.index + 1)];
 }
 
-function beijing(d: Date): string {
-  return new Date(d.getTime() + 8 * 3_600_000).toISOString().slice(0, 16).replace('T', ' ');
-}

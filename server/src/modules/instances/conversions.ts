@@ -1,8 +1,8 @@
 /**
- * Conversions of an instance's billing (issue 6): day-to-month and post-paid to long-term rental.
+ * Conversions of an instance's billing: day-to-month and post-paid to long-term rental.
  * Both are quoted with the one price function (catalogue quoteRenewal), become an order paid through
- * the normal pay flow, and are applied once per order by the instance fulfiller (InstanceService.fulfil
- * hands DayToMonth and TransferToLong orders here), under the instance's row lock, with an entry in
+ * the normal pay flow, and are applied once per order by `apply` (the fulfiller of DayToMonth and
+ * TransferToLong orders, registered in context.ts), under the instance's row lock, with an entry in
  * the operation log whose detail starts with the order number (the apply-once check).
  *
  * DayToMonth (日转月): a prepaid Day instance becomes Month. The order is the Month price for one
@@ -23,20 +23,30 @@
  * is completed, and the instance gets the cycle and expireAt = now + duration units. A running
  * instance converts without a restart.
  */
-import { and, eq, like } from 'drizzle-orm';
-import { BillingCycleUnit, formatYuan, InstanceStatus, type BillingCycle, type ConversionQuote, type Order, type TransferToLongRequest } from '@console/contract';
+import { eq } from 'drizzle-orm';
+import {
+  BillingCycleUnit,
+  formatYuan,
+  InstanceStatus,
+  isPostpaid,
+  type BillingCycle,
+  type ConversionQuote,
+  type Order,
+  type TransferToLongRequest,
+} from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
-import { instanceOperations, instances } from '../../db/schema.js';
+import { instances } from './schema.js';
 import { AppError } from '../../http/errors.js';
-import { HOURS_PER_UNIT } from '../catalogue/pricing.js';
-import type { CatalogueService } from '../catalogue/service.js';
-import type { CatalogueStore } from '../catalogue/store.js';
-import type { OrderRow, OrderService } from '../orders/service.js';
-import type { UserRow } from '../sessions/service.js';
+import { HOURS_PER_UNIT } from '../catalogue/index.js';
+import type { CatalogueService } from '../catalogue/index.js';
+import type { CatalogueStore } from '../catalogue/index.js';
+import type { OrderRow, OrderService } from '../orders/index.js';
+import type { UsageCharges } from '../orders/index.js';
+import type { UserRow } from '../users/index.js';
 import type { Meter } from './billing.js';
 import { unusedValue } from './prepaid.js';
-import { METER_OFF, POSTPAID, type InstanceRow, type InstanceService } from './service.js';
+import { METER_OFF, type InstanceRow, type InstanceService } from './service.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -50,6 +60,8 @@ export interface ConversionDeps {
   clock: Clock;
   instances: InstanceService;
   orders: OrderService;
+  /** Ends the Usage order of an instance transferred to long-term rental. */
+  usage: UsageCharges;
   pricing: CatalogueService;
   catalogue: CatalogueStore;
   meter: Meter;
@@ -168,7 +180,7 @@ export class ConversionService {
   }
 
   private checkPostpaid(row: InstanceRow) {
-    if (!POSTPAID.includes(row.cycle)) throw new AppError('CONVERT_NOT_POSTPAID', `实例已是${cycleText(row.cycle)}，仅按量计费实例可以转长期租用`);
+    if (!isPostpaid(row.cycle)) throw new AppError('CONVERT_NOT_POSTPAID', `实例已是${cycleText(row.cycle)}，仅按量计费实例可以转长期租用`);
     checkLive(row);
     if (row.arrears > 0n) throw new AppError('CONVERT_ARREARS', `还欠 ${formatYuan(row.arrears)} 元，请充值结清后再转长期租用`);
   }
@@ -179,11 +191,7 @@ export class ConversionService {
     const req = order.request as ConversionRequest;
     await this.deps.db.transaction(async (tx) => {
       const cur = await this.deps.instances.lock(tx, req.instanceId);
-      const [done] = await tx
-        .select({ id: instanceOperations.id })
-        .from(instanceOperations)
-        .where(and(eq(instanceOperations.instanceId, cur.id), eq(instanceOperations.action, actionOf(order)), like(instanceOperations.detail, `${order.orderUid}%`)));
-      if (done) return;
+      if (await this.deps.instances.orderApplied(tx, cur.id, actionOf(order), order.orderUid)) return;
       const now = this.deps.clock.now();
       const expireAt = new Date(now.getTime() + Number(HOURS_PER_UNIT[req.cycle]) * req.duration * HOUR_MS);
       let set: Partial<InstanceRow>;
@@ -194,11 +202,11 @@ export class ConversionService {
         set = { cycle: 'Month' };
         detail = `${order.orderUid}：包日 → 包月，抵扣 ${formatYuan(BigInt(req.credit ?? '0'))} 元`;
       } else {
-        if (!POSTPAID.includes(cur.cycle)) throw new AppError('CONVERT_NOT_POSTPAID');
+        if (!isPostpaid(cur.cycle)) throw new AppError('CONVERT_NOT_POSTPAID');
         checkLive(cur);
         const m = await this.deps.meter.settle(tx, cur, now);
         if (m.arrears > 0n) throw new AppError('CONVERT_ARREARS', `按量费用结算后欠费 ${formatYuan(m.arrears)} 元`);
-        if (cur.usageOrderId) await this.deps.orders.finishUsage(tx, cur.usageOrderId);
+        if (cur.usageOrderId) await this.deps.usage.finishUsage(tx, cur.usageOrderId);
         set = { cycle: req.cycle, arrears: 0n, ...METER_OFF, diskDailyPrice: 0n, diskBilledUntil: null, noCardHourlyPrice: 0n, bandwidthHourlyPrice: 0n };
         detail = `${order.orderUid}：${cycleText(cur.cycle)} → ${cycleText(req.cycle)} ${req.duration} ${BillingCycleUnit[req.cycle]}`;
       }

@@ -1,5 +1,5 @@
 /**
- * Data disks (spec §2 /console/gpudata/disk, issue 6): every instance's data disk with its size,
+ * Data disks (spec §2 /console/gpudata/disk): every instance's data disk with its size,
  * free part, usage as the compute driver reports it and what it costs; and its expansion.
  *
  * Expansion (ChangeDataDisk) needs a stopped machine and only grows the disk, up to the host's
@@ -7,41 +7,71 @@
  * - prepaid (Day/Week/Month): the added GB beyond the free size at the catalogue's data-disk price,
  *   prorated over the whole hours left until expireAt, as a ChangeDataDisk order paid through the
  *   normal pay flow (the server prices it; the client's price is never used). Paying fulfils it
- *   (InstanceService.applyDiskChange); a failure refunds it.
+ *   (DiskService.fulfil); a failure refunds it.
  * - post-paid (Usage/Hour): no order, nothing up front. The expansion is an operation of the
  *   instance (operation log) and the daily data-disk charge on its Usage order follows the new size
- *   from then on (InstanceService.applyResize).
+ *   from then on (ResizeDiskTask).
+ *
+ * The expansion itself is the resizeDisk task (see tasks.ts): the instance is Operating until the
+ * driver reports, and the disk grows only then.
  */
 import { and, count, desc, eq, inArray, isNull } from 'drizzle-orm';
+import { z } from 'zod';
 import type { DataDisk, DataDiskPage, DiskExpansionQuote, ExpandDiskResponse, Instance, InstanceCategory, Quote, StorageCharge } from '@console/contract';
-import { InstanceStatus } from '@console/contract';
+import { InstanceStatus, MAX_DATA_DISK_GB, payerIdOf, isPostpaid } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/client.js';
-import { instances } from '../../db/schema.js';
-import type { ComputeDriver } from '../../drivers/compute/types.js';
+import type { Db, Tx } from '../../db/client.js';
+import { instances } from './schema.js';
+import type { ComputeDriver, DriverEvent } from '../../drivers/compute/types.js';
 import { AppError } from '../../http/errors.js';
-import type { CatalogueService } from '../catalogue/service.js';
-import type { CatalogueStore, Snapshot } from '../catalogue/store.js';
-import type { LedgerService } from '../ledger/service.js';
-import type { OrderService } from '../orders/service.js';
-import type { UserRow } from '../sessions/service.js';
-import { POSTPAID, type InstanceRow, type InstanceService } from './service.js';
+import type { CatalogueService } from '../catalogue/index.js';
+import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
+import type { LedgerService } from '../ledger/index.js';
+import type { Fulfiller, OrderRow, OrderService } from '../orders/index.js';
+import type { UsageCharges } from '../orders/index.js';
+import type { UserRow } from '../users/index.js';
+import { type InstanceRow, type InstanceService } from './service.js';
+import { TaskParam, type TaskDone, type TaskFailed, type TaskHandler } from './tasks.js';
+import type { InstanceViews } from './views.js';
 
 type StorageChargePage = { items: StorageCharge[]; total: number; page: number; pageSize: number };
 
 const HOUR_MS = 3_600_000;
+const DAY_MS_N = 86_400_000n;
 
-export class DiskService {
-  constructor(
-    private deps: { db: Db; clock: Clock; driver: ComputeDriver; catalogue: CatalogueStore; pricing: CatalogueService; orders: OrderService; instances: InstanceService; ledger: LedgerService },
-  ) {}
+/** The size the disk grows to, and the ChangeDataDisk order that paid for it (null: post-paid, nothing paid up front). */
+interface ResizeDiskParam {
+  newGb: number;
+  orderId: string | null;
+}
+
+const resizeDiskParam = new TaskParam<'resizeDisk', ResizeDiskParam>('resizeDisk', z.object({ newGb: z.number().int().positive(), orderId: z.string().nullable() }), (text) => {
+  // Before JSON: "newGb" or "newGb:orderId".
+  const [newGb = '0', orderId = ''] = text.split(':');
+  return { newGb: Number(newGb), orderId: orderId || null };
+});
+
+export interface DiskDeps {
+  db: Db;
+  clock: Clock;
+  driver: ComputeDriver;
+  catalogue: CatalogueStore;
+  pricing: CatalogueService;
+  orders: OrderService;
+  instances: InstanceService;
+  views: InstanceViews;
+  ledger: LedgerService;
+}
+
+export class DiskService implements Fulfiller {
+  constructor(private deps: DiskDeps) {}
 
   /**
    * The daily charges for data disks beyond their free size (the storage bill detail), newest
    * first: one ledger transfer per instance and day, keyed `disk:<instance>:<day start ms>`.
    */
   async charges(user: UserRow, q: { page: number; pageSize: number }): Promise<StorageChargePage> {
-    const payer = user.isChild && user.parentId ? user.parentId : user.id;
+    const payer = payerIdOf(user);
     const page = await this.deps.ledger.chargesByKeyPrefix(payer, 'disk:', q);
     const parsed = page.items.map((c) => {
       const [, instanceId = '', ms = '0'] = c.key.split(':');
@@ -68,7 +98,7 @@ export class DiskService {
 
   /** The data disks of the payer's instances, newest first, with usage where the driver knows it. */
   async list(user: UserRow, q: { page: number; pageSize: number }): Promise<DataDiskPage> {
-    const payer = user.isChild && user.parentId ? user.parentId : user.id;
+    const payer = payerIdOf(user);
     const where = and(eq(instances.userId, payer), isNull(instances.releasedAt));
     const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(instances).where(where);
     const rows = await this.deps.db.select().from(instances).where(where).orderBy(desc(instances.createdAt), desc(instances.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
@@ -89,7 +119,7 @@ export class DiskService {
   }
 
   private view(r: InstanceRow, snap: Snapshot, usedGb: number | null): DataDisk {
-    const prepaid = !POSTPAID.includes(r.cycle);
+    const prepaid = !isPostpaid(r.cycle);
     return {
       instanceId: r.id,
       instanceName: r.name,
@@ -103,7 +133,7 @@ export class DiskService {
       dailyPrice: String(prepaid ? 0n : r.diskDailyPrice),
       prepaid,
       expireAt: r.expireAt?.toISOString() ?? null,
-      maxGb: this.deps.instances.maxDiskGb(r, snap),
+      maxGb: maxDiskGb(r, snap),
       expandBlocked: this.blocked(r),
     };
   }
@@ -126,10 +156,10 @@ export class DiskService {
   async quote(user: UserRow, id: string, newGb: number): Promise<DiskExpansionQuote> {
     const row = await this.deps.instances.mustFind(user, id);
     const snap = await this.deps.catalogue.get();
-    const max = this.deps.instances.maxDiskGb(row, snap);
+    const max = maxDiskGb(row, snap);
     if (newGb <= row.dataDiskGb) throw new AppError('DATA_DISK_SIZE_INVALID', `新容量须大于当前的 ${row.dataDiskGb} GB（数据盘只能扩容，不能缩小）`);
     if (newGb > max) throw new AppError('DATA_DISK_SIZE_INVALID', `该实例数据盘最大 ${max} GB`);
-    const prepaid = !POSTPAID.includes(row.cycle);
+    const prepaid = !isPostpaid(row.cycle);
     const now = this.deps.clock.now().getTime();
     if (prepaid && (!row.expireAt || row.expireAt.getTime() <= now)) throw new AppError('INSTANCE_EXPIRED', '实例已到期，请先续费再扩容');
     const hours = prepaid ? Math.ceil((row.expireAt!.getTime() - now) / HOUR_MS) : 0;
@@ -157,8 +187,8 @@ export class DiskService {
    */
   async expand(user: UserRow, id: string, newGb: number): Promise<ExpandDiskResponse> {
     const row = await this.deps.instances.mustFind(user, id);
-    if (POSTPAID.includes(row.cycle)) return { order: null, instance: await this.deps.instances.expandPostpaid(user, id, newGb) };
-    this.deps.instances.checkResize(row, newGb, await this.deps.catalogue.get());
+    if (isPostpaid(row.cycle)) return { order: null, instance: await this.expandPostpaid(user, id, newGb) };
+    this.checkResize(row, newGb, await this.deps.catalogue.get());
     const q = await this.quote(user, id, newGb);
     const order = await this.deps.orders.create({
       payerId: row.userId,
@@ -170,9 +200,107 @@ export class DiskService {
       quote: q.quote,
       description: `数据盘扩容 ${row.name}：${row.dataDiskGb} GB → ${newGb} GB`,
     });
-    const instance: Instance = await this.deps.instances.get(user, id);
+    const instance: Instance = await this.deps.views.get(user, id);
     return { order, instance };
   }
+
+  /**
+   * Post-paid: the expansion starts at once, with nothing to pay up front; the daily data-disk
+   * charge follows the new size (ResizeDiskTask).
+   */
+  private async expandPostpaid(user: UserRow, id: string, newGb: number): Promise<Instance> {
+    const core = this.deps.instances;
+    const snap = await this.deps.catalogue.get();
+    const row = await this.deps.db.transaction(async (tx) => {
+      const cur = await core.lock(tx, id);
+      if (!isPostpaid(cur.cycle)) throw new AppError('INSTANCE_STATE_INVALID', '包周期实例扩容需先支付扩容订单');
+      this.checkResize(cur, newGb, snap);
+      const opId = `resizeDisk:${cur.id}:${this.deps.clock.now().getTime()}`;
+      return core.beginTask(tx, cur, resizeDiskParam.start({ newGb, orderId: null }), { actorId: user.id, opId, detail: `按量计费：${cur.dataDiskGb} GB → ${newGb} GB` });
+    });
+    await core.submit(row);
+    return this.deps.views.get(user, id);
+  }
+
+  /**
+   * Fulfils a paid ChangeDataDisk order, once per order: the disk grows once the driver reports it.
+   * An instance that cannot be expanded now (started again since, expired, already as large) fails
+   * the order here, which refunds it; a driver failure later refunds it too (ResizeDiskTask.onFailed).
+   */
+  async fulfil(order: OrderRow): Promise<{ resourceId: string }> {
+    const { instanceId, dataDiskGb } = order.request as { instanceId: string; dataDiskGb: number };
+    const core = this.deps.instances;
+    const snap = await this.deps.catalogue.get();
+    const row = await this.deps.db.transaction(async (tx) => {
+      const cur = await core.lock(tx, instanceId);
+      if (await core.orderApplied(tx, instanceId, 'resizeDisk', order.orderUid)) return null;
+      this.checkResize(cur, dataDiskGb, snap);
+      return core.beginTask(tx, cur, resizeDiskParam.start({ newGb: dataDiskGb, orderId: order.id }), {
+        actorId: order.createdBy,
+        opId: `resizeDisk:${order.id}`,
+        detail: `${order.orderUid}：${cur.dataDiskGb} GB → ${dataDiskGb} GB`,
+      });
+    });
+    if (row) await core.submit(row);
+    return { resourceId: instanceId };
+  }
+
+  /** Why the data disk cannot be expanded to `newGb` now, as the error the request gets. */
+  private checkResize(cur: InstanceRow, newGb: number, snap: Snapshot): void {
+    this.deps.instances.assertTask(cur, 'resizeDisk');
+    if (cur.expireAt && cur.expireAt <= this.deps.clock.now()) throw new AppError('INSTANCE_EXPIRED', '实例已到期，请先续费再扩容');
+    if (newGb <= cur.dataDiskGb) throw new AppError('DATA_DISK_SIZE_INVALID', `新容量须大于当前的 ${cur.dataDiskGb} GB（数据盘只能扩容，不能缩小）`);
+    const max = maxDiskGb(cur, snap);
+    if (newGb > max) throw new AppError('DATA_DISK_SIZE_INVALID', `该实例数据盘最大 ${max} GB`);
+  }
+}
+
+/** The resizeDisk task's outcome: the disk has its new size; what that costs from then on. */
+export class ResizeDiskTask implements TaskHandler<'resizeDisk', ResizeDiskParam> {
+  readonly param = resizeDiskParam;
+
+  constructor(private deps: { usage: UsageCharges }) {}
+
+  submit(driver: ComputeDriver, opId: string, row: InstanceRow, p: ResizeDiskParam): Promise<void> {
+    return driver.resizeDisk(opId, row.id, p.newGb);
+  }
+
+  /**
+   * The data disk has grown. Post-paid: its daily charge follows the new size; if the disk was
+   * within the free size until now, daily charging starts now; if today's day was already charged
+   * at the old size, the difference for the rest of that day is charged at once (arrears if the
+   * balance cannot pay). Prepaid: paid up front by the order; renewals price the new size.
+   */
+  async onDone(tx: Tx, row: InstanceRow, p: ResizeDiskParam, e: DriverEvent, snap: Snapshot): Promise<TaskDone> {
+    const set: Partial<InstanceRow> = { dataDiskGb: p.newGb };
+    if (isPostpaid(row.cycle)) Object.assign(set, await this.chargeFromNow(tx, row, p.newGb, e.at, snap.settings.dataDiskPricePerGbDay));
+    return { set, detail: `数据盘 ${row.dataDiskGb} GB → ${p.newGb} GB` };
+  }
+
+  private async chargeFromNow(tx: Tx, row: InstanceRow, newGb: number, at: Date, pricePerGbDay: bigint): Promise<Partial<InstanceRow>> {
+    const daily = BigInt(Math.max(0, newGb - row.freeDataDiskGb)) * pricePerGbDay;
+    const set: Partial<InstanceRow> = { diskDailyPrice: daily };
+    if (daily > 0n && !row.diskBilledUntil) set.diskBilledUntil = at;
+    else if (row.diskBilledUntil && row.diskBilledUntil > at && daily > row.diskDailyPrice && row.usageOrderId) {
+      const ms = BigInt(row.diskBilledUntil.getTime() - at.getTime());
+      const due = ((daily - row.diskDailyPrice) * ms + DAY_MS_N - 1n) / DAY_MS_N;
+      const paid = await this.deps.usage.chargeUsage(tx, row.usageOrderId, due, `disk-resize:${row.pendingOpId}`, `${row.name} 数据盘扩容至 ${newGb} GB（当日剩余时间）`);
+      set.arrears = row.arrears + (due - paid);
+    }
+    return set;
+  }
+
+  /** A paid expansion that did not happen is refunded. */
+  async onFailed(_tx: Tx, row: InstanceRow, p: ResizeDiskParam, e: DriverEvent): Promise<TaskFailed> {
+    if (!p.orderId) return {};
+    return { refundOrder: p.orderId, notice: `您的实例「${row.name}」数据盘扩容失败（${e.error ?? '未知原因'}），扩容订单款项已原路退回。` };
+  }
+}
+
+/** The largest data disk the instance can have: its host's limit, or the product's. */
+function maxDiskGb(row: InstanceRow, snap: Snapshot): number {
+  const host = row.hostId ? snap.hosts.find((h) => h.id === row.hostId) : undefined;
+  return Math.min(MAX_DATA_DISK_GB, host?.dataDiskMaxGb ?? MAX_DATA_DISK_GB);
 }
 
 /** GPU and application instances are "Personal" orders (spec §3), like their purchase. */

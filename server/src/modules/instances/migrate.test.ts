@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import type { Instance, InstanceOperation } from '@console/contract';
@@ -194,9 +197,8 @@ describe('migrating a stopped instance to another host', () => {
     expect(targets.map((t) => t.hostId).sort()).toEqual([...others].sort());
     expect(targets.find((t) => t.hostId === others[0])).toMatchObject({ gpuFree: 3, available: true });
     expect(targets.filter((t) => t.available).map((t) => t.hostId)).toEqual([others[0]]);
-    // Its own room comes first.
-    const firstOther = targets.findIndex((t) => !t.sameRoom);
-    if (firstOther >= 0) expect(targets.slice(firstOther).every((t) => !t.sameRoom)).toBe(true);
+    // The catalogue has no RTX 4090 in another room of bj-b: every target is in its own room.
+    expect(targets.every((t) => t.sameRoom)).toBe(true);
     expect((await get(s.app, `${LIST}/${id}/migrate/targets`)).statusCode).toBe(401);
     const other = await fundedUser('1');
     expect((await get(s.app, `${LIST}/${id}/migrate/targets`, other.token)).statusCode).toBe(404);
@@ -296,5 +298,40 @@ describe('migrating a stopped instance to another host', () => {
     await settle(DELAYS.start);
     await act(u.token, id, 'stop');
     await settle(DELAYS.stop);
+  });
+});
+
+describe('migration targets in several rooms', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    // The shipped catalogue plus one RTX 4090 host in bj-b's other room.
+    const catalogue = JSON.parse(readFileSync(new URL('../../../catalogue/catalogue.json', import.meta.url), 'utf8')) as { hosts: { id: string; roomId: string }[] };
+    const model = catalogue.hosts.find((h) => h.id === 'bj-b-1-h01')!;
+    catalogue.hosts.push({ ...model, id: 'bj-b-2-h09', roomId: 'bj-b-2' });
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'catalogue-')), 'catalogue.json');
+    writeFileSync(file, JSON.stringify(catalogue));
+    s = await startTestServer({ env: { CATALOGUE_FILE: file, COMPUTE_SIM_DELAYS: Object.entries(DELAYS).map(([k, v]) => `${k}=${v}`).join(',') } });
+  });
+  afterAll(async () => s.close());
+  const { fundedUser } = instanceKit(() => s);
+
+  it('lists the hosts of its own room first, then those of the other rooms', async () => {
+    const u = await fundedUser('20');
+    const res = await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', hostId: 'bj-b-1-h01', cycle: 'Usage', duration: 1 }, u.token);
+    expect(res.statusCode, res.body).toBe(200);
+    const id = json<{ items: Instance[] }>(await get(s.app, `${LIST}?filterBy=category,Gpu`, u.token)).items[0]!.id;
+    for (const ms of [DELAYS.create, DELAYS.boot]) {
+      s.clock.advance(ms);
+      await s.ctx.reconciler.tick();
+    }
+    expect((await post(s.app, `${LIST}/${id}/stop`, undefined, u.token)).statusCode).toBe(200);
+    s.clock.advance(DELAYS.stop);
+    await s.ctx.reconciler.tick();
+    const targets = json<{ hostId: string; sameRoom: boolean }[]>(await get(s.app, `${LIST}/${id}/migrate/targets`, u.token));
+    expect(targets.slice(0, 2).map((t) => [t.hostId, t.sameRoom]).sort()).toEqual([
+      ['bj-b-1-h02', true],
+      ['bj-b-1-h03', true],
+    ]);
+    expect(targets.slice(2).map((t) => [t.hostId, t.sameRoom])).toEqual([['bj-b-2-h09', false]]);
   });
 });

@@ -241,7 +241,20 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
     await stop(u.token, id);
     // 4 days paid (1 at ¥10, then 3 at ¥60); 1.5 days used: 2 whole days unused, both of the renewal.
     await ageTo(id, boughtAt, boughtAt + 1.5 * DAY);
-    const withFee = new PrepaidService({ db: s.ctx.db, clock: s.clock, instances: s.ctx.instances, orders: s.ctx.orders, gifts: s.ctx.gifts, log: s.app.log, leadHours: 24, refundFeeRate: '0.05' });
+    const withFee = new PrepaidService({
+      db: s.ctx.db,
+      clock: s.clock,
+      instances: s.ctx.instances,
+      views: s.ctx.instanceViews,
+      renewals: s.ctx.renewals,
+      orders: s.ctx.orders,
+      checkout: s.ctx.checkout,
+      gifts: s.ctx.gifts,
+      users: s.ctx.users,
+      log: s.app.log,
+      leadHours: 24,
+      refundFeeRate: '0.05',
+    });
     const owner = (await s.ctx.db.select().from(users).where(eq(users.id, u.user.id)))[0]!;
     expect(await withFee.refundQuote(owner, id)).toMatchObject({ totalDays: 4, usedDays: 2, unusedDays: 2, refundable: String(yuan('40')), fee: String(yuan('2')), refund: String(yuan('38')) });
     const before = await balances(u.user.id);

@@ -18,16 +18,31 @@
  */
 import { and, eq, gt, isNull, lte, notInArray } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
-import { canAct, formatYuan, InstanceStatus, type Instance, type PrepaidRefundQuote, type PrepaidRefundResult } from '@console/contract';
+import {
+  canAct,
+  formatYuan,
+  InstanceStatus,
+  formatBeijing,
+  payerIdOf,
+  isPostpaid,
+  POSTPAID_CYCLES,
+  type Instance,
+  type PrepaidRefundQuote,
+  type PrepaidRefundResult,
+} from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
-import { instances, users } from '../../db/schema.js';
+import { instances } from './schema.js';
 import { AppError } from '../../http/errors.js';
-import { HOURS_PER_UNIT } from '../catalogue/pricing.js';
-import type { GiftService } from '../gifts/service.js';
-import type { OrderService } from '../orders/service.js';
-import type { UserRow } from '../sessions/service.js';
-import { instanceIdFor, POSTPAID, type InstanceRow, type InstanceService } from './service.js';
+import { HOURS_PER_UNIT } from '../catalogue/index.js';
+import type { GiftService } from '../gifts/index.js';
+import type { UserService } from '../users/index.js';
+import type { Checkout } from '../orders/index.js';
+import type { OrderService } from '../orders/index.js';
+import type { UserRow } from '../users/index.js';
+import type { RenewalService } from './renewal.js';
+import { instanceIdFor, type InstanceRow, type InstanceService } from './service.js';
+import type { InstanceViews } from './views.js';
 
 const DAY_MS = 86_400_000;
 const BATCH = 200;
@@ -39,8 +54,14 @@ export interface PrepaidDeps {
   db: Db;
   clock: Clock;
   instances: InstanceService;
+  views: InstanceViews;
+  renewals: RenewalService;
   orders: OrderService;
+  /** Pays an auto-renewal from the balance; posts the refund of unused time. */
+  checkout: Checkout;
   gifts: GiftService;
+  /** The payer an auto-renewal is priced for (student discount). */
+  users: Pick<UserService, 'findById'>;
   log: FastifyBaseLogger;
   /** AUTO_RENEW_LEAD_HOURS */
   leadHours: number;
@@ -67,13 +88,13 @@ export class PrepaidService {
     await this.deps.instances.mustFind(user, id);
     await this.deps.db.transaction(async (tx) => {
       const cur = await this.deps.instances.lock(tx, id);
-      if (POSTPAID.includes(cur.cycle)) throw new AppError('INSTANCE_NOT_PREPAID', '按量计费实例随用随付，没有自动续费');
+      if (isPostpaid(cur.cycle)) throw new AppError('INSTANCE_NOT_PREPAID', '按量计费实例随用随付，没有自动续费');
       if (cur.status === 'Deleting' || cur.status === 'Failed') throw new AppError('INSTANCE_STATE_INVALID', `实例${InstanceStatus.label(cur.status)}，不能设置自动续费`);
       if (cur.autoRenew === on) return;
       await tx.update(instances).set({ autoRenew: on, autoRenewFailedFor: null, updatedAt: this.deps.clock.now() }).where(eq(instances.id, id));
       await this.deps.instances.logOp(tx, cur, { action: on ? 'autoRenewOn' : 'autoRenewOff', actorId: user.id, from: cur.status, to: cur.status, detail: '' });
     });
-    return this.deps.instances.get(user, id);
+    return this.deps.views.get(user, id);
   }
 
   /** Renews (once) every instance with the switch on whose expiry is within the lead time. Returns how many were renewed. */
@@ -90,7 +111,7 @@ export class PrepaidService {
           lte(instances.expireAt, by),
           isNull(instances.releasedAt),
           notInArray(instances.status, ['Deleting', 'Failed']),
-          notInArray(instances.cycle, [...POSTPAID]),
+          notInArray(instances.cycle, [...POSTPAID_CYCLES]),
         ),
       )
       .limit(BATCH);
@@ -109,15 +130,15 @@ export class PrepaidService {
   }
 
   private async renewOne(id: string, payerId: string, expireAt: Date): Promise<boolean> {
-    const [owner] = await this.deps.db.select().from(users).where(eq(users.id, payerId));
+    const owner = await this.deps.users.findById(payerId);
     if (!owner) return false;
-    const quote = await this.deps.instances.renewQuote(owner, id, { duration: 1 });
+    const quote = await this.deps.renewals.renewQuote(owner, id, { duration: 1 });
     const orderId = instanceIdFor(`auto-renew:${id}:${expireAt.getTime()}`, 0);
     try {
       return await this.deps.db.transaction(async (tx) => {
         const cur = await this.deps.instances.lock(tx, id);
         if (!cur.autoRenew || cur.expireAt?.getTime() !== expireAt.getTime()) return false;
-        const order = await this.deps.orders.payNewFromBalance(
+        const order = await this.deps.checkout.payNewFromBalance(
           tx,
           {
             payerId,
@@ -133,7 +154,7 @@ export class PrepaidService {
           id,
         );
         if (!order) return false;
-        await this.deps.instances.extendExpiry(tx, cur, 1, { action: 'autoRenew', actorId: null, detail: order.orderUid });
+        await this.deps.renewals.extendExpiry(tx, cur, 1, { action: 'autoRenew', actorId: null, detail: order.orderUid });
         return true;
       });
     } catch (e) {
@@ -147,7 +168,7 @@ export class PrepaidService {
       if (claimed) {
         await this.deps.instances.notifyOwner(
           payerId,
-          `您的实例「${claimed.name}」自动续费失败：余额不足 ${formatYuan(BigInt(quote.total))} 元。请在 ${beijing(expireAt)} 到期前充值，否则实例将到期关机。`,
+          `您的实例「${claimed.name}」自动续费失败：余额不足 ${formatYuan(BigInt(quote.total))} 元。请在 ${formatBeijing(expireAt)} 到期前充值，否则实例将到期关机。`,
         );
       }
       return false;
@@ -171,7 +192,7 @@ export class PrepaidService {
       // Checked again under the lock: a concurrent refund that got there first is the same answer as a replay.
       if (await this.deps.orders.byId(cur.userId, refundOrderId(id), tx)) throw new AppError('REFUND_DONE');
       const p = await this.plan(tx, cur);
-      const order = await this.deps.orders.postRefund(
+      const order = await this.deps.checkout.postRefund(
         tx,
         {
           payerId: cur.userId,
@@ -201,18 +222,18 @@ export class PrepaidService {
       return { quote: p.quote, orderUid: order.orderUid, row };
     });
     await this.deps.instances.submit(row);
-    return { ...quote, orderUid, instance: await this.deps.instances.get(user, id) };
+    return { ...quote, orderUid, instance: await this.deps.views.get(user, id) };
   }
 
   private async assertNotRefunded(user: UserRow, id: string) {
-    const payer = user.isChild && user.parentId ? user.parentId : user.id;
+    const payer = payerIdOf(user);
     if (await this.deps.orders.byId(payer, refundOrderId(id))) throw new AppError('REFUND_DONE');
   }
 
   /** The rules and the arithmetic: what goes back where, from the orders that paid for the time. */
   private async plan(tx: Tx, row: InstanceRow): Promise<RefundPlan> {
     const now = this.deps.clock.now();
-    if (POSTPAID.includes(row.cycle)) throw new AppError('INSTANCE_NOT_PREPAID', '按量计费实例随用随付，没有可退的预付费用；不用时直接释放即可');
+    if (isPostpaid(row.cycle)) throw new AppError('INSTANCE_NOT_PREPAID', '按量计费实例随用随付，没有可退的预付费用；不用时直接释放即可');
     if (!row.expireAt || row.expireAt <= now) throw new AppError('REFUND_EXPIRED');
     if (!canAct('release', row.status, 'user')) {
       const on = ['Running', 'Starting', 'Restarting', 'Stopping', 'Shutdowning'];
@@ -324,6 +345,3 @@ function refundOrderId(instanceId: string): string {
   return instanceIdFor(`refund:${instanceId}`, 0);
 }
 
-function beijing(d: Date): string {
-  return new Date(d.getTime() + 8 * 3_600_000).toISOString().slice(0, 16).replace('T', ' ');
-}

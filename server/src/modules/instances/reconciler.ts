@@ -8,7 +8,7 @@ import { and, eq, isNotNull, lt, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
-import { computeCursors, instances } from '../../db/schema.js';
+import { computeCursors, instances } from './schema.js';
 import type { ComputeDriver } from '../../drivers/compute/types.js';
 import type { InstanceService } from './service.js';
 

@@ -48,13 +48,13 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
   r.get(
     API.instances,
     { schema: { tags, summary: '实例列表（filterBy：category、status、region；search：名称或 ID）', querystring: instanceListQuerySchema, response: { 200: instancePageSchema } }, onRequest: requireAuth },
-    async (req) => s.list(currentSession(req).user, req.query),
+    async (req) => ctx.instanceViews.list(currentSession(req).user, req.query),
   );
 
   r.get(
     API.instance,
     { schema: { tags, summary: '实例详情（含登录信息）', params: instanceIdParamsSchema, response: { 200: instanceSchema } }, onRequest: requireAuth },
-    async (req) => s.get(currentSession(req).user, req.params.id),
+    async (req) => ctx.instanceViews.get(currentSession(req).user, req.params.id),
   );
 
   r.post(
@@ -69,13 +69,13 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
   r.post(
     API.instanceRenewPrice,
     { schema: { tags, summary: '续费报价（与购买同一计价）', params: instanceIdParamsSchema, body: renewInstanceRequestSchema, response: { 200: quoteSchema } }, onRequest: requireAuth },
-    async (req) => s.renewQuote(currentSession(req).user, req.params.id, req.body),
+    async (req) => ctx.renewals.renewQuote(currentSession(req).user, req.params.id, req.body),
   );
 
   r.post(
     API.instanceRenew,
     { schema: { tags, summary: '续费：创建续费订单（支付后延长到期时间）', params: instanceIdParamsSchema, body: renewInstanceRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
-    async (req) => s.renew(currentSession(req).user, req.params.id, req.body),
+    async (req) => ctx.renewals.renew(currentSession(req).user, req.params.id, req.body),
   );
 
   r.put(
@@ -156,7 +156,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => s.migrate(currentSession(req).user, req.params.id, req.body ?? {}),
+    async (req) => ctx.migration.migrate(currentSession(req).user, req.params.id, req.body ?? {}),
   );
 
   r.get(
@@ -165,7 +165,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { tags, summary: '可迁移到的主机：同地区同型号 GPU 的其他主机，本机房优先，附当前空闲卡数', params: instanceIdParamsSchema, response: { 200: z.array(migrationTargetSchema) } },
       onRequest: requireAuth,
     },
-    async (req) => s.migrationTargetList(currentSession(req).user, req.params.id),
+    async (req) => ctx.migration.targetList(currentSession(req).user, req.params.id),
   );
 
   r.post(
@@ -174,7 +174,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { tags, summary: '保存镜像：已关机（含无卡模式关机）的实例制作为“我的镜像”，期间实例为操作中', params: instanceIdParamsSchema, body: saveImageRequestSchema, response: { 200: userImageSchema } },
       onRequest: requireAuth,
     },
-    async (req) => s.saveImage(currentSession(req).user, req.params.id, req.body),
+    async (req) => ctx.saveImage.save(currentSession(req).user, req.params.id, req.body),
   );
 
   r.post(
@@ -238,6 +238,6 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
   r.get(
     API.operationLogs,
     { schema: { tags, summary: '操作日志（filterBy：instance、actor、category）', querystring: operationLogQuerySchema, response: { 200: instanceOperationPageSchema } }, onRequest: requireAuth },
-    async (req) => s.operations(currentSession(req).user, req.query),
+    async (req) => ctx.instanceViews.operations(currentSession(req).user, req.query),
   );
 }

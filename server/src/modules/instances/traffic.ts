@@ -1,5 +1,5 @@
 /**
- * Public bandwidth of e-commerce machines (issue 6: TrafficUpgrade / TrafficDowngrade).
+ * Public bandwidth of e-commerce machines (TrafficUpgrade / TrafficDowngrade).
  *
  * The size includes some bandwidth (catalogue sizes' bandwidthMbps, copied to the instance as
  * includedBandwidthMbps); an e-commerce machine may go up to any of the operator's steps
@@ -10,30 +10,31 @@
  * How it is paid follows the instance's billing:
  * - prepaid (Day/Week/Month) upgrade: the added chargeable Mbps × price × the whole hours left
  *   until expireAt (a started hour counts), student discount as for a purchase, as a TrafficUpgrade
- *   order paid through the normal pay flow; paying fulfils it (InstanceService.applyBandwidthOrder),
- *   a failure refunds it. Renewals, day-to-month and 退订 price the bandwidth the machine has then.
+ *   order paid through the normal pay flow; paying fulfils it (TrafficService.fulfil), a failure
+ *   refunds it. Renewals, day-to-month and 退订 price the bandwidth the machine has then.
  * - prepaid downgrade: applies at once; when the driver has applied it, the unused value of the
- *   removed Mbps comes back as one TrafficDowngrade order (status Refunded, one ledger transfer): the
- *   removed chargeable Mbps are taken from the instance's paid TrafficUpgrade orders newest first
- *   (each order's Mbps can come back once in all, however many downgrades), and each gives back its
- *   cash and gift parts × taken Mbps / its Mbps × the whole hours left of what it paid for (at most
- *   the hours left until expiry) / its hours, rounded down to 0.0001 yuan. Vouchers and gift credit
- *   whose grant has expired are not returned; bandwidth paid within a renewal is not returned (it
- *   priced the period, like the data disk). Renewals are cheaper from then on.
+ *   removed Mbps comes back (traffic-refund.ts). Renewals are cheaper from then on.
  * - post-paid (Usage/Hour): nothing up front. The hourly price becomes the size's price plus the
  *   extra Mbps; a running meter is settled at the old rate up to the moment the driver applied the
- *   change and goes on at the new one (InstanceService.applyBandwidth).
+ *   change and goes on at the new one (ChangeBandwidthTask).
+ *
+ * The change itself is the changeBandwidth task (see tasks.ts).
  */
-import { bandwidthChoices, formatYuan, type BandwidthQuote, type ChangeBandwidthResponse, type Quote } from '@console/contract';
+import { z } from 'zod';
+import { bandwidthChoices, formatYuan, isPostpaid, type BandwidthQuote, type ChangeBandwidthResponse, type Instance, type Quote } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
+import type { ComputeDriver, DriverEvent } from '../../drivers/compute/types.js';
 import { AppError } from '../../http/errors.js';
-import type { CatalogueService } from '../catalogue/service.js';
-import type { CatalogueStore } from '../catalogue/store.js';
-import type { GiftService } from '../gifts/service.js';
-import type { OrderService } from '../orders/service.js';
-import type { UserRow } from '../sessions/service.js';
-import { instanceIdFor, POSTPAID, type InstanceRow, type InstanceService } from './service.js';
+import type { CatalogueService } from '../catalogue/index.js';
+import type { CatalogueStore, Settings } from '../catalogue/index.js';
+import type { Fulfiller, OrderRow, OrderService } from '../orders/index.js';
+import type { UserRow } from '../users/index.js';
+import type { Meter } from './billing.js';
+import { meterStart, type InstanceRow, type InstanceService } from './service.js';
+import { bigintParam, TaskParam, type TaskDone, type TaskFailed, type TaskHandler } from './tasks.js';
+import { extraOf, type DowngradeRefunds, type UpgradeRequest } from './traffic-refund.js';
+import type { InstanceViews } from './views.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -42,42 +43,42 @@ export const DOWNGRADE_PREPAID_RULE =
   '包周期实例降低带宽：立即生效；按剩余整小时数退还升级带宽时实付的现金与赠送金（按比例，向下取整到 0.0001 元），代金券抵扣部分、已过期的赠送金和续费中包含的带宽费用不退；续费按新带宽计价。';
 export const POSTPAID_RULE = '按量计费实例调整带宽：无需预付，生效后按新的每小时价格按秒计费，生效前按原带宽计费。';
 
+/** The bandwidth the machine goes to; the TrafficUpgrade order that paid for it (null: nothing paid up front); post-paid, what the Mbps beyond the included cost per hour from then on. */
+interface ChangeBandwidthParam {
+  mbps: number;
+  orderId: string | null;
+  hourly: bigint;
+}
+
+const changeBandwidthParam = new TaskParam<'changeBandwidth', ChangeBandwidthParam>(
+  'changeBandwidth',
+  z.object({ mbps: z.number().int().nonnegative(), orderId: z.string().nullable(), hourly: bigintParam }),
+  (text) => {
+    // Before JSON: "mbps:orderId:hourly", orderId empty when nothing was paid up front.
+    const [mbps = '0', orderId = '', hourly = '0'] = text.split(':');
+    return { mbps: Number(mbps), orderId: orderId || null, hourly: BigInt(hourly) };
+  },
+);
+
 export interface TrafficDeps {
   db: Db;
   clock: Clock;
   catalogue: CatalogueStore;
   pricing: CatalogueService;
   orders: OrderService;
-  gifts: GiftService;
+  refunds: DowngradeRefunds;
   instances: InstanceService;
+  views: InstanceViews;
 }
 
-/** What a prepaid downgrade gives back, and from which upgrade orders how many Mbps. */
-export interface DowngradeRefund {
-  refund: bigint;
-  cash: bigint;
-  gift: { grantId: string; amount: bigint }[];
-  allocations: { orderId: string; mbps: number }[];
-}
-
-interface UpgradeRequest {
-  instanceId: string;
-  bandwidthMbps: number;
-  fromMbps: number;
-  /** The whole hours the upgrade paid for (the instance's remaining time then). */
-  hours?: number;
-}
-
-export class TrafficService {
-  constructor(private deps: TrafficDeps) {
-    deps.instances.useBandwidthRefund((tx, row, mbps, opId) => this.refundDowngrade(tx, row, mbps, opId));
-  }
+export class TrafficService implements Fulfiller {
+  constructor(private deps: TrafficDeps) {}
 
   async quote(user: UserRow, id: string, mbps: number): Promise<BandwidthQuote> {
     const row = await this.deps.instances.mustFind(user, id);
     const { settings } = await this.deps.catalogue.get();
-    this.deps.instances.checkBandwidth(row, mbps, settings);
-    const prepaid = !POSTPAID.includes(row.cycle);
+    this.checkBandwidth(row, mbps, settings);
+    const prepaid = !isPostpaid(row.cycle);
     const now = this.deps.clock.now().getTime();
     if (prepaid && (!row.expireAt || row.expireAt.getTime() <= now)) throw new AppError('INSTANCE_EXPIRED', '实例已到期，请先续费再调整带宽');
     const upgrade = mbps > row.bandwidthMbps;
@@ -97,7 +98,7 @@ export class TrafficService {
       },
       user,
     );
-    const refund = prepaid && !upgrade ? (await this.deps.db.transaction((tx) => this.planDowngradeRefund(tx, row, mbps))).refund : 0n;
+    const refund = prepaid && !upgrade ? (await this.deps.db.transaction((tx) => this.deps.refunds.planDowngradeRefund(tx, row, mbps))).refund : 0n;
     return {
       instanceId: row.id,
       type: upgrade ? 'TrafficUpgrade' : 'TrafficDowngrade',
@@ -133,101 +134,100 @@ export class TrafficService {
         quote: q.quote,
         description: `带宽升级 ${row.name}：${row.bandwidthMbps} Mbps → ${mbps} Mbps`,
       });
-      return { order, instance: await this.deps.instances.get(user, id) };
+      return { order, instance: await this.deps.views.get(user, id) };
     }
     const { settings } = await this.deps.catalogue.get();
     const hourly = q.prepaid ? 0n : BigInt(extraOf(row, mbps)) * settings.bandwidthPricePerMbpsHour;
     const detail = q.prepaid
       ? `${row.bandwidthMbps} Mbps → ${mbps} Mbps（预计退还 ¥${formatYuan(BigInt(q.refund))}，生效时结算；续费按新带宽计价）`
       : `按量计费：${row.bandwidthMbps} Mbps → ${mbps} Mbps，生效后 ¥${formatYuan(BigInt(q.hourlyPriceAfter))}/小时`;
-    const instance = await this.deps.instances.beginBandwidthChange(
-      user,
-      id,
-      { mbps, orderId: '', hourly },
-      // Checked again under the row lock: another change may have started meanwhile.
-      (cur) => this.deps.instances.checkBandwidth(cur, mbps, settings),
-      detail,
-    );
+    const instance = await this.beginUnpaidChange(user, id, { mbps, orderId: null, hourly }, settings, detail);
     return { order: null, instance };
   }
 
   /**
-   * Posts a prepaid downgrade's refund once the driver has applied it (InstanceService.applyBandwidth
-   * calls this under the instance's row lock): one TrafficDowngrade order per bandwidth task, its id
-   * derived from the task. Answers what came back.
+   * Starts a bandwidth change that needs no payment first (post-paid, or a prepaid downgrade): the
+   * instance goes Operating and the driver applies it; `detail` says what it costs from then on.
    */
-  async refundDowngrade(tx: Tx, row: InstanceRow, mbps: number, opId: string): Promise<bigint> {
-    if (POSTPAID.includes(row.cycle) || mbps >= row.bandwidthMbps) return 0n;
-    const id = instanceIdFor(`traffic-down:${opId}`, 0);
-    if (await this.deps.orders.byId(row.userId, id, tx)) return 0n;
-    const plan = await this.planDowngradeRefund(tx, row, mbps);
-    if (plan.refund <= 0n) return 0n;
-    const name = `带宽降级 ${row.name}：${row.bandwidthMbps} Mbps → ${mbps} Mbps，退还未使用部分`;
-    await this.deps.orders.postRefund(
-      tx,
-      {
-        payerId: row.userId,
-        createdBy: row.userId,
-        kind: 'default',
-        type: 'TrafficDowngrade',
-        category: row.category,
-        request: { instanceId: row.id, bandwidthMbps: mbps, fromMbps: row.bandwidthMbps, allocations: plan.allocations },
-        quote: {
-          lines: [{ kind: 'bandwidth', name, unitPrice: String(plan.refund), quantity: 1, amount: String(plan.refund) }],
-          listTotal: String(plan.refund),
-          discountTotal: '0',
-          voucherDeduction: '0',
-          total: String(plan.refund),
-        },
-        description: name,
-      },
-      id,
-      { cash: plan.cash, gift: plan.gift },
-    );
-    return plan.refund;
+  private async beginUnpaidChange(user: UserRow, id: string, change: ChangeBandwidthParam, settings: Settings, detail: string): Promise<Instance> {
+    const core = this.deps.instances;
+    const row = await this.deps.db.transaction(async (tx) => {
+      const cur = await core.lock(tx, id);
+      // Checked again under the row lock: another change may have started meanwhile.
+      this.checkBandwidth(cur, change.mbps, settings);
+      const opId = `changeBandwidth:${cur.id}:${this.deps.clock.now().getTime()}`;
+      return core.beginTask(tx, cur, changeBandwidthParam.start(change), { actorId: user.id, opId, detail });
+    });
+    await core.submit(row);
+    return this.deps.views.get(user, id);
   }
 
-  /** The arithmetic of a prepaid downgrade's refund (see the top of this file). */
-  async planDowngradeRefund(tx: Tx, row: InstanceRow, mbps: number): Promise<DowngradeRefund> {
-    const none: DowngradeRefund = { refund: 0n, cash: 0n, gift: [], allocations: [] };
-    const now = this.deps.clock.now().getTime();
-    let left = extraOf(row, row.bandwidthMbps) - extraOf(row, mbps);
-    if (left <= 0 || !row.expireAt || row.expireAt.getTime() <= now) return none;
-    const hoursLeft = Math.floor((row.expireAt.getTime() - now) / HOUR_MS);
-    const upgrades = await this.deps.orders.instanceOrdersOf(tx, row.id, 'TrafficUpgrade', 'Success');
-    const downgrades = await this.deps.orders.instanceOrdersOf(tx, row.id, 'TrafficDowngrade', 'Refunded');
-    const returned = new Map<string, number>();
-    for (const d of downgrades) for (const a of (d.order.request as { allocations?: DowngradeRefund['allocations'] }).allocations ?? []) returned.set(a.orderId, (returned.get(a.orderId) ?? 0) + a.mbps);
-    const grants = await this.deps.gifts.unexpired(tx, [...new Set(upgrades.flatMap((u) => u.parts.flatMap((p) => (p.giftGrantId ? [p.giftGrantId] : []))))]);
-    const out: DowngradeRefund = { ...none, gift: [], allocations: [] };
-    const gift = new Map<string, bigint>();
-    for (const { order, parts } of [...upgrades].reverse()) {
-      if (left <= 0) break;
-      const req = order.request as UpgradeRequest;
-      const added = extraOf(row, req.bandwidthMbps) - extraOf(row, req.fromMbps);
-      const take = Math.min(added - (returned.get(order.id) ?? 0), left);
-      if (take <= 0 || !req.hours) continue;
-      left -= take;
-      out.allocations.push({ orderId: order.id, mbps: take });
-      const paidAt = (order.paidAt ?? order.createdAt).getTime();
-      const unused = Math.min(hoursLeft, Math.floor((paidAt + req.hours * HOUR_MS - now) / HOUR_MS));
-      if (unused <= 0) continue;
-      const den = BigInt(added) * BigInt(req.hours);
-      for (const p of parts) {
-        if (p.source === 'voucher') continue;
-        const back = (p.amount * BigInt(take) * BigInt(unused)) / den;
-        if (p.source === 'cash') out.cash += back;
-        else if (p.giftGrantId && grants.has(p.giftGrantId)) gift.set(p.giftGrantId, (gift.get(p.giftGrantId) ?? 0n) + back);
-      }
-    }
-    out.gift = [...gift].filter(([, amount]) => amount > 0n).map(([grantId, amount]) => ({ grantId, amount }));
-    out.refund = out.cash + out.gift.reduce((n, g) => n + g.amount, 0n);
-    return out;
+  /**
+   * Fulfils a paid TrafficUpgrade order once: the change starts now and applies when the driver
+   * reports it. An instance that cannot take it any more (released, downgraded or upgraded since)
+   * fails the order here, which refunds it; a driver failure refunds it too (ChangeBandwidthTask.onFailed).
+   */
+  async fulfil(order: OrderRow): Promise<{ resourceId: string }> {
+    const { instanceId, bandwidthMbps, fromMbps } = order.request as UpgradeRequest;
+    const core = this.deps.instances;
+    const { settings } = await this.deps.catalogue.get();
+    const row = await this.deps.db.transaction(async (tx) => {
+      const cur = await core.lock(tx, instanceId);
+      if (await core.orderApplied(tx, instanceId, 'changeBandwidth', order.orderUid)) return null;
+      if (cur.bandwidthMbps !== fromMbps) throw new AppError('INSTANCE_STATE_INVALID', '下单后实例带宽已变化，请重新选择');
+      this.checkBandwidth(cur, bandwidthMbps, settings);
+      return core.beginTask(tx, cur, changeBandwidthParam.start({ mbps: bandwidthMbps, orderId: order.id, hourly: 0n }), {
+        actorId: order.createdBy,
+        opId: `changeBandwidth:${order.id}`,
+        detail: `${order.orderUid}：${cur.bandwidthMbps} Mbps → ${bandwidthMbps} Mbps`,
+      });
+    });
+    if (row) await core.submit(row);
+    return { resourceId: instanceId };
+  }
+
+  /** Why the instance cannot go to `mbps` of bandwidth now, as the error the request gets. */
+  private checkBandwidth(cur: InstanceRow, mbps: number, settings: Settings): void {
+    if (cur.category !== 'Ebusiness') throw new AppError('BANDWIDTH_NOT_EBUSINESS');
+    this.deps.instances.assertTask(cur, 'changeBandwidth');
+    if (mbps === cur.bandwidthMbps) throw new AppError('BANDWIDTH_INVALID', `当前带宽已是 ${mbps} Mbps`);
+    const choices = bandwidthChoices(cur.includedBandwidthMbps, settings.bandwidthStepsMbps);
+    if (!choices.includes(mbps)) throw new AppError('BANDWIDTH_INVALID', `可选带宽：${choices.join('、')} Mbps`);
   }
 }
 
-/** Chargeable Mbps at `mbps`: what lies beyond the size's own bandwidth. */
-function extraOf(row: InstanceRow, mbps: number): number {
-  return Math.max(0, mbps - row.includedBandwidthMbps);
+/** The changeBandwidth task's outcome: the machine has its new bandwidth; what that costs or gives back. */
+export class ChangeBandwidthTask implements TaskHandler<'changeBandwidth', ChangeBandwidthParam> {
+  readonly param = changeBandwidthParam;
+
+  constructor(private deps: { meter: Meter; refunds: DowngradeRefunds }) {}
+
+  submit(driver: ComputeDriver, opId: string, row: InstanceRow, p: ChangeBandwidthParam): Promise<void> {
+    return driver.changeBandwidth(opId, row.id, p.mbps);
+  }
+
+  /**
+   * Post-paid: a running meter is settled up to that moment at the old rate and goes on at the new
+   * one (a new segment), so each second is charged at the bandwidth it had. Prepaid: an upgrade was
+   * paid up front by its order; a downgrade's refund is posted now, in this transaction; renewals
+   * price the new bandwidth.
+   */
+  async onDone(tx: Tx, row: InstanceRow, p: ChangeBandwidthParam, e: DriverEvent): Promise<TaskDone> {
+    const refunded = isPostpaid(row.cycle) || !row.pendingOpId ? 0n : await this.deps.refunds.refundDowngrade(tx, row, p.mbps, row.pendingOpId);
+    const set: Partial<InstanceRow> = { bandwidthMbps: p.mbps, ...(isPostpaid(row.cycle) ? await this.repriceRun(tx, row, p.hourly, e.at) : {}) };
+    return { set, detail: `带宽 ${row.bandwidthMbps} Mbps → ${p.mbps} Mbps${refunded > 0n ? `，退还 ¥${formatYuan(refunded)}` : ''}` };
+  }
+
+  private async repriceRun(tx: Tx, row: InstanceRow, hourly: bigint, at: Date): Promise<Partial<InstanceRow>> {
+    const set: Partial<InstanceRow> = { bandwidthHourlyPrice: hourly };
+    if (row.meterSegment && row.meterSince) Object.assign(set, await this.deps.meter.settle(tx, row, at), meterStart({ ...row, bandwidthHourlyPrice: hourly }, at));
+    return set;
+  }
+
+  /** A paid upgrade that did not happen is refunded. */
+  async onFailed(_tx: Tx, row: InstanceRow, p: ChangeBandwidthParam, e: DriverEvent): Promise<TaskFailed> {
+    if (!p.orderId) return {};
+    return { refundOrder: p.orderId, notice: `您的实例「${row.name}」带宽升级失败（${e.error ?? '未知原因'}），升级订单款项已原路退回。` };
+  }
 }
 

@@ -1,5 +1,5 @@
 /**
- * 发票申请 (issue 5): an account holder asks for a VAT invoice over money it actually paid in; the
+ * 发票申请: an account holder asks for a VAT invoice over money it actually paid in; the
  * operator issues it with the invoice number or rejects it with a reason; a pending request may be
  * cancelled by its owner. Invoices move no money: they only describe money the ledger already has.
  *
@@ -9,14 +9,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import { InvoiceStatus, invoiceRequestSchema, yuanToUnits, type Invoice } from '@console/contract';
+import { InvoiceStatus, invoiceRequestSchema, yuanToUnits, fenFloorText, type Invoice } from '@console/contract';
 import type { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor } from '../../db/client.js';
 import { invoices } from './schema.js';
-import { users } from '../users/schema.js';
 import { AppError } from '../../http/errors.js';
 import type { LedgerService } from '../ledger/index.js';
+import type { UserService } from '../users/index.js';
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 type InvoiceInput = z.output<typeof invoiceRequestSchema>;
@@ -39,7 +39,15 @@ export function invoiceView(r: InvoiceRow): Invoice {
 }
 
 export class InvoiceService {
-  constructor(private deps: { db: Db; clock: Clock; ledger: LedgerService }) {}
+  constructor(
+    private deps: {
+      db: Db;
+      clock: Clock;
+      ledger: LedgerService;
+      /** The requesting accounts' mobile numbers, for the operator's queue. */
+      users: Pick<UserService, 'mobilesOf'>;
+    },
+  ) {}
 
   /** What the payer may still invoice, with the figures it is made of. */
   async invoiceable(payerId: string, exec: Executor = this.deps.db) {
@@ -61,7 +69,7 @@ export class InvoiceService {
     return this.deps.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invoice:${payerId}`}, 0))`);
       const { invoiceable } = await this.invoiceable(payerId, tx);
-      if (amount > invoiceable) throw new AppError('INVOICE_AMOUNT_EXCEEDED', `本次最多可开 ${formatUnits(invoiceable)} 元`);
+      if (amount > invoiceable) throw new AppError('INVOICE_AMOUNT_EXCEEDED', `本次最多可开 ${fenFloorText(invoiceable)} 元`);
       const now = this.deps.clock.now();
       const [row] = await tx
         .insert(invoices)
@@ -109,14 +117,14 @@ export class InvoiceService {
     const where = q.status ? eq(invoices.status, q.status) : undefined;
     const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(invoices).where(where);
     const rows = await this.deps.db
-      .select({ i: invoices, mobile: users.mobile })
+      .select()
       .from(invoices)
-      .innerJoin(users, eq(users.id, invoices.userId))
       .where(where)
       .orderBy(q.status === 'Pending' ? invoices.createdAt : desc(invoices.createdAt))
       .limit(q.pageSize)
       .offset((q.page - 1) * q.pageSize);
-    return { items: rows.map(({ i, mobile }) => ({ ...invoiceView(i), userId: i.userId, mobile: mobile ?? '' })), total, page: q.page, pageSize: q.pageSize };
+    const mobiles = await this.deps.users.mobilesOf(rows.map((i) => i.userId));
+    return { items: rows.map((i) => ({ ...invoiceView(i), userId: i.userId, mobile: mobiles.get(i.userId) ?? '' })), total, page: q.page, pageSize: q.pageSize };
   }
 
   /** Pending → a final state, once: the guarded update makes the second of two decisions fail. */
@@ -134,7 +142,3 @@ export class InvoiceService {
   }
 }
 
-function formatUnits(units: bigint): string {
-  const fen = units / 100n; // whole fen, rounded down: never more than may be invoiced
-  return `${fen / 100n}.${String(fen % 100n).padStart(2, '0')}`;
-}

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { API, statementPageSchema, statementQuerySchema, userMoneySchema } from '@console/contract';
+import { API, statementPageSchema, statementQuerySchema, userMoneySchema, payerIdOf } from '@console/contract';
 import { payerOf } from '../../http/auth.js';
 import type { AppContext } from '../../context.js';
 
@@ -13,7 +13,7 @@ export async function ledgerRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request) => {
       const user = request.session!.user;
       // Child accounts spend their parent's balance (spec §1).
-      const b = await ctx.ledger.balances(user.isChild && user.parentId ? user.parentId : user.id);
+      const b = await ctx.ledger.balances(payerIdOf(user));
       return { cash: String(b.cash), gift: String(b.gift), voucher: String(b.voucher), deposit: String(b.deposit), available: String(b.cash + b.gift) };
     },
   );

@@ -7,6 +7,7 @@
  * queue instead of deadlocking, and a spendable account is checked after the lock: fifty payments
  * racing for a balance that covers ten end with exactly ten.
  */
+import { fenCeilText } from '@console/contract';
 import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, inArray, sql, type Placeholder } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
@@ -69,7 +70,7 @@ export class LedgerService {
       [row] = exec ? await exec.select(POST_COLUMNS).from(postCall(args)) : await this.preparedPost.execute(args);
     } catch (e) {
       const short = insufficientBy(e);
-      if (short !== null) throw new AppError('INSUFFICIENT_BALANCE', `还差 ${formatShort(short)} 元`);
+      if (short !== null) throw new AppError('INSUFFICIENT_BALANCE', `还差 ${fenCeilText(short)} 元`);
       throw e;
     }
     if (row!.outcome === 'replayed') return { transferId: await this.sameAsBefore(exec ?? this.db, input), replayed: true };
@@ -124,7 +125,7 @@ export class LedgerService {
       for (const l of t.legs) {
         const a = accounts.get(l.code)!;
         a.balance += l.amount;
-        if (!a.mayGoNegative && a.balance < 0n) throw new AppError('INSUFFICIENT_BALANCE', `还差 ${formatShort(-a.balance)} 元`);
+        if (!a.mayGoNegative && a.balance < 0n) throw new AppError('INSUFFICIENT_BALANCE', `还差 ${fenCeilText(-a.balance)} 元`);
         entries.push({ transferId: t.id, accountId: a.id, amount: l.amount, balanceAfter: a.balance, createdAt: now });
       }
     }
@@ -441,7 +442,3 @@ function accountRow(code: string, ref: AccountRef, now: Date): typeof ledgerAcco
   return { id: randomUUID(), code, userId: user ? ref.userId : null, kind: user ? ref.kind : ref.platform, mayGoNegative: !user, balance: 0n, createdAt: now };
 }
 
-function formatShort(units: bigint): string {
-  const cents = (units + 99n) / 100n; // what is missing, rounded up to the cent
-  return `${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`;
-}

@@ -1,8 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { eq } from 'drizzle-orm';
-import { z } from 'zod';
 import {
   API,
   okSchema,
@@ -15,9 +13,9 @@ import {
   reviewDecisionSchema,
   reviewItemSchema,
   reviewLogSchema,
+  reviewParamsSchema,
   reviewQuerySchema,
 } from '@console/contract';
-import { certifications } from '../certification/schema.js';
 import { ReviewQueries } from './reviews.js';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../http/errors.js';
@@ -61,9 +59,8 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  const reviews = new ReviewQueries(ctx.db);
+  const reviews = new ReviewQueries({ certification: ctx.certification, students: ctx.students, users: ctx.users });
   const tags = ['运营'];
-  const kindParams = z.object({ kind: z.enum(['enterprise', 'student'], { error: 'kind 须为 enterprise 或 student' }), id: z.uuid({ error: '申请编号格式不正确' }) });
   /** The review area is for operator accounts only (the local command token does not open it). */
   const asOperator = async (req: FastifyRequest) => {
     if (req.headers['x-operator-token'] !== undefined) throw new AppError('PERMISSION_DENIED', '审核需使用运营账号登录');
@@ -77,7 +74,7 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.post(
     API.operatorReview,
-    { schema: { tags, summary: '通过或驳回（驳回须写原因；每次决定都记入审核日志）', params: kindParams, body: reviewDecisionSchema, response: { 200: okSchema } } },
+    { schema: { tags, summary: '通过或驳回（驳回须写原因；每次决定都记入审核日志）', params: reviewParamsSchema, body: reviewDecisionSchema, response: { 200: okSchema } } },
     async (req) => {
       const operatorId = await asOperator(req);
       if (req.params.kind === 'enterprise') {
@@ -89,7 +86,7 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  r.get(API.operatorReviewImage, { schema: { tags, summary: '营业执照 / 学生证图片', params: kindParams } }, async (req, reply) => {
+  r.get(API.operatorReviewImage, { schema: { tags, summary: '营业执照 / 学生证图片', params: reviewParamsSchema } }, async (req, reply) => {
     await asOperator(req);
     const object = req.params.kind === 'enterprise' ? await ctx.certification.licence(req.params.id) : await ctx.students.image(req.params.id);
     return reply.header('content-type', object.contentType).header('cache-control', 'private, no-store').header('x-content-type-options', 'nosniff').send(object.body);
@@ -108,7 +105,7 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
 
 /** Only enterprise applications are the operator's to decide; personal ones belong to the verifier. */
 async function assertEnterprise(ctx: AppContext, id: string) {
-  const [row] = await ctx.db.select({ type: certifications.type }).from(certifications).where(eq(certifications.id, id));
-  if (!row) throw new AppError('RECORD_NOT_FOUND');
-  if (row.type !== 'Enterprise') throw new AppError('PERMISSION_DENIED', '个人认证由实名核验服务判定');
+  const type = await ctx.certification.typeOf(id);
+  if (!type) throw new AppError('RECORD_NOT_FOUND');
+  if (type !== 'Enterprise') throw new AppError('PERMISSION_DENIED', '个人认证由实名核验服务判定');
 }

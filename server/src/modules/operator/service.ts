@@ -3,19 +3,18 @@
  * compensation account to a user's cash or gift credit, with the operator and the reason on the
  * ledger transfer. Used by `npm run operator -- credit` and by the operator area.
  */
-import { eq } from 'drizzle-orm';
 import { yuanToUnits, type OperatorCredit } from '@console/contract';
 import type { Db } from '../../db/client.js';
-import { users } from '../users/schema.js';
 import { AppError } from '../../http/errors.js';
 import type { GiftService } from '../gifts/index.js';
 import type { LedgerService } from '../ledger/index.js';
+import type { UserService } from '../users/index.js';
 
 export class OperatorService {
-  constructor(private deps: { db: Db; ledger: LedgerService; gifts: GiftService }) {}
+  constructor(private deps: { db: Db; ledger: LedgerService; gifts: GiftService; users: Pick<UserService, 'findByMobile'> }) {}
 
   async credit(req: OperatorCredit, operatorId: string | null) {
-    const [user] = await this.deps.db.select().from(users).where(eq(users.mobile, req.mobile));
+    const user = await this.deps.users.findByMobile(req.mobile);
     if (!user) throw new AppError('USER_NOT_FOUND', `手机号 ${req.mobile} 未注册`);
     const amount = yuanToUnits(req.amount);
     if (amount <= 0n) throw new AppError('VALIDATION_FAILED', 'amount：金额须大于 0');

@@ -6,7 +6,8 @@ import { countRows, get, json, post, registerUser, startTestServer, type TestSer
 import { BASE, sandboxWiring, until } from '../../../test/payment-sandbox.js';
 import { giftGrants, users, vouchers } from '../../db/schema.js';
 import { checkLedger } from '../ledger/check.js';
-import { FULFIL_GRACE_MS, type Fulfiller, type OrderRow } from './service.js';
+import { FULFIL_GRACE_MS } from './checkout.js';
+import type { Fulfiller, OrderRow } from './service.js';
 
 const yuan = yuanToUnits;
 const AI = '/shinichi/api/v2.1/tiio/resource';

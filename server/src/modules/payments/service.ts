@@ -10,7 +10,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
-import { formatYuan } from '@console/contract';
+import { formatYuan, PaymentMethod } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { paymentNotifications, payments } from './schema.js';
@@ -97,7 +97,7 @@ export class PaymentService {
     } catch (e) {
       this.deps.log.error({ err: e, outTradeNo: row.outTradeNo }, 'gateway precreate failed');
       await this.deps.db.update(payments).set({ status: 'Closed', updatedAt: now }).where(eq(payments.id, row.id));
-      throw new AppError('UPSTREAM_FAILED', `${p.method === 'Alipay' ? '支付宝' : '微信支付'}下单失败，请稍后重试或换一种支付方式`);
+      throw new AppError('UPSTREAM_FAILED', `${PaymentMethod.label(p.method)}下单失败，请稍后重试或换一种支付方式`);
     }
   }
 
@@ -147,7 +147,7 @@ export class PaymentService {
         {
           key: `payment:${payment.outTradeNo}`,
           kind: 'gateway_in',
-          memo: `${method === 'Alipay' ? '支付宝' : '微信支付'}到账 ${payment.outTradeNo}`,
+          memo: `${PaymentMethod.label(method)}到账 ${payment.outTradeNo}`,
           actorId: payment.userId,
           legs: [
             { account: { platform: 'clearing', name: method.toLowerCase() }, amount: -payment.amount },

@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { API, pagingQuerySchema, rechargeOptionsSchema, rechargePageSchema, rechargeRequestSchema, rechargeSchema } from '@console/contract';
+import { API, pagingQuerySchema, rechargeIdParamsSchema, rechargeOptionsSchema, rechargePageSchema, rechargeRequestSchema, rechargeSchema } from '@console/contract';
 import type { AppContext } from '../../context.js';
 import { payerOf } from '../../http/auth.js';
 
 const tags = ['充值'];
-const idParams = z.object({ id: z.uuid({ error: '充值编号格式不正确' }) });
 
 export async function rechargeRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -27,12 +25,12 @@ export async function rechargeRoutes(app: FastifyInstance, ctx: AppContext) {
   );
   r.get(
     API.rechargeOne,
-    { schema: { tags, summary: '充值状态（轮询；通知迟到时向支付渠道查询）', params: idParams, response: { 200: rechargeSchema } }, onRequest: requireAuth },
+    { schema: { tags, summary: '充值状态（轮询；通知迟到时向支付渠道查询）', params: rechargeIdParamsSchema, response: { 200: rechargeSchema } }, onRequest: requireAuth },
     (req) => ctx.recharge.get(payerOf(req), req.params.id),
   );
   r.post(
     API.rechargeCancel,
-    { schema: { tags, summary: '取消未支付的充值', params: idParams, response: { 200: rechargeSchema } }, onRequest: requireAuth },
+    { schema: { tags, summary: '取消未支付的充值', params: rechargeIdParamsSchema, response: { 200: rechargeSchema } }, onRequest: requireAuth },
     (req) => ctx.recharge.cancel(payerOf(req), req.params.id),
   );
 }

@@ -15,12 +15,11 @@ import { formatYuan, yuanToUnits, type OrderPrice } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { pgArray } from '../../db/arrays.js';
-import { orders } from '../orders/schema.js';
 import { resourcePackages } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import type { ResourceProductEntry } from '../catalogue/index.js';
-import type { Fulfiller, OrderRow } from '../orders/service.js';
+import type { Fulfiller, OrderRow, OrderService } from '../orders/index.js';
 
 /** Card-hour packages are kept in card-milliseconds so a run is covered to the millisecond. */
 export const CARD_HOUR_SCALE = 3_600_000n;
@@ -39,7 +38,15 @@ export interface RunToCover {
 }
 
 export class ResourceService implements Fulfiller {
-  constructor(private deps: { db: Db; clock: Clock; catalogue: CatalogueStore }) {}
+  constructor(
+    private deps: {
+      db: Db;
+      clock: Clock;
+      catalogue: CatalogueStore;
+      /** The order numbers (orderUid) of the orders that bought packages. */
+      orders: Pick<OrderService, 'uidsOf'>;
+    },
+  ) {}
 
   async products() {
     const { resourceProducts } = await this.deps.catalogue.get();
@@ -91,13 +98,9 @@ export class ResourceService implements Fulfiller {
   }
 
   async list(userId: string) {
-    const rows = await this.deps.db
-      .select({ p: resourcePackages, orderUid: orders.orderUid })
-      .from(resourcePackages)
-      .innerJoin(orders, eq(orders.id, resourcePackages.orderId))
-      .where(eq(resourcePackages.userId, userId))
-      .orderBy(desc(resourcePackages.createdAt));
-    return rows.map(({ p, orderUid }) => ({
+    const packages = await this.deps.db.select().from(resourcePackages).where(eq(resourcePackages.userId, userId)).orderBy(desc(resourcePackages.createdAt));
+    const uids = await this.deps.orders.uidsOf(packages.map((p) => p.orderId));
+    return packages.map((p) => ({
       id: p.id,
       name: p.name,
       unit: p.unit,
@@ -107,7 +110,7 @@ export class ResourceService implements Fulfiller {
       expired: p.expiresAt <= this.deps.clock.now(),
       expiresAt: p.expiresAt.toISOString(),
       createdAt: p.createdAt.toISOString(),
-      orderUid,
+      orderUid: uids.get(p.orderId) ?? '',
     }));
   }
 

@@ -1,16 +1,16 @@
 /**
- * Student verification (spec §7 /userapi/api/v3/student_verification, issue 7): a school e-mail
+ * Student verification (spec §7 /userapi/api/v3/student_verification): a school e-mail
  * proven by a code, a student-card image, then an operator's decision. Approval sets `isStudent`,
  * which the price function turns into the operator's student discount.
  */
 import { randomUUID } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
+import { count, desc, eq, ne } from 'drizzle-orm';
 import type { ReviewDecision, StudentVerification, StudentVerificationRequest } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor } from '../../db/client.js';
-import { accountReviews } from '../certification/schema.js';
+import type { CertificationService } from '../certification/index.js';
 import { studentVerifications } from './schema.js';
-import { users } from '../users/schema.js';
+import type { UserService } from '../users/index.js';
 import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import { PRIVATE_FILES, type UploadedImage } from '../../http/upload.js';
@@ -18,15 +18,42 @@ import type { CatalogueStore } from '../catalogue/index.js';
 import { bpToRate } from '../catalogue/index.js';
 import type { VerificationService } from '../verification/index.js';
 
-type Row = typeof studentVerifications.$inferSelect;
+export type StudentRow = typeof studentVerifications.$inferSelect;
+type Row = StudentRow;
 const EMAIL_SCENE = 'student';
 
 export class StudentService {
-  constructor(private deps: { db: Db; clock: Clock; codes: VerificationService; storage: StorageDriver; catalogue: CatalogueStore }) {}
+  constructor(
+    private deps: {
+      db: Db;
+      clock: Clock;
+      codes: VerificationService;
+      storage: StorageDriver;
+      catalogue: CatalogueStore;
+      /** Where every decision is logged (the certification module keeps the review log). */
+      reviews: Pick<CertificationService, 'recordReview'>;
+      /** Sets the account's student flag when an application is approved. */
+      users: Pick<UserService, 'findById' | 'markStudent'>;
+    },
+  ) {}
+
+  /** The operator's queue: applications past Init, last submitted first. */
+  async applications(status: Row['status'] | undefined, page: number, pageSize: number): Promise<{ rows: Row[]; total: number }> {
+    const where = status ? eq(studentVerifications.status, status) : ne(studentVerifications.status, 'Init');
+    const [total] = await this.deps.db.select({ n: count() }).from(studentVerifications).where(where);
+    const rows = await this.deps.db
+      .select()
+      .from(studentVerifications)
+      .where(where)
+      .orderBy(desc(studentVerifications.submittedAt))
+      .limit(pageSize)
+      .offset((page - 1) * pageSize);
+    return { rows, total: total?.n ?? 0 };
+  }
 
   async get(userId: string): Promise<StudentVerification> {
     const [row] = await this.deps.db.select().from(studentVerifications).where(eq(studentVerifications.userId, userId));
-    const [user] = await this.deps.db.select({ isStudent: users.isStudent }).from(users).where(eq(users.id, userId));
+    const user = await this.deps.users.findById(userId);
     const snap = await this.deps.catalogue.get();
     const iso = (d: Date | null | undefined) => d?.toISOString() ?? null;
     return {
@@ -99,8 +126,8 @@ export class StudentService {
       const approved = decision.decision === 'approve';
       const reason = decision.decision === 'reject' ? decision.reason : '';
       await tx.update(studentVerifications).set({ status: approved ? 'Succeed' : 'Failed', reason, decidedAt: now, updatedAt: now }).where(eq(studentVerifications.userId, userId));
-      if (approved) await tx.update(users).set({ isStudent: true, userVersion: sql`${users.userVersion} + 1`, updatedAt: now }).where(eq(users.id, userId));
-      await tx.insert(accountReviews).values({ id: randomUUID(), kind: 'student', subjectId: userId, userId, decision: decision.decision, reason, actorId, createdAt: now });
+      if (approved) await this.deps.users.markStudent(tx, userId);
+      await this.deps.reviews.recordReview(tx, { kind: 'student', subjectId: userId, userId, decision: decision.decision, reason, actorId });
     });
   }
 

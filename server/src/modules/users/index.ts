@@ -1,5 +1,7 @@
 /** The users module's public entry: what other modules and the composition root may use. */
 export * from './service.js';
+export * from './sessions.js';
 export * from './routes.js';
-export * from './image-type.js';
 export * from './passwords.js';
+export * from './children.js';
+export * from './children-routes.js';

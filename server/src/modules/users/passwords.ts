@@ -1,8 +1,28 @@
-/** Password hashing with scrypt (N=2^15, r=8, p=1), stored as `scrypt$N$r$p$salt$hash`. */
-import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+/**
+ * Password hashing with scrypt (N=2^15, r=8, p=1), stored as `scrypt$N$r$p$salt$hash`. The hashes
+ * take turns on low-priority worker threads (hashing.ts) so that a burst of logins leaves the
+ * server responsive.
+ */
+import { randomBytes, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { DEFAULT_HASH_LIMITS, Hasher, type HashLimits } from './hashing.js';
 
-const scrypt = (pw: string, salt: Buffer, len: number, opts: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCb(pw, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))));
+/** One per process, like the cores it shares out. */
+const hasher = new Hasher(DEFAULT_HASH_LIMITS);
+
+/** How many hashes run at once and how many may wait (PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_QUEUE). */
+export function limitPasswordHashing(limits: Partial<HashLimits>) {
+  hasher.limit({ concurrency: limits.concurrency ?? DEFAULT_HASH_LIMITS.concurrency, queue: limits.queue ?? DEFAULT_HASH_LIMITS.queue });
+}
+
+/**
+ * Throws AUTH_BUSY when the line of hashes is full: a login checks this before its queries, so a
+ * flood of logins beyond the line costs the database nothing.
+ */
+export function assertPasswordCheckPossible() {
+  hasher.assertRoom();
+}
+
+const scrypt = (password: string, salt: Buffer, keyLength: number, options: ScryptOptions) => hasher.scrypt({ password, salt, keyLength, options });
 
 const PARAMS = { N: 1 << 15, r: 8, p: 1 };
 const KEY_LEN = 32;

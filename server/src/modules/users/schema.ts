@@ -1,4 +1,4 @@
-/** The tables of the users module (only it reads and writes them; see DESIGN.md "Boundaries"). */
+/** The tables of the users module: accounts, their login failures and their sessions (only it reads and writes them; see DESIGN.md "Boundaries"). */
 import { sql } from 'drizzle-orm';
 import { bigserial, boolean, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { ts } from '../../db/columns.js';
@@ -57,4 +57,21 @@ export const loginFailures = pgTable(
     createdAt: ts('created_at').notNull(),
   },
   (t) => [index('login_failures_account_idx').on(t.account, t.createdAt)],
+);
+
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+    revokedReason: text('revoked_reason'),
+    ip: text('ip').notNull().default(''),
+    userAgent: text('user_agent').notNull().default(''),
+  },
+  (t) => [index('sessions_user_idx').on(t.userId)],
 );

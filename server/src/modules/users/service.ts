@@ -3,16 +3,16 @@
  * profile fields a user edits themselves (mobile, e-mail, logo).
  */
 import { randomUUID } from 'node:crypto';
-import { and, count, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gt, ilike, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { isStrongPassword, type User } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import type { Db, Tx } from '../../db/client.js';
-import { loginFailures, users } from '../../db/schema.js';
+import type { Db, Executor, Tx } from '../../db/client.js';
+import { loginFailures, users } from './schema.js';
 import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
-import type { SessionService, UserRow } from '../sessions/service.js';
-import type { VerificationService } from '../verification/service.js';
-import { hashPassword, verifyPassword } from './passwords.js';
+import type { SessionService, UserRow } from './sessions.js';
+import type { VerificationService } from '../verification/index.js';
+import { assertPasswordCheckPossible, hashPassword, verifyPassword } from './passwords.js';
 
 export const LOGIN_FAILURE_WINDOW_MS = 15 * 60_000;
 export const LOGIN_FAILURE_LIMIT = 10;
@@ -66,6 +66,7 @@ export class UserService {
   }
 
   async loginByPassword(input: { account: string; password: string }, meta: ClientMeta) {
+    assertPasswordCheckPossible();
     const account = input.account.trim().toLowerCase();
     await this.assertNotLockedOut(account);
     const user = account.includes('@') ? await this.findByEmail(account) : await this.findByMobile(account);
@@ -79,6 +80,7 @@ export class UserService {
 
   /** A child logs in under its parent's mobile number; failures count against "mobile/name" like any account. */
   async loginChild(input: { parentMobile: string; childName: string; password: string }, meta: ClientMeta) {
+    assertPasswordCheckPossible();
     const account = `${input.parentMobile}/${input.childName.toLowerCase()}`;
     await this.assertNotLockedOut(account);
     const parent = await this.findByMobile(input.parentMobile);
@@ -173,8 +175,7 @@ export class UserService {
     return row;
   }
   async findByMobile(mobile: string) {
-    const [row] = await this.deps.db.select().from(users).where(eq(users.mobile, mobile));
-    return row;
+    return userByMobile(this.deps.db, mobile);
   }
   async findByEmail(email: string) {
     const [row] = await this.deps.db.select().from(users).where(eq(users.email, email.toLowerCase()));
@@ -184,6 +185,74 @@ export class UserService {
     const row = await this.findById(id);
     if (!row) throw new AppError('USER_NOT_FOUND');
     return row;
+  }
+
+  /** The mobile number of each of these accounts (for lists that name their subjects). */
+  async mobilesOf(ids: Iterable<string>): Promise<Map<string, string>> {
+    const wanted = [...new Set(ids)];
+    if (!wanted.length) return new Map();
+    const rows = await this.deps.db.select({ id: users.id, mobile: users.mobile }).from(users).where(inArray(users.id, wanted));
+    return new Map(rows.map((r) => [r.id, r.mobile ?? '']));
+  }
+
+  /** Who each of these accounts is, for lists that name people (masked by the caller as it needs). */
+  async contactsOf(ids: Iterable<string>): Promise<Map<string, Pick<UserRow, 'mobile' | 'email' | 'isChild' | 'childName'>>> {
+    const wanted = [...new Set(ids)];
+    if (!wanted.length) return new Map();
+    const rows = await this.deps.db
+      .select({ id: users.id, mobile: users.mobile, email: users.email, isChild: users.isChild, childName: users.childName })
+      .from(users)
+      .where(inArray(users.id, wanted));
+    return new Map(rows.map(({ id, ...who }) => [id, who]));
+  }
+
+  /** The account's row, locked until the transaction ends: serialises changes that depend on it. */
+  async lockForUpdate(tx: Executor, id: string): Promise<UserRow> {
+    const [row] = await tx.select().from(users).where(eq(users.id, id)).for('update');
+    if (!row) throw new AppError('USER_NOT_FOUND');
+    return row;
+  }
+
+  /**
+   * A main account's certification state (spec §4's certType/certStatus, read by the real-name gate),
+   * its name and account type once certified; its children act under its identity, so they follow.
+   */
+  async setCertification(tx: Executor, id: string, c: { certType: UserRow['certType']; certStatus: UserRow['certStatus']; name: string | null; enterprise: boolean }) {
+    const now = this.deps.clock.now();
+    await tx
+      .update(users)
+      .set({
+        certType: c.certType,
+        certStatus: c.certStatus,
+        ...(c.enterprise ? { accountType: 'enterprise' as const } : {}),
+        ...(c.name ? { name: c.name } : {}),
+        userVersion: sql`${users.userVersion} + 1`,
+        updatedAt: now,
+      })
+      .where(eq(users.id, id));
+    await tx.update(users).set({ certType: c.certType, certStatus: c.certStatus, updatedAt: now }).where(eq(users.parentId, id));
+  }
+
+  /** An approved student verification: the price function gives the account the student discount. */
+  async markStudent(tx: Executor, id: string) {
+    await tx.update(users).set({ isStudent: true, userVersion: sql`${users.userVersion} + 1`, updatedAt: this.deps.clock.now() }).where(eq(users.id, id));
+  }
+
+  /** Main accounts, newest first, found by mobile, e-mail or name, with how many live children each has. */
+  async mainAccounts(q: string | undefined, page: number, pageSize: number) {
+    const conds: SQL[] = [eq(users.isChild, false)];
+    if (q) conds.push(or(ilike(users.mobile, `%${q}%`), ilike(users.email, `%${q}%`), ilike(users.name, `%${q}%`))!);
+    const where = and(...conds);
+    const [total] = await this.deps.db.select({ n: count() }).from(users).where(where);
+    const children = sql<number>`(select count(*)::int from users c where c.parent_id = ${users.id} and c.is_child and c.deleted_at is null)`;
+    const rows = await this.deps.db
+      .select({ user: users, children })
+      .from(users)
+      .where(where)
+      .orderBy(desc(users.createdAt))
+      .limit(pageSize)
+      .offset((page - 1) * pageSize);
+    return { rows: rows.map((r) => ({ user: r.user, children: Number(r.children) })), total: total?.n ?? 0 };
   }
 
   /** The user object of spec §3. A main account holds every permission; a child only its grants. */
@@ -238,6 +307,18 @@ export class UserService {
 
 function assertStrong(password: string) {
   if (!isStrongPassword(password)) throw new AppError('PASSWORD_TOO_WEAK');
+}
+
+/** The account registered with this mobile number (also for the operator command, which runs without a server). */
+export async function userByMobile(db: Executor, mobile: string): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(users).where(eq(users.mobile, mobile));
+  return row;
+}
+
+/** Gives or takes the operator role (npm run operator -- grant/revoke); false when no account has this mobile. */
+export async function setOperatorRole(db: Executor, mobile: string, isOperator: boolean, now: Date): Promise<boolean> {
+  const rows = await db.update(users).set({ isOperator, updatedAt: now }).where(eq(users.mobile, mobile)).returning({ id: users.id });
+  return rows.length > 0;
 }
 
 export function maskMobile(mobile: string) {

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { API, moneySchema, vouchersQuerySchema, vouchersResponseSchema, type Voucher } from '@console/contract';
+import { API, vouchersQuerySchema, vouchersResponseSchema, voucherSummarySchema, type Voucher } from '@console/contract';
 import type { AppContext } from '../../context.js';
 import { payerOf } from '../../http/auth.js';
 import type { VoucherRow } from './service.js';
@@ -40,7 +39,7 @@ export async function voucherRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: {
         tags,
         summary: '可用代金券合计',
-        response: { 200: z.object({ count: z.number().int(), total: moneySchema }) },
+        response: { 200: voucherSummarySchema },
       },
       onRequest: ctx.auth.requireAuth,
     },

@@ -112,6 +112,18 @@ export class VoucherService {
     return v;
   }
 
+  /** Spends a voucher that usableFor has locked in this transaction (the ledger legs are the payer's). */
+  async markUsed(tx: Tx, voucherId: string): Promise<void> {
+    await tx.update(vouchers).set({ status: 'Used' }).where(and(eq(vouchers.id, voucherId), eq(vouchers.status, 'Unused')));
+  }
+
+  /** A refunded order's voucher, usable again as it was; returns it (its full amount goes back to the voucher account). */
+  async restore(tx: Tx, voucherId: string): Promise<VoucherRow> {
+    const [v] = await tx.update(vouchers).set({ status: 'Unused' }).where(eq(vouchers.id, voucherId)).returning();
+    if (!v) throw new Error(`代金券 ${voucherId} 不存在`);
+    return v;
+  }
+
   /** Unused vouchers past their expiry: marked Expired, their value back to the promotion account. */
   async expireDue(limit = 500): Promise<number> {
     const now = this.clock.now();

@@ -1,23 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi, type Mock } from 'vitest';
-import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { QueryClient } from '@tanstack/react-query';
-import { createMemoryRouter, RouterProvider } from 'react-router';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import type { User } from '@console/contract';
-import { AppProviders } from '../../app/AppProviders';
-import { createRoutes } from '../../routes';
 import { session } from '../../session/store';
-
-const user: User = {
-  id: 'u1', logo: '', certStatus: 'Init', certType: 'Uncertified', accountType: 'personal',
-  createAt: '2025-01-01T00:00:00Z', credit: 0, from: 'web', mobile: '13800138000', email: '', name: '',
-  nickname: '', childName: '', isStudent: false, isChild: false, certified: false, userVersion: 1,
-  firstVisit: true, openModal: false, isOperator: false, createGPUInstance: false, createImageAPP: false,
-  openYunBucket: false, gpu: false, app: false, image: false, usingLLM: false,
-};
+import { json } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
 
 let fetchMock: Mock<typeof fetch>;
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
 /** A child account granted only the GPU instance list. */
 const child: User = { ...user, id: 'c1', childName: 'alice', isChild: true, gpu: true };
@@ -36,16 +25,6 @@ function serve(url: string, init?: RequestInit): Response {
   return json(404, { code: 40400001, message: '请求的接口不存在' });
 }
 
-function renderAt(url: string) {
-  const router = createMemoryRouter(createRoutes(), { initialEntries: [url] });
-  render(
-    <AppProviders queryClient={new QueryClient({ defaultOptions: { queries: { retry: false } } })}>
-      <RouterProvider router={router} />
-    </AppProviders>,
-  );
-  return router;
-}
-
 beforeEach(() => {
   fetchMock = vi.fn<typeof fetch>(async (input, init) => serve(String(input), init));
   vi.stubGlobal('fetch', fetchMock);
@@ -55,7 +34,7 @@ afterEach(() => vi.unstubAllGlobals());
 
 describe('the login / register screen', () => {
   it('switches between login and register modes', async () => {
-    const router = renderAt('/login?redirect=%2Fconsole%2Fapp');
+    const router = renderApp('/login?redirect=%2Fconsole%2Fapp');
     expect(await screen.findByRole('heading', { name: '欢迎登录' })).toBeTruthy();
     expect(screen.getByRole('tab', { name: '密码登录' })).toBeTruthy();
     expect(screen.getByPlaceholderText('手机号或邮箱')).toBeTruthy();
@@ -77,7 +56,7 @@ describe('the login / register screen', () => {
   });
 
   it('asks for a code only for a valid mobile, then counts down 60 s', async () => {
-    renderAt('/register');
+    renderApp('/register');
     const mobile = await screen.findByPlaceholderText('请输入手机号');
     fireEvent.change(mobile, { target: { value: '123' } });
     fireEvent.click(screen.getByRole('button', { name: '获取验证码' }));
@@ -93,7 +72,7 @@ describe('the login / register screen', () => {
   });
 
   it('a password login stores the session and goes to the redirect target', async () => {
-    const router = renderAt('/login?redirect=%2Fstats%2Fpurchase');
+    const router = renderApp('/login?redirect=%2Fstats%2Fpurchase');
     fireEvent.change(await screen.findByPlaceholderText('手机号或邮箱'), { target: { value: '13800138000' } });
     fireEvent.change(screen.getByPlaceholderText('请输入密码'), { target: { value: 'abc12345' } });
     await act(async () => {
@@ -107,7 +86,7 @@ describe('the login / register screen', () => {
   });
 
   it('a child account logs in with the parent mobile, its name and password, then goes where children go', async () => {
-    const router = renderAt('/login?redirect=%2Fconsole%2Fapp');
+    const router = renderApp('/login?redirect=%2Fconsole%2Fapp');
     fireEvent.click(await screen.findByRole('tab', { name: '子账号登录' }));
     await screen.findByPlaceholderText('主账号的手机号');
     // Every login tab has its own 登录 button; press the one of the open tab.
@@ -138,7 +117,7 @@ describe('the login / register screen', () => {
 
   it('a logged-in visitor opening /login is sent on', async () => {
     session.setLogin('tok', user);
-    const router = renderAt('/login');
+    const router = renderApp('/login');
     await waitFor(() => expect(router.state.location.pathname).toBe('/stats/cloud/gpu'));
     expect(await screen.findByText('充值返 18% 赠送金', { exact: false })).toBeTruthy();
   });

@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { session } from '../../session/store';
-import { renderApp } from '../stats/catalogue.fixtures';
-import { callsTo, json, order, user } from '../cost/cost.fixtures';
-import { ID, ID2, INSTANCES, instanceServer, page } from './instances/instances.fixtures';
-import { DISKS, IMAGES, IMG, dataDisk, diskQuote, sharedImage } from './storage.fixtures';
+import { callsTo, json, page } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { order } from '../../test/fixtures/cost';
+import { ID, ID2, INSTANCES, instanceServer } from '../../test/fixtures/instances';
+import { dataDisk, diskQuote, DISKS, IMAGES, IMG, sharedImage } from '../../test/fixtures/storage';
 
 const DISK_PAGE = '/console/gpudata/disk';
 const rowOf = async (text: string) => (await screen.findByText(text)).closest<HTMLElement>('tr')!;

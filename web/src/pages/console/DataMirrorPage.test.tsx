@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { session } from '../../session/store';
-import { renderApp } from '../stats/catalogue.fixtures';
-import { callsTo, json, user } from '../cost/cost.fixtures';
-import { instanceServer, page } from './instances/instances.fixtures';
-import { IMAGES, IMG, IMG2, userImage } from './storage.fixtures';
+import { callsTo, json, page } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { instanceServer } from '../../test/fixtures/instances';
+import { IMAGES, IMG, IMG2, userImage } from '../../test/fixtures/storage';
 
 const MIRROR = '/console/gpudata/mirror';
 const rowOf = async (text: string) => (await screen.findByText(text)).closest<HTMLElement>('tr')!;

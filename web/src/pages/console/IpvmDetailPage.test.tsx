@@ -2,9 +2,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { allowedActions, allowedTasks } from '@console/contract';
 import { session } from '../../session/store';
-import { renderApp } from '../stats/catalogue.fixtures';
-import { callsTo, json, user } from '../cost/cost.fixtures';
-import { actionPath, ID, INSTANCES, LOGS, instance, instanceServer, operation, page } from './instances/instances.fixtures';
+import { callsTo, json, page } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { actionPath, ID, instance, INSTANCES, instanceServer, LOGS, operation } from '../../test/fixtures/instances';
 
 const ONE = `${INSTANCES}/${ID}`;
 const DETAIL = `/console/ipvm/detail/Gpu/${ID}`;

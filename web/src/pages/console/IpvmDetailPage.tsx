@@ -3,17 +3,18 @@ import { Alert, Button, Card, Descriptions, Empty, Flex, Result, Skeleton, Space
 import { ArrowLeftOutlined, EditOutlined, EyeInvisibleOutlined, EyeOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import { Link, Navigate, useLocation, useParams } from 'react-router';
-import { BillingCycle, InstanceCategory, PAGE, type Instance, type InstanceCategory as Category } from '@console/contract';
+import { isPostpaid, BillingCycle, InstanceCategory, PAGE, type Instance, type InstanceCategory as Category } from '@console/contract';
 import { isApiError } from '../../api/errors';
 import { INSTANCE_KEYS, instancesApi } from '../../api/instances';
 import { LoadError } from '../../components/LoadError';
 import { formatTime, orderDetailPath } from '../../components/orderViews';
 import { Price } from '../../components/Price';
+import { useUrlPaging } from '../../routing/useUrlPaging';
 import { useUrlState } from '../../routing/useUrlState';
 import { PageFrame } from '../../components/PageFrame';
 import { InstanceActionBar } from './instances/InstanceActionButtons';
-import { BUSY_POLL_MS, canDayToMonth, canRefund, canRenew, canTransferToLong, configSummary, detailPathOf, InstanceStatusTags, isBusy, isPostPaid, listPathOf, taskBlocked } from './instances/instanceViews';
-import { LOG_PAGE_SIZES, OperationLogTable } from './instances/OperationLogTable';
+import { BUSY_POLL_MS, canDayToMonth, canRefund, canRenew, canTransferToLong, configSummary, detailPathOf, InstanceStatusTags, isBusy, listPathOf, taskBlocked } from './instances/instanceViews';
+import { OperationLogTable } from './instances/OperationLogTable';
 import { useInstanceActions } from './instances/useInstanceActions';
 
 const TABS = ['overview', 'access', 'billing', 'disk', 'log'] as const;
@@ -147,7 +148,7 @@ function InstanceDetail({ instance: i }: { instance: Instance }) {
 }
 
 function ReleaseWarning({ instance: i }: { instance: Instance }) {
-  const why = isPostPaid(i.cycle) ? '实例关机时间过长' : '包周期到期未续费';
+  const why = isPostpaid(i.cycle) ? '实例关机时间过长' : '包周期到期未续费';
   return (
     <Alert
       type="warning"
@@ -299,7 +300,7 @@ function BillingPanel({
   onRefund: () => void;
   onConvert: (mode: 'dayToMonth' | 'transfer') => void;
 }) {
-  const postPaid = isPostPaid(i.cycle);
+  const postPaid = isPostpaid(i.cycle);
   return (
     <Flex vertical gap={16}>
       {i.releaseAt && <ReleaseWarning instance={i} />}
@@ -415,7 +416,7 @@ function BillingPanel({
 
 /** The data disk: size, free and chargeable parts, what it costs, and 扩容 (a stopped instance only). */
 function DiskPanel({ instance: i, onExpand }: { instance: Instance; onExpand: () => void }) {
-  const postPaid = isPostPaid(i.cycle);
+  const postPaid = isPostpaid(i.cycle);
   const chargeable = Math.max(0, i.dataDiskGb - i.freeDataDiskGb);
   const blocked = taskBlocked(i, 'resizeDisk');
   return (
@@ -462,14 +463,14 @@ function DiskPanel({ instance: i, onExpand }: { instance: Instance; onExpand: ()
 }
 
 function InstanceLog({ instanceId }: { instanceId: string }) {
-  const [paging, setPaging] = useState({ page: 1, pageSize: LOG_PAGE_SIZES[0]! });
+  // Beside ?tab=log, under names of its own: the tab keeps its place and the page survives a reload.
+  const { paging, set } = useUrlPaging({ key: 'log' });
   return (
     <Flex vertical gap={12}>
       <OperationLogTable
         filter={{ instance: instanceId }}
-        page={paging.page}
-        pageSize={paging.pageSize}
-        onChange={(page, pageSize) => setPaging({ page, pageSize })}
+        paging={paging}
+        onPage={set}
         showInstance={false}
         emptyText="该实例暂无操作记录"
       />

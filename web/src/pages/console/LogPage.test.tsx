@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { session } from '../../session/store';
-import { renderApp } from '../stats/catalogue.fixtures';
-import { callsTo, json, user } from '../cost/cost.fixtures';
-import { ID, LOGS, instanceServer, operation, page } from './instances/instances.fixtures';
+import { callsTo, json, page } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { ID, instanceServer, LOGS, operation } from '../../test/fixtures/instances';
 
 const logsCalls = (fetch: ReturnType<typeof instanceServer>) =>
   callsTo(fetch, LOGS).map((c) => ({ filterBy: c.url.searchParams.get('filterBy'), page: c.url.searchParams.get('page'), pageSize: c.url.searchParams.get('pageSize') }));

@@ -1,33 +1,29 @@
 import { Button, Card, Flex, Select, Space, Tag } from 'antd';
 import { InstanceCategory, type InstanceCategory as Category } from '@console/contract';
 import { useQuery } from '@tanstack/react-query';
-import { childApi } from '../../api/account';
+import { ACCOUNT_KEYS, childApi } from '../../api/account';
 import type { OperationFilter } from '../../api/instances';
 import { useSession } from '../../session/useSession';
 import { PageFrame } from '../../components/PageFrame';
+import { readPaging, writePaging, type Paging } from '../../routing/useUrlPaging';
 import { useUrlState } from '../../routing/useUrlState';
-import { LOG_PAGE_SIZES, OperationLogTable } from './instances/OperationLogTable';
+import { OperationLogTable } from './instances/OperationLogTable';
 
-interface LogQuery {
+interface LogQuery extends Paging {
   category?: Category;
   /** Set by a link from an instance ("查看全部"): only that instance's operations. */
   instance?: string;
   /** A child account's id: what that child did. */
   actor?: string;
-  page: number;
-  pageSize: number;
 }
 
 function readQuery(p: URLSearchParams): LogQuery {
   const category = p.get('category');
-  const page = Number(p.get('page'));
-  const pageSize = Number(p.get('pageSize'));
   return {
     category: category && (InstanceCategory.values as string[]).includes(category) ? (category as Category) : undefined,
     instance: p.get('instance')?.trim().slice(0, 64) || undefined,
     actor: /^[0-9a-f-]{36}$/i.test(p.get('actor') ?? '') ? p.get('actor')! : undefined,
-    page: Number.isInteger(page) && page > 0 ? page : 1,
-    pageSize: LOG_PAGE_SIZES.includes(pageSize) ? pageSize : 10,
+    ...readPaging(p),
   };
 }
 
@@ -36,9 +32,7 @@ function writeQuery(q: LogQuery): URLSearchParams {
   if (q.category) p.set('category', q.category);
   if (q.instance) p.set('instance', q.instance);
   if (q.actor) p.set('actor', q.actor);
-  if (q.page > 1) p.set('page', String(q.page));
-  if (q.pageSize !== 10) p.set('pageSize', String(q.pageSize));
-  return p;
+  return writePaging(q, p);
 }
 
 /** /console/log: every operation on the account's instances (by the account, its children or the system). */
@@ -77,9 +71,8 @@ export default function LogPage() {
           </Space>
           <OperationLogTable
             filter={filter}
-            page={q.page}
-            pageSize={q.pageSize}
-            onChange={(page, pageSize) => url.set({ ...url.latest(), page, pageSize })}
+            paging={q}
+            onPage={(paging) => url.set({ ...url.latest(), ...paging })}
             emptyText={filtered ? '没有符合筛选条件的操作记录' : '暂无操作记录：实例的创建、开关机、释放等操作会记录在这里'}
           />
         </Flex>
@@ -88,10 +81,15 @@ export default function LogPage() {
   );
 }
 
-/** A parent sees what each child did (issue 7): the log filtered by one child account. */
+/** A parent sees what each child did: the log filtered by one child account. */
 function ChildSelect({ value, onChange }: { value?: string; onChange: (id?: string) => void }) {
   const { user } = useSession();
-  const children = useQuery({ queryKey: ['children', 'all'], queryFn: () => childApi.list(1, 100), enabled: !!user && !user.isChild, staleTime: 60_000 });
+  const children = useQuery({
+    queryKey: ACCOUNT_KEYS.childList(1, 100),
+    queryFn: () => childApi.list(1, 100),
+    enabled: !!user && !user.isChild,
+    staleTime: 60_000,
+  });
   if (!user || user.isChild || !children.data?.total) return null;
   return (
     <Select<string>

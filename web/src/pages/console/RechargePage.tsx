@@ -1,16 +1,16 @@
 import { useState } from 'react';
-import { Alert, Button, Card, Col, Flex, InputNumber, Radio, Row, Skeleton, Statistic, Table, Tag, Typography } from 'antd';
-import { AlipayCircleOutlined, WechatOutlined } from '@ant-design/icons';
+import { Alert, Button, Card, Col, Flex, InputNumber, Radio, Row, Skeleton, Statistic, Tag, theme, Typography } from 'antd';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import dayjs from 'dayjs';
-import { formatYuan, yuanToUnits, type Recharge } from '@console/contract';
-import { billingApi, type RechargeOptions } from '../../api/billing';
+import { formatYuan, yuanToUnits, PaymentMethod, type Recharge, type RechargeOptions } from '@console/contract';
+import { BILLING_KEYS, billingApi } from '../../api/billing';
 import { LoadError } from '../../components/LoadError';
+import { PagedTable, usePagedQuery } from '../../components/PagedTable';
 import { PageFrame } from '../../components/PageFrame';
+import { WalletOptions, type Wallet } from '../../components/QrPayPanel';
+import { useUrlPaging } from '../../routing/useUrlPaging';
 import { useMoneyQuery } from '../../session/useSession';
 import { RechargeQrModal } from './RechargeQrModal';
-
-type Method = 'Alipay' | 'Wechat';
 
 const STATUS: Record<Recharge['status'], { text: string; color: string }> = {
   Unpaid: { text: '待支付', color: 'red' },
@@ -32,7 +32,7 @@ export function bonusPreview(amountYuan: number | null, bonusRate: string): bigi
 
 /** /console/recharge: choose an amount and a wallet, pay the QR code, watch it arrive. */
 export default function RechargePage() {
-  const options = useQuery({ queryKey: ['recharge', 'options'], queryFn: ({ signal }) => billingApi.rechargeOptions(signal) });
+  const options = useQuery({ queryKey: BILLING_KEYS.rechargeOptions, queryFn: ({ signal }) => billingApi.rechargeOptions(signal) });
   const [open, setOpen] = useState<Recharge | null>(null);
   return (
     <PageFrame>
@@ -62,7 +62,7 @@ export default function RechargePage() {
 
 function RechargeForm({ options, onCreated }: { options: RechargeOptions; onCreated: (r: Recharge) => void }) {
   const [amount, setAmount] = useState<number | null>(options.presets[1] ? unitsToInput(options.presets[1]) : unitsToInput(options.min));
-  const [method, setMethod] = useState<Method>('Alipay');
+  const [method, setMethod] = useState<Wallet>('Alipay');
   const min = unitsToInput(options.min);
   const max = unitsToInput(options.max);
   const create = useMutation({ mutationFn: () => billingApi.createRecharge({ amount: (amount ?? 0).toFixed(2), method }), onSuccess: onCreated });
@@ -104,13 +104,8 @@ function RechargeForm({ options, onCreated }: { options: RechargeOptions; onCrea
       )}
       <div>
         <Typography.Text strong>支付方式</Typography.Text>
-        <Radio.Group value={method} onChange={(e) => setMethod(e.target.value as Method)} style={{ display: 'flex', gap: 12, marginTop: 8 }}>
-          <Radio.Button value="Alipay" style={{ height: 44, lineHeight: '42px' }}>
-            <AlipayCircleOutlined style={{ color: '#1677ff' }} /> 支付宝
-          </Radio.Button>
-          <Radio.Button value="Wechat" style={{ height: 44, lineHeight: '42px' }}>
-            <WechatOutlined style={{ color: '#52c41a' }} /> 微信支付
-          </Radio.Button>
+        <Radio.Group value={method} onChange={(e) => setMethod(e.target.value as Wallet)} style={{ display: 'flex', gap: 12, marginTop: 8 }}>
+          <WalletOptions style={{ height: 44, lineHeight: '42px' }} />
         </Radio.Group>
       </div>
       <Flex align="center" gap={16}>
@@ -125,6 +120,7 @@ function RechargeForm({ options, onCreated }: { options: RechargeOptions; onCrea
 
 function BalanceCard() {
   const money = useMoneyQuery();
+  const { token } = theme.useToken();
   return (
     <Card title="当前余额">
       {money.isPending ? (
@@ -133,7 +129,7 @@ function BalanceCard() {
         <Typography.Text type="secondary">余额暂不可用，请稍后刷新</Typography.Text>
       ) : (
         <Flex vertical gap={16}>
-          <Statistic title="可用余额（元）" value={formatYuan(money.data.available ?? money.data.cash)} styles={{ content: { color: '#722ed1' } }} />
+          <Statistic title="可用余额（元）" value={formatYuan(money.data.available ?? money.data.cash)} styles={{ content: { color: token.colorPrimary } }} />
           <Flex gap={32}>
             <Statistic title="现金" value={formatYuan(money.data.cash)} />
             <Statistic title="赠送金" value={formatYuan(money.data.gift ?? '0')} />
@@ -145,22 +141,25 @@ function BalanceCard() {
 }
 
 function RechargeHistory({ onShow }: { onShow: (r: Recharge) => void }) {
-  const [page, setPage] = useState(1);
-  const list = useQuery({ queryKey: ['recharges', page], queryFn: ({ signal }) => billingApi.recharges({ page, pageSize: 10 }, signal) });
-  if (list.isError) return <LoadError error={list.error} onRetry={() => void list.refetch()} />;
+  const { paging, set } = useUrlPaging();
+  const list = usePagedQuery({
+    queryKey: BILLING_KEYS.rechargeList(paging.page, paging.pageSize),
+    queryFn: (signal) => billingApi.recharges(paging, signal),
+  });
   return (
     <Card title="充值记录">
-      <Table<Recharge>
+      <PagedTable<Recharge>
+        list={list}
+        paging={paging}
+        onPage={set}
+        empty="还没有充值记录"
         rowKey="id"
-        loading={list.isPending}
-        dataSource={list.data?.items}
-        locale={{ emptyText: '还没有充值记录' }}
-        pagination={{ current: page, pageSize: 10, total: list.data?.total ?? 0, onChange: setPage, showTotal: (t) => `共 ${t} 条` }}
+        tableLayout="auto"
         columns={[
           { title: '时间', dataIndex: 'createdAt', render: (v: string) => dayjs(v).format('YYYY-MM-DD HH:mm:ss') },
           { title: '金额（元）', dataIndex: 'amount', align: 'right', render: (v: string) => formatYuan(v) },
           { title: '赠送金（元）', dataIndex: 'bonus', align: 'right', render: (v: string) => formatYuan(v) },
-          { title: '支付方式', dataIndex: 'method', render: (v: Method) => (v === 'Alipay' ? '支付宝' : '微信支付') },
+          { title: '支付方式', dataIndex: 'method', render: (v: Wallet) => PaymentMethod.label(v) },
           { title: '交易号', dataIndex: 'outTradeNo' },
           { title: '状态', dataIndex: 'status', render: (s: Recharge['status']) => <Tag color={STATUS[s].color}>{STATUS[s].text}</Tag> },
           {

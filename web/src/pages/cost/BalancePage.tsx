@@ -4,12 +4,11 @@ import { Button, Card, Flex, Segmented, Table, Tag, Typography } from 'antd';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import dayjs from 'dayjs';
-import { PAGE, formatYuan } from '@console/contract';
-import { billingApi, type StatementKind } from '../../api/billing';
+import { PAGE, formatYuan, type StatementKind } from '@console/contract';
+import { BILLING_KEYS, billingApi } from '../../api/billing';
 import { StatementTable } from '../../components/orderViews';
 import { LoadError } from '../../components/LoadError';
 import { PageFrame } from '../../components/PageFrame';
-import { MONEY_QUERY_KEY } from '../../session/useSession';
 
 const GIFT_SOURCE: Record<string, string> = { recharge_bonus: '充值赠送', welcome: '新人赠送', compensation: '平台补偿' };
 
@@ -37,10 +36,10 @@ export default function BalancePage() {
 /** Claim the welcome credit, or renew items waiting for renewal (spec §3/§4 gift actions). */
 function GiftActions({ renewable }: { renewable: boolean }) {
   const queryClient = useQueryClient();
-  const eligibility = useQuery({ queryKey: ['gifts', 'eligibility'], queryFn: ({ signal }) => billingApi.giftEligibility(signal) });
+  const eligibility = useQuery({ queryKey: BILLING_KEYS.giftEligibility, queryFn: ({ signal }) => billingApi.giftEligibility(signal) });
   const refresh = () => {
-    void queryClient.invalidateQueries({ queryKey: ['gifts'] });
-    void queryClient.invalidateQueries({ queryKey: MONEY_QUERY_KEY });
+    void queryClient.invalidateQueries({ queryKey: BILLING_KEYS.gifts });
+    void queryClient.invalidateQueries({ queryKey: BILLING_KEYS.money });
   };
   const obtain = useMutation({ mutationFn: billingApi.obtainGift, onSuccess: refresh });
   const renew = useMutation({ mutationFn: billingApi.renewGifts, onSuccess: refresh });
@@ -61,7 +60,7 @@ function GiftActions({ renewable }: { renewable: boolean }) {
 }
 
 function GiftCredit() {
-  const gifts = useQuery({ queryKey: ['gifts'], queryFn: ({ signal }) => billingApi.gifts(signal) });
+  const gifts = useQuery({ queryKey: BILLING_KEYS.giftList, queryFn: ({ signal }) => billingApi.gifts(signal) });
   if (gifts.isError) return <LoadError error={gifts.error} onRetry={() => void gifts.refetch()} />;
   return (
     <Card
@@ -103,7 +102,7 @@ function Statement() {
   const [kind, setKind] = useState<StatementKind>('cash');
   return (
     <Card title="收支明细" extra={<Segmented options={KINDS} value={kind} onChange={(v) => setKind(v as StatementKind)} />}>
-      <StatementTable key={kind} kind={kind} emptyText="暂无收支记录" />
+      <StatementTable kind={kind} emptyText="暂无收支记录" />
     </Card>
   );
 }

@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { session } from '../../session/store';
-import { renderApp } from '../stats/catalogue.fixtures';
-import { callsTo, costServer, json, order, user } from './cost.fixtures';
+import { callsTo, json } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { costServer, order } from '../../test/fixtures/cost';
 
 const LIST = '/order/api/v2.1/orders';
 const EXPORT = '/order/api/v2.1/orders/export';

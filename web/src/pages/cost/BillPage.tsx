@@ -1,15 +1,15 @@
 import { useState } from 'react';
-import { App, Button, Card, Empty, Flex, Segmented, Select, Space, Table, Tabs, Typography } from 'antd';
-import { DownloadOutlined, ReloadOutlined } from '@ant-design/icons';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { App, Button, Card, Empty, Flex, Segmented, Select, Space, Tabs, Typography } from 'antd';
+import { DownloadOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
 import { OrderStatus, OrderType, PAGE, formatYuan, type Order, type OrderStatus as Status, type OrderType as Type } from '@console/contract';
 import { downloadOrdersCsv, ORDER_KEYS, ordersApi, type OrderFilter } from '../../api/orders';
-import { LoadError } from '../../components/LoadError';
 import { OrderPayModal } from '../../components/OrderPayModal';
 import { balancePaid, categoryLabel, formatTime, orderDetailPath, OrderStatusTag, useCancelOrder } from '../../components/orderViews';
+import { PagedTable, RefreshButton, usePagedQuery } from '../../components/PagedTable';
 import { PageFrame } from '../../components/PageFrame';
 import { UnpaidOrderBanner } from '../../components/UnpaidOrderBanner';
+import { readPaging, writePaging, type Paging } from '../../routing/useUrlPaging';
 import { useUrlState } from '../../routing/useUrlState';
 
 type Tab = 'server' | 'storage' | 'model';
@@ -19,30 +19,23 @@ type Tab = 'server' | 'storage' | 'model';
  */
 type ServerKind = 'all' | 'Personal' | 'default';
 
-interface BillQuery {
+interface BillQuery extends Paging {
   tab: Tab;
   kind: ServerKind;
   /** Any of these statuses / types; empty is all. */
   status: Status[];
   type: Type[];
-  page: number;
-  pageSize: number;
 }
-
-const PAGE_SIZES = [10, 20, 50];
 
 function readQuery(p: URLSearchParams): BillQuery {
   const tab = p.get('tab');
   const kind = p.get('kind');
-  const page = Number(p.get('page'));
-  const pageSize = Number(p.get('pageSize'));
   return {
     tab: tab === 'storage' || tab === 'model' ? tab : 'server',
     kind: kind === 'default' || kind === 'Personal' ? kind : 'all',
     status: known(p.getAll('status'), OrderStatus.values),
     type: known(p.getAll('type'), OrderType.values),
-    page: Number.isInteger(page) && page > 0 ? page : 1,
-    pageSize: PAGE_SIZES.includes(pageSize) ? pageSize : 10,
+    ...readPaging(p),
   };
 }
 
@@ -52,9 +45,7 @@ function writeQuery(q: BillQuery): URLSearchParams {
   if (q.tab === 'server' && q.kind !== 'all') p.set('kind', q.kind);
   q.status.forEach((s) => p.append('status', s));
   q.type.forEach((t) => p.append('type', t));
-  if (q.page > 1) p.set('page', String(q.page));
-  if (q.pageSize !== 10) p.set('pageSize', String(q.pageSize));
-  return p;
+  return writePaging(q, p);
 }
 
 /** The values of a repeated URL parameter that are known, each once, in the enum's order. */
@@ -94,10 +85,9 @@ export default function BillPage() {
 
 function OrderBills({ query: q, onChange }: { query: BillQuery; onChange: (patch: Partial<BillQuery>) => void }) {
   const filter = filterOf(q);
-  const list = useQuery({
+  const list = usePagedQuery({
     queryKey: ORDER_KEYS.list(filter, q.page, q.pageSize),
-    queryFn: ({ signal }) => ordersApi.list({ filter, page: q.page, pageSize: q.pageSize }, signal),
-    placeholderData: keepPreviousData,
+    queryFn: (signal) => ordersApi.list({ filter, page: q.page, pageSize: q.pageSize }, signal),
   });
   const [paying, setPaying] = useState<Order | null>(null);
   const cancel = useCancelOrder();
@@ -162,113 +152,98 @@ function OrderBills({ query: q, onChange }: { query: BillQuery; onChange: (patch
           )}
         </Space>
         <Space>
-          <Button icon={<ReloadOutlined />} onClick={() => void list.refetch()} loading={list.isFetching && !list.isPending} aria-label="刷新" />
+          <RefreshButton list={list} />
           <Button icon={<DownloadOutlined />} onClick={() => void exportCsv()} loading={exporting}>
             导出 CSV
           </Button>
         </Space>
       </Flex>
 
-      {list.isError ? (
-        <LoadError error={list.error} onRetry={() => void list.refetch()} />
-      ) : (
-        <Table<Order>
-          rowKey="orderUid"
-          loading={list.isPending || (list.isFetching && list.isPlaceholderData)}
-          dataSource={list.data?.items}
-          scroll={{ x: 1080 }}
-          tableLayout="fixed"
-          locale={{
-            emptyText: (
-              <Empty
-                image={Empty.PRESENTED_IMAGE_SIMPLE}
-                description={
-                  filtered ? (
-                    '没有符合筛选条件的账单'
-                  ) : q.tab === 'model' ? (
-                    <span>
-                      暂无模型账单，<Link to={PAGE.resource}>去购买资源包</Link>
-                    </span>
-                  ) : (
-                    <span>
-                      暂无服务器账单，<Link to={PAGE.cloudGpu}>去租用 GPU</Link>
-                    </span>
-                  )
-                }
-              />
-            ),
-          }}
-          pagination={{
-            current: q.page,
-            pageSize: q.pageSize,
-            total: list.data?.total ?? 0,
-            showSizeChanger: true,
-            pageSizeOptions: PAGE_SIZES,
-            showTotal: (t) => `共 ${t} 条 · 金额单位：元`,
-            onChange: (page, pageSize) => onChange({ page: pageSize === q.pageSize ? page : 1, pageSize }),
-          }}
-          columns={[
-            {
-              title: '产品 / 订单号',
-              dataIndex: 'description',
-              render: (d: string, o) => (
-                <Flex vertical gap={2} style={{ minWidth: 0 }}>
-                  <Link to={orderDetailPath(o)} className="bill-product">
-                    <Typography.Text ellipsis={{ tooltip: d }} style={{ color: 'inherit', maxWidth: '100%' }}>
-                      {d}
-                    </Typography.Text>
-                  </Link>
-                  <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-                    <span className="mono">{o.orderUid}</span> · {categoryLabel(o.category)} · {OrderType.label(o.type)}
+      <PagedTable<Order>
+        list={list}
+        paging={q}
+        onPage={onChange}
+        totalNote="金额单位：元"
+        empty={<EmptyBills tab={q.tab} filtered={filtered} />}
+        rowKey="orderUid"
+        scroll={{ x: 1080 }}
+        columns={[
+          {
+            title: '产品 / 订单号',
+            dataIndex: 'description',
+            render: (d: string, o) => (
+              <Flex vertical gap={2} style={{ minWidth: 0 }}>
+                <Link to={orderDetailPath(o)} className="bill-product">
+                  <Typography.Text ellipsis={{ tooltip: d }} style={{ color: 'inherit', maxWidth: '100%' }}>
+                    {d}
                   </Typography.Text>
-                </Flex>
-              ),
-            },
-            { title: '状态', dataIndex: 'status', width: 90, render: (s: Status) => <OrderStatusTag status={s} /> },
-            { title: '订单金额', dataIndex: 'amount', width: 100, align: 'right', render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
-            {
-              title: '代金券抵扣',
-              dataIndex: 'voucherDeduction',
-              width: 112,
-              align: 'right',
-              render: (v: string) => <span className="amount-cell">{v === '0' ? '--' : `-${formatYuan(v)}`}</span>,
-            },
-            {
-              title: '余额实付',
-              key: 'paid',
-              width: 100,
-              align: 'right',
-              render: (_, o) => <span className="amount-cell">{o.paidAt ? formatYuan(balancePaid(o)) : '--'}</span>,
-            },
-            { title: '下单时间', dataIndex: 'createdAt', width: 180, render: (v: string) => formatTime(v) },
-            {
-              title: '操作',
-              key: 'op',
-              width: 180,
-              render: (_, o) => (
-                <Space size={0} className="bill-ops">
-                  <Link to={orderDetailPath(o)} className="bill-op-link">
-                    详情
-                  </Link>
-                  {o.status === 'Unpaid' && (
-                    <>
-                      <Button type="link" size="small" onClick={() => setPaying(o)}>
-                        去支付
-                      </Button>
-                      <Button type="link" size="small" danger onClick={() => cancel.confirm(o)}>
-                        取消订单
-                      </Button>
-                    </>
-                  )}
-                </Space>
-              ),
-            },
-          ]}
-        />
-      )}
+                </Link>
+                <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+                  <span className="mono">{o.orderUid}</span> · {categoryLabel(o.category)} · {OrderType.label(o.type)}
+                </Typography.Text>
+              </Flex>
+            ),
+          },
+          { title: '状态', dataIndex: 'status', width: 90, render: (s: Status) => <OrderStatusTag status={s} /> },
+          { title: '订单金额', dataIndex: 'amount', width: 100, align: 'right', render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
+          {
+            title: '代金券抵扣',
+            dataIndex: 'voucherDeduction',
+            width: 112,
+            align: 'right',
+            render: (v: string) => <span className="amount-cell">{v === '0' ? '--' : `-${formatYuan(v)}`}</span>,
+          },
+          {
+            title: '余额实付',
+            key: 'paid',
+            width: 100,
+            align: 'right',
+            render: (_, o) => <span className="amount-cell">{o.paidAt ? formatYuan(balancePaid(o)) : '--'}</span>,
+          },
+          { title: '下单时间', dataIndex: 'createdAt', width: 180, render: (v: string) => formatTime(v) },
+          {
+            title: '操作',
+            key: 'op',
+            width: 180,
+            render: (_, o) => (
+              <Space size={0} className="bill-ops">
+                <Link to={orderDetailPath(o)} className="bill-op-link">
+                  详情
+                </Link>
+                {o.status === 'Unpaid' && (
+                  <>
+                    <Button type="link" size="small" onClick={() => setPaying(o)}>
+                      去支付
+                    </Button>
+                    <Button type="link" size="small" danger onClick={() => cancel.confirm(o)}>
+                      取消订单
+                    </Button>
+                  </>
+                )}
+              </Space>
+            ),
+          },
+        ]}
+      />
       {paying && <OrderPayModal order={paying} onClose={() => setPaying(null)} />}
     </Flex>
   );
+}
+
+/** What an empty bill list is missing, and where the first bill comes from. */
+function EmptyBills({ tab, filtered }: { tab: Tab; filtered: boolean }) {
+  const description = filtered ? (
+    '没有符合筛选条件的账单'
+  ) : tab === 'model' ? (
+    <span>
+      暂无模型账单，<Link to={PAGE.resource}>去购买资源包</Link>
+    </span>
+  ) : (
+    <span>
+      暂无服务器账单，<Link to={PAGE.cloudGpu}>去租用 GPU</Link>
+    </span>
+  );
+  return <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={description} />;
 }
 
 /** No storage is billed yet: say where data-disk charges will appear, without made-up rows. */

@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { screen, waitFor } from '@testing-library/react';
 import { session } from '../../session/store';
-import { renderApp } from '../stats/catalogue.fixtures';
-import { callsTo, costServer, user } from './cost.fixtures';
+import { callsTo } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { costServer } from '../../test/fixtures/cost';
 
 beforeEach(() => session.setLogin('tok', user));
 afterEach(() => vi.unstubAllGlobals());

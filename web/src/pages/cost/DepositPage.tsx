@@ -1,4 +1,4 @@
-import { Card, Col, Flex, Row, Skeleton, Statistic, Typography } from 'antd';
+import { Card, Col, Flex, Row, Skeleton, Statistic, theme, Typography } from 'antd';
 import { SafetyCertificateOutlined } from '@ant-design/icons';
 import { formatYuan } from '@console/contract';
 import { LoadError } from '../../components/LoadError';
@@ -9,6 +9,7 @@ import { useMoneyQuery } from '../../session/useSession';
 /** /console/cost/deposit: the deposit held for the account, and every hold and return. */
 export default function DepositPage() {
   const money = useMoneyQuery();
+  const { token } = theme.useToken();
   const held = money.data ? BigInt(money.data.deposit ?? '0') : 0n;
   return (
     <PageFrame>
@@ -25,7 +26,7 @@ export default function DepositPage() {
                   title="押金余额（元）"
                   prefix={<SafetyCertificateOutlined />}
                   value={formatYuan(money.data.deposit ?? '0')}
-                  styles={{ content: { color: '#722ed1', fontWeight: 600 } }}
+                  styles={{ content: { color: token.colorPrimary, fontWeight: 600 } }}
                 />
               </Col>
               <Col xs={24} md={16}>

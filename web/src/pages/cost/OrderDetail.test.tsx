@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { screen, waitFor, within } from '@testing-library/react';
 import { session } from '../../session/store';
-import { renderApp } from '../stats/catalogue.fixtures';
-import { costServer, json, order, user } from './cost.fixtures';
+import { json } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { costServer, order } from '../../test/fixtures/cost';
 
 const uid = 'O20261123085616aaaa0001';
 const paths = (fetch: ReturnType<typeof costServer>) =>

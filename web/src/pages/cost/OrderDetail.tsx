@@ -34,7 +34,7 @@ function isNotFound(e: unknown): boolean {
  */
 function useOrderLookup(uid: string, preferred: readonly OrderKind[]) {
   return useQuery({
-    queryKey: [...ORDER_KEYS.one(uid), 'lookup', preferred.join(',')],
+    queryKey: ORDER_KEYS.lookup(uid, preferred),
     queryFn: async ({ signal }): Promise<Order | null> => {
       for (const kind of preferred) {
         try {

@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { session } from '../../session/store';
-import { renderApp } from '../stats/catalogue.fixtures';
-import { callsTo, costServer, json, order, pkg, user } from './cost.fixtures';
+import { callsTo, json } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { costServer, order, pkg } from '../../test/fixtures/cost';
 
 const CREATE = '/shinichi/api/v2.1/tiio/resource';
 // Role queries over the whole console take seconds in jsdom: these tests find things by text and label.

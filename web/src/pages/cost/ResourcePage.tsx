@@ -3,8 +3,8 @@ import { Button, Card, Empty, Flex, InputNumber, Progress, Skeleton, Table, Tag,
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
-import type { Order } from '@console/contract';
-import { ORDER_KEYS, ordersApi, type ResourcePackage, type ResourceProduct } from '../../api/orders';
+import type { Order, ResourcePackage, ResourceProduct } from '@console/contract';
+import { ORDER_KEYS, ordersApi } from '../../api/orders';
 import { LoadError } from '../../components/LoadError';
 import { OrderPayModal } from '../../components/OrderPayModal';
 import { formatQuantity, formatTime, orderDetailPath } from '../../components/orderViews';
@@ -59,7 +59,7 @@ function ProductCard({ product: p, onOrdered }: { product: ResourceProduct; onOr
       void queryClient.invalidateQueries({ queryKey: ORDER_KEYS.all });
       onOrdered(order);
     },
-    // A refusal (e.g. 40011007, an unpaid order exists) is shown by the request layer; the banner lists that order.
+    // A refusal (e.g. UNPAID_ORDER_EXISTS) is shown by the request layer; the banner lists that order.
     onError: () => void queryClient.invalidateQueries({ queryKey: ORDER_KEYS.unpaid }),
   });
   return (
@@ -157,7 +157,7 @@ function Packages() {
                 return (
                   <Flex vertical gap={0}>
                     <span title={r.gpuTypeId ? `剩余 ${v} 小时` : undefined}>{packageQuantity(v, r)}</span>
-                    <Progress percent={percent} size="small" status="normal" strokeColor="#722ed1" format={(p) => `${p}%`} aria-label={`剩余 ${percent}%`} />
+                    <Progress percent={percent} size="small" status="normal" format={(p) => `${p}%`} aria-label={`剩余 ${percent}%`} />
                   </Flex>
                 );
               },

@@ -2,8 +2,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { screen, within } from '@testing-library/react';
 import type { StorageCharge } from '@console/contract';
 import { session } from '../../session/store';
-import { renderApp } from '../stats/catalogue.fixtures';
-import { callsTo, costServer, json, user } from './cost.fixtures';
+import { callsTo, json } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { costServer } from '../../test/fixtures/cost';
 
 beforeEach(() => session.setLogin('tok', user));
 afterEach(() => vi.unstubAllGlobals());

@@ -1,23 +1,22 @@
-import { useState } from 'react';
-import { Button, Card, Empty, Flex, Table, Typography } from 'antd';
+import { Button, Card, Empty, Flex, Typography } from 'antd';
 import { ArrowLeftOutlined } from '@ant-design/icons';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
 import { formatYuan, PAGE, type StorageCharge } from '@console/contract';
-import { billingApi } from '../../api/billing';
-import { LoadError } from '../../components/LoadError';
+import { BILLING_KEYS, billingApi } from '../../api/billing';
+import { PagedTable, usePagedQuery } from '../../components/PagedTable';
 import { PageFrame } from '../../components/PageFrame';
+import { useUrlPaging } from '../../routing/useUrlPaging';
 
-const PAGE_SIZE = 20;
+/** One row a day per disk: longer pages than other lists. */
+const PAGE_SIZES = [20, 50, 100];
 
 /** /console/cost/bill/storage-details: the daily charges for data disks beyond their free size. */
 export default function StorageBillDetailPage() {
-  const [page, setPage] = useState(1);
-  const charges = useQuery({
-    queryKey: ['storageCharges', page],
-    queryFn: ({ signal }) => billingApi.storageCharges({ page, pageSize: PAGE_SIZE }, signal),
-    placeholderData: keepPreviousData,
+  const { paging, set } = useUrlPaging({ sizes: PAGE_SIZES });
+  const charges = usePagedQuery({
+    queryKey: BILLING_KEYS.storageCharges(paging.page, paging.pageSize),
+    queryFn: (signal) => billingApi.storageCharges(paging, signal),
   });
   return (
     <PageFrame
@@ -36,41 +35,37 @@ export default function StorageBillDetailPage() {
           </ul>
         </Card>
         <Card title="存储账单明细">
-          {charges.isError ? (
-            <LoadError error={charges.error} onRetry={() => charges.refetch()} />
-          ) : (
-            <Table<StorageCharge>
-              rowKey="id"
-              loading={charges.isFetching}
-              dataSource={charges.data?.items}
-              scroll={{ x: 760 }}
-              pagination={{ current: page, pageSize: PAGE_SIZE, total: charges.data?.total ?? 0, onChange: setPage, showTotal: (t) => `共 ${t} 条`, hideOnSinglePage: true }}
-              columns={[
-                { title: '计费日', dataIndex: 'periodStart', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
-                {
-                  title: '实例',
-                  dataIndex: 'instanceName',
-                  render: (name: string, c) => name || <Typography.Text type="secondary">{c.instanceId.slice(0, 8)}</Typography.Text>,
-                },
-                { title: '说明', dataIndex: 'memo' },
-                { title: '扣费时间', dataIndex: 'chargedAt', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
-                { title: '金额（元）', dataIndex: 'amount', align: 'right', width: 120, render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
-              ]}
-              locale={{
-                emptyText: (
-                  <Empty
-                    image={Empty.PRESENTED_IMAGE_SIMPLE}
-                    description={
-                      <Flex vertical gap={4} align="center">
-                        <Typography.Text>暂无存储账单</Typography.Text>
-                        <Typography.Text type="secondary">数据盘在免费容量以内不收费；扩容超出免费容量后，每日费用会显示在这里。</Typography.Text>
-                      </Flex>
-                    }
-                  />
-                ),
-              }}
-            />
-          )}
+          <PagedTable<StorageCharge>
+            list={charges}
+            paging={paging}
+            onPage={set}
+            sizes={PAGE_SIZES}
+            rowKey="id"
+            tableLayout="auto"
+            scroll={{ x: 760 }}
+            columns={[
+              { title: '计费日', dataIndex: 'periodStart', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
+              {
+                title: '实例',
+                dataIndex: 'instanceName',
+                render: (name: string, c) => name || <Typography.Text type="secondary">{c.instanceId.slice(0, 8)}</Typography.Text>,
+              },
+              { title: '说明', dataIndex: 'memo' },
+              { title: '扣费时间', dataIndex: 'chargedAt', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
+              { title: '金额（元）', dataIndex: 'amount', align: 'right', width: 120, render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
+            ]}
+            empty={
+              <Empty
+                image={Empty.PRESENTED_IMAGE_SIMPLE}
+                description={
+                  <Flex vertical gap={4} align="center">
+                    <Typography.Text>暂无存储账单</Typography.Text>
+                    <Typography.Text type="secondary">数据盘在免费容量以内不收费；扩容超出免费容量后，每日费用会显示在这里。</Typography.Text>
+                  </Flex>
+                }
+              />
+            }
+          />
         </Card>
       </Flex>
     </PageFrame>

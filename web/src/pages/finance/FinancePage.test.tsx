@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { session } from '../../session/store';
-import { callsTo, costServer, json, user } from '../cost/cost.fixtures';
-import { renderApp } from '../stats/catalogue.fixtures';
+import { callsTo, json } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { costServer } from '../../test/fixtures/cost';
 
 const uid = 'O20261123085616aaaa0001';
 
@@ -30,6 +32,26 @@ describe('the finance page', () => {
     expect(screen.getByText('-20.00')).toBeTruthy();
     expect(screen.getByText(`订单 ${uid}`).closest('a')!.getAttribute('href')).toBe(`/console/cost/bill/server-details/${uid}`);
     expect(callsTo(fetch, '/billing/api/v1/user/statement').map((c) => c.url.searchParams.get('kind'))).toEqual(['cash', 'gift']);
+  });
+
+  it('pages the statement and the invoices each on its own, both kept in the URL', async () => {
+    const entry = (id: number) => ({ id, amount: '10000', balanceAfter: '10000', kind: 'gateway_in', memo: `到账 ${id}`, orderId: null, createdAt: '2026-11-23T08:56:00.000Z' });
+    const fetch = costServer((url) => {
+      const page = Number(url.searchParams.get('page'));
+      if (url.pathname === '/billing/api/v1/user/statement') return json(200, { items: [entry(page)], total: 25, page, pageSize: 10 });
+      if (url.pathname === '/billing/api/v1/invoices') return json(200, { items: [], total: 25, page, pageSize: 10 });
+      return undefined;
+    });
+    const router = renderApp('/finance?cashPage=2');
+    expect(await screen.findByText('到账 2', undefined, { timeout: 15_000 })).toBeTruthy();
+
+    const invoices = (await screen.findByText('发票', { selector: '.ant-card-head-title' })).closest<HTMLElement>('.ant-card')!;
+    fireEvent.click(within(invoices).getByTitle('3'));
+    await waitFor(() => expect(callsTo(fetch, '/billing/api/v1/invoices').at(-1)!.url.searchParams.get('page')).toBe('3'));
+    expect(new URLSearchParams(router.state.location.search).get('invoicePage')).toBe('3');
+    // The statement stays where it was.
+    expect(new URLSearchParams(router.state.location.search).get('cashPage')).toBe('2');
+    expect(callsTo(fetch, '/billing/api/v1/user/statement').map((c) => c.url.searchParams.get('page'))).toEqual(['2']);
   });
 
   describe('invoices', () => {

@@ -2,8 +2,7 @@ import { BalanceSummary } from '../../components/BalanceSummary';
 import { useState } from 'react';
 import { Button, Card, Flex, Segmented } from 'antd';
 import { Link } from 'react-router';
-import { PAGE } from '@console/contract';
-import type { StatementKind } from '../../api/billing';
+import { PAGE, type StatementKind } from '@console/contract';
 import { StatementTable } from '../../components/orderViews';
 import { PageFrame } from '../../components/PageFrame';
 import { InvoiceSection } from './InvoiceSection';
@@ -33,7 +32,7 @@ export default function FinancePage() {
         <Flex vertical gap={16}>
           <BalanceSummary />
           <Card title="收支流水" extra={<Segmented aria-label="账户" options={KINDS} value={kind} onChange={(v) => setKind(v as StatementKind)} />}>
-            <StatementTable key={kind} kind={kind} emptyText={kind === 'cash' ? '暂无现金收支记录：充值、支付和退款都会记录在这里' : '暂无赠送金收支记录：充值赠送和使用都会记录在这里'} />
+            <StatementTable kind={kind} emptyText={kind === 'cash' ? '暂无现金收支记录：充值、支付和退款都会记录在这里' : '暂无赠送金收支记录：充值赠送和使用都会记录在这里'} />
           </Card>
           <InvoiceSection />
         </Flex>

@@ -1,30 +1,28 @@
 import { useState } from 'react';
-import { Alert, App, Button, Card, Empty, Flex, Form, Input, InputNumber, Modal, Radio, Statistic, Table, Tooltip, Typography } from 'antd';
+import { Alert, App, Button, Card, Flex, Form, Input, InputNumber, Modal, Radio, Statistic, Tooltip, Typography } from 'antd';
 import { FileTextOutlined, InfoCircleOutlined, ReloadOutlined } from '@ant-design/icons';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   InvoiceKind,
   InvoiceTitleType,
   TAX_NO_MESSAGE,
   formatYuan,
   isValidTaxNo,
+  fenFloorText,
   type InvoiceKind as Kind,
   type InvoiceTitleType as TitleType,
+  type Invoice,
+  type Invoiceable,
 } from '@console/contract';
-import { INVOICE_KEYS, invoicesApi, type Invoice, type Invoiceable } from '../../api/invoices';
+import { INVOICE_KEYS, invoicesApi } from '../../api/invoices';
 import { CustomerServiceButton } from '../../components/CustomerService';
 import { InvoiceStatusTag } from '../../components/invoiceViews';
 import { LoadError } from '../../components/LoadError';
 import { formatTime } from '../../components/orderViews';
+import { PagedTable, usePagedQuery } from '../../components/PagedTable';
+import { useUrlPaging } from '../../routing/useUrlPaging';
 import { useSession } from '../../session/useSession';
 
-const PAGE_SIZES = [10, 20, 50];
-
-/** The invoiceable amount rounded down to the fen, as yuan text: the most a request may ask for. */
-function maxYuan(units: string): string {
-  const fen = BigInt(units) / 100n;
-  return `${fen / 100n}.${String(fen % 100n).padStart(2, '0')}`;
-}
 
 /** /finance 发票: the invoiceable amount, the request form, and the requests with their status. */
 export function InvoiceSection() {
@@ -41,11 +39,11 @@ export function InvoiceSection() {
 
 function Invoices() {
   const invoiceable = useQuery({ queryKey: INVOICE_KEYS.invoiceable, queryFn: ({ signal }) => invoicesApi.invoiceable(signal) });
-  const [page, setPage] = useState({ page: 1, pageSize: 10 });
-  const list = useQuery({
-    queryKey: INVOICE_KEYS.list(page.page, page.pageSize),
-    queryFn: ({ signal }) => invoicesApi.list(page, signal),
-    placeholderData: keepPreviousData,
+  // The finance page also pages a statement: each list keeps its page under its own names in the URL.
+  const { paging, set: setPaging } = useUrlPaging({ key: 'invoice' });
+  const list = usePagedQuery({
+    queryKey: INVOICE_KEYS.list(paging.page, paging.pageSize),
+    queryFn: (signal) => invoicesApi.list(paging, signal),
   });
   const [requesting, setRequesting] = useState(false);
   const cancel = useCancelInvoice();
@@ -79,7 +77,7 @@ function Invoices() {
                 }
                 loading={invoiceable.isPending}
                 // Rounded down to the fen, like the form's maximum: never more than may be asked for.
-                value={invoiceable.data ? maxYuan(invoiceable.data.invoiceable) : '--'}
+                value={invoiceable.data ? fenFloorText(BigInt(invoiceable.data.invoiceable)) : '--'}
                 prefix="¥"
               />
             </Flex>
@@ -94,74 +92,62 @@ function Invoices() {
           </Flex>
         )}
 
-        {list.isError ? (
-          <LoadError error={list.error} onRetry={() => void list.refetch()} />
-        ) : (
-          <Table<Invoice>
-            rowKey="id"
-            loading={list.isPending || (list.isFetching && list.isPlaceholderData)}
-            dataSource={list.data?.items}
-            scroll={{ x: 960 }}
-            locale={{ emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="暂无开票申请：充值后可在这里申请电子发票" /> }}
-            pagination={{
-              current: page.page,
-              pageSize: page.pageSize,
-              total: list.data?.total ?? 0,
-              showSizeChanger: true,
-              pageSizeOptions: PAGE_SIZES,
-              hideOnSinglePage: (list.data?.total ?? 0) <= PAGE_SIZES[0]!,
-              showTotal: (t) => `共 ${t} 条`,
-              onChange: (p, pageSize) => setPage({ page: pageSize === page.pageSize ? p : 1, pageSize }),
-            }}
-            columns={[
-              { title: '申请时间', dataIndex: 'createdAt', width: 170, render: (v: string) => formatTime(v) },
-              { title: '发票类型', dataIndex: 'kind', width: 130, render: (k: Kind) => InvoiceKind.label(k) },
-              {
-                title: '抬头',
-                dataIndex: 'title',
-                render: (t: string, r) => (
-                  <Flex vertical gap={0}>
-                    <span>
-                      {t} <Typography.Text type="secondary">（{InvoiceTitleType.label(r.titleType)}）</Typography.Text>
-                    </span>
-                    {r.taxNo && (
-                      <Typography.Text type="secondary" className="mono" style={{ fontSize: 12 }}>
-                        {r.taxNo}
-                      </Typography.Text>
-                    )}
-                  </Flex>
+        <PagedTable<Invoice>
+          list={list}
+          paging={paging}
+          onPage={setPaging}
+          empty="暂无开票申请：充值后可在这里申请电子发票"
+          rowKey="id"
+          scroll={{ x: 960 }}
+          tableLayout="auto"
+          columns={[
+            { title: '申请时间', dataIndex: 'createdAt', width: 170, render: (v: string) => formatTime(v) },
+            { title: '发票类型', dataIndex: 'kind', width: 130, render: (k: Kind) => InvoiceKind.label(k) },
+            {
+              title: '抬头',
+              dataIndex: 'title',
+              render: (t: string, r) => (
+                <Flex vertical gap={0}>
+                  <span>
+                    {t} <Typography.Text type="secondary">（{InvoiceTitleType.label(r.titleType)}）</Typography.Text>
+                  </span>
+                  {r.taxNo && (
+                    <Typography.Text type="secondary" className="mono" style={{ fontSize: 12 }}>
+                      {r.taxNo}
+                    </Typography.Text>
+                  )}
+                </Flex>
+              ),
+            },
+            { title: '金额（元）', dataIndex: 'amount', width: 110, align: 'right', render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
+            { title: '接收邮箱', dataIndex: 'email', width: 200, ellipsis: true },
+            {
+              title: '状态',
+              dataIndex: 'status',
+              width: 200,
+              render: (s: Invoice['status'], r) => (
+                <Flex vertical gap={2} align="start">
+                  <InvoiceStatusTag status={s} />
+                  {r.invoiceNo && <Typography.Text style={{ fontSize: 12 }}>发票号码 <span className="mono">{r.invoiceNo}</span></Typography.Text>}
+                  {r.rejectReason && <Typography.Text type="danger" style={{ fontSize: 12 }}>驳回原因：{r.rejectReason}</Typography.Text>}
+                </Flex>
+              ),
+            },
+            {
+              title: '操作',
+              key: 'op',
+              width: 90,
+              render: (_, r) =>
+                r.status === 'Pending' ? (
+                  <Button type="link" size="small" danger onClick={() => cancel(r)}>
+                    撤回
+                  </Button>
+                ) : (
+                  '--'
                 ),
-              },
-              { title: '金额（元）', dataIndex: 'amount', width: 110, align: 'right', render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
-              { title: '接收邮箱', dataIndex: 'email', width: 200, ellipsis: true },
-              {
-                title: '状态',
-                dataIndex: 'status',
-                width: 200,
-                render: (s: Invoice['status'], r) => (
-                  <Flex vertical gap={2} align="start">
-                    <InvoiceStatusTag status={s} />
-                    {r.invoiceNo && <Typography.Text style={{ fontSize: 12 }}>发票号码 <span className="mono">{r.invoiceNo}</span></Typography.Text>}
-                    {r.rejectReason && <Typography.Text type="danger" style={{ fontSize: 12 }}>驳回原因：{r.rejectReason}</Typography.Text>}
-                  </Flex>
-                ),
-              },
-              {
-                title: '操作',
-                key: 'op',
-                width: 90,
-                render: (_, r) =>
-                  r.status === 'Pending' ? (
-                    <Button type="link" size="small" danger onClick={() => cancel(r)}>
-                      撤回
-                    </Button>
-                  ) : (
-                    '--'
-                  ),
-              },
-            ]}
-          />
-        )}
+            },
+          ]}
+        />
       </Flex>
       {requesting && invoiceable.data && <InvoiceRequestModal invoiceable={invoiceable.data.invoiceable} onClose={() => setRequesting(false)} />}
     </Card>
@@ -213,7 +199,7 @@ function InvoiceRequestModal({ invoiceable, onClose }: { invoiceable: string; on
   const queryClient = useQueryClient();
   const kind = Form.useWatch('kind', form);
   const titleType = Form.useWatch('titleType', form);
-  const max = maxYuan(invoiceable);
+  const max = fenFloorText(BigInt(invoiceable));
   const create = useMutation({
     mutationFn: (v: FormValues) =>
       invoicesApi.create({ kind: v.kind, titleType: v.titleType, title: v.title, taxNo: v.taxNo ?? '', email: v.email, amount: String(v.amount) }),

@@ -1,7 +1,7 @@
 import { Button, Card, Descriptions, Flex, Result, Skeleton, Tag, Typography } from 'antd';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { ERRORS, InstanceCategory, PAGE } from '@console/contract';
+import { InstanceCategory, PAGE } from '@console/contract';
 import { isApiError } from '../../api/errors';
 import { STORAGE_KEYS, storageApi } from '../../api/storage';
 import { LoadError } from '../../components/LoadError';
@@ -11,7 +11,7 @@ import { purchaseWithImage } from './imagePurchase';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Not shared (any more), deleted, never existed, or a malformed id: one answer. */
-const isGone = (e: unknown) => isApiError(e) && (e.code === ERRORS.IMAGE_NOT_SHARED.code || e.status === 404 || e.status === 400);
+const isGone = (e: unknown) => isApiError(e, 'IMAGE_NOT_SHARED') || (isApiError(e) && (e.status === 404 || e.status === 400));
 
 /**
  * /image/share?id=… (spec §2, login required): an image another user shared with a link, and a

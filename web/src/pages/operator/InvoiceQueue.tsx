@@ -1,8 +1,7 @@
 import { useState } from 'react';
-import { Button, Descriptions, Empty, Flex, Form, Input, Modal, Segmented, Space, Table, Typography, type TableColumnsType } from 'antd';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Button, Descriptions, Flex, Form, Input, Modal, Segmented, Space, Typography, type TableColumnsType } from 'antd';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import {
-  ERRORS,
   InvoiceKind,
   InvoiceStatus,
   InvoiceTitleType,
@@ -12,12 +11,15 @@ import {
   type InvoiceKind as Kind,
   type InvoiceStatus as Status,
   type InvoiceTitleType as TitleType,
+  type OperatorInvoice,
 } from '@console/contract';
 import { isApiError } from '../../api/errors';
-import { INVOICE_KEYS, operatorInvoiceApi, type OperatorInvoice } from '../../api/invoices';
+import { INVOICE_KEYS, operatorInvoiceApi } from '../../api/invoices';
+import { OPERATOR_KEYS } from '../../api/account';
 import { InvoiceStatusTag } from '../../components/invoiceViews';
-import { LoadError } from '../../components/LoadError';
-import { formatMinute, OPERATOR_KEYS, RejectModal, serverPaging } from './operatorViews';
+import { PagedTable, usePagedQuery } from '../../components/PagedTable';
+import type { Paging } from '../../routing/useUrlPaging';
+import { formatMinute, RejectModal } from './operatorViews';
 
 export type InvoiceFilter = 'all' | Status;
 /** Pending first (the default), then 全部, then every other status the contract defines. */
@@ -31,22 +33,19 @@ const none = <Typography.Text type="secondary">--</Typography.Text>;
 /** 发票: the holders' invoice requests, paged by the server; a pending one is issued (with its number) or rejected. */
 export function InvoiceQueue({
   status,
-  page,
-  pageSize,
+  paging,
   onStatus,
   onPage,
 }: {
   status: InvoiceFilter;
-  page: number;
-  pageSize: number;
+  paging: Paging;
   onStatus: (status: InvoiceFilter) => void;
-  onPage: (page: number, pageSize: number) => void;
+  onPage: (next: Paging) => void;
 }) {
   const queryClient = useQueryClient();
-  const list = useQuery({
-    queryKey: OPERATOR_KEYS.invoices(status, page, pageSize),
-    queryFn: ({ signal }) => operatorInvoiceApi.list({ status: status === 'all' ? undefined : status, page, pageSize }, signal),
-    placeholderData: keepPreviousData,
+  const list = usePagedQuery({
+    queryKey: OPERATOR_KEYS.invoices(status, paging.page, paging.pageSize),
+    queryFn: (signal) => operatorInvoiceApi.list({ status: status === 'all' ? undefined : status, page: paging.page, pageSize: paging.pageSize }, signal),
   });
   const [acting, setActing] = useState<{ invoice: OperatorInvoice; action: Decision['action'] } | null>(null);
   const decide = useMutation({
@@ -54,7 +53,7 @@ export function InvoiceQueue({
     onSuccess: () => setActing(null),
     onError: (e) => {
       // Decided or withdrawn meanwhile: the toast says so and the refreshed list shows how it ended.
-      if (isApiError(e) && (e.code === ERRORS.INVOICE_STATE_INVALID.code || e.code === ERRORS.RECORD_NOT_FOUND.code)) setActing(null);
+      if (isApiError(e, 'INVOICE_STATE_INVALID', 'RECORD_NOT_FOUND')) setActing(null);
     },
     // Success or not, the queue has moved on (and so has the holder's view, should it be cached here).
     onSettled: () => Promise.all([queryClient.invalidateQueries({ queryKey: OPERATOR_KEYS.all }), queryClient.invalidateQueries({ queryKey: INVOICE_KEYS.all })]),
@@ -130,22 +129,15 @@ export function InvoiceQueue({
         options={INVOICE_FILTERS.map((f) => ({ value: f, label: filterLabel(f) }))}
         style={{ alignSelf: 'flex-start' }}
       />
-      {list.isError && !list.data ? (
-        <LoadError error={list.error} onRetry={() => void list.refetch()} />
-      ) : (
-        <Table<OperatorInvoice>
-          rowKey="id"
-          loading={list.isPending || (list.isFetching && list.isPlaceholderData)}
-          dataSource={list.data?.items}
-          scroll={{ x: columns.reduce((sum, c) => sum + Number(c.width), 0) }}
-          tableLayout="fixed"
-          locale={{
-            emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={status === 'Pending' ? '暂无待开票的申请' : '暂无开票申请'} />,
-          }}
-          pagination={serverPaging(page, pageSize, list.data?.total, onPage)}
-          columns={columns}
-        />
-      )}
+      <PagedTable<OperatorInvoice>
+        list={list}
+        paging={paging}
+        onPage={onPage}
+        empty={status === 'Pending' ? '暂无待开票的申请' : '暂无开票申请'}
+        rowKey="id"
+        scroll={{ x: columns.reduce((sum, c) => sum + Number(c.width), 0) }}
+        columns={columns}
+      />
       <IssueModal
         invoice={acting?.action === 'issue' ? acting.invoice : null}
         loading={decide.isPending}

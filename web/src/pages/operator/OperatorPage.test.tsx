@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
-import type { ReviewItem } from '@console/contract';
-import type { OperatorUser, ReviewLogEntry } from '../../api/account';
+import type { OperatorUser, ReviewItem, ReviewLogEntry } from '@console/contract';
 import { session } from '../../session/store';
-import { renderApp } from '../stats/catalogue.fixtures';
-import { callsTo, costServer, json, user } from '../cost/cost.fixtures';
+import { callsTo, json } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { user } from '../../test/fixtures/user';
+import { costServer } from '../../test/fixtures/cost';
 
 const operator = { ...user, id: 'op1', mobile: '13800000000', isOperator: true };
 const REVIEWS = '/api/v1/operator/reviews';

@@ -1,28 +1,26 @@
-import { Empty, Table, Tag, Typography } from 'antd';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { operatorApi, type ReviewLogEntry } from '../../api/account';
-import { LoadError } from '../../components/LoadError';
-import { formatMinute, OPERATOR_KEYS, serverPaging } from './operatorViews';
+import { Tag, Typography } from 'antd';
+import { OPERATOR_KEYS, operatorApi } from '../../api/account';
+import { PagedTable, usePagedQuery } from '../../components/PagedTable';
+import type { Paging } from '../../routing/useUrlPaging';
+import { formatMinute } from './operatorViews';
+import type { ReviewLogEntry } from '@console/contract';
 
 const KIND_LABEL: Record<ReviewLogEntry['kind'], string> = { personal: '个人认证', enterprise: '企业认证', student: '学生认证' };
 
 /** Every decision, newest first: the verification service's on personal certifications and the operators'. */
-export function ReviewLogTable({ page, pageSize, onPage }: { page: number; pageSize: number; onPage: (page: number, pageSize: number) => void }) {
-  const list = useQuery({
-    queryKey: OPERATOR_KEYS.log(page, pageSize),
-    queryFn: () => operatorApi.log(page, pageSize),
-    placeholderData: keepPreviousData,
+export function ReviewLogTable({ paging, onPage }: { paging: Paging; onPage: (next: Paging) => void }) {
+  const list = usePagedQuery({
+    queryKey: OPERATOR_KEYS.log(paging.page, paging.pageSize),
+    queryFn: () => operatorApi.log(paging.page, paging.pageSize),
   });
-  if (list.isError && !list.data) return <LoadError error={list.error} onRetry={() => void list.refetch()} />;
   return (
-    <Table<ReviewLogEntry>
+    <PagedTable<ReviewLogEntry>
+      list={list}
+      paging={paging}
+      onPage={onPage}
+      empty="暂无审核记录"
       rowKey="id"
-      loading={list.isPending || (list.isFetching && list.isPlaceholderData)}
-      dataSource={list.data?.items}
       scroll={{ x: 860 }}
-      tableLayout="fixed"
-      locale={{ emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="暂无审核记录" /> }}
-      pagination={serverPaging(page, pageSize, list.data?.total, onPage)}
       columns={[
         { title: '时间', dataIndex: 'createdAt', width: 150, render: (v: string) => formatMinute(v) },
         { title: '类型', dataIndex: 'kind', width: 100, render: (k: ReviewLogEntry['kind']) => KIND_LABEL[k] ?? k },

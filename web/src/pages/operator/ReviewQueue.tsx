@@ -1,11 +1,12 @@
 import { useState } from 'react';
-import { Button, Descriptions, Drawer, Empty, Flex, Image, Popconfirm, Segmented, Space, Table, Typography } from 'antd';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Button, Descriptions, Drawer, Empty, Flex, Image, Popconfirm, Segmented, Space, Typography } from 'antd';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { ReviewKind, reviewDecisionSchema, type CertStatus, type ReviewDecision, type ReviewItem } from '@console/contract';
-import { operatorApi } from '../../api/account';
+import { OPERATOR_KEYS, operatorApi } from '../../api/account';
 import { BASES } from '../../api/bases';
-import { LoadError } from '../../components/LoadError';
-import { CertStatusTag, formatMinute, OPERATOR_KEYS, RejectModal, serverPaging } from './operatorViews';
+import { PagedTable, usePagedQuery } from '../../components/PagedTable';
+import type { Paging } from '../../routing/useUrlPaging';
+import { CertStatusTag, formatMinute, RejectModal } from './operatorViews';
 
 export const REVIEW_FILTERS = ['Pending', 'all', 'Succeed', 'Failed'] as const;
 export type ReviewFilter = (typeof REVIEW_FILTERS)[number];
@@ -17,22 +18,19 @@ type Kind = 'enterprise' | 'student';
 export function ReviewQueue({
   kind,
   status,
-  page,
-  pageSize,
+  paging,
   onStatus,
   onPage,
 }: {
   kind: Kind;
   status: ReviewFilter;
-  page: number;
-  pageSize: number;
+  paging: Paging;
   onStatus: (status: ReviewFilter) => void;
-  onPage: (page: number, pageSize: number) => void;
+  onPage: (next: Paging) => void;
 }) {
-  const list = useQuery({
-    queryKey: OPERATOR_KEYS.reviews(kind, status, page, pageSize),
-    queryFn: () => operatorApi.reviews({ kind, status: status === 'all' ? undefined : status, page, pageSize }),
-    placeholderData: keepPreviousData,
+  const list = usePagedQuery({
+    queryKey: OPERATOR_KEYS.reviews(kind, status, paging.page, paging.pageSize),
+    queryFn: () => operatorApi.reviews({ kind, status: status === 'all' ? undefined : status, page: paging.page, pageSize: paging.pageSize }),
   });
   const [open, setOpen] = useState<ReviewItem | null>(null);
 
@@ -45,57 +43,50 @@ export function ReviewQueue({
         options={REVIEW_FILTERS.map((f) => ({ value: f, label: FILTER_LABEL[f] }))}
         style={{ alignSelf: 'flex-start' }}
       />
-      {list.isError && !list.data ? (
-        <LoadError error={list.error} onRetry={() => void list.refetch()} />
-      ) : (
-        <Table<ReviewItem>
-          rowKey="id"
-          loading={list.isPending || (list.isFetching && list.isPlaceholderData)}
-          dataSource={list.data?.items}
-          scroll={{ x: 1000 }}
-          tableLayout="fixed"
-          locale={{
-            emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={status === 'Pending' ? '暂无待审核的申请' : '暂无申请记录'} />,
-          }}
-          pagination={serverPaging(page, pageSize, list.data?.total, onPage)}
-          columns={[
-            { title: '提交时间', dataIndex: 'submittedAt', width: 150, render: (v: string | null) => formatMinute(v) },
-            { title: '手机号', dataIndex: 'mobile', width: 130 },
-            {
-              title: '申请信息',
-              key: 'fields',
-              render: (_, item) => (
-                <Flex vertical gap={2}>
-                  {item.fields.map((f) => (
-                    <div key={f.label} title={`${f.label}：${f.value}`} style={{ overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>
-                      <Typography.Text type="secondary">{f.label}：</Typography.Text>
-                      <span>{f.value || '--'}</span>
-                    </div>
-                  ))}
-                </Flex>
-              ),
-            },
-            { title: '状态', dataIndex: 'status', width: 100, render: (s: CertStatus) => <CertStatusTag status={s} /> },
-            {
-              title: '原因',
-              dataIndex: 'reason',
-              width: 180,
-              render: (r: string) => (r ? <Typography.Text ellipsis={{ tooltip: r }}>{r}</Typography.Text> : <Typography.Text type="secondary">--</Typography.Text>),
-            },
-            {
-              title: '操作',
-              key: 'actions',
-              width: 90,
-              fixed: 'right',
-              render: (_, item) => (
-                <Button type="link" style={{ paddingInline: 0 }} onClick={() => setOpen(item)}>
-                  {item.status === 'Pending' ? '查看审核' : '查看'}
-                </Button>
-              ),
-            },
-          ]}
+      <PagedTable<ReviewItem>
+        list={list}
+        paging={paging}
+        onPage={onPage}
+        empty={status === 'Pending' ? '暂无待审核的申请' : '暂无申请记录'}
+        rowKey="id"
+        scroll={{ x: 1000 }}
+        columns={[
+          { title: '提交时间', dataIndex: 'submittedAt', width: 150, render: (v: string | null) => formatMinute(v) },
+          { title: '手机号', dataIndex: 'mobile', width: 130 },
+          {
+            title: '申请信息',
+            key: 'fields',
+            render: (_, item) => (
+              <Flex vertical gap={2}>
+                {item.fields.map((f) => (
+                  <div key={f.label} title={`${f.label}：${f.value}`} style={{ overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>
+                    <Typography.Text type="secondary">{f.label}：</Typography.Text>
+                    <span>{f.value || '--'}</span>
+                  </div>
+                ))}
+              </Flex>
+            ),
+          },
+          { title: '状态', dataIndex: 'status', width: 100, render: (s: CertStatus) => <CertStatusTag status={s} /> },
+          {
+            title: '原因',
+            dataIndex: 'reason',
+            width: 180,
+            render: (r: string) => (r ? <Typography.Text ellipsis={{ tooltip: r }}>{r}</Typography.Text> : <Typography.Text type="secondary">--</Typography.Text>),
+          },
+          {
+            title: '操作',
+            key: 'actions',
+            width: 90,
+            fixed: 'right',
+            render: (_, item) => (
+              <Button type="link" style={{ paddingInline: 0 }} onClick={() => setOpen(item)}>
+                {item.status === 'Pending' ? '查看审核' : '查看'}
+              </Button>
+            ),
+          },
+        ]}
         />
-      )}
       <ReviewDrawer kind={kind} item={open} onClose={() => setOpen(null)} />
     </Flex>
   );

@@ -2,17 +2,6 @@ import { Form, Input, Modal, Tag } from 'antd';
 import dayjs from 'dayjs';
 import { CertStatus, CertType, type CertStatus as Status, type CertType as Type } from '@console/contract';
 
-export const OPERATOR_PAGE_SIZES = [10, 20, 50];
-
-/** Everything the operator area reads; a decision invalidates all of it (queue, users, log). */
-export const OPERATOR_KEYS = {
-  all: ['operator'] as const,
-  reviews: (kind: string, status: string, page: number, pageSize: number) => ['operator', 'reviews', kind, status, page, pageSize] as const,
-  users: (q: string, page: number, pageSize: number) => ['operator', 'users', q, page, pageSize] as const,
-  log: (page: number, pageSize: number) => ['operator', 'log', page, pageSize] as const,
-  invoices: (status: string, page: number, pageSize: number) => ['operator', 'invoices', status, page, pageSize] as const,
-};
-
 export const formatMinute = (iso: string | null | undefined) => (iso ? dayjs(iso).format('YYYY-MM-DD HH:mm') : '--');
 
 const STATUS_COLOR: Record<Status, string | undefined> = { Init: undefined, Pending: 'processing', Succeed: 'success', Failed: 'error' };
@@ -26,20 +15,6 @@ const TYPE_COLOR: Record<Type, string | undefined> = { Uncertified: undefined, P
 
 export function CertTypeTag({ type }: { type: Type }) {
   return <Tag color={TYPE_COLOR[type]}>{CertType.label(type)}</Tag>;
-}
-
-/** Paging props shared by the operator's server-paged tables. */
-export function serverPaging(page: number, pageSize: number, total: number | undefined, onChange: (page: number, pageSize: number) => void) {
-  return {
-    current: page,
-    pageSize,
-    total: total ?? 0,
-    showSizeChanger: true,
-    pageSizeOptions: OPERATOR_PAGE_SIZES,
-    showTotal: (t: number) => `共 ${t} 条`,
-    // A new page size starts again at page 1: the old page may not exist any more.
-    onChange: (next: number, size: number) => onChange(size === pageSize ? next : 1, size),
-  };
 }
 
 /**

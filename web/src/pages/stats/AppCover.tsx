@@ -1,8 +1,8 @@
 import { useState } from 'react';
 
 /**
- * An application's cover as the server serves it. A missing or broken picture becomes a purple
- * block with the app's initial, so the gallery never shows a broken-image icon.
+ * An application's cover as the server serves it. A missing or broken picture becomes a block in
+ * the theme's colour with the app's initial, so the gallery never shows a broken-image icon.
  */
 export function AppCover({ src, name }: { src: string; name: string }) {
   const [failed, setFailed] = useState(false);
@@ -20,14 +20,21 @@ function initialOf(name: string): string {
   return first ? first.toUpperCase() : '?';
 }
 
-/** Purple-family gradients, one per app by its name, so a gallery of fallbacks is not one block repeated. */
+/** The theme's colour (antd's CSS variables, see styles.css) and its darker steps. */
+const PRIMARY = 'var(--ant-color-primary)';
+const PRIMARY_DARK = 'var(--ant-color-primary-active)';
+const PRIMARY_DARKER = 'color-mix(in srgb, var(--ant-color-primary-active) 70%, black)';
+const PRIMARY_DARKEST = 'color-mix(in srgb, var(--ant-color-primary-active) 45%, black)';
+const PRIMARY_LIGHT = 'var(--ant-color-primary-hover)';
+
+/** Gradients from the theme's colour, one per app by its name, so a gallery of fallbacks is not one block repeated. */
 const GRADIENTS = [
-  'linear-gradient(135deg, #531dab, #9254de 60%, #d3adf7)',
-  'linear-gradient(135deg, #391085, #722ed1 55%, #2f54eb)',
-  'linear-gradient(135deg, #722ed1, #c41d7f)',
-  'linear-gradient(135deg, #22075e, #531dab 50%, #13c2c2)',
-  'linear-gradient(135deg, #9254de, #eb2f96)',
-  'linear-gradient(135deg, #10239e, #722ed1)',
+  `linear-gradient(135deg, ${PRIMARY_DARK}, ${PRIMARY_LIGHT} 60%, var(--ant-color-primary-border))`,
+  `linear-gradient(135deg, ${PRIMARY_DARKER}, ${PRIMARY} 55%, #2f54eb)`,
+  `linear-gradient(135deg, ${PRIMARY}, #c41d7f)`,
+  `linear-gradient(135deg, ${PRIMARY_DARKEST}, ${PRIMARY_DARK} 50%, #13c2c2)`,
+  `linear-gradient(135deg, ${PRIMARY_LIGHT}, #eb2f96)`,
+  `linear-gradient(135deg, #10239e, ${PRIMARY})`,
 ];
 
 function gradientFor(name: string): string {

@@ -1,4 +1,4 @@
-import { Card, Col, Row, Statistic } from 'antd';
+import { Card, Col, Row, Statistic, theme } from 'antd';
 import { useQuery } from '@tanstack/react-query';
 import type { GpuType } from '@console/contract';
 import { catalogueQueries } from '../../api/catalogue';
@@ -17,6 +17,7 @@ function totals(types: GpuType[] | undefined) {
 /** /apparatus: the compute devices — every GPU model in service, its specs, capacity and price. */
 export default function ApparatusPage() {
   const types = useQuery(catalogueQueries.gpuTypes());
+  const { token } = theme.useToken();
   const sum = totals(types.data);
   return (
     <PublicPage title="算力设备" intro="平台在售的 GPU 型号、规格参数与实时空闲卡数。">
@@ -33,7 +34,7 @@ export default function ApparatusPage() {
         </Col>
         <Col xs={24} sm={8}>
           <Card>
-            <Statistic title="当前空闲" value={sum?.free ?? '--'} suffix={sum ? '卡' : undefined} loading={types.isPending} styles={{ content: { color: '#722ed1' } }} />
+            <Statistic title="当前空闲" value={sum?.free ?? '--'} suffix={sum ? '卡' : undefined} loading={types.isPending} styles={{ content: { color: token.colorPrimary } }} />
           </Card>
         </Col>
       </Row>

@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import type { Application } from '@console/contract';
 import { session } from '../../session/store';
-import { calls, catalogueServer, json, renderApp } from './catalogue.fixtures';
+import { calls, json } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { catalogueServer } from '../../test/fixtures/catalogue';
 
 const APPS = '/upgpu/api/v2.1/application/list';
 const app: Application = {

@@ -2,8 +2,8 @@ import { Button, Empty, Input, Pagination, Segmented, Skeleton, Spin, Tag, Typog
 import { keepPreviousData, useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { useUrlState } from '../../routing/useUrlState';
-import { PAGE, type Application } from '@console/contract';
-import { catalogueQueries, type ApplicationsPage } from '../../api/catalogue';
+import { PAGE, type Application, type ApplicationsPage } from '@console/contract';
+import { catalogueQueries } from '../../api/catalogue';
 import { LoadError } from '../../components/LoadError';
 import { AppCover } from './AppCover';
 import { PublicPage } from './PublicPage';

@@ -52,7 +52,7 @@ export default function EnterprisePage() {
           <Col key={s.title} xs={24} sm={12} xl={6}>
             <Card style={{ height: '100%' }}>
               <Typography.Title level={5} style={{ marginTop: 0 }}>
-                <span style={{ color: '#722ed1', marginRight: 8 }}>{s.icon}</span>
+                <span className="feature-icon">{s.icon}</span>
                 {s.title}
               </Typography.Title>
               <Typography.Text type="secondary">{s.text}</Typography.Text>
@@ -118,7 +118,7 @@ function RegionItem({ region, onOpen }: { region: Region; onOpen: () => void }) 
   return (
     <Card size="small" hoverable onClick={onOpen} title={region.name} extra={<Tag color="purple">{region.area}</Tag>}>
       <Typography.Paragraph style={{ marginBottom: 4 }}>
-        空闲 <Typography.Text strong style={{ color: '#722ed1' }}>{region.gpuFree}</Typography.Text> 卡
+        空闲 <Typography.Text strong className="text-primary">{region.gpuFree}</Typography.Text> 卡
       </Typography.Paragraph>
       <Typography.Text type="secondary">{region.rooms.map((r) => r.name).join('、') || '暂无机房'}</Typography.Text>
     </Card>

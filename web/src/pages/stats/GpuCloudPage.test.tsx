@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { vi } from 'vitest';
 import { session } from '../../session/store';
-import { calls, catalogueServer, host, json, renderApp } from './catalogue.fixtures';
+import { calls, json } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { catalogueServer, host } from '../../test/fixtures/catalogue';
 
 beforeEach(() => session.reload());
 afterEach(() => vi.unstubAllGlobals());

@@ -6,12 +6,14 @@ import {
   formatFilterBy,
   MAX_DATA_DISK_GB,
   MAX_GPU_COUNT,
+  isPostpaid,
   type Application,
   type GpuHost,
   type Image,
   type Region,
+  type AvailableGpuType,
 } from '@console/contract';
-import { catalogueQueries, type AvailableGpuType } from '../../api/catalogue';
+import { catalogueQueries } from '../../api/catalogue';
 import { ChoiceCards, type Choice } from '../../components/ChoiceCards';
 import { LoadError } from '../../components/LoadError';
 import { Price } from '../../components/Price';
@@ -19,7 +21,7 @@ import { useSession } from '../../session/useSession';
 import { AppCover } from './AppCover';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
 import { CycleField, nameSummary, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
-import { gpuQuoteRequest, isPostpaidCycle, type PurchaseConfig, type PurchaseUpdate } from './purchaseQuery';
+import { gpuQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from './purchaseQuery';
 import { QuotePanel, type SummaryItem } from './QuotePanel';
 import { useQuote } from './useQuote';
 import { UserImageChoice, useUserImage, userImageLabel } from './UserImageChoice';
@@ -157,7 +159,7 @@ function GpuForm({ config: asked, regions, region, onChange }: { config: Purchas
         query={quote}
         ready={ready}
         settling={settling}
-        prepaid={!isPostpaidCycle(config.cycle)}
+        prepaid={!isPostpaid(config.cycle)}
         loggedIn={loggedIn}
         onBuy={checkout.buy}
       />

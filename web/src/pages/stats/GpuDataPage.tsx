@@ -4,7 +4,7 @@ import { CloudServerOutlined, DatabaseOutlined, ExpandAltOutlined } from '@ant-d
 import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { PAGE, type GpuHost } from '@console/contract';
-import { catalogueApi, catalogueQueries } from '../../api/catalogue';
+import { CATALOGUE_KEYS, catalogueApi, catalogueQueries } from '../../api/catalogue';
 import { LoadError } from '../../components/LoadError';
 import { formatUnitPrice, Price } from '../../components/Price';
 import { PublicPage } from './PublicPage';
@@ -44,7 +44,7 @@ const range = ([lo, hi]: [number, number]) => (lo === hi ? `${lo} GB` : `${lo} â
  */
 function useDiskPriceQuote(host: GpuHost | undefined) {
   return useQuery({
-    queryKey: ['quote', 'diskSample', host?.id],
+    queryKey: CATALOGUE_KEYS.diskSampleQuote(host?.id),
     queryFn: ({ signal }) =>
       catalogueApi.gpuQuote(
         {
@@ -131,7 +131,7 @@ function Feature({ icon, title, children }: { icon: ReactNode; title: string; ch
   return (
     <Card style={{ height: '100%' }}>
       <Typography.Title level={5} style={{ marginTop: 0 }}>
-        <span style={{ color: '#722ed1', marginRight: 8 }}>{icon}</span>
+        <span className="feature-icon">{icon}</span>
         {title}
       </Typography.Title>
       <Typography.Text type="secondary">{children}</Typography.Text>

@@ -53,7 +53,6 @@ export function GpuHostCard({ host, cycle, onRent }: { host: GpuHost; cycle: Sho
           percent={host.gpuTotal ? (host.gpuFree / host.gpuTotal) * 100 : 0}
           showInfo={false}
           size="small"
-          strokeColor="#722ed1"
           aria-label="空闲卡占比"
         />
       </div>

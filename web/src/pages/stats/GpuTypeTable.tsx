@@ -34,7 +34,7 @@ const capacity: TableColumnsType<GpuType>[number] = {
   render: (_, t) => (
     <div>
       {t.gpuFree} / {t.gpuTotal}
-      <Progress percent={t.gpuTotal ? (t.gpuFree / t.gpuTotal) * 100 : 0} showInfo={false} size="small" strokeColor="#722ed1" />
+      <Progress percent={t.gpuTotal ? (t.gpuFree / t.gpuTotal) * 100 : 0} showInfo={false} size="small" />
     </div>
   ),
 };

@@ -3,10 +3,10 @@ import { App, Form, Input, InputNumber, Segmented, Select, Space, Typography } f
 import { useNavigate } from 'react-router';
 import {
   BillingCycleUnit,
-  ERRORS,
   formatYuan,
   MAX_DURATION,
   PAGE,
+  isPostpaid,
   type InstanceCategory,
   type Order,
   type OrderStatus,
@@ -27,7 +27,7 @@ import { Price } from '../../components/Price';
 import { UnitNumberInput } from '../../components/UnitNumberInput';
 import { useSession } from '../../session/useSession';
 import { CYCLE_OPTIONS } from './marketQuery';
-import { gpuQuoteRequest, isPostpaidCycle, loginUrlFor, NAME_MAX_LENGTH, sizeQuoteRequest, type PurchaseConfig } from './purchaseQuery';
+import { gpuQuoteRequest, loginUrlFor, NAME_MAX_LENGTH, sizeQuoteRequest, type PurchaseConfig } from './purchaseQuery';
 import type { SummaryItem } from './QuotePanel';
 
 type Change = (change: Partial<PurchaseConfig>) => void;
@@ -73,7 +73,7 @@ export function OrderTermsFields({
 }) {
   const { loggedIn } = useSession();
   const unit = BillingCycleUnit[config.cycle];
-  const postpaid = isPostpaidCycle(config.cycle);
+  const postpaid = isPostpaid(config.cycle);
   return (
     <>
       <Form.Item
@@ -221,7 +221,7 @@ export function useCheckout(config: PurchaseConfig, summary: SummaryItem[]) {
   const [paying, setPaying] = useState<Order | null>(null);
   /** Where the order in the pay dialog ended up (null: still unpaid), so its closing says the right thing. */
   const outcome = useRef<OrderStatus | null>(null);
-  const postpaid = isPostpaidCycle(config.cycle);
+  const postpaid = isPostpaid(config.cycle);
 
   const refresh = () => {
     invalidateOrderViews(queryClient);
@@ -230,7 +230,7 @@ export function useCheckout(config: PurchaseConfig, summary: SummaryItem[]) {
 
   const failed = (e: unknown) => {
     const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
-    if (error.code !== ERRORS.INSUFFICIENT_BALANCE.code) return reactToError(error, getApiUi());
+    if (!isApiError(error, 'INSUFFICIENT_BALANCE')) return reactToError(error, getApiUi());
     // The buyer stays here with the configuration; recharging is one click away.
     modal.confirm({
       title: '余额不足',

@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import type { Order, User } from '@console/contract';
 import { session } from '../../session/store';
-import { calls, catalogueServer, images, json, quoteFor, renderApp, type Handler } from './catalogue.fixtures';
+import { calls, type Handler, json } from '../../test/http';
+import { renderApp } from '../../test/render';
+import { catalogueServer, images, quoteFor } from '../../test/fixtures/catalogue';
 
 const user: User = {
   id: 'u1', logo: '', certStatus: 'Init', certType: 'Uncertified', accountType: 'personal',

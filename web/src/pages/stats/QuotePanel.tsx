@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import { Alert, Button, Card, Empty, Skeleton, Tag, Typography } from 'antd';
 import type { UseQueryResult } from '@tanstack/react-query';
-import { discountText, ERRORS, formatYuan, type Quote } from '@console/contract';
+import { discountText, formatYuan, type ErrorName, type Quote } from '@console/contract';
 import { isApiError } from '../../api/errors';
 import { Price } from '../../components/Price';
 import { QuoteLines } from '../../components/QuoteLines';
@@ -12,10 +12,10 @@ export interface SummaryItem {
 }
 
 /** Conflicts the buyer can fix by changing the configuration read as warnings, the rest as errors. */
-const FIXABLE = new Set<number>([ERRORS.NO_CAPACITY.code, ERRORS.CATALOGUE_ITEM_NOT_FOUND.code, ERRORS.IMAGE_INCOMPATIBLE.code, ERRORS.VOUCHER_UNUSABLE.code]);
+const FIXABLE: ErrorName[] = ['NO_CAPACITY', 'CATALOGUE_ITEM_NOT_FOUND', 'IMAGE_INCOMPATIBLE', 'VOUCHER_UNUSABLE'];
 
 function QuoteError({ error, onRetry }: { error: unknown; onRetry: () => void }) {
-  const fixable = isApiError(error) && error.code !== undefined && FIXABLE.has(error.code);
+  const fixable = isApiError(error, ...FIXABLE);
   const message = error instanceof Error ? error.message : '询价失败，请稍后重试';
   const detail = isApiError(error) ? error.detail : undefined;
   return (

@@ -1,7 +1,7 @@
 import { Alert, Card, Form, Radio, Skeleton, Typography } from 'antd';
 import { useQuery, type UseQueryResult } from '@tanstack/react-query';
-import { BillingCycle, BillingCycleUnit, InstanceCategory, MAX_DATA_DISK_GB, MAX_INSTANCE_COUNT, type Region, type Size, type SizeCategory } from '@console/contract';
-import { catalogueQueries, type SizesPage } from '../../api/catalogue';
+import { BillingCycle, BillingCycleUnit, InstanceCategory, MAX_DATA_DISK_GB, MAX_INSTANCE_COUNT, isPostpaid, type Region, type Size, type SizeCategory, type SizesPage } from '@console/contract';
+import { catalogueQueries } from '../../api/catalogue';
 import { ChoiceCards, type Choice } from '../../components/ChoiceCards';
 import { LoadError } from '../../components/LoadError';
 import { Price } from '../../components/Price';
@@ -9,7 +9,7 @@ import { UnitNumberInput } from '../../components/UnitNumberInput';
 import { useSession } from '../../session/useSession';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
 import { CycleField, nameSummary, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
-import { isPostpaidCycle, sizeQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from './purchaseQuery';
+import { sizeQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from './purchaseQuery';
 import { UserImageChoice, useUserImage, userImageLabel } from './UserImageChoice';
 import { QuotePanel, type SummaryItem } from './QuotePanel';
 import { useQuote } from './useQuote';
@@ -102,7 +102,7 @@ function SizeForm({
         query={quote}
         ready={ready}
         settling={settling}
-        prepaid={!isPostpaidCycle(config.cycle)}
+        prepaid={!isPostpaid(config.cycle)}
         loggedIn={loggedIn}
         onBuy={checkout.buy}
       />

@@ -1,6 +1,7 @@
 import { Alert, Button, Skeleton, Tag, Typography } from 'antd';
 import { useQuery } from '@tanstack/react-query';
-import { STORAGE_KEYS, storageApi, type SharedImage } from '../../api/storage';
+import { STORAGE_KEYS, storageApi } from '../../api/storage';
+import type { SharedImage } from '@console/contract';
 
 /** An image of my images, or one shared with a link, as the purchase page shows it (cached per id). */
 export function useUserImage(id: string | undefined) {

@@ -5,6 +5,7 @@ import {
   MAX_INSTANCE_COUNT,
   PAGE,
   SIZE_CATEGORIES,
+  isPostpaid,
   type GpuQuoteRequest,
   type SizeCategory,
   type SizeQuoteRequest,
@@ -43,10 +44,6 @@ export interface PurchaseConfig {
   voucherId?: string;
 }
 
-/** Post-paid: nothing is paid up front, the balance is charged while the instance runs (no voucher). */
-export function isPostpaidCycle(cycle: PurchaseConfig['cycle']): boolean {
-  return cycle === 'Hour';
-}
 
 /** One edit of the form: the configuration it was made on (defaults resolved) and what changed. */
 export type PurchaseUpdate = (shown: PurchaseConfig, change: Partial<PurchaseConfig>) => void;
@@ -110,7 +107,7 @@ export function writePurchase(c: PurchaseConfig): URLSearchParams {
     ['duration', c.duration],
     ['dataDiskGb', c.dataDiskGb || undefined],
     ['name', c.name.trim() || undefined],
-    ['voucherId', isPostpaidCycle(c.cycle) ? undefined : c.voucherId],
+    ['voucherId', isPostpaid(c.cycle) ? undefined : c.voucherId],
   ];
   const out = new URLSearchParams();
   for (const [key, value] of entries) if (value !== undefined && value !== '') out.set(key, String(value));
@@ -133,7 +130,7 @@ export function changePurchase(current: PurchaseConfig, change: Partial<Purchase
     next.voucherId = undefined; // vouchers are per product
   }
   // A post-paid order has no payment step a voucher could apply to (the server ignores it).
-  if (isPostpaidCycle(next.cycle)) next.voucherId = undefined;
+  if (isPostpaid(next.cycle)) next.voucherId = undefined;
   next.duration = Math.min(next.duration, MAX_DURATION[next.cycle]);
   return next;
 }
@@ -162,7 +159,7 @@ export function gpuQuoteRequest(c: PurchaseConfig): GpuQuoteRequest | null {
     cycle: c.cycle,
     duration: c.duration,
     dataDiskGb: c.dataDiskGb,
-    voucherId: isPostpaidCycle(c.cycle) ? undefined : c.voucherId,
+    voucherId: isPostpaid(c.cycle) ? undefined : c.voucherId,
   });
 }
 
@@ -177,7 +174,7 @@ export function sizeQuoteRequest(c: PurchaseConfig): SizeQuoteRequest | null {
     cycle: c.cycle,
     duration: c.duration,
     dataDiskGb: c.dataDiskGb,
-    voucherId: isPostpaidCycle(c.cycle) ? undefined : c.voucherId,
+    voucherId: isPostpaid(c.cycle) ? undefined : c.voucherId,
   });
 }
 

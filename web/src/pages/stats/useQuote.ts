@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import type { GpuQuoteRequest, SizeQuoteRequest } from '@console/contract';
-import { catalogueApi } from '../../api/catalogue';
+import { CATALOGUE_KEYS, catalogueApi } from '../../api/catalogue';
 
 /** A value that follows `value` once it has stopped changing for `ms` (compared by content). */
 export function useDebouncedValue<T>(value: T, ms: number): T {
@@ -28,7 +28,7 @@ export function useQuote(asked: QuoteInput, loggedIn: boolean) {
   const input = loggedIn || !asked.request?.voucherId ? asked : ({ ...asked, request: { ...asked.request, voucherId: undefined } } as QuoteInput);
   const settled = useDebouncedValue(input, QUOTE_DEBOUNCE_MS);
   const query = useQuery({
-    queryKey: ['quote', settled.kind, loggedIn, settled.request],
+    queryKey: CATALOGUE_KEYS.quote(settled.kind, loggedIn, settled.request),
     queryFn: ({ signal }) =>
       settled.kind === 'gpu'
         ? catalogueApi.gpuQuote(settled.request!, loggedIn, signal)

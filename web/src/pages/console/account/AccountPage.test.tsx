@@ -3,8 +3,10 @@ import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import type { CertifyInfo, Child, StudentVerification, User } from '@console/contract';
 import { CERT_RETURN_KEY } from '../../../api/client';
 import { session } from '../../../session/store';
-import { renderApp } from '../../stats/catalogue.fixtures';
-import { callsTo, costServer, json, user } from '../../cost/cost.fixtures';
+import { callsTo, json } from '../../../test/http';
+import { renderApp } from '../../../test/render';
+import { user } from '../../../test/fixtures/user';
+import { costServer } from '../../../test/fixtures/cost';
 
 const uncertified: CertifyInfo = { certType: 'Uncertified', certStatus: 'Init', certified: false, personal: null, enterprise: null };
 const application = { reason: '', submittedAt: null, decidedAt: null };

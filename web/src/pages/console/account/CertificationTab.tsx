@@ -12,18 +12,17 @@ import {
   type EnterpriseCertify,
   type PersonalCertify,
 } from '@console/contract';
-import { certifyApi } from '../../../api/account';
+import { ACCOUNT_KEYS, certifyApi } from '../../../api/account';
 import { CERT_RETURN_KEY } from '../../../api/client';
 import { userApi } from '../../../api/user';
 import { LoadError } from '../../../components/LoadError';
 import { session } from '../../../session/store';
 
-export const CERTIFY_QUERY_KEY = ['certify'] as const;
 type Kind = 'Personal' | 'Enterprise';
 
 /** The checkInfo tab: personal (instant, by the verifier) or enterprise (licence, operator review). */
 export function CertificationTab() {
-  const query = useQuery({ queryKey: CERTIFY_QUERY_KEY, queryFn: certifyApi.info });
+  const query = useQuery({ queryKey: ACCOUNT_KEYS.certify, queryFn: certifyApi.info });
   const [kind, setKind] = useState<Kind | null>(null);
   if (query.isPending) return <Spin style={{ display: 'block', margin: 48 }} />;
   if (query.isError) return <LoadError error={query.error} onRetry={() => query.refetch()} />;
@@ -62,7 +61,7 @@ function useCertified() {
       // Before the cache update: that re-renders this form away, and navigation must not depend on it.
       if (back) navigate(back, { replace: true });
     }
-    queryClient.setQueryData(CERTIFY_QUERY_KEY, info);
+    queryClient.setQueryData(ACCOUNT_KEYS.certify, info);
   };
 }
 

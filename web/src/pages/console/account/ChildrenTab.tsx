@@ -1,15 +1,13 @@
 import { useState } from 'react';
-import { Alert, Button, Checkbox, Flex, Form, Input, Modal, Popconfirm, Space, Switch, Table, Tag, Typography } from 'antd';
+import { Alert, Button, Checkbox, Flex, Form, Input, Modal, Popconfirm, Space, Switch, Tag, Typography } from 'antd';
 import { PlusOutlined } from '@ant-design/icons';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
 import { PAGE, PERMISSION_FLAGS, PermissionLabel, PASSWORD_RULE, type Child, type ChildPermissions, type PermissionFlag } from '@console/contract';
-import { childApi } from '../../../api/account';
-import { LoadError } from '../../../components/LoadError';
-
-const KEY = ['children'] as const;
-const PAGE_SIZE = 10;
+import { ACCOUNT_KEYS, childApi } from '../../../api/account';
+import { PagedTable, usePagedQuery } from '../../../components/PagedTable';
+import { useUrlPaging } from '../../../routing/useUrlPaging';
 const passwordRules = [
   { required: true, message: '请输入密码' },
   { min: PASSWORD_RULE.min, max: PASSWORD_RULE.max, message: `密码为 ${PASSWORD_RULE.min}-${PASSWORD_RULE.max} 位` },
@@ -21,16 +19,18 @@ const granted = (c: Child) => PERMISSION_FLAGS.filter((f) => c.permissions[f]);
 
 /** 子账号: create, grant, disable, reset the password of and delete the team's sub-accounts. */
 export function ChildrenTab() {
-  const [page, setPage] = useState(1);
+  const { paging, set: setPaging } = useUrlPaging();
   const [editing, setEditing] = useState<Child | 'new' | null>(null);
   const [resetting, setResetting] = useState<Child | null>(null);
   const queryClient = useQueryClient();
-  const query = useQuery({ queryKey: [...KEY, page], queryFn: () => childApi.list(page, PAGE_SIZE), placeholderData: keepPreviousData });
-  const refresh = () => queryClient.invalidateQueries({ queryKey: KEY });
+  const list = usePagedQuery({
+    queryKey: ACCOUNT_KEYS.childList(paging.page, paging.pageSize),
+    queryFn: () => childApi.list(paging.page, paging.pageSize),
+  });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ACCOUNT_KEYS.children });
   const toggle = useMutation({ mutationFn: (c: Child) => childApi.update(c.id, { disabled: !c.disabled }), onSettled: refresh });
   const remove = useMutation({ mutationFn: (c: Child) => childApi.remove(c.id), onSettled: refresh });
 
-  if (query.isError) return <LoadError error={query.error} onRetry={() => query.refetch()} />;
   return (
     <Flex vertical gap={16}>
       <Alert
@@ -43,12 +43,14 @@ export function ChildrenTab() {
           创建子账号
         </Button>
       </Flex>
-      <Table<Child>
+      <PagedTable<Child>
+        list={list}
+        paging={paging}
+        onPage={setPaging}
+        unit="个"
+        empty="还没有子账号，点击「创建子账号」为团队成员开通"
         rowKey="id"
-        loading={query.isFetching}
-        dataSource={query.data?.items}
-        locale={{ emptyText: '还没有子账号，点击「创建子账号」为团队成员开通' }}
-        pagination={{ current: page, pageSize: PAGE_SIZE, total: query.data?.total ?? 0, onChange: setPage, showTotal: (t) => `共 ${t} 个` }}
+        tableLayout="auto"
         columns={[
           { title: '子账号名', dataIndex: 'childName', render: (name: string, c) => <Space direction="vertical" size={0}>{name}{c.remark && <Typography.Text type="secondary">{c.remark}</Typography.Text>}</Space> },
           { title: '权限', render: (_, c) => (granted(c).length ? granted(c).map((f) => <Tag key={f}>{PermissionLabel[f]}</Tag>) : <Typography.Text type="secondary">无</Typography.Text>) },

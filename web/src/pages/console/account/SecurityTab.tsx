@@ -1,7 +1,7 @@
 import { Button, Card, Flex, Form, Input, Space } from 'antd';
 import type { Rule } from 'antd/es/form';
-import { PASSWORD_RULE, type User } from '@console/contract';
-import { userApi, type CodeSent } from '../../../api/user';
+import { PASSWORD_RULE, type User, type CodeSent } from '@console/contract';
+import { userApi } from '../../../api/user';
 import { CodeButton } from '../../../components/CodeButton';
 import { session } from '../../../session/store';
 import { useSession } from '../../../session/useSession';

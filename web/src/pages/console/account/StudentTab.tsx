@@ -3,17 +3,15 @@ import { Alert, App, Button, Col, Form, Input, InputNumber, Result, Row, Select,
 import { UploadOutlined } from '@ant-design/icons';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { discountText, EducationLevel, REVIEW_IMAGE_MAX_BYTES, SCHOOL_EMAIL, type StudentVerification, type StudentVerificationRequest } from '@console/contract';
-import { studentApi } from '../../../api/account';
+import { ACCOUNT_KEYS, studentApi } from '../../../api/account';
 import { userApi } from '../../../api/user';
 import { CodeButton } from '../../../components/CodeButton';
 import { LoadError } from '../../../components/LoadError';
 import { session } from '../../../session/store';
 
-const STUDENT_KEY = ['student'] as const;
-
 /** Student verification: school e-mail code + student card → operator review → student price. */
 export function StudentTab() {
-  const query = useQuery({ queryKey: STUDENT_KEY, queryFn: studentApi.get });
+  const query = useQuery({ queryKey: ACCOUNT_KEYS.student, queryFn: studentApi.get });
   if (query.isPending) return <Spin style={{ display: 'block', margin: 48 }} />;
   if (query.isError) return <LoadError error={query.error} onRetry={() => query.refetch()} />;
   const v = query.data;
@@ -31,7 +29,7 @@ function StudentForm({ v, discount }: { v: StudentVerification; discount: string
   const { message } = App.useApp();
   const [busy, setBusy] = useState(false);
   const thisYear = new Date().getFullYear();
-  const set = (next: StudentVerification) => queryClient.setQueryData(STUDENT_KEY, next);
+  const set = (next: StudentVerification) => queryClient.setQueryData(ACCOUNT_KEYS.student, next);
 
   const beforeUpload = (file: File) => {
     if (file.size > REVIEW_IMAGE_MAX_BYTES) message.error('学生证图片不能超过 5 MB，请压缩后重新上传');

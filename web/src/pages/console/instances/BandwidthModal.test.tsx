@@ -2,9 +2,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { allowedActions, allowedTasks, orderPath, type BandwidthQuote, type Instance } from '@console/contract';
 import { session } from '../../../session/store';
-import { renderApp } from '../../stats/catalogue.fixtures';
-import { callsTo, json, order, user } from '../../cost/cost.fixtures';
-import { ID, ID2, INSTANCES, instance, instanceServer, listOf } from './instances.fixtures';
+import { callsTo, json } from '../../../test/http';
+import { renderApp } from '../../../test/render';
+import { user } from '../../../test/fixtures/user';
+import { order } from '../../../test/fixtures/cost';
+import { ID, ID2, instance, INSTANCES, instanceServer, listOf } from '../../../test/fixtures/instances';
 
 const ORDER_UID = 'O20261123085616abcd0088';
 const CHOICES = [5, 10, 20, 30, 50, 100];

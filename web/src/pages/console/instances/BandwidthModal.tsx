@@ -7,12 +7,12 @@
 import { useState } from 'react';
 import { Alert, Radio, Space, Typography } from 'antd';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { BillingCycle, formatYuan, type Instance } from '@console/contract';
+import { BillingCycle, formatYuan, isPostpaid, type Instance } from '@console/contract';
 import { isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS, instancesApi } from '../../../api/instances';
 import { formatTime } from '../../../components/orderViews';
-import { MONEY_QUERY_KEY } from '../../../session/useSession';
-import { isPostPaid, taskBlocked } from './instanceViews';
+import { BILLING_KEYS } from '../../../api/billing';
+import {  taskBlocked } from './instanceViews';
 import { QuoteOrderModal } from './QuoteOrderModal';
 
 /** The first choice offered: the next step up, or the one below when the machine is at the top. */
@@ -24,13 +24,13 @@ function initialChoice(i: Instance): number {
 export function BandwidthModal({ instance: i, onClose }: { instance: Instance; onClose: () => void }) {
   const queryClient = useQueryClient();
   const [mbps, setMbps] = useState(() => initialChoice(i));
-  const prepaid = !isPostPaid(i.cycle);
+  const prepaid = !isPostpaid(i.cycle);
   const blocked = taskBlocked(i, 'changeBandwidth');
 
   const refresh = () => {
     void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.all });
     void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.logsAll });
-    void queryClient.invalidateQueries({ queryKey: MONEY_QUERY_KEY });
+    void queryClient.invalidateQueries({ queryKey: BILLING_KEYS.money });
   };
 
   const quote = useQuery({

@@ -2,9 +2,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { allowedActions, orderPath, type ConversionQuote } from '@console/contract';
 import { session } from '../../../session/store';
-import { renderApp } from '../../stats/catalogue.fixtures';
-import { callsTo, json, order, user } from '../../cost/cost.fixtures';
-import { ID, ID2, INSTANCES, instance, instanceServer, listOf } from './instances.fixtures';
+import { callsTo, json } from '../../../test/http';
+import { renderApp } from '../../../test/render';
+import { user } from '../../../test/fixtures/user';
+import { order } from '../../../test/fixtures/cost';
+import { ID, ID2, instance, INSTANCES, instanceServer, listOf } from '../../../test/fixtures/instances';
 
 const EXPIRE = '2099-01-10T12:00:00.000Z';
 const running = instance(); // post-paid (Usage), Running

@@ -12,7 +12,7 @@ import { INSTANCE_KEYS } from '../../../api/instances';
 import { STORAGE_KEYS, storageApi } from '../../../api/storage';
 import { formatTime } from '../../../components/orderViews';
 import { UnitNumberInput } from '../../../components/UnitNumberInput';
-import { MONEY_QUERY_KEY } from '../../../session/useSession';
+import { BILLING_KEYS } from '../../../api/billing';
 import { QuoteOrderModal } from './QuoteOrderModal';
 
 /** What the dialog needs of an instance: from the instance itself or from a row of the data-disk list. */
@@ -38,7 +38,7 @@ export function ExpandDiskModal({ target: t, onClose }: { target: DiskTarget; on
     void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.all });
     void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.logsAll });
     void queryClient.invalidateQueries({ queryKey: STORAGE_KEYS.disks });
-    void queryClient.invalidateQueries({ queryKey: MONEY_QUERY_KEY });
+    void queryClient.invalidateQueries({ queryKey: BILLING_KEYS.money });
   };
 
   const quote = useQuery({

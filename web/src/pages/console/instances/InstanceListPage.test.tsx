@@ -2,9 +2,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { allowedActions, orderPath, type Instance, type Quote } from '@console/contract';
 import { session } from '../../../session/store';
-import { renderApp } from '../../stats/catalogue.fixtures';
-import { callsTo, json, order, user } from '../../cost/cost.fixtures';
-import { actionPath, ID, ID2, INSTANCES, instance, instanceServer, listOf } from './instances.fixtures';
+import { callsTo, json } from '../../../test/http';
+import { renderApp } from '../../../test/render';
+import { user } from '../../../test/fixtures/user';
+import { order } from '../../../test/fixtures/cost';
+import { actionPath, ID, ID2, instance, INSTANCES, instanceServer, listOf } from '../../../test/fixtures/instances';
 
 const running = instance();
 const stopped = instance({

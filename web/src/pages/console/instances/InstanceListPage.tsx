@@ -1,40 +1,36 @@
-import { Alert, Button, Card, Empty, Flex, Input, Select, Space, Table, Typography } from 'antd';
-import { PlusOutlined, ReloadOutlined } from '@ant-design/icons';
+import { Button, Card, Empty, Flex, Input, Select, Space, Typography } from 'antd';
+import { PlusOutlined } from '@ant-design/icons';
 import { useEffect } from 'react';
-import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { InstanceCategory, InstanceStatus, type Instance, type InstanceCategory as Category, type InstanceStatus as Status } from '@console/contract';
-import { INSTANCE_KEYS, instancesApi, type InstanceFilter, type InstancePage } from '../../../api/instances';
-import { LoadError } from '../../../components/LoadError';
+import { InstanceCategory, InstanceStatus, isPostpaid, type Instance, type InstanceCategory as Category, type InstanceStatus as Status, type InstancePage } from '@console/contract';
+import { INSTANCE_KEYS, instancesApi, type InstanceFilter } from '../../../api/instances';
+import { BILLING_KEYS } from '../../../api/billing';
 import { formatTime } from '../../../components/orderViews';
+import { PagedTable, RefreshButton, usePagedQuery } from '../../../components/PagedTable';
 import { PageFrame } from '../../../components/PageFrame';
+import { readPaging, writePaging, type Paging } from '../../../routing/useUrlPaging';
 import { useUrlState } from '../../../routing/useUrlState';
 import { InstanceRowActions } from './InstanceActionButtons';
-import { MONEY_QUERY_KEY, useSession } from '../../../session/useSession';
+import { useSession } from '../../../session/useSession';
 import { mayBuy } from '../../../auth/permissions';
-import { AccessCell, BillingCell, BUSY_POLL_MS, ConfigCell, detailPathOf, InstanceStatusTags, isBusy, isPostPaid, purchasePathOf } from './instanceViews';
+import { AccessCell, BillingCell, BUSY_POLL_MS, ConfigCell, detailPathOf, InstanceStatusTags, isBusy,  purchasePathOf } from './instanceViews';
 import { useInstanceActions } from './useInstanceActions';
 
-const PAGE_SIZES = [10, 20, 50];
 /** OperateFail is display-only: nothing is ever stored in it, so it is no filter. */
 const STATUS_OPTIONS = InstanceStatus.values.filter((s) => s !== 'OperateFail').map((s) => ({ value: s, label: InstanceStatus.label(s) }));
 
-interface ListQuery {
+interface ListQuery extends Paging {
   status?: Status;
   search?: string;
-  page: number;
-  pageSize: number;
 }
 
 function readQuery(p: URLSearchParams): ListQuery {
   const status = p.get('status');
-  const page = Number(p.get('page'));
-  const pageSize = Number(p.get('pageSize'));
   return {
     status: status && STATUS_OPTIONS.some((o) => o.value === status) ? (status as Status) : undefined,
     search: p.get('search')?.trim().slice(0, 50) || undefined,
-    page: Number.isInteger(page) && page > 0 ? page : 1,
-    pageSize: PAGE_SIZES.includes(pageSize) ? pageSize : 10,
+    ...readPaging(p),
   };
 }
 
@@ -42,9 +38,7 @@ function writeQuery(q: ListQuery): URLSearchParams {
   const p = new URLSearchParams();
   if (q.status) p.set('status', q.status);
   if (q.search) p.set('search', q.search);
-  if (q.page > 1) p.set('page', String(q.page));
-  if (q.pageSize !== 10) p.set('pageSize', String(q.pageSize));
-  return p;
+  return writePaging(q, p);
 }
 
 /** While a host is unreachable the instance waits for the reconciler: look again now and then. */
@@ -65,10 +59,10 @@ export function pollWhileBusy(data: InstancePage | undefined, failed: boolean): 
 /** The header balance follows the charges while a post-paid instance on this page runs. */
 function useBalanceWhileMetered(items: Instance[] | undefined) {
   const queryClient = useQueryClient();
-  const metered = Boolean(items?.some((i) => i.status === 'Running' && isPostPaid(i.cycle)));
+  const metered = Boolean(items?.some((i) => i.status === 'Running' && isPostpaid(i.cycle)));
   useEffect(() => {
     if (!metered) return;
-    const timer = setInterval(() => void queryClient.invalidateQueries({ queryKey: MONEY_QUERY_KEY }), METERED_BALANCE_MS);
+    const timer = setInterval(() => void queryClient.invalidateQueries({ queryKey: BILLING_KEYS.money }), METERED_BALANCE_MS);
     return () => clearInterval(timer);
   }, [metered, queryClient]);
 }
@@ -82,11 +76,10 @@ export function InstanceListPage({ category }: { category: Category }) {
   const q = url.value;
   const set = (patch: Partial<ListQuery>) => url.set({ ...url.latest(), page: 1, ...patch });
   const filter: InstanceFilter = { category, status: q.status, search: q.search };
-  const list = useQuery({
+  const list = usePagedQuery({
     queryKey: INSTANCE_KEYS.list(filter, q.page, q.pageSize),
-    queryFn: ({ signal }) => instancesApi.list({ filter, page: q.page, pageSize: q.pageSize }, signal),
-    placeholderData: keepPreviousData,
-    refetchInterval: (query) => pollWhileBusy(query.state.data, query.state.status === 'error'),
+    queryFn: (signal) => instancesApi.list({ filter, page: q.page, pageSize: q.pageSize }, signal),
+    refetchInterval: pollWhileBusy,
   });
   useBalanceWhileMetered(list.data?.items);
   const actions = useInstanceActions();
@@ -136,75 +129,59 @@ export function InstanceListPage({ category }: { category: Category }) {
                 </Button>
               )}
             </Space>
-            <Button icon={<ReloadOutlined />} onClick={() => void list.refetch()} loading={list.isFetching && !list.isPending} aria-label="刷新" />
+            <RefreshButton list={list} />
           </Flex>
 
-          {list.isError && list.data && (
-            <Alert type="warning" showIcon title={`列表刷新失败：${list.error.message}`} action={<Button size="small" onClick={() => void list.refetch()}>重试</Button>} />
-          )}
-
-          {list.isError && !list.data ? (
-            <LoadError error={list.error} onRetry={() => void list.refetch()} />
-          ) : (
-            <Table<Instance>
-              rowKey="id"
-              loading={list.isPending || (list.isFetching && list.isPlaceholderData)}
-              dataSource={list.data?.items}
-              scroll={{ x: 1450 }}
-              tableLayout="fixed"
-              locale={{
-                emptyText: filtered ? (
-                  <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="没有符合筛选条件的实例">
-                    <Button onClick={() => set({ status: undefined, search: undefined })}>清除筛选</Button>
-                  </Empty>
-                ) : (
-                  <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={`您还没有${/^[A-Za-z]/.test(name) ? ' ' : ''}${name}`}>
-                    {canBuy && (
-                      <Link to={purchase}>
-                        <Button type="primary">立即创建</Button>
-                      </Link>
-                    )}
-                  </Empty>
-                ),
-              }}
-              pagination={{
-                current: q.page,
-                pageSize: q.pageSize,
-                total: list.data?.total ?? 0,
-                showSizeChanger: true,
-                pageSizeOptions: PAGE_SIZES,
-                showTotal: (t) => `共 ${t} 个实例`,
-                onChange: (page, pageSize) => set({ page: pageSize === q.pageSize ? page : 1, pageSize }),
-              }}
-              columns={[
-                {
-                  title: '名称 / ID',
-                  key: 'name',
-                  width: 190,
-                  fixed: 'start',
-                  render: (_, i) => (
-                    <Flex vertical gap={2} style={{ minWidth: 0 }}>
-                      <Link to={detailPathOf(i)}>
-                        <Typography.Text ellipsis={{ tooltip: i.name }} style={{ color: 'inherit', maxWidth: '100%' }}>
-                          {i.name}
-                        </Typography.Text>
-                      </Link>
-                      <Typography.Text type="secondary" className="mono" style={{ fontSize: 12 }} ellipsis copyable={{ text: i.id, tooltips: ['复制 ID', '已复制'] }}>
-                        {i.id}
+          <PagedTable<Instance>
+            list={list}
+            paging={q}
+            onPage={(paging) => url.set({ ...url.latest(), ...paging })}
+            unit="个实例"
+            empty={
+              filtered ? (
+                <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="没有符合筛选条件的实例">
+                  <Button onClick={() => set({ status: undefined, search: undefined })}>清除筛选</Button>
+                </Empty>
+              ) : (
+                <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={`您还没有${/^[A-Za-z]/.test(name) ? ' ' : ''}${name}`}>
+                  {canBuy && (
+                    <Link to={purchase}>
+                      <Button type="primary">立即创建</Button>
+                    </Link>
+                  )}
+                </Empty>
+              )
+            }
+            rowKey="id"
+            scroll={{ x: 1450 }}
+            columns={[
+              {
+                title: '名称 / ID',
+                key: 'name',
+                width: 190,
+                fixed: 'start',
+                render: (_, i) => (
+                  <Flex vertical gap={2} style={{ minWidth: 0 }}>
+                    <Link to={detailPathOf(i)}>
+                      <Typography.Text ellipsis={{ tooltip: i.name }} style={{ color: 'inherit', maxWidth: '100%' }}>
+                        {i.name}
                       </Typography.Text>
-                    </Flex>
-                  ),
-                },
-                { title: '状态', key: 'status', width: 130, render: (_, i) => <InstanceStatusTags instance={i} /> },
-                { title: '配置', key: 'config', width: 180, render: (_, i) => <ConfigCell instance={i} /> },
-                { title: '登录 / 访问', key: 'access', width: 240, render: (_, i) => <AccessCell instance={i} /> },
-                { title: '计费', key: 'billing', width: 190, render: (_, i) => <BillingCell instance={i} /> },
-                { title: '地区', dataIndex: 'regionName', width: 110 },
-                { title: '创建时间', dataIndex: 'createdAt', width: 170, render: (v: string) => formatTime(v) },
-                { title: '操作', key: 'op', width: 240, fixed: 'end', render: (_, i) => <InstanceRowActions instance={i} actions={actions} /> },
-              ]}
-            />
-          )}
+                    </Link>
+                    <Typography.Text type="secondary" className="mono" style={{ fontSize: 12 }} ellipsis copyable={{ text: i.id, tooltips: ['复制 ID', '已复制'] }}>
+                      {i.id}
+                    </Typography.Text>
+                  </Flex>
+                ),
+              },
+              { title: '状态', key: 'status', width: 130, render: (_, i) => <InstanceStatusTags instance={i} /> },
+              { title: '配置', key: 'config', width: 180, render: (_, i) => <ConfigCell instance={i} /> },
+              { title: '登录 / 访问', key: 'access', width: 240, render: (_, i) => <AccessCell instance={i} /> },
+              { title: '计费', key: 'billing', width: 190, render: (_, i) => <BillingCell instance={i} /> },
+              { title: '地区', dataIndex: 'regionName', width: 110 },
+              { title: '创建时间', dataIndex: 'createdAt', width: 170, render: (v: string) => formatTime(v) },
+              { title: '操作', key: 'op', width: 240, fixed: 'end', render: (_, i) => <InstanceRowActions instance={i} actions={actions} /> },
+            ]}
+          />
         </Flex>
       </Card>
       {actions.holder}

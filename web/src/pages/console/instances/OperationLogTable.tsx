@@ -1,57 +1,42 @@
-import { Empty, Flex, Table, Typography } from 'antd';
+import { Flex, Typography } from 'antd';
 import { ArrowRightOutlined } from '@ant-design/icons';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { InstanceCategory, type InstanceOperation } from '@console/contract';
 import { INSTANCE_KEYS, instancesApi, type OperationFilter } from '../../../api/instances';
-import { LoadError } from '../../../components/LoadError';
 import { formatTime } from '../../../components/orderViews';
+import { PagedTable, usePagedQuery } from '../../../components/PagedTable';
+import type { Paging } from '../../../routing/useUrlPaging';
 import { detailPathOf, InstanceStatusTag } from './instanceViews';
-
-export const LOG_PAGE_SIZES = [10, 20, 50];
 
 /**
  * Operations on instances, newest first as the server sends them, paged by the server. Controlled:
- * the caller keeps page and size (in the URL on the log page, in state on an instance's tab).
+ * the caller keeps the paging in the URL (with the filters on the log page, beside the tab on an instance's).
  */
 export function OperationLogTable({
   filter,
-  page,
-  pageSize,
-  onChange,
+  paging,
+  onPage,
   showInstance = true,
   emptyText = '暂无操作记录',
 }: {
   filter: OperationFilter;
-  page: number;
-  pageSize: number;
-  onChange: (page: number, pageSize: number) => void;
+  paging: Paging;
+  onPage: (next: Paging) => void;
   showInstance?: boolean;
   emptyText?: string;
 }) {
-  const logs = useQuery({
-    queryKey: INSTANCE_KEYS.logs(filter, page, pageSize),
-    queryFn: ({ signal }) => instancesApi.logs({ filter, page, pageSize }, signal),
-    placeholderData: keepPreviousData,
+  const logs = usePagedQuery({
+    queryKey: INSTANCE_KEYS.logs(filter, paging.page, paging.pageSize),
+    queryFn: (signal) => instancesApi.logs({ filter, page: paging.page, pageSize: paging.pageSize }, signal),
   });
-  if (logs.isError && !logs.data) return <LoadError error={logs.error} onRetry={() => void logs.refetch()} />;
   return (
-    <Table<InstanceOperation>
+    <PagedTable<InstanceOperation>
+      list={logs}
+      paging={paging}
+      onPage={onPage}
+      empty={emptyText}
       rowKey="id"
-      loading={logs.isPending || (logs.isFetching && logs.isPlaceholderData)}
-      dataSource={logs.data?.items}
       scroll={{ x: showInstance ? 1100 : 860 }}
-      tableLayout="fixed"
-      locale={{ emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={emptyText} /> }}
-      pagination={{
-        current: page,
-        pageSize,
-        total: logs.data?.total ?? 0,
-        showSizeChanger: true,
-        pageSizeOptions: LOG_PAGE_SIZES,
-        showTotal: (t) => `共 ${t} 条`,
-        onChange: (next, size) => onChange(size === pageSize ? next : 1, size),
-      }}
       columns={[
         { title: '时间', dataIndex: 'createdAt', width: 170, render: (v: string) => formatTime(v) },
         ...(showInstance

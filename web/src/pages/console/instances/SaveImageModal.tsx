@@ -5,7 +5,7 @@
  */
 import { App, Alert, Form, Input, Modal, Typography } from 'antd';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { ERRORS, USER_IMAGE_NAME_MAX, type Instance } from '@console/contract';
+import { USER_IMAGE_NAME_MAX, type ErrorName, type Instance } from '@console/contract';
 import { reactToError } from '../../../api/client';
 import { isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS } from '../../../api/instances';
@@ -15,7 +15,7 @@ import { getApiUi } from '../../../api/ui';
 /** Letters (Chinese included), digits, space and . _ - ( ), as the server checks it. */
 const NAME_PATTERN = /^[\p{L}\p{N} ._()（）-]+$/u;
 /** Errors the dialog shows under the name field rather than as a toast. */
-const FIELD_CODES: number[] = [ERRORS.IMAGE_NAME_TAKEN.code, ERRORS.IMAGE_LIMIT_REACHED.code, ERRORS.VALIDATION_FAILED.code];
+const FIELD_ERRORS: ErrorName[] = ['IMAGE_NAME_TAKEN', 'IMAGE_LIMIT_REACHED', 'VALIDATION_FAILED'];
 
 export function SaveImageModal({ instance: i, onClose }: { instance: Instance; onClose: () => void }) {
   const { message } = App.useApp();
@@ -35,7 +35,7 @@ export function SaveImageModal({ instance: i, onClose }: { instance: Instance; o
       onClose();
     },
     onError: (e) => {
-      if (isApiError(e) && e.code !== undefined && FIELD_CODES.includes(e.code)) {
+      if (isApiError(e, ...FIELD_ERRORS)) {
         form.setFields([{ name: 'name', errors: [e.detail ? `${e.message}：${e.detail}` : e.message] }]);
       } else if (isApiError(e)) reactToError(e, getApiUi());
     },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BUSY_STATUSES, InstanceStatus } from '@console/contract';
 import { pollWhileBusy } from './InstanceListPage';
 import { actionNotice, detailPathOf, purchasePathOf } from './instanceViews';
-import { instance, ID } from './instances.fixtures';
+import { ID, instance } from '../../../test/fixtures/instances';
 
 describe('what each action says it costs', () => {
   const postPaid = instance({ status: 'Stopped' });

@@ -15,6 +15,7 @@ import {
   PAGE,
   TASK_FROM,
   formatYuan,
+  isPostpaid,
   type BillingCycle as Cycle,
   type Instance,
   type InstanceAction,
@@ -34,19 +35,18 @@ export const isBusy = (status: Status) => BUSY_STATUSES.includes(status);
 export const BUSY_POLL_MS = 2000;
 
 /** Usage and Hour are post-paid by the hour; Day, Week and Month are prepaid until expireAt (DESIGN.md). */
-export const isPostPaid = (cycle: Cycle) => cycle === 'Usage' || cycle === 'Hour';
 
 /** Prepaid instances can be renewed (more of their own cycle) unless they are being destroyed or never came up. */
-export const canRenew = (i: Pick<Instance, 'cycle' | 'status'>) => !isPostPaid(i.cycle) && i.status !== 'Deleting' && i.status !== 'Failed';
+export const canRenew = (i: Pick<Instance, 'cycle' | 'status'>) => !isPostpaid(i.cycle) && i.status !== 'Deleting' && i.status !== 'Failed';
 
 /** 日转月 is offered for a live Day instance that has not expired; 转长期租用 for a live post-paid one. */
 export const canDayToMonth = (i: Pick<Instance, 'cycle' | 'status' | 'expireAt'>, now = Date.now()) =>
   i.cycle === 'Day' && canRenew(i) && i.status !== 'Pending' && i.expireAt !== null && Date.parse(i.expireAt) > now;
-export const canTransferToLong = (i: Pick<Instance, 'cycle' | 'status'>) => isPostPaid(i.cycle) && i.status !== 'Deleting' && i.status !== 'Failed' && i.status !== 'Pending';
+export const canTransferToLong = (i: Pick<Instance, 'cycle' | 'status'>) => isPostpaid(i.cycle) && i.status !== 'Deleting' && i.status !== 'Failed' && i.status !== 'Pending';
 
 /** 退订 is offered for a prepaid instance that could be released now and has not expired. */
 export const canRefund = (i: Pick<Instance, 'cycle' | 'actions' | 'expireAt'>, now = Date.now()) =>
-  !isPostPaid(i.cycle) && i.actions.includes('release') && i.expireAt !== null && Date.parse(i.expireAt) > now;
+  !isPostpaid(i.cycle) && i.actions.includes('release') && i.expireAt !== null && Date.parse(i.expireAt) > now;
 
 /** The longest renewal offered at once, in the instance's own unit (天/周/月). */
 export const RENEW_MAX_DURATION = 12;
@@ -80,7 +80,7 @@ export function taskBlocked(i: Pick<Instance, 'status' | 'tasks' | 'expireAt'>, 
 
 /** The expansion dialog's view of an instance. */
 export function diskTargetOf(i: Instance): DiskTarget {
-  return { id: i.id, name: i.name, sizeGb: i.dataDiskGb, freeGb: i.freeDataDiskGb, prepaid: !isPostPaid(i.cycle), expireAt: i.expireAt, blocked: taskBlocked(i, 'resizeDisk') };
+  return { id: i.id, name: i.name, sizeGb: i.dataDiskGb, freeGb: i.freeDataDiskGb, prepaid: !isPostpaid(i.cycle), expireAt: i.expireAt, blocked: taskBlocked(i, 'resizeDisk') };
 }
 
 /** The status tag; on a live view it spins while an operation is under way (`live={false}` in history). */
@@ -142,10 +142,10 @@ export function BillingCell({ instance: i }: { instance: Instance }) {
     <Flex vertical gap={2}>
       <span>
         <Tag style={{ marginInlineEnd: 6 }}>{BillingCycle.label(i.cycle)}</Tag>
-        {isPostPaid(i.cycle) && <Price units={currentHourlyPrice(i)} per="小时" size="sm" />}
+        {isPostpaid(i.cycle) && <Price units={currentHourlyPrice(i)} per="小时" size="sm" />}
       </span>
       {/* Own lines, so a date never runs under the fixed action column. */}
-      {!isPostPaid(i.cycle) && <Typography.Text style={{ fontSize: 12, whiteSpace: 'nowrap' }}>到期 {formatTime(i.expireAt)}</Typography.Text>}
+      {!isPostpaid(i.cycle) && <Typography.Text style={{ fontSize: 12, whiteSpace: 'nowrap' }}>到期 {formatTime(i.expireAt)}</Typography.Text>}
       {i.releaseAt && (
         <Typography.Text type="warning" style={{ fontSize: 12, whiteSpace: 'nowrap' }}>
           {formatTime(i.releaseAt)} 释放
@@ -200,7 +200,7 @@ export function AccessCell({ instance: i }: { instance: Instance }) {
  * instances are metered by the hour; prepaid ones have paid until expireAt.
  */
 export function actionNotice(i: Instance, action: InstanceAction): string {
-  const postPaid = isPostPaid(i.cycle);
+  const postPaid = isPostpaid(i.cycle);
   const yuan = (units: string) => `¥${formatYuan(units)}`;
   switch (action) {
     case 'start':

@@ -3,12 +3,12 @@
  * the five actions of the state machine, rename, reset password and renewal. Shared by the lists and the
  * detail page; render `holder` once where the hook is used (it holds the rename and renewal dialogs).
  */
-import { MONEY_QUERY_KEY } from '../../../session/useSession';
+import { BILLING_KEYS } from '../../../api/billing';
 import { useState, type ReactNode } from 'react';
 import { App, Button, Form, Input, Modal, Typography } from 'antd';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import { ERRORS, InstanceTaskLabel, PAGE, type Instance, type InstanceAction } from '@console/contract';
+import { InstanceTaskLabel, PAGE, type Instance, type InstanceAction } from '@console/contract';
 import { reactToError } from '../../../api/client';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS, instancesApi } from '../../../api/instances';
@@ -44,7 +44,7 @@ function useInstanceInvalidation() {
       void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.all });
       void queryClient.invalidateQueries({ queryKey: INSTANCE_KEYS.logsAll });
       // Starting may collect arrears, and stopping settles the run: the header balance moves.
-      void queryClient.invalidateQueries({ queryKey: MONEY_QUERY_KEY });
+      void queryClient.invalidateQueries({ queryKey: BILLING_KEYS.money });
     },
   };
 }
@@ -90,9 +90,9 @@ export function useInstanceActions() {
       await act.mutateAsync({ instance, action });
     } catch (e) {
       const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
-      if (action === 'start' && error.code === ERRORS.INSTANCE_GPU_BUSY.code) offerNoCard(instance, error);
-      else if (error.code === ERRORS.INSTANCE_ARREARS.code) offerRecharge(error);
-      else if (error.code === ERRORS.INSTANCE_EXPIRED.code) offerRenew(instance, error);
+      if (action === 'start' && isApiError(error, 'INSTANCE_GPU_BUSY')) offerNoCard(instance, error);
+      else if (isApiError(error, 'INSTANCE_ARREARS')) offerRecharge(error);
+      else if (isApiError(error, 'INSTANCE_EXPIRED')) offerRenew(instance, error);
       else reactToError(error, getApiUi());
     }
   };

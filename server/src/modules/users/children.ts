@@ -1,5 +1,5 @@
 /**
- * Child accounts (spec §3/§6, issue 7): created by a main account, logging in with the parent's
+ * Child accounts (spec §3/§6): created by a main account, logging in with the parent's
  * mobile number and their own name, spending the parent's balance, holding only the permission
  * flags they were granted. A deleted child keeps its row (operation logs still name it) and frees
  * its name; its sessions end at once, as they do when it is disabled or its password changes.
@@ -9,11 +9,10 @@ import { and, count, desc, eq, inArray, isNull, max } from 'drizzle-orm';
 import { PERMISSION_FLAGS, isStrongPassword, type Child, type ChildPermissions, type PermissionFlag } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
-import { sessions as sessionsTable } from '../sessions/schema.js';
-import { users } from '../users/schema.js';
+import { sessions as sessionsTable, users } from './schema.js';
 import { AppError } from '../../http/errors.js';
-import type { SessionService, UserRow } from '../sessions/index.js';
-import { hashPassword } from '../users/index.js';
+import type { SessionService, UserRow } from './sessions.js';
+import { hashPassword } from './passwords.js';
 
 export class ChildService {
   constructor(private deps: { db: Db; clock: Clock; sessions: SessionService; limit: number }) {}

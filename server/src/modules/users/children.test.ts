@@ -131,7 +131,7 @@ describe('child accounts', () => {
     const gpu = await post(s.app, API.gpuOrderCreate, { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', cycle: 'Usage', duration: 1 }, parent.token);
     expect(gpu.statusCode, gpu.body).toBe(200);
     const list = json<{ items: Instance[] }>(await get(s.app, `${API.instances}?filterBy=category,Gpu`, parent.token));
-    expect(list.items, JSON.stringify(list)).toBeDefined();
+    expect(list.items, JSON.stringify(list)).toHaveLength(1);
     const gpuInstance = list.items[0]!;
 
     type Route = { name: string; opens: readonly PermissionFlag[]; call: (token: string) => Promise<{ statusCode: number; body: string }> };

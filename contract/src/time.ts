@@ -1,0 +1,11 @@
+/** Times as people in China read them: Beijing time (UTC+8, no daylight saving), whatever zone the process runs in. */
+const BEIJING_OFFSET_MS = 8 * 3_600_000;
+
+/** "2026-11-25 16:05", or "2026-11-25 16:05:09" with seconds. */
+export function formatBeijing(at: Date | string, unit: 'minute' | 'second' = 'minute'): string {
+  const ms = typeof at === 'string' ? Date.parse(at) : at.getTime();
+  return new Date(ms + BEIJING_OFFSET_MS)
+    .toISOString()
+    .slice(0, unit === 'minute' ? 16 : 19)
+    .replace('T', ' ');
+}

@@ -1,0 +1,184 @@
+/**
+ * The HTTP hot paths: requests per second and p50/p99 over loopback (autocannon, 50 connections,
+ * a fixed time per case) against bench/serve.ts in its own process, as ratios against routes
+ * measured in the same run on the same server, so the numbers mean the same on any machine.
+ *
+ * Targets: the cached GPU market list at least half the bare route's rate, p99 under 10 ms
+ *; users/me/info and the logged-in GPU quote at least 0.8 of `/healthz`, a route of one
+ * query; the GPU market's p99 while 50 connections keep logging in (scrypt) under twice its idle
+ * p99 ("Structure and speed").
+ */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+import { DEMO_ACCOUNT } from '../src/db/seed.js';
+
+/** Each case runs this long (autocannon ends amount-based runs only on whole-second ticks, which would skew rates). */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const CONNECTIONS = 50;
+/** Distinct sessions of the demo account the logged-in cases take turns with, as distinct browsers would. */
+const SESSIONS = 8;
+const HEALTHZ = 'GET /healthz (one query)';
+
+interface Case {
+  name: string;
+  path: string;
+  method?: 'GET' | 'POST';
+  body?: unknown;
+  /** Logged in: each request carries one of the sessions' tokens. */
+  session?: boolean;
+  /** Non-2xx answers are the point of this case (the 400 path). */
+  expectErrors?: boolean;
+  target?: { ratio?: number; p99Ms?: number; ofHealthz?: number };
+}
+
+type Result = Awaited<ReturnType<typeof measure>>;
+
+const LOGIN = { account: DEMO_ACCOUNT.mobile, password: DEMO_ACCOUNT.password };
+const GPU_QUOTE = { gpuTypeId: 'rtx4090', gpuCount: 2, regionId: 'bj-b', cycle: 'Day', duration: 3, dataDiskGb: 100 };
+const MARKET = '/upgpu/api/v2.1/gpu/list';
+
+const CASES: Case[] = [
+  { name: 'GET /upgpu/api/v2.1/gpu/list (cached)', path: MARKET, target: { ratio: 0.5, p99Ms: 10 } },
+  { name: 'GET gpu/list filtered + sorted', path: `${MARKET}?filterBy=region,bj-b,gpuCount,2&sortBy=priceDay&cycle=Day` },
+  { name: 'POST gpu/order/price (visitor quote)', path: '/infra/api/v2.1/gpu/order/price', method: 'POST', body: GPU_QUOTE, target: { p99Ms: 10 } },
+  { name: HEALTHZ, path: '/healthz' },
+  {
+    name: 'POST gpu/order/user/price (session)',
+    path: '/infra/api/v2.1/gpu/order/user/price',
+    method: 'POST',
+    body: GPU_QUOTE,
+    session: true,
+    target: { ofHealthz: 0.8 },
+  },
+  { name: 'GET users/me/info (session + money)', path: '/userapi/api/v2.1/users/me/info', session: true, target: { ofHealthz: 0.8 } },
+  { name: 'POST smscode, invalid body (400 path)', path: '/api/v1/users/verify/smscode', method: 'POST', body: { mobile: '1' }, expectErrors: true },
+];
+
+async function measure(base: string, c: Case, tokens: string[] = []) {
+  const started = performance.now();
+  const headers = { 'content-type': 'application/json', 'accept-encoding': 'gzip, deflate, br' };
+  const result = await autocannon({
+    url: base + c.path,
+    method: c.method ?? 'GET',
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    // What browsers send: the cached catalogue answers come compressed.
+    headers,
+    body: c.body === undefined ? undefined : JSON.stringify(c.body),
+    ...(c.session ? { requests: tokens.map((t) => ({ headers: { ...headers, authorization: `Bearer ${t}` } })) } : {}),
+  });
+  const answered = result.requests.total || 1;
+  return {
+    rps: answered / ((performance.now() - started) / 1000),
+    p99: result.latency.p99,
+    p50: result.latency.p50,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+/** Starts bench/serve.ts in a child process (PGlite, or PostgreSQL at `databaseUrl`) and waits for the address it prints. */
+async function startServer(databaseUrl?: string) {
+  const env = { ...process.env };
+  delete env.DATABASE_URL;
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./serve.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const first = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  const { address, database } = JSON.parse(first) as { address: string; database: string };
+  return { base: address, database, stop: () => child.kill('SIGTERM') };
+}
+
+async function login(base: string): Promise<string> {
+  const res = await fetch(`${base}/userapi/api/v2.1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(LOGIN) });
+  if (!res.ok) throw new Error(`bench login: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { token: string }).token;
+}
+
+const row = (name: string, r: Result, baseline: Result, note = '') =>
+  console.log(`${name.padEnd(42)} ${r.rps.toFixed(0).padStart(7)} req/s  ratio ${(r.rps / baseline.rps).toFixed(2)}  p50 ${r.p50} ms  p99 ${r.p99} ms${note}`);
+
+/** What to say about a case: its figures against the targets, and whether it missed one. */
+function judge(c: Case, r: Result, baseline: Result, healthz: Result | undefined) {
+  const notes: string[] = [];
+  let missed = false;
+  const miss = (note: string) => {
+    notes.push(note);
+    missed = true;
+  };
+  if ((r.non2xx || r.errors) && !c.expectErrors) miss(`${r.non2xx} non-2xx, ${r.errors} errors`);
+  if (c.target?.ratio !== undefined && r.rps / baseline.rps < c.target.ratio) miss(`below target ratio ${c.target.ratio}`);
+  if (c.target?.p99Ms !== undefined && r.p99 >= c.target.p99Ms) miss(`p99 over target ${c.target.p99Ms} ms; the bare route's p99 is ${baseline.p99} ms here`);
+  if (c.target?.ofHealthz !== undefined && healthz) {
+    const ratio = r.rps / healthz.rps;
+    const note = `${ratio.toFixed(2)} of /healthz, target ≥ ${c.target.ofHealthz}`;
+    if (ratio < c.target.ofHealthz) miss(note);
+    else notes.push(note);
+  }
+  if (c.target) notes.push(missed ? 'MISSED' : 'target met');
+  return { notes, missed: Boolean(c.target) && missed };
+}
+
+/**
+ * The GPU market while 50 connections log in without pause (each login one scrypt hash): its p99
+ * against its idle p99 measured just before. Target: under twice.
+ */
+async function loginStorm(base: string): Promise<boolean> {
+  const market: Case = { name: 'market', path: MARKET };
+  const idle = await measure(base, market);
+  const loginSeconds = SECONDS + 4;
+  const logins = autocannon({
+    url: `${base}/userapi/api/v2.1/login`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: loginSeconds,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(LOGIN),
+  });
+  // Let the line of logins form before measuring the market beside it.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const busy = await measure(base, market);
+  const l = await logins;
+  const factor = busy.p99 / Math.max(idle.p99, 1);
+  const met = factor < 2;
+  console.log(
+    `GPU market p99 during 50 logins            ${busy.p99} ms vs ${idle.p99} ms idle = ${factor.toFixed(2)}×  (target < 2×; ${met ? 'target met' : 'MISSED'})`,
+  );
+  console.log(
+    `  the logins meanwhile                     ${(l.requests.total / loginSeconds).toFixed(1)} req/s  p50 ${l.latency.p50} ms  p99 ${l.latency.p99} ms  ${l.non2xx} refused as busy (503), ${l.timeouts} timed out (10 s)`,
+  );
+  return met;
+}
+
+/** One block of HTTP cases on a fresh server; returns how many targets it missed. `during` runs while the server is up. */
+export async function benchHttp(databaseUrl?: string, during?: (base: string) => Promise<number>): Promise<number> {
+  const { base, database, stop } = await startServer(databaseUrl);
+  try {
+    const tokens: string[] = [];
+    for (let i = 0; i < SESSIONS; i++) tokens.push(await login(base));
+    // Warm up JIT and caches so the first case is not penalised.
+    await measure(base, { name: 'warm-up', path: '/__bench/bare' });
+    await measure(base, { name: 'warm-up', path: CASES[0]!.path });
+    const baseline = await measure(base, { name: 'bare', path: '/__bench/bare' });
+
+    console.log(`\ndatabase: ${database}; ${SECONDS} s per case, ${CONNECTIONS} connections, logged-in cases over ${SESSIONS} sessions`);
+    row('bare route (baseline)', baseline, baseline);
+    let missed = 0;
+    let healthz: Result | undefined;
+    for (const c of CASES) {
+      const r = await measure(base, c, tokens);
+      if (c.name === HEALTHZ) healthz = r;
+      const verdict = judge(c, r, baseline, healthz);
+      if (verdict.missed) missed++;
+      row(c.name, r, baseline, verdict.notes.length ? `  (${verdict.notes.join('; ')})` : '');
+    }
+    if (!(await loginStorm(base))) missed++;
+    if (during) missed += await during(base);
+    return missed;
+  } finally {
+    stop();
+  }
+}

@@ -1,3 +1,0 @@
-/** The children module's public entry: what other modules and the composition root may use. */
-export * from './service.js';
-export * from './routes.js';

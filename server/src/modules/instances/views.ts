@@ -1,0 +1,251 @@
+/**
+ * The instances as the console shows them: the list, one instance with its access details, the
+ * operation log (spec §2 /console/log). Also who may see and manage which instance (findManaged),
+ * which every request about an instance begins with.
+ */
+import { and, count, desc, eq, ilike, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
+import {
+  InstanceActionLabel,
+  InstanceStatus,
+  MANAGE_PERMISSIONS,
+  allowedActions,
+  allowedTasks,
+  bandwidthChoices,
+  parseFilterBy,
+  payerIdOf,
+  type Instance,
+  type InstanceCategory,
+  type InstanceOperation,
+  type InstanceStatus as Status,
+} from '@console/contract';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/client.js';
+import { instanceOperations, instances } from './schema.js';
+import { AppError } from '../../http/errors.js';
+import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
+import type { ImageService } from '../images/index.js';
+import type { UserRow } from '../users/index.js';
+import { maskMobile, type UserService } from '../users/index.js';
+import type { PasswordBox } from './secrets.js';
+import type { InstanceRow } from './service.js';
+
+export interface InstanceViewDeps {
+  db: Db;
+  clock: Clock;
+  catalogue: CatalogueStore;
+  /** The names of images of my images the instances were created from. */
+  images: ImageService;
+  /** Who did what in the operation log (a child by its name, a main account by its masked mobile). */
+  users: Pick<UserService, 'contactsOf'>;
+  passwords: PasswordBox;
+  publicBaseUrl: string;
+}
+
+export class InstanceViews {
+  constructor(private deps: InstanceViewDeps) {}
+
+  /** The payer's instances not yet released, newest first; a child sees the categories it may manage. */
+  async list(user: UserRow, q: { filterBy?: string; search?: string; page: number; pageSize: number }) {
+    let f: Record<string, string>;
+    try {
+      f = parseFilterBy(q.filterBy);
+    } catch (e) {
+      throw new AppError('VALIDATION_FAILED', `filterBy：${(e as Error).message}`);
+    }
+    const conds: SQL[] = [eq(instances.userId, payerIdOf(user)), isNull(instances.releasedAt)];
+    for (const [key, value] of Object.entries(f)) {
+      if (key === 'category') conds.push(eq(instances.category, value as InstanceCategory));
+      else if (key === 'status' && (InstanceStatus.values as string[]).includes(value)) conds.push(eq(instances.status, value as Status));
+      else if (key === 'region') conds.push(eq(instances.regionId, value));
+      else throw new AppError('VALIDATION_FAILED', `filterBy：不支持的筛选 ${key}=${value}`);
+    }
+    if (user.isChild) conds.push(inArray(instances.category, childCategories(user)));
+    if (q.search) {
+      const like = `%${q.search.replace(/[%_\\]/g, '\\$&')}%`;
+      conds.push(or(ilike(instances.name, like), ilike(sql`${instances.id}::text`, like))!);
+    }
+    const where = and(...conds);
+    const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(instances).where(where);
+    const rows = await this.deps.db.select().from(instances).where(where).orderBy(desc(instances.createdAt), desc(instances.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+    const snap = await this.deps.catalogue.get();
+    const names = await this.deps.images.namesOf(rows.flatMap((r) => (r.userImageId ? [r.userImageId] : [])));
+    return { items: rows.map((r) => this.view(r, snap, names)), total, page: q.page, pageSize: q.pageSize };
+  }
+
+  /** One instance, with how to reach it. */
+  async get(user: UserRow, id: string): Promise<Instance> {
+    const row = await findManaged(this.deps.db, user, id);
+    const names = await this.deps.images.namesOf(row.userImageId ? [row.userImageId] : []);
+    return this.view(row, await this.deps.catalogue.get(), names);
+  }
+
+  /** The operation log: who did what to which instance, newest first. */
+  async operations(user: UserRow, q: { filterBy?: string; page: number; pageSize: number }) {
+    let f: Record<string, string>;
+    try {
+      f = parseFilterBy(q.filterBy);
+    } catch (e) {
+      throw new AppError('VALIDATION_FAILED', `filterBy：${(e as Error).message}`);
+    }
+    const conds: SQL[] = [eq(instanceOperations.userId, payerIdOf(user))];
+    for (const [key, value] of Object.entries(f)) {
+      if (key === 'instance' && /^[0-9a-f-]{36}$/i.test(value)) conds.push(eq(instanceOperations.instanceId, value));
+      else if (key === 'actor' && /^[0-9a-f-]{36}$/i.test(value)) conds.push(eq(instanceOperations.actorId, value));
+      else if (key === 'category') conds.push(eq(instances.category, value as InstanceCategory));
+      else throw new AppError('VALIDATION_FAILED', `filterBy：不支持的筛选 ${key}=${value}`);
+    }
+    if (user.isChild) conds.push(inArray(instances.category, childCategories(user)));
+    const where = and(...conds);
+    const base = this.deps.db
+      .select({ op: instanceOperations, name: instances.name, category: instances.category })
+      .from(instanceOperations)
+      .innerJoin(instances, eq(instances.id, instanceOperations.instanceId));
+    const [{ total } = { total: 0 }] = await this.deps.db
+      .select({ total: count() })
+      .from(instanceOperations)
+      .innerJoin(instances, eq(instances.id, instanceOperations.instanceId))
+      .where(where);
+    const rows = await base.where(where).orderBy(desc(instanceOperations.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+    const actors = await this.deps.users.contactsOf(rows.flatMap((r) => (r.op.actorId ? [r.op.actorId] : [])));
+    const items: InstanceOperation[] = rows.map((r) => ({
+      id: String(r.op.id),
+      instanceId: r.op.instanceId,
+      instanceName: r.name,
+      category: r.category,
+      action: r.op.action,
+      actionLabel: operationLabel(r.op.action),
+      actorId: r.op.actorId,
+      actorName: r.op.actorId ? actorName(actors.get(r.op.actorId)) : '系统',
+      fromStatus: r.op.fromStatus,
+      toStatus: r.op.toStatus,
+      detail: r.op.detail,
+      createdAt: r.op.createdAt.toISOString(),
+    }));
+    return { items, total, page: q.page, pageSize: q.pageSize };
+  }
+
+  view(r: InstanceRow, snap: Snapshot, imageNames: Map<string, string> = new Map()): Instance {
+    const region = snap.regions.find((x) => x.id === r.regionId);
+    const host = r.hostId ? snap.hosts.find((h) => h.id === r.hostId) : undefined;
+    const gpu = r.gpuTypeId ? snap.gpuTypes.find((g) => g.id === r.gpuTypeId) : undefined;
+    const image = r.imageId ? snap.images.find((i) => i.id === r.imageId) : undefined;
+    const app = r.applicationId ? snap.applications.find((a) => a.id === r.applicationId) : undefined;
+    const password = this.deps.passwords.open(r.sshPasswordEnc);
+    const reachable = r.sshHost && r.sshPort && r.status !== 'Failed';
+    return {
+      id: r.id,
+      name: r.name,
+      category: r.category,
+      status: r.status,
+      lastError: r.lastError,
+      noCard: r.noCard,
+      regionId: r.regionId,
+      regionName: region?.name ?? r.regionId,
+      roomId: r.roomId,
+      hostId: r.hostId,
+      hostName: host?.name ?? null,
+      gpuTypeId: r.gpuTypeId,
+      gpuName: gpu?.name ?? null,
+      gpuCount: r.gpuCount,
+      sizeId: r.sizeId,
+      spec: `${r.cpu} 核 CPU / ${r.memoryGb} GB 内存`,
+      imageId: r.imageId,
+      imageName: image?.name ?? null,
+      applicationId: r.applicationId,
+      applicationName: app?.name ?? null,
+      dataDiskGb: r.dataDiskGb,
+      freeDataDiskGb: r.freeDataDiskGb,
+      bandwidthMbps: r.bandwidthMbps,
+      includedBandwidthMbps: r.includedBandwidthMbps,
+      bandwidthChoices: r.category === 'Ebusiness' ? bandwidthChoices(r.includedBandwidthMbps, snap.settings.bandwidthStepsMbps) : [],
+      cycle: r.cycle,
+      hourlyPrice: String(r.hourlyPrice + r.bandwidthHourlyPrice),
+      noCardHourlyPrice: String(r.noCardHourlyPrice),
+      diskDailyPrice: String(r.diskDailyPrice),
+      expireAt: r.expireAt?.toISOString() ?? null,
+      autoRenew: r.autoRenew,
+      releaseAt: r.releaseAt?.toISOString() ?? null,
+      access: reachable
+        ? {
+            sshHost: r.sshHost!,
+            sshPort: r.sshPort!,
+            sshUser: r.sshUser,
+            sshPassword: password,
+            sshCommand: `ssh -p ${r.sshPort} ${r.sshUser}@${r.sshHost}`,
+            jupyterUrl: r.category === 'Gpu' || r.category === 'App' ? `${this.deps.publicBaseUrl}/dev/compute/jupyter/${r.id}?token=${r.jupyterToken}` : null,
+            appUrl: app ? `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}` : null,
+          }
+        : null,
+      // No-card mode only means something for a machine with cards.
+      actions: allowedActions(r.status).filter((a) => a !== 'startNoCard' || r.gpuCount > 0),
+      // An expired prepaid instance is renewed before its disk can grow or it can move (it could not start anyway).
+      tasks: allowedTasks(r.status).filter(
+        (t) =>
+          // Bandwidth changes only on e-commerce machines; migration only moves cards.
+          (t !== 'changeBandwidth' || r.category === 'Ebusiness') && (t !== 'migrate' || r.gpuCount > 0) && (t === 'saveImage' || !r.expireAt || r.expireAt > this.deps.clock.now()),
+      ),
+      userImageId: r.userImageId,
+      userImageName: r.userImageId ? (imageNames.get(r.userImageId) ?? null) : null,
+      orderUid: null,
+      createdAt: r.createdAt.toISOString(),
+      startedAt: r.startedAt?.toISOString() ?? null,
+      stoppedAt: r.stoppedAt?.toISOString() ?? null,
+    };
+  }
+}
+
+/** The instance if this user may manage it: the payer's, and for a child only in categories it was granted. */
+export async function findManaged(db: Db, user: UserRow, id: string): Promise<InstanceRow> {
+  const [row] = await db.select().from(instances).where(and(eq(instances.id, id), eq(instances.userId, payerIdOf(user))));
+  if (!row || row.releasedAt) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在或已释放`);
+  if (user.isChild && !childCategories(user).includes(row.category)) throw new AppError('PERMISSION_DENIED', `子账号没有管理${row.category}实例的权限`);
+  return row;
+}
+
+
+/** Categories a child account may see and manage (spec §6). */
+function childCategories(user: UserRow): InstanceCategory[] {
+  return (Object.entries(MANAGE_PERMISSIONS) as [InstanceCategory, readonly (keyof UserRow)[]][]).filter(([, flags]) => flags.some((f) => user[f] === true)).map(([c]) => c);
+}
+
+const OP_LABELS: Record<string, string> = {
+  create: '创建',
+  rename: '修改名称',
+  resetPassword: '重置密码',
+  lost: '主机失联',
+  found: '主机恢复',
+  'done:create': '创建完成',
+  'done:boot': '开机完成',
+  'done:start': '开机完成',
+  'done:stop': '关机完成',
+  'done:restart': '重启完成',
+  'done:destroy': '释放完成',
+  renew: '续费',
+  autoRenew: '自动续费',
+  autoRenewOn: '开启自动续费',
+  autoRenewOff: '关闭自动续费',
+  dayToMonth: '日转月',
+  transferToLong: '转长期租用',
+  saveImage: '保存镜像',
+  resizeDisk: '数据盘扩容',
+  'done:saveImage': '镜像制作完成',
+  'done:resizeDisk': '扩容完成',
+  migrate: '迁移到其他主机',
+  'done:migrate': '迁移完成',
+  changeBandwidth: '调整带宽',
+  releaseCards: '释放预留 GPU',
+  'done:changeBandwidth': '带宽调整完成',
+  ...InstanceActionLabel,
+};
+
+function operationLabel(action: string): string {
+  if (OP_LABELS[action]) return OP_LABELS[action];
+  if (action.startsWith('fail:')) return `${OP_LABELS[action.slice(5)] ?? action.slice(5)}失败`;
+  return action;
+}
+
+/** A child by its name, a main account by its masked mobile. */
+function actorName(who: { mobile: string | null; isChild: boolean; childName: string | null } | undefined): string {
+  if (who?.isChild) return `子账号 ${who.childName}`;
+  return who?.mobile ? maskMobile(who.mobile) : '主账号';
+}

@@ -1,0 +1,148 @@
+/**
+ * Buying a product (spec §6, DESIGN.md "Orders and instances"): who may buy it, the server's own
+ * quote (the client's price is never used) and the new order. A prepaid purchase is an Unpaid order
+ * paid through checkout; a post-paid one (Usage/Hour) is a Usage order that bills from the start and
+ * is fulfilled at once. GPU instances and the other instance categories (sizes) take the same path;
+ * model resource packages are always prepaid.
+ */
+import { eq } from 'drizzle-orm';
+import {
+  formatYuan,
+  payerIdOf,
+  isPostpaid,
+  type AiResourceOrderRequest,
+  type BillingCycle,
+  type GpuOrderRequest,
+  type Order,
+  type OrderKind,
+  type PermissionFlag,
+  type Quote,
+  type SizeOrderRequest,
+} from '@console/contract';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/client.js';
+import { orders } from './schema.js';
+import { AppError } from '../../http/errors.js';
+import type { CatalogueService } from '../catalogue/index.js';
+import type { ResourceService } from '../resources/index.js';
+import type { UserRow } from '../users/index.js';
+import type { Fulfillers } from './fulfillers.js';
+import { moveOrder, newOrderRow, orderView, type NewOrder } from './rows.js';
+import type { OrderService } from './service.js';
+import type { UsageCharges } from './usage.js';
+
+/** Spec §6: what a child account needs to buy each category (a main account may buy all). */
+export const BUY_PERMISSION: Record<string, PermissionFlag> = { Gpu: 'createGPUInstance', App: 'createImageAPP', Ai: 'usingLLM' };
+
+export interface PurchaseDeps {
+  db: Db;
+  clock: Clock;
+  orders: OrderService;
+  usage: UsageCharges;
+  fulfillers: Fulfillers;
+  /** The catalogue's price function. */
+  pricing: CatalogueService;
+  resources: ResourceService;
+  /** REQUIRE_REALNAME_FOR_PURCHASE */
+  requireRealName: boolean;
+}
+
+export class PurchaseService {
+  constructor(private deps: PurchaseDeps) {}
+
+  /**
+   * Who may buy this category: a child only with its flag, and only where spec §6 names one (CPU,
+   * desktop, e-commerce and game machines are the main account's); anyone only when certified if the
+   * operator requires real names for purchases (spec §5's gate, code 40311001).
+   */
+  assertMayBuy(user: UserRow, category: string): void {
+    const flag = BUY_PERMISSION[category];
+    if (user.isChild && (!flag || !user[flag])) throw new AppError('PERMISSION_DENIED', flag ? `需要权限：${flag}` : '子账号不能购买该类产品');
+    const certified = user.certStatus === 'Succeed' && user.certType !== 'Uncertified';
+    if (category !== 'Ai' && this.deps.requireRealName && !certified) throw new AppError('CERTIFICATION_REQUIRED');
+  }
+
+  /** A GPU instance (or an image application on one): a Personal order. */
+  async buyGpu(user: UserRow, body: GpuOrderRequest): Promise<Order> {
+    const { voucherId: _v, name, ...asked } = body;
+    const config = pricedForOneHourIfPostpaid(asked);
+    return this.buyInstance(user, 'Personal', config.cycle, { ...config, name: name ?? '' }, await this.deps.pricing.quoteGpu(config, user));
+  }
+
+  /** CPU, desktop, e-commerce and game machines (a catalogue size): a default order. */
+  async buySize(user: UserRow, body: SizeOrderRequest): Promise<Order> {
+    const { voucherId: _v, name, ...asked } = body;
+    const config = pricedForOneHourIfPostpaid(asked);
+    return this.buyInstance(user, 'default', config.cycle, { ...config, name: name ?? '' }, await this.deps.pricing.quoteSize(config, user));
+  }
+
+  /** A model resource package: an Ai order, always prepaid. */
+  async buyResource(user: UserRow, body: AiResourceOrderRequest): Promise<Order> {
+    this.assertMayBuy(user, 'Ai');
+    const { product, price } = await this.deps.resources.price(body.productId, body.count);
+    return this.deps.orders.create({
+      payerId: payerIdOf(user),
+      createdBy: user.id,
+      kind: 'Ai',
+      type: 'NewBuy',
+      category: 'Ai',
+      request: body,
+      quote: price,
+      description: this.deps.resources.describe(product, body.count),
+    });
+  }
+
+  /** The category comes from the quote (an application makes a GPU order an App order), so the right to buy is checked after it. */
+  private async buyInstance(user: UserRow, kind: OrderKind, cycle: BillingCycle, request: object, quote: Quote): Promise<Order> {
+    this.assertMayBuy(user, quote.category);
+    const order: NewOrder = {
+      payerId: payerIdOf(user),
+      createdBy: user.id,
+      kind,
+      type: 'NewBuy',
+      category: quote.category,
+      request: { ...request, placement: quote.placement },
+      quote,
+      description: describe(quote.lines[0]!.name, cycle),
+    };
+    return isPostpaid(cycle) ? this.createPostpaid(order, BigInt(quote.total)) : this.deps.orders.create(order);
+  }
+
+  /**
+   * A post-paid order: nothing is paid up front, the order is "Time" (billing in progress) from the
+   * start and each billing tick charges it (usage.ts). The balance must cover `minBalance` (an hour
+   * of use) to begin; the owning domain fulfils it at once.
+   */
+  async createPostpaid(o: NewOrder, minBalance: bigint): Promise<Order> {
+    this.deps.fulfillers.assertOnSale(o.category, 'Usage');
+    const spendable = await this.deps.usage.spendable(o.payerId);
+    if (spendable < minBalance) {
+      throw new AppError('INSUFFICIENT_BALANCE', `按量计费需余额不少于 ${formatYuan(minBalance)} 元（1 小时费用），当前可用 ${formatYuan(spendable)} 元`);
+    }
+    const now = this.deps.clock.now();
+    const row = newOrderRow(o, now, { type: 'Usage', status: 'Time', amount: 0n, payMethod: 'Balance', expiresAt: now });
+    await this.deps.db.insert(orders).values(row);
+    try {
+      const { resourceId } = await this.deps.fulfillers.fulfil(row);
+      await this.deps.db.update(orders).set({ resourceId, fulfilledAt: this.deps.clock.now(), updatedAt: this.deps.clock.now() }).where(eq(orders.id, row.id));
+    } catch (e) {
+      await this.deps.db.transaction((tx) => moveOrder(tx, this.deps.clock, row, 'Failed', { failReason: (e as Error).message.slice(0, 500) }));
+      throw e;
+    }
+    const [fresh] = await this.deps.db.select().from(orders).where(eq(orders.id, row.id));
+    return orderView(fresh!, []);
+  }
+}
+
+/** Post-paid: the order is priced for one hour (what the balance must cover to begin); ticks charge the rest. */
+function pricedForOneHourIfPostpaid<T extends { cycle: BillingCycle; duration: number }>(asked: T): T {
+  return isPostpaid(asked.cycle) ? { ...asked, duration: 1 } : asked;
+}
+
+/** "RTX 4090 × 1（1 小时）" for a post-paid order is "RTX 4090 × 1 · 按量计费": it runs as long as the instance does. */
+function describe(firstLine: string, cycle: BillingCycle): string {
+  return isPostpaid(cycle) ? `${firstLine.replace(/（[^（）]*）$/, '')} · 按量计费` : firstLine;
+}
+
+
+/** Whose money a purchase spends: a child account spends its parent's balance (spec §1). */

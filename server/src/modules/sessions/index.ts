@@ -1,2 +1,0 @@
-/** The sessions module's public entry: what other modules and the composition root may use. */
-export * from './service.js';

@@ -1,0 +1,36 @@
+/**
+ * Password checks take turns (hashing.ts): with one at a time and two waiting, a burst of logins is
+ * served in turn up to the line, the rest are told at once to retry (503 50300001), and the server
+ * takes logins again as soon as the line has room. The limits are per process, so this file sets
+ * its own.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API } from '@console/contract';
+import { PASSWORD, json, post, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+
+describe('a burst of logins', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '2' } });
+  });
+  afterAll(async () => s.close());
+
+  it('logs in as many as the line holds, refuses the rest with 50300001, then takes logins again', async () => {
+    const u = await registerUser(s);
+    const burst = await Promise.all(Array.from({ length: 8 }, () => post(s.app, API.login, { account: u.mobile, password: PASSWORD })));
+    const ok = burst.filter((r) => r.statusCode === 200);
+    const busy = burst.filter((r) => r.statusCode === 503);
+    expect(ok.length + busy.length).toBe(8);
+    expect(ok.length).toBeGreaterThanOrEqual(3);
+    expect(busy.length).toBeGreaterThan(0);
+    for (const r of busy) expect(json(r)).toMatchObject({ code: 50300001, message: '登录的人较多，请几秒后再试' });
+
+    expect((await post(s.app, API.login, { account: u.mobile, password: PASSWORD })).statusCode).toBe(200);
+  });
+
+  it('still refuses a wrong password with 40010005 and an unknown account alike', async () => {
+    const u = await registerUser(s);
+    expect(json(await post(s.app, API.login, { account: u.mobile, password: 'Wrong1234' })).code).toBe(40010005);
+    expect(json(await post(s.app, API.login, { account: '13900000000', password: PASSWORD })).code).toBe(40010005);
+  });
+});
