@@ -21,7 +21,12 @@ export default tseslint.config(
       // no-cycle reads the imported files too: it must parse TypeScript.
       'import-x/extensions': ['.ts', '.tsx', '.js'],
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
-      'import-x/resolver-next': [createTypeScriptImportResolver({ noWarnOnMultipleProjects: true, project: ['contract', 'server', 'web', 'e2e'].map((p) => `${root}/${p}/tsconfig.json`) })],
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({
+          noWarnOnMultipleProjects: true,
+          project: ['contract', 'server', 'web', 'e2e'].map((p) => `${root}/${p}/tsconfig.json`),
+        }),
+      ],
     },
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',

@@ -52,12 +52,17 @@ describe('e-commerce bandwidth journey', () => {
   });
 
   it('raises the bandwidth to 20 Mbps while it runs: the new hourly price is stated, nothing is paid up front', async () => {
-    await row().getByRole('button', { name: `更多操作 ${NAME}` }).click();
+    await row()
+      .getByRole('button', { name: `更多操作 ${NAME}` })
+      .click();
     await page.getByRole('menuitem', { name: '调整带宽' }).click();
     const dialog = page.locator('.ant-modal').filter({ hasText: `调整带宽「${NAME}」` });
     await dialog.getByText('5 Mbps（规格自带 5 Mbps）').waitFor();
     await dialog.getByText('20 Mbps', { exact: true }).click();
-    await dialog.getByTestId('bandwidth-hourly').getByText(/调整后每小时 ¥0\.75/).waitFor();
+    await dialog
+      .getByTestId('bandwidth-hourly')
+      .getByText(/调整后每小时 ¥0\.75/)
+      .waitFor();
     await dialog.getByTestId('bandwidth-total').getByText('¥0.00').waitFor();
     await shot('70-bandwidth-dialog');
     await animationsDone(page);
@@ -73,7 +78,10 @@ describe('e-commerce bandwidth journey', () => {
     await page.getByTestId('bandwidth').getByText('20 Mbps（含升级 15 Mbps）').waitFor();
     await page.getByRole('button', { name: '调整带宽' }).waitFor();
     await page.getByRole('tab', { name: buttonLabel('计费') }).click();
-    await page.getByText(/¥0\.75/).first().waitFor();
+    await page
+      .getByText(/¥0\.75/)
+      .first()
+      .waitFor();
     await shot('71-detail-bandwidth');
   });
 });

@@ -70,11 +70,15 @@ describe('my images and data disks journey', () => {
   });
 
   it('stops it and saves it as an image: the instance is 操作中, then 已关机 again', async () => {
-    await row(NAME).getByRole('button', { name: label('关机') }).click();
+    await row(NAME)
+      .getByRole('button', { name: label('关机') })
+      .click();
     await confirmDialog('确认关机？', label('关机'));
     await tagIn(row(NAME), '已关机').waitFor({ timeout: 20_000 });
 
-    await row(NAME).getByRole('button', { name: `更多操作 ${NAME}` }).click();
+    await row(NAME)
+      .getByRole('button', { name: `更多操作 ${NAME}` })
+      .click();
     await page.getByRole('menuitem', { name: '保存镜像' }).click();
     const dialog = page.locator('.ant-modal').filter({ hasText: `保存镜像「${NAME}」` });
     await dialog.getByText('镜像免费保存，每个账号最多 10 个（已有 0 个）').waitFor();
@@ -128,7 +132,10 @@ describe('my images and data disks journey', () => {
     await disk.getByRole('button', { name: `扩容 ${NAME}` }).click();
     const dialog = page.locator('.ant-modal').filter({ hasText: `数据盘扩容「${NAME}」` });
     await dialog.getByLabel('扩容后容量').fill('150');
-    await dialog.getByTestId('expand-note').getByText(/无需预付.*每天 ¥0\.70/).waitFor();
+    await dialog
+      .getByTestId('expand-note')
+      .getByText(/无需预付.*每天 ¥0\.70/)
+      .waitFor();
     await shot('65-expand-dialog');
     await dialog.getByRole('button', { name: '确认扩容' }).click();
     await page.getByText('扩容已开始，完成后数据盘为 150 GB').waitFor();

@@ -18,7 +18,19 @@ import { startServer, type RunningServer } from './server.js';
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'instances');
 const NAME = 'e2e-4090';
 /** The contract's InstanceStatus labels the row can show. */
-const STATUS_LABELS = ['创建中', '开机中', '运行中', '已关机', '关机中', '关机中（无卡模式）', '已关机（无卡模式）', '重启中', '销毁中', '创建失败', '操作失败'];
+const STATUS_LABELS = [
+  '创建中',
+  '开机中',
+  '运行中',
+  '已关机',
+  '关机中',
+  '关机中（无卡模式）',
+  '已关机（无卡模式）',
+  '重启中',
+  '销毁中',
+  '创建失败',
+  '操作失败',
+];
 
 /**
  * The list refreshes itself every 2 s while an instance is busy. Creating and booting take 3 s here

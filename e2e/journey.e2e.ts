@@ -55,7 +55,10 @@ describe('newcomer journey', () => {
     await page.getByPlaceholder('6 位验证码').fill(code);
     await page.getByPlaceholder('设置登录密码').fill('Journey123');
     await page.screenshot({ path: path.join(shots, '02-register.png') });
-    await page.getByRole('button', { name: '注 册' }).or(page.getByRole('button', { name: '注册' })).click();
+    await page
+      .getByRole('button', { name: '注 册' })
+      .or(page.getByRole('button', { name: '注册' }))
+      .click();
 
     await page.waitForURL('**/stats/cloud/gpu');
     const masked = `${mobile.slice(0, 3)}****${mobile.slice(-4)}`;

@@ -119,19 +119,7 @@ export const API = {
 } as const;
 
 /** Path prefixes that belong to the API: unknown paths under them are a JSON 404, never the web app. */
-export const API_PREFIXES = [
-  '/api/',
-  '/userapi/',
-  '/infra/',
-  '/upgpu/',
-  '/order/',
-  '/billing/',
-  '/shinichi/',
-  '/v1/',
-  '/dev/',
-  '/files/',
-  '/docs',
-] as const;
+export const API_PREFIXES = ['/api/', '/userapi/', '/infra/', '/upgpu/', '/order/', '/billing/', '/shinichi/', '/v1/', '/dev/', '/files/', '/docs'] as const;
 
 export function isApiPath(url: string): boolean {
   const path = url.split('?')[0]!;

@@ -130,15 +130,7 @@ export const EmailScene = labels({ email: '绑定邮箱' });
 export type EmailScene = keyof typeof EmailScene.map;
 
 /** Child-account permission flags of spec §3/§6. */
-export const PERMISSION_FLAGS = [
-  'createGPUInstance',
-  'createImageAPP',
-  'openYunBucket',
-  'gpu',
-  'app',
-  'image',
-  'usingLLM',
-] as const;
+export const PERMISSION_FLAGS = ['createGPUInstance', 'createImageAPP', 'openYunBucket', 'gpu', 'app', 'image', 'usingLLM'] as const;
 export type PermissionFlag = (typeof PERMISSION_FLAGS)[number];
 export const PermissionLabel: Record<PermissionFlag, string> = {
   createGPUInstance: '创建 GPU 实例',

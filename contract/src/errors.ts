@@ -128,11 +128,7 @@ export function httpStatusOf(code: number): number {
 }
 
 /** Codes the web client swallows without a message (spec §8). */
-export const SILENT_CODES: readonly number[] = [
-  ERRORS.DUPLICATE_SUBMIT.code,
-  ERRORS.SILENT_RETRY.code,
-  ERRORS.SILENT_CANCELLED.code,
-];
+export const SILENT_CODES: readonly number[] = [ERRORS.DUPLICATE_SUBMIT.code, ERRORS.SILENT_RETRY.code, ERRORS.SILENT_CANCELLED.code];
 
 /** The body of every failed API response. */
 export interface ErrorBody {

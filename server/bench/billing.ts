@@ -84,10 +84,12 @@ export async function benchBilling(adminUrl: string): Promise<boolean> {
   for (const n of sizes) {
     const s = await tickOver(adminUrl, n, n === sizes[0]);
     perThousand ??= (s / n) * 1000;
-    const linear = (s / n) * 1000 / perThousand;
+    const linear = ((s / n) * 1000) / perThousand;
     const note = n === 100_000 ? (s < TARGET_SECONDS ? `  (target ${TARGET_SECONDS} s met)` : `  (target ${TARGET_SECONDS} s MISSED)`) : '';
     if (n === 100_000 && s >= TARGET_SECONDS) ok = false;
-    console.log(`${String(n).padStart(7)} instances  ${s.toFixed(2).padStart(7)} s  ${(n / s).toFixed(0).padStart(7)} instances/s  cost per instance ×${linear.toFixed(2)} of the smallest run${note}`);
+    console.log(
+      `${String(n).padStart(7)} instances  ${s.toFixed(2).padStart(7)} s  ${(n / s).toFixed(0).padStart(7)} instances/s  cost per instance ×${linear.toFixed(2)} of the smallest run${note}`,
+    );
   }
   return ok;
 }

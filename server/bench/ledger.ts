@@ -77,7 +77,9 @@ export async function benchLedger(adminUrl: string) {
     const ratio = ours / baseline;
     console.log(`\nPostgreSQL, ${CLIENTS} connections, ${CLIENTS * PER_CLIENT} transactions each`);
     console.log(`${'pgbench -N simple-update (baseline)'.padEnd(42)} ${baseline.toFixed(0).padStart(7)} tps  ratio 1.00`);
-    console.log(`${'ledger transfer (2 legs, idempotency key)'.padEnd(42)} ${ours.toFixed(0).padStart(7)} tps  ratio ${ratio.toFixed(2)}  (${ratio >= 0.5 ? 'target met' : 'below target ratio 0.5; MISSED'})`);
+    console.log(
+      `${'ledger transfer (2 legs, idempotency key)'.padEnd(42)} ${ours.toFixed(0).padStart(7)} tps  ratio ${ratio.toFixed(2)}  (${ratio >= 0.5 ? 'target met' : 'below target ratio 0.5; MISSED'})`,
+    );
     return ratio >= 0.5;
   } finally {
     await a.drop();

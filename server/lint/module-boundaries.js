@@ -53,7 +53,8 @@ function checkImport(root, fromRel, fromFile, source) {
   const named = PACKAGE_NAMES[source.split('/').slice(0, 2).join('/')];
   const fromPkg = packageOf(fromRel);
   if (named) {
-    if (named !== fromPkg && PACKAGE_DEPS[fromPkg] && !PACKAGE_DEPS[fromPkg].includes(named)) return `${fromPkg} 不能依赖 ${named}（包之间只能单向依赖 contract）`;
+    if (named !== fromPkg && PACKAGE_DEPS[fromPkg] && !PACKAGE_DEPS[fromPkg].includes(named))
+      return `${fromPkg} 不能依赖 ${named}（包之间只能单向依赖 contract）`;
     return null;
   }
   if (!source.startsWith('.')) return null;

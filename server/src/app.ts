@@ -110,7 +110,13 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
 
   app.withTypeProvider<ZodTypeProvider>().get(
     API.healthz,
-    { schema: { tags: ['系统'], summary: '健康检查', response: { 200: z.object({ status: z.literal('ok'), database: z.string() }), 503: z.object({ status: z.literal('down'), database: z.string() }) } } },
+    {
+      schema: {
+        tags: ['系统'],
+        summary: '健康检查',
+        response: { 200: z.object({ status: z.literal('ok'), database: z.string() }), 503: z.object({ status: z.literal('down'), database: z.string() }) },
+      },
+    },
     async (_req, reply) => {
       try {
         await ctx.database.db.execute('select 1');

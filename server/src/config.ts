@@ -8,9 +8,7 @@ import { z } from 'zod';
 import { DEFAULT_CATALOGUE_FILE } from './modules/catalogue/index.js';
 import { COMPUTE_DRIVER_NAMES } from './drivers/compute/index.js';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: '应为 true 或 false' })
-  .transform((v) => ['true', '1', 'yes'].includes(v));
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no'], { error: '应为 true 或 false' }).transform((v) => ['true', '1', 'yes'].includes(v));
 
 const envSchema = z.object({
   PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).default(8080),
@@ -43,11 +41,18 @@ const envSchema = z.object({
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('算力云 <no-reply@example.com>'),
   CODE_IP_LIMIT_PER_HOUR: z.coerce.number().int().min(1).default(30),
-  UPLOAD_MAX_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
+  UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(2 * 1024 * 1024),
   /** `sandbox`: the embedded gateway with its scan page; `real`: Alipay and WeChat Pay v3 as configured below. */
   PAYMENT_DRIVER: z.enum(['sandbox', 'real']).default('sandbox'),
   /** How payers' browsers and gateways reach this server (notify URLs, the sandbox scan page). */
-  PUBLIC_BASE_URL: z.string().regex(/^https?:\/\/[^/]+/, { error: '应为 http(s)://host[:port] 形式' }).optional(),
+  PUBLIC_BASE_URL: z
+    .string()
+    .regex(/^https?:\/\/[^/]+/, { error: '应为 http(s)://host[:port] 形式' })
+    .optional(),
   ALIPAY_APP_ID: z.string().optional(),
   ALIPAY_PRIVATE_KEY: z.string().optional(),
   ALIPAY_PUBLIC_KEY: z.string().optional(),
@@ -67,11 +72,17 @@ const envSchema = z.object({
     .url({ error: '应为 https://host[:port][/path] 形式' })
     .refine((v) => isHttpsOrLoopback(v), { error: '必须是 https://（http:// 只允许 localhost / 127.0.0.1 / [::1]）' })
     .optional(),
-  COMPUTE_AGENT_KEY_ID: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: '应为 1–64 位字母、数字或 . _ -' }).optional(),
+  COMPUTE_AGENT_KEY_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: '应为 1–64 位字母、数字或 . _ -' })
+    .optional(),
   COMPUTE_AGENT_SECRET: z.string().min(32, { error: '至少 32 个字符' }).optional(),
   /** Milliseconds each simulated operation takes, e.g. "create=4000,boot=3000,stop=2000". */
   COMPUTE_SIM_DELAYS: z.string().optional(),
-  COMPUTE_SIM_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/, { error: '应为域名' }).default('gpu.local'),
+  COMPUTE_SIM_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9.-]+$/, { error: '应为域名' })
+    .default('gpu.local'),
   /** Post-paid instances are charged this often; an instance runs on credit for at most one tick. */
   BILLING_TICK_SECONDS: z.coerce.number().int().min(5).max(3600).default(60),
   /** Prepaid instances with auto-renew on are renewed this many hours before they expire. */
@@ -94,7 +105,12 @@ const envSchema = z.object({
   REALNAME_SANDBOX_REJECT: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   ALIYUN_REALNAME_ACCESS_KEY_ID: z.string().optional(),
   ALIYUN_REALNAME_ACCESS_KEY_SECRET: z.string().optional(),
   ALIYUN_REALNAME_ENDPOINT: z.string().url().default('https://cloudauth.aliyuncs.com/'),
@@ -109,7 +125,12 @@ const envSchema = z.object({
   OPERATOR_MOBILES: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
 });
 
 export type Config = z.infer<typeof envSchema> & { seedDemo: boolean; webDist: string; dataDir: string; catalogueFile: string; publicBaseUrl: string };

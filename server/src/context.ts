@@ -134,15 +134,15 @@ export async function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger
           endpoint: config.ALIYUN_SMS_ENDPOINT,
         })
       : new OutboxSmsDriver(db, log, clock);
-  const mail: MailDriver =
-    config.MAIL_DRIVER === 'smtp' ? new SmtpMailDriver(config.SMTP_URL!, config.MAIL_FROM) : new OutboxMailDriver(db, log, clock);
+  const mail: MailDriver = config.MAIL_DRIVER === 'smtp' ? new SmtpMailDriver(config.SMTP_URL!, config.MAIL_FROM) : new OutboxMailDriver(db, log, clock);
   const payment =
     given.payment ??
     makePaymentDrivers(
       { ...config, PUBLIC_BASE_URL: config.publicBaseUrl },
       {
         now: () => clock.now(),
-        sandbox: config.PAYMENT_DRIVER === 'sandbox' ? { store: new DbSandboxStore(db), gatewayKeys: await sandboxGatewayKeys(db, clock.now()), log } : undefined,
+        sandbox:
+          config.PAYMENT_DRIVER === 'sandbox' ? { store: new DbSandboxStore(db), gatewayKeys: await sandboxGatewayKeys(db, clock.now()), log } : undefined,
       },
     );
   const compute = given.compute ?? makeComputeDriver(config.COMPUTE_DRIVER, { config, db, clock });
@@ -167,9 +167,7 @@ export async function createContext(opts: {
   const { config, database, clock } = opts;
   const db = database.db;
   const drivers = await makeDrivers(config, db, opts.log, clock, opts.drivers);
-  const sessionKey = config.SESSION_SECRET
-    ? Buffer.from(config.SESSION_SECRET, 'base64url')
-    : await loadOrCreateSecret(db, 'session-key', clock.now());
+  const sessionKey = config.SESSION_SECRET ? Buffer.from(config.SESSION_SECRET, 'base64url') : await loadOrCreateSecret(db, 'session-key', clock.now());
   const codeKey = await loadOrCreateSecret(db, 'code-hmac-key', clock.now());
   const sessions = new SessionService(db, sessionKey, clock);
   const codes = new VerificationService({ db, clock, sms: drivers.sms, mail: drivers.mail, secret: codeKey, ipLimitPerHour: config.CODE_IP_LIMIT_PER_HOUR });
@@ -205,7 +203,16 @@ export async function createContext(opts: {
   const inventory = new InventoryService(catalogueStore, clock);
   const images = new ImageService({ db, clock, catalogue: catalogueStore, users });
   const catalogue = new CatalogueService(catalogueStore, vouchers, clock, images);
-  const purchase = new PurchaseService({ db, clock, orders, usage, fulfillers, pricing: catalogue, resources, requireRealName: config.REQUIRE_REALNAME_FOR_PURCHASE });
+  const purchase = new PurchaseService({
+    db,
+    clock,
+    orders,
+    usage,
+    fulfillers,
+    pricing: catalogue,
+    resources,
+    requireRealName: config.REQUIRE_REALNAME_FOR_PURCHASE,
+  });
   const meter = new Meter(usage, resources);
   const passwords = new PasswordBox(await loadOrCreateSecret(db, 'instance-password-key', clock.now()));
   const instanceViews = new InstanceViews({ db, clock, catalogue: catalogueStore, images, users, passwords, publicBaseUrl: config.publicBaseUrl });
@@ -240,8 +247,27 @@ export async function createContext(opts: {
   });
   const creation = new InstanceCreation({ db, clock, catalogue: catalogueStore, inventory, images, passwords, instances });
   const renewals = new RenewalService({ db, clock, catalogue: catalogueStore, pricing: catalogue, orders, instances });
-  const disks = new DiskService({ db, clock, driver: drivers.compute, catalogue: catalogueStore, pricing: catalogue, orders, instances, views: instanceViews, ledger });
-  const traffic = new TrafficService({ db, clock, catalogue: catalogueStore, pricing: catalogue, orders, refunds: bandwidthRefunds, instances, views: instanceViews });
+  const disks = new DiskService({
+    db,
+    clock,
+    driver: drivers.compute,
+    catalogue: catalogueStore,
+    pricing: catalogue,
+    orders,
+    instances,
+    views: instanceViews,
+    ledger,
+  });
+  const traffic = new TrafficService({
+    db,
+    clock,
+    catalogue: catalogueStore,
+    pricing: catalogue,
+    orders,
+    refunds: bandwidthRefunds,
+    instances,
+    views: instanceViews,
+  });
   const conversions = new ConversionService({ db, clock, instances, orders, usage, pricing: catalogue, catalogue: catalogueStore, meter });
   const migration = new MigrationService({ db, clock, catalogue: catalogueStore, inventory, instances, views: instanceViews });
   const saveImage = new SaveImageService({ db, catalogue: catalogueStore, images, instances });

@@ -16,7 +16,17 @@ export const HOUR = 3600 * SEC;
 export const LIST = '/upgpu/api/v2.1/instances';
 export const GPU_ORDER = '/infra/api/v2.1/gpu/order';
 /** Simulated delays (ms) the instance tests run with. */
-export const DELAYS = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 4000, destroy: 2000, resizeDisk: 3000, saveImage: 6000, changeBandwidth: 2000 };
+export const DELAYS = {
+  create: 4000,
+  boot: 3000,
+  start: 3000,
+  stop: 2000,
+  restart: 4000,
+  destroy: 2000,
+  resizeDisk: 3000,
+  saveImage: 6000,
+  changeBandwidth: 2000,
+};
 export const DELAYS_ENV = Object.entries(DELAYS)
   .map(([k, v]) => `${k}=${v}`)
   .join(',');
@@ -64,13 +74,20 @@ export function instanceKit(s: () => TestServer) {
     act: (token: string, id: string, action: string) => post(s().app, `${LIST}/${id}/${action}`, undefined, token),
     /** Where the next RTX 4090 would be placed (the quote's placement). */
     async pickHost(): Promise<string> {
-      const q = json<{ placement: { hostId: string } }>(await post(s().app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }));
+      const q = json<{ placement: { hostId: string } }>(
+        await post(s().app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }),
+      );
       return q.placement.hostId;
     },
     /** Buys an RTX 4090 (post-paid, or prepaid and paid from the balance) and brings it to Running. */
     async running(token: string, opts: { cycle?: 'Usage' | 'Day'; extra?: Record<string, unknown> } = {}): Promise<{ id: string; order: Order }> {
       const cycle = opts.cycle ?? 'Usage';
-      const res = await post(s().app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: await kit.pickHost(), imageId: 'pytorch-2.3-cu121', cycle, duration: 1, ...opts.extra }, token);
+      const res = await post(
+        s().app,
+        GPU_ORDER,
+        { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: await kit.pickHost(), imageId: 'pytorch-2.3-cu121', cycle, duration: 1, ...opts.extra },
+        token,
+      );
       expect(res.statusCode, res.body).toBe(200);
       const order = json<Order>(res);
       if (cycle !== 'Usage') {

@@ -45,4 +45,3 @@ export async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, w
   }
   throw new Error(`timed out waiting for ${what}`);
 }
-

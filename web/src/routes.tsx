@@ -110,7 +110,9 @@ export const REDIRECTS: Record<string, string> = {
 /** The guard's view of a path: the meta of the page it opens (nothing for unknown paths). */
 export function metaFor(pathname: string): RouteMeta {
   const page = PAGES.find((p) => matchPath({ path: p.path, end: true }, pathname));
-  return page ? { requireAuth: page.requireAuth, perms: page.perms, requireCert: page.requireCert, mainOnly: page.mainOnly, requireOperator: page.requireOperator } : {};
+  return page
+    ? { requireAuth: page.requireAuth, perms: page.perms, requireCert: page.requireCert, mainOnly: page.mainOnly, requireOperator: page.requireOperator }
+    : {};
 }
 
 const guardLoader = makeGuardLoader(metaFor);

@@ -75,7 +75,13 @@ describe('request schemas', () => {
   });
 
   it('checks the credit code and the contact mobile of an enterprise', () => {
-    const ok = { companyName: '北京示例科技有限公司', creditCode: '91110000802100433B', legalPerson: '李四', contactName: '王五', contactMobile: '13900000000' };
+    const ok = {
+      companyName: '北京示例科技有限公司',
+      creditCode: '91110000802100433B',
+      legalPerson: '李四',
+      contactName: '王五',
+      contactMobile: '13900000000',
+    };
     expect(enterpriseCertifySchema.safeParse(ok).success).toBe(true);
     const bad = enterpriseCertifySchema.safeParse({ ...ok, creditCode: '91110000802100433C' });
     expect(bad.success).toBe(false);

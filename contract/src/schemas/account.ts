@@ -124,9 +124,7 @@ export const certifyInfoSchema = z.object({
   certType: z.enum(CertType.values),
   certStatus: z.enum(CertStatus.values),
   certified: z.boolean(),
-  personal: z
-    .object({ ...applicationBase, name: z.string().describe('脱敏姓名'), idNumber: z.string().describe('脱敏身份证号') })
-    .nullable(),
+  personal: z.object({ ...applicationBase, name: z.string().describe('脱敏姓名'), idNumber: z.string().describe('脱敏身份证号') }).nullable(),
   enterprise: z
     .object({
       ...applicationBase,
@@ -159,7 +157,11 @@ export const schoolEmailSchema = z
 export const studentEmailCodeSchema = z.object({ email: schoolEmailSchema });
 
 const year = (label: string) =>
-  z.number({ error: `请选择${label}` }).int({ error: `${label}须为整数年份` }).min(1950, { error: `${label}不正确` }).max(2100, { error: `${label}不正确` });
+  z
+    .number({ error: `请选择${label}` })
+    .int({ error: `${label}须为整数年份` })
+    .min(1950, { error: `${label}不正确` })
+    .max(2100, { error: `${label}不正确` });
 
 export const studentVerificationRequestSchema = z
   .object({
@@ -198,11 +200,10 @@ export const childNameSchema = z
   .trim()
   .regex(/^[A-Za-z][A-Za-z0-9_]{2,19}$/, { error: '子账号名须为 3-20 位字母、数字或下划线，以字母开头' });
 
-const permissionsShape = Object.fromEntries(PERMISSION_FLAGS.map((f) => [f, z.boolean().optional()])) as Record<
-  PermissionFlag,
-  z.ZodOptional<z.ZodBoolean>
->;
-export const childPermissionsSchema = z.strictObject(permissionsShape, { error: (i) => (i.code === "unrecognized_keys" ? `未知的权限：${i.keys.join("、")}` : undefined) });
+const permissionsShape = Object.fromEntries(PERMISSION_FLAGS.map((f) => [f, z.boolean().optional()])) as Record<PermissionFlag, z.ZodOptional<z.ZodBoolean>>;
+export const childPermissionsSchema = z.strictObject(permissionsShape, {
+  error: (i) => (i.code === 'unrecognized_keys' ? `未知的权限：${i.keys.join('、')}` : undefined),
+});
 export type ChildPermissions = Partial<Record<PermissionFlag, boolean>>;
 
 export const createChildSchema = z.object({
@@ -244,13 +245,17 @@ export type ChildLogin = z.infer<typeof childLoginSchema>;
 export const ReviewKind = { enterprise: '企业认证', student: '学生认证' } as const;
 export type ReviewKind = keyof typeof ReviewKind;
 
-export const reviewDecisionSchema = z.discriminatedUnion('decision', [
-  z.object({ decision: z.literal('approve') }),
-  z.object({
-    decision: z.literal('reject'),
-    reason: z.string({ error: '请填写驳回原因' }).trim().min(2, { error: '驳回原因至少 2 个字符' }).max(200, { error: '驳回原因不能超过 200 个字符' }),
-  }),
-], { error: 'decision 须为 approve 或 reject' });
+export const reviewDecisionSchema = z.discriminatedUnion(
+  'decision',
+  [
+    z.object({ decision: z.literal('approve') }),
+    z.object({
+      decision: z.literal('reject'),
+      reason: z.string({ error: '请填写驳回原因' }).trim().min(2, { error: '驳回原因至少 2 个字符' }).max(200, { error: '驳回原因不能超过 200 个字符' }),
+    }),
+  ],
+  { error: 'decision 须为 approve 或 reject' },
+);
 export type ReviewDecision = z.infer<typeof reviewDecisionSchema>;
 /** …/reviews/:kind/:id: an enterprise certification by its id, a student application by its user's. */
 export const reviewParamsSchema = z.object({
@@ -307,4 +312,3 @@ export const reviewQuerySchema = pagingQuerySchema.extend({
   status: z.enum(CertStatus.values).optional(),
 });
 export const operatorUserQuerySchema = pagingQuerySchema.extend({ q: z.string().trim().max(50).optional() });
-

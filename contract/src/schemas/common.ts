@@ -31,11 +31,7 @@ export const passwordSchema = z
 
 export function isStrongPassword(password: string): boolean {
   return (
-    password.length >= PASSWORD_RULE.min &&
-    password.length <= PASSWORD_RULE.max &&
-    /[A-Za-z]/.test(password) &&
-    /\d/.test(password) &&
-    !/\s/.test(password)
+    password.length >= PASSWORD_RULE.min && password.length <= PASSWORD_RULE.max && /[A-Za-z]/.test(password) && /\d/.test(password) && !/\s/.test(password)
   );
 }
 
@@ -48,7 +44,10 @@ export const errorBodySchema = z
   .describe('错误');
 
 /** Money in 0.0001-yuan units as a decimal string. */
-export const moneySchema = z.string().regex(/^-?\d+$/).describe('金额，单位 0.0001 元的整数字符串');
+export const moneySchema = z
+  .string()
+  .regex(/^-?\d+$/)
+  .describe('金额，单位 0.0001 元的整数字符串');
 
 export const okSchema = z.object({ ok: z.literal(true) });
 

@@ -34,7 +34,12 @@ export const InstanceActionLabel: Record<InstanceAction, string> = {
  */
 export const INSTANCE_TASKS = ['saveImage', 'resizeDisk', 'migrate', 'changeBandwidth'] as const;
 export type InstanceTask = (typeof INSTANCE_TASKS)[number];
-export const InstanceTaskLabel: Record<InstanceTask, string> = { saveImage: '保存镜像', resizeDisk: '数据盘扩容', migrate: '迁移到其他主机', changeBandwidth: '调整带宽' };
+export const InstanceTaskLabel: Record<InstanceTask, string> = {
+  saveImage: '保存镜像',
+  resizeDisk: '数据盘扩容',
+  migrate: '迁移到其他主机',
+  changeBandwidth: '调整带宽',
+};
 const STOPPED: readonly Status[] = ['Stopped', 'Shutdown'];
 /** The statuses each task may start from. */
 export const TASK_FROM: Record<InstanceTask, readonly Status[]> = {
@@ -135,7 +140,17 @@ export function canResetPassword(status: Status): boolean {
 }
 
 /** Statuses a host loss can hit. */
-export const LOSABLE_STATUSES: readonly Status[] = ['Starting', 'Running', 'Stopped', 'Shutdowning', 'Shutdown', 'Restarting', 'Stopping', 'Operating', 'Pending_Migrate'];
+export const LOSABLE_STATUSES: readonly Status[] = [
+  'Starting',
+  'Running',
+  'Stopped',
+  'Shutdowning',
+  'Shutdown',
+  'Restarting',
+  'Stopping',
+  'Operating',
+  'Pending_Migrate',
+];
 
 /** Every status pair the machine allows, derived from the rules above (for tests and documentation). */
 export const INSTANCE_TRANSITIONS: Record<Status, Status[]> = (() => {

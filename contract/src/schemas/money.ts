@@ -115,7 +115,10 @@ export const giftIdParamsSchema = z.object({ id: z.uuid({ error: '赠送金编�
 
 /** An operator's adjustment: compensation to a user's cash or gift credit, with the reason recorded. */
 export const operatorCreditSchema = z.object({
-  mobile: z.string().trim().regex(/^1[3-9]\d{9}$/, { error: '请输入正确的 11 位手机号' }),
+  mobile: z
+    .string()
+    .trim()
+    .regex(/^1[3-9]\d{9}$/, { error: '请输入正确的 11 位手机号' }),
   amount: yuanInputSchema,
   reason: z.string({ error: '请填写原因' }).trim().min(2, { error: '原因至少 2 个字' }).max(200, { error: '原因最多 200 字' }),
   to: z.enum(['cash', 'gift']).default('cash'),

@@ -25,11 +25,7 @@ export const registerSchema = z.object({ mobile: mobileSchema, code: smsCodeSche
 export type RegisterRequest = z.infer<typeof registerSchema>;
 
 export const loginByPasswordSchema = z.object({
-  account: z
-    .string({ error: '请输入手机号或邮箱' })
-    .trim()
-    .min(1, { error: '请输入手机号或邮箱' })
-    .max(254, { error: '账号过长' }),
+  account: z.string({ error: '请输入手机号或邮箱' }).trim().min(1, { error: '请输入手机号或邮箱' }).max(254, { error: '账号过长' }),
   password: z.string({ error: '请输入密码' }).min(1, { error: '请输入密码' }).max(128, { error: '密码过长' }),
 });
 export const loginByCodeSchema = z.object({ mobile: mobileSchema, code: smsCodeSchema });

@@ -27,12 +27,18 @@ const envSchema = z.object({
   COMPUTE_AGENT_HOST: z.string().default('127.0.0.1'),
   COMPUTE_AGENT_KEY_ID: z.string({ error: '必须设置' }).regex(/^[A-Za-z0-9._-]{1,64}$/, { error: '应为 1–64 位字母、数字或 . _ -' }),
   COMPUTE_AGENT_SECRET: z.string({ error: '必须设置' }).min(32, { error: '至少 32 个字符' }),
-  COMPUTE_AGENT_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, { error: '应为 postgres://user:pass@host:port/db 形式' }).optional(),
+  COMPUTE_AGENT_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, { error: '应为 postgres://user:pass@host:port/db 形式' })
+    .optional(),
   COMPUTE_AGENT_DATA_DIR: z.string().optional(),
   COMPUTE_AGENT_TLS_CERT: z.string().optional(),
   COMPUTE_AGENT_TLS_KEY: z.string().optional(),
   COMPUTE_SIM_DELAYS: z.string().optional(),
-  COMPUTE_SIM_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/, { error: '应为域名' }).default('gpu.local'),
+  COMPUTE_SIM_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9.-]+$/, { error: '应为域名' })
+    .default('gpu.local'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -53,7 +59,8 @@ try {
 }
 let https: { cert: Buffer; key: Buffer } | null = null;
 try {
-  if (env.COMPUTE_AGENT_TLS_CERT && env.COMPUTE_AGENT_TLS_KEY) https = { cert: readFileSync(env.COMPUTE_AGENT_TLS_CERT), key: readFileSync(env.COMPUTE_AGENT_TLS_KEY) };
+  if (env.COMPUTE_AGENT_TLS_CERT && env.COMPUTE_AGENT_TLS_KEY)
+    https = { cert: readFileSync(env.COMPUTE_AGENT_TLS_CERT), key: readFileSync(env.COMPUTE_AGENT_TLS_KEY) };
 } catch (e) {
   fail(`  COMPUTE_AGENT_TLS_CERT / COMPUTE_AGENT_TLS_KEY: 无法读取（${(e as Error).message}）`);
 }

@@ -63,7 +63,12 @@ async function credit(config: Config, req: OperatorCredit) {
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: 2 });
   try {
     const ledger = new LedgerService(database.db, systemClock);
-    const service = new OperatorService({ db: database.db, ledger, gifts: new GiftService(database.db, ledger, systemClock, new RechargeTotals(database.db)), users: { findByMobile: (m) => userByMobile(database.db, m) } });
+    const service = new OperatorService({
+      db: database.db,
+      ledger,
+      gifts: new GiftService(database.db, ledger, systemClock, new RechargeTotals(database.db)),
+      users: { findByMobile: (m) => userByMobile(database.db, m) },
+    });
     return await service.credit(req, null);
   } finally {
     await database.close();
@@ -71,7 +76,8 @@ async function credit(config: Config, req: OperatorCredit) {
 }
 
 async function setRole(config: Config, mobile: string, isOperator: boolean) {
-  if (!config.DATABASE_URL && readRunningServer(config.dataDir)) fail('内置数据库正被运行中的服务占用：请先停止 npm start，或用环境变量 OPERATOR_MOBILES 配置运营手机号');
+  if (!config.DATABASE_URL && readRunningServer(config.dataDir))
+    fail('内置数据库正被运行中的服务占用：请先停止 npm start，或用环境变量 OPERATOR_MOBILES 配置运营手机号');
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: 2 });
   try {
     if (!(await setOperatorRole(database.db, mobile, isOperator, new Date()))) fail(`手机号 ${mobile} 未注册`);
@@ -86,10 +92,19 @@ async function main() {
   const config = loadConfig();
   if (command === 'credit') {
     const [mobile, amount] = positional;
-    const parsed = operatorCreditSchema.safeParse({ mobile, amount, reason: flags.reason, to: flags.to, giftValidDays: flags['gift-days'], requestId: randomUUID() });
+    const parsed = operatorCreditSchema.safeParse({
+      mobile,
+      amount,
+      reason: flags.reason,
+      to: flags.to,
+      giftValidDays: flags['gift-days'],
+      requestId: randomUUID(),
+    });
     if (!parsed.success) fail(`参数有误：${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('；')}\n${USAGE}`);
     const result = await credit(config, parsed.data);
-    console.log(`已给 ${result.mobile} 的${result.to === 'gift' ? '赠送金' : '现金'}账户补偿 ${parsed.data.amount} 元，当前余额 ${(Number(result.balance) / 10000).toFixed(2)} 元`);
+    console.log(
+      `已给 ${result.mobile} 的${result.to === 'gift' ? '赠送金' : '现金'}账户补偿 ${parsed.data.amount} 元，当前余额 ${(Number(result.balance) / 10000).toFixed(2)} 元`,
+    );
   } else if (command === 'grant' || command === 'revoke') {
     const mobile = positional[0] ?? fail(USAGE);
     await setRole(config, mobile, command === 'grant');

@@ -33,9 +33,7 @@ export class OutboxMailDriver implements MailDriver {
     private clock: Clock,
   ) {}
   async send(m: MailMessage) {
-    await this.db
-      .insert(outbox)
-      .values({ to: m.to, channel: 'email', text: `${m.subject}\n${m.text}`, code: m.code ?? '', createdAt: this.clock.now() });
+    await this.db.insert(outbox).values({ to: m.to, channel: 'email', text: `${m.subject}\n${m.text}`, code: m.code ?? '', createdAt: this.clock.now() });
     this.log.info({ to: m.to, code: m.code }, `[邮件发件箱] 发往 ${m.to}：${m.subject}`);
   }
 }

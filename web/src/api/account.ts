@@ -69,7 +69,8 @@ export const childApi = {
 };
 
 export const operatorApi = {
-  reviews: (params: { kind: 'enterprise' | 'student'; status?: string; page: number; pageSize: number }) => api.get<ReviewItemPage>(API.operatorReviews, params),
+  reviews: (params: { kind: 'enterprise' | 'student'; status?: string; page: number; pageSize: number }) =>
+    api.get<ReviewItemPage>(API.operatorReviews, params),
   decide: (kind: 'enterprise' | 'student', id: string, decision: ReviewDecision) =>
     api.post<{ ok: true }>(API.operatorReview, { kind, id, ...decision }, { successMessage: decision.decision === 'approve' ? '已通过' : '已驳回' }),
   users: (params: { q?: string; page: number; pageSize: number }) => api.get<OperatorUserPage>(API.operatorUsers, params),

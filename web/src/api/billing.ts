@@ -40,10 +40,8 @@ export const BILLING_KEYS = {
 export const billingApi = {
   /** Silent: the header shows '--' when the balance is unavailable instead of a toast. */
   money: (signal?: AbortSignal) => api.get<UserMoney>(API.userMoney, undefined, { signal, silent: true }),
-  statement: (q: { kind: StatementKind; page: number; pageSize: number }, signal?: AbortSignal) =>
-    api.get<StatementPage>(API.userStatement, q, { signal }),
-  storageCharges: (q: { page: number; pageSize: number }, signal?: AbortSignal) =>
-    api.get<StorageChargePage>(API.storageCharges, q, { signal }),
+  statement: (q: { kind: StatementKind; page: number; pageSize: number }, signal?: AbortSignal) => api.get<StatementPage>(API.userStatement, q, { signal }),
+  storageCharges: (q: { page: number; pageSize: number }, signal?: AbortSignal) => api.get<StorageChargePage>(API.storageCharges, q, { signal }),
   rechargeOptions: (signal?: AbortSignal) => api.get<RechargeOptions>(API.rechargeOptions, undefined, { signal }),
   createRecharge: (body: RechargeRequest) => api.post<Recharge>(API.recharge, body),
   /** Polled while the QR code is shown: silent, the dialog shows its own state. */

@@ -53,15 +53,13 @@ export interface ApplicationsParams {
  * top of it would say the same thing twice.
  */
 const quiet = (signal?: AbortSignal) => ({ signal, silent: true });
-const items = <T,>(r: { items: T[] }) => r.items;
+const items = <T>(r: { items: T[] }) => r.items;
 
 export const catalogueApi = {
   promotion: (signal?: AbortSignal) => api.get<Promotion>(API.promotion, undefined, quiet(signal)),
   gpuList: (params: GpuListParams, signal?: AbortSignal) => api.get<GpuHostsPage>(API.gpuList, { ...params }, quiet(signal)),
-  regions: (category: InstanceCategory, signal?: AbortSignal) =>
-    api.get<{ items: Region[] }>(API.regions, { category }, quiet(signal)).then(items),
-  rooms: (regionId: string | undefined, signal?: AbortSignal) =>
-    api.get<{ items: Room[] }>(API.roomList, { regionId }, quiet(signal)).then(items),
+  regions: (category: InstanceCategory, signal?: AbortSignal) => api.get<{ items: Region[] }>(API.regions, { category }, quiet(signal)).then(items),
+  rooms: (regionId: string | undefined, signal?: AbortSignal) => api.get<{ items: Room[] }>(API.roomList, { regionId }, quiet(signal)).then(items),
   gpuTypes: (signal?: AbortSignal) => api.get<{ items: GpuType[] }>(API.gpuTypeList, undefined, quiet(signal)).then(items),
   availableGpuTypes: (q: { regionId?: string; roomId?: string; gpuCount?: number }, signal?: AbortSignal) =>
     api.get<{ items: AvailableGpuType[] }>(API.gpuAvailableGpuTypes, { ...q }, quiet(signal)).then(items),
@@ -69,18 +67,12 @@ export const catalogueApi = {
     api.get<{ items: AvailableZone[] }>(API.gpuAvailableZones, { ...q }, quiet(signal)).then(items),
   regionRecommend: (q: { category: InstanceCategory; gpuTypeId?: string; sizeId?: string }, signal?: AbortSignal) =>
     api.get<RegionRecommend>(API.regionRecommend, { ...q }, quiet(signal)),
-  gpuImages: (gpuTypeId: string | undefined, signal?: AbortSignal) =>
-    api.get<{ items: Image[] }>(API.gpuImages, { gpuTypeId }, quiet(signal)).then(items),
+  gpuImages: (gpuTypeId: string | undefined, signal?: AbortSignal) => api.get<{ items: Image[] }>(API.gpuImages, { gpuTypeId }, quiet(signal)).then(items),
   images: (category: SizeCategory, signal?: AbortSignal) =>
     api.get<ImagesPage>(API.images, { filterBy: formatFilterBy({ category }), pageSize: 100 }, quiet(signal)).then(items),
   sizes: ({ category, regionId, ...rest }: SizesParams, signal?: AbortSignal) =>
-    api.get<SizesPage>(
-      API.sizes,
-      { filterBy: formatFilterBy({ category, region: regionId }), sortBy: 'priceDay,a', ...rest },
-      quiet(signal),
-    ),
-  applications: (params: ApplicationsParams, signal?: AbortSignal) =>
-    api.get<ApplicationsPage>(API.applicationList, { ...params }, quiet(signal)),
+    api.get<SizesPage>(API.sizes, { filterBy: formatFilterBy({ category, region: regionId }), sortBy: 'priceDay,a', ...rest }, quiet(signal)),
+  applications: (params: ApplicationsParams, signal?: AbortSignal) => api.get<ApplicationsPage>(API.applicationList, { ...params }, quiet(signal)),
   /** The caller's vouchers usable now on `category` (the server drops the ones for other products). */
   usableVouchers: (category: InstanceCategory, signal?: AbortSignal) =>
     api.get<{ items: Voucher[] }>(API.vouchers, { usable: 'true', category }, quiet(signal)).then(items),
@@ -120,8 +112,7 @@ const STATIC = 5 * 60_000;
 const LIVE = 20_000;
 
 export const catalogueQueries = {
-  promotion: () =>
-    queryOptions({ queryKey: CATALOGUE_KEYS.promotion, queryFn: ({ signal }) => catalogueApi.promotion(signal), staleTime: STATIC }),
+  promotion: () => queryOptions({ queryKey: CATALOGUE_KEYS.promotion, queryFn: ({ signal }) => catalogueApi.promotion(signal), staleTime: STATIC }),
   gpuList: (params: GpuListParams) =>
     queryOptions({
       queryKey: CATALOGUE_KEYS.gpuList(params),
@@ -134,8 +125,7 @@ export const catalogueQueries = {
       queryFn: ({ signal }) => catalogueApi.regions(category, signal),
       staleTime: STATIC,
     }),
-  gpuTypes: () =>
-    queryOptions({ queryKey: CATALOGUE_KEYS.gpuTypes, queryFn: ({ signal }) => catalogueApi.gpuTypes(signal), staleTime: LIVE }),
+  gpuTypes: () => queryOptions({ queryKey: CATALOGUE_KEYS.gpuTypes, queryFn: ({ signal }) => catalogueApi.gpuTypes(signal), staleTime: LIVE }),
   availableGpuTypes: (q: { regionId?: string; roomId?: string }) =>
     queryOptions({
       queryKey: CATALOGUE_KEYS.availableGpuTypes(q),

@@ -123,10 +123,7 @@ async function readBody(res: Response): Promise<unknown> {
 function httpError(status: number, payload: unknown): ApiError {
   const body = isPlainObject(payload) ? payload : {};
   const code = typeof body.code === 'number' ? body.code : undefined;
-  const message =
-    (typeof body.message === 'string' && body.message) ||
-    (code !== undefined && errorByCode(code)?.message) ||
-    `请求失败（HTTP ${status}）`;
+  const message = (typeof body.message === 'string' && body.message) || (code !== undefined && errorByCode(code)?.message) || `请求失败（HTTP ${status}）`;
   const detail = typeof body.detail === 'string' && body.detail ? body.detail : undefined;
   return new ApiError('http', message, status, code, detail);
 }

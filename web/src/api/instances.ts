@@ -77,7 +77,11 @@ export const instancesApi = {
   act: (id: string, action: InstanceAction) => api.post<Instance>(API.instanceAction, { id, action }, { silent: true, successMessage: true }),
   /** Moves a stopped instance to another host (free of charge); the server picks one unless `hostId` is given. */
   migrate: (id: string, hostId?: string) =>
-    api.post<Instance>(API.instanceMigrate, { id, ...(hostId ? { hostId } : {}) }, { successMessage: '已开始迁移，几分钟后完成；完成后实例为已关机，可直接开机' }),
+    api.post<Instance>(
+      API.instanceMigrate,
+      { id, ...(hostId ? { hostId } : {}) },
+      { successMessage: '已开始迁移，几分钟后完成；完成后实例为已关机，可直接开机' },
+    ),
   /** The hosts a stopped GPU instance may move to, with their free cards now. */
   migrateTargets: (id: string, signal?: AbortSignal) => api.get<MigrationTarget[]>(API.instanceMigrateTargets, { id }, { signal }),
   rename: (id: string, name: string) => api.put<Instance>(API.instanceName, { id, name }, { successMessage: '实例名称已修改' }),

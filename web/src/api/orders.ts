@@ -63,7 +63,8 @@ export const ordersApi = {
     api.get<OrderPayStatus>(orderPath(order.kind, order.orderUid, '/pay'), undefined, { signal, silent: true }),
   qrcode: (order: Pick<Order, 'kind' | 'orderUid'>, method: 'Alipay' | 'Wechat') =>
     api.get<OrderQr>(orderPath(order.kind, order.orderUid, `/qrcode/${method === 'Alipay' ? 'alipay' : 'wechat'}`)),
-  cancel: (order: Pick<Order, 'kind' | 'orderUid'>) => api.post<Order>(orderPath(order.kind, order.orderUid, '/cancel'), undefined, { successMessage: '订单已取消' }),
+  cancel: (order: Pick<Order, 'kind' | 'orderUid'>) =>
+    api.post<Order>(orderPath(order.kind, order.orderUid, '/cancel'), undefined, { successMessage: '订单已取消' }),
   /** Usable vouchers for one product category (vouchers limited to other categories are left out by the server). */
   usableVouchers: (category: string, signal?: AbortSignal) => api.get<{ items: Voucher[] }>(API.vouchers, { usable: 'true', category }, { signal }),
   resourceProducts: (signal?: AbortSignal) => api.get<{ items: ResourceProduct[] }>(API.resourceProducts, undefined, { signal }),

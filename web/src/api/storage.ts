@@ -27,7 +27,8 @@ export const storageApi = {
   /** Silent: the save dialog shows why (name taken, limit reached, not stopped) under its field. */
   saveImage: (instanceId: string, name: string) => api.post<UserImage>(API.instanceImage, { id: instanceId, name }, { silent: true }),
   renameImage: (id: string, name: string) => api.put<UserImage>(API.userImageName, { id, name }, { successMessage: '镜像名称已修改' }),
-  shareImage: (id: string, shared: boolean) => api.put<UserImage>(API.userImageShare, { id, shared }, { successMessage: shared ? '已开启分享链接' : '已关闭分享链接' }),
+  shareImage: (id: string, shared: boolean) =>
+    api.put<UserImage>(API.userImageShare, { id, shared }, { successMessage: shared ? '已开启分享链接' : '已关闭分享链接' }),
   deleteImage: (id: string) => api.delete<{ ok: true }>(API.userImage, { id }, { successMessage: '镜像已删除' }),
   /** Silent: the share page says "not shared" itself. */
   shared: (id: string, signal?: AbortSignal) => api.get<SharedImage>(API.sharedImage, { id }, { signal, silent: true }),

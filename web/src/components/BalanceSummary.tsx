@@ -15,7 +15,11 @@ export function BalanceSummary() {
       ) : (
         <Row gutter={[24, 16]}>
           <Col xs={12} md={6}>
-            <Statistic title="可用余额（元）" value={formatYuan(money.data.available ?? money.data.cash)} styles={{ content: { color: token.colorPrimary, fontWeight: 600 } }} />
+            <Statistic
+              title="可用余额（元）"
+              value={formatYuan(money.data.available ?? money.data.cash)}
+              styles={{ content: { color: token.colorPrimary, fontWeight: 600 } }}
+            />
           </Col>
           <Col xs={12} md={6}>
             <Statistic title="现金（元）" value={formatYuan(money.data.cash)} />

@@ -73,7 +73,9 @@ describe('the order pay dialog', () => {
   });
 
   it('says how much is missing and offers 去充值 when the balance is short', async () => {
-    costServer((url) => (url.pathname === '/billing/api/v1/user/money' ? json(200, { cash: '100000', gift: '0', voucher: '0', deposit: '0', available: '100000' }) : undefined));
+    costServer((url) =>
+      url.pathname === '/billing/api/v1/user/money' ? json(200, { cash: '100000', gift: '0', voucher: '0', deposit: '0', available: '100000' }) : undefined,
+    );
     renderModal(hundredYuan);
     expect(await screen.findByText('余额不足，还差 ¥90.00')).toBeTruthy();
     const link = screen.getByRole('link', { name: '去充值' });
@@ -87,7 +89,13 @@ describe('the order pay dialog', () => {
   });
 
   it('shows the QR code and polls the order until it is completed', async () => {
-    const qr = { method: 'Alipay', amount: '1000000', qrContent: 'http://127.0.0.1:8097/dev/pay/sandbox/P20261123085616abcd', expiresAt: hundredYuan.expiresAt, status: 'Pending' };
+    const qr = {
+      method: 'Alipay',
+      amount: '1000000',
+      qrContent: 'http://127.0.0.1:8097/dev/pay/sandbox/P20261123085616abcd',
+      expiresAt: hundredYuan.expiresAt,
+      status: 'Pending',
+    };
     let polls = 0;
     let posted = false;
     const fetch = costServer((url, init) => {
@@ -120,7 +128,9 @@ describe('the order pay dialog', () => {
 
   it('picks up a QR code opened earlier, and can switch back to another method', async () => {
     const qr = { method: 'Wechat', amount: '1000000', qrContent: 'weixin://wxpay/bizpayurl?pr=abc', expiresAt: hundredYuan.expiresAt, status: 'Pending' };
-    costServer((url, init) => (url.pathname === PAY && init?.method !== 'POST' ? json(200, { orderUid: hundredYuan.orderUid, status: 'Unpaid', payment: qr }) : undefined));
+    costServer((url, init) =>
+      url.pathname === PAY && init?.method !== 'POST' ? json(200, { orderUid: hundredYuan.orderUid, status: 'Unpaid', payment: qr }) : undefined,
+    );
     renderModal(hundredYuan);
     expect(await screen.findByText(/请用微信扫码支付/)).toBeTruthy();
     expect(screen.queryByText('打开沙箱支付页')).toBeNull(); // a real gateway's QR has no sandbox link

@@ -4,7 +4,18 @@ import { WalletOutlined } from '@ant-design/icons';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
-import { OrderStatus, PAGE, formatYuan, roundUpToFen, type Order, type OrderStatus as Status, type PaymentMethod, type Voucher, type OrderPayStatus, type OrderQr } from '@console/contract';
+import {
+  OrderStatus,
+  PAGE,
+  formatYuan,
+  roundUpToFen,
+  type Order,
+  type OrderStatus as Status,
+  type PaymentMethod,
+  type Voucher,
+  type OrderPayStatus,
+  type OrderQr,
+} from '@console/contract';
 import { ORDER_KEYS, ordersApi } from '../api/orders';
 import { categoryLabel, formatCountdown, invalidateOrderViews, paySourceLabel, useCancelOrder } from './orderViews';
 import { QrClosed, QrPayPanel, useQrPayment, WALLET_LABEL, WalletOptions } from './QrPayPanel';
@@ -86,10 +97,7 @@ export function OrderPayModal({ order, onClose, onPaid, onSettled, voucherId: in
   let body;
   if (done) body = <PayOutcome order={order} status={done} onClose={onClose} />;
   else if (timedOut) body = <PayOutcome order={order} status="Expired" onClose={onClose} />;
-  else if (qr)
-    body = (
-      <QrStep qr={qr} status={poll.data} left={left} checking={payment.checking} onCheck={payment.check} onBack={() => setQr(null)} />
-    );
+  else if (qr) body = <QrStep qr={qr} status={poll.data} left={left} checking={payment.checking} onCheck={payment.check} onBack={() => setQr(null)} />;
   else
     body = (
       <ChooseStep
@@ -99,7 +107,8 @@ export function OrderPayModal({ order, onClose, onPaid, onSettled, voucherId: in
         onAnswer={(res) => {
           queryClient.setQueryData(statusKey, res); // the new QR replaces any earlier one at once
           if (res.status === 'Unpaid' && res.payment?.status === 'Pending' && res.payment.qrContent) setQr(res.payment);
-          else if (res.status === 'Paid') setWaiting(true); // paid, delivery under way
+          else if (res.status === 'Paid')
+            setWaiting(true); // paid, delivery under way
           else if (res.status !== 'Unpaid') setAnswered(res.status);
         }}
         onCancel={() => confirmCancel(order)}
@@ -199,7 +208,9 @@ function ChooseStep({
             allowClear
             value={voucherId}
             onChange={(v) => setVoucherId(v)}
-            placeholder={vouchers.isError ? '代金券加载失败' : options.length ? `不使用代金券（${options.filter((o) => !o.disabled).length} 张可用）` : '暂无可用代金券'}
+            placeholder={
+              vouchers.isError ? '代金券加载失败' : options.length ? `不使用代金券（${options.filter((o) => !o.disabled).length} 张可用）` : '暂无可用代金券'
+            }
             disabled={options.length === 0}
             options={options}
           />
@@ -351,9 +362,7 @@ function PayOutcome({ order, status, onClose }: { order: Order; status: Status; 
           <Flex vertical gap={4}>
             <span>{order.description} 已开通</span>
             {parts.length > 0 && (
-              <span>
-                {parts.map((p) => `${paySourceLabel(p.source, detail.data?.payMethod ?? null)} ¥${formatYuan(p.amount)}`).join('，')}
-              </span>
+              <span>{parts.map((p) => `${paySourceLabel(p.source, detail.data?.payMethod ?? null)} ¥${formatYuan(p.amount)}`).join('，')}</span>
             )}
           </Flex>
         }
@@ -370,9 +379,7 @@ function PayOutcome({ order, status, onClose }: { order: Order; status: Status; 
       <Result
         status="error"
         title={status === 'Refunded' ? '订单处理失败，款项已原路退回' : '订单处理失败'}
-        subTitle={
-          detail.isPending ? '正在查询原因…' : `原因：${detail.data?.failReason ?? '未知'}。代金券、赠送金和现金已退回原账户，可稍后重新下单。`
-        }
+        subTitle={detail.isPending ? '正在查询原因…' : `原因：${detail.data?.failReason ?? '未知'}。代金券、赠送金和现金已退回原账户，可稍后重新下单。`}
         extra={<Button onClick={onClose}>关闭</Button>}
       />
     );

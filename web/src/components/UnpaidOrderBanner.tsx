@@ -38,7 +38,8 @@ function Banner({ order, onPay }: { order: Order; onPay: () => void }) {
       className="unpaid-banner"
       title={
         <span>
-          您有一笔未支付订单：<Link to={orderDetailPath(order)}>{order.description}</Link>，应付 ¥{formatYuan(order.amount)}，剩余支付时间 {formatCountdown(left)}
+          您有一笔未支付订单：<Link to={orderDetailPath(order)}>{order.description}</Link>，应付 ¥{formatYuan(order.amount)}，剩余支付时间{' '}
+          {formatCountdown(left)}
         </span>
       }
       description="同一账号同时只能有一笔未支付订单，请先支付或取消后再下新单。"

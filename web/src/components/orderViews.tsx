@@ -105,7 +105,15 @@ export function formatQuantity(quantity: string, unit: string): string {
 /** Everything a paid, cancelled or expired order changes on screen. */
 export function invalidateOrderViews(queryClient: ReturnType<typeof useQueryClient>) {
   // me/info carries the gift fields (remain, expiry) the header shows: refresh it with the balance.
-  for (const queryKey of [BILLING_KEYS.money, USER_KEYS.me, ORDER_KEYS.all, ORDER_KEYS.packages, BILLING_KEYS.vouchers, BILLING_KEYS.statements, BILLING_KEYS.gifts]) {
+  for (const queryKey of [
+    BILLING_KEYS.money,
+    USER_KEYS.me,
+    ORDER_KEYS.all,
+    ORDER_KEYS.packages,
+    BILLING_KEYS.vouchers,
+    BILLING_KEYS.statements,
+    BILLING_KEYS.gifts,
+  ]) {
     void queryClient.invalidateQueries({ queryKey });
   }
 }
@@ -185,7 +193,13 @@ export function StatementTable({ kind, emptyText }: { kind: StatementKind; empty
           ),
         },
         { title: '金额（元）', dataIndex: 'amount', align: 'right', width: 140, render: (v: string) => <SignedYuan units={v} /> },
-        { title: '余额（元）', dataIndex: 'balanceAfter', align: 'right', width: 140, render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
+        {
+          title: '余额（元）',
+          dataIndex: 'balanceAfter',
+          align: 'right',
+          width: 140,
+          render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span>,
+        },
       ]}
     />
   );

@@ -26,7 +26,10 @@ export function BalanceLink() {
   if (money.isPending && money.fetchStatus !== 'idle') value = <Spin size="small" />;
   else if (money.data) value = formatYuan(money.data.available ?? money.data.cash, { symbol: true });
   const gift = giftHint(me.data);
-  const detail = money.data?.gift !== undefined ? `现金 ¥${formatYuan(money.data.cash)}，赠送金 ¥${formatYuan(money.data.gift)}${gift ? `（${gift}）` : ''}；点击充值` : '去充值';
+  const detail =
+    money.data?.gift !== undefined
+      ? `现金 ¥${formatYuan(money.data.cash)}，赠送金 ¥${formatYuan(money.data.gift)}${gift ? `（${gift}）` : ''}；点击充值`
+      : '去充值';
   return (
     <Tooltip title={money.isError ? '余额暂不可用' : detail}>
       <Link to={PAGE.recharge} aria-label="余额">

@@ -93,17 +93,13 @@ export const CONSOLE_MENU: MenuNode[] = [
 export function menuItemsFor(user: SessionUser | null, nodes: MenuNode[] = CONSOLE_MENU): MenuProps['items'] {
   return nodes
     .filter((n) => isAllowed(user, n.perms) && !(n.mainOnly && user?.isChild) && !(n.operator && !user?.isOperator))
-    .map(({ key, label, icon, children }) =>
-      children ? { key, label, icon, children: menuItemsFor(user, children) } : { key, label, icon },
-    );
+    .map(({ key, label, icon, children }) => (children ? { key, label, icon, children: menuItemsFor(user, children) } : { key, label, icon }));
 }
 
 /** The leaf whose path is the longest prefix of `pathname` (detail pages light up their list). */
 export function selectedKey(pathname: string, nodes: MenuNode[] = CONSOLE_MENU): string | undefined {
   const leaves = nodes.flatMap((n) => n.children ?? [n]);
-  return leaves
-    .filter((l) => pathname === l.key || pathname.startsWith(`${l.key}/`))
-    .sort((a, b) => b.key.length - a.key.length)[0]?.key;
+  return leaves.filter((l) => pathname === l.key || pathname.startsWith(`${l.key}/`)).sort((a, b) => b.key.length - a.key.length)[0]?.key;
 }
 
 /** The group that holds the selected leaf, to open it. */

@@ -10,8 +10,7 @@ vi.mock('./chunkReload', async (importOriginal) => {
 });
 const { RouteError } = await import('./RouteError');
 const { lazyComponent } = await import('./lazyComponent');
-const { CHUNK_RELOAD_KEY, chunkLoaded, isChunkLoadError, reloadOnceAt } =
-  await vi.importActual<typeof import('./chunkReload')>('./chunkReload');
+const { CHUNK_RELOAD_KEY, chunkLoaded, isChunkLoadError, reloadOnceAt } = await vi.importActual<typeof import('./chunkReload')>('./chunkReload');
 
 const staleChunk = () => new TypeError('Failed to fetch dynamically imported module: /assets/BillPage-old.js');
 
@@ -46,7 +45,17 @@ describe('reloading after a stale chunk (spec §2)', () => {
             { path: '/', element: <p>首页</p> },
             {
               id: 'layout',
-              lazy: lazyComponent(async () => ({ default: () => <main>布局<Outlet /></main> }), { isPage: false }),
+              lazy: lazyComponent(
+                async () => ({
+                  default: () => (
+                    <main>
+                      布局
+                      <Outlet />
+                    </main>
+                  ),
+                }),
+                { isPage: false },
+              ),
               children: [
                 {
                   path: '/console/cost/bill',

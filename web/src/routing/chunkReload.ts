@@ -7,9 +7,7 @@ export const CHUNK_RELOAD_KEY = 'chunkReloadTarget';
 
 export function isChunkLoadError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  return /dynamically imported module|Importing a module script failed|Unable to preload|ChunkLoadError|Loading chunk/i.test(
-    `${error.name} ${error.message}`,
-  );
+  return /dynamically imported module|Importing a module script failed|Unable to preload|ChunkLoadError|Loading chunk/i.test(`${error.name} ${error.message}`);
 }
 
 /** Reloads at `target` unless that was already tried; returns whether it reloaded. */

@@ -55,7 +55,8 @@ const machineParams = z.object({ instanceId: instanceIdSchema });
 
 export const computeAgentServer: FastifyPluginAsync<ComputeAgentServerOptions> = async (app: FastifyInstance, opts) => {
   const { driver, keys } = opts;
-  if (!Object.keys(keys).length || Object.values(keys).some((s) => !s)) throw new Error('computeAgentServer: at least one key with a non-empty secret is required');
+  if (!Object.keys(keys).length || Object.values(keys).some((s) => !s))
+    throw new Error('computeAgentServer: at least one key with a non-empty secret is required');
   const now = opts.now ?? (() => new Date());
   const remember = opts.rememberOps ?? 100_000;
   /** opId → fingerprint of what was accepted under it (insertion order = age). */
@@ -74,7 +75,12 @@ export const computeAgentServer: FastifyPluginAsync<ComputeAgentServerOptions> =
 
   app.addHook('preHandler', async (req: FastifyRequest) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const why = verifyAgentRequest({ method: req.method, target: req.url, authorization: req.headers.authorization, body: raw }, keys, now(), opts.maxSkewMs ?? AGENT_MAX_SKEW_MS);
+    const why = verifyAgentRequest(
+      { method: req.method, target: req.url, authorization: req.headers.authorization, body: raw },
+      keys,
+      now(),
+      opts.maxSkewMs ?? AGENT_MAX_SKEW_MS,
+    );
     if (why) {
       req.log.warn({ url: req.url, why }, 'compute agent: request refused');
       throw new AgentHttpError(401, 'unauthorized', why);
@@ -124,7 +130,8 @@ function json(req: FastifyRequest): unknown {
 
 function parse<T>(schema: z.ZodType<T>, v: unknown, what: string): T {
   const r = schema.safeParse(v);
-  if (!r.success) throw new AgentHttpError(400, 'bad_request', `invalid ${what}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new AgentHttpError(400, 'bad_request', `invalid ${what}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   return r.data;
 }
 

@@ -15,7 +15,18 @@ import type { MachineSpec } from './types.js';
 
 const KEY_ID = 'console-1';
 const SECRET = 'a-shared-secret-of-at-least-32-characters';
-const DELAYS = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 4000, destroy: 2000, resizeDisk: 3000, migrate: 8000, saveImage: 6000, changeBandwidth: 2000 };
+const DELAYS = {
+  create: 4000,
+  boot: 3000,
+  start: 3000,
+  stop: 2000,
+  restart: 4000,
+  destroy: 2000,
+  resizeDisk: 3000,
+  migrate: 8000,
+  saveImage: 6000,
+  changeBandwidth: 2000,
+};
 
 /** The controller's own database: in-memory PGlite, or a scratch PostgreSQL database under TEST_DATABASE_URL. */
 async function openControllerDb(): Promise<{ database: Database; drop: () => Promise<void> }> {
@@ -224,7 +235,7 @@ describe('AgentComputeDriver against the agent server on the simulated fleet', (
     const all = await driver.events(0, 1000);
     expect(all.length).toBeGreaterThanOrEqual(6);
     const paged = [];
-    for (let cursor = 0; ; ) {
+    for (let cursor = 0; ;) {
       const page = await driver.events(cursor, 4);
       expect(page.length).toBeLessThanOrEqual(4);
       if (!page.length) break;
@@ -248,7 +259,10 @@ describe('AgentComputeDriver against the agent server on the simulated fleet', (
         status: 401,
         message: expect.stringMatching(/signature does not match.*COMPUTE_AGENT_SECRET/),
       });
-      await expect(agentFor({ keyId: 'someone-else' }).status(id)).rejects.toMatchObject({ kind: 'Unauthorized', message: expect.stringMatching(/unknown keyId/) });
+      await expect(agentFor({ keyId: 'someone-else' }).status(id)).rejects.toMatchObject({
+        kind: 'Unauthorized',
+        message: expect.stringMatching(/unknown keyId/),
+      });
       const unsigned = await fetch(`${c.url}/v1/events?after=0&limit=1`);
       expect(unsigned.status).toBe(401);
       expect(await unsigned.json()).toMatchObject({ error: 'unauthorized' });
@@ -258,15 +272,21 @@ describe('AgentComputeDriver against the agent server on the simulated fleet', (
     it('refuses a request signed more than 5 minutes ago (a replay) and one from the future', async () => {
       const id = randomUUID();
       const captured: { url: string; init: RequestInit }[] = [];
-      const recording = agentFor({ fetch: async (url, init) => (captured.push({ url: String(url), init: init! }), new Response('{"opId":"x"}', { status: 202 })) });
+      const recording = agentFor({
+        fetch: async (url, init) => (captured.push({ url: String(url), init: init! }), new Response('{"opId":"x"}', { status: 202 })),
+      });
       await recording.create('replayed', id, spec());
       c.clock.advance(5 * 60 * 1000 + 1000);
       const replay = await fetch(captured[0]!.url, { ...captured[0]!.init, signal: undefined });
       expect(replay.status).toBe(401);
       expect(await replay.json()).toMatchObject({ message: expect.stringMatching(/5 minutes/) });
 
-      await expect(agentFor({ now: () => new Date(c.clock.now().getTime() - 6 * 60 * 1000) }).create('old', id, spec())).rejects.toMatchObject({ kind: 'Unauthorized' });
-      await expect(agentFor({ now: () => new Date(c.clock.now().getTime() + 6 * 60 * 1000) }).create('future', id, spec())).rejects.toMatchObject({ kind: 'Unauthorized' });
+      await expect(agentFor({ now: () => new Date(c.clock.now().getTime() - 6 * 60 * 1000) }).create('old', id, spec())).rejects.toMatchObject({
+        kind: 'Unauthorized',
+      });
+      await expect(agentFor({ now: () => new Date(c.clock.now().getTime() + 6 * 60 * 1000) }).create('future', id, spec())).rejects.toMatchObject({
+        kind: 'Unauthorized',
+      });
       // Within the window the same signature is accepted.
       await expect(agentFor({ now: () => new Date(c.clock.now().getTime() - 4 * 60 * 1000) }).status(id)).resolves.toBeNull();
       await unchanged(id);
@@ -274,8 +294,14 @@ describe('AgentComputeDriver against the agent server on the simulated fleet', (
 
     it('refuses a body or a query changed after signing', async () => {
       const id = randomUUID();
-      const tamper = (edit: (s: string) => string): typeof fetch => async (url, init) => fetch(edit(String(url)), { ...init, body: init?.body ? edit(String(init.body)) : init?.body });
-      await expect(agentFor({ fetch: tamper((b) => b.replace('"gpuCount":1', '"gpuCount":8')) }).create('tampered', id, spec())).rejects.toMatchObject({ kind: 'Unauthorized', status: 401 });
+      const tamper =
+        (edit: (s: string) => string): typeof fetch =>
+        async (url, init) =>
+          fetch(edit(String(url)), { ...init, body: init?.body ? edit(String(init.body)) : init?.body });
+      await expect(agentFor({ fetch: tamper((b) => b.replace('"gpuCount":1', '"gpuCount":8')) }).create('tampered', id, spec())).rejects.toMatchObject({
+        kind: 'Unauthorized',
+        status: 401,
+      });
       await expect(agentFor({ fetch: tamper((u) => u.replace('after=0', 'after=1')) }).events(0, 10)).rejects.toMatchObject({ kind: 'Unauthorized' });
       const res = await fetch(`${c.url}/v1/machines/${id}`, {
         headers: { authorization: agentAuthorization(KEY_ID, SECRET, 'GET', `/v1/machines/${randomUUID()}`, Math.floor(c.clock.now().getTime() / 1000), '') },
@@ -288,10 +314,19 @@ describe('AgentComputeDriver against the agent server on the simulated fleet', (
   it('says clearly when the controller is down, and retries connection failures only a few times', async () => {
     const port = await freePort();
     let attempts = 0;
-    const down = new AgentComputeDriver({ baseUrl: `http://127.0.0.1:${port}`, keyId: KEY_ID, secret: SECRET, retryDelayMs: 1, fetch: (u, i) => (attempts++, fetch(u, i)) });
+    const down = new AgentComputeDriver({
+      baseUrl: `http://127.0.0.1:${port}`,
+      keyId: KEY_ID,
+      secret: SECRET,
+      retryDelayMs: 1,
+      fetch: (u, i) => (attempts++, fetch(u, i)),
+    });
     const err = await down.create('op', randomUUID(), spec()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ComputeAgentError);
-    expect(err).toMatchObject({ kind: 'Unavailable', message: expect.stringMatching(new RegExp(`POST http://127\\.0\\.0\\.1:${port}/v1/operations: controller unreachable \\(ECONNREFUSED\\)`)) });
+    expect(err).toMatchObject({
+      kind: 'Unavailable',
+      message: expect.stringMatching(new RegExp(`POST http://127\\.0\\.0\\.1:${port}/v1/operations: controller unreachable \\(ECONNREFUSED\\)`)),
+    });
     expect(attempts).toBe(3);
   });
 
@@ -323,7 +358,9 @@ describe('COMPUTE_DRIVER=agent configuration', () => {
   const base = { COMPUTE_DRIVER: 'agent', COMPUTE_AGENT_URL: 'https://agent.example.com/gpu', COMPUTE_AGENT_KEY_ID: 'k1', COMPUTE_AGENT_SECRET: SECRET };
   it('needs the three variables together and names a bad one', () => {
     expect(loadConfig(base)).toMatchObject({ COMPUTE_DRIVER: 'agent', COMPUTE_AGENT_URL: 'https://agent.example.com/gpu' });
-    expect(() => loadConfig({ COMPUTE_DRIVER: 'agent', COMPUTE_AGENT_URL: base.COMPUTE_AGENT_URL })).toThrow(/COMPUTE_DRIVER=agent 时必须设置 COMPUTE_AGENT_KEY_ID、COMPUTE_AGENT_SECRET/);
+    expect(() => loadConfig({ COMPUTE_DRIVER: 'agent', COMPUTE_AGENT_URL: base.COMPUTE_AGENT_URL })).toThrow(
+      /COMPUTE_DRIVER=agent 时必须设置 COMPUTE_AGENT_KEY_ID、COMPUTE_AGENT_SECRET/,
+    );
     expect(() => loadConfig({ ...base, COMPUTE_AGENT_URL: 'http://agent.example.com' })).toThrow(/COMPUTE_AGENT_URL: 必须是 https/);
     expect(() => loadConfig({ ...base, COMPUTE_AGENT_URL: 'not a url' })).toThrow(/COMPUTE_AGENT_URL/);
     expect(() => loadConfig({ ...base, COMPUTE_AGENT_SECRET: 'short' })).toThrow(/COMPUTE_AGENT_SECRET: 至少 32 个字符/);

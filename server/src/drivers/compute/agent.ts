@@ -72,7 +72,9 @@ export function sha256Hex(body: string | Buffer): string {
 }
 
 export function agentSignature(secret: string, method: string, target: string, ts: number, body: string | Buffer): string {
-  return createHmac('sha256', secret).update(`${method.toUpperCase()}\n${target}\n${ts}\n${sha256Hex(body)}`).digest('base64');
+  return createHmac('sha256', secret)
+    .update(`${method.toUpperCase()}\n${target}\n${ts}\n${sha256Hex(body)}`)
+    .digest('base64');
 }
 
 export function agentAuthorization(keyId: string, secret: string, method: string, target: string, ts: number, body: string | Buffer): string {
@@ -131,7 +133,12 @@ export const operationSchema = z.discriminatedUnion('kind', [
   z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('resizeDisk'), params: z.object({ dataDiskGb: z.number().int().min(1).max(1_000_000) }) }),
   z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('migrate'), params: z.object({ targetHostId: id }) }),
   z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('saveImage'), params: z.object({ imageRef: id }) }),
-  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('changeBandwidth'), params: z.object({ bandwidthMbps: z.number().int().min(1).max(100_000) }) }),
+  z.object({
+    opId: id,
+    instanceId: instanceIdSchema,
+    kind: z.literal('changeBandwidth'),
+    params: z.object({ bandwidthMbps: z.number().int().min(1).max(100_000) }),
+  }),
 ]);
 export type AgentOperation = z.infer<typeof operationSchema>;
 
@@ -291,21 +298,27 @@ export class AgentComputeDriver implements ComputeDriver {
 
   private async submit(op: { opId: string; instanceId: string; kind: OperationKind; params: object }): Promise<void> {
     const a = await this.call('POST', 'v1/operations', op);
-    if (a.status === 409) throw new ComputeAgentError('Conflict', `compute agent: operation ${op.opId} was already submitted with different content (${errorText(a)})`, 409);
+    if (a.status === 409)
+      throw new ComputeAgentError('Conflict', `compute agent: operation ${op.opId} was already submitted with different content (${errorText(a)})`, 409);
     this.expect(a, [200, 202], 'POST /v1/operations');
   }
 
   private expect(a: Answer, ok: number[], what: string) {
     if (ok.includes(a.status)) return;
     const text = `compute agent ${what}: HTTP ${a.status} ${errorText(a)}`.trim();
-    if (a.status === 401 || a.status === 403) throw new ComputeAgentError('Unauthorized', `${text} (check COMPUTE_AGENT_KEY_ID, COMPUTE_AGENT_SECRET and the clocks)`, a.status);
+    if (a.status === 401 || a.status === 403)
+      throw new ComputeAgentError('Unauthorized', `${text} (check COMPUTE_AGENT_KEY_ID, COMPUTE_AGENT_SECRET and the clocks)`, a.status);
     if (a.status === 429 || a.status >= 500) throw new ComputeAgentError('Unavailable', text, a.status);
     throw new ComputeAgentError('Rejected', text, a.status);
   }
 
   private parse<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
     const r = schema.safeParse(body);
-    if (!r.success) throw new ComputeAgentError('BadResponse', `compute agent ${what}: unexpected answer (${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')})`);
+    if (!r.success)
+      throw new ComputeAgentError(
+        'BadResponse',
+        `compute agent ${what}: unexpected answer (${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')})`,
+      );
     return r.data;
   }
 
@@ -319,13 +332,23 @@ export class AgentComputeDriver implements ComputeDriver {
       let res: Response;
       try {
         const ts = Math.floor((this.opts.now?.() ?? new Date()).getTime() / 1000);
-        const headers: Record<string, string> = { authorization: agentAuthorization(this.opts.keyId, this.opts.secret, method, target, ts, body), accept: 'application/json' };
+        const headers: Record<string, string> = {
+          authorization: agentAuthorization(this.opts.keyId, this.opts.secret, method, target, ts, body),
+          accept: 'application/json',
+        };
         if (payload !== undefined) headers['content-type'] = 'application/json';
-        res = await (this.opts.fetch ?? fetch)(url, { method, headers, body: payload === undefined ? undefined : body, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000) });
+        res = await (this.opts.fetch ?? fetch)(url, {
+          method,
+          headers,
+          body: payload === undefined ? undefined : body,
+          signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+        });
       } catch (e) {
         const err = e as Error & { cause?: { code?: string; message?: string } };
         const timedOut = err.name === 'TimeoutError' || err.name === 'AbortError';
-        const why = timedOut ? `no answer within ${this.opts.timeoutMs ?? 10_000} ms` : `controller unreachable (${err.cause?.code ?? err.cause?.message ?? err.message})`;
+        const why = timedOut
+          ? `no answer within ${this.opts.timeoutMs ?? 10_000} ms`
+          : `controller unreachable (${err.cause?.code ?? err.cause?.message ?? err.message})`;
         if (!timedOut && attempt < retries) {
           await this.backoff(attempt);
           continue;

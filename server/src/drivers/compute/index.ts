@@ -25,7 +25,8 @@ export interface ComputeDriverDeps {
 
 export const COMPUTE_DRIVERS = {
   simulated: ({ config, db, clock }) => new SimulatedComputeDriver(db, clock, parseSimDelays(config.COMPUTE_SIM_DELAYS), config.COMPUTE_SIM_DOMAIN),
-  agent: ({ config }) => new AgentComputeDriver({ baseUrl: config.COMPUTE_AGENT_URL!, keyId: config.COMPUTE_AGENT_KEY_ID!, secret: config.COMPUTE_AGENT_SECRET! }),
+  agent: ({ config }) =>
+    new AgentComputeDriver({ baseUrl: config.COMPUTE_AGENT_URL!, keyId: config.COMPUTE_AGENT_KEY_ID!, secret: config.COMPUTE_AGENT_SECRET! }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
 
 export type ComputeDriverName = keyof typeof COMPUTE_DRIVERS;

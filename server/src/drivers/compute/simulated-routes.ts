@@ -19,7 +19,9 @@ import { AppError } from '../../http/errors.js';
 import type { SimulatedComputeDriver } from './simulated.js';
 
 const faultSchema = z.object({
-  kind: z.enum(['create', 'boot', 'start', 'stop', 'restart', 'destroy', 'resizeDisk', 'migrate', 'saveImage', 'changeBandwidth'], { error: 'kind 必须是驱动的操作之一' }),
+  kind: z.enum(['create', 'boot', 'start', 'stop', 'restart', 'destroy', 'resizeDisk', 'migrate', 'saveImage', 'changeBandwidth'], {
+    error: 'kind 必须是驱动的操作之一',
+  }),
   hostId: z.string().trim().min(1).max(64).optional(),
   count: z.number().int().min(1).max(100).default(1),
   message: z.string().trim().min(1).max(200).default('模拟故障'),
@@ -49,19 +51,23 @@ export function simulatedComputeRoutes(app: FastifyInstance, driver: SimulatedCo
     return { ok: true as const };
   });
 
-  r.get(`${API.devCompute}/:kind/:instanceId`, { schema: { tags, summary: '模拟的 JupyterLab / 应用页面', params: pageParams, querystring: z.object({ token: z.string().max(64).optional() }) } }, async (req, reply) => {
-    const row = await accessOf(req.params.instanceId);
-    if (!row || row.jupyterToken !== req.query.token) throw new AppError('NOT_FOUND', '链接无效或已过期');
-    const status = await driver.status(row.id);
-    const up = status?.power === 'running' && !status.lost;
-    const title = req.params.kind === 'jupyter' ? 'JupyterLab' : '应用';
-    reply.type('text/html; charset=utf-8');
-    return `<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>${title} · ${escapeHtml(row.name)}</title>
+  r.get(
+    `${API.devCompute}/:kind/:instanceId`,
+    { schema: { tags, summary: '模拟的 JupyterLab / 应用页面', params: pageParams, querystring: z.object({ token: z.string().max(64).optional() }) } },
+    async (req, reply) => {
+      const row = await accessOf(req.params.instanceId);
+      if (!row || row.jupyterToken !== req.query.token) throw new AppError('NOT_FOUND', '链接无效或已过期');
+      const status = await driver.status(row.id);
+      const up = status?.power === 'running' && !status.lost;
+      const title = req.params.kind === 'jupyter' ? 'JupyterLab' : '应用';
+      reply.type('text/html; charset=utf-8');
+      return `<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>${title} · ${escapeHtml(row.name)}</title>
 <style>body{font-family:system-ui,"Noto Sans CJK SC",sans-serif;margin:40px;color:#1f1f1f}code{background:#f4f0ff;padding:2px 6px;border-radius:4px}.ok{color:#389e0d}.off{color:#cf1322}</style></head>
 <body><h1>${title}（模拟环境）</h1><p>实例：<b>${escapeHtml(row.name)}</b></p>
 <p class="${up ? 'ok' : 'off'}">${up ? '机器运行中：真实部署时这里是实例上的 ' + title + '。' : '机器未在运行：请先在控制台开机。'}</p>
 <p>SSH：<code>ssh -p ${row.sshPort ?? '-'} ${row.sshUser}@${escapeHtml(row.sshHost ?? '-')}</code></p></body></html>`;
-  });
+    },
+  );
 }
 
 function escapeHtml(s: string): string {

@@ -27,7 +27,11 @@ export const simOperations = pgTable(
     error: text('error'),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [index('sim_operations_due_idx').on(t.dueAt).where(sql`${t.state} = 'pending'`)],
+  (t) => [
+    index('sim_operations_due_idx')
+      .on(t.dueAt)
+      .where(sql`${t.state} = 'pending'`),
+  ],
 );
 
 export const simEvents = pgTable('sim_events', {

@@ -16,7 +16,18 @@ import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus,
 export type SimDelays = Record<OperationKind | 'boot', number>;
 
 /** Roughly what a real GPU cloud takes, in milliseconds. */
-export const DEFAULT_SIM_DELAYS: SimDelays = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 4000, destroy: 2000, resizeDisk: 3000, migrate: 8000, saveImage: 6000, changeBandwidth: 2000 };
+export const DEFAULT_SIM_DELAYS: SimDelays = {
+  create: 4000,
+  boot: 3000,
+  start: 3000,
+  stop: 2000,
+  restart: 4000,
+  destroy: 2000,
+  resizeDisk: 3000,
+  migrate: 8000,
+  saveImage: 6000,
+  changeBandwidth: 2000,
+};
 
 /** "create=4000,boot=3000" → delays, the rest default; a bad entry is an error at start. */
 export function parseSimDelays(raw: string | undefined): SimDelays {
@@ -112,7 +123,10 @@ export class SimulatedComputeDriver implements ComputeDriver {
   async diskUsage(instanceIds: string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (!instanceIds.length) return out;
-    const rows = await this.db.select().from(simMachines).where(and(inArray(simMachines.instanceId, instanceIds), ne(simMachines.power, 'destroyed')));
+    const rows = await this.db
+      .select()
+      .from(simMachines)
+      .where(and(inArray(simMachines.instanceId, instanceIds), ne(simMachines.power, 'destroyed')));
     for (const m of rows) {
       const created = (m.spec as Partial<MachineSpec>).dataDiskGb ?? m.diskGb;
       out.set(m.instanceId, Math.min(m.diskGb, Math.floor((created * (5 + (hashOf(m.instanceId) % 66))) / 100)));
@@ -134,7 +148,10 @@ export class SimulatedComputeDriver implements ComputeDriver {
       await lockEventStream(tx);
       const inserted = await tx.insert(simLostHosts).values({ hostId, lostAt: now }).onConflictDoNothing().returning();
       if (!inserted.length) return;
-      const machines = await tx.select().from(simMachines).where(and(eq(simMachines.hostId, hostId), ne(simMachines.power, 'destroyed')));
+      const machines = await tx
+        .select()
+        .from(simMachines)
+        .where(and(eq(simMachines.hostId, hostId), ne(simMachines.power, 'destroyed')));
       for (const m of machines) await this.event(tx, { opId: null, instanceId: m.instanceId, kind: 'lost', ok: false, error: `主机 ${hostId} 失联`, at: now });
     });
   }
@@ -146,8 +163,12 @@ export class SimulatedComputeDriver implements ComputeDriver {
       await lockEventStream(tx);
       const removed = await tx.delete(simLostHosts).where(eq(simLostHosts.hostId, hostId)).returning();
       if (!removed.length) return;
-      const machines = await tx.select().from(simMachines).where(and(eq(simMachines.hostId, hostId), ne(simMachines.power, 'destroyed')));
-      for (const m of machines) await this.event(tx, { opId: null, instanceId: m.instanceId, kind: 'found', ok: true, error: null, at: now, data: { power: m.power } });
+      const machines = await tx
+        .select()
+        .from(simMachines)
+        .where(and(eq(simMachines.hostId, hostId), ne(simMachines.power, 'destroyed')));
+      for (const m of machines)
+        await this.event(tx, { opId: null, instanceId: m.instanceId, kind: 'found', ok: true, error: null, at: now, data: { power: m.power } });
     });
   }
 
@@ -196,17 +217,32 @@ export class SimulatedComputeDriver implements ComputeDriver {
     if (why) {
       await tx.update(simOperations).set({ state: 'failed', error: why }).where(eq(simOperations.opId, op.opId));
       // A machine whose creation failed is left with nothing on the host.
-      if (op.kind === 'boot' && machine) await tx.update(simMachines).set({ power: 'destroyed', updatedAt: op.dueAt }).where(eq(simMachines.instanceId, op.instanceId));
+      if (op.kind === 'boot' && machine)
+        await tx.update(simMachines).set({ power: 'destroyed', updatedAt: op.dueAt }).where(eq(simMachines.instanceId, op.instanceId));
       await this.event(tx, { opId: op.opId, instanceId: op.instanceId, kind: op.kind as EventKind, ok: false, error: why, at: op.dueAt });
       return;
     }
     let data: object = {};
-    const set = (v: Partial<MachineRow>) => tx.update(simMachines).set({ ...v, updatedAt: op.dueAt }).where(eq(simMachines.instanceId, op.instanceId));
+    const set = (v: Partial<MachineRow>) =>
+      tx
+        .update(simMachines)
+        .set({ ...v, updatedAt: op.dueAt })
+        .where(eq(simMachines.instanceId, op.instanceId));
     switch (op.kind) {
       case 'create': {
         const spec = op.params as MachineSpec;
         const sshPort = portFor(op.instanceId);
-        await tx.insert(simMachines).values({ instanceId: op.instanceId, hostId: spec.hostId, power: 'creating', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, bandwidthMbps: spec.bandwidthMbps ?? 0, sshPort, spec, updatedAt: op.dueAt });
+        await tx.insert(simMachines).values({
+          instanceId: op.instanceId,
+          hostId: spec.hostId,
+          power: 'creating',
+          gpu: spec.gpuCount > 0,
+          diskGb: spec.dataDiskGb,
+          bandwidthMbps: spec.bandwidthMbps ?? 0,
+          sshPort,
+          spec,
+          updatedAt: op.dueAt,
+        });
         await this.submit(`${op.opId}:boot`, op.instanceId, 'boot', {}, new Date(op.dueAt.getTime() + this.delays.boot), tx);
         data = { access: { sshHost: `connect.${spec.regionId}.${this.domain}`, sshPort } };
         break;
@@ -270,7 +306,10 @@ export class SimulatedComputeDriver implements ComputeDriver {
       .for('update');
     const f = faults.find((x) => x.hostId === null || x.hostId === hostId);
     if (!f) return null;
-    await tx.update(simFaults).set({ remaining: sql`${simFaults.remaining} - 1` }).where(eq(simFaults.id, f.id));
+    await tx
+      .update(simFaults)
+      .set({ remaining: sql`${simFaults.remaining} - 1` })
+      .where(eq(simFaults.id, f.id));
     return f.message;
   }
 
@@ -281,7 +320,10 @@ export class SimulatedComputeDriver implements ComputeDriver {
   /** Pending operations of some instances (tests and the dev page). */
   async pendingOf(instanceIds: string[]) {
     if (!instanceIds.length) return [];
-    return this.db.select().from(simOperations).where(and(inArray(simOperations.instanceId, instanceIds), eq(simOperations.state, 'pending')));
+    return this.db
+      .select()
+      .from(simOperations)
+      .where(and(inArray(simOperations.instanceId, instanceIds), eq(simOperations.state, 'pending')));
   }
 }
 

@@ -139,13 +139,18 @@ describe('Alipay gateway calls (local stub gateway)', () => {
 
   function signed(method: string, inner: object, key = alipay.privateKey): StubAnswer {
     const json = JSON.stringify(inner);
-    return { headers: { 'content-type': 'application/json;charset=utf-8' }, body: `{"${method.replaceAll('.', '_')}_response":${json},"sign":"${rsa2(json, key)}"}` };
+    return {
+      headers: { 'content-type': 'application/json;charset=utf-8' },
+      body: `{"${method.replaceAll('.', '_')}_response":${json},"sign":"${rsa2(json, key)}"}`,
+    };
   }
 
   beforeAll(async () => {
     stub = await startStub((r) => {
       const p = requestParams(r);
-      const ok = createVerify('RSA-SHA256').update(signContent(p, ['sign'])).verify(app.publicKey, p.sign ?? '', 'base64');
+      const ok = createVerify('RSA-SHA256')
+        .update(signContent(p, ['sign']))
+        .verify(app.publicKey, p.sign ?? '', 'base64');
       if (!ok || p.app_id !== APP_ID) return signed(p.method!, { code: '40002', msg: 'Invalid Arguments', sub_code: 'isv.invalid-signature' });
       return answer(p.method!, JSON.parse(p.biz_content ?? '{}') as Record<string, unknown>);
     });
@@ -155,7 +160,8 @@ describe('Alipay gateway calls (local stub gateway)', () => {
   const lastParams = () => requestParams(stub.requests.at(-1)!);
 
   it('precreates with a signed request of the documented shape and returns the QR content', async () => {
-    answer = (m, biz) => signed(m, { code: '10000', msg: 'Success', out_trade_no: biz.out_trade_no, qr_code: 'https://qr.alipay.com/bax08431lndnhwlvqfzk6005' });
+    answer = (m, biz) =>
+      signed(m, { code: '10000', msg: 'Success', out_trade_no: biz.out_trade_no, qr_code: 'https://qr.alipay.com/bax08431lndnhwlvqfzk6005' });
     const r = await driver(`${stub.url}/gateway.do`).precreate({
       outTradeNo: 'R1',
       amount: 123400n,
@@ -179,13 +185,25 @@ describe('Alipay gateway calls (local stub gateway)', () => {
 
   it('does not believe an answer signed with another key', async () => {
     answer = (m) => signed(m, { code: '10000', msg: 'Success', qr_code: 'https://evil.example/' }, stranger.privateKey);
-    const p = driver(`${stub.url}/gateway.do`).precreate({ outTradeNo: 'R2', amount: 100n, subject: 's', expiresAt: new Date(NOW.getTime() + 600_000), notifyUrl: 'https://x/n' });
+    const p = driver(`${stub.url}/gateway.do`).precreate({
+      outTradeNo: 'R2',
+      amount: 100n,
+      subject: 's',
+      expiresAt: new Date(NOW.getTime() + 600_000),
+      notifyUrl: 'https://x/n',
+    });
     await expect(p).rejects.toMatchObject({ kind: 'BadResponse' });
   });
 
   it('is refused by the gateway when our key is not the registered one', async () => {
     answer = (m) => signed(m, { code: '10000', msg: 'Success', qr_code: 'https://qr.alipay.com/x' });
-    const wrong = new AlipayPaymentDriver({ appId: APP_ID, privateKey: stranger.privateKey, alipayPublicKey: alipay.publicKey, gateway: `${stub.url}/gateway.do`, now: () => NOW });
+    const wrong = new AlipayPaymentDriver({
+      appId: APP_ID,
+      privateKey: stranger.privateKey,
+      alipayPublicKey: alipay.publicKey,
+      gateway: `${stub.url}/gateway.do`,
+      now: () => NOW,
+    });
     const p = wrong.precreate({ outTradeNo: 'R3', amount: 100n, subject: 's', expiresAt: new Date(NOW.getTime() + 600_000), notifyUrl: 'https://x/n' });
     await expect(p).rejects.toMatchObject({ kind: 'Rejected', gatewayCode: 'isv.invalid-signature' });
   });
@@ -203,8 +221,22 @@ describe('Alipay gateway calls (local stub gateway)', () => {
   it('queries: paid, waiting, and not yet scanned', async () => {
     const d = driver(`${stub.url}/gateway.do`);
     answer = (m, biz) =>
-      signed(m, { code: '10000', msg: 'Success', out_trade_no: biz.out_trade_no, trade_no: '2026010122001400009999', trade_status: 'TRADE_SUCCESS', total_amount: '88.88', send_pay_date: '2026-01-01 08:05:00' });
-    expect(await d.query('R5')).toEqual({ outTradeNo: 'R5', status: 'Succeeded', gatewayTradeNo: '2026010122001400009999', amount: 888800n, paidAt: new Date('2026-01-01T00:05:00Z') });
+      signed(m, {
+        code: '10000',
+        msg: 'Success',
+        out_trade_no: biz.out_trade_no,
+        trade_no: '2026010122001400009999',
+        trade_status: 'TRADE_SUCCESS',
+        total_amount: '88.88',
+        send_pay_date: '2026-01-01 08:05:00',
+      });
+    expect(await d.query('R5')).toEqual({
+      outTradeNo: 'R5',
+      status: 'Succeeded',
+      gatewayTradeNo: '2026010122001400009999',
+      amount: 888800n,
+      paidAt: new Date('2026-01-01T00:05:00Z'),
+    });
     expect(JSON.parse(lastParams().biz_content!)).toEqual({ out_trade_no: 'R5' });
     answer = (m) => signed(m, { code: '10000', msg: 'Success', trade_status: 'WAIT_BUYER_PAY', total_amount: '88.88' });
     const waiting = await d.query('R5');

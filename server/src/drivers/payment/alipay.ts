@@ -9,23 +9,10 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { AlipaySdk, type AlipaySdkCommonResult } from 'alipay-sdk';
-import {
-  alipayTradeStatus,
-  beijingTime,
-  parseBeijingTime,
-  verifyAlipayNotification,
-  yuanStringToUnits,
-} from './alipay-protocol.js';
+import { alipayTradeStatus, beijingTime, parseBeijingTime, verifyAlipayNotification, yuanStringToUnits } from './alipay-protocol.js';
 import { PaymentGatewayError } from './errors.js';
 import { loadPrivateKey, loadPublicKey, pkcs8Pem, spkiPem } from './keys.js';
-import {
-  unitsToYuan2,
-  type NotificationAck,
-  type NotificationResult,
-  type PaymentDriver,
-  type PrecreateInput,
-  type TradeState,
-} from './types.js';
+import { unitsToYuan2, type NotificationAck, type NotificationResult, type PaymentDriver, type PrecreateInput, type TradeState } from './types.js';
 
 export interface AlipayPaymentOptions {
   appId: string;
@@ -69,15 +56,19 @@ export class AlipayPaymentDriver implements PaymentDriver {
   async precreate(input: PrecreateInput): Promise<{ qrContent: string }> {
     const minutes = Math.floor((input.expiresAt.getTime() - this.now().getTime()) / 60_000);
     if (minutes < 1) throw new PaymentGatewayError('Rejected', '距交易过期不足 1 分钟，不再下单');
-    const res = await this.call('alipay.trade.precreate', {
-      out_trade_no: input.outTradeNo,
-      total_amount: unitsToYuan2(input.amount),
-      subject: input.subject,
-      product_code: 'FACE_TO_FACE_PAYMENT',
-      // The QR code dies with the order: counted from its creation, and absolute as a backstop.
-      qr_code_timeout_express: `${Math.min(minutes, MAX_QR_MINUTES)}m`,
-      time_expire: beijingTime(input.expiresAt),
-    }, { notify_url: input.notifyUrl });
+    const res = await this.call(
+      'alipay.trade.precreate',
+      {
+        out_trade_no: input.outTradeNo,
+        total_amount: unitsToYuan2(input.amount),
+        subject: input.subject,
+        product_code: 'FACE_TO_FACE_PAYMENT',
+        // The QR code dies with the order: counted from its creation, and absolute as a backstop.
+        qr_code_timeout_express: `${Math.min(minutes, MAX_QR_MINUTES)}m`,
+        time_expire: beijingTime(input.expiresAt),
+      },
+      { notify_url: input.notifyUrl },
+    );
     if (res.code !== SUCCESS) throw failure(res);
     if (typeof res.qr_code !== 'string' || !res.qr_code) throw new PaymentGatewayError('BadResponse', 'Alipay precreate: no qr_code');
     return { qrContent: res.qr_code };

@@ -55,7 +55,10 @@ describe('makePaymentDrivers', () => {
   it('real mode: an unconfigured method is disabled, never the sandbox', async () => {
     const d = makePaymentDrivers({ ...base, ...alipayVars });
     expect(d.Wechat).toBeInstanceOf(DisabledPaymentDriver);
-    await expect(d.Wechat.precreate({ outTradeNo: 'R1', amount: 100n, subject: 's', expiresAt: new Date(), notifyUrl: 'https://x' })).rejects.toMatchObject({ kind: 'Rejected', message: '微信支付未开通' });
+    await expect(d.Wechat.precreate({ outTradeNo: 'R1', amount: 100n, subject: 's', expiresAt: new Date(), notifyUrl: 'https://x' })).rejects.toMatchObject({
+      kind: 'Rejected',
+      message: '微信支付未开通',
+    });
     expect(await d.Wechat.verifyNotification({ headers: {}, rawBody: '{}' })).toMatchObject({ ok: false });
   });
 

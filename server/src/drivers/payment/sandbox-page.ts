@@ -6,7 +6,6 @@
 import { formatYuan, PaymentMethod } from '@console/contract';
 import type { SandboxView } from './sandbox.js';
 
-
 export const PAID_TEXT = '支付成功，请返回控制台查看';
 
 function escapeHtml(s: string): string {
@@ -15,7 +14,10 @@ function escapeHtml(s: string): string {
 
 /** JSON safe inside a <script> element. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 export function statusText(v: Pick<SandboxView, 'status' | 'closedReason'>): string {

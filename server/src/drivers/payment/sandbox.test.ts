@@ -55,7 +55,13 @@ async function world(o: { refuse?: number; store?: SandboxStore; extra?: Partial
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   opened.push(app);
   const precreate = (method: GatewayMethod, outTradeNo: string, amount = 123400n) =>
-    drivers[method].precreate({ outTradeNo, amount, subject: '余额充值 <b>100</b>', expiresAt: new Date(START.getTime() + 15 * 60_000), notifyUrl: `${base}/notify/${method}` });
+    drivers[method].precreate({
+      outTradeNo,
+      amount,
+      subject: '余额充值 <b>100</b>',
+      expiresAt: new Date(START.getTime() + 15 * 60_000),
+      notifyUrl: `${base}/notify/${method}`,
+    });
   return {
     app,
     store,
@@ -159,7 +165,15 @@ describe('sandbox gateway, Alipay protocol', () => {
       expect(again.json()).toEqual({ code: 40930003, message: '该交易已支付，请勿重复支付' });
     }
     await expect(w.drivers.Alipay.close('R6')).rejects.toMatchObject({ kind: 'AlreadyPaid' });
-    await expect(w.drivers.Alipay.precreate({ outTradeNo: 'R6', amount: 123400n, subject: 's', expiresAt: new Date(START.getTime() + 60_000), notifyUrl: 'http://127.0.0.1:1/n' })).rejects.toMatchObject({ kind: 'AlreadyPaid' });
+    await expect(
+      w.drivers.Alipay.precreate({
+        outTradeNo: 'R6',
+        amount: 123400n,
+        subject: 's',
+        expiresAt: new Date(START.getTime() + 60_000),
+        notifyUrl: 'http://127.0.0.1:1/n',
+      }),
+    ).rejects.toMatchObject({ kind: 'AlreadyPaid' });
     await w.drivers.Alipay.idle();
     expect(w.received).toHaveLength(1);
   });

@@ -16,21 +16,11 @@
  */
 import { createHash, randomInt, randomUUID, type KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  beijingTime,
-  encodeForm,
-  signAlipayNotification,
-  verifyAlipayNotification,
-} from './alipay-protocol.js';
+import { beijingTime, encodeForm, signAlipayNotification, verifyAlipayNotification } from './alipay-protocol.js';
 import { PaymentGatewayError } from './errors.js';
 import { generateRsaKeyPair, loadPrivateKey, loadPublicKey, type RsaKeyPairPem } from './keys.js';
 import type { SandboxStore, SandboxTrade } from './sandbox-store.js';
-import {
-  encryptResource,
-  rfc3339Beijing,
-  signedHeaders,
-  verifyWechatNotification,
-} from './wechat-protocol.js';
+import { encryptResource, rfc3339Beijing, signedHeaders, verifyWechatNotification } from './wechat-protocol.js';
 import {
   unitsToFen,
   unitsToYuan2,

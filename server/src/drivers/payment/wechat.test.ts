@@ -57,7 +57,14 @@ function transaction(over: Record<string, unknown> = {}) {
 }
 
 function envelope(resource: object): string {
-  return JSON.stringify({ id: 'EV-2026010100000001', create_time: '2026-01-01T08:00:06+08:00', resource_type: 'encrypt-resource', event_type: 'TRANSACTION.SUCCESS', summary: '支付成功', resource });
+  return JSON.stringify({
+    id: 'EV-2026010100000001',
+    create_time: '2026-01-01T08:00:06+08:00',
+    resource_type: 'encrypt-resource',
+    event_type: 'TRANSACTION.SUCCESS',
+    summary: '支付成功',
+    resource,
+  });
 }
 
 function driver(o: { baseUrl?: string; merchantKey?: string; now?: Date } = {}) {
@@ -132,7 +139,10 @@ describe('WeChat Pay v3 notifications', () => {
   });
 
   it('refuses a resource encrypted with another APIv3 key or other associated data', async () => {
-    for (const resource of [encrypt(JSON.stringify(transaction()), 'ZZZde1ZJB1kG2e7VfTs3jQzaWizur8Gb'), { ...encrypt(JSON.stringify(transaction())), associated_data: 'refund' }]) {
+    for (const resource of [
+      encrypt(JSON.stringify(transaction()), 'ZZZde1ZJB1kG2e7VfTs3jQzaWizur8Gb'),
+      { ...encrypt(JSON.stringify(transaction())), associated_data: 'refund' },
+    ]) {
       const body = envelope(resource);
       expect(await verify(body, signed(body))).toMatchObject({ ok: false, reason: expect.stringMatching(/^cannot decrypt resource/) });
     }
@@ -150,7 +160,14 @@ describe('WeChat Pay v3 notifications', () => {
   });
 
   it('maps the trade states', async () => {
-    const cases: [string, string][] = [['NOTPAY', 'Pending'], ['USERPAYING', 'Pending'], ['CLOSED', 'Closed'], ['REVOKED', 'Closed'], ['PAYERROR', 'Closed'], ['SUCCESS', 'Succeeded']];
+    const cases: [string, string][] = [
+      ['NOTPAY', 'Pending'],
+      ['USERPAYING', 'Pending'],
+      ['CLOSED', 'Closed'],
+      ['REVOKED', 'Closed'],
+      ['PAYERROR', 'Closed'],
+      ['SUCCESS', 'Succeeded'],
+    ];
     for (const [state, status] of cases) {
       const body = envelope(encrypt(JSON.stringify(transaction({ trade_state: state }))));
       expect(await verify(body, signed(body))).toMatchObject({ ok: true, notification: { status } });
@@ -177,7 +194,9 @@ describe('WeChat Pay v3 calls (local stub API)', () => {
     if (f.mchid !== MCHID || f.serial_no !== MERCHANT_SERIAL) return false;
     if (Math.abs(Number(f.timestamp) - NOW.getTime() / 1000) > 300) return false;
     const message = `${r.method}\n${r.url}\n${f.timestamp}\n${f.nonce_str}\n${r.body}\n`;
-    return createVerify('RSA-SHA256').update(message).verify(merchant.publicKey, f.signature ?? '', 'base64');
+    return createVerify('RSA-SHA256')
+      .update(message)
+      .verify(merchant.publicKey, f.signature ?? '', 'base64');
   }
 
   const json = (status: number, body: object, o: Parameters<typeof signed>[1] = {}): StubAnswer => {
@@ -190,7 +209,13 @@ describe('WeChat Pay v3 calls (local stub API)', () => {
   });
   afterAll(() => stub.close());
 
-  const input = { outTradeNo: 'R1', amount: 123400n, subject: '余额充值', expiresAt: new Date(NOW.getTime() + 30 * 60_000), notifyUrl: 'https://console.example/notify/wechat' };
+  const input = {
+    outTradeNo: 'R1',
+    amount: 123400n,
+    subject: '余额充值',
+    expiresAt: new Date(NOW.getTime() + 30 * 60_000),
+    notifyUrl: 'https://console.example/notify/wechat',
+  };
 
   it('places a Native order with a signed request and returns code_url', async () => {
     answer = () => json(200, { code_url: 'weixin://wxpay/bizpayurl?pr=p4lpSuKzz' });
@@ -212,7 +237,10 @@ describe('WeChat Pay v3 calls (local stub API)', () => {
 
   it('is refused by the API when signed with another merchant key', async () => {
     answer = () => json(200, { code_url: 'weixin://x' });
-    await expect(driver({ baseUrl: stub.url, merchantKey: stranger.privateKey }).precreate(input)).rejects.toMatchObject({ kind: 'Rejected', gatewayCode: 'SIGN_ERROR' });
+    await expect(driver({ baseUrl: stub.url, merchantKey: stranger.privateKey }).precreate(input)).rejects.toMatchObject({
+      kind: 'Rejected',
+      gatewayCode: 'SIGN_ERROR',
+    });
   });
 
   it('does not believe an answer that is unsigned, signed by another key, or stale', async () => {
@@ -228,7 +256,13 @@ describe('WeChat Pay v3 calls (local stub API)', () => {
   it('queries by out_trade_no and maps paid, waiting and closed', async () => {
     const d = driver({ baseUrl: stub.url });
     answer = () => json(200, transaction({ out_trade_no: 'R2', amount: { total: 8888, payer_total: 8888, currency: 'CNY' } }));
-    expect(await d.query('R2')).toEqual({ outTradeNo: 'R2', status: 'Succeeded', gatewayTradeNo: '4200000000202601010000000001', amount: 888800n, paidAt: new Date('2026-01-01T00:00:05Z') });
+    expect(await d.query('R2')).toEqual({
+      outTradeNo: 'R2',
+      status: 'Succeeded',
+      gatewayTradeNo: '4200000000202601010000000001',
+      amount: 888800n,
+      paidAt: new Date('2026-01-01T00:00:05Z'),
+    });
     const r = stub.requests.at(-1)!;
     expect([r.method, r.url, r.body]).toEqual(['GET', `/v3/pay/transactions/out-trade-no/R2?mchid=${MCHID}`, '']);
     answer = () => json(200, transaction({ out_trade_no: 'R2', trade_state: 'NOTPAY', transaction_id: undefined, success_time: undefined }));

@@ -17,14 +17,7 @@ import {
   verifyWechatNotification,
   type WechatTransaction,
 } from './wechat-protocol.js';
-import {
-  unitsToFen,
-  type NotificationAck,
-  type NotificationResult,
-  type PaymentDriver,
-  type PrecreateInput,
-  type TradeState,
-} from './types.js';
+import { unitsToFen, type NotificationAck, type NotificationResult, type PaymentDriver, type PrecreateInput, type TradeState } from './types.js';
 
 export interface WechatPaymentOptions {
   /** 商户号. */
@@ -144,7 +137,12 @@ export class WechatPaymentDriver implements PaymentDriver {
     let res: Response;
     let text: string;
     try {
-      res = await (this.opts.fetch ?? fetch)(`${this.baseUrl}${pathAndQuery}`, { method, headers, body: body || undefined, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000) });
+      res = await (this.opts.fetch ?? fetch)(`${this.baseUrl}${pathAndQuery}`, {
+        method,
+        headers,
+        body: body || undefined,
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+      });
       text = await res.text();
     } catch (e) {
       throw new PaymentGatewayError('Unavailable', `WeChat ${method} ${pathAndQuery}: ${(e as Error).message}`);

@@ -26,7 +26,13 @@ describe('real-name verifiers', () => {
     });
     expect(await driver.verify({ name: '张三', idNumber: '11010519491231002X' })).toEqual({ outcome: 'match', ref: 'req-1' });
     const sent = Object.fromEntries(bodies[0]!);
-    expect(sent).toMatchObject({ Action: 'Id2MetaVerify', ParamType: 'normal', UserName: '张三', IdentifyNum: '11010519491231002X', Timestamp: '2026-11-23T08:00:00Z' });
+    expect(sent).toMatchObject({
+      Action: 'Id2MetaVerify',
+      ParamType: 'normal',
+      UserName: '张三',
+      IdentifyNum: '11010519491231002X',
+      Timestamp: '2026-11-23T08:00:00Z',
+    });
     const { Signature, ...signed } = sent;
     expect(Signature).toBe(signRpcRequest(signed, 'secret', 'POST'));
 

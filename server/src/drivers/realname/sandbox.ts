@@ -11,7 +11,10 @@ export class SandboxRealNameDriver implements RealNameDriver {
   readonly name = 'sandbox';
   private rejected: Set<string>;
 
-  constructor(reject: string[], private latencyMs = 0) {
+  constructor(
+    reject: string[],
+    private latencyMs = 0,
+  ) {
     this.rejected = new Set(reject.map((r) => r.trim().toUpperCase()).filter(Boolean));
   }
 

@@ -8,9 +8,7 @@ export interface RealNameCheck {
   idNumber: string;
 }
 
-export type RealNameVerdict =
-  | { outcome: 'match'; ref: string }
-  | { outcome: 'mismatch' | 'no-record'; ref: string; reason: string };
+export type RealNameVerdict = { outcome: 'match'; ref: string } | { outcome: 'mismatch' | 'no-record'; ref: string; reason: string };
 
 export interface RealNameDriver {
   readonly name: string;

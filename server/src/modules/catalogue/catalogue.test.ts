@@ -56,7 +56,12 @@ describe('catalogue reads', () => {
     const rtx = types.find((t: { id: string }) => t.id === 'rtx4090');
     expect(rtx).toMatchObject({ name: 'RTX 4090', memoryGb: 24, architecture: 'Ada Lovelace', cudaCapability: '8.9' });
     const month = rtx.prices.find((p: { cycle: string }) => p.cycle === 'Month');
-    expect(month).toMatchObject({ listPrice: String(yuanToUnits('1425.6')), price: String(yuanToUnits('997.92')), discountRate: '0.7', discountLabel: 'seven' });
+    expect(month).toMatchObject({
+      listPrice: String(yuanToUnits('1425.6')),
+      price: String(yuanToUnits('997.92')),
+      discountRate: '0.7',
+      discountLabel: 'seven',
+    });
     const v100 = types.find((t: { id: string }) => t.id === 'v100-32g');
     expect(v100.prices.find((p: { cycle: string }) => p.cycle === 'Month').discountLabel).toBe('five');
     expect(rtx.gpuTotal).toBe(40);

@@ -149,7 +149,14 @@ function hourlyChange(lines: QuoteLine[], amount: bigint, studentBp: number | un
   let studentDiscount = 0n;
   if (studentBp !== undefined && studentBp < 10000 && amount > 0n) {
     studentDiscount = amount - applyBp(amount, studentBp);
-    if (studentDiscount > 0n) lines.push({ kind: 'studentDiscount', name: `学生优惠（${bpToRate(studentBp)}）`, unitPrice: String(-studentDiscount), quantity: 1, amount: String(-studentDiscount) });
+    if (studentDiscount > 0n)
+      lines.push({
+        kind: 'studentDiscount',
+        name: `学生优惠（${bpToRate(studentBp)}）`,
+        unitPrice: String(-studentDiscount),
+        quantity: 1,
+        amount: String(-studentDiscount),
+      });
     total -= studentDiscount;
   }
   return { lines, listTotal: amount, discountTotal: studentDiscount, voucherDeduction: 0n, total, unit: BillingCycleUnit.Hour, discountRate: '1' };
@@ -178,7 +185,13 @@ export function priceDiskExpansion(input: DiskExpansionInput): PriceResult {
   const addGb = chargeable(input.newGb) - chargeable(input.currentGb);
   const amount = addGb > 0n ? ceilDiv(addGb * input.dataDiskPricePerGbDay * BigInt(input.hours), 24n) : 0n;
   const lines: QuoteLine[] = [
-    { kind: 'dataDisk', name: `数据盘扩容 +${addGb} GB（${input.note}）`, unitPrice: String(input.dataDiskPricePerGbDay), quantity: Number(addGb), amount: String(amount) },
+    {
+      kind: 'dataDisk',
+      name: `数据盘扩容 +${addGb} GB（${input.note}）`,
+      unitPrice: String(input.dataDiskPricePerGbDay),
+      quantity: Number(addGb),
+      amount: String(amount),
+    },
   ];
   return hourlyChange(lines, amount, input.studentBp);
 }
@@ -203,6 +216,16 @@ export function priceBandwidthChange(input: BandwidthChangeInput): PriceResult {
   const amount = addMbps * input.pricePerMbpsHour * BigInt(input.hours);
   // Nothing added (a downgrade, or a change paid by the hour): no line, nothing to pay.
   const lines: QuoteLine[] =
-    addMbps > 0n ? [{ kind: 'bandwidth', name: `带宽升级 +${addMbps} Mbps（${input.note}）`, unitPrice: String(input.pricePerMbpsHour), quantity: Number(addMbps), amount: String(amount) }] : [];
+    addMbps > 0n
+      ? [
+          {
+            kind: 'bandwidth',
+            name: `带宽升级 +${addMbps} Mbps（${input.note}）`,
+            unitPrice: String(input.pricePerMbpsHour),
+            quantity: Number(addMbps),
+            amount: String(amount),
+          },
+        ]
+      : [];
   return hourlyChange(lines, amount, input.studentBp);
 }

@@ -71,25 +71,48 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const c = ctx.catalogue;
 
-  r.get(API.sizes, { schema: { tags: TAG, summary: '规格列表（CPU、云桌面、跨境电商、云游戏）', querystring: sizesQuerySchema, response: { 200: sizesPageSchema } } }, async (req, reply) => sendCached(req, reply, await c.sizes(req.query)),
+  r.get(
+    API.sizes,
+    { schema: { tags: TAG, summary: '规格列表（CPU、云桌面、跨境电商、云游戏）', querystring: sizesQuerySchema, response: { 200: sizesPageSchema } } },
+    async (req, reply) => sendCached(req, reply, await c.sizes(req.query)),
   );
-  r.get(API.regions, { schema: { tags: TAG, summary: '地区与机房', querystring: regionsQuerySchema, response: { 200: regionsResponseSchema } } }, async (req, reply) => sendCached(req, reply, await c.regions(req.query.category)),
+  r.get(
+    API.regions,
+    { schema: { tags: TAG, summary: '地区与机房', querystring: regionsQuerySchema, response: { 200: regionsResponseSchema } } },
+    async (req, reply) => sendCached(req, reply, await c.regions(req.query.category)),
   );
-  r.get(API.images, { schema: { tags: TAG, summary: '系统与框架镜像', querystring: imagesQuerySchema, response: { 200: imagesPageSchema } } }, async (req, reply) => sendCached(req, reply, await c.images(req.query)),
+  r.get(
+    API.images,
+    { schema: { tags: TAG, summary: '系统与框架镜像', querystring: imagesQuerySchema, response: { 200: imagesPageSchema } } },
+    async (req, reply) => sendCached(req, reply, await c.images(req.query)),
   );
-  r.get(API.regionRecommend, { schema: { tags: TAG, summary: '推荐地区', querystring: regionRecommendQuerySchema, response: { 200: regionRecommendSchema } } }, async (req, reply) => sendCached(req, reply, await c.recommendRegion(req.query)),
+  r.get(
+    API.regionRecommend,
+    { schema: { tags: TAG, summary: '推荐地区', querystring: regionRecommendQuerySchema, response: { 200: regionRecommendSchema } } },
+    async (req, reply) => sendCached(req, reply, await c.recommendRegion(req.query)),
   );
-  r.get(API.gpuList, { schema: { tags: TAG, summary: 'GPU 市场：主机与空闲卡', querystring: gpuListQuerySchema, response: { 200: gpuHostsPageSchema } } }, async (req, reply) => sendCached(req, reply, await c.gpuList(req.query)),
+  r.get(
+    API.gpuList,
+    { schema: { tags: TAG, summary: 'GPU 市场：主机与空闲卡', querystring: gpuListQuerySchema, response: { 200: gpuHostsPageSchema } } },
+    async (req, reply) => sendCached(req, reply, await c.gpuList(req.query)),
   );
   r.get(
     API.applicationList,
     { schema: { tags: TAG, summary: '镜像应用', querystring: applicationListQuerySchema, response: { 200: applicationsPageSchema } } },
     async (req, reply) => sendCached(req, reply, await c.applications(req.query)),
   );
-  r.get(API.roomList, { schema: { tags: TAG, summary: '机房列表', querystring: roomListQuerySchema, response: { 200: roomsResponseSchema } } }, async (req, reply) => sendCached(req, reply, await c.rooms(req.query.regionId)),
+  r.get(
+    API.roomList,
+    { schema: { tags: TAG, summary: '机房列表', querystring: roomListQuerySchema, response: { 200: roomsResponseSchema } } },
+    async (req, reply) => sendCached(req, reply, await c.rooms(req.query.regionId)),
   );
-  r.get(API.defaultRoomList, { schema: { tags: TAG, summary: '各地区默认机房', response: { 200: roomsResponseSchema } } }, async (req, reply) => sendCached(req, reply, await c.defaultRooms()));
-  r.get(API.gpuImages, { schema: { tags: TAG, summary: '适配该 GPU 的镜像', querystring: gpuImagesQuerySchema, response: { 200: imagesResponseSchema } } }, async (req, reply) => sendCached(req, reply, await c.gpuImages(req.query)),
+  r.get(API.defaultRoomList, { schema: { tags: TAG, summary: '各地区默认机房', response: { 200: roomsResponseSchema } } }, async (req, reply) =>
+    sendCached(req, reply, await c.defaultRooms()),
+  );
+  r.get(
+    API.gpuImages,
+    { schema: { tags: TAG, summary: '适配该 GPU 的镜像', querystring: gpuImagesQuerySchema, response: { 200: imagesResponseSchema } } },
+    async (req, reply) => sendCached(req, reply, await c.gpuImages(req.query)),
   );
   r.get(
     API.gpuAvailableZones,
@@ -98,24 +121,45 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
   );
   r.get(
     API.gpuAvailableGpuTypes,
-    { schema: { tags: TAG, summary: '某地区/机房可租的 GPU 型号', querystring: availableGpuTypesQuerySchema, response: { 200: availableGpuTypesResponseSchema } } },
+    {
+      schema: {
+        tags: TAG,
+        summary: '某地区/机房可租的 GPU 型号',
+        querystring: availableGpuTypesQuerySchema,
+        response: { 200: availableGpuTypesResponseSchema },
+      },
+    },
     async (req, reply) => sendCached(req, reply, await c.availableGpuTypes(req.query)),
   );
-  r.get(API.gpuTypeList, { schema: { tags: TAG, summary: 'GPU 型号与价格', response: { 200: gpuTypesResponseSchema } } }, async (req, reply) => sendCached(req, reply, await c.gpuTypes()));
+  r.get(API.gpuTypeList, { schema: { tags: TAG, summary: 'GPU 型号与价格', response: { 200: gpuTypesResponseSchema } } }, async (req, reply) =>
+    sendCached(req, reply, await c.gpuTypes()),
+  );
 
   // Quotes: the visitor variants ignore any session; the user variants need one (vouchers, student price).
-  r.post(API.gpuOrderPrice, { schema: { tags: TAG, summary: 'GPU 实例询价（访客）', body: gpuQuoteRequestSchema, response: { 200: quoteSchema } } }, async (req, reply) => sendJson(reply, await c.quoteGpu(req.body, null)),
+  r.post(
+    API.gpuOrderPrice,
+    { schema: { tags: TAG, summary: 'GPU 实例询价（访客）', body: gpuQuoteRequestSchema, response: { 200: quoteSchema } } },
+    async (req, reply) => sendJson(reply, await c.quoteGpu(req.body, null)),
   );
   r.post(
     API.gpuOrderUserPrice,
-    { schema: { tags: TAG, summary: 'GPU 实例询价（已登录，含代金券与学生优惠）', body: gpuQuoteRequestSchema, response: { 200: quoteSchema } }, onRequest: ctx.auth.requireAuth },
+    {
+      schema: { tags: TAG, summary: 'GPU 实例询价（已登录，含代金券与学生优惠）', body: gpuQuoteRequestSchema, response: { 200: quoteSchema } },
+      onRequest: ctx.auth.requireAuth,
+    },
     async (req, reply) => sendJson(reply, await c.quoteGpu(req.body, req.session!.user)),
   );
-  r.post(API.orderPrice, { schema: { tags: TAG, summary: '规格实例询价（访客）', body: sizeQuoteRequestSchema, response: { 200: quoteSchema } } }, async (req, reply) => sendJson(reply, await c.quoteSize(req.body, null)),
+  r.post(
+    API.orderPrice,
+    { schema: { tags: TAG, summary: '规格实例询价（访客）', body: sizeQuoteRequestSchema, response: { 200: quoteSchema } } },
+    async (req, reply) => sendJson(reply, await c.quoteSize(req.body, null)),
   );
   r.post(
     API.orderUserPrice,
-    { schema: { tags: TAG, summary: '规格实例询价（已登录，含代金券与学生优惠）', body: sizeQuoteRequestSchema, response: { 200: quoteSchema } }, onRequest: ctx.auth.requireAuth },
+    {
+      schema: { tags: TAG, summary: '规格实例询价（已登录，含代金券与学生优惠）', body: sizeQuoteRequestSchema, response: { 200: quoteSchema } },
+      onRequest: ctx.auth.requireAuth,
+    },
     async (req, reply) => sendJson(reply, await c.quoteSize(req.body, req.session!.user)),
   );
 

@@ -59,10 +59,7 @@ export const catalogueHosts = pgTable(
     ...sortAndActive,
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [
-    index('catalogue_hosts_room_idx').on(t.roomId),
-    check('catalogue_hosts_free_range', sql`${t.gpuFree} >= 0 and ${t.gpuFree} <= ${t.gpuTotal}`),
-  ],
+  (t) => [index('catalogue_hosts_room_idx').on(t.roomId), check('catalogue_hosts_free_range', sql`${t.gpuFree} >= 0 and ${t.gpuFree} <= ${t.gpuTotal}`)],
 );
 
 export const catalogueSizes = pgTable('catalogue_sizes', {

@@ -10,7 +10,17 @@ import { eq, inArray, not, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { BillingCycle, InstanceCategory, SIZE_CATEGORIES, yuanToUnits } from '@console/contract';
 import type { Db, Tx } from '../../db/client.js';
-import { catalogueApplications, catalogueGpuTypes, catalogueHosts, catalogueImages, cataloguePrices, catalogueRegions, catalogueRooms, catalogueSizes, catalogueState } from './schema.js';
+import {
+  catalogueApplications,
+  catalogueGpuTypes,
+  catalogueHosts,
+  catalogueImages,
+  cataloguePrices,
+  catalogueRegions,
+  catalogueRooms,
+  catalogueSizes,
+  catalogueState,
+} from './schema.js';
 import { rateToBp } from './pricing.js';
 
 export const DEFAULT_CATALOGUE_FILE = fileURLToPath(new URL('../../../catalogue/catalogue.json', import.meta.url));
@@ -27,9 +37,7 @@ const rate = z.string().refine((v) => rateToBp(v) !== null, '折扣须为 0 到 
 /** A share such as a bonus, where 0 is allowed. */
 const fraction = z.string().refine((v) => v.trim() === '0' || rateToBp(v) !== null, '须为 0 到 1 之间、最多 4 位小数的数字');
 const cyclePrice = z.object({ list: yuan, rate: rate.optional() });
-const prices = z
-  .partialRecord(z.enum(BillingCycle.values), cyclePrice)
-  .refine((p) => p.Hour !== undefined, '至少要有 Hour（按时）价格');
+const prices = z.partialRecord(z.enum(BillingCycle.values), cyclePrice).refine((p) => p.Hour !== undefined, '至少要有 Hour（按时）价格');
 const categories = z.array(z.enum(InstanceCategory.values));
 
 export const catalogueFileSchema = z.object({
@@ -69,7 +77,9 @@ export const catalogueFileSchema = z.object({
     bandwidthStepsMbps: z.array(z.number().int().min(1).max(10_000)).min(1).max(20).default([5, 10, 20, 30, 50, 100]),
   }),
   regions: z.array(z.object({ id: slug, name: z.string().min(1), area: z.string().default('') })),
-  rooms: z.array(z.object({ id: slug, regionId: slug, name: z.string().min(1), zones: z.array(z.string().min(1)).min(1), isDefault: z.boolean().default(false) })),
+  rooms: z.array(
+    z.object({ id: slug, regionId: slug, name: z.string().min(1), zones: z.array(z.string().min(1)).min(1), isDefault: z.boolean().default(false) }),
+  ),
   gpuTypes: z.array(
     z.object({
       id: slug,
@@ -252,7 +262,7 @@ export async function bumpVersion(tx: Tx | Db, now: Date) {
 }
 
 async function writeCatalogue(tx: Tx, c: CatalogueFile, now: Date) {
-  const sorted = <T,>(rows: T[]) => rows.map((r, i) => ({ ...r, sort: i, active: true }));
+  const sorted = <T>(rows: T[]) => rows.map((r, i) => ({ ...r, sort: i, active: true }));
   await upsert(tx, catalogueRegions, sorted(c.regions));
   await upsert(tx, catalogueRooms, sorted(c.rooms));
   await upsert(tx, catalogueGpuTypes, sorted(c.gpuTypes.map(({ prices: _p, ...g }) => g)));
@@ -264,19 +274,20 @@ async function writeCatalogue(tx: Tx, c: CatalogueFile, now: Date) {
 }
 
 type Upsertable =
-  | typeof catalogueRegions
-  | typeof catalogueRooms
-  | typeof catalogueGpuTypes
-  | typeof catalogueSizes
-  | typeof catalogueImages
-  | typeof catalogueApplications;
+  typeof catalogueRegions | typeof catalogueRooms | typeof catalogueGpuTypes | typeof catalogueSizes | typeof catalogueImages | typeof catalogueApplications;
 
 async function upsert<T extends Upsertable>(tx: Tx, table: T, rows: (T['$inferInsert'] & { id: string })[]) {
   const ids = rows.map((r) => r.id);
-  await tx.update(table).set({ active: false } as never).where(ids.length ? not(inArray(table.id, ids)) : sql`true`);
+  await tx
+    .update(table)
+    .set({ active: false } as never)
+    .where(ids.length ? not(inArray(table.id, ids)) : sql`true`);
   for (const row of rows) {
     const { id: _id, ...rest } = row;
-    await tx.insert(table).values(row as never).onConflictDoUpdate({ target: table.id, set: rest as never });
+    await tx
+      .insert(table)
+      .values(row as never)
+      .onConflictDoUpdate({ target: table.id, set: rest as never });
   }
 }
 
@@ -286,7 +297,10 @@ async function upsert<T extends Upsertable>(tx: Tx, table: T, rows: (T['$inferIn
  */
 async function writeHosts(tx: Tx, hosts: CatalogueFile['hosts'], now: Date) {
   const ids = hosts.map((h) => h.id);
-  await tx.update(catalogueHosts).set({ active: false, updatedAt: now }).where(ids.length ? not(inArray(catalogueHosts.id, ids)) : sql`true`);
+  await tx
+    .update(catalogueHosts)
+    .set({ active: false, updatedAt: now })
+    .where(ids.length ? not(inArray(catalogueHosts.id, ids)) : sql`true`);
   for (const [i, { gpuBusy, ...h }] of hosts.entries()) {
     const row = { ...h, sort: i, active: true, updatedAt: now };
     await tx

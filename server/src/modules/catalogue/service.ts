@@ -393,7 +393,9 @@ export class CatalogueService {
         return { regionId: region.id, regionName: region.name, reason: `当前空闲 GPU 最多（${best[1]} 卡）` };
       }
       const size = q.sizeId ? this.mustFindSize(snap, q.sizeId) : undefined;
-      const candidates = snap.regions.filter((r) => snap.sizes.some((s) => s.category === q.category && s.regionIds.includes(r.id) && (!size || s.id === size.id)));
+      const candidates = snap.regions.filter((r) =>
+        snap.sizes.some((s) => s.category === q.category && s.regionIds.includes(r.id) && (!size || s.id === size.id)),
+      );
       const region = candidates[0];
       if (!region) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', '暂无地区提供该类产品');
       return { regionId: region.id, regionName: region.name, reason: size ? `${size.name}在售` : '在售规格最全' };
@@ -426,9 +428,7 @@ export class CatalogueService {
     return this.memoised(`types:${q.regionId ?? ''}:${q.roomId ?? ''}:${q.gpuCount}`, (snap) => {
       if (q.regionId) this.mustFindRegion(snap, q.regionId);
       if (q.roomId) this.mustFindRoom(snap, q.roomId);
-      const hosts = this.liveHosts(snap).filter(
-        (h) => (!q.roomId || h.roomId === q.roomId) && (!q.regionId || this.regionOfHost(snap, h) === q.regionId),
-      );
+      const hosts = this.liveHosts(snap).filter((h) => (!q.roomId || h.roomId === q.roomId) && (!q.regionId || this.regionOfHost(snap, h) === q.regionId));
       const items = snap.gpuTypes
         .filter((g) => hosts.some((h) => h.gpuTypeId === g.id))
         .map((g) => ({
@@ -483,7 +483,13 @@ export class CatalogueService {
       studentBp: user?.isStudent ? snap.settings.studentBp : undefined,
       voucher,
     });
-    return toQuote(result, { category, cycle: req.cycle, duration: req.duration, voucherId: voucher?.id, placement: { regionId: this.regionOfHost(snap, host), roomId: host.roomId, hostId: host.id } });
+    return toQuote(result, {
+      category,
+      cycle: req.cycle,
+      duration: req.duration,
+      voucherId: voucher?.id,
+      placement: { regionId: this.regionOfHost(snap, host), roomId: host.roomId, hostId: host.id },
+    });
   }
 
   /**
@@ -637,7 +643,8 @@ export class CatalogueService {
     if (!user) throw new AppError('UNAUTHENTICATED', '使用我的镜像或分享的镜像请先登录');
     if (!this.userImages) throw new AppError('PRODUCT_NOT_ON_SALE', '暂不支持使用自定义镜像');
     const image = await this.userImages.usableFor(payerIdOf(user), id);
-    if (!categories.includes(image.category)) throw new AppError('IMAGE_INCOMPATIBLE', `镜像「${image.name}」保存自${InstanceCategory.label(image.category)}，不能用于${what}`);
+    if (!categories.includes(image.category))
+      throw new AppError('IMAGE_INCOMPATIBLE', `镜像「${image.name}」保存自${InstanceCategory.label(image.category)}，不能用于${what}`);
     return image;
   }
 

@@ -11,7 +11,17 @@
 import { eq } from 'drizzle-orm';
 import type { BillingCycle } from '@console/contract';
 import type { Db } from '../../db/client.js';
-import { catalogueApplications, catalogueGpuTypes, catalogueHosts, catalogueImages, cataloguePrices, catalogueRegions, catalogueRooms, catalogueSizes, catalogueState } from './schema.js';
+import {
+  catalogueApplications,
+  catalogueGpuTypes,
+  catalogueHosts,
+  catalogueImages,
+  cataloguePrices,
+  catalogueRegions,
+  catalogueRooms,
+  catalogueSizes,
+  catalogueState,
+} from './schema.js';
 import { rateToBp, type UnitPrice } from './pricing.js';
 import type { CatalogueSettings, ResourceProductEntry } from './seed-file.js';
 import { yuanToUnits } from '@console/contract';

@@ -4,7 +4,13 @@ import { countRows, get, json, latestCode, multipart, PNG, post, registerUser, s
 
 const VALID_ID = '11010519491231002X';
 const REJECTED_ID = '310101199001011234';
-const COMPANY = { companyName: '北京示例科技有限公司', creditCode: '91110000802100433B', legalPerson: '李四', contactName: '王五', contactMobile: '13900000000' };
+const COMPANY = {
+  companyName: '北京示例科技有限公司',
+  creditCode: '91110000802100433B',
+  legalPerson: '李四',
+  contactName: '王五',
+  contactMobile: '13900000000',
+};
 
 describe('certification, student verification and the operator reviews', () => {
   let s: TestServer;
@@ -21,7 +27,8 @@ describe('certification, student verification and the operator reviews', () => {
   };
   const info = async (token: string) => json<CertifyInfo>(await get(s.app, API.certifyInfo, token));
   const me = async (token: string) => json(await get(s.app, API.meInfo, token));
-  const decide = (kind: string, id: string, body: object, token = operator.token) => post(s.app, API.operatorReview.replace(':kind', kind).replace(':id', id), body, token);
+  const decide = (kind: string, id: string, body: object, token = operator.token) =>
+    post(s.app, API.operatorReview.replace(':kind', kind).replace(':id', id), body, token);
 
   describe('personal', () => {
     it('checks the identity number before anything is stored, then certifies through the verifier', async () => {
@@ -42,7 +49,9 @@ describe('certification, student verification and the operator reviews', () => {
       expect(await me(u.token)).toMatchObject({ certified: true, certType: 'Personal', certStatus: 'Succeed', name: '张三丰' });
       expect(json(await post(s.app, API.certifyPersonal, { name: '张三丰', idNumber: VALID_ID }, u.token))).toMatchObject({ code: 40030004 });
       // The verifier's decision is in the review log, as "实名核验服务".
-      const log = json<{ items: { kind: string; actor: string; decision: string; userMobile: string }[] }>(await get(s.app, API.operatorReviewLog, operator.token));
+      const log = json<{ items: { kind: string; actor: string; decision: string; userMobile: string }[] }>(
+        await get(s.app, API.operatorReviewLog, operator.token),
+      );
       expect(log.items.find((l) => l.userMobile === u.mobile)).toMatchObject({ kind: 'personal', actor: '实名核验服务', decision: 'approve' });
       // The stored number is sealed, never in clear.
       const raw = await s.ctx.db.execute(`select id_number_sealed from certifications where user_id = '${u.user.id}'`);
@@ -118,7 +127,11 @@ describe('certification, student verification and the operator reviews', () => {
       await post(s.app, API.certifyEnterpriseConfirm, undefined, u.token);
       const id = (await info(u.token)).enterprise!;
       expect(id.status).toBe('Pending');
-      const [row] = (await s.ctx.db.execute(`select id from certifications where user_id = '${u.user.id}' and type = 'Enterprise'`) as unknown as { rows: { id: string }[] }).rows;
+      const [row] = (
+        (await s.ctx.db.execute(`select id from certifications where user_id = '${u.user.id}' and type = 'Enterprise'`)) as unknown as {
+          rows: { id: string }[];
+        }
+      ).rows;
       expect(json(await decide('enterprise', row!.id, { decision: 'reject' }))).toMatchObject({ code: 40000001 });
       expect((await decide('enterprise', row!.id, { decision: 'reject', reason: '营业执照照片模糊' })).statusCode).toBe(200);
       expect(await info(u.token)).toMatchObject({ certType: 'Personal', certStatus: 'Succeed', enterprise: { status: 'Failed', reason: '营业执照照片模糊' } });
@@ -129,7 +142,7 @@ describe('certification, student verification and the operator reviews', () => {
       expect(json(await get(s.app, `${API.operatorReviews}?kind=enterprise`, u.token))).toMatchObject({ code: 40300002 });
       expect(json(await get(s.app, `${API.operatorReviews}?kind=people`, operator.token))).toMatchObject({ code: 40000001 });
       await post(s.app, API.certifyPersonal, { name: '钱七', idNumber: REJECTED_ID }, u.token);
-      const [row] = (await s.ctx.db.execute(`select id from certifications where user_id = '${u.user.id}'`) as unknown as { rows: { id: string }[] }).rows;
+      const [row] = ((await s.ctx.db.execute(`select id from certifications where user_id = '${u.user.id}'`)) as unknown as { rows: { id: string }[] }).rows;
       expect(json(await decide('enterprise', row!.id, { decision: 'approve' }))).toMatchObject({ code: 40300002 });
       expect((await info(u.token)).certified).toBe(false);
     });
@@ -155,10 +168,14 @@ describe('certification, student verification and the operator reviews', () => {
       expect(json(await post(s.app, API.student, { ...REQUEST, code }, u.token))).toMatchObject({ code: 40030003 });
       expect(json(await upload(API.studentImage, u.token))).toMatchObject({ code: 40030003 });
 
-      const before = json<{ total: string }>(await post(s.app, API.gpuOrderUserPrice, { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }, u.token)).total;
+      const before = json<{ total: string }>(
+        await post(s.app, API.gpuOrderUserPrice, { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }, u.token),
+      ).total;
       expect((await decide('student', u.user.id, { decision: 'approve' })).statusCode).toBe(200);
       expect(await me(u.token)).toMatchObject({ isStudent: true });
-      const after = json<{ total: string; lines: { kind: string }[] }>(await post(s.app, API.gpuOrderUserPrice, { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }, u.token));
+      const after = json<{ total: string; lines: { kind: string }[] }>(
+        await post(s.app, API.gpuOrderUserPrice, { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }, u.token),
+      );
       // The catalogue's student price is 0.9 of the list price.
       expect(json<StudentVerification>(await get(s.app, API.student, u.token)).discountRate).toBe('0.9');
       expect(BigInt(after.total)).toBeLessThan(BigInt(before));

@@ -22,27 +22,32 @@ export async function certificationRoutes(app: FastifyInstance, ctx: AppContext)
 
   r.post(
     API.certifyPersonal,
-    { schema: { tags, summary: '提交个人实名信息（姓名、身份证号，先校验格式与校验位）', body: personalCertifySchema, response }, onRequest: requireMainAccount },
+    {
+      schema: { tags, summary: '提交个人实名信息（姓名、身份证号，先校验格式与校验位）', body: personalCertifySchema, response },
+      onRequest: requireMainAccount,
+    },
     async (req) => c.submitPersonal(me(req), req.body),
   );
-  r.post(
-    API.certifyPersonalConfirm,
-    { schema: { tags, summary: '确认并发起个人实名核验', response }, onRequest: requireMainAccount },
-    async (req) => c.confirmPersonal(me(req)),
+  r.post(API.certifyPersonalConfirm, { schema: { tags, summary: '确认并发起个人实名核验', response }, onRequest: requireMainAccount }, async (req) =>
+    c.confirmPersonal(me(req)),
   );
   r.post(
     API.certifyEnterprise,
-    { schema: { tags, summary: '提交企业认证信息（统一社会信用代码按 GB 32100 校验）', body: enterpriseCertifySchema, response }, onRequest: requireMainAccount },
+    {
+      schema: { tags, summary: '提交企业认证信息（统一社会信用代码按 GB 32100 校验）', body: enterpriseCertifySchema, response },
+      onRequest: requireMainAccount,
+    },
     async (req) => c.submitEnterprise(me(req), req.body),
   );
   r.put(
     API.certifyEnterpriseUpload,
-    { schema: { tags, summary: '上传营业执照（multipart 字段 file；PNG/JPEG/WEBP/GIF，不超过 5 MB）', consumes: ['multipart/form-data'], response }, onRequest: requireMainAccount },
+    {
+      schema: { tags, summary: '上传营业执照（multipart 字段 file；PNG/JPEG/WEBP/GIF，不超过 5 MB）', consumes: ['multipart/form-data'], response },
+      onRequest: requireMainAccount,
+    },
     async (req) => c.uploadLicence(me(req), await readUploadedImage(req, REVIEW_IMAGE_MAX_BYTES)),
   );
-  r.post(
-    API.certifyEnterpriseConfirm,
-    { schema: { tags, summary: '确认提交企业认证，等待运营审核', response }, onRequest: requireMainAccount },
-    async (req) => c.confirmEnterprise(me(req)),
+  r.post(API.certifyEnterpriseConfirm, { schema: { tags, summary: '确认提交企业认证，等待运营审核', response }, onRequest: requireMainAccount }, async (req) =>
+    c.confirmEnterprise(me(req)),
   );
 }

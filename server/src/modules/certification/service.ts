@@ -7,14 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, ne } from 'drizzle-orm';
-import {
-  canCert,
-  type CertAction,
-  type CertifyInfo,
-  type EnterpriseCertify,
-  type PersonalCertify,
-  type ReviewDecision,
-} from '@console/contract';
+import { canCert, type CertAction, type CertifyInfo, type EnterpriseCertify, type PersonalCertify, type ReviewDecision } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor } from '../../db/client.js';
 import { accountReviews, certifications } from './schema.js';
@@ -192,9 +185,22 @@ export class CertificationService {
       const reason = decision.decision === 'reject' ? decision.reason : '';
       await tx
         .update(certifications)
-        .set({ status: decision.decision === 'approve' ? 'Succeed' : 'Failed', reason, decidedAt: this.now(), updatedAt: this.now(), providerRef: providerRef ?? row.providerRef })
+        .set({
+          status: decision.decision === 'approve' ? 'Succeed' : 'Failed',
+          reason,
+          decidedAt: this.now(),
+          updatedAt: this.now(),
+          providerRef: providerRef ?? row.providerRef,
+        })
         .where(eq(certifications.id, certId));
-      await this.recordReview(tx, { kind: row.type === 'Personal' ? 'personal' : 'enterprise', subjectId: certId, userId: row.userId, decision: decision.decision, reason, actorId });
+      await this.recordReview(tx, {
+        kind: row.type === 'Personal' ? 'personal' : 'enterprise',
+        subjectId: certId,
+        userId: row.userId,
+        decision: decision.decision,
+        reason,
+        actorId,
+      });
       await this.syncUser(tx, row.userId);
     });
   }
@@ -239,7 +245,12 @@ export class CertificationService {
     const rows = await this.rows(tx, userId);
     const { certType, certStatus } = userCertOf(rows);
     const named = rows.Enterprise?.status === 'Succeed' ? rows.Enterprise.companyName : rows.Personal?.status === 'Succeed' ? rows.Personal.realName : null;
-    await this.deps.users.setCertification(tx, userId, { certType, certStatus, name: named, enterprise: certType === 'Enterprise' && certStatus === 'Succeed' });
+    await this.deps.users.setCertification(tx, userId, {
+      certType,
+      certStatus,
+      name: named,
+      enterprise: certType === 'Enterprise' && certStatus === 'Succeed',
+    });
   }
 
   private async rows(exec: Executor, userId: string, lock = false): Promise<Partial<Record<CertKind, CertRow>>> {
@@ -282,4 +293,3 @@ export function maskName(name: string): string {
 export function maskId(id: string): string {
   return `${id.slice(0, 4)}${'*'.repeat(id.length - 8)}${id.slice(-4)}`;
 }
-

@@ -24,14 +24,19 @@ describe('gift credit scheme', () => {
   it('me/info carries the payer’s cash and gift fields: remain counts only active, unexpired items with money left', async () => {
     const u = await registerUser(s);
     const grant = async (amount: string, validDays: number) =>
-      (await s.ctx.db.transaction((tx) => s.ctx.gifts.grant(tx, { userId: u.user.id, amount: yuanToUnits(amount), source: 'test', validDays, key: randomUUID(), memo: '测试' })))!;
+      (await s.ctx.db.transaction((tx) =>
+        s.ctx.gifts.grant(tx, { userId: u.user.id, amount: yuanToUnits(amount), source: 'test', validDays, key: randomUUID(), memo: '测试' }),
+      ))!;
     const active = await grant('5', 10);
     const later = await grant('2', 40);
     const expired = await grant('7', 1);
     const pending = await grant('3', 20);
     const spent = await grant('4', 5);
     const now = s.clock.now().getTime();
-    await s.ctx.db.update(giftGrants).set({ expireAt: new Date(now - 1000) }).where(eq(giftGrants.id, expired));
+    await s.ctx.db
+      .update(giftGrants)
+      .set({ expireAt: new Date(now - 1000) })
+      .where(eq(giftGrants.id, expired));
     await s.ctx.db.update(giftGrants).set({ status: 0 }).where(eq(giftGrants.id, pending));
     await s.ctx.db.update(giftGrants).set({ remain: 0n }).where(eq(giftGrants.id, spent));
     await s.ctx.ledger.post({
@@ -64,7 +69,13 @@ describe('gift credit scheme', () => {
 
     // Without gift credit: zero, no renewal, no expiry.
     const fresh = await registerUser(s);
-    expect(json(await get(s.app, '/userapi/api/v2.1/users/me/info', fresh.token))).toMatchObject({ cash: '0', remain: '0', renewStatus: false, expireAt: null, gift: [] });
+    expect(json(await get(s.app, '/userapi/api/v2.1/users/me/info', fresh.token))).toMatchObject({
+      cash: '0',
+      remain: '0',
+      renewStatus: false,
+      expireAt: null,
+      gift: [],
+    });
     await s.ctx.db.update(giftGrants).set({ status: 1 }).where(eq(giftGrants.id, pending));
     expect(json(await get(s.app, '/userapi/api/v2.1/users/me/info', u.token))).toMatchObject({ remain: String(yuanToUnits('10')), renewStatus: false });
   });

@@ -24,7 +24,9 @@ export async function giftRoutes(app: FastifyInstance, ctx: AppContext) {
     };
   };
 
-  r.get(API.gift, { schema: { tags, summary: '赠送金明细与汇总（按到期时间）', response: { 200: giftListSchema } }, onRequest: requireAuth }, (req) => list(payerOf(req)));
+  r.get(API.gift, { schema: { tags, summary: '赠送金明细与汇总（按到期时间）', response: { 200: giftListSchema } }, onRequest: requireAuth }, (req) =>
+    list(payerOf(req)),
+  );
   r.get(API.giftEligibility, { schema: { tags, summary: '能否领取新人赠送金', response: { 200: giftEligibilitySchema } }, onRequest: requireAuth }, (req) =>
     ctx.gifts.eligibility(currentSession(req).user),
   );
@@ -40,8 +42,12 @@ export async function giftRoutes(app: FastifyInstance, ctx: AppContext) {
       return list(payerOf(req));
     },
   );
-  r.post(API.giftRenew, { schema: { tags, summary: '续期全部待续期的赠送金', response: { 200: giftListSchema.extend({ renewed: z.number().int() }) } }, onRequest: requireAuth }, async (req) => {
-    const renewed = await ctx.gifts.renew(payerOf(req));
-    return { ...(await list(payerOf(req))), renewed };
-  });
+  r.post(
+    API.giftRenew,
+    { schema: { tags, summary: '续期全部待续期的赠送金', response: { 200: giftListSchema.extend({ renewed: z.number().int() }) } }, onRequest: requireAuth },
+    async (req) => {
+      const renewed = await ctx.gifts.renew(payerOf(req));
+      return { ...(await list(payerOf(req))), renewed };
+    },
+  );
 }

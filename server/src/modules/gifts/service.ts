@@ -127,7 +127,14 @@ export class GiftService {
     if (!e.eligible) throw new AppError('GIFT_NOT_ELIGIBLE', e.reason);
     const s = this.settings();
     await this.db.transaction((tx) =>
-      this.grant(tx, { userId: user.id, amount: s.welcomeGift, source: WELCOME, validDays: s.welcomeGiftValidDays, key: `gift-welcome:${user.id}`, memo: '新人赠送金' }),
+      this.grant(tx, {
+        userId: user.id,
+        amount: s.welcomeGift,
+        source: WELCOME,
+        validDays: s.welcomeGiftValidDays,
+        key: `gift-welcome:${user.id}`,
+        memo: '新人赠送金',
+      }),
     );
   }
 
@@ -142,13 +149,20 @@ export class GiftService {
     const until = new Date(now.getTime() + this.settings().giftRenewDays * 86400_000);
     const conds = [eq(giftGrants.userId, userId), eq(giftGrants.status, 0), gt(giftGrants.remain, 0n), gt(giftGrants.expireAt, now)];
     if (onlyId) conds.push(eq(giftGrants.id, onlyId));
-    const renewed = await this.db.update(giftGrants).set({ status: 1, expireAt: until }).where(and(...conds)).returning({ id: giftGrants.id });
+    const renewed = await this.db
+      .update(giftGrants)
+      .set({ status: 1, expireAt: until })
+      .where(and(...conds))
+      .returning({ id: giftGrants.id });
     if (renewed.length === 0) throw new AppError('GIFT_NOT_RENEWABLE', onlyId ? '该赠送金不在待续期状态' : undefined);
     return renewed.length;
   }
 
   /** Credits gift money from the platform's promotion account; the key makes a retry grant once. */
-  async grant(tx: Tx, g: { userId: string; amount: bigint; source: string; validDays: number; key: string; memo: string; actorId?: string | null }): Promise<string | null> {
+  async grant(
+    tx: Tx,
+    g: { userId: string; amount: bigint; source: string; validDays: number; key: string; memo: string; actorId?: string | null },
+  ): Promise<string | null> {
     if (g.amount <= 0n) return null;
     const posted = await this.ledger.post(
       {
@@ -208,7 +222,9 @@ export class GiftService {
       .select()
       .from(giftGrants)
       // One array parameter however many users (a tick batch has thousands).
-      .where(and(sql`${giftGrants.userId} = any(${pgArray(userIds)}::uuid[])`, eq(giftGrants.status, 1), gt(giftGrants.remain, 0n), gt(giftGrants.expireAt, now)))
+      .where(
+        and(sql`${giftGrants.userId} = any(${pgArray(userIds)}::uuid[])`, eq(giftGrants.status, 1), gt(giftGrants.remain, 0n), gt(giftGrants.expireAt, now)),
+      )
       .orderBy(asc(giftGrants.userId), asc(giftGrants.expireAt), asc(giftGrants.createdAt))
       .for('update');
     for (const g of rows) out.set(g.userId, [...(out.get(g.userId) ?? []), g]);
@@ -224,19 +240,28 @@ export class GiftService {
 
   /** Takes part of a locked grant (the ledger transfer is the caller's). */
   async take(tx: Tx, grantId: string, amount: bigint) {
-    await tx.update(giftGrants).set({ remain: sql`${giftGrants.remain} - ${amount}` }).where(eq(giftGrants.id, grantId));
+    await tx
+      .update(giftGrants)
+      .set({ remain: sql`${giftGrants.remain} - ${amount}` })
+      .where(eq(giftGrants.id, grantId));
   }
 
   /** Gives a refunded part back to the grant it came from. */
   /** Which of these grants have not expired yet (money given back to an expired grant could never be spent or expire). */
   async unexpired(tx: Tx, ids: string[]): Promise<Set<string>> {
     if (!ids.length) return new Set();
-    const rows = await tx.select({ id: giftGrants.id }).from(giftGrants).where(and(inArray(giftGrants.id, ids), gt(giftGrants.expireAt, this.clock.now())));
+    const rows = await tx
+      .select({ id: giftGrants.id })
+      .from(giftGrants)
+      .where(and(inArray(giftGrants.id, ids), gt(giftGrants.expireAt, this.clock.now())));
     return new Set(rows.map((r) => r.id));
   }
 
   async giveBack(tx: Tx, grantId: string, amount: bigint) {
-    await tx.update(giftGrants).set({ remain: sql`least(${giftGrants.remain} + ${amount}, ${giftGrants.amount})` }).where(eq(giftGrants.id, grantId));
+    await tx
+      .update(giftGrants)
+      .set({ remain: sql`least(${giftGrants.remain} + ${amount}, ${giftGrants.amount})` })
+      .where(eq(giftGrants.id, grantId));
   }
 
   /**
@@ -257,7 +282,10 @@ export class GiftService {
         const grace = this.catalogue ? this.settings().giftRenewGraceDays : 0;
         if (g.source === WELCOME && g.status === 1 && grace > 0) {
           // Welcome credit waits for renewal first; it cannot be spent meanwhile (status 0).
-          await tx.update(giftGrants).set({ status: 0, expireAt: new Date(g.expireAt.getTime() + grace * 86400_000) }).where(eq(giftGrants.id, g.id));
+          await tx
+            .update(giftGrants)
+            .set({ status: 0, expireAt: new Date(g.expireAt.getTime() + grace * 86400_000) })
+            .where(eq(giftGrants.id, g.id));
           return;
         }
         await this.ledger.post(

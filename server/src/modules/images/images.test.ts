@@ -21,7 +21,9 @@ describe('my images', () => {
   const save = (token: string, id: string, name: unknown) => post(s.app, `${LIST}/${id}/image`, { name }, token);
   const list = async (token: string, q = '') => json<UserImagePage>(await get(s.app, `${IMAGES}${q}`, token));
   const log = async (token: string, id: string) =>
-    json<{ items: { action: string; fromStatus: string; toStatus: string; detail: string }[] }>(await get(s.app, `/api/v1/operation/logs?filterBy=instance,${id}`, token)).items;
+    json<{ items: { action: string; fromStatus: string; toStatus: string; detail: string }[] }>(
+      await get(s.app, `/api/v1/operation/logs?filterBy=instance,${id}`, token),
+    ).items;
   const share = (token: string, id: string, shared: boolean) => put(s.app, `${IMAGES}/${id}/share`, { shared }, token);
 
   /** A stopped instance saved as an Active image; returns both. */
@@ -41,7 +43,16 @@ describe('my images', () => {
     const res = await save(u.token, id, ' SD 训练环境 v1 ');
     expect(res.statusCode, res.body).toBe(200);
     const image = json<UserImage>(res);
-    expect(image).toMatchObject({ name: 'SD 训练环境 v1', status: 'Build', sizeGb: null, shared: false, sharePath: null, sourceInstanceId: id, category: 'Gpu', gpuName: 'RTX 4090' });
+    expect(image).toMatchObject({
+      name: 'SD 训练环境 v1',
+      status: 'Build',
+      sizeGb: null,
+      shared: false,
+      sharePath: null,
+      sourceInstanceId: id,
+      category: 'Gpu',
+      gpuName: 'RTX 4090',
+    });
     expect(image).toMatchObject({ baseImageId: 'pytorch-2.3-cu121', baseImageName: 'PyTorch 2.3.0' });
     const operating = await k.instance(u.token, id);
     expect(operating).toMatchObject({ status: 'Operating', actions: [], tasks: [] });
@@ -102,7 +113,11 @@ describe('my images', () => {
     await sim.injectFault({ kind: 'saveImage', message: '快照存储空间不足' });
     const image = json<UserImage>(await save(u.token, id, '会失败的镜像'));
     await k.settle(DELAYS.saveImage);
-    expect(json<UserImage>(await get(s.app, `${IMAGES}/${image.id}`, u.token))).toMatchObject({ status: 'BuildFail', failReason: '快照存储空间不足', sizeGb: null });
+    expect(json<UserImage>(await get(s.app, `${IMAGES}/${image.id}`, u.token))).toMatchObject({
+      status: 'BuildFail',
+      failReason: '快照存储空间不足',
+      sizeGb: null,
+    });
     expect(await k.instance(u.token, id)).toMatchObject({ status: 'Stopped', lastError: '快照存储空间不足' });
     expect((await log(u.token, id))[0]).toMatchObject({ action: 'fail:saveImage', toStatus: 'Stopped' });
     // A failed image cannot be shared, but can be deleted.
@@ -184,7 +199,15 @@ describe('my images', () => {
     const shared = json<UserImage>(await share(owner.token, image.id, true));
     expect(shared).toMatchObject({ shared: true, sharePath: `/image/share?id=${image.id}` });
     const seen = json<SharedImage>(await get(s.app, url, viewer.token));
-    expect(seen).toMatchObject({ id: image.id, name: '分享的环境', category: 'Gpu', gpuName: 'RTX 4090', sizeGb: image.sizeGb, mine: false, baseImageName: image.baseImageName });
+    expect(seen).toMatchObject({
+      id: image.id,
+      name: '分享的环境',
+      category: 'Gpu',
+      gpuName: 'RTX 4090',
+      sizeGb: image.sizeGb,
+      mine: false,
+      baseImageName: image.baseImageName,
+    });
     expect(seen.owner).toBe(`${owner.mobile.slice(0, 3)}****${owner.mobile.slice(-4)}`);
     expect(JSON.stringify(seen)).not.toContain(owner.mobile);
     expect(JSON.stringify(seen)).not.toContain(image.sourceInstanceId);
@@ -237,7 +260,16 @@ describe('my images', () => {
     // The owner uses it without sharing too; a CPU size cannot use a GPU image.
     await share(owner.token, image.id, false);
     expect((await post(s.app, '/infra/api/v2.1/gpu/order/user/price', gpu, owner.token)).statusCode).toBe(200);
-    expect(json(await post(s.app, '/infra/api/v2.1/order/user/price', { sizeId: 'gen-c2m4', regionId: 'bj-b', cycle: 'Hour', duration: 1, userImageId: image.id }, owner.token))).toMatchObject({
+    expect(
+      json(
+        await post(
+          s.app,
+          '/infra/api/v2.1/order/user/price',
+          { sizeId: 'gen-c2m4', regionId: 'bj-b', cycle: 'Hour', duration: 1, userImageId: image.id },
+          owner.token,
+        ),
+      ),
+    ).toMatchObject({
       code: 40020003,
     });
   });
@@ -247,7 +279,9 @@ describe('my images', () => {
     const buyer = await k.fundedUser('100');
     const { image } = await activeImage(owner.token, '限时分享');
     await share(owner.token, image.id, true);
-    const order = json<Order>(await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1, userImageId: image.id }, buyer.token));
+    const order = json<Order>(
+      await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1, userImageId: image.id }, buyer.token),
+    );
     await share(owner.token, image.id, false);
     const before = await k.cash(buyer.user.id);
     const paid = await post(s.app, `/order/api/v2.1/gpu/order/${order.orderUid}/pay`, { method: 'Balance' }, buyer.token);

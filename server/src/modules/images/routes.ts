@@ -29,13 +29,19 @@ export async function imageRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(
     API.userImages,
-    { schema: { tags, summary: '我的镜像（含每个账号的数量上限）', querystring: userImageListQuerySchema, response: { 200: userImagePageSchema } }, onRequest: data },
+    {
+      schema: { tags, summary: '我的镜像（含每个账号的数量上限）', querystring: userImageListQuerySchema, response: { 200: userImagePageSchema } },
+      onRequest: data,
+    },
     async (req) => s.list(payerOf(req), req.query),
   );
 
   r.get(
     API.sharedImage,
-    { schema: { tags, summary: '分享的镜像（任何登录用户可看；未分享或已删除为 40421002）', params: imageIdParamsSchema, response: { 200: sharedImageSchema } }, onRequest: requireAuth },
+    {
+      schema: { tags, summary: '分享的镜像（任何登录用户可看；未分享或已删除为 40421002）', params: imageIdParamsSchema, response: { 200: sharedImageSchema } },
+      onRequest: requireAuth,
+    },
     async (req) => s.shared(payerOf(req), req.params.id),
   );
 
@@ -47,13 +53,19 @@ export async function imageRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.put(
     API.userImageName,
-    { schema: { tags, summary: '修改镜像名称', params: imageIdParamsSchema, body: renameImageRequestSchema, response: { 200: userImageSchema } }, onRequest: data },
+    {
+      schema: { tags, summary: '修改镜像名称', params: imageIdParamsSchema, body: renameImageRequestSchema, response: { 200: userImageSchema } },
+      onRequest: data,
+    },
     async (req) => s.rename(payerOf(req), req.params.id, req.body.name),
   );
 
   r.put(
     API.userImageShare,
-    { schema: { tags, summary: '开启或关闭分享链接', params: imageIdParamsSchema, body: shareImageRequestSchema, response: { 200: userImageSchema } }, onRequest: data },
+    {
+      schema: { tags, summary: '开启或关闭分享链接', params: imageIdParamsSchema, body: shareImageRequestSchema, response: { 200: userImageSchema } },
+      onRequest: data,
+    },
     async (req) => s.setShared(payerOf(req), req.params.id, req.body.shared),
   );
 

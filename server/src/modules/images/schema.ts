@@ -37,7 +37,9 @@ export const userImages = pgTable(
   (t) => [
     index('user_images_user_idx').on(t.userId, t.createdAt),
     // A name is unique among the images an account keeps (40921001).
-    uniqueIndex('user_images_name_uq').on(t.userId, t.name).where(sql`${t.deletedAt} is null`),
+    uniqueIndex('user_images_name_uq')
+      .on(t.userId, t.name)
+      .where(sql`${t.deletedAt} is null`),
     uniqueIndex('user_images_op_uq').on(t.opId),
   ],
 );

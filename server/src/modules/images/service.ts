@@ -9,15 +9,7 @@
  * they no longer need. Deleted images keep their row (deletedAt) for the instances made from them.
  */
 import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
-import {
-  ImageStatus,
-  USER_IMAGE_MAX_GB,
-  imageSharePath,
-  type InstanceCategory,
-  type SharedImage,
-  type UserImage,
-  type UserImagePage,
-} from '@console/contract';
+import { ImageStatus, USER_IMAGE_MAX_GB, imageSharePath, type InstanceCategory, type SharedImage, type UserImage, type UserImagePage } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { userImages } from './schema.js';
@@ -54,11 +46,21 @@ export class ImageService {
    */
   async createBuilding(
     tx: Tx,
-    o: { id: string; ownerId: string; createdBy: string; name: string; opId: string; source: { id: string; name: string; category: InstanceCategory; imageId: string | null; gpuTypeId: string | null } },
+    o: {
+      id: string;
+      ownerId: string;
+      createdBy: string;
+      name: string;
+      opId: string;
+      source: { id: string; name: string; category: InstanceCategory; imageId: string | null; gpuTypeId: string | null };
+    },
   ): Promise<UserImageRow> {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`user_images:${o.ownerId}`}))`);
     const { settings } = this.deps.catalogue.peek();
-    const [{ n } = { n: 0 }] = await tx.select({ n: count() }).from(userImages).where(and(eq(userImages.userId, o.ownerId), isNull(userImages.deletedAt)));
+    const [{ n } = { n: 0 }] = await tx
+      .select({ n: count() })
+      .from(userImages)
+      .where(and(eq(userImages.userId, o.ownerId), isNull(userImages.deletedAt)));
     if (n >= settings.userImageLimit) throw new AppError('IMAGE_LIMIT_REACHED', `每个账号最多保存 ${settings.userImageLimit} 个镜像（含制作中和制作失败的）`);
     const [taken] = await tx
       .select({ id: userImages.id })
@@ -114,7 +116,10 @@ export class ImageService {
   /** Names of images, for instances made from them (deleted ones included). */
   async namesOf(ids: string[]): Promise<Map<string, string>> {
     if (!ids.length) return new Map();
-    const rows = await this.deps.db.select({ id: userImages.id, name: userImages.name }).from(userImages).where(inArray(userImages.id, [...new Set(ids)]));
+    const rows = await this.deps.db
+      .select({ id: userImages.id, name: userImages.name })
+      .from(userImages)
+      .where(inArray(userImages.id, [...new Set(ids)]));
     return new Map(rows.map((r) => [r.id, r.name]));
   }
 
@@ -136,7 +141,13 @@ export class ImageService {
   async list(ownerId: string, q: { page: number; pageSize: number }): Promise<UserImagePage> {
     const where = and(eq(userImages.userId, ownerId), isNull(userImages.deletedAt));
     const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(userImages).where(where);
-    const rows = await this.deps.db.select().from(userImages).where(where).orderBy(desc(userImages.createdAt), desc(userImages.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+    const rows = await this.deps.db
+      .select()
+      .from(userImages)
+      .where(where)
+      .orderBy(desc(userImages.createdAt), desc(userImages.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
     const snap = await this.deps.catalogue.get();
     return { items: rows.map((r) => this.view(r, snap)), total, page: q.page, pageSize: q.pageSize, limit: snap.settings.userImageLimit, used: total };
   }
@@ -204,7 +215,10 @@ export class ImageService {
   }
 
   private async mustOwn(ownerId: string, id: string): Promise<UserImageRow> {
-    const [row] = await this.deps.db.select().from(userImages).where(and(eq(userImages.id, id), eq(userImages.userId, ownerId)));
+    const [row] = await this.deps.db
+      .select()
+      .from(userImages)
+      .where(and(eq(userImages.id, id), eq(userImages.userId, ownerId)));
     if (!row || row.deletedAt) throw new AppError('IMAGE_NOT_FOUND', `镜像 ${id}`);
     return row;
   }

@@ -53,23 +53,29 @@ describe('meter tick in parallel lanes', () => {
       ),
     );
     for (const u of users.filter((x) => x.kind === 'gift')) {
-      await s.ctx.db.transaction((tx) => s.ctx.gifts.grant(tx, { userId: u.id, amount: yuan('5'), source: 'test', validDays: 30, key: `gift-${tag}-${u.id}`, memo: '测试赠送' }));
+      await s.ctx.db.transaction((tx) =>
+        s.ctx.gifts.grant(tx, { userId: u.id, amount: yuan('5'), source: 'test', validDays: 30, key: `gift-${tag}-${u.id}`, memo: '测试赠送' }),
+      );
     }
     await s.ctx.db.execute(sql`create temp table lane_ids as
       select gen_random_uuid() as order_id, gen_random_uuid() as instance_id, u.id as user_id, g as n, row_number() over () as k
       from users u, generate_series(1, ${PER_USER}) g where u.mobile like '17%'`);
-    await s.ctx.db.execute(sql`insert into orders (id, order_uid, user_id, created_by, kind, type, category, status, request, quote, description, amount, pay_method, expires_at, created_at, updated_at)
+    await s.ctx.db
+      .execute(sql`insert into orders (id, order_uid, user_id, created_by, kind, type, category, status, request, quote, description, amount, pay_method, expires_at, created_at, updated_at)
       select order_id, 'L' || ${tag} || lpad(k::text, 8, '0'), user_id, user_id, 'Personal', 'Usage', 'Gpu', 'Time', '{}'::jsonb, '{}'::jsonb, 'RTX 4090 × 1', 0, 'Balance',
         ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz from lane_ids`);
-    await s.ctx.db.execute(sql`insert into instances (id, user_id, created_by, category, name, status, region_id, gpu_count, cpu, memory_gb, data_disk_gb, free_data_disk_gb, cycle,
+    await s.ctx.db
+      .execute(sql`insert into instances (id, user_id, created_by, category, name, status, region_id, gpu_count, cpu, memory_gb, data_disk_gb, free_data_disk_gb, cycle,
         hourly_price, no_card_hourly_price, disk_daily_price, usage_order_id, meter_rate, meter_since, meter_segment, ssh_password_enc, jupyter_token, started_at, created_at, updated_at)
       select instance_id, user_id, user_id, 'Gpu', 'lane-' || n, 'Running', 'bj-b', 1, 16, 60, 50, 50, 'Usage',
         ${HOURLY}, 1000, 0, order_id, ${HOURLY}, ${now}::timestamptz, ${now}::timestamptz, 'x', 'token-' || k, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz from lane_ids`);
     const before = new Map(
-      (await rows<{ user_id: string; cash: string; gift: string }>(sql`select u.id as user_id,
+      (
+        await rows<{ user_id: string; cash: string; gift: string }>(sql`select u.id as user_id,
           coalesce((select balance from ledger_accounts where code = 'user:' || u.id || ':cash'), 0)::text as cash,
           coalesce((select balance from ledger_accounts where code = 'user:' || u.id || ':gift'), 0)::text as gift
-        from users u where u.mobile like '17%'`)).map((r) => [r.user_id, { cash: BigInt(r.cash), gift: BigInt(r.gift) }]),
+        from users u where u.mobile like '17%'`)
+      ).map((r) => [r.user_id, { cash: BigInt(r.cash), gift: BigInt(r.gift) }]),
     );
 
     s.clock.advance(HOUR);
@@ -80,7 +86,18 @@ describe('meter tick in parallel lanes', () => {
 
     // Every run was metered for exactly the hour, once; what it could not pay is its arrears.
     const due = runCost(HOURLY, BigInt(HOUR));
-    const runs = await rows<{ id: string; user_id: string; status: string; meter_ms: string; meter_charged: string; arrears: string; amount: string; paid: string; transfers: number; debited: string }>(sql`
+    const runs = await rows<{
+      id: string;
+      user_id: string;
+      status: string;
+      meter_ms: string;
+      meter_charged: string;
+      arrears: string;
+      amount: string;
+      paid: string;
+      transfers: number;
+      debited: string;
+    }>(sql`
       with usage as (
         select split_part(t.idempotency_key, ':', 2)::uuid as instance_id, count(distinct t.id)::int as transfers, coalesce(-sum(e.amount) filter (where a.user_id is not null), 0) as debited
         from ledger_transfers t join ledger_entries e on e.transfer_id = t.id join ledger_accounts a on a.id = e.account_id
@@ -105,7 +122,10 @@ describe('meter tick in parallel lanes', () => {
     // Per account: what left the balance is what its four runs paid; gift credit went first; arrears stop the runs.
     const byUser = new Map<string, typeof runs>();
     for (const r of runs) byUser.set(r.user_id, [...(byUser.get(r.user_id) ?? []), r]);
-    const after = await s.ctx.ledger.spendableMany(s.ctx.db, users.map((u) => u.id));
+    const after = await s.ctx.ledger.spendableMany(
+      s.ctx.db,
+      users.map((u) => u.id),
+    );
     for (const u of users) {
       const mine = byUser.get(u.id)!;
       const paid = mine.reduce((n, r) => n + BigInt(r.amount), 0n);

@@ -200,10 +200,12 @@ describe('meter ticks in two server processes', () => {
         await ctx.db.execute(sql`create temp table run_ids as
           select gen_random_uuid() as order_id, gen_random_uuid() as instance_id, u.id as user_id, g as n, row_number() over () as k
           from users u, generate_series(1, ${PER_USER}) g where u.mobile like '16%'`);
-        await ctx.db.execute(sql`insert into orders (id, order_uid, user_id, created_by, kind, type, category, status, request, quote, description, amount, pay_method, expires_at, created_at, updated_at)
+        await ctx.db
+          .execute(sql`insert into orders (id, order_uid, user_id, created_by, kind, type, category, status, request, quote, description, amount, pay_method, expires_at, created_at, updated_at)
           select order_id, 'P' || ${tag} || lpad(k::text, 8, '0'), user_id, user_id, 'Personal', 'Usage', 'Gpu', 'Time', '{}'::jsonb, '{}'::jsonb, 'RTX 4090 × 1', 0, 'Balance',
             ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz from run_ids`);
-        await ctx.db.execute(sql`insert into instances (id, user_id, created_by, category, name, status, region_id, gpu_count, cpu, memory_gb, data_disk_gb, free_data_disk_gb, cycle,
+        await ctx.db
+          .execute(sql`insert into instances (id, user_id, created_by, category, name, status, region_id, gpu_count, cpu, memory_gb, data_disk_gb, free_data_disk_gb, cycle,
             hourly_price, no_card_hourly_price, disk_daily_price, usage_order_id, meter_rate, meter_since, meter_segment, ssh_password_enc, jupyter_token, started_at, created_at, updated_at)
           select instance_id, user_id, user_id, 'Gpu', 'proc-' || n, 'Running', 'bj-b', 1, 16, 60, 50, 50, 'Usage',
             ${HOURLY}, 1000, 0, order_id, ${HOURLY}, ${now}::timestamptz, ${now}::timestamptz, 'x', 'token-' || k, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz from run_ids`);
@@ -268,7 +270,10 @@ describe('meter ticks in two server processes', () => {
         // Per account: the balance went down by what its runs paid; those that ran out were stopped, once.
         const byUser = new Map<string, typeof runs>();
         for (const r of runs) byUser.set(r.user_id, [...(byUser.get(r.user_id) ?? []), r]);
-        const spendable = await ctx.ledger.spendableMany(ctx.db, users.map((u) => u.id));
+        const spendable = await ctx.ledger.spendableMany(
+          ctx.db,
+          users.map((u) => u.id),
+        );
         for (const u of users) {
           const mine = byUser.get(u.id)!;
           const paid = mine.reduce((n, r) => n + BigInt(r.amount), 0n);

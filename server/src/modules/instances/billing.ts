@@ -146,7 +146,13 @@ export class Meter {
   async chargeDiskDay(tx: Tx, row: InstanceRow): Promise<Pick<InstanceRow, 'diskBilledUntil' | 'arrears'>> {
     const from = row.diskBilledUntil!;
     const due = row.diskDailyPrice;
-    const charged = await this.usage.chargeUsage(tx, row.usageOrderId!, due, `disk:${row.id}:${from.getTime()}`, `${row.name} 数据盘扩容 ${row.dataDiskGb - row.freeDataDiskGb} GB（1 天）`);
+    const charged = await this.usage.chargeUsage(
+      tx,
+      row.usageOrderId!,
+      due,
+      `disk:${row.id}:${from.getTime()}`,
+      `${row.name} 数据盘扩容 ${row.dataDiskGb - row.freeDataDiskGb} GB（1 天）`,
+    );
     return { diskBilledUntil: new Date(from.getTime() + DAY_MS), arrears: row.arrears + (due - charged) };
   }
 }
@@ -195,7 +201,7 @@ export class InstanceBilling {
   private async meterLane(now: Date, lane: { index: number; count: number }, toStop: { id: string; why: string }[]): Promise<number> {
     let handled = 0;
     const [from, to] = laneOwners(lane);
-    for (let after: { userId: string; id: string } | null = null; ; ) {
+    for (let after: { userId: string; id: string } | null = null; ;) {
       const batch = await this.deps.db.transaction(async (tx) => {
         const rows = await tx
           .select(meterColumns)
@@ -281,13 +287,27 @@ export class InstanceBilling {
     const due = await this.deps.db
       .select()
       .from(instances)
-      .where(and(isNotNull(instances.expireAt), lte(instances.expireAt, now), isNull(instances.releasedAt), isNull(instances.releaseAt), inArray(instances.status, [...IDLE_MACHINE_STATUSES])))
+      .where(
+        and(
+          isNotNull(instances.expireAt),
+          lte(instances.expireAt, now),
+          isNull(instances.releasedAt),
+          isNull(instances.releaseAt),
+          inArray(instances.status, [...IDLE_MACHINE_STATUSES]),
+        ),
+      )
       .limit(BATCH);
     for (const row of due) {
       const releaseAt = new Date(row.expireAt!.getTime() + settings.expiredReleaseDays * DAY_MS);
-      await this.deps.db.update(instances).set({ releaseAt }).where(and(eq(instances.id, row.id), isNull(instances.releaseAt)));
+      await this.deps.db
+        .update(instances)
+        .set({ releaseAt })
+        .where(and(eq(instances.id, row.id), isNull(instances.releaseAt)));
       if (row.status === 'Running') await this.deps.instances.actAsSystem(row.id, 'stop', '包周期已到期');
-      await this.deps.instances.notifyOwner(row.userId, `您的实例「${row.name}」已到期并关机，将于 ${formatBeijing(releaseAt)} 释放，请在此之前续费或备份数据。`);
+      await this.deps.instances.notifyOwner(
+        row.userId,
+        `您的实例「${row.name}」已到期并关机，将于 ${formatBeijing(releaseAt)} 释放，请在此之前续费或备份数据。`,
+      );
     }
     return due.length;
   }
@@ -308,12 +328,23 @@ export class InstanceBilling {
         .set({ releaseNoticeAt: now })
         .where(and(eq(instances.id, row.id), isNull(instances.releaseNoticeAt)))
         .returning();
-      if (claimed) await this.deps.instances.notifyOwner(row.userId, `您的实例「${row.name}」将于 ${formatBeijing(row.releaseAt!)} 释放，数据将被清除且无法恢复。如需保留，请在此之前开机或续费。`);
+      if (claimed)
+        await this.deps.instances.notifyOwner(
+          row.userId,
+          `您的实例「${row.name}」将于 ${formatBeijing(row.releaseAt!)} 释放，数据将被清除且无法恢复。如需保留，请在此之前开机或续费。`,
+        );
     }
     const due = await this.deps.db
       .select()
       .from(instances)
-      .where(and(isNotNull(instances.releaseAt), lte(instances.releaseAt, now), isNull(instances.releasedAt), inArray(instances.status, ['Stopped', 'Shutdown', 'Failed'])))
+      .where(
+        and(
+          isNotNull(instances.releaseAt),
+          lte(instances.releaseAt, now),
+          isNull(instances.releasedAt),
+          inArray(instances.status, ['Stopped', 'Shutdown', 'Failed']),
+        ),
+      )
       .limit(BATCH);
     let n = 0;
     for (const row of due) if (await this.deps.instances.actAsSystem(row.id, 'release', '关机超期自动释放')) n++;
@@ -338,7 +369,11 @@ export class InstanceBilling {
  * lanes never share a payer (nor the payer's account rows) and the range is an index scan.
  */
 export function laneOwners(lane: { index: number; count: number }): [string | null, string | null] {
-  const bound = (i: number) => (i <= 0 || i >= lane.count ? null : `${Math.floor((i * 0x1_0000_0000) / lane.count).toString(16).padStart(8, '0')}-0000-0000-0000-000000000000`);
+  const bound = (i: number) =>
+    i <= 0 || i >= lane.count
+      ? null
+      : `${Math.floor((i * 0x1_0000_0000) / lane.count)
+          .toString(16)
+          .padStart(8, '0')}-0000-0000-0000-000000000000`;
   return [bound(lane.index), bound(lane.index + 1)];
 }
-

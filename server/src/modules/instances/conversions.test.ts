@@ -19,7 +19,13 @@ const MONTH_PRICE = yuan('997.92');
 describe('conversions: day to month, post-paid to long-term rental', () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer({ env: { COMPUTE_SIM_DELAYS: Object.entries(DELAYS).map(([k, v]) => `${k}=${v}`).join(',') } });
+    s = await startTestServer({
+      env: {
+        COMPUTE_SIM_DELAYS: Object.entries(DELAYS)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
+      },
+    });
   });
   afterAll(async () => s.close());
   afterEach(async () => {
@@ -40,20 +46,30 @@ describe('conversions: day to month, post-paid to long-term rental', () => {
   const cash = async (userId: string) => (await s.ctx.ledger.balances(userId)).cash;
   const row = async (id: string) => (await s.ctx.db.select().from(instances).where(eq(instances.id, id)))[0]!;
   const orderRow = async (uid: string) => (await s.ctx.db.select().from(orders).where(eq(orders.orderUid, uid)))[0]!;
-  const ops = (id: string, action: string) => s.ctx.db.select().from(instanceOperations).where(and(eq(instanceOperations.instanceId, id), eq(instanceOperations.action, action)));
+  const ops = (id: string, action: string) =>
+    s.ctx.db
+      .select()
+      .from(instanceOperations)
+      .where(and(eq(instanceOperations.instanceId, id), eq(instanceOperations.action, action)));
   const pay = (token: string, uid: string) => post(s.app, `/order/api/v2.1/gpu/order/${uid}/pay`, { method: 'Balance' }, token);
   async function settle(ms: number) {
     s.clock.advance(ms);
     await s.ctx.reconciler.tick();
   }
   async function pickHost(): Promise<string> {
-    const q = json<{ placement: { hostId: string } }>(await post(s.app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }));
+    const q = json<{ placement: { hostId: string } }>(
+      await post(s.app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }),
+    );
     return q.placement.hostId;
   }
   /** A Day (or Month) RTX 4090 bought for `price` yuan from the balance, brought to Running. */
   async function prepaid(token: string, cycle: 'Day' | 'Month', price?: string) {
     const order = json<Order>(await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: await pickHost(), cycle, duration: 1 }, token));
-    if (price) await s.ctx.db.update(orders).set({ amount: yuan(price) }).where(eq(orders.orderUid, order.orderUid));
+    if (price)
+      await s.ctx.db
+        .update(orders)
+        .set({ amount: yuan(price) })
+        .where(eq(orders.orderUid, order.orderUid));
     const paid = await pay(token, order.orderUid);
     expect(json(paid), paid.body).toMatchObject({ status: 'Success' });
     const id = (await orderRow(order.orderUid)).resourceId!;
@@ -92,7 +108,10 @@ describe('conversions: day to month, post-paid to long-term rental', () => {
     expect(q.lines.at(-1)).toMatchObject({ kind: 'credit', amount: String(-yuan('7.5')) });
 
     // Concurrent and repeated requests: one order (one unpaid order per account).
-    const created = await Promise.all([post(s.app, `${LIST}/${id}/day-to-month`, undefined, u.token), post(s.app, `${LIST}/${id}/day-to-month`, undefined, u.token)]);
+    const created = await Promise.all([
+      post(s.app, `${LIST}/${id}/day-to-month`, undefined, u.token),
+      post(s.app, `${LIST}/${id}/day-to-month`, undefined, u.token),
+    ]);
     const ok = created.filter((r) => r.statusCode === 200);
     expect(ok).toHaveLength(1);
     expect(json(created.find((r) => r.statusCode !== 200)!)).toMatchObject({ code: 40011007 });
@@ -133,7 +152,10 @@ describe('conversions: day to month, post-paid to long-term rental', () => {
     const order = json<Order>(await post(s.app, `${LIST}/${id}/day-to-month`, undefined, u.token));
     expect(order.amount).toBe(String(MONTH_PRICE - yuan('5')));
     // A renewal from elsewhere (auto-renew) moves the expiry.
-    await s.ctx.db.update(instances).set({ expireAt: new Date((await row(id)).expireAt!.getTime() + 24 * HOUR) }).where(eq(instances.id, id));
+    await s.ctx.db
+      .update(instances)
+      .set({ expireAt: new Date((await row(id)).expireAt!.getTime() + 24 * HOUR) })
+      .where(eq(instances.id, id));
     const before = await cash(u.user.id);
     await pay(u.token, order.orderUid);
     expect((await orderRow(order.orderUid)).status).toBe('Refunded');
@@ -163,13 +185,20 @@ describe('conversions: day to month, post-paid to long-term rental', () => {
     expect(json(await post(s.app, `${LIST}/${post_.id}/transfer-to-long`, { cycle: 'Month', duration: 1 }, child.token))).toMatchObject({ code: 40300002 });
     expect(json(await get(s.app, `${LIST}/${month.id}/day-to-month/price`, child.token))).toMatchObject({ code: 40300002 });
     // Arrears first.
-    await s.ctx.db.update(instances).set({ arrears: yuan('1') }).where(eq(instances.id, post_.id));
+    await s.ctx.db
+      .update(instances)
+      .set({ arrears: yuan('1') })
+      .where(eq(instances.id, post_.id));
     expect(json(await post(s.app, `${LIST}/${post_.id}/transfer-to-long`, { cycle: 'Month', duration: 1 }, u.token))).toMatchObject({ code: 40024004 });
     await s.ctx.db.update(instances).set({ arrears: 0n }).where(eq(instances.id, post_.id));
     expect(await countRows(s, 'orders')).toBe(ordersBefore);
     expect((await row(post_.id)).cycle).toBe('Usage');
     await s.ctx.db.update(users).set({ gpu: true }).where(eq(users.id, child.user.id));
-    expect(json(await post(s.app, `${LIST}/${post_.id}/transfer-to-long/price`, { cycle: 'Week', duration: 2 }, child.token))).toMatchObject({ cycle: 'Week', duration: 2, credit: '0' });
+    expect(json(await post(s.app, `${LIST}/${post_.id}/transfer-to-long/price`, { cycle: 'Week', duration: 2 }, child.token))).toMatchObject({
+      cycle: 'Week',
+      duration: 2,
+      credit: '0',
+    });
   });
 
   // --- post-paid to long-term rental --------------------------------------------------------

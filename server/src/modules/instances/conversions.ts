@@ -117,7 +117,9 @@ export class ConversionService {
       ...quote,
       lines: [
         ...quote.lines,
-        ...(credit > 0n ? [{ kind: 'credit' as const, name: `包日剩余 ${unusedHours} 小时抵扣`, unitPrice: String(-credit), quantity: 1, amount: String(-credit) }] : []),
+        ...(credit > 0n
+          ? [{ kind: 'credit' as const, name: `包日剩余 ${unusedHours} 小时抵扣`, unitPrice: String(-credit), quantity: 1, amount: String(-credit) }]
+          : []),
       ],
       total: String(total - credit),
       credit: String(credit),

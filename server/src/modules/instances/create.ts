@@ -79,7 +79,8 @@ export class InstanceCreation implements Fulfiller {
     const hourly = unit ? discounted(unit) * BigInt(Math.max(gpuCount, 1)) : 0n;
     const freeDisk = host ? host.dataDiskFreeGb * gpuCount : 0;
     const extraGb = BigInt(Math.max(0, req.dataDiskGb - freeDisk));
-    const base = req.name?.trim() || (app?.name ?? (host ? `${snap.gpuTypes.find((g) => g.id === host.gpuTypeId)?.name ?? 'GPU'} 实例` : (size?.name ?? '实例')));
+    const base =
+      req.name?.trim() || (app?.name ?? (host ? `${snap.gpuTypes.find((g) => g.id === host.gpuTypeId)?.name ?? 'GPU'} 实例` : (size?.name ?? '实例')));
     const prepaidHours = postpaid ? 0 : Number(HOURS_PER_UNIT[req.cycle]) * req.duration;
     return {
       id: instanceIdFor(order.id, i),

@@ -22,7 +22,12 @@ describe('data disks', () => {
   const expand = (token: string, id: string, body: unknown) => post(s.app, `${LIST}/${id}/disk`, body, token);
   const pay = (token: string, uid: string) => post(s.app, `/order/api/v2.1/gpu/order/${uid}/pay`, { method: 'Balance' }, token);
   const resizeOps = async (id: string) =>
-    (await s.ctx.db.select().from(instanceOperations).where(and(eq(instanceOperations.instanceId, id), eq(instanceOperations.action, 'resizeDisk')))).length;
+    (
+      await s.ctx.db
+        .select()
+        .from(instanceOperations)
+        .where(and(eq(instanceOperations.instanceId, id), eq(instanceOperations.action, 'resizeDisk')))
+    ).length;
 
   it('lists the data disks of the account’s instances with size, free part, usage and daily cost', async () => {
     const u = await k.fundedUser('50');
@@ -30,7 +35,17 @@ describe('data disks', () => {
     const page = json<DataDiskPage>(await get(s.app, DISKS, u.token));
     expect(page).toMatchObject({ total: 1, page: 1, pageSize: 10, pricePerGbDay: '70' });
     const disk = page.items[0]!;
-    expect(disk).toMatchObject({ instanceId: id, sizeGb: 120, freeGb: 50, chargeableGb: 70, dailyPrice: String(70n * 70n), prepaid: false, maxGb: 800, expandBlocked: null, status: 'Stopped' });
+    expect(disk).toMatchObject({
+      instanceId: id,
+      sizeGb: 120,
+      freeGb: 50,
+      chargeableGb: 70,
+      dailyPrice: String(70n * 70n),
+      prepaid: false,
+      maxGb: 800,
+      expandBlocked: null,
+      status: 'Stopped',
+    });
     expect(disk.usedGb).toBeGreaterThanOrEqual(0);
     expect(disk.usedGb).toBeLessThanOrEqual(120);
     // Running: it says why it cannot be expanded now.
@@ -168,7 +183,10 @@ describe('data disks', () => {
     await k.settle(DELAYS.resizeDisk);
     expect(await k.instance(u.token, id)).toMatchObject({ status: 'Stopped', dataDiskGb: 50, lastError: '存储集群容量不足' });
     expect(await k.cash(u.user.id)).toBe(before);
-    expect(json(await get(s.app, `/order/api/v2.1/gpu/order/${order!.orderUid}`, u.token))).toMatchObject({ status: 'Refunded', failReason: '存储集群容量不足' });
+    expect(json(await get(s.app, `/order/api/v2.1/gpu/order/${order!.orderUid}`, u.token))).toMatchObject({
+      status: 'Refunded',
+      failReason: '存储集群容量不足',
+    });
     const outbox = json<{ items: { text: string }[] }>(await get(s.app, `/dev/outbox?to=${u.mobile}`));
     expect(outbox.items[0]!.text).toMatch(/扩容失败.*已原路退回/);
   });

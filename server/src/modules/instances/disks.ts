@@ -45,11 +45,15 @@ interface ResizeDiskParam {
   orderId: string | null;
 }
 
-const resizeDiskParam = new TaskParam<'resizeDisk', ResizeDiskParam>('resizeDisk', z.object({ newGb: z.number().int().positive(), orderId: z.string().nullable() }), (text) => {
-  // Before JSON: "newGb" or "newGb:orderId".
-  const [newGb = '0', orderId = ''] = text.split(':');
-  return { newGb: Number(newGb), orderId: orderId || null };
-});
+const resizeDiskParam = new TaskParam<'resizeDisk', ResizeDiskParam>(
+  'resizeDisk',
+  z.object({ newGb: z.number().int().positive(), orderId: z.string().nullable() }),
+  (text) => {
+    // Before JSON: "newGb" or "newGb:orderId".
+    const [newGb = '0', orderId = ''] = text.split(':');
+    return { newGb: Number(newGb), orderId: orderId || null };
+  },
+);
 
 export interface DiskDeps {
   db: Db;
@@ -101,7 +105,13 @@ export class DiskService implements Fulfiller {
     const payer = payerIdOf(user);
     const where = and(eq(instances.userId, payer), isNull(instances.releasedAt));
     const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(instances).where(where);
-    const rows = await this.deps.db.select().from(instances).where(where).orderBy(desc(instances.createdAt), desc(instances.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+    const rows = await this.deps.db
+      .select()
+      .from(instances)
+      .where(where)
+      .orderBy(desc(instances.createdAt), desc(instances.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
     const snap = await this.deps.catalogue.get();
     let usage = new Map<string, number>();
     try {
@@ -177,7 +187,17 @@ export class DiskService implements Fulfiller {
       user,
     );
     const daily = prepaid ? 0n : BigInt(Math.max(0, newGb - row.freeDataDiskGb)) * snap.settings.dataDiskPricePerGbDay;
-    return { instanceId: row.id, currentGb: row.dataDiskGb, newGb, freeGb: row.freeDataDiskGb, maxGb: max, prepaid, remainingHours: hours, dailyPriceAfter: String(daily), quote };
+    return {
+      instanceId: row.id,
+      currentGb: row.dataDiskGb,
+      newGb,
+      freeGb: row.freeDataDiskGb,
+      maxGb: max,
+      prepaid,
+      remainingHours: hours,
+      dailyPriceAfter: String(daily),
+      quote,
+    };
   }
 
   /**
@@ -216,7 +236,11 @@ export class DiskService implements Fulfiller {
       if (!isPostpaid(cur.cycle)) throw new AppError('INSTANCE_STATE_INVALID', '包周期实例扩容需先支付扩容订单');
       this.checkResize(cur, newGb, snap);
       const opId = `resizeDisk:${cur.id}:${this.deps.clock.now().getTime()}`;
-      return core.beginTask(tx, cur, resizeDiskParam.start({ newGb, orderId: null }), { actorId: user.id, opId, detail: `按量计费：${cur.dataDiskGb} GB → ${newGb} GB` });
+      return core.beginTask(tx, cur, resizeDiskParam.start({ newGb, orderId: null }), {
+        actorId: user.id,
+        opId,
+        detail: `按量计费：${cur.dataDiskGb} GB → ${newGb} GB`,
+      });
     });
     await core.submit(row);
     return this.deps.views.get(user, id);
@@ -284,7 +308,13 @@ export class ResizeDiskTask implements TaskHandler<'resizeDisk', ResizeDiskParam
     else if (row.diskBilledUntil && row.diskBilledUntil > at && daily > row.diskDailyPrice && row.usageOrderId) {
       const ms = BigInt(row.diskBilledUntil.getTime() - at.getTime());
       const due = ((daily - row.diskDailyPrice) * ms + DAY_MS_N - 1n) / DAY_MS_N;
-      const paid = await this.deps.usage.chargeUsage(tx, row.usageOrderId, due, `disk-resize:${row.pendingOpId}`, `${row.name} 数据盘扩容至 ${newGb} GB（当日剩余时间）`);
+      const paid = await this.deps.usage.chargeUsage(
+        tx,
+        row.usageOrderId,
+        due,
+        `disk-resize:${row.pendingOpId}`,
+        `${row.name} 数据盘扩容至 ${newGb} GB（当日剩余时间）`,
+      );
       set.arrears = row.arrears + (due - paid);
     }
     return set;

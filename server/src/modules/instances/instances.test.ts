@@ -20,7 +20,14 @@ describe('instances', () => {
   let s: TestServer;
   let sim: SimulatedComputeDriver;
   beforeAll(async () => {
-    s = await startTestServer({ env: { COMPUTE_SIM_DELAYS: Object.entries(DELAYS).map(([k, v]) => `${k}=${v}`).join(','), BILLING_TICK_SECONDS: '60' } });
+    s = await startTestServer({
+      env: {
+        COMPUTE_SIM_DELAYS: Object.entries(DELAYS)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
+        BILLING_TICK_SECONDS: '60',
+      },
+    });
     sim = s.ctx.drivers.compute as SimulatedComputeDriver;
   });
   afterAll(async () => s.close());
@@ -55,7 +62,9 @@ describe('instances', () => {
   }
   /** Where the next RTX 4090 would be placed (the quote's placement). */
   async function pickHost(): Promise<string> {
-    const q = json<{ placement: { hostId: string } }>(await post(s.app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }));
+    const q = json<{ placement: { hostId: string } }>(
+      await post(s.app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }),
+    );
     return q.placement.hostId;
   }
   const act = (token: string, id: string, action: string) => post(s.app, `${LIST}/${id}/${action}`, undefined, token);
@@ -92,7 +101,9 @@ describe('instances', () => {
     expect(inst).toMatchObject({ status: 'Running', actions: ['stop', 'restart'] });
     expect(inst.access!.sshPassword).toMatch(/^[A-Za-z0-9]{16}$/);
 
-    const log = json<{ items: { action: string; toStatus: string; actorName: string }[] }>(await get(s.app, `/api/v1/operation/logs?filterBy=instance,${inst.id}`, u.token));
+    const log = json<{ items: { action: string; toStatus: string; actorName: string }[] }>(
+      await get(s.app, `/api/v1/operation/logs?filterBy=instance,${inst.id}`, u.token),
+    );
     expect(log.items.map((i) => i.toStatus)).toEqual(['Running', 'Starting', 'Pending']);
     expect(log.items[2]!.actorName).toMatch(/^139\*{4}\d{4}$/);
   });
@@ -135,7 +146,9 @@ describe('instances', () => {
 
   it('charges gift credit before cash, and cash for what the gift credit does not cover', async () => {
     const u = await fundedUser('10');
-    await s.ctx.db.transaction((tx) => s.ctx.gifts.grant(tx, { userId: u.user.id, amount: yuan('1'), source: 'test', validDays: 30, key: `gift-${randomUUID()}`, memo: '测试赠送' }));
+    await s.ctx.db.transaction((tx) =>
+      s.ctx.gifts.grant(tx, { userId: u.user.id, amount: yuan('1'), source: 'test', validDays: 30, key: `gift-${randomUUID()}`, memo: '测试赠送' }),
+    );
     await runningUsageInstance(u.token);
     const before = await s.ctx.ledger.balances(u.user.id);
     s.clock.advance(HOUR);
@@ -240,7 +253,7 @@ describe('instances', () => {
     const host = (await row(id)).hostId!;
     await sim.loseHost(host);
     await s.ctx.reconciler.tick();
-    expect((await only(u.token))).toMatchObject({ status: 'Unknown' });
+    expect(await only(u.token)).toMatchObject({ status: 'Unknown' });
     const afterLoss = await cash(u.user.id);
     s.clock.advance(HOUR);
     await s.ctx.instanceBilling.meterTick();
@@ -259,7 +272,10 @@ describe('instances', () => {
     const u = await fundedUser('10');
     const { id } = await runningUsageInstance(u.token);
     // The stop reaches the server but not the driver (a network failure): the row says Stopping, the driver knows nothing.
-    await s.ctx.db.update(instances).set({ status: 'Stopping', pendingOpId: `stop:${id}:lost`, pendingAction: 'stop:Running', opStartedAt: s.clock.now() }).where(eq(instances.id, id));
+    await s.ctx.db
+      .update(instances)
+      .set({ status: 'Stopping', pendingOpId: `stop:${id}:lost`, pendingAction: 'stop:Running', opStartedAt: s.clock.now() })
+      .where(eq(instances.id, id));
     await settle(DELAYS.stop);
     expect((await only(u.token)).status).toBe('Stopping');
     await settle(120 * SEC);
@@ -312,7 +328,9 @@ describe('instances', () => {
     await settle(DELAYS.create);
     await settle(DELAYS.boot);
     const inst = await only(u.token);
-    const bought = json<{ total: string }>(await post(s.app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 2 }));
+    const bought = json<{ total: string }>(
+      await post(s.app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 2 }),
+    );
     const quote = json<{ total: string }>(await post(s.app, `${LIST}/${inst.id}/renew/price`, { duration: 2 }, u.token));
     expect(quote.total).toBe(bought.total);
 
@@ -349,13 +367,18 @@ describe('instances', () => {
     const parent = await fundedUser('10');
     const { id } = await runningUsageInstance(parent.token);
     const child = await registerUser(s);
-    await s.ctx.db.update(users).set({ isChild: true, parentId: parent.user.id, childName: 'intern', gpu: false, app: true }).where(eq(users.id, child.user.id));
+    await s.ctx.db
+      .update(users)
+      .set({ isChild: true, parentId: parent.user.id, childName: 'intern', gpu: false, app: true })
+      .where(eq(users.id, child.user.id));
     const list = json<{ items: Instance[] }>(await get(s.app, LIST, child.token));
     expect(list.items).toEqual([]);
     expect(json(await act(child.token, id, 'stop'))).toMatchObject({ code: 40300002 });
     await s.ctx.db.update(users).set({ gpu: true }).where(eq(users.id, child.user.id));
     expect(json<Instance>(await act(child.token, id, 'stop')).status).toBe('Stopping');
-    const log = json<{ items: { actorName: string; action: string }[] }>(await get(s.app, `/api/v1/operation/logs?filterBy=actor,${child.user.id}`, parent.token));
+    const log = json<{ items: { actorName: string; action: string }[] }>(
+      await get(s.app, `/api/v1/operation/logs?filterBy=actor,${child.user.id}`, parent.token),
+    );
     expect(log.items).toEqual([expect.objectContaining({ action: 'stop', actorName: '子账号 intern' })]);
     await settle(DELAYS.stop);
   });

@@ -17,7 +17,14 @@ const DELAYS = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 400
 describe('migrating a stopped instance to another host', () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer({ env: { COMPUTE_SIM_DELAYS: Object.entries(DELAYS).map(([k, v]) => `${k}=${v}`).join(','), BILLING_TICK_SECONDS: '60' } });
+    s = await startTestServer({
+      env: {
+        COMPUTE_SIM_DELAYS: Object.entries(DELAYS)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
+        BILLING_TICK_SECONDS: '60',
+      },
+    });
   });
   afterAll(async () => s.close());
   // Each test sets free cards as it needs; start each from a fleet where every card not held is free.
@@ -25,7 +32,10 @@ describe('migrating a stopped instance to another host', () => {
     const held = new Map<string, number>();
     for (const r of await s.ctx.db.select().from(instances)) if (r.hostId && r.gpuHeld > 0) held.set(r.hostId, (held.get(r.hostId) ?? 0) + r.gpuHeld);
     for (const h of await s.ctx.db.select().from(catalogueHosts)) {
-      await s.ctx.db.update(catalogueHosts).set({ gpuFree: h.gpuTotal - (held.get(h.id) ?? 0) }).where(eq(catalogueHosts.id, h.id));
+      await s.ctx.db
+        .update(catalogueHosts)
+        .set({ gpuFree: h.gpuTotal - (held.get(h.id) ?? 0) })
+        .where(eq(catalogueHosts.id, h.id));
     }
     s.ctx.catalogueStore.invalidateInventory();
   });
@@ -49,7 +59,8 @@ describe('migrating a stopped instance to another host', () => {
   }
   const act = (token: string, id: string, action: string) => post(s.app, `${LIST}/${id}/${action}`, undefined, token);
   const migrate = (token: string, id: string, body?: unknown) => post(s.app, `${LIST}/${id}/migrate`, body, token);
-  const log = async (token: string, id: string) => json<{ items: InstanceOperation[] }>(await get(s.app, `/api/v1/operation/logs?filterBy=instance,${id}`, token)).items;
+  const log = async (token: string, id: string) =>
+    json<{ items: InstanceOperation[] }>(await get(s.app, `/api/v1/operation/logs?filterBy=instance,${id}`, token)).items;
 
   /** Other active RTX 4090 hosts in the instance's region: where a migration may go. */
   async function othersOf(hostId: string): Promise<string[]> {
@@ -57,13 +68,20 @@ describe('migrating a stopped instance to another host', () => {
     const hosts = await s.ctx.db
       .select()
       .from(catalogueHosts)
-      .where(and(eq(catalogueHosts.gpuTypeId, 'rtx4090'), eq(catalogueHosts.active, true), ne(catalogueHosts.id, hostId), inArray(catalogueHosts.roomId, rooms)));
+      .where(
+        and(eq(catalogueHosts.gpuTypeId, 'rtx4090'), eq(catalogueHosts.active, true), ne(catalogueHosts.id, hostId), inArray(catalogueHosts.roomId, rooms)),
+      );
     return hosts.map((h) => h.id);
   }
 
   /** A post-paid RTX 4090 in bj-b, bought, booted and stopped again. */
   async function stoppedInstance(token: string, hostId?: string) {
-    const res = await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', ...(hostId ? { hostId } : {}), cycle: 'Usage', duration: 1 }, token);
+    const res = await post(
+      s.app,
+      GPU_ORDER,
+      { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', ...(hostId ? { hostId } : {}), cycle: 'Usage', duration: 1 },
+      token,
+    );
     expect(res.statusCode, res.body).toBe(200);
     const list = json<{ items: Instance[] }>(await get(s.app, `${LIST}?filterBy=category,Gpu`, token));
     const id = list.items[0]!.id;
@@ -193,7 +211,9 @@ describe('migrating a stopped instance to another host', () => {
     const others = await othersOf(home);
     await setFree(others, 0);
     await setFree([others[0]!], 3);
-    const targets = json<{ hostId: string; sameRoom: boolean; gpuFree: number; available: boolean }[]>(await get(s.app, `${LIST}/${id}/migrate/targets`, u.token));
+    const targets = json<{ hostId: string; sameRoom: boolean; gpuFree: number; available: boolean }[]>(
+      await get(s.app, `${LIST}/${id}/migrate/targets`, u.token),
+    );
     expect(targets.map((t) => t.hostId).sort()).toEqual([...others].sort());
     expect(targets.find((t) => t.hostId === others[0])).toMatchObject({ gpuFree: 3, available: true });
     expect(targets.filter((t) => t.available).map((t) => t.hostId)).toEqual([others[0]]);
@@ -305,19 +325,33 @@ describe('migration targets in several rooms', () => {
   let s: TestServer;
   beforeAll(async () => {
     // The shipped catalogue plus one RTX 4090 host in bj-b's other room.
-    const catalogue = JSON.parse(readFileSync(new URL('../../../catalogue/catalogue.json', import.meta.url), 'utf8')) as { hosts: { id: string; roomId: string }[] };
+    const catalogue = JSON.parse(readFileSync(new URL('../../../catalogue/catalogue.json', import.meta.url), 'utf8')) as {
+      hosts: { id: string; roomId: string }[];
+    };
     const model = catalogue.hosts.find((h) => h.id === 'bj-b-1-h01')!;
     catalogue.hosts.push({ ...model, id: 'bj-b-2-h09', roomId: 'bj-b-2' });
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'catalogue-')), 'catalogue.json');
     writeFileSync(file, JSON.stringify(catalogue));
-    s = await startTestServer({ env: { CATALOGUE_FILE: file, COMPUTE_SIM_DELAYS: Object.entries(DELAYS).map(([k, v]) => `${k}=${v}`).join(',') } });
+    s = await startTestServer({
+      env: {
+        CATALOGUE_FILE: file,
+        COMPUTE_SIM_DELAYS: Object.entries(DELAYS)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
+      },
+    });
   });
   afterAll(async () => s.close());
   const { fundedUser } = instanceKit(() => s);
 
   it('lists the hosts of its own room first, then those of the other rooms', async () => {
     const u = await fundedUser('20');
-    const res = await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', hostId: 'bj-b-1-h01', cycle: 'Usage', duration: 1 }, u.token);
+    const res = await post(
+      s.app,
+      GPU_ORDER,
+      { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', hostId: 'bj-b-1-h01', cycle: 'Usage', duration: 1 },
+      u.token,
+    );
     expect(res.statusCode, res.body).toBe(200);
     const id = json<{ items: Instance[] }>(await get(s.app, `${LIST}?filterBy=category,Gpu`, u.token)).items[0]!.id;
     for (const ms of [DELAYS.create, DELAYS.boot]) {
@@ -328,7 +362,12 @@ describe('migration targets in several rooms', () => {
     s.clock.advance(DELAYS.stop);
     await s.ctx.reconciler.tick();
     const targets = json<{ hostId: string; sameRoom: boolean }[]>(await get(s.app, `${LIST}/${id}/migrate/targets`, u.token));
-    expect(targets.slice(0, 2).map((t) => [t.hostId, t.sameRoom]).sort()).toEqual([
+    expect(
+      targets
+        .slice(0, 2)
+        .map((t) => [t.hostId, t.sameRoom])
+        .sort(),
+    ).toEqual([
       ['bj-b-1-h02', true],
       ['bj-b-1-h03', true],
     ]);

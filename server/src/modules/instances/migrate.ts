@@ -59,7 +59,10 @@ export class MigrationService {
       if (cur.expireAt && cur.expireAt <= this.deps.clock.now()) throw new AppError('INSTANCE_EXPIRED', '实例已到期，请先续费再迁移');
       const candidates = this.targets(cur, snap);
       if (req.hostId && !candidates.some((h) => h.id === req.hostId)) {
-        throw new AppError('MIGRATE_HOST_INVALID', `主机 ${req.hostId} 不能作为迁移目标：须为同一地区、同一 GPU 型号的其他主机，且数据盘上限不小于 ${cur.dataDiskGb} GB`);
+        throw new AppError(
+          'MIGRATE_HOST_INVALID',
+          `主机 ${req.hostId} 不能作为迁移目标：须为同一地区、同一 GPU 型号的其他主机，且数据盘上限不小于 ${cur.dataDiskGb} GB`,
+        );
       }
       const target = await this.reserveTarget(tx, req.hostId ? candidates.filter((h) => h.id === req.hostId) : candidates, cur.gpuCount);
       if (!target) {
@@ -93,7 +96,13 @@ export class MigrationService {
       if (!cur.cardsHeldUntil || cur.cardsHeldUntil > now || cur.gpuHeld === 0 || !TASK_FROM.migrate.includes(cur.status)) return false;
       await this.deps.inventory.release(tx, cur.hostId!, cur.gpuHeld);
       const [moved] = await tx.update(instances).set({ gpuHeld: 0, cardsHeldUntil: null, updatedAt: now }).where(eq(instances.id, id)).returning();
-      await this.deps.instances.logOp(tx, moved!, { action: 'releaseCards', actorId: null, from: cur.status, to: cur.status, detail: `迁移后未在保留时间内开机，预留的 ${cur.gpuHeld} 张 GPU 已释放；开机时按主机空闲情况重新分配` });
+      await this.deps.instances.logOp(tx, moved!, {
+        action: 'releaseCards',
+        actorId: null,
+        from: cur.status,
+        to: cur.status,
+        detail: `迁移后未在保留时间内开机，预留的 ${cur.gpuHeld} 张 GPU 已释放；开机时按主机空闲情况重新分配`,
+      });
       return true;
     });
   }
@@ -118,7 +127,15 @@ export class MigrationService {
   private targets(cur: InstanceRow, snap: Snapshot): Snapshot['hosts'] {
     const rooms = new Map(snap.rooms.filter((r) => r.regionId === cur.regionId && r.active).map((r) => [r.id, r]));
     return snap.hosts
-      .filter((h) => h.active && h.id !== cur.hostId && h.gpuTypeId === cur.gpuTypeId && rooms.has(h.roomId) && h.gpuTotal >= cur.gpuCount && h.dataDiskMaxGb >= cur.dataDiskGb)
+      .filter(
+        (h) =>
+          h.active &&
+          h.id !== cur.hostId &&
+          h.gpuTypeId === cur.gpuTypeId &&
+          rooms.has(h.roomId) &&
+          h.gpuTotal >= cur.gpuCount &&
+          h.dataDiskMaxGb >= cur.dataDiskGb,
+      )
       .sort((a, b) => Number(b.roomId === cur.roomId) - Number(a.roomId === cur.roomId) || b.gpuFree - a.gpuFree || a.id.localeCompare(b.id));
   }
 

@@ -18,7 +18,14 @@ const DELAYS = { create: 4000, boot: 3000, start: 3000, stop: 2000, restart: 400
 describe('prepaid instances: auto-renew and refund of unused time', () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer({ env: { COMPUTE_SIM_DELAYS: Object.entries(DELAYS).map(([k, v]) => `${k}=${v}`).join(','), AUTO_RENEW_LEAD_HOURS: '24' } });
+    s = await startTestServer({
+      env: {
+        COMPUTE_SIM_DELAYS: Object.entries(DELAYS)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
+        AUTO_RENEW_LEAD_HOURS: '24',
+      },
+    });
   });
   afterAll(async () => s.close());
   afterEach(async () => {
@@ -28,7 +35,9 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
 
   async function fund(userId: string, amount: string, to: 'cash' | 'gift' = 'cash') {
     if (to === 'gift') {
-      await s.ctx.db.transaction((tx) => s.ctx.gifts.grant(tx, { userId, amount: yuan(amount), source: 'test', validDays: 90, key: `gift-${randomUUID()}`, memo: '测试赠送' }));
+      await s.ctx.db.transaction((tx) =>
+        s.ctx.gifts.grant(tx, { userId, amount: yuan(amount), source: 'test', validDays: 90, key: `gift-${randomUUID()}`, memo: '测试赠送' }),
+      );
       return;
     }
     await s.ctx.ledger.post({
@@ -51,7 +60,10 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
     const shift = t - s.clock.now().getTime();
     expect(shift).toBeGreaterThanOrEqual(0);
     const r = await row(id);
-    await s.ctx.db.update(instances).set({ expireAt: new Date(r.expireAt!.getTime() - shift) }).where(eq(instances.id, id));
+    await s.ctx.db
+      .update(instances)
+      .set({ expireAt: new Date(r.expireAt!.getTime() - shift) })
+      .where(eq(instances.id, id));
   };
   const balances = (userId: string) => s.ctx.ledger.balances(userId);
   const row = async (id: string) => (await s.ctx.db.select().from(instances).where(eq(instances.id, id)))[0]!;
@@ -60,13 +72,19 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
     await s.ctx.reconciler.tick();
   }
   async function pickHost(): Promise<string> {
-    const q = json<{ placement: { hostId: string } }>(await post(s.app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }));
+    const q = json<{ placement: { hostId: string } }>(
+      await post(s.app, '/infra/api/v2.1/gpu/order/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Day', duration: 1 }),
+    );
     return q.placement.hostId;
   }
   /** Buys a prepaid RTX 4090 (optionally at a set price) from the balance and brings it to Running. */
   async function prepaid(token: string, cycle: 'Day' | 'Month', opts: { price?: string } = {}) {
     const order = json<Order>(await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: await pickHost(), cycle, duration: 1 }, token));
-    if (opts.price) await s.ctx.db.update(orders).set({ amount: yuan(opts.price) }).where(eq(orders.orderUid, order.orderUid));
+    if (opts.price)
+      await s.ctx.db
+        .update(orders)
+        .set({ amount: yuan(opts.price) })
+        .where(eq(orders.orderUid, order.orderUid));
     const paid = await post(s.app, `/order/api/v2.1/gpu/order/${order.orderUid}/pay`, { method: 'Balance' }, token);
     expect(json(paid), paid.body).toMatchObject({ status: 'Success' });
     const [o] = await s.ctx.db.select().from(orders).where(eq(orders.orderUid, order.orderUid));
@@ -83,7 +101,11 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
     expect((await row(id)).status).toBe('Stopped');
   }
   const notices = async (mobile: string) => json<{ items: { text: string }[] }>(await get(s.app, `/dev/outbox?to=${mobile}`)).items.map((i) => i.text);
-  const renewOrders = (userId: string) => s.ctx.db.select().from(orders).where(and(eq(orders.userId, userId), eq(orders.type, 'Renew')));
+  const renewOrders = (userId: string) =>
+    s.ctx.db
+      .select()
+      .from(orders)
+      .where(and(eq(orders.userId, userId), eq(orders.type, 'Renew')));
 
   // --- auto-renew ---------------------------------------------------------------------------
 
@@ -236,7 +258,10 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
     await fund(u.user.id, '1000');
     const { id, boughtAt } = await prepaid(u.token, 'Day', { price: '10' });
     const renewal = json<Order>(await post(s.app, `${LIST}/${id}/renew`, { duration: 3 }, u.token));
-    await s.ctx.db.update(orders).set({ amount: yuan('60') }).where(eq(orders.orderUid, renewal.orderUid));
+    await s.ctx.db
+      .update(orders)
+      .set({ amount: yuan('60') })
+      .where(eq(orders.orderUid, renewal.orderUid));
     expect(json(await post(s.app, `/order/api/v2.1/gpu/order/${renewal.orderUid}/pay`, { method: 'Balance' }, u.token))).toMatchObject({ status: 'Success' });
     await stop(u.token, id);
     // 4 days paid (1 at ¥10, then 3 at ¥60); 1.5 days used: 2 whole days unused, both of the renewal.
@@ -256,7 +281,14 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
       refundFeeRate: '0.05',
     });
     const owner = (await s.ctx.db.select().from(users).where(eq(users.id, u.user.id)))[0]!;
-    expect(await withFee.refundQuote(owner, id)).toMatchObject({ totalDays: 4, usedDays: 2, unusedDays: 2, refundable: String(yuan('40')), fee: String(yuan('2')), refund: String(yuan('38')) });
+    expect(await withFee.refundQuote(owner, id)).toMatchObject({
+      totalDays: 4,
+      usedDays: 2,
+      unusedDays: 2,
+      refundable: String(yuan('40')),
+      fee: String(yuan('2')),
+      refund: String(yuan('38')),
+    });
     const before = await balances(u.user.id);
     const results = await Promise.all([post(s.app, `${LIST}/${id}/refund`, undefined, u.token), post(s.app, `${LIST}/${id}/refund`, undefined, u.token)]);
     expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409]);
@@ -298,9 +330,17 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
   it('does not return the voucher part', async () => {
     const u = await registerUser(s);
     await fund(u.user.id, '300');
-    const order = json<Order>(await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: await pickHost(), cycle: 'Month', duration: 1 }, u.token));
-    await s.ctx.db.update(orders).set({ amount: yuan('300') }).where(eq(orders.orderUid, order.orderUid));
-    const [v] = await s.ctx.db.select().from(vouchers).where(and(eq(vouchers.userId, u.user.id), eq(vouchers.status, 'Unused')));
+    const order = json<Order>(
+      await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: await pickHost(), cycle: 'Month', duration: 1 }, u.token),
+    );
+    await s.ctx.db
+      .update(orders)
+      .set({ amount: yuan('300') })
+      .where(eq(orders.orderUid, order.orderUid));
+    const [v] = await s.ctx.db
+      .select()
+      .from(vouchers)
+      .where(and(eq(vouchers.userId, u.user.id), eq(vouchers.status, 'Unused')));
     const paid = await post(s.app, `/order/api/v2.1/gpu/order/${order.orderUid}/pay`, { method: 'Balance', voucherId: v!.id }, u.token);
     expect(json(paid), paid.body).toMatchObject({ status: 'Success' });
     const boughtAt = s.clock.now().getTime();
@@ -319,7 +359,10 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
     await fund(parent.user.id, '500');
     const { id } = await prepaid(parent.token, 'Month', { price: '30' });
     const child = await registerUser(s);
-    await s.ctx.db.update(users).set({ isChild: true, parentId: parent.user.id, childName: 'intern', gpu: false, app: true }).where(eq(users.id, child.user.id));
+    await s.ctx.db
+      .update(users)
+      .set({ isChild: true, parentId: parent.user.id, childName: 'intern', gpu: false, app: true })
+      .where(eq(users.id, child.user.id));
     expect(json(await put(s.app, `${LIST}/${id}/auto-renew`, { autoRenew: true }, child.token))).toMatchObject({ code: 40300002 });
     await stop(parent.token, id);
     expect(json(await post(s.app, `${LIST}/${id}/refund`, undefined, child.token))).toMatchObject({ code: 40300002 });
@@ -329,7 +372,10 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
     // ¥30 for 30 days, a few seconds used: 29 whole days unused.
     const res = await post(s.app, `${LIST}/${id}/refund`, undefined, child.token);
     expect(json(res), res.body).toMatchObject({ unusedDays: 29, toCash: String(yuan('29')), instance: { status: 'Deleting' } });
-    const [refund] = await s.ctx.db.select().from(orders).where(eq(orders.orderUid, json<PrepaidRefundResult>(res).orderUid));
+    const [refund] = await s.ctx.db
+      .select()
+      .from(orders)
+      .where(eq(orders.orderUid, json<PrepaidRefundResult>(res).orderUid));
     expect(refund).toMatchObject({ userId: parent.user.id, createdBy: child.user.id });
   });
 });

@@ -89,7 +89,8 @@ export class PrepaidService {
     await this.deps.db.transaction(async (tx) => {
       const cur = await this.deps.instances.lock(tx, id);
       if (isPostpaid(cur.cycle)) throw new AppError('INSTANCE_NOT_PREPAID', '按量计费实例随用随付，没有自动续费');
-      if (cur.status === 'Deleting' || cur.status === 'Failed') throw new AppError('INSTANCE_STATE_INVALID', `实例${InstanceStatus.label(cur.status)}，不能设置自动续费`);
+      if (cur.status === 'Deleting' || cur.status === 'Failed')
+        throw new AppError('INSTANCE_STATE_INVALID', `实例${InstanceStatus.label(cur.status)}，不能设置自动续费`);
       if (cur.autoRenew === on) return;
       await tx.update(instances).set({ autoRenew: on, autoRenewFailedFor: null, updatedAt: this.deps.clock.now() }).where(eq(instances.id, id));
       await this.deps.instances.logOp(tx, cur, { action: on ? 'autoRenewOn' : 'autoRenewOff', actorId: user.id, from: cur.status, to: cur.status, detail: '' });
@@ -200,9 +201,24 @@ export class PrepaidService {
           kind: cur.category === 'Gpu' || cur.category === 'App' ? 'Personal' : 'default',
           type: 'Refund',
           category: cur.category,
-          request: { instanceId: id, unusedDays: p.quote.unusedDays, totalDays: p.quote.totalDays, fee: p.quote.fee, toCash: p.quote.toCash, toGift: p.quote.toGift },
+          request: {
+            instanceId: id,
+            unusedDays: p.quote.unusedDays,
+            totalDays: p.quote.totalDays,
+            fee: p.quote.fee,
+            toCash: p.quote.toCash,
+            toGift: p.quote.toGift,
+          },
           quote: {
-            lines: [{ kind: 'compute', name: `退订 ${cur.name}：未使用 ${p.quote.unusedDays} 天`, unitPrice: p.quote.refundable, quantity: 1, amount: p.quote.refund }],
+            lines: [
+              {
+                kind: 'compute',
+                name: `退订 ${cur.name}：未使用 ${p.quote.unusedDays} 天`,
+                unitPrice: p.quote.refundable,
+                quantity: 1,
+                amount: p.quote.refund,
+              },
+            ],
             listTotal: p.quote.refundable,
             discountTotal: p.quote.fee,
             voucherDeduction: '0',
@@ -344,4 +360,3 @@ export function unusedValue(paying: Paying, row: InstanceRow, unusedHours: bigin
 function refundOrderId(instanceId: string): string {
   return instanceIdFor(`refund:${instanceId}`, 0);
 }
-

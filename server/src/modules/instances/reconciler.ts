@@ -15,14 +15,12 @@ import type { InstanceService } from './service.js';
 const PAGE = 200;
 
 export class Reconciler {
-  constructor(
-    private deps: { db: Db; clock: Clock; driver: ComputeDriver; instances: InstanceService; log: FastifyBaseLogger; retryAfterMs: number },
-  ) {}
+  constructor(private deps: { db: Db; clock: Clock; driver: ComputeDriver; instances: InstanceService; log: FastifyBaseLogger; retryAfterMs: number }) {}
 
   /** Applies every new event, then retries stale operations. Returns how many of each it handled. */
   async tick(): Promise<number> {
     let handled = 0;
-    for (let cursor = await this.cursor(); ; ) {
+    for (let cursor = await this.cursor(); ;) {
       const events = await this.deps.driver.events(cursor, PAGE);
       for (const e of events) {
         try {

@@ -47,7 +47,15 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(
     API.instances,
-    { schema: { tags, summary: '实例列表（filterBy：category、status、region；search：名称或 ID）', querystring: instanceListQuerySchema, response: { 200: instancePageSchema } }, onRequest: requireAuth },
+    {
+      schema: {
+        tags,
+        summary: '实例列表（filterBy：category、status、region；search：名称或 ID）',
+        querystring: instanceListQuerySchema,
+        response: { 200: instancePageSchema },
+      },
+      onRequest: requireAuth,
+    },
     async (req) => ctx.instanceViews.list(currentSession(req).user, req.query),
   );
 
@@ -60,7 +68,12 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
   r.post(
     API.instanceAction,
     {
-      schema: { tags, summary: '开机、无卡模式开机、关机、重启、释放（异步，状态随后更新）', params: instanceActionParamsSchema, response: { 200: instanceSchema } },
+      schema: {
+        tags,
+        summary: '开机、无卡模式开机、关机、重启、释放（异步，状态随后更新）',
+        params: instanceActionParamsSchema,
+        response: { 200: instanceSchema },
+      },
       onRequest: requireAuth,
     },
     async (req) => s.act(currentSession(req).user, req.params.id, req.params.action),
@@ -68,20 +81,38 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.post(
     API.instanceRenewPrice,
-    { schema: { tags, summary: '续费报价（与购买同一计价）', params: instanceIdParamsSchema, body: renewInstanceRequestSchema, response: { 200: quoteSchema } }, onRequest: requireAuth },
+    {
+      schema: { tags, summary: '续费报价（与购买同一计价）', params: instanceIdParamsSchema, body: renewInstanceRequestSchema, response: { 200: quoteSchema } },
+      onRequest: requireAuth,
+    },
     async (req) => ctx.renewals.renewQuote(currentSession(req).user, req.params.id, req.body),
   );
 
   r.post(
     API.instanceRenew,
-    { schema: { tags, summary: '续费：创建续费订单（支付后延长到期时间）', params: instanceIdParamsSchema, body: renewInstanceRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
+    {
+      schema: {
+        tags,
+        summary: '续费：创建续费订单（支付后延长到期时间）',
+        params: instanceIdParamsSchema,
+        body: renewInstanceRequestSchema,
+        response: { 200: orderSchema },
+      },
+      onRequest: requireAuth,
+    },
     async (req) => ctx.renewals.renew(currentSession(req).user, req.params.id, req.body),
   );
 
   r.put(
     API.instanceAutoRenew,
     {
-      schema: { tags, summary: '包周期自动续费开关：到期前（AUTO_RENEW_LEAD_HOURS）从余额续费一个周期单位', params: instanceIdParamsSchema, body: autoRenewRequestSchema, response: { 200: instanceSchema } },
+      schema: {
+        tags,
+        summary: '包周期自动续费开关：到期前（AUTO_RENEW_LEAD_HOURS）从余额续费一个周期单位',
+        params: instanceIdParamsSchema,
+        body: autoRenewRequestSchema,
+        response: { 200: instanceSchema },
+      },
       onRequest: requireAuth,
     },
     async (req) => ctx.prepaid.setAutoRenew(currentSession(req).user, req.params.id, req.body.autoRenew),
@@ -89,14 +120,27 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(
     API.instanceRefundPrice,
-    { schema: { tags, summary: '退订报价：未使用整天数按实付比例退回现金与赠送金（代金券不退）', params: instanceIdParamsSchema, response: { 200: prepaidRefundQuoteSchema } }, onRequest: requireAuth },
+    {
+      schema: {
+        tags,
+        summary: '退订报价：未使用整天数按实付比例退回现金与赠送金（代金券不退）',
+        params: instanceIdParamsSchema,
+        response: { 200: prepaidRefundQuoteSchema },
+      },
+      onRequest: requireAuth,
+    },
     async (req) => ctx.prepaid.refundQuote(currentSession(req).user, req.params.id),
   );
 
   r.post(
     API.instanceRefund,
     {
-      schema: { tags, summary: '退订：退还未使用时长（退款订单）并释放实例，数据将被销毁', params: instanceIdParamsSchema, response: { 200: prepaidRefundResultSchema } },
+      schema: {
+        tags,
+        summary: '退订：退还未使用时长（退款订单）并释放实例，数据将被销毁',
+        params: instanceIdParamsSchema,
+        response: { 200: prepaidRefundResultSchema },
+      },
       onRequest: requireAuth,
     },
     async (req) => ctx.prepaid.refund(currentSession(req).user, req.params.id),
@@ -104,20 +148,42 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(
     API.instanceDayToMonthPrice,
-    { schema: { tags, summary: '日转月报价：包月价格减去当前包日周期未使用部分（按剩余整小时、按实付比例折算）', params: instanceIdParamsSchema, response: { 200: conversionQuoteSchema } }, onRequest: requireAuth },
+    {
+      schema: {
+        tags,
+        summary: '日转月报价：包月价格减去当前包日周期未使用部分（按剩余整小时、按实付比例折算）',
+        params: instanceIdParamsSchema,
+        response: { 200: conversionQuoteSchema },
+      },
+      onRequest: requireAuth,
+    },
     async (req) => ctx.conversions.dayToMonthQuote(currentSession(req).user, req.params.id),
   );
 
   r.post(
     API.instanceDayToMonth,
-    { schema: { tags, summary: '日转月：创建日转月订单（支付后改为包月，到期时间为支付时起 1 个月）', params: instanceIdParamsSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
+    {
+      schema: {
+        tags,
+        summary: '日转月：创建日转月订单（支付后改为包月，到期时间为支付时起 1 个月）',
+        params: instanceIdParamsSchema,
+        response: { 200: orderSchema },
+      },
+      onRequest: requireAuth,
+    },
     async (req) => ctx.conversions.dayToMonth(currentSession(req).user, req.params.id),
   );
 
   r.post(
     API.instanceTransferToLongPrice,
     {
-      schema: { tags, summary: '转长期租用报价（按量计费 → 包周/包月）', params: instanceIdParamsSchema, body: transferToLongRequestSchema, response: { 200: conversionQuoteSchema } },
+      schema: {
+        tags,
+        summary: '转长期租用报价（按量计费 → 包周/包月）',
+        params: instanceIdParamsSchema,
+        body: transferToLongRequestSchema,
+        response: { 200: conversionQuoteSchema },
+      },
       onRequest: requireAuth,
     },
     async (req) => ctx.conversions.transferQuote(currentSession(req).user, req.params.id, req.body),
@@ -126,7 +192,13 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
   r.post(
     API.instanceTransferToLong,
     {
-      schema: { tags, summary: '转长期租用：先结清本次运行的按量费用，再创建订单（支付后停止按量计费）', params: instanceIdParamsSchema, body: transferToLongRequestSchema, response: { 200: orderSchema } },
+      schema: {
+        tags,
+        summary: '转长期租用：先结清本次运行的按量费用，再创建订单（支付后停止按量计费）',
+        params: instanceIdParamsSchema,
+        body: transferToLongRequestSchema,
+        response: { 200: orderSchema },
+      },
       onRequest: requireAuth,
     },
     async (req) => ctx.conversions.transfer(currentSession(req).user, req.params.id, req.body),
@@ -134,7 +206,10 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.put(
     API.instanceName,
-    { schema: { tags, summary: '修改实例名称', params: instanceIdParamsSchema, body: renameInstanceRequestSchema, response: { 200: instanceSchema } }, onRequest: requireAuth },
+    {
+      schema: { tags, summary: '修改实例名称', params: instanceIdParamsSchema, body: renameInstanceRequestSchema, response: { 200: instanceSchema } },
+      onRequest: requireAuth,
+    },
     async (req) => s.rename(currentSession(req).user, req.params.id, req.body.name),
   );
 
@@ -162,7 +237,12 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
   r.get(
     API.instanceMigrateTargets,
     {
-      schema: { tags, summary: '可迁移到的主机：同地区同型号 GPU 的其他主机，本机房优先，附当前空闲卡数', params: instanceIdParamsSchema, response: { 200: z.array(migrationTargetSchema) } },
+      schema: {
+        tags,
+        summary: '可迁移到的主机：同地区同型号 GPU 的其他主机，本机房优先，附当前空闲卡数',
+        params: instanceIdParamsSchema,
+        response: { 200: z.array(migrationTargetSchema) },
+      },
       onRequest: requireAuth,
     },
     async (req) => ctx.migration.targetList(currentSession(req).user, req.params.id),
@@ -171,7 +251,13 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
   r.post(
     API.instanceImage,
     {
-      schema: { tags, summary: '保存镜像：已关机（含无卡模式关机）的实例制作为“我的镜像”，期间实例为操作中', params: instanceIdParamsSchema, body: saveImageRequestSchema, response: { 200: userImageSchema } },
+      schema: {
+        tags,
+        summary: '保存镜像：已关机（含无卡模式关机）的实例制作为“我的镜像”，期间实例为操作中',
+        params: instanceIdParamsSchema,
+        body: saveImageRequestSchema,
+        response: { 200: userImageSchema },
+      },
       onRequest: requireAuth,
     },
     async (req) => ctx.saveImage.save(currentSession(req).user, req.params.id, req.body),
@@ -179,7 +265,16 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.post(
     API.instanceDiskPrice,
-    { schema: { tags, summary: '数据盘扩容报价（包周期按剩余时间折算；按量为 0，按天计费）', params: instanceIdParamsSchema, body: expandDiskRequestSchema, response: { 200: diskExpansionQuoteSchema } }, onRequest: requireAuth },
+    {
+      schema: {
+        tags,
+        summary: '数据盘扩容报价（包周期按剩余时间折算；按量为 0，按天计费）',
+        params: instanceIdParamsSchema,
+        body: expandDiskRequestSchema,
+        response: { 200: diskExpansionQuoteSchema },
+      },
+      onRequest: requireAuth,
+    },
     async (req) => ctx.disks.quote(currentSession(req).user, req.params.id, req.body.dataDiskGb),
   );
 
@@ -201,7 +296,13 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
   r.post(
     API.instanceBandwidthPrice,
     {
-      schema: { tags, summary: '电商机调整带宽报价（包周期升级按剩余时间折算；降级与按量计费无需预付）', params: instanceIdParamsSchema, body: changeBandwidthRequestSchema, response: { 200: bandwidthQuoteSchema } },
+      schema: {
+        tags,
+        summary: '电商机调整带宽报价（包周期升级按剩余时间折算；降级与按量计费无需预付）',
+        params: instanceIdParamsSchema,
+        body: changeBandwidthRequestSchema,
+        response: { 200: bandwidthQuoteSchema },
+      },
       onRequest: requireAuth,
     },
     async (req) => ctx.traffic.quote(currentSession(req).user, req.params.id, req.body.bandwidthMbps),
@@ -225,19 +326,38 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
   // Spec §6: a child account sees the data disks with openYunBucket or image ("my data").
   r.get(
     API.dataDisks,
-    { schema: { tags, summary: '数据盘列表（容量、已用、计费容量、每天费用）', querystring: dataDiskListQuerySchema, response: { 200: dataDiskPageSchema } }, onRequest: ctx.auth.requirePermission('openYunBucket', 'image') },
+    {
+      schema: { tags, summary: '数据盘列表（容量、已用、计费容量、每天费用）', querystring: dataDiskListQuerySchema, response: { 200: dataDiskPageSchema } },
+      onRequest: ctx.auth.requirePermission('openYunBucket', 'image'),
+    },
     async (req) => ctx.disks.list(currentSession(req).user, req.query),
   );
 
   r.get(
     API.storageCharges,
-    { schema: { tags: ['费用'], summary: '存储账单明细：超出免费容量的数据盘每日扣费', querystring: pagingQuerySchema, response: { 200: pageOf(storageChargeSchema) } }, onRequest: requireAuth },
+    {
+      schema: {
+        tags: ['费用'],
+        summary: '存储账单明细：超出免费容量的数据盘每日扣费',
+        querystring: pagingQuerySchema,
+        response: { 200: pageOf(storageChargeSchema) },
+      },
+      onRequest: requireAuth,
+    },
     async (req) => ctx.disks.charges(currentSession(req).user, req.query),
   );
 
   r.get(
     API.operationLogs,
-    { schema: { tags, summary: '操作日志（filterBy：instance、actor、category）', querystring: operationLogQuerySchema, response: { 200: instanceOperationPageSchema } }, onRequest: requireAuth },
+    {
+      schema: {
+        tags,
+        summary: '操作日志（filterBy：instance、actor、category）',
+        querystring: operationLogQuerySchema,
+        response: { 200: instanceOperationPageSchema },
+      },
+      onRequest: requireAuth,
+    },
     async (req) => ctx.instanceViews.operations(currentSession(req).user, req.query),
   );
 }

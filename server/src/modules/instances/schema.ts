@@ -4,7 +4,22 @@ import { bigint, bigserial, boolean, index, integer, pgTable, text, uuid } from 
 import { ts } from '../../db/columns.js';
 import { users } from '../users/schema.js';
 
-const INSTANCE_STATUSES = ['Pending', 'Starting', 'Pending_Migrate', 'Running', 'Stopped', 'Shutdowning', 'Shutdown', 'Restarting', 'Stopping', 'Operating', 'Unknown', 'Failed', 'Deleting', 'OperateFail'] as const;
+const INSTANCE_STATUSES = [
+  'Pending',
+  'Starting',
+  'Pending_Migrate',
+  'Running',
+  'Stopped',
+  'Shutdowning',
+  'Shutdown',
+  'Restarting',
+  'Stopping',
+  'Operating',
+  'Unknown',
+  'Failed',
+  'Deleting',
+  'OperateFail',
+] as const;
 
 export const instances = pgTable(
   'instances',
@@ -45,7 +60,9 @@ export const instances = pgTable(
     hourlyPrice: bigint('hourly_price', { mode: 'bigint' }).notNull(),
     noCardHourlyPrice: bigint('no_card_hourly_price', { mode: 'bigint' }).notNull(),
     /** Post-paid: what the bandwidth beyond the included costs per hour, metered with the run (added to hourlyPrice). */
-    bandwidthHourlyPrice: bigint('bandwidth_hourly_price', { mode: 'bigint' }).notNull().default(sql`0`),
+    bandwidthHourlyPrice: bigint('bandwidth_hourly_price', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
     diskDailyPrice: bigint('disk_daily_price', { mode: 'bigint' }).notNull(),
     expireAt: ts('expire_at'),
     /** Prepaid: renew one unit of the cycle from the balance before expiry (modules/instances/prepaid.ts). */
@@ -58,14 +75,22 @@ export const instances = pgTable(
     /** The post-paid order (status Time) the ticks of this instance are charged to. */
     usageOrderId: uuid('usage_order_id'),
     /** Metering of the current run (see modules/instances/billing.ts): rate, segment start, last tick, milliseconds and amount so far. */
-    meterRate: bigint('meter_rate', { mode: 'bigint' }).notNull().default(sql`0`),
+    meterRate: bigint('meter_rate', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
     meterSince: ts('meter_since'),
     meterSegment: ts('meter_segment'),
-    meterMs: bigint('meter_ms', { mode: 'bigint' }).notNull().default(sql`0`),
-    meterCharged: bigint('meter_charged', { mode: 'bigint' }).notNull().default(sql`0`),
+    meterMs: bigint('meter_ms', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
+    meterCharged: bigint('meter_charged', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
     diskBilledUntil: ts('disk_billed_until'),
     /** What a tick could not take from an empty balance; starting again collects it first. */
-    arrears: bigint('arrears', { mode: 'bigint' }).notNull().default(sql`0`),
+    arrears: bigint('arrears', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
     sshHost: text('ssh_host'),
     sshPort: integer('ssh_port'),
     sshUser: text('ssh_user').notNull().default('root'),
@@ -86,10 +111,18 @@ export const instances = pgTable(
     index('instances_order_idx').on(t.orderId),
     // The meter tick's scan: metered runs by owner (a tick lane is a range of owners) then id. It holds
     // no column the tick writes, so the tick's updates stay HOT (see the fillfactor of migration 0014).
-    index('instances_meter_run_idx').on(t.userId, t.id).where(sql`${t.meterSegment} is not null`),
-    index('instances_busy_idx').on(t.opStartedAt).where(sql`${t.pendingOpId} is not null`),
-    index('instances_release_idx').on(t.releaseAt).where(sql`${t.releaseAt} is not null and ${t.releasedAt} is null`),
-    index('instances_expire_idx').on(t.expireAt).where(sql`${t.expireAt} is not null and ${t.releasedAt} is null`),
+    index('instances_meter_run_idx')
+      .on(t.userId, t.id)
+      .where(sql`${t.meterSegment} is not null`),
+    index('instances_busy_idx')
+      .on(t.opStartedAt)
+      .where(sql`${t.pendingOpId} is not null`),
+    index('instances_release_idx')
+      .on(t.releaseAt)
+      .where(sql`${t.releaseAt} is not null and ${t.releasedAt} is null`),
+    index('instances_expire_idx')
+      .on(t.expireAt)
+      .where(sql`${t.expireAt} is not null and ${t.releasedAt} is null`),
   ],
 );
 

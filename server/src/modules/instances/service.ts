@@ -61,7 +61,6 @@ import { findManaged, type InstanceViews } from './views.js';
 
 export type InstanceRow = typeof instances.$inferSelect;
 
-
 export interface InstanceDeps {
   db: Db;
   clock: Clock;
@@ -105,7 +104,8 @@ export class InstanceService {
   /** A person asks for an action: checked against the state machine, the balance and the host's free cards. */
   async act(user: UserRow, id: string, action: InstanceAction): Promise<Instance> {
     const found = await this.mustFind(user, id);
-    if (action === 'startNoCard' && found.gpuCount === 0) throw new AppError('INSTANCE_STATE_INVALID', '该实例没有 GPU，直接开机即可（无卡模式仅用于 GPU 实例）');
+    if (action === 'startNoCard' && found.gpuCount === 0)
+      throw new AppError('INSTANCE_STATE_INVALID', '该实例没有 GPU，直接开机即可（无卡模式仅用于 GPU 实例）');
     const row = await this.deps.db.transaction(async (tx) => {
       const cur = await this.lock(tx, id);
       return this.begin(tx, cur, action, { actor: 'user', actorId: user.id, detail: '' });
@@ -132,7 +132,8 @@ export class InstanceService {
     }
     const now = this.deps.clock.now();
     const set: Partial<InstanceRow> = {};
-    if (action === 'start' || action === 'startNoCard') Object.assign(set, await this.prepareStart(tx, cur, action === 'startNoCard'), { cardsHeldUntil: null });
+    if (action === 'start' || action === 'startNoCard')
+      Object.assign(set, await this.prepareStart(tx, cur, action === 'startNoCard'), { cardsHeldUntil: null });
     if (action === 'release') set.releaseAt = null;
     const to = actionTarget(action, cur.noCard);
     const opId = `${action}:${cur.id}:${now.getTime()}`;
@@ -162,7 +163,10 @@ export class InstanceService {
       await this.deps.inventory.reserve(tx, cur.hostId!, cur.gpuCount);
     } catch (e) {
       if (e instanceof AppError && e.code === 40920001) {
-        throw new AppError('INSTANCE_GPU_BUSY', `所在主机当前空闲卡不足 ${cur.gpuCount} 卡；可以迁移到其他主机（免费，数据随实例迁移），或以无卡模式开机（不挂载 GPU），或稍后再试`);
+        throw new AppError(
+          'INSTANCE_GPU_BUSY',
+          `所在主机当前空闲卡不足 ${cur.gpuCount} 卡；可以迁移到其他主机（免费，数据随实例迁移），或以无卡模式开机（不挂载 GPU），或稍后再试`,
+        );
       }
       throw e;
     }
@@ -172,7 +176,13 @@ export class InstanceService {
   /** A post-paid start pays its arrears first and needs an hour of its run in the balance. */
   private async assertCanPayToStart(tx: Tx, cur: InstanceRow, noCard: boolean): Promise<void> {
     if (cur.arrears > 0n) {
-      const paid = await this.deps.usage.chargeUsage(tx, cur.usageOrderId!, cur.arrears, `arrears:${cur.id}:${cur.arrears}:${cur.updatedAt.getTime()}`, `${cur.name} 欠费结清`);
+      const paid = await this.deps.usage.chargeUsage(
+        tx,
+        cur.usageOrderId!,
+        cur.arrears,
+        `arrears:${cur.id}:${cur.arrears}:${cur.updatedAt.getTime()}`,
+        `${cur.name} 欠费结清`,
+      );
       if (paid < cur.arrears) throw new AppError('INSTANCE_ARREARS', `还欠 ${formatYuan(cur.arrears - paid)} 元，请充值后再开机`);
       await tx.update(instances).set({ arrears: 0n }).where(eq(instances.id, cur.id));
     }
@@ -198,7 +208,10 @@ export class InstanceService {
       throw new AppError('INSTANCE_STATE_INVALID', `实例${InstanceStatus.label(row.status)}，不能重置密码`);
     }
     await this.deps.db.transaction(async (tx) => {
-      await tx.update(instances).set({ sshPasswordEnc: this.deps.passwords.seal(newMachinePassword()), updatedAt: this.deps.clock.now() }).where(eq(instances.id, id));
+      await tx
+        .update(instances)
+        .set({ sshPasswordEnc: this.deps.passwords.seal(newMachinePassword()), updatedAt: this.deps.clock.now() })
+        .where(eq(instances.id, id));
       await this.logOp(tx, row, { action: 'resetPassword', actorId: user.id, from: row.status, to: row.status, detail: '' });
     });
     return this.deps.views.get(user, id);
@@ -210,7 +223,8 @@ export class InstanceService {
   assertTask(cur: InstanceRow, task: InstanceTask): void {
     if (canRunTask(task, cur.status)) return;
     const on: Status[] = ['Running', 'Starting', 'Restarting', 'Stopping', 'Shutdowning'];
-    if (on.includes(cur.status)) throw new AppError('INSTANCE_MUST_BE_STOPPED', `实例${InstanceStatus.label(cur.status)}，请先关机再${InstanceTaskLabel[task]}`);
+    if (on.includes(cur.status))
+      throw new AppError('INSTANCE_MUST_BE_STOPPED', `实例${InstanceStatus.label(cur.status)}，请先关机再${InstanceTaskLabel[task]}`);
     throw new AppError('INSTANCE_STATE_INVALID', `实例${InstanceStatus.label(cur.status)}，不能${InstanceTaskLabel[task]}`);
   }
 
@@ -298,7 +312,11 @@ export class InstanceService {
     if (!outcome) return null;
     const set: Partial<InstanceRow> = { lastError: null, ...outcome.set };
     if (outcome.clearOp) Object.assign(set, { pendingOpId: null, pendingAction: null, opStartedAt: null });
-    const [moved] = await tx.update(instances).set({ ...set, status: outcome.to, updatedAt: this.deps.clock.now() }).where(eq(instances.id, row.id)).returning();
+    const [moved] = await tx
+      .update(instances)
+      .set({ ...set, status: outcome.to, updatedAt: this.deps.clock.now() })
+      .where(eq(instances.id, row.id))
+      .returning();
     await this.logOp(tx, moved!, { action: `done:${e.kind}`, actorId: null, from: row.status, to: outcome.to, detail: outcome.detail });
     return { row: moved!, notice: null, refundOrder: null };
   }
@@ -315,7 +333,12 @@ export class InstanceService {
     switch (e.kind) {
       case 'create':
         // The machine exists; its boot is the driver's follow-up under the same operation.
-        return { to: 'Starting', set: { sshHost: e.access?.sshHost ?? null, sshPort: e.access?.sshPort ?? null, pendingOpId: `${row.pendingOpId}:boot` }, detail: '', clearOp: false };
+        return {
+          to: 'Starting',
+          set: { sshHost: e.access?.sshHost ?? null, sshPort: e.access?.sshPort ?? null, pendingOpId: `${row.pendingOpId}:boot` },
+          detail: '',
+          clearOp: false,
+        };
       case 'boot':
       case 'start':
         return { to: 'Running', set: { startedAt: e.at, stoppedAt: null, releaseAt: null, ...meterStart(row, e.at) }, detail: '', clearOp: true };
@@ -360,7 +383,11 @@ export class InstanceService {
       notice = failed.notice ?? notice;
       refundOrder = failed.refundOrder ?? refundOrder;
     }
-    const [moved] = await tx.update(instances).set({ ...set, status: to, updatedAt: this.deps.clock.now() }).where(eq(instances.id, row.id)).returning();
+    const [moved] = await tx
+      .update(instances)
+      .set({ ...set, status: to, updatedAt: this.deps.clock.now() })
+      .where(eq(instances.id, row.id))
+      .returning();
     await this.logOp(tx, moved!, { action: `fail:${e.kind}`, actorId: null, from: row.status, to, detail: e.error ?? '' });
     return { row: moved!, notice, refundOrder };
   }
@@ -386,13 +413,19 @@ export class InstanceService {
     const goesOn = !running && task !== null;
     const to: Status = goesOn ? taskStatus(task.handler.param.task) : running ? 'Running' : row.noCard ? 'Shutdown' : 'Stopped';
     if (task && !goesOn) await task.handler.onAbandoned?.(tx, row, task.param);
-    const set: Partial<InstanceRow> = goesOn ? { lastError: null, opStartedAt: e.at } : { lastError: null, pendingOpId: null, pendingAction: null, opStartedAt: null };
+    const set: Partial<InstanceRow> = goesOn
+      ? { lastError: null, opStartedAt: e.at }
+      : { lastError: null, pendingOpId: null, pendingAction: null, opStartedAt: null };
     if (running) Object.assign(set, meterStart(row, e.at));
     else {
       if (row.gpuHeld > 0) await this.deps.inventory.release(tx, row.hostId!, row.gpuHeld);
       Object.assign(set, { gpuHeld: 0, stoppedAt: row.stoppedAt ?? e.at });
     }
-    const [moved] = await tx.update(instances).set({ ...set, status: to, updatedAt: this.deps.clock.now() }).where(eq(instances.id, row.id)).returning();
+    const [moved] = await tx
+      .update(instances)
+      .set({ ...set, status: to, updatedAt: this.deps.clock.now() })
+      .where(eq(instances.id, row.id))
+      .returning();
     await this.logOp(tx, moved!, { action: 'found', actorId: null, from: 'Unknown', to, detail: '主机恢复' });
     return { row: moved!, notice: null, refundOrder: null };
   }
@@ -417,7 +450,14 @@ export class InstanceService {
   /** How an instance is reached (name, SSH, the Jupyter token), for the compute stand-ins' own pages; null when unknown. */
   async accessOf(id: string): Promise<InstanceAccess | null> {
     const [row] = await this.deps.db
-      .select({ id: instances.id, name: instances.name, jupyterToken: instances.jupyterToken, sshHost: instances.sshHost, sshPort: instances.sshPort, sshUser: instances.sshUser })
+      .select({
+        id: instances.id,
+        name: instances.name,
+        jupyterToken: instances.jupyterToken,
+        sshHost: instances.sshHost,
+        sshPort: instances.sshPort,
+        sshUser: instances.sshUser,
+      })
       .from(instances)
       .where(eq(instances.id, id));
     return row ?? null;
@@ -479,7 +519,6 @@ export const METER_OFF = { meterRate: 0n, meterSince: null, meterSegment: null, 
 export function holdText(minutes: number): string {
   return minutes % 60 === 0 ? `${minutes / 60} 小时` : `${minutes} 分钟`;
 }
-
 
 /** When a stopped instance will be released: post-paid after stoppedReleaseDays; prepaid only once expired. */
 function releaseAfterStop(row: InstanceRow, at: Date, settings: Settings): Date | null {

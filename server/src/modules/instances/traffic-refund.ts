@@ -84,7 +84,9 @@ export class DowngradeRefunds {
     const upgrades = await this.deps.orders.instanceOrdersOf(tx, row.id, 'TrafficUpgrade', 'Success');
     const downgrades = await this.deps.orders.instanceOrdersOf(tx, row.id, 'TrafficDowngrade', 'Refunded');
     const returned = new Map<string, number>();
-    for (const d of downgrades) for (const a of (d.order.request as { allocations?: DowngradeRefund['allocations'] }).allocations ?? []) returned.set(a.orderId, (returned.get(a.orderId) ?? 0) + a.mbps);
+    for (const d of downgrades)
+      for (const a of (d.order.request as { allocations?: DowngradeRefund['allocations'] }).allocations ?? [])
+        returned.set(a.orderId, (returned.get(a.orderId) ?? 0) + a.mbps);
     const grants = await this.deps.gifts.unexpired(tx, [...new Set(upgrades.flatMap((u) => u.parts.flatMap((p) => (p.giftGrantId ? [p.giftGrantId] : []))))]);
     const out: DowngradeRefund = { ...none, gift: [], allocations: [] };
     const gift = new Map<string, bigint>();

@@ -32,7 +32,12 @@ describe('bandwidth of e-commerce machines', () => {
   const change = (token: string, id: string, body: unknown) => post(s.app, `${LIST}/${id}/bandwidth`, body, token);
   const pay = (token: string, uid: string) => post(s.app, `/order/api/v2.1/order/${uid}/pay`, { method: 'Balance' }, token);
   const bandwidthOps = async (id: string) =>
-    (await s.ctx.db.select().from(instanceOperations).where(and(eq(instanceOperations.instanceId, id), eq(instanceOperations.action, 'changeBandwidth')))).length;
+    (
+      await s.ctx.db
+        .select()
+        .from(instanceOperations)
+        .where(and(eq(instanceOperations.instanceId, id), eq(instanceOperations.action, 'changeBandwidth')))
+    ).length;
   const machineMbps = async (id: string) => (await sim.machine(id))?.bandwidthMbps;
 
   /** Buys an ebz-c2m4 (post-paid, or a day paid from the balance) and brings it to Running. */
@@ -100,7 +105,15 @@ describe('bandwidth of e-commerce machines', () => {
     const ordersBefore = await countRows(s, 'orders');
 
     const q = json<BandwidthQuote>(await quote(u.token, id, { bandwidthMbps: 20 }));
-    expect(q).toMatchObject({ type: 'TrafficUpgrade', currentMbps: 5, newMbps: 20, includedMbps: 5, choices: [5, 10, 20, 30, 50, 100], prepaid: false, remainingHours: 0 });
+    expect(q).toMatchObject({
+      type: 'TrafficUpgrade',
+      currentMbps: 5,
+      newMbps: 20,
+      includedMbps: 5,
+      choices: [5, 10, 20, 30, 50, 100],
+      prepaid: false,
+      remainingHours: 0,
+    });
     expect(q.pricePerMbpsHour).toBe(String(MBPS_HOUR));
     expect(q.hourlyPriceAfter).toBe(String(yuan('0.30') + 15n * MBPS_HOUR)); // ¥0.75/h
     expect(q.quote.total).toBe('0');
@@ -126,7 +139,9 @@ describe('bandwidth of e-commerce machines', () => {
     expect(json<ChangeBandwidthResponse>(await change(u.token, id, { bandwidthMbps: 5 })).order).toBeNull();
     await k.settle(BW_DELAY);
     expect(await k.instance(u.token, id)).toMatchObject({ status: 'Running', bandwidthMbps: 5, hourlyPrice: String(yuan('0.30')) });
-    const log = json<{ items: { action: string; actionLabel?: string; detail: string }[] }>(await get(s.app, `/api/v1/operation/logs?filterBy=instance,${id}`, u.token));
+    const log = json<{ items: { action: string; actionLabel?: string; detail: string }[] }>(
+      await get(s.app, `/api/v1/operation/logs?filterBy=instance,${id}`, u.token),
+    );
     expect(log.items.filter((o) => o.action === 'changeBandwidth').map((o) => o.detail)).toEqual([
       '按量计费：20 Mbps → 5 Mbps，生效后 ¥0.30/小时',
       '按量计费：5 Mbps → 20 Mbps，生效后 ¥0.75/小时',
@@ -172,7 +187,10 @@ describe('bandwidth of e-commerce machines', () => {
     await k.settle(BW_DELAY);
     expect(await k.instance(u.token, id)).toMatchObject({ bandwidthMbps: 5 });
     expect((await k.cash(u.user.id)) - cash1).toBe(33000n);
-    const refunds = await s.ctx.db.select().from(orders).where(and(eq(orders.type, 'TrafficDowngrade'), eq(orders.userId, u.user.id)));
+    const refunds = await s.ctx.db
+      .select()
+      .from(orders)
+      .where(and(eq(orders.type, 'TrafficDowngrade'), eq(orders.userId, u.user.id)));
     expect(refunds.map((o) => [o.status, o.amount])).toEqual([['Refunded', 33000n]]);
     // Replaying the driver's events gives nothing more; the upgrade's Mbps cannot come back twice.
     await s.ctx.reconciler.tick();
@@ -200,7 +218,10 @@ describe('bandwidth of e-commerce machines', () => {
     await up(50); // at 11 s: +30 Mbps for 24 h = 216000
     await down(5); // newest first: the second's 30 for 23 h (207000), then the first's last 15 for 23 h (324000 × 15 × 23 / 1080 = 103500)
     expect(cash0 - (await k.cash(u.user.id))).toBe(324000n - 207000n + 216000n - 207000n - 103500n);
-    const rows = await s.ctx.db.select().from(orders).where(and(eq(orders.type, 'TrafficDowngrade'), eq(orders.userId, u.user.id)));
+    const rows = await s.ctx.db
+      .select()
+      .from(orders)
+      .where(and(eq(orders.type, 'TrafficDowngrade'), eq(orders.userId, u.user.id)));
     expect(rows.map((o) => o.amount).sort()).toEqual([207000n, 310500n]);
     // At what the size includes nothing is left to return: a further quote from 5 Mbps is refused (no lower step).
     expect(json(await quote(u.token, id, { bandwidthMbps: 5 }))).toMatchObject({ code: 40026002 });

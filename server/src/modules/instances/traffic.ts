@@ -220,7 +220,8 @@ export class ChangeBandwidthTask implements TaskHandler<'changeBandwidth', Chang
 
   private async repriceRun(tx: Tx, row: InstanceRow, hourly: bigint, at: Date): Promise<Partial<InstanceRow>> {
     const set: Partial<InstanceRow> = { bandwidthHourlyPrice: hourly };
-    if (row.meterSegment && row.meterSince) Object.assign(set, await this.deps.meter.settle(tx, row, at), meterStart({ ...row, bandwidthHourlyPrice: hourly }, at));
+    if (row.meterSegment && row.meterSince)
+      Object.assign(set, await this.deps.meter.settle(tx, row, at), meterStart({ ...row, bandwidthHourlyPrice: hourly }, at));
     return set;
   }
 
@@ -230,4 +231,3 @@ export class ChangeBandwidthTask implements TaskHandler<'changeBandwidth', Chang
     return { refundOrder: p.orderId, notice: `您的实例「${row.name}」带宽升级失败（${e.error ?? '未知原因'}），升级订单款项已原路退回。` };
   }
 }
-

@@ -66,7 +66,13 @@ export class InstanceViews {
     }
     const where = and(...conds);
     const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(instances).where(where);
-    const rows = await this.deps.db.select().from(instances).where(where).orderBy(desc(instances.createdAt), desc(instances.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+    const rows = await this.deps.db
+      .select()
+      .from(instances)
+      .where(where)
+      .orderBy(desc(instances.createdAt), desc(instances.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
     const snap = await this.deps.catalogue.get();
     const names = await this.deps.images.namesOf(rows.flatMap((r) => (r.userImageId ? [r.userImageId] : [])));
     return { items: rows.map((r) => this.view(r, snap, names)), total, page: q.page, pageSize: q.pageSize };
@@ -105,7 +111,11 @@ export class InstanceViews {
       .from(instanceOperations)
       .innerJoin(instances, eq(instances.id, instanceOperations.instanceId))
       .where(where);
-    const rows = await base.where(where).orderBy(desc(instanceOperations.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+    const rows = await base
+      .where(where)
+      .orderBy(desc(instanceOperations.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
     const actors = await this.deps.users.contactsOf(rows.flatMap((r) => (r.op.actorId ? [r.op.actorId] : [])));
     const items: InstanceOperation[] = rows.map((r) => ({
       id: String(r.op.id),
@@ -182,7 +192,9 @@ export class InstanceViews {
       tasks: allowedTasks(r.status).filter(
         (t) =>
           // Bandwidth changes only on e-commerce machines; migration only moves cards.
-          (t !== 'changeBandwidth' || r.category === 'Ebusiness') && (t !== 'migrate' || r.gpuCount > 0) && (t === 'saveImage' || !r.expireAt || r.expireAt > this.deps.clock.now()),
+          (t !== 'changeBandwidth' || r.category === 'Ebusiness') &&
+          (t !== 'migrate' || r.gpuCount > 0) &&
+          (t === 'saveImage' || !r.expireAt || r.expireAt > this.deps.clock.now()),
       ),
       userImageId: r.userImageId,
       userImageName: r.userImageId ? (imageNames.get(r.userImageId) ?? null) : null,
@@ -196,16 +208,20 @@ export class InstanceViews {
 
 /** The instance if this user may manage it: the payer's, and for a child only in categories it was granted. */
 export async function findManaged(db: Db, user: UserRow, id: string): Promise<InstanceRow> {
-  const [row] = await db.select().from(instances).where(and(eq(instances.id, id), eq(instances.userId, payerIdOf(user))));
+  const [row] = await db
+    .select()
+    .from(instances)
+    .where(and(eq(instances.id, id), eq(instances.userId, payerIdOf(user))));
   if (!row || row.releasedAt) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在或已释放`);
   if (user.isChild && !childCategories(user).includes(row.category)) throw new AppError('PERMISSION_DENIED', `子账号没有管理${row.category}实例的权限`);
   return row;
 }
 
-
 /** Categories a child account may see and manage (spec §6). */
 function childCategories(user: UserRow): InstanceCategory[] {
-  return (Object.entries(MANAGE_PERMISSIONS) as [InstanceCategory, readonly (keyof UserRow)[]][]).filter(([, flags]) => flags.some((f) => user[f] === true)).map(([c]) => c);
+  return (Object.entries(MANAGE_PERMISSIONS) as [InstanceCategory, readonly (keyof UserRow)[]][])
+    .filter(([, flags]) => flags.some((f) => user[f] === true))
+    .map(([c]) => c);
 }
 
 const OP_LABELS: Record<string, string> = {

@@ -14,7 +14,14 @@ const OPS = '/api/v1/operator/invoices';
 /** A real 统一社会信用代码 layout whose last character is its GB 32100 check character. */
 const USCC = '91350100M000100Y43';
 const personal = (amount: string) => ({ kind: 'normal', titleType: 'personal', title: '张三', email: 'zhangsan@example.com', amount });
-const enterprise = (amount: string, taxNo = USCC) => ({ kind: 'special', titleType: 'enterprise', title: '福州某某科技有限公司', taxNo, email: 'finance@example.com', amount });
+const enterprise = (amount: string, taxNo = USCC) => ({
+  kind: 'special',
+  titleType: 'enterprise',
+  title: '福州某某科技有限公司',
+  taxNo,
+  email: 'finance@example.com',
+  amount,
+});
 
 describe('invoices', () => {
   let s: TestServer;
@@ -49,7 +56,11 @@ describe('invoices', () => {
     const u = await registerUser(s);
     const r = json(await post(s.app, '/billing/api/v1/recharge', { amount: '100', method: 'Wechat' }, u.token));
     await s.app.inject({ method: 'POST', url: `${new URL(r.qrContent).pathname}/pay` });
-    await until(() => get(s.app, `/billing/api/v1/recharge/${r.id}`, u.token).then(json), (x) => x.status === 'Paid', 'the recharge');
+    await until(
+      () => get(s.app, `/billing/api/v1/recharge/${r.id}`, u.token).then(json),
+      (x) => x.status === 'Paid',
+      'the recharge',
+    );
     await s.ctx.ledger.post({
       key: randomUUID(),
       kind: 'compensation',

@@ -24,15 +24,32 @@ export async function invoiceRoutes(app: FastifyInstance, ctx: AppContext) {
   const { requireMainAccount } = ctx.auth;
   const me = (req: Parameters<typeof currentSession>[0]) => currentSession(req).user.id;
 
-  r.get(API.invoiceable, { schema: { tags, summary: '可开票金额（实付到账 − 退款 − 已开票 − 待开票）', response: { 200: invoiceableSchema } }, onRequest: requireMainAccount }, async (req) => {
-    const a = await ctx.invoices.invoiceable(me(req));
-    return { invoiceable: String(a.invoiceable), paidIn: String(a.paidIn), refunded: String(a.refunded), invoiced: String(a.invoiced), pending: String(a.pending) };
-  });
-  r.get(API.invoices, { schema: { tags, summary: '我的发票申请（最新在前）', querystring: invoiceListQuerySchema, response: { 200: invoicePageSchema } }, onRequest: requireMainAccount }, (req) =>
-    ctx.invoices.list(me(req), req.query),
+  r.get(
+    API.invoiceable,
+    { schema: { tags, summary: '可开票金额（实付到账 − 退款 − 已开票 − 待开票）', response: { 200: invoiceableSchema } }, onRequest: requireMainAccount },
+    async (req) => {
+      const a = await ctx.invoices.invoiceable(me(req));
+      return {
+        invoiceable: String(a.invoiceable),
+        paidIn: String(a.paidIn),
+        refunded: String(a.refunded),
+        invoiced: String(a.invoiced),
+        pending: String(a.pending),
+      };
+    },
   );
-  r.post(API.invoices, { schema: { tags, summary: '申请开票（待开票）', body: invoiceRequestSchema, response: { 200: invoiceSchema } }, onRequest: requireMainAccount }, (req) =>
-    ctx.invoices.create(me(req), me(req), req.body),
+  r.get(
+    API.invoices,
+    {
+      schema: { tags, summary: '我的发票申请（最新在前）', querystring: invoiceListQuerySchema, response: { 200: invoicePageSchema } },
+      onRequest: requireMainAccount,
+    },
+    (req) => ctx.invoices.list(me(req), req.query),
+  );
+  r.post(
+    API.invoices,
+    { schema: { tags, summary: '申请开票（待开票）', body: invoiceRequestSchema, response: { 200: invoiceSchema } }, onRequest: requireMainAccount },
+    (req) => ctx.invoices.create(me(req), me(req), req.body),
   );
   r.post(
     API.invoiceCancel,
@@ -41,10 +58,14 @@ export async function invoiceRoutes(app: FastifyInstance, ctx: AppContext) {
   );
 
   const ops = ['运营'];
-  r.get(API.operatorInvoices, { schema: { tags: ops, summary: '发票申请队列', querystring: invoiceListQuerySchema, response: { 200: operatorInvoicePageSchema } } }, async (req) => {
-    await operatorOf(req, ctx);
-    return ctx.invoices.queue(req.query);
-  });
+  r.get(
+    API.operatorInvoices,
+    { schema: { tags: ops, summary: '发票申请队列', querystring: invoiceListQuerySchema, response: { 200: operatorInvoicePageSchema } } },
+    async (req) => {
+      await operatorOf(req, ctx);
+      return ctx.invoices.queue(req.query);
+    },
+  );
   r.post(
     API.operatorInvoiceIssue,
     { schema: { tags: ops, summary: '标记已开票（填写发票号码）', params: invoiceIdParamsSchema, body: invoiceIssueSchema, response: { 200: invoiceSchema } } },

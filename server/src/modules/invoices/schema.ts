@@ -20,7 +20,9 @@ export const invoices = pgTable(
     taxNo: text('tax_no').notNull().default(''),
     email: text('email').notNull(),
     amount: bigint('amount', { mode: 'bigint' }).notNull(),
-    status: text('status', { enum: ['Pending', 'Issued', 'Rejected', 'Cancelled'] }).notNull().default('Pending'),
+    status: text('status', { enum: ['Pending', 'Issued', 'Rejected', 'Cancelled'] })
+      .notNull()
+      .default('Pending'),
     invoiceNo: text('invoice_no'),
     rejectReason: text('reject_reason'),
     operatorId: uuid('operator_id'),
@@ -28,5 +30,9 @@ export const invoices = pgTable(
     updatedAt: ts('updated_at').notNull(),
     closedAt: ts('closed_at'),
   },
-  (t) => [index('invoices_user_idx').on(t.userId, t.createdAt), index('invoices_status_idx').on(t.status, t.createdAt), check('invoices_amount_positive', sql`${t.amount} > 0`)],
+  (t) => [
+    index('invoices_user_idx').on(t.userId, t.createdAt),
+    index('invoices_status_idx').on(t.status, t.createdAt),
+    check('invoices_amount_positive', sql`${t.amount} > 0`),
+  ],
 );

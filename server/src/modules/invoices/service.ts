@@ -94,7 +94,13 @@ export class InvoiceService {
   async list(payerId: string, q: { status?: InvoiceStatus; page: number; pageSize: number }) {
     const where = and(eq(invoices.userId, payerId), q.status ? eq(invoices.status, q.status) : undefined);
     const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(invoices).where(where);
-    const rows = await this.deps.db.select().from(invoices).where(where).orderBy(desc(invoices.createdAt), desc(invoices.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+    const rows = await this.deps.db
+      .select()
+      .from(invoices)
+      .where(where)
+      .orderBy(desc(invoices.createdAt), desc(invoices.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
     return { items: rows.map(invoiceView), total, page: q.page, pageSize: q.pageSize };
   }
 
@@ -124,7 +130,12 @@ export class InvoiceService {
       .limit(q.pageSize)
       .offset((q.page - 1) * q.pageSize);
     const mobiles = await this.deps.users.mobilesOf(rows.map((i) => i.userId));
-    return { items: rows.map((i) => ({ ...invoiceView(i), userId: i.userId, mobile: mobiles.get(i.userId) ?? '' })), total, page: q.page, pageSize: q.pageSize };
+    return {
+      items: rows.map((i) => ({ ...invoiceView(i), userId: i.userId, mobile: mobiles.get(i.userId) ?? '' })),
+      total,
+      page: q.page,
+      pageSize: q.pageSize,
+    };
   }
 
   /** Pending → a final state, once: the guarded update makes the second of two decisions fail. */
@@ -136,9 +147,11 @@ export class InvoiceService {
       .where(and(eq(invoices.id, id), eq(invoices.status, 'Pending'), owner))
       .returning();
     if (row) return row;
-    const [exists] = await this.deps.db.select({ status: invoices.status }).from(invoices).where(and(eq(invoices.id, id), owner));
+    const [exists] = await this.deps.db
+      .select({ status: invoices.status })
+      .from(invoices)
+      .where(and(eq(invoices.id, id), owner));
     if (!exists) throw new AppError('RECORD_NOT_FOUND', '发票申请不存在');
     throw new AppError('INVOICE_STATE_INVALID', `当前状态：${InvoiceStatus.label(exists.status)}`);
   }
 }
-

@@ -54,7 +54,14 @@ describe('ledger', () => {
   it('knows a replay posted before the platform accounts were sharded differently as the same event', async () => {
     const { user } = await registerUser(s);
     const key = `k-${randomUUID()}`;
-    await s.ctx.ledger.post({ key, kind: 'compensation', legs: [{ account: { platform: 'compensation', name: 's99' }, amount: -yuan('3') }, { account: { userId: user.id, kind: 'cash' }, amount: yuan('3') }] });
+    await s.ctx.ledger.post({
+      key,
+      kind: 'compensation',
+      legs: [
+        { account: { platform: 'compensation', name: 's99' }, amount: -yuan('3') },
+        { account: { userId: user.id, kind: 'cash' }, amount: yuan('3') },
+      ],
+    });
     const replay = await s.ctx.ledger.post({ key, kind: 'compensation', legs: compensate(user.id, yuan('3')) });
     expect(replay.replayed).toBe(true);
     expect((await s.ctx.ledger.balances(user.id)).cash).toBe(yuan('3'));
@@ -155,7 +162,10 @@ describe('ledger check', () => {
       });
       expect((await checkLedger(s.ctx.db)).ok).toBe(true);
       await s.ctx.db.execute(sql`alter table ledger_accounts drop constraint ledger_accounts_not_negative`);
-      await s.ctx.db.update(ledgerAccounts).set({ balance: -5n }).where(eq(ledgerAccounts.code, `user:${user.id}:cash`));
+      await s.ctx.db
+        .update(ledgerAccounts)
+        .set({ balance: -5n })
+        .where(eq(ledgerAccounts.code, `user:${user.id}:cash`));
       const report = await checkLedger(s.ctx.db);
       expect(report.ok).toBe(false);
       expect(report.problems.join('\n')).toMatch(/余额 -5，分录合计 10/);

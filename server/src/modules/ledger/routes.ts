@@ -20,7 +20,10 @@ export async function ledgerRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(
     API.userStatement,
-    { schema: { tags: ['费用'], summary: '收支明细（现金、赠送金、代金券、押金）', querystring: statementQuerySchema, response: { 200: statementPageSchema } }, onRequest: ctx.auth.requireAuth },
+    {
+      schema: { tags: ['费用'], summary: '收支明细（现金、赠送金、代金券、押金）', querystring: statementQuerySchema, response: { 200: statementPageSchema } },
+      onRequest: ctx.auth.requireAuth,
+    },
     async (request) => {
       const { kind, page, pageSize } = request.query;
       const s = await ctx.ledger.statement(payerOf(request), kind, { page, pageSize });

@@ -16,7 +16,9 @@ export const ledgerAccounts = pgTable(
     kind: text('kind', {
       enum: ['cash', 'gift', 'voucher', 'deposit', 'resource', 'revenue', 'clearing', 'promotion', 'compensation', 'refund'],
     }).notNull(),
-    balance: bigint('balance', { mode: 'bigint' }).notNull().default(sql`0`),
+    balance: bigint('balance', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
     /** Platform accounts are the other side of user money and go negative by design. */
     mayGoNegative: boolean('may_go_negative').notNull().default(false),
     createdAt: ts('created_at').notNull(),

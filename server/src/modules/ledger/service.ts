@@ -185,7 +185,10 @@ export class LedgerService {
     const missing = codes.filter((c) => !accounts.has(c) && !readOnly?.has(c));
     if (missing.length) {
       // Creating an account takes no lock a transfer could be waiting on; then the new ones are locked too.
-      await tx.insert(ledgerAccounts).values(missing.map((code) => accountRow(code, refs.get(code)!, now))).onConflictDoNothing();
+      await tx
+        .insert(ledgerAccounts)
+        .values(missing.map((code) => accountRow(code, refs.get(code)!, now)))
+        .onConflictDoNothing();
       await lock(missing);
     }
     return accounts;
@@ -201,15 +204,24 @@ export class LedgerService {
       .where(eq(ledgerEntries.transferId, prior!.id));
     // Shards are left out: a replay after the shard count changed is still the same event.
     const unsharded = (code: string) => code.replace(/^(platform:[^:]+):s\d{2}$/, '$1');
-    const before = entries.map((e) => `${unsharded(e.code)}=${e.amount}`).sort().join(';');
-    const now = mergeLegs(input.legs).map((l) => `${unsharded(accountCode(l.account))}=${l.amount}`).sort().join(';');
+    const before = entries
+      .map((e) => `${unsharded(e.code)}=${e.amount}`)
+      .sort()
+      .join(';');
+    const now = mergeLegs(input.legs)
+      .map((l) => `${unsharded(accountCode(l.account))}=${l.amount}`)
+      .sort()
+      .join(';');
     if (before !== now || prior!.kind !== input.kind) throw new AppError('IDEMPOTENCY_CONFLICT', input.key);
     return prior!.id;
   }
 
   /** A user's balances by kind (0 for accounts never used). */
   async balances(userId: string, exec: Executor = this.db): Promise<Record<UserAccountKind, bigint>> {
-    const rows = await exec.select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balance }).from(ledgerAccounts).where(eq(ledgerAccounts.userId, userId));
+    const rows = await exec
+      .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balance })
+      .from(ledgerAccounts)
+      .where(eq(ledgerAccounts.userId, userId));
     const out = Object.fromEntries(USER_KINDS.map((k) => [k, 0n])) as Record<UserAccountKind, bigint>;
     for (const r of rows) out[r.kind as UserAccountKind] = r.balance;
     return out;
@@ -289,7 +301,13 @@ export class LedgerService {
       sql`${ledgerTransfers.idempotencyKey} like ${`${prefix.replace(/[\\%_]/g, '\\$&')}%`}`,
     );
     const base = this.db
-      .select({ transferId: ledgerTransfers.id, key: ledgerTransfers.idempotencyKey, memo: ledgerTransfers.memo, createdAt: ledgerTransfers.createdAt, paid: sql<string>`-sum(${ledgerEntries.amount})`.as('paid') })
+      .select({
+        transferId: ledgerTransfers.id,
+        key: ledgerTransfers.idempotencyKey,
+        memo: ledgerTransfers.memo,
+        createdAt: ledgerTransfers.createdAt,
+        paid: sql<string>`-sum(${ledgerEntries.amount})`.as('paid'),
+      })
       .from(ledgerEntries)
       .innerJoin(ledgerAccounts, eq(ledgerAccounts.id, ledgerEntries.accountId))
       .innerJoin(ledgerTransfers, eq(ledgerTransfers.id, ledgerEntries.transferId))
@@ -297,7 +315,12 @@ export class LedgerService {
       .groupBy(ledgerTransfers.id)
       .as('charges');
     const [{ total } = { total: 0 }] = await this.db.select({ total: sql<number>`count(*)::int` }).from(base);
-    const rows = await this.db.select().from(base).orderBy(desc(base.createdAt), desc(base.key)).limit(paging.pageSize).offset((paging.page - 1) * paging.pageSize);
+    const rows = await this.db
+      .select()
+      .from(base)
+      .orderBy(desc(base.createdAt), desc(base.key))
+      .limit(paging.pageSize)
+      .offset((paging.page - 1) * paging.pageSize);
     return { items: rows.map((r) => ({ ...r, paid: BigInt(r.paid) })), total, ...paging };
   }
 }
@@ -367,7 +390,6 @@ function postCall(a: { [K in keyof PostArgs]: unknown }) {
   return sql`ledger_post(${a.id}::uuid, ${a.key}, ${a.kind}, ${a.memo}, ${a.actor}::uuid, ${a.order}, ${a.now}::timestamptz,
     ${a.codes}::text[], ${a.userIds}::uuid[], ${a.kinds}::text[], ${a.mayGoNegative}::boolean[], ${a.amounts}::bigint[])`;
 }
-
 
 /**
  * How far below zero the refused transfer would have taken a spendable account, or null when `e` is
@@ -441,4 +463,3 @@ function accountRow(code: string, ref: AccountRef, now: Date): typeof ledgerAcco
   const user = 'userId' in ref;
   return { id: randomUUID(), code, userId: user ? ref.userId : null, kind: user ? ref.kind : ref.platform, mayGoNegative: !user, balance: 0n, createdAt: now };
 }
-

@@ -25,7 +25,10 @@ describe('operator credit', () => {
     const first = json(await call(body, local));
     expect(first).toMatchObject({ to: 'cash', amount: String(yuanToUnits('25.5')), balance: String(yuanToUnits('25.5')), replayed: false });
     expect(json(await call(body, local))).toMatchObject({ replayed: true, balance: String(yuanToUnits('25.5')) });
-    const [t] = await s.ctx.db.select().from(ledgerTransfers).where(eq(ledgerTransfers.idempotencyKey, `operator-credit:${body.requestId}`));
+    const [t] = await s.ctx.db
+      .select()
+      .from(ledgerTransfers)
+      .where(eq(ledgerTransfers.idempotencyKey, `operator-credit:${body.requestId}`));
     expect(t).toMatchObject({ kind: 'compensation', memo: '平台补偿：服务中断补偿' });
     const gift = json(await call({ ...body, amount: '8', to: 'gift', requestId: randomUUID() }, local));
     expect(gift).toMatchObject({ to: 'gift', balance: String(yuanToUnits('8')) });
@@ -39,7 +42,10 @@ describe('operator credit', () => {
     await s.ctx.db.update(users).set({ isOperator: true }).where(eq(users.id, op.user.id));
     const body = { mobile: target.mobile, amount: '3', reason: '工单 #1024', requestId: randomUUID() };
     expect((await call(body, { authorization: `Bearer ${op.token}` })).statusCode).toBe(200);
-    const [t] = await s.ctx.db.select().from(ledgerTransfers).where(eq(ledgerTransfers.idempotencyKey, `operator-credit:${body.requestId}`));
+    const [t] = await s.ctx.db
+      .select()
+      .from(ledgerTransfers)
+      .where(eq(ledgerTransfers.idempotencyKey, `operator-credit:${body.requestId}`));
     expect(t!.actorId).toBe(op.user.id);
 
     const denied = await call({ ...body, requestId: randomUUID() }, { authorization: `Bearer ${plain.token}` });

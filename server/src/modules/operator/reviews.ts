@@ -15,7 +15,10 @@ export class ReviewQueries {
   constructor(private deps: { certification: CertificationService; students: StudentService; users: UserService }) {}
 
   async queue(kind: 'enterprise' | 'student', status: Status | undefined, page: number, pageSize: number) {
-    const { rows, total } = kind === 'enterprise' ? await this.deps.certification.enterpriseApplications(status, page, pageSize) : await this.deps.students.applications(status, page, pageSize);
+    const { rows, total } =
+      kind === 'enterprise'
+        ? await this.deps.certification.enterpriseApplications(status, page, pageSize)
+        : await this.deps.students.applications(status, page, pageSize);
     const mobiles = await this.deps.users.mobilesOf(rows.map((r) => r.userId));
     const items = rows.map((r) => (kind === 'enterprise' ? enterpriseItem(r as CertRow, mobiles) : studentItem(r as StudentRow, mobiles)));
     return { items, total, page, pageSize };

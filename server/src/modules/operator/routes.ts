@@ -50,7 +50,14 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.post(
     API.operatorCredit,
-    { schema: { tags: ['运营'], summary: '给用户补偿现金或赠送金（记录操作人与原因）', body: operatorCreditSchema, response: { 200: operatorCreditResultSchema } } },
+    {
+      schema: {
+        tags: ['运营'],
+        summary: '给用户补偿现金或赠送金（记录操作人与原因）',
+        body: operatorCreditSchema,
+        response: { 200: operatorCreditResultSchema },
+      },
+    },
     async (req) => {
       const operatorId = await operatorOf(req, ctx);
       const result = await ctx.operator.credit(req.body, operatorId);
@@ -67,14 +74,26 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
     return (await operatorOf(req, ctx))!;
   };
 
-  r.get(API.operatorReviews, { schema: { tags, summary: '待审核与已审核的企业认证 / 学生认证', querystring: reviewQuerySchema, response: { 200: pageOf(reviewItemSchema) } } }, async (req) => {
-    await asOperator(req);
-    return reviews.queue(req.query.kind, req.query.status, req.query.page, req.query.pageSize);
-  });
+  r.get(
+    API.operatorReviews,
+    { schema: { tags, summary: '待审核与已审核的企业认证 / 学生认证', querystring: reviewQuerySchema, response: { 200: pageOf(reviewItemSchema) } } },
+    async (req) => {
+      await asOperator(req);
+      return reviews.queue(req.query.kind, req.query.status, req.query.page, req.query.pageSize);
+    },
+  );
 
   r.post(
     API.operatorReview,
-    { schema: { tags, summary: '通过或驳回（驳回须写原因；每次决定都记入审核日志）', params: reviewParamsSchema, body: reviewDecisionSchema, response: { 200: okSchema } } },
+    {
+      schema: {
+        tags,
+        summary: '通过或驳回（驳回须写原因；每次决定都记入审核日志）',
+        params: reviewParamsSchema,
+        body: reviewDecisionSchema,
+        response: { 200: okSchema },
+      },
+    },
     async (req) => {
       const operatorId = await asOperator(req);
       if (req.params.kind === 'enterprise') {
@@ -89,18 +108,30 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
   r.get(API.operatorReviewImage, { schema: { tags, summary: '营业执照 / 学生证图片', params: reviewParamsSchema } }, async (req, reply) => {
     await asOperator(req);
     const object = req.params.kind === 'enterprise' ? await ctx.certification.licence(req.params.id) : await ctx.students.image(req.params.id);
-    return reply.header('content-type', object.contentType).header('cache-control', 'private, no-store').header('x-content-type-options', 'nosniff').send(object.body);
+    return reply
+      .header('content-type', object.contentType)
+      .header('cache-control', 'private, no-store')
+      .header('x-content-type-options', 'nosniff')
+      .send(object.body);
   });
 
-  r.get(API.operatorUsers, { schema: { tags, summary: '用户与认证状态', querystring: operatorUserQuerySchema, response: { 200: pageOf(operatorUserSchema) } } }, async (req) => {
-    await asOperator(req);
-    return reviews.users(req.query.q, req.query.page, req.query.pageSize, ctx.config.OPERATOR_MOBILES);
-  });
+  r.get(
+    API.operatorUsers,
+    { schema: { tags, summary: '用户与认证状态', querystring: operatorUserQuerySchema, response: { 200: pageOf(operatorUserSchema) } } },
+    async (req) => {
+      await asOperator(req);
+      return reviews.users(req.query.q, req.query.page, req.query.pageSize, ctx.config.OPERATOR_MOBILES);
+    },
+  );
 
-  r.get(API.operatorReviewLog, { schema: { tags, summary: '审核日志（实名核验服务与运营的每次决定）', querystring: pagingQuerySchema, response: { 200: pageOf(reviewLogSchema) } } }, async (req) => {
-    await asOperator(req);
-    return reviews.log(req.query.page, req.query.pageSize);
-  });
+  r.get(
+    API.operatorReviewLog,
+    { schema: { tags, summary: '审核日志（实名核验服务与运营的每次决定）', querystring: pagingQuerySchema, response: { 200: pageOf(reviewLogSchema) } } },
+    async (req) => {
+      await asOperator(req);
+      return reviews.log(req.query.page, req.query.pageSize);
+    },
+  );
 }
 
 /** Only enterprise applications are the operator's to decide; personal ones belong to the verifier. */

@@ -22,7 +22,15 @@ export class OperatorService {
     const memo = `平台补偿：${req.reason}`;
     const replayed = await this.deps.db.transaction(async (tx) => {
       if (req.to === 'gift') {
-        const id = await this.deps.gifts.grant(tx, { userId: user.id, amount, source: 'compensation', validDays: req.giftValidDays, key, memo, actorId: operatorId });
+        const id = await this.deps.gifts.grant(tx, {
+          userId: user.id,
+          amount,
+          source: 'compensation',
+          validDays: req.giftValidDays,
+          key,
+          memo,
+          actorId: operatorId,
+        });
         return id === null;
       }
       const posted = await this.deps.ledger.post(

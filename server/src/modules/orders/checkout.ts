@@ -182,7 +182,10 @@ export class Checkout {
     if (rest > 0n) rest -= await this.spendGiftThenCash(tx, { payer, orderId, amount: rest, useGift: opts.useGift, cashUpTo: null, legs, parts, now });
     legs.push({ account: { platform: 'revenue' }, amount: row.amount });
     if (legs.length > 1) {
-      await this.deps.ledger.post({ key: `order-pay:${orderId}`, kind: 'order', memo: row.description, actorId: row.createdBy, orderId: row.orderUid, legs }, tx);
+      await this.deps.ledger.post(
+        { key: `order-pay:${orderId}`, kind: 'order', memo: row.description, actorId: row.createdBy, orderId: row.orderUid, legs },
+        tx,
+      );
     }
     if (parts.length) await tx.insert(orderPayments).values(parts);
     await tx
@@ -198,7 +201,16 @@ export class Checkout {
    */
   private async spendGiftThenCash(
     tx: Tx,
-    a: { payer: string; orderId: string; amount: bigint; useGift: boolean; cashUpTo: bigint | null; legs: Leg[]; parts: (typeof orderPayments.$inferInsert)[]; now: Date },
+    a: {
+      payer: string;
+      orderId: string;
+      amount: bigint;
+      useGift: boolean;
+      cashUpTo: bigint | null;
+      legs: Leg[];
+      parts: (typeof orderPayments.$inferInsert)[];
+      now: Date;
+    },
   ): Promise<bigint> {
     let rest = a.amount;
     if (a.useGift) {
@@ -241,7 +253,8 @@ export class Checkout {
     if (!row) return null;
     const legs: Leg[] = [];
     const parts: (typeof orderPayments.$inferInsert)[] = [];
-    const taken = amount > 0n ? await this.spendGiftThenCash(tx, { payer: o.payerId, orderId: id, amount, useGift: true, cashUpTo: null, legs, parts, now }) : 0n;
+    const taken =
+      amount > 0n ? await this.spendGiftThenCash(tx, { payer: o.payerId, orderId: id, amount, useGift: true, cashUpTo: null, legs, parts, now }) : 0n;
     const cashLeg = legs.find((l) => 'userId' in l.account && l.account.kind === 'cash');
     const cash = cashLeg ? -cashLeg.amount : 0n;
     if (taken < amount || (cash > 0n && (await this.deps.ledger.balances(o.payerId, tx)).cash < cash)) {
@@ -265,7 +278,9 @@ export class Checkout {
     const total = back.cash + back.gift.reduce((n, g) => n + g.amount, 0n);
     const [row] = await tx
       .insert(orders)
-      .values(newOrderRow(o, now, { id, type: o.type, status: 'Refunded', amount: total, payMethod: 'Balance', expiresAt: now, refundedAt: now, fulfilledAt: now }))
+      .values(
+        newOrderRow(o, now, { id, type: o.type, status: 'Refunded', amount: total, payMethod: 'Balance', expiresAt: now, refundedAt: now, fulfilledAt: now }),
+      )
       .onConflictDoNothing()
       .returning();
     if (!row) throw new AppError('REFUND_DONE');
@@ -276,7 +291,8 @@ export class Checkout {
       legs.push({ account: { userId: o.payerId, kind: 'gift' }, amount: g.amount });
       await this.deps.gifts.giveBack(tx, g.grantId, g.amount);
     }
-    if (total > 0n) await this.deps.ledger.post({ key: `instance-refund:${id}`, kind: 'refund', memo: o.description, actorId: o.createdBy, orderId: row.orderUid, legs }, tx);
+    if (total > 0n)
+      await this.deps.ledger.post({ key: `instance-refund:${id}`, kind: 'refund', memo: o.description, actorId: o.createdBy, orderId: row.orderUid, legs }, tx);
     return row;
   }
 
@@ -327,7 +343,11 @@ export class Checkout {
    */
   async recoverPaid(limit = 100): Promise<number> {
     const before = new Date(this.deps.clock.now().getTime() - FULFIL_GRACE_MS);
-    const stuck = await this.deps.db.select().from(orders).where(and(eq(orders.status, 'Paid'), lt(orders.updatedAt, before))).limit(limit);
+    const stuck = await this.deps.db
+      .select()
+      .from(orders)
+      .where(and(eq(orders.status, 'Paid'), lt(orders.updatedAt, before)))
+      .limit(limit);
     for (const row of stuck) await this.fulfil(row);
     return stuck.length;
   }
@@ -337,7 +357,11 @@ export class Checkout {
     const now = this.deps.clock.now();
     const conds = [eq(orders.status, 'Unpaid'), lt(orders.expiresAt, now)];
     if (payerId) conds.push(eq(orders.userId, payerId));
-    const due = await this.deps.db.select().from(orders).where(and(...conds)).limit(limit);
+    const due = await this.deps.db
+      .select()
+      .from(orders)
+      .where(and(...conds))
+      .limit(limit);
     for (const row of due) await this.expire(row);
     return due.length;
   }
@@ -357,12 +381,21 @@ export class Checkout {
     await this.deps.db.transaction(async (tx) => {
       const [row] = await tx.select().from(orders).where(eq(orders.id, orderId)).for('update');
       if (!row || row.status !== 'Success') return;
-      await tx.update(orders).set({ failReason: reason.slice(0, 500) }).where(eq(orders.id, orderId));
+      await tx
+        .update(orders)
+        .set({ failReason: reason.slice(0, 500) })
+        .where(eq(orders.id, orderId));
       await this.refund(tx, { ...row, failReason: reason });
     });
   }
 }
 
 function qrView(p: PaymentRow) {
-  return { method: p.method, amount: String(p.amount), qrContent: p.status === 'Pending' ? p.qrContent : '', expiresAt: p.expiresAt.toISOString(), status: p.status };
+  return {
+    method: p.method,
+    amount: String(p.amount),
+    qrContent: p.status === 'Pending' ? p.qrContent : '',
+    expiresAt: p.expiresAt.toISOString(),
+    status: p.status,
+  };
 }

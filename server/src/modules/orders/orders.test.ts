@@ -55,7 +55,9 @@ describe('orders', () => {
       ],
     });
     if (gift !== '0') {
-      await s.ctx.db.transaction((tx) => s.ctx.gifts.grant(tx, { userId, amount: yuan(gift), source: 'recharge_bonus', validDays: 30, key: randomUUID(), memo: '测试赠送' }));
+      await s.ctx.db.transaction((tx) =>
+        s.ctx.gifts.grant(tx, { userId, amount: yuan(gift), source: 'recharge_bonus', validDays: 30, key: randomUUID(), memo: '测试赠送' }),
+      );
     }
   }
   const voucherOf = async (userId: string) => (await s.ctx.db.select().from(vouchers).where(eq(vouchers.userId, userId)))[0]!;
@@ -162,7 +164,11 @@ describe('orders', () => {
       const order = json(await post(s.app, '/infra/api/v2.1/gpu/order', GPU, u.token));
       gpu.mode = 'hang';
       void post(s.app, gpuPath(order.orderUid, '/pay'), { method: 'Balance' }, u.token); // the process "dies" inside fulfil
-      await until(() => get(s.app, gpuPath(order.orderUid), u.token).then(json), (o) => o.status === 'Paid', 'the payment');
+      await until(
+        () => get(s.app, gpuPath(order.orderUid), u.token).then(json),
+        (o) => o.status === 'Paid',
+        'the payment',
+      );
       expect((await balances(u.user.id)).cash).toBe(yuan('100') - yuan('45.144'));
 
       s.clock.advance(FULFIL_GRACE_MS + 1000);
@@ -189,11 +195,21 @@ describe('orders', () => {
     expect(qr.qrContent).toBe(started.payment.qrContent);
 
     await s.app.inject({ method: 'POST', url: `${new URL(qr.qrContent).pathname}/pay` });
-    const done = await until(() => get(s.app, aiPath(order.orderUid, '/pay'), u.token).then(json), (x) => x.status === 'Success', 'the order');
+    const done = await until(
+      () => get(s.app, aiPath(order.orderUid, '/pay'), u.token).then(json),
+      (x) => x.status === 'Success',
+      'the order',
+    );
     expect(done.payment.status).toBe('Succeeded');
     expect(await balances(u.user.id)).toMatchObject({ cash: 0n, voucher: 0n });
     const detail = json(await get(s.app, aiPath(order.orderUid), u.token));
-    expect(detail).toMatchObject({ payMethod: 'Alipay', paid: [{ source: 'voucher', amount: String(yuan('50')) }, { source: 'cash', amount: String(yuan('350')) }] });
+    expect(detail).toMatchObject({
+      payMethod: 'Alipay',
+      paid: [
+        { source: 'voucher', amount: String(yuan('50')) },
+        { source: 'cash', amount: String(yuan('350')) },
+      ],
+    });
   });
 
   it('cancels an unpaid order (closing its QR) and then refuses to pay or cancel it again', async () => {
@@ -265,7 +281,9 @@ describe('orders', () => {
     const uids = async (filterBy: string) => {
       const res = await get(s.app, `/order/api/v2.1/orders?filterBy=${encodeURIComponent(filterBy)}`, u.token);
       expect(res.statusCode, res.body).toBe(200);
-      return json<{ items: { orderUid: string }[] }>(res).items.map((o) => o.orderUid).sort();
+      return json<{ items: { orderUid: string }[] }>(res)
+        .items.map((o) => o.orderUid)
+        .sort();
     };
     expect(await uids('status,Success,status,Cancelled')).toEqual([paid.orderUid, cancelled.orderUid].sort());
     expect(await uids('kind,Ai,kind,Personal')).toEqual([paid.orderUid, cancelled.orderUid, gpuOrder.orderUid].sort());
@@ -290,7 +308,10 @@ describe('orders', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/csv/);
     expect(res.headers['content-disposition']).toMatch(/attachment; filename="bills-\d{4}-\d{2}-\d{2}\.csv"/);
-    const lines = res.body.replace(/^\uFEFF/, '').trim().split('\r\n');
+    const lines = res.body
+      .replace(/^\uFEFF/, '')
+      .trim()
+      .split('\r\n');
     expect(lines[0]).toBe('订单号,下单时间,类型,产品,说明,状态,应付（元）,代金券抵扣（元）,实付（元）,支付方式,支付时间');
     expect(lines[1]).toContain('模型资源包');
     expect(lines[1]).toContain('余额');

@@ -144,5 +144,4 @@ function describe(firstLine: string, cycle: BillingCycle): string {
   return isPostpaid(cycle) ? `${firstLine.replace(/（[^（）]*）$/, '')} · 按量计费` : firstLine;
 }
 
-
 /** Whose money a purchase spends: a child account spends its parent's balance (spec §1). */

@@ -47,13 +47,18 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
     async (req) => ctx.purchase.buyResource(currentSession(req).user, req.body),
   );
 
-  r.get(API.orderList, { schema: { tags, summary: '我的订单', querystring: orderListQuerySchema, response: { 200: orderPageSchema } }, onRequest: requireAuth }, (req) =>
-    o.list(payerOf(req), req.query),
+  r.get(
+    API.orderList,
+    { schema: { tags, summary: '我的订单', querystring: orderListQuerySchema, response: { 200: orderPageSchema } }, onRequest: requireAuth },
+    (req) => o.list(payerOf(req), req.query),
   );
 
   r.get(
     API.orderListCsv,
-    { schema: { tags, summary: '导出账单（CSV，最多 5000 条）', querystring: orderListQuerySchema.omit({ page: true, pageSize: true }) }, onRequest: requireAuth },
+    {
+      schema: { tags, summary: '导出账单（CSV，最多 5000 条）', querystring: orderListQuerySchema.omit({ page: true, pageSize: true }) },
+      onRequest: requireAuth,
+    },
     async (req, reply) => {
       const csv = await o.exportCsv(payerOf(req), req.query.filterBy);
       const name = `bills-${ctx.clock.now().toISOString().slice(0, 10)}.csv`;
@@ -69,18 +74,24 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
     );
     r.post(
       `${base}/pay`,
-      { schema: { tags, summary: `支付订单（${kind}）：余额，或支付宝/微信扫码`, params, body: payOrderRequestSchema, response: { 200: orderPayStatusSchema } }, onRequest: requireAuth },
+      {
+        schema: { tags, summary: `支付订单（${kind}）：余额，或支付宝/微信扫码`, params, body: payOrderRequestSchema, response: { 200: orderPayStatusSchema } },
+        onRequest: requireAuth,
+      },
       (req) => checkout.pay(payerOf(req), kind, req.params.order_uid, req.body),
     );
-    r.get(
-      `${base}/pay`,
-      { schema: { tags, summary: `支付状态（${kind}）`, params, response: { 200: orderPayStatusSchema } }, onRequest: requireAuth },
-      (req) => checkout.status(payerOf(req), kind, req.params.order_uid),
+    r.get(`${base}/pay`, { schema: { tags, summary: `支付状态（${kind}）`, params, response: { 200: orderPayStatusSchema } }, onRequest: requireAuth }, (req) =>
+      checkout.status(payerOf(req), kind, req.params.order_uid),
     );
     r.get(
       `${base}/qrcode/:method`,
       {
-        schema: { tags, summary: `支付二维码（${kind}）`, params: params.extend({ method: z.enum(['alipay', 'wechat'], { error: '只支持 alipay 或 wechat' }) }), response: { 200: orderQrSchema } },
+        schema: {
+          tags,
+          summary: `支付二维码（${kind}）`,
+          params: params.extend({ method: z.enum(['alipay', 'wechat'], { error: '只支持 alipay 或 wechat' }) }),
+          response: { 200: orderQrSchema },
+        },
         onRequest: requireAuth,
       },
       (req) => checkout.qrcode(payerOf(req), kind, req.params.order_uid, req.params.method === 'alipay' ? 'Alipay' : 'Wechat'),
@@ -92,9 +103,13 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
     );
   }
 
-  r.get(API.resourceProducts, { schema: { tags, summary: '可购买的资源包', response: { 200: z.object({ items: z.array(resourceProductSchema) }) } } }, async () => ({
-    items: await ctx.resources.products(),
-  }));
+  r.get(
+    API.resourceProducts,
+    { schema: { tags, summary: '可购买的资源包', response: { 200: z.object({ items: z.array(resourceProductSchema) }) } } },
+    async () => ({
+      items: await ctx.resources.products(),
+    }),
+  );
   r.get(
     API.resourcePackages,
     { schema: { tags, summary: '我的资源包', response: { 200: z.object({ items: z.array(resourcePackageSchema) }) } }, onRequest: requireAuth },

@@ -72,7 +72,10 @@ export async function moveOrder(tx: Tx, clock: Clock, row: OrderRow, to: Status,
 
 /** The payer's order of this kind with this number. */
 export async function findOrder(db: Db, payerId: string, kind: OrderKind, uid: string): Promise<OrderRow> {
-  const [row] = await db.select().from(orders).where(and(eq(orders.orderUid, uid), eq(orders.userId, payerId), eq(orders.kind, kind)));
+  const [row] = await db
+    .select()
+    .from(orders)
+    .where(and(eq(orders.orderUid, uid), eq(orders.userId, payerId), eq(orders.kind, kind)));
   if (!row) throw new AppError('RECORD_NOT_FOUND', `订单 ${uid} 不存在`);
   return row;
 }

@@ -17,7 +17,19 @@ export const orders = pgTable(
     createdBy: uuid('created_by').notNull(),
     kind: text('kind', { enum: ['Personal', 'Ai', 'default'] }).notNull(),
     type: text('type', {
-      enum: ['NewBuy', 'Renew', 'Usage', 'Refund', 'OrderRefund', 'TrafficUpgrade', 'TrafficDowngrade', 'DayToMonth', 'TransferToLong', 'Time', 'ChangeDataDisk'],
+      enum: [
+        'NewBuy',
+        'Renew',
+        'Usage',
+        'Refund',
+        'OrderRefund',
+        'TrafficUpgrade',
+        'TrafficDowngrade',
+        'DayToMonth',
+        'TransferToLong',
+        'Time',
+        'ChangeDataDisk',
+      ],
     }).notNull(),
     category: text('category').notNull(),
     status: text('status', { enum: ['Unpaid', 'Paid', 'Success', 'Failed', 'Expired', 'Abated', 'Cancelled', 'Refunded', 'Time'] }).notNull(),
@@ -28,7 +40,9 @@ export const orders = pgTable(
     description: text('description').notNull(),
     amount: bigint('amount', { mode: 'bigint' }).notNull(),
     voucherId: uuid('voucher_id'),
-    voucherDeduction: bigint('voucher_deduction', { mode: 'bigint' }).notNull().default(sql`0`),
+    voucherDeduction: bigint('voucher_deduction', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
     payMethod: text('pay_method', { enum: ['Balance', 'Alipay', 'Wechat'] }),
     resourceId: text('resource_id'),
     failReason: text('fail_reason'),
@@ -44,7 +58,9 @@ export const orders = pgTable(
     index('orders_user_idx').on(t.userId, t.createdAt),
     index('orders_status_idx').on(t.status, t.updatedAt),
     // At most one unpaid order per account (40011007), enforced by the database as well.
-    uniqueIndex('orders_one_unpaid_uq').on(t.userId).where(sql`${t.status} = 'Unpaid'`),
+    uniqueIndex('orders_one_unpaid_uq')
+      .on(t.userId)
+      .where(sql`${t.status} = 'Unpaid'`),
   ],
 );
 

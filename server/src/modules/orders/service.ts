@@ -99,7 +99,13 @@ export class OrderService {
     await this.deps.checkout.expireDue(payerId);
     const where = and(...conds);
     const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(orders).where(where);
-    const rows = await this.deps.db.select().from(orders).where(where).orderBy(desc(orders.createdAt)).limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+    const rows = await this.deps.db
+      .select()
+      .from(orders)
+      .where(where)
+      .orderBy(desc(orders.createdAt))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
     const items = await Promise.all(rows.map(async (r) => orderView(r, await orderPartsOf(this.deps.db, r.id))));
     return { items, total, page: q.page, pageSize: q.pageSize };
   }
@@ -151,7 +157,17 @@ export class OrderService {
       .from(orders)
       .where(and(eq(orders.status, 'Success'), purchaseOrderId ? sql`(${orders.id} = ${purchaseOrderId} or ${cond})` : cond))
       .orderBy(asc(orders.paidAt), asc(orders.createdAt));
-    const parts = rows.length ? await tx.select().from(orderPayments).where(inArray(orderPayments.orderId, rows.map((r) => r.id))) : [];
+    const parts = rows.length
+      ? await tx
+          .select()
+          .from(orderPayments)
+          .where(
+            inArray(
+              orderPayments.orderId,
+              rows.map((r) => r.id),
+            ),
+          )
+      : [];
     return rows.map((order) => ({ order, parts: parts.filter((p) => p.orderId === order.id) }));
   }
 
@@ -162,7 +178,17 @@ export class OrderService {
       .from(orders)
       .where(and(eq(orders.type, type), eq(orders.status, status), sql`${orders.request}->>'instanceId' = ${instanceId}`))
       .orderBy(asc(orders.createdAt), asc(orders.id));
-    const parts = rows.length ? await tx.select().from(orderPayments).where(inArray(orderPayments.orderId, rows.map((r) => r.id))) : [];
+    const parts = rows.length
+      ? await tx
+          .select()
+          .from(orderPayments)
+          .where(
+            inArray(
+              orderPayments.orderId,
+              rows.map((r) => r.id),
+            ),
+          )
+      : [];
     return rows.map((order) => ({ order, parts: parts.filter((p) => p.orderId === order.id) }));
   }
 
@@ -170,12 +196,18 @@ export class OrderService {
   /** The order number (orderUid) of each of these orders. */
   async uidsOf(ids: string[]): Promise<Map<string, string>> {
     if (!ids.length) return new Map();
-    const rows = await this.deps.db.select({ id: orders.id, uid: orders.orderUid }).from(orders).where(inArray(orders.id, [...new Set(ids)]));
+    const rows = await this.deps.db
+      .select({ id: orders.id, uid: orders.orderUid })
+      .from(orders)
+      .where(inArray(orders.id, [...new Set(ids)]));
     return new Map(rows.map((r) => [r.id, r.uid]));
   }
 
   async byId(payerId: string, id: string, exec: Db | Tx = this.deps.db): Promise<OrderRow | null> {
-    const [row] = await exec.select().from(orders).where(and(eq(orders.id, id), eq(orders.userId, payerId)));
+    const [row] = await exec
+      .select()
+      .from(orders)
+      .where(and(eq(orders.id, id), eq(orders.userId, payerId)));
     return row ?? null;
   }
 }

@@ -104,7 +104,10 @@ export class UsageCharges {
     for (const i of due) if (byId.has(i.orderId)) revenue(i.key);
     touched.push(...shards.values());
     const locked = await this.deps.ledger.lockFor(tx, [{ key: 'usage', accounts: touched }], {
-      ifExisting: watch.flatMap((u) => [{ userId: u, kind: 'cash' as const }, { userId: u, kind: 'gift' as const }]),
+      ifExisting: watch.flatMap((u) => [
+        { userId: u, kind: 'cash' as const },
+        { userId: u, kind: 'gift' as const },
+      ]),
     });
     const balances = new Map(payers.map((p) => [p, { cash: locked.get(accountCode({ userId: p, kind: 'cash' }))?.balance ?? 0n }]));
     const now = this.deps.clock.now();
@@ -165,7 +168,8 @@ export class UsageCharges {
     }
     const spendable = new Map<string, bigint>();
     for (const u of watch) {
-      const before = (locked.get(accountCode({ userId: u, kind: 'cash' }))?.balance ?? 0n) + (locked.get(accountCode({ userId: u, kind: 'gift' }))?.balance ?? 0n);
+      const before =
+        (locked.get(accountCode({ userId: u, kind: 'cash' }))?.balance ?? 0n) + (locked.get(accountCode({ userId: u, kind: 'gift' }))?.balance ?? 0n);
       spendable.set(u, before - (spent.get(u) ?? 0n));
     }
     return { charged, spendable };

@@ -16,7 +16,9 @@ export const payments = pgTable(
       .notNull()
       .references(() => users.id),
     amount: bigint('amount', { mode: 'bigint' }).notNull(),
-    status: text('status', { enum: ['Pending', 'Succeeded', 'Closed'] }).notNull().default('Pending'),
+    status: text('status', { enum: ['Pending', 'Succeeded', 'Closed'] })
+      .notNull()
+      .default('Pending'),
     gatewayTradeNo: text('gateway_trade_no'),
     qrContent: text('qr_content').notNull(),
     expiresAt: ts('expires_at').notNull(),
@@ -25,7 +27,11 @@ export const payments = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('payments_out_trade_no_uq').on(t.outTradeNo), index('payments_subject_idx').on(t.subjectId), index('payments_pending_idx').on(t.status, t.expiresAt)],
+  (t) => [
+    uniqueIndex('payments_out_trade_no_uq').on(t.outTradeNo),
+    index('payments_subject_idx').on(t.subjectId),
+    index('payments_pending_idx').on(t.status, t.expiresAt),
+  ],
 );
 
 /** Every notification a gateway sent us, applied or not, and why: the audit trail of money in. */

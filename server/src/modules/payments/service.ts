@@ -64,7 +64,15 @@ export class PaymentService {
    * Opens a gateway trade. The row is written first, so a notification can never arrive for a
    * trade we do not know; if the gateway refuses, the row is closed and the caller told.
    */
-  async create(p: { purpose: Purpose; subjectId: string; userId: string; method: GatewayMethod; amount: bigint; subject: string; expiresAt: Date }): Promise<PaymentRow> {
+  async create(p: {
+    purpose: Purpose;
+    subjectId: string;
+    userId: string;
+    method: GatewayMethod;
+    amount: bigint;
+    subject: string;
+    expiresAt: Date;
+  }): Promise<PaymentRow> {
     const now = this.deps.clock.now();
     const row: PaymentRow = {
       id: randomUUID(),
@@ -157,7 +165,10 @@ export class PaymentService {
         tx,
       );
       paid = { ...payment, status: 'Succeeded' as const, gatewayTradeNo: trade.gatewayTradeNo ?? null, paidAt: trade.paidAt ?? now, updatedAt: now };
-      await tx.update(payments).set({ status: paid.status, gatewayTradeNo: paid.gatewayTradeNo, paidAt: paid.paidAt, updatedAt: now }).where(eq(payments.id, payment.id));
+      await tx
+        .update(payments)
+        .set({ status: paid.status, gatewayTradeNo: paid.gatewayTradeNo, paidAt: paid.paidAt, updatedAt: now })
+        .where(eq(payments.id, payment.id));
       await this.handler(payment.purpose).onPaid(tx, paid);
       return 'applied' as const;
     });
@@ -248,6 +259,8 @@ export class PaymentService {
   }
 
   private async logNotification(method: string, outTradeNo: string, outcome: 'applied' | 'replayed' | 'refused', reason: string, body: string) {
-    await this.deps.db.insert(paymentNotifications).values({ method, outTradeNo, outcome, reason: reason.slice(0, 500), body: body.slice(0, 8000), createdAt: this.deps.clock.now() });
+    await this.deps.db
+      .insert(paymentNotifications)
+      .values({ method, outTradeNo, outcome, reason: reason.slice(0, 500), body: body.slice(0, 8000), createdAt: this.deps.clock.now() });
   }
 }

@@ -58,7 +58,11 @@ describe('recharge through the sandbox gateway', () => {
       expect(page.body).toContain('100.00');
 
       expect((await payOnScanPage(r.qrContent)).statusCode).toBe(200);
-      const paid = await until(() => rechargeOf(u.token, r.id), (x) => x.status === 'Paid', 'the recharge to be paid');
+      const paid = await until(
+        () => rechargeOf(u.token, r.id),
+        (x) => x.status === 'Paid',
+        'the recharge to be paid',
+      );
       expect(paid.qrContent).toBe('');
       const money = json(await get(s.app, '/billing/api/v1/user/money', u.token));
       expect(money).toMatchObject({ cash: String(yuan('100')), gift: String(yuan('18')), available: String(yuan('118')) });
@@ -107,19 +111,18 @@ describe('recharge through the sandbox gateway', () => {
       version: '1.0',
     };
     const notify = (body: string) =>
-      s.app.inject({ method: 'POST', url: '/billing/api/v1/payment/notify/alipay', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: body });
+      s.app.inject({
+        method: 'POST',
+        url: '/billing/api/v1/payment/notify/alipay',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: body,
+      });
 
     const signedRight = encodeForm(signAlipayNotification(fields, gatewayKey));
     const tampered = parseForm(signedRight) as { params: Record<string, string> };
     tampered.params.total_amount = '2000.00';
     const mismatch = encodeForm(signAlipayNotification({ ...fields, total_amount: '19.00' }, gatewayKey));
-    for (const body of [
-      encodeForm(fields),
-      encodeForm(signAlipayNotification(fields, otherKey)),
-      encodeForm(tampered.params),
-      mismatch,
-      'not a form at all',
-    ]) {
+    for (const body of [encodeForm(fields), encodeForm(signAlipayNotification(fields, otherKey)), encodeForm(tampered.params), mismatch, 'not a form at all']) {
       const res = await notify(body);
       expect(res.body).toBe('fail');
     }
@@ -201,7 +204,11 @@ describe('recharge through the sandbox gateway', () => {
     await s.ctx.db.update(users).set({ isChild: true, parentId: parent.user.id }).where(eq(users.id, child.user.id));
     const r = await startRecharge(child.token, '10');
     await payOnScanPage(r.qrContent);
-    await until(() => rechargeOf(child.token, r.id), (x) => x.status === 'Paid', 'paid');
+    await until(
+      () => rechargeOf(child.token, r.id),
+      (x) => x.status === 'Paid',
+      'paid',
+    );
     expect((await s.ctx.ledger.balances(parent.user.id)).cash).toBe(yuan('10'));
     expect((await s.ctx.ledger.balances(child.user.id)).cash).toBe(0n);
   });

@@ -1,6 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { API, pagingQuerySchema, rechargeIdParamsSchema, rechargeOptionsSchema, rechargePageSchema, rechargeRequestSchema, rechargeSchema } from '@console/contract';
+import {
+  API,
+  pagingQuerySchema,
+  rechargeIdParamsSchema,
+  rechargeOptionsSchema,
+  rechargePageSchema,
+  rechargeRequestSchema,
+  rechargeSchema,
+} from '@console/contract';
 import type { AppContext } from '../../context.js';
 import { payerOf } from '../../http/auth.js';
 
@@ -10,7 +18,9 @@ export async function rechargeRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { requireAuth } = ctx.auth;
 
-  r.get(API.rechargeOptions, { schema: { tags, summary: '充值金额范围、预设与赠送比例', response: { 200: rechargeOptionsSchema } } }, () => ctx.recharge.options());
+  r.get(API.rechargeOptions, { schema: { tags, summary: '充值金额范围、预设与赠送比例', response: { 200: rechargeOptionsSchema } } }, () =>
+    ctx.recharge.options(),
+  );
 
   r.post(
     API.recharge,
@@ -25,7 +35,10 @@ export async function rechargeRoutes(app: FastifyInstance, ctx: AppContext) {
   );
   r.get(
     API.rechargeOne,
-    { schema: { tags, summary: '充值状态（轮询；通知迟到时向支付渠道查询）', params: rechargeIdParamsSchema, response: { 200: rechargeSchema } }, onRequest: requireAuth },
+    {
+      schema: { tags, summary: '充值状态（轮询；通知迟到时向支付渠道查询）', params: rechargeIdParamsSchema, response: { 200: rechargeSchema } },
+      onRequest: requireAuth,
+    },
     (req) => ctx.recharge.get(payerOf(req), req.params.id),
   );
   r.post(

@@ -13,7 +13,9 @@ export const recharges = pgTable(
     amount: bigint('amount', { mode: 'bigint' }).notNull(),
     bonus: bigint('bonus', { mode: 'bigint' }).notNull(),
     method: text('method', { enum: ['Alipay', 'Wechat'] }).notNull(),
-    status: text('status', { enum: ['Unpaid', 'Paid', 'Expired', 'Cancelled'] }).notNull().default('Unpaid'),
+    status: text('status', { enum: ['Unpaid', 'Paid', 'Expired', 'Cancelled'] })
+      .notNull()
+      .default('Unpaid'),
     expiresAt: ts('expires_at').notNull(),
     paidAt: ts('paid_at'),
     createdAt: ts('created_at').notNull(),

@@ -24,9 +24,7 @@ export function bonusOf(amount: bigint, bonusBp: number): bigint {
 }
 
 export class RechargeService {
-  constructor(
-    private deps: { db: Db; clock: Clock; catalogue: CatalogueStore; payments: PaymentService; gifts: GiftService },
-  ) {
+  constructor(private deps: { db: Db; clock: Clock; catalogue: CatalogueStore; payments: PaymentService; gifts: GiftService }) {
     deps.payments.register('recharge', { onPaid: (tx, p) => this.onPaid(tx, p), onClosed: (tx, p) => this.onClosed(tx, p) });
   }
 
@@ -129,11 +127,17 @@ export class RechargeService {
     const [row] = await tx.select().from(recharges).where(eq(recharges.id, payment.subjectId)).for('update');
     if (!row || row.status !== 'Unpaid') return;
     const expired = this.deps.clock.now() >= row.expiresAt;
-    await tx.update(recharges).set({ status: expired ? 'Expired' : 'Cancelled' }).where(eq(recharges.id, row.id));
+    await tx
+      .update(recharges)
+      .set({ status: expired ? 'Expired' : 'Cancelled' })
+      .where(eq(recharges.id, row.id));
   }
 
   private async find(userId: string, id: string): Promise<RechargeRow> {
-    const [row] = await this.deps.db.select().from(recharges).where(and(eq(recharges.id, id), eq(recharges.userId, userId)));
+    const [row] = await this.deps.db
+      .select()
+      .from(recharges)
+      .where(and(eq(recharges.id, id), eq(recharges.userId, userId)));
     if (!row) throw new AppError('RECORD_NOT_FOUND', '充值记录不存在');
     return row;
   }

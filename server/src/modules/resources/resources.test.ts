@@ -18,7 +18,14 @@ const PACKAGES = '/order/api/v2.1/resource/packages';
 describe('card-hour packages pay post-paid GPU runs before money', () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer({ env: { COMPUTE_SIM_DELAYS: Object.entries(DELAYS).map(([k, v]) => `${k}=${v}`).join(','), BILLING_TICK_SECONDS: '60' } });
+    s = await startTestServer({
+      env: {
+        COMPUTE_SIM_DELAYS: Object.entries(DELAYS)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
+        BILLING_TICK_SECONDS: '60',
+      },
+    });
   });
   afterAll(async () => s.close());
   afterEach(async () => expect((await checkLedger(s.ctx.db)).problems).toEqual([]));
@@ -37,10 +44,17 @@ describe('card-hour packages pay post-paid GPU runs before money', () => {
     const order = json<Order>(await post(s.app, AI, { productId: 'gpu-hours-4090-100' }, token));
     const paid = await post(s.app, `/order/api/v2.1/tiio/resource/${order.orderUid}/pay`, { method: 'Balance' }, token);
     expect(json(paid)).toMatchObject({ status: 'Success' });
-    const [row] = await s.ctx.db.select().from(resourcePackages).innerJoin(orders, eq(orders.id, resourcePackages.orderId)).where(eq(orders.orderUid, order.orderUid));
+    const [row] = await s.ctx.db
+      .select()
+      .from(resourcePackages)
+      .innerJoin(orders, eq(orders.id, resourcePackages.orderId))
+      .where(eq(orders.orderUid, order.orderUid));
     expect(row!.resource_packages).toMatchObject({ gpuTypeId: 'rtx4090', unitScale: 3_600_000n, total: 100n * 3_600_000n });
     const ms = BigInt(hours * HOUR);
-    await s.ctx.db.update(resourcePackages).set({ total: ms, remain: ms, ...set }).where(eq(resourcePackages.id, row!.resource_packages.id));
+    await s.ctx.db
+      .update(resourcePackages)
+      .set({ total: ms, remain: ms, ...set })
+      .where(eq(resourcePackages.id, row!.resource_packages.id));
     return row!.resource_packages.id;
   }
 
@@ -50,9 +64,15 @@ describe('card-hour packages pay post-paid GPU runs before money', () => {
     expect(res.statusCode, res.body).toBe(200);
     // The new instance, read from its table: this suite is about money, not the instance views.
     const order = json<Order>(res);
-    const [created] = await s.ctx.db.select().from(instances).where(eq(instances.usageOrderId, (await s.ctx.db.select().from(orders).where(eq(orders.orderUid, order.orderUid)))[0]!.id));
+    const [created] = await s.ctx.db
+      .select()
+      .from(instances)
+      .where(eq(instances.usageOrderId, (await s.ctx.db.select().from(orders).where(eq(orders.orderUid, order.orderUid)))[0]!.id));
     const id = created!.id;
-    await s.ctx.db.update(instances).set({ hourlyPrice: yuan('2') }).where(eq(instances.id, id));
+    await s.ctx.db
+      .update(instances)
+      .set({ hourlyPrice: yuan('2') })
+      .where(eq(instances.id, id));
     for (const ms of [DELAYS.create, DELAYS.boot]) {
       s.clock.advance(ms);
       await s.ctx.reconciler.tick();
@@ -78,7 +98,9 @@ describe('card-hour packages pay post-paid GPU runs before money', () => {
     expect(o!.amount).toBe(yuan('1'));
     const used = await s.ctx.db.select().from(resourcePackageUsages).where(eq(resourcePackageUsages.packageId, pkgId));
     expect(used.reduce((n, x) => n + x.amount, 0n)).toBe(BigInt(HOUR));
-    const page = json<{ items: { id: string; unit: string; total: string; remain: string; gpuTypeId: string | null; expired: boolean }[] }>(await get(s.app, PACKAGES, u.token));
+    const page = json<{ items: { id: string; unit: string; total: string; remain: string; gpuTypeId: string | null; expired: boolean }[] }>(
+      await get(s.app, PACKAGES, u.token),
+    );
     expect(page.items.find((p) => p.id === pkgId)).toMatchObject({ unit: '卡时', total: '1', remain: '0', gpuTypeId: 'rtx4090', expired: false });
   });
 

@@ -21,7 +21,9 @@ export const resourcePackages = pgTable(
     /** GPU-hour packages: the card type whose post-paid runs they pay for (null: model tokens). */
     gpuTypeId: text('gpu_type_id'),
     /** Stored units per unit shown: 3,600,000 for card hours (kept in card-milliseconds), else 1. */
-    unitScale: bigint('unit_scale', { mode: 'bigint' }).notNull().default(sql`1`),
+    unitScale: bigint('unit_scale', { mode: 'bigint' })
+      .notNull()
+      .default(sql`1`),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull(),
   },

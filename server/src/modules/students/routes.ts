@@ -21,7 +21,9 @@ export async function studentRoutes(app: FastifyInstance, ctx: AppContext) {
   const me = (req: Parameters<typeof currentSession>[0]) => currentSession(req).user.id;
   const response = { 200: studentVerificationSchema };
 
-  r.get(API.student, { schema: { tags, summary: '学生认证状态与学生价折扣', response }, onRequest: requireMainAccount }, async (req) => ctx.students.get(me(req)));
+  r.get(API.student, { schema: { tags, summary: '学生认证状态与学生价折扣', response }, onRequest: requireMainAccount }, async (req) =>
+    ctx.students.get(me(req)),
+  );
   r.post(
     API.studentEmailCode,
     { schema: { tags, summary: '向学校邮箱发送验证码', body: studentEmailCodeSchema, response: { 200: codeSentSchema } }, onRequest: requireMainAccount },
@@ -29,12 +31,18 @@ export async function studentRoutes(app: FastifyInstance, ctx: AppContext) {
   );
   r.put(
     API.studentImage,
-    { schema: { tags, summary: '上传学生证照片（multipart 字段 file，不超过 5 MB）', consumes: ['multipart/form-data'], response }, onRequest: requireMainAccount },
+    {
+      schema: { tags, summary: '上传学生证照片（multipart 字段 file，不超过 5 MB）', consumes: ['multipart/form-data'], response },
+      onRequest: requireMainAccount,
+    },
     async (req) => ctx.students.uploadImage(me(req), await readUploadedImage(req, REVIEW_IMAGE_MAX_BYTES)),
   );
   r.post(
     API.student,
-    { schema: { tags, summary: '提交学生认证（学校、学历、入学与毕业年份、学校邮箱验证码）', body: studentVerificationRequestSchema, response }, onRequest: requireMainAccount },
+    {
+      schema: { tags, summary: '提交学生认证（学校、学历、入学与毕业年份、学校邮箱验证码）', body: studentVerificationRequestSchema, response },
+      onRequest: requireMainAccount,
+    },
     async (req) => ctx.students.submit(me(req), req.body),
   );
 }

@@ -125,7 +125,10 @@ export class StudentService {
       const now = this.deps.clock.now();
       const approved = decision.decision === 'approve';
       const reason = decision.decision === 'reject' ? decision.reason : '';
-      await tx.update(studentVerifications).set({ status: approved ? 'Succeed' : 'Failed', reason, decidedAt: now, updatedAt: now }).where(eq(studentVerifications.userId, userId));
+      await tx
+        .update(studentVerifications)
+        .set({ status: approved ? 'Succeed' : 'Failed', reason, decidedAt: now, updatedAt: now })
+        .where(eq(studentVerifications.userId, userId));
       if (approved) await this.deps.users.markStudent(tx, userId);
       await this.deps.reviews.recordReview(tx, { kind: 'student', subjectId: userId, userId, decision: decision.decision, reason, actorId });
     });

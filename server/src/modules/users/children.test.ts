@@ -40,7 +40,15 @@ describe('child accounts', () => {
   it('creates a child that logs in with the parent mobile and its name, holding only its grants', async () => {
     const parent = await registerUser(s);
     const child = await createChild(parent.token, 'Intern_1', { gpu: true });
-    expect(child.permissions).toEqual({ createGPUInstance: false, createImageAPP: false, openYunBucket: false, gpu: true, app: false, image: false, usingLLM: false });
+    expect(child.permissions).toEqual({
+      createGPUInstance: false,
+      createImageAPP: false,
+      openYunBucket: false,
+      gpu: true,
+      app: false,
+      image: false,
+      usingLLM: false,
+    });
 
     const login = await childLogin(parent.mobile, 'intern_1');
     expect(login.statusCode, login.body).toBe(200);
@@ -136,11 +144,23 @@ describe('child accounts', () => {
 
     type Route = { name: string; opens: readonly PermissionFlag[]; call: (token: string) => Promise<{ statusCode: number; body: string }> };
     const ROUTES: Route[] = [
-      { name: 'buy a GPU instance', opens: ['createGPUInstance'], call: (t) => post(s.app, API.gpuOrderCreate, { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', cycle: 'Usage', duration: 1 }, t) },
+      {
+        name: 'buy a GPU instance',
+        opens: ['createGPUInstance'],
+        call: (t) => post(s.app, API.gpuOrderCreate, { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', cycle: 'Usage', duration: 1 }, t),
+      },
       { name: 'buy a model resource package', opens: ['usingLLM'], call: (t) => post(s.app, API.aiOrderCreate, { productId: 'llm-tokens-10m', count: 1 }, t) },
-      { name: 'buy a CPU instance', opens: [], call: (t) => post(s.app, API.orderCreate, { sizeId: 'gen-c2m4', regionId: 'bj-b', cycle: 'Usage', duration: 1 }, t) },
+      {
+        name: 'buy a CPU instance',
+        opens: [],
+        call: (t) => post(s.app, API.orderCreate, { sizeId: 'gen-c2m4', regionId: 'bj-b', cycle: 'Usage', duration: 1 }, t),
+      },
       { name: 'view a GPU instance', opens: ['createGPUInstance', 'gpu'], call: (t) => get(s.app, API.instance.replace(':id', gpuInstance.id), t) },
-      { name: 'rename a GPU instance', opens: ['createGPUInstance', 'gpu'], call: (t) => put(s.app, API.instanceName.replace(':id', gpuInstance.id), { name: 'x' }, t) },
+      {
+        name: 'rename a GPU instance',
+        opens: ['createGPUInstance', 'gpu'],
+        call: (t) => put(s.app, API.instanceName.replace(':id', gpuInstance.id), { name: 'x' }, t),
+      },
       { name: 'certify', opens: [], call: (t) => post(s.app, API.certifyPersonal, { name: '张三', idNumber: '11010519491231002X' }, t) },
       { name: 'student verification', opens: [], call: (t) => get(s.app, API.student, t) },
       { name: 'manage child accounts', opens: [], call: (t) => get(s.app, API.children, t) },
@@ -158,7 +178,9 @@ describe('child accounts', () => {
       for (const route of ROUTES) {
         const res = await route.call(token);
         const expected = route.opens.includes(flag) ? 'allowed' : 'refused';
-        table.push(`${flag} × ${route.name}: ${refused(res) ? 'refused' : 'allowed'}${expected === (refused(res) ? 'refused' : 'allowed') ? '' : ` (expected ${expected}; ${res.statusCode} ${res.body})`}`);
+        table.push(
+          `${flag} × ${route.name}: ${refused(res) ? 'refused' : 'allowed'}${expected === (refused(res) ? 'refused' : 'allowed') ? '' : ` (expected ${expected}; ${res.statusCode} ${res.body})`}`,
+        );
       }
     }
     expect(table.filter((line) => line.includes('expected'))).toEqual([]);

@@ -20,12 +20,23 @@ export class ChildService {
   async list(parentId: string, page: number, pageSize: number) {
     const live = and(eq(users.parentId, parentId), eq(users.isChild, true), isNull(users.deletedAt));
     const [total] = await this.deps.db.select({ n: count() }).from(users).where(live);
-    const rows = await this.deps.db.select().from(users).where(live).orderBy(desc(users.createdAt)).limit(pageSize).offset((page - 1) * pageSize);
+    const rows = await this.deps.db
+      .select()
+      .from(users)
+      .where(live)
+      .orderBy(desc(users.createdAt))
+      .limit(pageSize)
+      .offset((page - 1) * pageSize);
     const logins = rows.length
       ? await this.deps.db
           .select({ userId: sessionsTable.userId, at: max(sessionsTable.createdAt) })
           .from(sessionsTable)
-          .where(inArray(sessionsTable.userId, rows.map((r) => r.id)))
+          .where(
+            inArray(
+              sessionsTable.userId,
+              rows.map((r) => r.id),
+            ),
+          )
           .groupBy(sessionsTable.userId)
       : [];
     const lastLogin = new Map(logins.map((l) => [l.userId, l.at]));
@@ -39,7 +50,10 @@ export class ChildService {
     await this.deps.db.transaction(async (tx) => {
       // The parent's row serialises concurrent creations, so the limit holds.
       await tx.select({ id: users.id }).from(users).where(eq(users.id, parent.id)).for('update');
-      const [n] = await tx.select({ n: count() }).from(users).where(and(eq(users.parentId, parent.id), eq(users.isChild, true), isNull(users.deletedAt)));
+      const [n] = await tx
+        .select({ n: count() })
+        .from(users)
+        .where(and(eq(users.parentId, parent.id), eq(users.isChild, true), isNull(users.deletedAt)));
       if ((n?.n ?? 0) >= this.deps.limit) throw new AppError('CHILD_LIMIT', `最多 ${this.deps.limit} 个`);
       const [taken] = await tx
         .select({ id: users.id })

@@ -37,25 +37,18 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  r.post(
-    API.register,
-    { schema: { tags, summary: '手机号注册', body: registerSchema, response: { 200: authResultSchema } } },
-    async (request, reply) => {
-      const result = await ctx.users.register(request.body, clientMeta(request));
-      ctx.cookies.set(reply, result.token);
-      return result;
-    },
-  );
+  r.post(API.register, { schema: { tags, summary: '手机号注册', body: registerSchema, response: { 200: authResultSchema } } }, async (request, reply) => {
+    const result = await ctx.users.register(request.body, clientMeta(request));
+    ctx.cookies.set(reply, result.token);
+    return result;
+  });
 
   r.post(
     API.login,
     { schema: { tags, summary: '登录（密码或短信验证码）', body: loginSchema, response: { 200: authResultSchema } } },
     async (request, reply) => {
       const body = request.body;
-      const result =
-        'account' in body
-          ? await ctx.users.loginByPassword(body, clientMeta(request))
-          : await ctx.users.loginByCode(body, clientMeta(request));
+      const result = 'account' in body ? await ctx.users.loginByPassword(body, clientMeta(request)) : await ctx.users.loginByCode(body, clientMeta(request));
       ctx.cookies.set(reply, result.token);
       return result;
     },
@@ -71,15 +64,11 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  r.post(
-    API.logout,
-    { schema: { tags, summary: '退出登录', response: { 200: okSchema } }, onRequest: requireAuth },
-    async (request, reply) => {
-      await ctx.sessions.revoke(currentSession(request).sessionId, 'logout');
-      ctx.cookies.clear(reply);
-      return { ok: true as const };
-    },
-  );
+  r.post(API.logout, { schema: { tags, summary: '退出登录', response: { 200: okSchema } }, onRequest: requireAuth }, async (request, reply) => {
+    await ctx.sessions.revoke(currentSession(request).sessionId, 'logout');
+    ctx.cookies.clear(reply);
+    return { ok: true as const };
+  });
 
   r.post(
     API.passwordReset,
@@ -136,20 +125,16 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  r.get(
-    '/files/*',
-    { schema: { tags: ['文件'], summary: '读取已上传的文件', params: z.object({ '*': z.string().max(500) }) } },
-    async (request, reply) => {
-      const key = request.params['*'];
-      const servable = /^[a-z0-9][a-z0-9/_.-]*$/i.test(key) && !key.includes('..') && !key.startsWith(PRIVATE_FILES);
-      const object = servable ? await ctx.drivers.storage.get(key) : null;
-      if (!object) throw new AppError('FILE_NOT_FOUND');
-      return reply
-        .header('content-type', object.contentType)
-        .header('content-length', object.size)
-        .header('cache-control', 'public, max-age=31536000, immutable')
-        .header('x-content-type-options', 'nosniff')
-        .send(object.body);
-    },
-  );
+  r.get('/files/*', { schema: { tags: ['文件'], summary: '读取已上传的文件', params: z.object({ '*': z.string().max(500) }) } }, async (request, reply) => {
+    const key = request.params['*'];
+    const servable = /^[a-z0-9][a-z0-9/_.-]*$/i.test(key) && !key.includes('..') && !key.startsWith(PRIVATE_FILES);
+    const object = servable ? await ctx.drivers.storage.get(key) : null;
+    if (!object) throw new AppError('FILE_NOT_FOUND');
+    return reply
+      .header('content-type', object.contentType)
+      .header('content-length', object.size)
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('x-content-type-options', 'nosniff')
+      .send(object.body);
+  });
 }

@@ -10,12 +10,18 @@ export const users = pgTable(
     mobile: text('mobile'),
     email: text('email'),
     passwordHash: text('password_hash'),
-    accountType: text('account_type', { enum: ['personal', 'enterprise'] }).notNull().default('personal'),
+    accountType: text('account_type', { enum: ['personal', 'enterprise'] })
+      .notNull()
+      .default('personal'),
     name: text('name').notNull().default(''),
     nickname: text('nickname').notNull().default(''),
     logo: text('logo').notNull().default(''),
-    certStatus: text('cert_status', { enum: ['Init', 'Pending', 'Succeed', 'Failed'] }).notNull().default('Init'),
-    certType: text('cert_type', { enum: ['Uncertified', 'Personal', 'Enterprise'] }).notNull().default('Uncertified'),
+    certStatus: text('cert_status', { enum: ['Init', 'Pending', 'Succeed', 'Failed'] })
+      .notNull()
+      .default('Init'),
+    certType: text('cert_type', { enum: ['Uncertified', 'Personal', 'Enterprise'] })
+      .notNull()
+      .default('Uncertified'),
     credit: integer('credit').notNull().default(0),
     from: text('from').notNull().default('web'),
     isStudent: boolean('is_student').notNull().default(false),
@@ -42,9 +48,15 @@ export const users = pgTable(
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [
-    uniqueIndex('users_mobile_uq').on(t.mobile).where(sql`${t.mobile} is not null`),
-    uniqueIndex('users_email_uq').on(t.email).where(sql`${t.email} is not null`),
-    uniqueIndex('users_live_child_name_uq').on(t.parentId, t.childName).where(sql`${t.isChild} and ${t.deletedAt} is null`),
+    uniqueIndex('users_mobile_uq')
+      .on(t.mobile)
+      .where(sql`${t.mobile} is not null`),
+    uniqueIndex('users_email_uq')
+      .on(t.email)
+      .where(sql`${t.email} is not null`),
+    uniqueIndex('users_live_child_name_uq')
+      .on(t.parentId, t.childName)
+      .where(sql`${t.isChild} and ${t.deletedAt} is null`),
   ],
 );
 

@@ -88,7 +88,14 @@ export class UserService {
       ? await this.deps.db
           .select()
           .from(users)
-          .where(and(eq(users.parentId, parent.id), eq(users.isChild, true), isNull(users.deletedAt), sql`lower(${users.childName}) = ${input.childName.toLowerCase()}`))
+          .where(
+            and(
+              eq(users.parentId, parent.id),
+              eq(users.isChild, true),
+              isNull(users.deletedAt),
+              sql`lower(${users.childName}) = ${input.childName.toLowerCase()}`,
+            ),
+          )
       : [];
     const ok = await verifyPassword(input.password, child?.passwordHash ?? null);
     if (!child || !ok) {
@@ -165,7 +172,10 @@ export class UserService {
     const user = await this.mustFind(userId);
     const key = `logos/${userId}/${randomUUID()}.${image.ext}`;
     await this.deps.storage.put(key, image.body, image.contentType);
-    await this.deps.db.update(users).set({ logo: `/files/${key}`, updatedAt: this.deps.clock.now() }).where(eq(users.id, userId));
+    await this.deps.db
+      .update(users)
+      .set({ logo: `/files/${key}`, updatedAt: this.deps.clock.now() })
+      .where(eq(users.id, userId));
     if (user.logo.startsWith('/files/logos/')) await this.deps.storage.delete(user.logo.slice('/files/'.length)).catch(() => {});
     return this.toDto(await this.mustFind(userId));
   }
@@ -217,7 +227,11 @@ export class UserService {
    * A main account's certification state (spec §4's certType/certStatus, read by the real-name gate),
    * its name and account type once certified; its children act under its identity, so they follow.
    */
-  async setCertification(tx: Executor, id: string, c: { certType: UserRow['certType']; certStatus: UserRow['certStatus']; name: string | null; enterprise: boolean }) {
+  async setCertification(
+    tx: Executor,
+    id: string,
+    c: { certType: UserRow['certType']; certStatus: UserRow['certStatus']; name: string | null; enterprise: boolean },
+  ) {
     const now = this.deps.clock.now();
     await tx
       .update(users)
@@ -235,7 +249,10 @@ export class UserService {
 
   /** An approved student verification: the price function gives the account the student discount. */
   async markStudent(tx: Executor, id: string) {
-    await tx.update(users).set({ isStudent: true, userVersion: sql`${users.userVersion} + 1`, updatedAt: this.deps.clock.now() }).where(eq(users.id, id));
+    await tx
+      .update(users)
+      .set({ isStudent: true, userVersion: sql`${users.userVersion} + 1`, updatedAt: this.deps.clock.now() })
+      .where(eq(users.id, id));
   }
 
   /** Main accounts, newest first, found by mobile, e-mail or name, with how many live children each has. */

@@ -14,7 +14,6 @@ import { FreshReads } from '../../db/fresh-reads.js';
 import { sessions, users } from './schema.js';
 import { AppError } from '../../http/errors.js';
 
-
 export type UserRow = typeof users.$inferSelect;
 export interface ActiveSession {
   sessionId: string;
@@ -142,6 +141,9 @@ export class SessionService {
   async revokeAll(userId: string, reason: string, exec: Executor = this.db, exceptSessionId?: string) {
     const conditions = [eq(sessions.userId, userId), isNull(sessions.revokedAt)];
     if (exceptSessionId) conditions.push(ne(sessions.id, exceptSessionId));
-    await exec.update(sessions).set({ revokedAt: this.clock.now(), revokedReason: reason }).where(and(...conditions));
+    await exec
+      .update(sessions)
+      .set({ revokedAt: this.clock.now(), revokedReason: reason })
+      .where(and(...conditions));
   }
 }

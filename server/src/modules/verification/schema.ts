@@ -16,8 +16,5 @@ export const verificationCodes = pgTable(
     expiresAt: ts('expires_at').notNull(),
     consumedAt: ts('consumed_at'),
   },
-  (t) => [
-    index('verification_codes_target_idx').on(t.target, t.createdAt),
-    index('verification_codes_ip_idx').on(t.ip, t.createdAt),
-  ],
+  (t) => [index('verification_codes_target_idx').on(t.target, t.createdAt), index('verification_codes_ip_idx').on(t.ip, t.createdAt)],
 );

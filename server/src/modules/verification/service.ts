@@ -39,9 +39,7 @@ export class VerificationService {
 
   async sendSms(mobile: string, scene: string, ip: string) {
     const text = `【算力云】验证码 {code}，${SMS_TEXT[scene] ?? '请勿泄露'}，${CODE_TTL_SECONDS / 60} 分钟内有效。如非本人操作请忽略。`;
-    return this.send('sms', mobile, scene, ip, (code) =>
-      this.deps.sms.send({ to: mobile, code, scene, text: text.replace('{code}', code) }),
-    );
+    return this.send('sms', mobile, scene, ip, (code) => this.deps.sms.send({ to: mobile, code, scene, text: text.replace('{code}', code) }));
   }
 
   async sendEmail(email: string, scene: string, ip: string) {

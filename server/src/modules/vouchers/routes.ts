@@ -25,7 +25,10 @@ export async function voucherRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(
     API.vouchers,
-    { schema: { tags, summary: '我的代金券（usable=true 只看当前可用的）', querystring: vouchersQuerySchema, response: { 200: vouchersResponseSchema } }, onRequest: ctx.auth.requireAuth },
+    {
+      schema: { tags, summary: '我的代金券（usable=true 只看当前可用的）', querystring: vouchersQuerySchema, response: { 200: vouchersResponseSchema } },
+      onRequest: ctx.auth.requireAuth,
+    },
     async (req) => {
       const rows = await ctx.vouchers.list(payerOf(req), { usable: req.query.usable === 'true' });
       const category = req.query.category;

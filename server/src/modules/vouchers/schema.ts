@@ -14,10 +14,14 @@ export const vouchers = pgTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     amount: bigint('amount', { mode: 'bigint' }).notNull(),
-    minSpend: bigint('min_spend', { mode: 'bigint' }).notNull().default(sql`0`),
+    minSpend: bigint('min_spend', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
     /** Instance categories it may pay for; empty means all. */
     categories: jsonb('categories').$type<string[]>().notNull(),
-    status: text('status', { enum: ['Unused', 'Used', 'Expired', 'Revoked'] }).notNull().default('Unused'),
+    status: text('status', { enum: ['Unused', 'Used', 'Expired', 'Revoked'] })
+      .notNull()
+      .default('Unused'),
     validFrom: ts('valid_from').notNull(),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull(),

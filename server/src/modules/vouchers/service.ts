@@ -89,7 +89,11 @@ export class VoucherService {
 
   /** A user's vouchers, newest first; `usable` keeps only those that can pay now. */
   async list(userId: string, opts: { usable?: boolean } = {}, exec: Executor = this.db) {
-    const rows = await exec.select().from(vouchers).where(and(eq(vouchers.userId, userId))).orderBy(desc(vouchers.createdAt));
+    const rows = await exec
+      .select()
+      .from(vouchers)
+      .where(and(eq(vouchers.userId, userId)))
+      .orderBy(desc(vouchers.createdAt));
     const now = this.clock.now();
     const withState = rows.map((v) => ({ ...v, status: v.status === 'Unused' && now >= v.expiresAt ? ('Expired' as const) : v.status }));
     return opts.usable ? withState.filter((v) => v.status === 'Unused' && now >= v.validFrom) : withState;
@@ -107,14 +111,20 @@ export class VoucherService {
     if (at < v.validFrom) throw new AppError('VOUCHER_UNUSABLE', '该代金券尚未到可用时间');
     if (at >= v.expiresAt) throw new AppError('VOUCHER_UNUSABLE', STATUS_TEXT.Expired);
     if (v.categories.length > 0 && !v.categories.includes(category)) {
-      throw new AppError('VOUCHER_UNUSABLE', `该代金券不适用于${InstanceCategory.label(category) ?? (category === ('Ai' as string) ? '模型资源包' : category)}`);
+      throw new AppError(
+        'VOUCHER_UNUSABLE',
+        `该代金券不适用于${InstanceCategory.label(category) ?? (category === ('Ai' as string) ? '模型资源包' : category)}`,
+      );
     }
     return v;
   }
 
   /** Spends a voucher that usableFor has locked in this transaction (the ledger legs are the payer's). */
   async markUsed(tx: Tx, voucherId: string): Promise<void> {
-    await tx.update(vouchers).set({ status: 'Used' }).where(and(eq(vouchers.id, voucherId), eq(vouchers.status, 'Unused')));
+    await tx
+      .update(vouchers)
+      .set({ status: 'Used' })
+      .where(and(eq(vouchers.id, voucherId), eq(vouchers.status, 'Unused')));
   }
 
   /** A refunded order's voucher, usable again as it was; returns it (its full amount goes back to the voucher account). */

@@ -21,7 +21,8 @@ function serve(url: string, init?: RequestInit): Response {
   if (path === '/api/v1/users/verify/smscode') return json(200, { expiresIn: 300, resendIn: 60 });
   if (path === '/userapi/api/v2.1/users/me/info') return json(200, user);
   if (path === '/dev/outbox') return json(200, { items: [] });
-  if (path === '/order/api/v2.1/promotion') return json(200, { rechargeBonusRate: '0.18', newUserVoucher: '500000', customerServiceUrl: 'https://work.weixin.qq.com/kfid/x' });
+  if (path === '/order/api/v2.1/promotion')
+    return json(200, { rechargeBonusRate: '0.18', newUserVoucher: '500000', customerServiceUrl: 'https://work.weixin.qq.com/kfid/x' });
   return json(404, { code: 40400001, message: '请求的接口不存在' });
 }
 

@@ -117,10 +117,7 @@ function PasswordLoginForm({ onDone }: { onDone: (r: AuthResult) => void }) {
 
 function SmsLoginForm({ onDone }: { onDone: (r: AuthResult) => void }) {
   const [form] = Form.useForm<{ mobile: string; code: string }>();
-  const { loading, onFinish } = useSubmit(
-    (v: { mobile: string; code: string }) => userApi.login({ mobile: v.mobile.trim(), code: v.code.trim() }),
-    onDone,
-  );
+  const { loading, onFinish } = useSubmit((v: { mobile: string; code: string }) => userApi.login({ mobile: v.mobile.trim(), code: v.code.trim() }), onDone);
   return (
     <Form form={form} layout="vertical" onFinish={onFinish} requiredMark={false}>
       <Form.Item name="mobile" label="手机号" rules={mobileRules}>
@@ -176,8 +173,7 @@ function ChildLoginForm({ onDone }: { onDone: (r: AuthResult) => void }) {
 function RegisterForm({ onDone }: { onDone: (r: AuthResult) => void }) {
   const [form] = Form.useForm<{ mobile: string; code: string; password: string }>();
   const { loading, onFinish } = useSubmit(
-    (v: { mobile: string; code: string; password: string }) =>
-      userApi.register({ mobile: v.mobile.trim(), code: v.code.trim(), password: v.password }),
+    (v: { mobile: string; code: string; password: string }) => userApi.register({ mobile: v.mobile.trim(), code: v.code.trim(), password: v.password }),
     onDone,
   );
   return (

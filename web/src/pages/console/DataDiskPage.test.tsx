@@ -15,7 +15,19 @@ const dialogOf = async (text: string | RegExp) => (await screen.findAllByText(te
 
 const disks = [
   dataDisk(),
-  dataDisk({ instanceId: ID2, instanceName: '推理机-2', cycle: 'Day', prepaid: true, dailyPrice: '0', expireAt: '2026-11-24T08:00:00.000Z', status: 'Running', usedGb: null, sizeGb: 50, chargeableGb: 0, expandBlocked: '实例运行中，请先关机再数据盘扩容' }),
+  dataDisk({
+    instanceId: ID2,
+    instanceName: '推理机-2',
+    cycle: 'Day',
+    prepaid: true,
+    dailyPrice: '0',
+    expireAt: '2026-11-24T08:00:00.000Z',
+    status: 'Running',
+    usedGb: null,
+    sizeGb: 50,
+    chargeableGb: 0,
+    expandBlocked: '实例运行中，请先关机再数据盘扩容',
+  }),
 ];
 
 beforeEach(() => session.setLogin('tok', user));
@@ -55,7 +67,10 @@ describe('data disk page', () => {
           : json(200, diskQuote({ newGb: dataDiskGb }));
       }
       if (url.pathname === `${INSTANCES}/${ID}/disk` && init?.method === 'POST') {
-        return json(200, { order: order({ kind: 'Personal', type: 'ChangeDataDisk', category: 'Gpu', amount: '5250', description: '数据盘扩容 训练机-1：200 GB → 300 GB' }), instance: null });
+        return json(200, {
+          order: order({ kind: 'Personal', type: 'ChangeDataDisk', category: 'Gpu', amount: '5250', description: '数据盘扩容 训练机-1：200 GB → 300 GB' }),
+          instance: null,
+        });
       }
       return undefined;
     });
@@ -80,7 +95,8 @@ describe('data disk page', () => {
   it('expands a post-paid disk with nothing to pay up front, saying what it will cost a day', async () => {
     const fetch = instanceServer((url, init) => {
       if (url.pathname === DISKS) return json(200, { ...page([dataDisk()], url), pricePerGbDay: '70' });
-      if (url.pathname === `${INSTANCES}/${ID}/disk/price`) return json(200, diskQuote({ prepaid: false, remainingHours: 0, dailyPriceAfter: '17500', quote: { ...diskQuote().quote, total: '0' } }));
+      if (url.pathname === `${INSTANCES}/${ID}/disk/price`)
+        return json(200, diskQuote({ prepaid: false, remainingHours: 0, dailyPriceAfter: '17500', quote: { ...diskQuote().quote, total: '0' } }));
       if (url.pathname === `${INSTANCES}/${ID}/disk` && init?.method === 'POST') return json(200, { order: null, instance: null });
       return undefined;
     });
@@ -111,7 +127,9 @@ describe('data disk page', () => {
   });
 
   it('the share page answers a link that is not shared any more', async () => {
-    instanceServer((url) => (url.pathname.startsWith(`${IMAGES}/shared/`) ? json(404, { code: 40421002, message: '该镜像不存在、已删除或已取消分享' }) : undefined));
+    instanceServer((url) =>
+      url.pathname.startsWith(`${IMAGES}/shared/`) ? json(404, { code: 40421002, message: '该镜像不存在、已删除或已取消分享' }) : undefined,
+    );
     renderApp('/image/share?id=00000000-0000-4000-8000-000000000000');
     expect(await screen.findByText('镜像不存在或已取消分享')).toBeTruthy();
   });

@@ -152,7 +152,8 @@ export default function DataMirrorPage() {
       poll={{ busy: (i) => i.status === 'Build', ms: IMAGE_BUILD_POLL_MS }}
       notice={(data) => ({
         title: data ? `镜像免费保存，每个账号最多 ${data.limit} 个，已用 ${data.used} 个` : '镜像免费保存',
-        description: '在实例关机（或无卡模式关机）后，从实例的“更多 → 保存镜像”制作镜像，制作期间实例处于“操作中”。镜像可用于创建新实例，开启分享后，登录用户可通过分享链接查看并使用它创建实例。',
+        description:
+          '在实例关机（或无卡模式关机）后，从实例的“更多 → 保存镜像”制作镜像，制作期间实例处于“操作中”。镜像可用于创建新实例，开启分享后，登录用户可通过分享链接查看并使用它创建实例。',
       })}
       empty={{ text: '还没有镜像：实例关机后可保存为镜像', to: PAGE.gpuGeneric, action: '查看 GPU 实例' }}
       unit="个镜像"

@@ -29,7 +29,9 @@ describe('the instance detail page', () => {
     expect(screen.getByText('PyTorch 2.3.0')).toBeTruthy();
     expect(screen.getByText('100 GB（免费 50 GB）')).toBeTruthy();
     expect(screen.getAllByText(/^2026-11-23 \d\d:\d\d:\d\d$/).length).toBe(2); // created, started
-    expect(screen.getByText('O20261123085616aaaa0009').closest('a')!.getAttribute('href')).toBe('/console/cost/bill/server-details/O20261123085616aaaa0009?kind=Personal');
+    expect(screen.getByText('O20261123085616aaaa0009').closest('a')!.getAttribute('href')).toBe(
+      '/console/cost/bill/server-details/O20261123085616aaaa0009?kind=Personal',
+    );
 
     const header = screen.getByRole('heading', { name: '训练机-1' }).closest<HTMLElement>('.ant-card')!;
     expect(button(header, '开机').disabled).toBe(true);
@@ -87,7 +89,16 @@ describe('the instance detail page', () => {
   });
 
   it('billing tab: a machine without cards has no no-card price', async () => {
-    const cpu = instance({ category: 'Generic', gpuTypeId: null, gpuName: null, gpuCount: 0, hourlyPrice: '3000', status: 'Stopped', actions: allowedActions('Stopped'), access: null });
+    const cpu = instance({
+      category: 'Generic',
+      gpuTypeId: null,
+      gpuName: null,
+      gpuCount: 0,
+      hourlyPrice: '3000',
+      status: 'Stopped',
+      actions: allowedActions('Stopped'),
+      access: null,
+    });
     instanceServer((url) => (url.pathname === `${INSTANCES}/${ID}` ? json(200, cpu) : undefined));
     renderApp(`/console/ipvm/detail/Generic/${ID}?tab=billing`);
     const panel = (await screen.findByText('按量（按小时后付费）')).closest<HTMLElement>('.ant-descriptions')!;
@@ -96,7 +107,19 @@ describe('the instance detail page', () => {
   });
 
   it('billing tab: the expiry of a prepaid instance, and renewing it by the week', async () => {
-    const quote = { category: 'Gpu', cycle: 'Week', duration: 2, unit: '周', lines: [{ kind: 'compute', name: 'RTX 4090 × 2（2 周）', unitPrice: '500000', quantity: 2, amount: '1000000' }], listTotal: '1000000', discountTotal: '0', voucherDeduction: '0', total: '1000000', placement: { regionId: 'bj-b' }, discountRate: '1' };
+    const quote = {
+      category: 'Gpu',
+      cycle: 'Week',
+      duration: 2,
+      unit: '周',
+      lines: [{ kind: 'compute', name: 'RTX 4090 × 2（2 周）', unitPrice: '500000', quantity: 2, amount: '1000000' }],
+      listTotal: '1000000',
+      discountTotal: '0',
+      voucherDeduction: '0',
+      total: '1000000',
+      placement: { regionId: 'bj-b' },
+      discountRate: '1',
+    };
     const fetch = instanceServer((url, init) => {
       if (url.pathname === ONE) return json(200, instance({ cycle: 'Week', expireAt: '2026-12-23T08:00:00.000Z' }));
       if (url.pathname === `${ONE}/renew/price` && init?.method === 'POST') return json(200, quote);

@@ -13,14 +13,26 @@ import { useUrlPaging } from '../../routing/useUrlPaging';
 import { useUrlState } from '../../routing/useUrlState';
 import { PageFrame } from '../../components/PageFrame';
 import { InstanceActionBar } from './instances/InstanceActionButtons';
-import { BUSY_POLL_MS, canDayToMonth, canRefund, canRenew, canTransferToLong, configSummary, detailPathOf, InstanceStatusTags, isBusy, listPathOf, taskBlocked } from './instances/instanceViews';
+import {
+  BUSY_POLL_MS,
+  canDayToMonth,
+  canRefund,
+  canRenew,
+  canTransferToLong,
+  configSummary,
+  detailPathOf,
+  InstanceStatusTags,
+  isBusy,
+  listPathOf,
+  taskBlocked,
+} from './instances/instanceViews';
 import { OperationLogTable } from './instances/OperationLogTable';
 import { useInstanceActions } from './instances/useInstanceActions';
 
 const TABS = ['overview', 'access', 'billing', 'disk', 'log'] as const;
 type Tab = (typeof TABS)[number];
 
-const readTab = (p: URLSearchParams): Tab => (TABS as readonly string[]).includes(p.get('tab') ?? '') ? (p.get('tab') as Tab) : 'overview';
+const readTab = (p: URLSearchParams): Tab => ((TABS as readonly string[]).includes(p.get('tab') ?? '') ? (p.get('tab') as Tab) : 'overview');
 const writeTab = (tab: Tab) => new URLSearchParams(tab === 'overview' ? {} : { tab });
 
 const isCategory = (v: string): v is Category => (InstanceCategory.values as string[]).includes(v);
@@ -112,7 +124,14 @@ function InstanceDetail({ instance: i }: { instance: Instance }) {
                 <Typography.Title level={5} style={{ margin: 0 }}>
                   {i.name}
                 </Typography.Title>
-                <Button type="text" size="small" icon={<EditOutlined />} aria-label="修改名称" disabled={i.status === 'Deleting'} onClick={() => actions.rename(i)} />
+                <Button
+                  type="text"
+                  size="small"
+                  icon={<EditOutlined />}
+                  aria-label="修改名称"
+                  disabled={i.status === 'Deleting'}
+                  onClick={() => actions.rename(i)}
+                />
                 <InstanceStatusTags instance={i} />
               </Space>
               <Typography.Text type="secondary">
@@ -136,7 +155,19 @@ function InstanceDetail({ instance: i }: { instance: Instance }) {
           items={[
             { key: 'overview', label: '概览', children: <Overview instance={i} onChangeBandwidth={() => actions.changeBandwidth(i)} /> },
             { key: 'access', label: '登录信息', children: <AccessPanel instance={i} /> },
-            { key: 'billing', label: '计费', children: <BillingPanel instance={i} onRenew={() => actions.renew(i)} onAutoRenew={() => actions.autoRenew(i)} onRefund={() => actions.refund(i)} onConvert={(mode) => actions.convert(i, mode)} /> },
+            {
+              key: 'billing',
+              label: '计费',
+              children: (
+                <BillingPanel
+                  instance={i}
+                  onRenew={() => actions.renew(i)}
+                  onAutoRenew={() => actions.autoRenew(i)}
+                  onRefund={() => actions.refund(i)}
+                  onConvert={(mode) => actions.convert(i, mode)}
+                />
+              ),
+            },
             { key: 'disk', label: '数据盘', children: <DiskPanel instance={i} onExpand={() => actions.expandDisk(i)} /> },
             { key: 'log', label: '操作日志', children: <InstanceLog instanceId={i.id} /> },
           ]}
@@ -308,7 +339,11 @@ function BillingPanel({
         column={{ xs: 1, md: 2 }}
         size="small"
         items={[
-          { key: 'cycle', label: '计费方式', children: postPaid ? `${BillingCycle.label(i.cycle)}（按小时后付费）` : `${BillingCycle.label(i.cycle)}（包周期，预付费）` },
+          {
+            key: 'cycle',
+            label: '计费方式',
+            children: postPaid ? `${BillingCycle.label(i.cycle)}（按小时后付费）` : `${BillingCycle.label(i.cycle)}（包周期，预付费）`,
+          },
           ...(postPaid
             ? [
                 { key: 'hourly', label: '开机价格', children: <Price units={i.hourlyPrice} per="小时" /> },
@@ -397,7 +432,8 @@ function BillingPanel({
             children:
               BigInt(i.diskDailyPrice) > 0n ? (
                 <span>
-                  超出免费 {i.freeDataDiskGb} GB 的部分 <Price units={i.diskDailyPrice} per="天" />（关机后仍计费）
+                  超出免费 {i.freeDataDiskGb} GB 的部分 <Price units={i.diskDailyPrice} per="天" />
+                  （关机后仍计费）
                 </span>
               ) : (
                 `${i.dataDiskGb} GB，在免费容量（${i.freeDataDiskGb} GB）内，不收费`
@@ -434,7 +470,8 @@ function DiskPanel({ instance: i, onExpand }: { instance: Instance; onExpand: ()
             children: postPaid ? (
               BigInt(i.diskDailyPrice) > 0n ? (
                 <span>
-                  <Price units={i.diskDailyPrice} per="天" />（按量计费，关机后仍计费）
+                  <Price units={i.diskDailyPrice} per="天" />
+                  （按量计费，关机后仍计费）
                 </span>
               ) : (
                 '在免费容量内，不收费'
@@ -467,13 +504,7 @@ function InstanceLog({ instanceId }: { instanceId: string }) {
   const { paging, set } = useUrlPaging({ key: 'log' });
   return (
     <Flex vertical gap={12}>
-      <OperationLogTable
-        filter={{ instance: instanceId }}
-        paging={paging}
-        onPage={set}
-        showInstance={false}
-        emptyText="该实例暂无操作记录"
-      />
+      <OperationLogTable filter={{ instance: instanceId }} paging={paging} onPage={set} showInstance={false} emptyText="该实例暂无操作记录" />
       <Link to={`${PAGE.log}?instance=${encodeURIComponent(instanceId)}`}>在操作日志中查看</Link>
     </Flex>
   );

@@ -7,7 +7,11 @@ import { user } from '../../test/fixtures/user';
 import { ID, instanceServer, LOGS, operation } from '../../test/fixtures/instances';
 
 const logsCalls = (fetch: ReturnType<typeof instanceServer>) =>
-  callsTo(fetch, LOGS).map((c) => ({ filterBy: c.url.searchParams.get('filterBy'), page: c.url.searchParams.get('page'), pageSize: c.url.searchParams.get('pageSize') }));
+  callsTo(fetch, LOGS).map((c) => ({
+    filterBy: c.url.searchParams.get('filterBy'),
+    page: c.url.searchParams.get('page'),
+    pageSize: c.url.searchParams.get('pageSize'),
+  }));
 
 async function pick(label: string, option: string) {
   fireEvent.mouseDown(screen.getByLabelText(label));

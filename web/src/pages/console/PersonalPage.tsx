@@ -42,7 +42,9 @@ export default function PersonalPage() {
         <Col xs={24} md={8}>
           <Card title="学生认证" extra={<Link to={tab('student')}>{user.isStudent ? '查看' : '去申请'}</Link>}>
             <Typography.Paragraph type="secondary">在校学生购买 GPU 实例享学生价。</Typography.Paragraph>
-            {student.data ? <Tag color={user.isStudent ? 'purple' : 'default'}>{user.isStudent ? '已认证' : student.data.status === 'Pending' ? '审核中' : '未认证'}</Tag> : null}
+            {student.data ? (
+              <Tag color={user.isStudent ? 'purple' : 'default'}>{user.isStudent ? '已认证' : student.data.status === 'Pending' ? '审核中' : '未认证'}</Tag>
+            ) : null}
           </Card>
         </Col>
         <Col xs={24} md={8}>

@@ -112,7 +112,11 @@ function RechargeForm({ options, onCreated }: { options: RechargeOptions; onCrea
         <Button type="primary" size="large" disabled={!valid} loading={create.isPending} onClick={() => create.mutate()}>
           立即充值 {valid ? `¥${amount!.toFixed(2)}` : ''}
         </Button>
-        {!valid && amount !== null && <Typography.Text type="danger">请输入 {min} 到 {max} 元之间的金额</Typography.Text>}
+        {!valid && amount !== null && (
+          <Typography.Text type="danger">
+            请输入 {min} 到 {max} 元之间的金额
+          </Typography.Text>
+        )}
       </Flex>
     </Flex>
   );

@@ -10,13 +10,22 @@ beforeEach(() => session.setLogin('tok', user));
 afterEach(() => vi.unstubAllGlobals());
 
 const noGifts = { items: [], remain: '0', obtained: false, recharged: '0', renewStatus: false, expireAt: null };
-const welcome = { id: 'g1', source: 'welcome', amount: '100000', remain: '100000', expireAt: '2099-01-01T00:00:00Z', status: 1, createdAt: '2026-11-23T00:00:00Z' };
+const welcome = {
+  id: 'g1',
+  source: 'welcome',
+  amount: '100000',
+  remain: '100000',
+  expireAt: '2099-01-01T00:00:00Z',
+  status: 1,
+  createdAt: '2026-11-23T00:00:00Z',
+};
 
 describe('the balance page', () => {
   it('offers the welcome credit to an eligible account and claims it', async () => {
     let claimed = false;
     const fetch = costServer((url, init) => {
-      if (url.pathname === '/order/api/v2.1/gift/eligibility') return json(200, { eligible: !claimed, obtained: claimed, amount: '100000', validDays: 30, reason: '' });
+      if (url.pathname === '/order/api/v2.1/gift/eligibility')
+        return json(200, { eligible: !claimed, obtained: claimed, amount: '100000', validDays: 30, reason: '' });
       if (url.pathname === '/order/api/v2.1/gift/obtain' && init?.method === 'POST') {
         claimed = true;
         return json(200, { ...noGifts, obtained: true, remain: '100000', items: [welcome] });
@@ -33,7 +42,8 @@ describe('the balance page', () => {
 
   it('offers renewal only when an item waits for it', async () => {
     const fetch = costServer((url) => {
-      if (url.pathname === '/order/api/v2.1/gift/eligibility') return json(200, { eligible: false, obtained: true, amount: '100000', validDays: 30, reason: '已领取过新人赠送金' });
+      if (url.pathname === '/order/api/v2.1/gift/eligibility')
+        return json(200, { eligible: false, obtained: true, amount: '100000', validDays: 30, reason: '已领取过新人赠送金' });
       if (url.pathname === '/order/api/v2.1/gift') return json(200, { ...noGifts, obtained: true, renewStatus: true, items: [{ ...welcome, status: 0 }] });
       if (url.pathname === '/order/api/v2.1/gift/renew') return json(400, { code: 40020008, message: '续期赠送金需先完成一次充值' });
       return undefined;

@@ -22,7 +22,13 @@ const KINDS: { label: string; value: StatementKind }[] = [
 export default function BalancePage() {
   const navigate = useNavigate();
   return (
-    <PageFrame extra={<Button type="primary" onClick={() => navigate(PAGE.recharge)}>充值</Button>}>
+    <PageFrame
+      extra={
+        <Button type="primary" onClick={() => navigate(PAGE.recharge)}>
+          充值
+        </Button>
+      }
+    >
       <Flex vertical gap={16}>
         <BalanceSummary />
         <GiftCredit />
@@ -31,7 +37,6 @@ export default function BalancePage() {
     </PageFrame>
   );
 }
-
 
 /** Claim the welcome credit, or renew items waiting for renewal (spec §3/§4 gift actions). */
 function GiftActions({ renewable }: { renewable: boolean }) {

@@ -47,7 +47,9 @@ afterEach(() => vi.unstubAllGlobals());
 describe('the bill page', () => {
   it('lists model orders and sends the filters as one filterBy string', async () => {
     const fetch = costServer((url) =>
-      url.pathname === LIST && url.searchParams.get('filterBy')?.startsWith('kind,Ai') ? json(200, { items: [unpaid, done], total: 2, page: 1, pageSize: 10 }) : undefined,
+      url.pathname === LIST && url.searchParams.get('filterBy')?.startsWith('kind,Ai')
+        ? json(200, { items: [unpaid, done], total: 2, page: 1, pageSize: 10 })
+        : undefined,
     );
     const router = renderApp('/console/cost/bill?tab=model');
     const row = (await screen.findByText('大模型 Token 包 1 亿 × 1（¥400.00）')).closest('tr')!;
@@ -85,7 +87,9 @@ describe('the bill page', () => {
 
   it('filters by several statuses and types at once, kept in the URL', async () => {
     const fetch = costServer((url) =>
-      url.pathname === LIST && url.searchParams.get('filterBy') === 'kind,Ai,status,Unpaid,status,Success' ? json(200, { items: [unpaid, done], total: 2, page: 1, pageSize: 10 }) : undefined,
+      url.pathname === LIST && url.searchParams.get('filterBy') === 'kind,Ai,status,Unpaid,status,Success'
+        ? json(200, { items: [unpaid, done], total: 2, page: 1, pageSize: 10 })
+        : undefined,
     );
     const router = renderApp('/console/cost/bill?tab=model');
     await screen.findByText(/暂无模型账单|大模型/);
@@ -112,7 +116,12 @@ describe('the bill page', () => {
   it('exports the filtered bills as CSV with the session token', async () => {
     const csv = '\uFEFF订单号,下单时间\r\n';
     const fetch = costServer((url) =>
-      url.pathname === EXPORT ? new Response(csv, { status: 200, headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="bills-2026-11-23.csv"' } }) : undefined,
+      url.pathname === EXPORT
+        ? new Response(csv, {
+            status: 200,
+            headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="bills-2026-11-23.csv"' },
+          })
+        : undefined,
     );
     const createObjectURL = vi.fn(() => 'blob:bills');
     vi.stubGlobal('URL', Object.assign(URL, { createObjectURL, revokeObjectURL: vi.fn() }));

@@ -18,7 +18,10 @@ const TABS: { label: string; value: Tab }[] = [
 export default function CouponPage() {
   const [tab, setTab] = useState<Tab>('Unused');
   const vouchers = useQuery({ queryKey: BILLING_KEYS.voucherList, queryFn: ({ signal }) => billingApi.vouchers({}, signal) });
-  const shown = useMemo(() => (vouchers.data?.items ?? []).filter((v) => (tab === 'Expired' ? v.status === 'Expired' || v.status === 'Revoked' : v.status === tab)), [vouchers.data, tab]);
+  const shown = useMemo(
+    () => (vouchers.data?.items ?? []).filter((v) => (tab === 'Expired' ? v.status === 'Expired' || v.status === 'Revoked' : v.status === tab)),
+    [vouchers.data, tab],
+  );
   return (
     <PageFrame>
       <Card title="代金券" extra={<Segmented options={TABS} value={tab} onChange={(v) => setTab(v as Tab)} />}>

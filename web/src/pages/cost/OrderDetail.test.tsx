@@ -52,13 +52,19 @@ describe('the bill detail pages', () => {
     renderApp(`/console/cost/bill/server-details/${uid}?kind=default`);
     expect(await screen.findByText('订单不存在')).toBeTruthy();
     expect(paths(fetch)[0]).toBe(`/order/api/v2.1/order/${uid}`); // the kind of the link first
-    expect(new Set(paths(fetch))).toEqual(new Set([`/order/api/v2.1/order/${uid}`, `/order/api/v2.1/gpu/order/${uid}`, `/order/api/v2.1/tiio/resource/${uid}`]));
+    expect(new Set(paths(fetch))).toEqual(
+      new Set([`/order/api/v2.1/order/${uid}`, `/order/api/v2.1/gpu/order/${uid}`, `/order/api/v2.1/tiio/resource/${uid}`]),
+    );
     expect(screen.getAllByText('返回账单').some((b) => b.closest('a')?.getAttribute('href') === '/console/cost/bill')).toBe(true);
   });
 
   it('send a ledger link to a model order on to the model bill detail', async () => {
     costServer((url) =>
-      url.pathname === `/order/api/v2.1/tiio/resource/${uid}` ? json(200, order()) : url.pathname.endsWith(uid) ? json(404, { code: 40400004, message: '记录不存在或无权查看' }) : undefined,
+      url.pathname === `/order/api/v2.1/tiio/resource/${uid}`
+        ? json(200, order())
+        : url.pathname.endsWith(uid)
+          ? json(404, { code: 40400004, message: '记录不存在或无权查看' })
+          : undefined,
     );
     const router = renderApp(`/console/cost/bill/server-details/${uid}`);
     await waitFor(() => expect(router.state.location.pathname).toBe(`/console/cost/bill/model-details/${uid}`));

@@ -115,7 +115,10 @@ function OrderDetailBody({ order, onChanged }: { order: Order; onChanged: () => 
               <OrderStatusTag status={order.status} />
             </Space>
             <Typography.Text type="secondary">
-              订单号 <Typography.Text copyable={{ text: order.orderUid, tooltips: ['复制', '已复制'] }} className="mono">{order.orderUid}</Typography.Text>
+              订单号{' '}
+              <Typography.Text copyable={{ text: order.orderUid, tooltips: ['复制', '已复制'] }} className="mono">
+                {order.orderUid}
+              </Typography.Text>
             </Typography.Text>
           </Flex>
           <Flex vertical align="flex-end" gap={2}>
@@ -268,7 +271,10 @@ function PriceCard({ order }: { order: Order }) {
 
 function OrderSteps({ order, secondsLeft }: { order: Order; secondsLeft: number }) {
   const items = stepsOf(order, secondsLeft);
-  const active = Math.max(0, items.findIndex((i) => i.status === 'process' || i.status === 'error'));
+  const active = Math.max(
+    0,
+    items.findIndex((i) => i.status === 'process' || i.status === 'error'),
+  );
   return <Steps className="order-steps" size="small" current={active || items.length - 1} items={items} />;
 }
 
@@ -280,7 +286,11 @@ function stepsOf(order: Order, secondsLeft: number): Step[] {
   const paid: Step = { title: '支付成功', content: formatTime(order.paidAt), status: 'finish' };
   switch (order.status) {
     case 'Unpaid':
-      return [...steps, { title: '待支付', content: secondsLeft > 0 ? `剩余 ${formatCountdown(secondsLeft)}` : '已超时', status: 'process' }, { title: '开通完成', status: 'wait' }];
+      return [
+        ...steps,
+        { title: '待支付', content: secondsLeft > 0 ? `剩余 ${formatCountdown(secondsLeft)}` : '已超时', status: 'process' },
+        { title: '开通完成', status: 'wait' },
+      ];
     case 'Cancelled':
       return [...steps, { title: '已取消', status: 'error' }];
     case 'Expired':
@@ -299,7 +309,9 @@ function stepsOf(order: Order, secondsLeft: number): Step[] {
       return [
         ...steps,
         ...(order.paidAt ? [paid] : []),
-        order.fulfilledAt ? { title: '已完成', content: formatTime(order.fulfilledAt), status: 'finish' as const } : { title: '处理失败', status: 'error' as const },
+        order.fulfilledAt
+          ? { title: '已完成', content: formatTime(order.fulfilledAt), status: 'finish' as const }
+          : { title: '处理失败', status: 'error' as const },
         { title: '已退款', content: formatTime(order.refundedAt), status: 'finish' },
       ];
   }

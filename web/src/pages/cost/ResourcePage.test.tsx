@@ -30,7 +30,16 @@ describe('the resource package page', () => {
   });
 
   it('shows card-hour packages in hours to 0.01 (rounded down), with the GPU type they pay for and the expired ones marked', async () => {
-    const hours = { ...pkg, id: 'p2', name: 'RTX 4090 时长包 100 小时', unit: '卡时', total: '100', remain: '37.5099', gpuTypeId: 'rtx4090', orderUid: 'O20261123085616aaaa0002' };
+    const hours = {
+      ...pkg,
+      id: 'p2',
+      name: 'RTX 4090 时长包 100 小时',
+      unit: '卡时',
+      total: '100',
+      remain: '37.5099',
+      gpuTypeId: 'rtx4090',
+      orderUid: 'O20261123085616aaaa0002',
+    };
     const old = { ...hours, id: 'p3', name: '旧时长包', remain: '1', expired: true, orderUid: 'O20261123085616aaaa0003' };
     costServer((url) => {
       if (url.pathname === '/order/api/v2.1/resource/packages') return json(200, { items: [hours, old, pkg] });
@@ -68,7 +77,8 @@ describe('the resource package page', () => {
     const open = order({ description: 'RTX 4090 时长包 100 小时 × 1（¥168.00）', amount: '1680000' });
     costServer((url, init) => {
       if (url.pathname === CREATE && init?.method === 'POST') return json(400, { code: 40011007, message: '存在未支付订单，无法创建新订单' });
-      if (url.pathname === '/order/api/v2.1/orders' && url.searchParams.get('filterBy') === 'status,Unpaid') return json(200, { items: [open], total: 1, page: 1, pageSize: 1 });
+      if (url.pathname === '/order/api/v2.1/orders' && url.searchParams.get('filterBy') === 'status,Unpaid')
+        return json(200, { items: [open], total: 1, page: 1, pageSize: 1 });
       return undefined;
     });
     renderApp('/console/cost/resource');

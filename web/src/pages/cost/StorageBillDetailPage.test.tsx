@@ -22,7 +22,9 @@ const charge: StorageCharge = {
 
 describe('storage bill detail', () => {
   it('lists the daily data-disk charges the server reports', async () => {
-    const fetch = costServer((url) => (url.pathname === '/billing/api/v1/storage/charges' ? json(200, { items: [charge], total: 1, page: 1, pageSize: 20 }) : undefined));
+    const fetch = costServer((url) =>
+      url.pathname === '/billing/api/v1/storage/charges' ? json(200, { items: [charge], total: 1, page: 1, pageSize: 20 }) : undefined,
+    );
     renderApp('/console/cost/bill/storage-details');
     const row = (await screen.findByText('训练机-1 数据盘扩容 150 GB（1 天）')).closest('tr')!;
     expect(within(row).getByText('1.05')).toBeTruthy();

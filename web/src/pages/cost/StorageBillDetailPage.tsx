@@ -52,7 +52,13 @@ export default function StorageBillDetailPage() {
               },
               { title: '说明', dataIndex: 'memo' },
               { title: '扣费时间', dataIndex: 'chargedAt', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
-              { title: '金额（元）', dataIndex: 'amount', align: 'right', width: 120, render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
+              {
+                title: '金额（元）',
+                dataIndex: 'amount',
+                align: 'right',
+                width: 120,
+                render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span>,
+              },
             ]}
             empty={
               <Empty

@@ -18,7 +18,17 @@ describe('the finance page', () => {
       const items =
         url.searchParams.get('kind') === 'gift'
           ? [{ id: 3, amount: '-200000', balanceAfter: '700000', kind: 'order', memo: '大模型 Token 包', orderId: uid, createdAt: '2026-11-23T08:57:00.000Z' }]
-          : [{ id: 1, amount: '5000000', balanceAfter: '5000000', kind: 'gateway_in', memo: '支付宝到账', orderId: null, createdAt: '2026-11-23T08:56:00.000Z' }];
+          : [
+              {
+                id: 1,
+                amount: '5000000',
+                balanceAfter: '5000000',
+                kind: 'gateway_in',
+                memo: '支付宝到账',
+                orderId: null,
+                createdAt: '2026-11-23T08:56:00.000Z',
+              },
+            ];
       return json(200, { items, total: 1, page: 1, pageSize: 10 });
     });
     renderApp('/finance');
@@ -35,7 +45,15 @@ describe('the finance page', () => {
   });
 
   it('pages the statement and the invoices each on its own, both kept in the URL', async () => {
-    const entry = (id: number) => ({ id, amount: '10000', balanceAfter: '10000', kind: 'gateway_in', memo: `到账 ${id}`, orderId: null, createdAt: '2026-11-23T08:56:00.000Z' });
+    const entry = (id: number) => ({
+      id,
+      amount: '10000',
+      balanceAfter: '10000',
+      kind: 'gateway_in',
+      memo: `到账 ${id}`,
+      orderId: null,
+      createdAt: '2026-11-23T08:56:00.000Z',
+    });
     const fetch = costServer((url) => {
       const page = Number(url.searchParams.get('page'));
       if (url.pathname === '/billing/api/v1/user/statement') return json(200, { items: [entry(page)], total: 25, page, pageSize: 10 });
@@ -55,7 +73,16 @@ describe('the finance page', () => {
   });
 
   describe('invoices', () => {
-    const base = { kind: 'normal', titleType: 'personal', title: '张三', taxNo: '', email: 'z@example.com', closedAt: null, invoiceNo: null, rejectReason: null };
+    const base = {
+      kind: 'normal',
+      titleType: 'personal',
+      title: '张三',
+      taxNo: '',
+      email: 'z@example.com',
+      closedAt: null,
+      invoiceNo: null,
+      rejectReason: null,
+    };
     const pending = { ...base, id: '11111111-1111-4111-8111-111111111111', amount: '600000', status: 'Pending', createdAt: '2026-11-23T09:00:00.000Z' };
     const issued = {
       ...base,
@@ -69,17 +96,27 @@ describe('the finance page', () => {
       invoiceNo: '25332000000012345678',
       createdAt: '2026-11-22T09:00:00.000Z',
     };
-    const rejected = { ...base, id: '33333333-3333-4333-8333-333333333333', amount: '100000', status: 'Rejected', rejectReason: '抬头有误', createdAt: '2026-11-21T09:00:00.000Z' };
+    const rejected = {
+      ...base,
+      id: '33333333-3333-4333-8333-333333333333',
+      amount: '100000',
+      status: 'Rejected',
+      rejectReason: '抬头有误',
+      createdAt: '2026-11-21T09:00:00.000Z',
+    };
     const invoiceServer = (onPost?: (url: URL, body: unknown) => Response | undefined) =>
       costServer((url, init) => {
         if (init?.method === 'POST' && onPost) return onPost(url, init.body ? JSON.parse(String(init.body)) : undefined);
-        if (url.pathname === '/billing/api/v1/invoices/invoiceable') return json(200, { invoiceable: '12345678', paidIn: '30000000', refunded: '0', invoiced: '1000000', pending: '600000' });
+        if (url.pathname === '/billing/api/v1/invoices/invoiceable')
+          return json(200, { invoiceable: '12345678', paidIn: '30000000', refunded: '0', invoiced: '1000000', pending: '600000' });
         if (url.pathname === '/billing/api/v1/invoices') return json(200, { items: [pending, issued, rejected], total: 3, page: 1, pageSize: 10 });
         return undefined;
       });
 
     it('shows the invoiceable amount and the requests with their status, number and reason; withdraws a pending one after confirming', async () => {
-      const fetch = invoiceServer((url) => (url.pathname === `/billing/api/v1/invoices/${pending.id}/cancel` ? json(200, { ...pending, status: 'Cancelled' }) : undefined));
+      const fetch = invoiceServer((url) =>
+        url.pathname === `/billing/api/v1/invoices/${pending.id}/cancel` ? json(200, { ...pending, status: 'Cancelled' }) : undefined,
+      );
       renderApp('/finance');
       await waitFor(() => expect(document.querySelector('.invoice-summary .ant-statistic-content')!.textContent).toBe('¥1,234.56'));
       const pendingRow = (await screen.findByText('待开票')).closest('tr')!;
@@ -99,7 +136,9 @@ describe('the finance page', () => {
     });
 
     it('requests an invoice through the form, with Chinese messages for every wrong field', async () => {
-      const fetch = invoiceServer((url, body) => (url.pathname === '/billing/api/v1/invoices' ? json(200, { ...pending, ...(body as object), amount: '1000000' }) : undefined));
+      const fetch = invoiceServer((url, body) =>
+        url.pathname === '/billing/api/v1/invoices' ? json(200, { ...pending, ...(body as object), amount: '1000000' }) : undefined,
+      );
       renderApp('/finance');
       const open = (await screen.findByText('申请开票')).closest('button')!;
       await waitFor(() => expect(open.disabled).toBe(false)); // enabled once the invoiceable amount is known

@@ -32,7 +32,10 @@ export default function FinancePage() {
         <Flex vertical gap={16}>
           <BalanceSummary />
           <Card title="收支流水" extra={<Segmented aria-label="账户" options={KINDS} value={kind} onChange={(v) => setKind(v as StatementKind)} />}>
-            <StatementTable kind={kind} emptyText={kind === 'cash' ? '暂无现金收支记录：充值、支付和退款都会记录在这里' : '暂无赠送金收支记录：充值赠送和使用都会记录在这里'} />
+            <StatementTable
+              kind={kind}
+              emptyText={kind === 'cash' ? '暂无现金收支记录：充值、支付和退款都会记录在这里' : '暂无赠送金收支记录：充值赠送和使用都会记录在这里'}
+            />
           </Card>
           <InvoiceSection />
         </Flex>
@@ -40,4 +43,3 @@ export default function FinancePage() {
     </div>
   );
 }
-

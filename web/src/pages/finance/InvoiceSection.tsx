@@ -23,7 +23,6 @@ import { PagedTable, usePagedQuery } from '../../components/PagedTable';
 import { useUrlPaging } from '../../routing/useUrlPaging';
 import { useSession } from '../../session/useSession';
 
-
 /** /finance 发票: the invoiceable amount, the request form, and the requests with their status. */
 export function InvoiceSection() {
   const { user } = useSession();
@@ -55,7 +54,12 @@ function Invoices() {
       extra={
         <Flex gap={8}>
           <CustomerServiceButton type="link" />
-          <Button icon={<ReloadOutlined />} aria-label="刷新发票" onClick={() => void Promise.all([invoiceable.refetch(), list.refetch()])} loading={list.isFetching && !list.isPending} />
+          <Button
+            icon={<ReloadOutlined />}
+            aria-label="刷新发票"
+            onClick={() => void Promise.all([invoiceable.refetch(), list.refetch()])}
+            loading={list.isFetching && !list.isPending}
+          />
         </Flex>
       }
     >
@@ -119,7 +123,13 @@ function Invoices() {
                 </Flex>
               ),
             },
-            { title: '金额（元）', dataIndex: 'amount', width: 110, align: 'right', render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
+            {
+              title: '金额（元）',
+              dataIndex: 'amount',
+              width: 110,
+              align: 'right',
+              render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span>,
+            },
             { title: '接收邮箱', dataIndex: 'email', width: 200, ellipsis: true },
             {
               title: '状态',
@@ -128,8 +138,16 @@ function Invoices() {
               render: (s: Invoice['status'], r) => (
                 <Flex vertical gap={2} align="start">
                   <InvoiceStatusTag status={s} />
-                  {r.invoiceNo && <Typography.Text style={{ fontSize: 12 }}>发票号码 <span className="mono">{r.invoiceNo}</span></Typography.Text>}
-                  {r.rejectReason && <Typography.Text type="danger" style={{ fontSize: 12 }}>驳回原因：{r.rejectReason}</Typography.Text>}
+                  {r.invoiceNo && (
+                    <Typography.Text style={{ fontSize: 12 }}>
+                      发票号码 <span className="mono">{r.invoiceNo}</span>
+                    </Typography.Text>
+                  )}
+                  {r.rejectReason && (
+                    <Typography.Text type="danger" style={{ fontSize: 12 }}>
+                      驳回原因：{r.rejectReason}
+                    </Typography.Text>
+                  )}
                 </Flex>
               ),
             },
@@ -233,8 +251,15 @@ function InvoiceRequestModal({ invoiceable, onClose }: { invoiceable: string; on
         <Form.Item name="kind" label="发票类型" rules={[{ required: true, message: '请选择发票类型' }]}>
           <Radio.Group options={InvoiceKind.values.map((k) => ({ value: k, label: InvoiceKind.label(k) }))} />
         </Form.Item>
-        <Form.Item name="titleType" label="抬头类型" rules={[{ required: true, message: '请选择抬头类型' }]} extra={kind === 'special' ? '增值税专用发票仅能开给企业抬头' : undefined}>
-          <Radio.Group options={InvoiceTitleType.values.map((t) => ({ value: t, label: InvoiceTitleType.label(t), disabled: kind === 'special' && t === 'personal' }))} />
+        <Form.Item
+          name="titleType"
+          label="抬头类型"
+          rules={[{ required: true, message: '请选择抬头类型' }]}
+          extra={kind === 'special' ? '增值税专用发票仅能开给企业抬头' : undefined}
+        >
+          <Radio.Group
+            options={InvoiceTitleType.values.map((t) => ({ value: t, label: InvoiceTitleType.label(t), disabled: kind === 'special' && t === 'personal' }))}
+          />
         </Form.Item>
         <Form.Item
           name="title"

@@ -45,7 +45,11 @@ export default function ImageSharePage() {
         ) : image.isPending ? (
           <Skeleton active paragraph={{ rows: 5 }} />
         ) : image.isError ? (
-          isGone(image.error) ? gone : <LoadError error={image.error} onRetry={() => void image.refetch()} />
+          isGone(image.error) ? (
+            gone
+          ) : (
+            <LoadError error={image.error} onRetry={() => void image.refetch()} />
+          )
         ) : (
           <Flex vertical gap={20}>
             <Flex align="center" gap={10} wrap>
@@ -60,7 +64,11 @@ export default function ImageSharePage() {
               bordered
               items={[
                 { key: 'base', label: '基础镜像', children: image.data.baseImageName ?? '自定义环境' },
-                { key: 'kind', label: '适用实例', children: `${InstanceCategory.label(image.data.category)}${image.data.gpuName ? `（制作于 ${image.data.gpuName}）` : ''}` },
+                {
+                  key: 'kind',
+                  label: '适用实例',
+                  children: `${InstanceCategory.label(image.data.category)}${image.data.gpuName ? `（制作于 ${image.data.gpuName}）` : ''}`,
+                },
                 { key: 'size', label: '镜像大小', children: image.data.sizeGb === null ? '--' : `${image.data.sizeGb} GB` },
                 { key: 'owner', label: '分享者', children: image.data.owner },
                 { key: 'created', label: '创建时间', children: formatTime(image.data.createdAt) },

@@ -29,7 +29,16 @@ const request: OperatorInvoice = {
   createdAt: '2026-11-23T06:30:00.000Z',
   closedAt: null,
 };
-const issued: OperatorInvoice = { ...request, id: 'i2', title: '张三', titleType: 'personal', kind: 'normal', taxNo: '', status: 'Issued', invoiceNo: '25110000000012345678' };
+const issued: OperatorInvoice = {
+  ...request,
+  id: 'i2',
+  title: '张三',
+  titleType: 'personal',
+  kind: 'normal',
+  taxNo: '',
+  status: 'Issued',
+  invoiceNo: '25110000000012345678',
+};
 const rejected: OperatorInvoice = { ...request, id: 'i3', status: 'Rejected', rejectReason: '抬头与税号不一致' };
 
 /** The operator's invoice endpoints over a queue that a decision really changes. */
@@ -45,7 +54,9 @@ function invoiceServer(respond?: () => Response) {
     if ((url.pathname === ISSUE || url.pathname === REJECT) && init?.method === 'POST') {
       if (respond) return respond();
       const body = JSON.parse(String(init.body)) as { invoiceNo?: string; reason?: string };
-      rows[0] = body.invoiceNo ? { ...request, status: 'Issued', invoiceNo: body.invoiceNo } : { ...request, status: 'Rejected', rejectReason: body.reason ?? '' };
+      rows[0] = body.invoiceNo
+        ? { ...request, status: 'Issued', invoiceNo: body.invoiceNo }
+        : { ...request, status: 'Rejected', rejectReason: body.reason ?? '' };
       return json(200, rows[0]);
     }
     return undefined;

@@ -56,7 +56,8 @@ export function InvoiceQueue({
       if (isApiError(e, 'INVOICE_STATE_INVALID', 'RECORD_NOT_FOUND')) setActing(null);
     },
     // Success or not, the queue has moved on (and so has the holder's view, should it be cached here).
-    onSettled: () => Promise.all([queryClient.invalidateQueries({ queryKey: OPERATOR_KEYS.all }), queryClient.invalidateQueries({ queryKey: INVOICE_KEYS.all })]),
+    onSettled: () =>
+      Promise.all([queryClient.invalidateQueries({ queryKey: OPERATOR_KEYS.all }), queryClient.invalidateQueries({ queryKey: INVOICE_KEYS.all })]),
   });
   const submit = (d: Decision) => decide.mutateAsync(d).catch(() => undefined);
   // A pending request has no number or reason yet; a closed one has nothing left to do.
@@ -72,9 +73,14 @@ export function InvoiceQueue({
       title: '税号',
       dataIndex: 'taxNo',
       width: 190,
-      render: (t: string) => (t ? <Typography.Text className="mono" style={{ fontSize: 12 }} copyable={{ text: t, tooltips: ['复制', '已复制'] }}>
+      render: (t: string) =>
+        t ? (
+          <Typography.Text className="mono" style={{ fontSize: 12 }} copyable={{ text: t, tooltips: ['复制', '已复制'] }}>
             {t}
-          </Typography.Text> : none),
+          </Typography.Text>
+        ) : (
+          none
+        ),
     },
     { title: '金额（元）', dataIndex: 'amount', width: 105, align: 'right', render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span> },
     { title: '接收邮箱', dataIndex: 'email', width: 180, render: (e: string) => <Typography.Text ellipsis={{ tooltip: e }}>{e}</Typography.Text> },

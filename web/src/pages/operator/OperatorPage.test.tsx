@@ -30,15 +30,35 @@ const application: ReviewItem = {
 };
 
 const member: OperatorUser = {
-  id: 'u9', mobile: '13900139000', email: 'li@example.com', accountType: 'enterprise', certType: 'Enterprise', certStatus: 'Pending',
-  isStudent: true, isOperator: false, disabled: false, children: 2, createdAt: '2026-11-01T02:00:00.000Z',
+  id: 'u9',
+  mobile: '13900139000',
+  email: 'li@example.com',
+  accountType: 'enterprise',
+  certType: 'Enterprise',
+  certStatus: 'Pending',
+  isStudent: true,
+  isOperator: false,
+  disabled: false,
+  children: 2,
+  createdAt: '2026-11-01T02:00:00.000Z',
 };
 
 const decision: ReviewLogEntry = {
-  id: 'l1', kind: 'enterprise', userMobile: '13900139000', decision: 'reject', reason: '执照模糊', actor: '13800000000', createdAt: '2026-11-23T07:00:00.000Z',
+  id: 'l1',
+  kind: 'enterprise',
+  userMobile: '13900139000',
+  decision: 'reject',
+  reason: '执照模糊',
+  actor: '13800000000',
+  createdAt: '2026-11-23T07:00:00.000Z',
 };
 
-const pageOf = <T,>(items: T[], url: URL) => ({ items, total: items.length, page: Number(url.searchParams.get('page')), pageSize: Number(url.searchParams.get('pageSize')) });
+const pageOf = <T,>(items: T[], url: URL) => ({
+  items,
+  total: items.length,
+  page: Number(url.searchParams.get('page')),
+  pageSize: Number(url.searchParams.get('pageSize')),
+});
 
 /** The operator endpoints over the cost fixtures' defaults; the queue holds `queue`. */
 function operatorServer(queue: ReviewItem[] = [application]) {
@@ -52,8 +72,7 @@ function operatorServer(queue: ReviewItem[] = [application]) {
   });
 }
 
-const reviewQueries = (fetch: ReturnType<typeof operatorServer>) =>
-  callsTo(fetch, REVIEWS).map((c) => Object.fromEntries(c.url.searchParams));
+const reviewQueries = (fetch: ReturnType<typeof operatorServer>) => callsTo(fetch, REVIEWS).map((c) => Object.fromEntries(c.url.searchParams));
 
 /** Opens the application of the first row in the drawer. */
 async function openApplication() {
@@ -113,7 +132,9 @@ describe('the operator area', () => {
     const before = reviewQueries(fetch).length;
     fireEvent.change(within(modal).getByLabelText('驳回原因'), { target: { value: '营业执照图片模糊 ' } });
     confirm();
-    await waitFor(() => expect(callsTo(fetch, `${REVIEWS}/enterprise/e1`, 'POST').map((c) => c.body)).toEqual([{ decision: 'reject', reason: '营业执照图片模糊' }]));
+    await waitFor(() =>
+      expect(callsTo(fetch, `${REVIEWS}/enterprise/e1`, 'POST').map((c) => c.body)).toEqual([{ decision: 'reject', reason: '营业执照图片模糊' }]),
+    );
     await waitFor(() => expect(reviewQueries(fetch).length).toBeGreaterThan(before));
     expect(await screen.findByText('已驳回')).toBeTruthy();
   });

@@ -34,7 +34,8 @@ export function ReviewLogTable({ paging, onPage }: { paging: Paging; onPage: (ne
         {
           title: '原因',
           dataIndex: 'reason',
-          render: (r: string) => (r ? <Typography.Text ellipsis={{ tooltip: r }}>{r}</Typography.Text> : <Typography.Text type="secondary">--</Typography.Text>),
+          render: (r: string) =>
+            r ? <Typography.Text ellipsis={{ tooltip: r }}>{r}</Typography.Text> : <Typography.Text type="secondary">--</Typography.Text>,
         },
         { title: '操作人', dataIndex: 'actor', width: 140, render: (a: string) => a || '--' },
       ]}

@@ -72,7 +72,8 @@ export function ReviewQueue({
             title: '原因',
             dataIndex: 'reason',
             width: 180,
-            render: (r: string) => (r ? <Typography.Text ellipsis={{ tooltip: r }}>{r}</Typography.Text> : <Typography.Text type="secondary">--</Typography.Text>),
+            render: (r: string) =>
+              r ? <Typography.Text ellipsis={{ tooltip: r }}>{r}</Typography.Text> : <Typography.Text type="secondary">--</Typography.Text>,
           },
           {
             title: '操作',
@@ -86,7 +87,7 @@ export function ReviewQueue({
             ),
           },
         ]}
-        />
+      />
       <ReviewDrawer kind={kind} item={open} onClose={() => setOpen(null)} />
     </Flex>
   );

@@ -8,17 +8,7 @@ import { CertStatusTag, CertTypeTag, formatMinute } from './operatorViews';
 const yes = (on: boolean, label: string, color?: string) => (on ? <Tag color={color}>{label}</Tag> : <Typography.Text type="secondary">--</Typography.Text>);
 
 /** Main accounts (children are counted, not listed) with their certification state; searched on the server. */
-export function UserTable({
-  q,
-  paging,
-  onSearch,
-  onPage,
-}: {
-  q: string;
-  paging: Paging;
-  onSearch: (q: string) => void;
-  onPage: (next: Paging) => void;
-}) {
+export function UserTable({ q, paging, onSearch, onPage }: { q: string; paging: Paging; onSearch: (q: string) => void; onPage: (next: Paging) => void }) {
   const list = usePagedQuery({
     queryKey: OPERATOR_KEYS.users(q, paging.page, paging.pageSize),
     queryFn: () => operatorApi.users({ q: q || undefined, page: paging.page, pageSize: paging.pageSize }),
@@ -49,8 +39,18 @@ export function UserTable({
         expandable={{ childrenColumnName: 'childRows' }}
         columns={[
           { title: '手机号', dataIndex: 'mobile', width: 130, render: (m: string) => m || '--' },
-          { title: '邮箱', dataIndex: 'email', width: 200, render: (e: string) => (e ? <Typography.Text ellipsis={{ tooltip: e }}>{e}</Typography.Text> : '--') },
-          { title: '账号类型', dataIndex: 'accountType', width: 100, render: (t: string) => (t in AccountType.map ? AccountType.label(t as Account) : t || '--') },
+          {
+            title: '邮箱',
+            dataIndex: 'email',
+            width: 200,
+            render: (e: string) => (e ? <Typography.Text ellipsis={{ tooltip: e }}>{e}</Typography.Text> : '--'),
+          },
+          {
+            title: '账号类型',
+            dataIndex: 'accountType',
+            width: 100,
+            render: (t: string) => (t in AccountType.map ? AccountType.label(t as Account) : t || '--'),
+          },
           {
             title: '认证',
             key: 'cert',

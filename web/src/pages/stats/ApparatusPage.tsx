@@ -34,7 +34,13 @@ export default function ApparatusPage() {
         </Col>
         <Col xs={24} sm={8}>
           <Card>
-            <Statistic title="当前空闲" value={sum?.free ?? '--'} suffix={sum ? '卡' : undefined} loading={types.isPending} styles={{ content: { color: token.colorPrimary } }} />
+            <Statistic
+              title="当前空闲"
+              value={sum?.free ?? '--'}
+              suffix={sum ? '卡' : undefined}
+              loading={types.isPending}
+              styles={{ content: { color: token.colorPrimary } }}
+            />
           </Card>
         </Col>
       </Row>

@@ -8,8 +8,15 @@ import { catalogueServer } from '../../test/fixtures/catalogue';
 
 const APPS = '/upgpu/api/v2.1/application/list';
 const app: Application = {
-  id: 'sd-webui', name: 'Stable Diffusion WebUI', category: 'AI 绘画', description: '文生图', cover: '/covers/sd.svg',
-  defaultPort: 7860, imageId: 'pytorch-2.3', minGpuMemoryGb: 8, tags: ['ControlNet'],
+  id: 'sd-webui',
+  name: 'Stable Diffusion WebUI',
+  category: 'AI 绘画',
+  description: '文生图',
+  cover: '/covers/sd.svg',
+  defaultPort: 7860,
+  imageId: 'pytorch-2.3',
+  minGpuMemoryGb: 8,
+  tags: ['ControlNet'],
 };
 
 beforeEach(() => session.reload());
@@ -17,7 +24,9 @@ afterEach(() => vi.unstubAllGlobals());
 
 describe('the image applications gallery', () => {
   it('shows each app, falls back to its initial when the cover fails, and deploys to the purchase page', async () => {
-    catalogueServer((url) => (url.pathname === APPS ? json(200, { items: [app], total: 1, page: 1, pageSize: 12, categories: ['AI 绘画', '大模型'] }) : undefined));
+    catalogueServer((url) =>
+      url.pathname === APPS ? json(200, { items: [app], total: 1, page: 1, pageSize: 12, categories: ['AI 绘画', '大模型'] }) : undefined,
+    );
     const router = renderApp('/stats/cloud/apply');
     const card = await screen.findByRole('article', { name: 'Stable Diffusion WebUI' });
     expect(within(card).getByText('显存 ≥ 8 GB')).toBeTruthy();
@@ -30,7 +39,9 @@ describe('the image applications gallery', () => {
   });
 
   it('searches and filters by category through the URL', async () => {
-    const fetch = catalogueServer((url) => (url.pathname === APPS ? json(200, { items: [], total: 0, page: 1, pageSize: 12, categories: ['AI 绘画', '大模型'] }) : undefined));
+    const fetch = catalogueServer((url) =>
+      url.pathname === APPS ? json(200, { items: [], total: 0, page: 1, pageSize: 12, categories: ['AI 绘画', '大模型'] }) : undefined,
+    );
     const router = renderApp('/stats/cloud/apply');
     fireEvent.click(await screen.findByText('大模型'));
     await waitFor(() => expect(router.state.location.search).toBe(`?category=${encodeURIComponent('大模型')}`));

@@ -13,7 +13,10 @@ const ALL = '全部';
 
 /** /stats/cloud/apply: the image applications gallery; search, category and page live in the URL. */
 export default function ApplyPage() {
-  const url = useUrlState((p) => p, (p) => p);
+  const url = useUrlState(
+    (p) => p,
+    (p) => p,
+  );
   const params = url.value;
   const navigate = useNavigate();
   const keyword = params.get('keyword') ?? '';

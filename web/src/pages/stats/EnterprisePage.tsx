@@ -31,9 +31,7 @@ export default function EnterprisePage() {
             <Typography.Title level={2} style={{ marginTop: 0 }}>
               为团队准备的 GPU 算力
             </Typography.Title>
-            <Typography.Paragraph style={{ fontSize: 15, opacity: 0.9 }}>
-              从单卡实验到多卡训练，按时、按日、按周、按月灵活计费，随用随开。
-            </Typography.Paragraph>
+            <Typography.Paragraph style={{ fontSize: 15, opacity: 0.9 }}>从单卡实验到多卡训练，按时、按日、按周、按月灵活计费，随用随开。</Typography.Paragraph>
             <Flex gap={12} wrap>
               <CustomerServiceButton size="large">咨询企业方案</CustomerServiceButton>
               <Button size="large" ghost onClick={() => navigate(CERT_PAGE)}>
@@ -61,7 +59,12 @@ export default function EnterprisePage() {
         ))}
       </Row>
 
-      <Card title="GPU 型号与价格" className="catalogue-section" styles={{ body: { padding: 0 } }} extra={<Typography.Text type="secondary">单价为每卡价格</Typography.Text>}>
+      <Card
+        title="GPU 型号与价格"
+        className="catalogue-section"
+        styles={{ body: { padding: 0 } }}
+        extra={<Typography.Text type="secondary">单价为每卡价格</Typography.Text>}
+      >
         <GpuTypeTable query={types} mode="prices" />
       </Card>
 
@@ -118,7 +121,11 @@ function RegionItem({ region, onOpen }: { region: Region; onOpen: () => void }) 
   return (
     <Card size="small" hoverable onClick={onOpen} title={region.name} extra={<Tag color="purple">{region.area}</Tag>}>
       <Typography.Paragraph style={{ marginBottom: 4 }}>
-        空闲 <Typography.Text strong className="text-primary">{region.gpuFree}</Typography.Text> 卡
+        空闲{' '}
+        <Typography.Text strong className="text-primary">
+          {region.gpuFree}
+        </Typography.Text>{' '}
+        卡
       </Typography.Paragraph>
       <Typography.Text type="secondary">{region.rooms.map((r) => r.name).join('、') || '暂无机房'}</Typography.Text>
     </Card>

@@ -21,7 +21,14 @@ export default function GamePage() {
     <PublicPage
       title="云游戏"
       intro="带独立显卡的云端游戏主机，开机即玩，按需计费。"
-      extra={<Segmented aria-label="计费方式" options={CYCLE_OPTIONS} value={cycle} onChange={(c) => setParams(c === 'Hour' ? {} : { cycle: c }, { replace: true })} />}
+      extra={
+        <Segmented
+          aria-label="计费方式"
+          options={CYCLE_OPTIONS}
+          value={cycle}
+          onChange={(c) => setParams(c === 'Hour' ? {} : { cycle: c }, { replace: true })}
+        />
+      }
     >
       {sizes.isPending ? (
         <div className="card-grid" aria-busy="true">

@@ -74,14 +74,7 @@ function MarketResult({
         ))}
       </div>
       {total > MARKET_PAGE_SIZE && (
-        <Pagination
-          className="market-pagination"
-          current={filters.page}
-          pageSize={MARKET_PAGE_SIZE}
-          total={total}
-          showSizeChanger={false}
-          onChange={onPage}
-        />
+        <Pagination className="market-pagination" current={filters.page} pageSize={MARKET_PAGE_SIZE} total={total} showSizeChanger={false} onChange={onPage} />
       )}
     </Spin>
   );

@@ -212,7 +212,13 @@ function diskField(host: GpuHost | undefined, gpuCount: number): DiskField {
   };
 }
 
-function gpuSummary(config: PurchaseConfig, region: Region, gpuType: AvailableGpuType | undefined, host: GpuHost | undefined, software: string | undefined): SummaryItem[] {
+function gpuSummary(
+  config: PurchaseConfig,
+  region: Region,
+  gpuType: AvailableGpuType | undefined,
+  host: GpuHost | undefined,
+  software: string | undefined,
+): SummaryItem[] {
   const room = region.rooms.find((r) => r.id === config.roomId);
   // Without a chosen room the server places the order: say where, and that it was automatic.
   const place = room ? room.name : host ? `${host.roomName}（自动分配）` : '自动分配';
@@ -304,8 +310,6 @@ function HostSpecs({ host, gpuCount }: { host: GpuHost; gpuCount: number }) {
     </Form.Item>
   );
 }
-
-
 
 function ApplicationChoice({ app, query, onChangeApp }: { app: Application | undefined; query: UseQueryResult<unknown>; onChangeApp: () => void }) {
   if (query.isPending) return <Skeleton.Input active />;

@@ -39,7 +39,11 @@ export function GpuHostCard({ host, cycle, onRent }: { host: GpuHost; cycle: Sho
         <span className="gpu-card-place">
           <EnvironmentOutlined /> {placeName(host)}
         </span>
-        {discount && <Tag color="volcano" variant="solid">{discount}</Tag>}
+        {discount && (
+          <Tag color="volcano" variant="solid">
+            {discount}
+          </Tag>
+        )}
       </header>
       <div className="gpu-card-model">
         {host.gpuName}
@@ -49,12 +53,7 @@ export function GpuHostCard({ host, cycle, onRent }: { host: GpuHost; cycle: Sho
         <span>
           空闲 <b>{host.gpuFree}</b> / 总 {host.gpuTotal} 卡
         </span>
-        <Progress
-          percent={host.gpuTotal ? (host.gpuFree / host.gpuTotal) * 100 : 0}
-          showInfo={false}
-          size="small"
-          aria-label="空闲卡占比"
-        />
+        <Progress percent={host.gpuTotal ? (host.gpuFree / host.gpuTotal) * 100 : 0} showInfo={false} size="small" aria-label="空闲卡占比" />
       </div>
       <dl className="gpu-card-specs">
         <dt>CPU</dt>

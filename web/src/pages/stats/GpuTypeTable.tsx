@@ -26,7 +26,12 @@ const name: TableColumnsType<GpuType>[number] = {
     </div>
   ),
 };
-const memory: TableColumnsType<GpuType>[number] = { title: '显存', dataIndex: 'memoryGb', render: (v: number) => `${v} GB`, sorter: (a, b) => a.memoryGb - b.memoryGb };
+const memory: TableColumnsType<GpuType>[number] = {
+  title: '显存',
+  dataIndex: 'memoryGb',
+  render: (v: number) => `${v} GB`,
+  sorter: (a, b) => a.memoryGb - b.memoryGb,
+};
 const capacity: TableColumnsType<GpuType>[number] = {
   title: '空闲 / 总卡数',
   key: 'capacity',

@@ -25,7 +25,17 @@ function groupedOptions(images: Image[]): SelectProps['options'] {
   ];
 }
 
-export function ImageSelect({ query, value, empty, onChange }: { query: UseQueryResult<Image[]>; value: string | undefined; empty: string; onChange: (id: string) => void }) {
+export function ImageSelect({
+  query,
+  value,
+  empty,
+  onChange,
+}: {
+  query: UseQueryResult<Image[]>;
+  value: string | undefined;
+  empty: string;
+  onChange: (id: string) => void;
+}) {
   if (query.isError) return <LoadError error={query.error} onRetry={() => void query.refetch()} />;
   return (
     <Select

@@ -51,12 +51,7 @@ export function MarketFilterBar({
   return (
     <section className="market-filters" aria-label="筛选">
       <FilterRow label="计费方式">
-        <Segmented
-          aria-label="计费方式"
-          options={CYCLE_OPTIONS}
-          value={filters.cycle}
-          onChange={(cycle) => onChange({ cycle })}
-        />
+        <Segmented aria-label="计费方式" options={CYCLE_OPTIONS} value={filters.cycle} onChange={(cycle) => onChange({ cycle })} />
       </FilterRow>
       <FilterRow label="地区">
         <OptionsOf query={regions}>
@@ -109,13 +104,7 @@ export function MarketFilterBar({
         </Typography.Text>
       </FilterRow>
       <FilterRow label="排序">
-        <Select
-          aria-label="排序"
-          style={{ width: 180 }}
-          value={filters.sort}
-          options={SORT_OPTIONS}
-          onChange={(sort) => onChange({ sort })}
-        />
+        <Select aria-label="排序" style={{ width: 180 }} value={filters.sort} options={SORT_OPTIONS} onChange={(sort) => onChange({ sort })} />
       </FilterRow>
     </section>
   );

@@ -25,7 +25,9 @@ export function PromoBanner() {
               <GiftOutlined /> 充值返 {percent(p.rechargeBonusRate)} 赠送金
             </Typography.Title>
           )}
-          {p && p.newUserVoucher !== '0' && <Typography.Title {...title}>新用户领 {formatYuan(p.newUserVoucher).replace(/\.00$/, '')} 元代金券</Typography.Title>}
+          {p && p.newUserVoucher !== '0' && (
+            <Typography.Title {...title}>新用户领 {formatYuan(p.newUserVoucher).replace(/\.00$/, '')} 元代金券</Typography.Title>
+          )}
         </Flex>
         <CustomerServiceButton ghost>企业微信客服</CustomerServiceButton>
       </Flex>

@@ -15,7 +15,11 @@ export function PublicPage({ title, intro, extra, children }: { title?: ReactNod
           <Typography.Title level={3} style={{ margin: 0 }}>
             {title ?? routeTitle}
           </Typography.Title>
-          {intro && <Typography.Paragraph type="secondary" style={{ margin: '4px 0 0' }}>{intro}</Typography.Paragraph>}
+          {intro && (
+            <Typography.Paragraph type="secondary" style={{ margin: '4px 0 0' }}>
+              {intro}
+            </Typography.Paragraph>
+          )}
         </div>
         {extra}
       </Flex>

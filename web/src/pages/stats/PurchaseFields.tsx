@@ -80,7 +80,14 @@ export function OrderTermsFields({
         label={postpaid ? '预估时长' : '购买时长'}
         extra={postpaid ? '按时计费为后付费，按实际开机时长扣费，此处仅用于估算费用' : `最长 ${MAX_DURATION[config.cycle]} ${unit}`}
       >
-        <UnitNumberInput label="时长" unit={unit} min={1} max={MAX_DURATION[config.cycle]} value={config.duration} onChange={(duration) => onChange({ duration })} />
+        <UnitNumberInput
+          label="时长"
+          unit={unit}
+          min={1}
+          max={MAX_DURATION[config.cycle]}
+          value={config.duration}
+          onChange={(duration) => onChange({ duration })}
+        />
       </Form.Item>
       <Form.Item label="数据盘" extra={disk.help}>
         <Space.Compact>
@@ -113,7 +120,17 @@ export function OrderTermsFields({
 }
 
 /** The buyer's usable vouchers; the server's quote has the last word on whether one applies. */
-function VoucherSelect({ category, value, payable, onChange }: { category: InstanceCategory; value?: string; payable?: bigint; onChange: (id: string | undefined) => void }) {
+function VoucherSelect({
+  category,
+  value,
+  payable,
+  onChange,
+}: {
+  category: InstanceCategory;
+  value?: string;
+  payable?: bigint;
+  onChange: (id: string | undefined) => void;
+}) {
   const vouchers = useQuery(catalogueQueries.usableVouchers(category));
   const list = vouchers.data ?? [];
   const placeholder = vouchers.isPending ? '加载中…' : vouchers.isError ? '代金券加载失败' : list.length ? '不使用代金券' : '暂无可用代金券';
@@ -340,7 +357,9 @@ function OrderConfirmation({ summary, quote, postpaid }: { summary: SummaryItem[
             <Typography.Text strong>按量单价</Typography.Text>
             <Price units={String(hourlyOf(quote))} per="小时" size="lg" />
           </div>
-          <Typography.Paragraph style={{ margin: '8px 0 0' }}>按量计费：¥{formatYuan(hourlyOf(quote))}/小时，开机期间按秒计费，余额不足时自动关机</Typography.Paragraph>
+          <Typography.Paragraph style={{ margin: '8px 0 0' }}>
+            按量计费：¥{formatYuan(hourlyOf(quote))}/小时，开机期间按秒计费，余额不足时自动关机
+          </Typography.Paragraph>
           <Typography.Paragraph type="secondary" style={{ margin: '4px 0 0', fontSize: 12 }}>
             提交后立即创建实例，无需预付；账户余额需不少于 1 小时费用。
           </Typography.Paragraph>

@@ -7,11 +7,33 @@ import { renderApp } from '../../test/render';
 import { catalogueServer, images, quoteFor } from '../../test/fixtures/catalogue';
 
 const user: User = {
-  id: 'u1', logo: '', certStatus: 'Init', certType: 'Uncertified', accountType: 'personal',
-  createAt: '2025-01-01T00:00:00Z', credit: 0, from: 'web', mobile: '13800138000', email: '', name: '',
-  nickname: '', childName: '', isStudent: false, isChild: false, certified: false, userVersion: 1,
-  firstVisit: true, openModal: false, isOperator: false, createGPUInstance: false, createImageAPP: false,
-  openYunBucket: false, gpu: false, app: false, image: false, usingLLM: false,
+  id: 'u1',
+  logo: '',
+  certStatus: 'Init',
+  certType: 'Uncertified',
+  accountType: 'personal',
+  createAt: '2025-01-01T00:00:00Z',
+  credit: 0,
+  from: 'web',
+  mobile: '13800138000',
+  email: '',
+  name: '',
+  nickname: '',
+  childName: '',
+  isStudent: false,
+  isChild: false,
+  certified: false,
+  userVersion: 1,
+  firstVisit: true,
+  openModal: false,
+  isOperator: false,
+  createGPUInstance: false,
+  createImageAPP: false,
+  openYunBucket: false,
+  gpu: false,
+  app: false,
+  image: false,
+  usingLLM: false,
 };
 
 const FROM_CARD = '/stats/purchase?hostId=h1&gpuTypeId=rtx4090&regionId=bj-b&roomId=bj-b-1&cycle=Hour&gpuCount=1';
@@ -31,7 +53,15 @@ describe('the purchase page', () => {
     expect((await total()).textContent).toBe('¥1.98');
     const [first] = fetch.mock.calls.filter(([u]) => String(u) === VISITOR_QUOTE);
     expect(JSON.parse(String(first![1]!.body))).toEqual({
-      gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', roomId: 'bj-b-1', hostId: 'h1', imageId: 'pytorch-2.3', cycle: 'Hour', duration: 1, dataDiskGb: 0,
+      gpuTypeId: 'rtx4090',
+      gpuCount: 1,
+      regionId: 'bj-b',
+      roomId: 'bj-b-1',
+      hostId: 'h1',
+      imageId: 'pytorch-2.3',
+      cycle: 'Hour',
+      duration: 1,
+      dataDiskGb: 0,
     });
 
     fireEvent.click(within(screen.getByRole('radiogroup', { name: '计费方式' })).getByText('按日'));
@@ -41,7 +71,18 @@ describe('the purchase page', () => {
   it('preselects an image of my images (or a shared one) from the URL, and goes back to the catalogue images on request', async () => {
     session.setLogin('tok', user);
     const IMG = '9b1f2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d';
-    const shared = { id: IMG, name: '分享的 SD 环境', category: 'Gpu', baseImageId: 'pytorch-2.3', baseImageName: 'PyTorch 2.3', gpuName: 'RTX 4090', sizeGb: 18, owner: '139****1234', mine: false, createdAt: '2026-11-23T09:00:00.000Z' };
+    const shared = {
+      id: IMG,
+      name: '分享的 SD 环境',
+      category: 'Gpu',
+      baseImageId: 'pytorch-2.3',
+      baseImageName: 'PyTorch 2.3',
+      gpuName: 'RTX 4090',
+      sizeGb: 18,
+      owner: '139****1234',
+      mine: false,
+      createdAt: '2026-11-23T09:00:00.000Z',
+    };
     const fetch = buyerServer((url) => (url.pathname === `/upgpu/api/v2.1/images/shared/${IMG}` ? json(200, shared) : undefined));
     const router = renderApp(`${FROM_CARD}&userImageId=${IMG}`);
     const choice = await screen.findByTestId('user-image-choice');
@@ -97,7 +138,15 @@ describe('the purchase page', () => {
     const back = new URL(redirect, 'http://localhost');
     expect(back.pathname).toBe('/stats/purchase');
     expect(Object.fromEntries(back.searchParams)).toMatchObject({
-      hostId: 'h1', gpuTypeId: 'rtx4090', regionId: 'bj-b', roomId: 'bj-b-1', gpuCount: '1', cycle: 'Day', duration: '1', imageId: 'pytorch-2.3', name: '训练机',
+      hostId: 'h1',
+      gpuTypeId: 'rtx4090',
+      regionId: 'bj-b',
+      roomId: 'bj-b-1',
+      gpuCount: '1',
+      cycle: 'Day',
+      duration: '1',
+      imageId: 'pytorch-2.3',
+      name: '训练机',
     });
   });
 
@@ -164,7 +213,18 @@ describe('the purchase page', () => {
     await waitFor(() => expect(router.state.location.pathname).toBe('/console/gpu-generic'));
     expect(await screen.findByText('订单已提交，实例正在创建，开机后按秒计费')).toBeTruthy();
     expect(orderBodies(fetch)).toEqual([
-      { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', roomId: 'bj-b-1', hostId: 'h1', imageId: 'pytorch-2.3', cycle: 'Hour', duration: 3, dataDiskGb: 0, name: '训练机' },
+      {
+        gpuTypeId: 'rtx4090',
+        gpuCount: 1,
+        regionId: 'bj-b',
+        roomId: 'bj-b-1',
+        hostId: 'h1',
+        imageId: 'pytorch-2.3',
+        cycle: 'Hour',
+        duration: 3,
+        dataDiskGb: 0,
+        name: '训练机',
+      },
     ]);
     await waitFor(() => expect(calls(fetch, '/upgpu/api/v2.1/instances').length).toBeGreaterThan(0));
   });
@@ -213,11 +273,40 @@ describe('the purchase page', () => {
   it('a CPU instance is ordered through the generic endpoint and shown under CPU instances', async () => {
     session.setLogin('tok', user);
     const size = {
-      id: 'gen-c2m4', category: 'Generic', name: '通用型 2 核 4 GB', cpu: 2, memoryGb: 4, systemDiskGb: 40, bandwidthMbps: 5, gpuName: '', regionIds: ['bj-b'],
-      description: '', prices: [{ cycle: 'Hour', listPrice: '3000', price: '3000', discountRate: '1' }], price: { cycle: 'Hour', listPrice: '3000', price: '3000', discountRate: '1' },
+      id: 'gen-c2m4',
+      category: 'Generic',
+      name: '通用型 2 核 4 GB',
+      cpu: 2,
+      memoryGb: 4,
+      systemDiskGb: 40,
+      bandwidthMbps: 5,
+      gpuName: '',
+      regionIds: ['bj-b'],
+      description: '',
+      prices: [{ cycle: 'Hour', listPrice: '3000', price: '3000', discountRate: '1' }],
+      price: { cycle: 'Hour', listPrice: '3000', price: '3000', discountRate: '1' },
     };
-    const os = { ...images[0]!, id: 'ubuntu-22.04', kind: 'os', name: 'Ubuntu 22.04', framework: '', frameworkVersion: '', cuda: '', python: '', forGpu: false, forCategories: ['Generic'] };
-    const sizeQuote = { ...quoteFor('Hour', 2), category: 'Generic', lines: [{ kind: 'compute', name: '通用型 2 核 4 GB × 1（2 小时）', unitPrice: '3000', quantity: 2, amount: '6000' }], listTotal: '6000', total: '6000', discountTotal: '0', placement: { regionId: 'bj-b' } };
+    const os = {
+      ...images[0]!,
+      id: 'ubuntu-22.04',
+      kind: 'os',
+      name: 'Ubuntu 22.04',
+      framework: '',
+      frameworkVersion: '',
+      cuda: '',
+      python: '',
+      forGpu: false,
+      forCategories: ['Generic'],
+    };
+    const sizeQuote = {
+      ...quoteFor('Hour', 2),
+      category: 'Generic',
+      lines: [{ kind: 'compute', name: '通用型 2 核 4 GB × 1（2 小时）', unitPrice: '3000', quantity: 2, amount: '6000' }],
+      listTotal: '6000',
+      total: '6000',
+      discountTotal: '0',
+      placement: { regionId: 'bj-b' },
+    };
     const fetch = buyerServer((url, init) => {
       switch (url.pathname) {
         case '/infra/api/v2.1/sizes':
@@ -227,7 +316,9 @@ describe('the purchase page', () => {
         case '/infra/api/v2.1/order/user/price':
           return json(200, sizeQuote);
         case SIZE_ORDER:
-          return init?.method === 'POST' ? json(200, gpuOrder({ kind: 'default', category: 'Generic', status: 'Time', type: 'Usage', amount: '0' })) : undefined;
+          return init?.method === 'POST'
+            ? json(200, gpuOrder({ kind: 'default', category: 'Generic', status: 'Time', type: 'Usage', amount: '0' }))
+            : undefined;
         default:
           return undefined;
       }
@@ -275,17 +366,36 @@ const ORDER_UID = 'O20261123085616abcd0001';
 const ORDER_PATH = `/order/api/v2.1/gpu/order/${ORDER_UID}`;
 
 const voucher = {
-  id: '0b6c1f0e-2a59-4d51-9b8e-6a3c0f2b9d11', name: '新用户代金券', amount: '500000', minSpend: '0', categories: [],
-  status: 'Unused', validFrom: '2025-01-01T00:00:00Z', expiresAt: '2099-01-31T00:00:00Z',
+  id: '0b6c1f0e-2a59-4d51-9b8e-6a3c0f2b9d11',
+  name: '新用户代金券',
+  amount: '500000',
+  minSpend: '0',
+  categories: [],
+  status: 'Unused',
+  validFrom: '2025-01-01T00:00:00Z',
+  expiresAt: '2099-01-31T00:00:00Z',
 };
 
 function gpuOrder(over: Partial<Order>): Order {
   const q = quoteFor(over.type === 'Usage' ? 'Hour' : 'Day');
   return {
-    orderUid: ORDER_UID, kind: 'Personal', type: 'NewBuy', category: 'Gpu', status: 'Unpaid', description: q.lines[0]!.name,
-    amount: q.total, voucherDeduction: '0', payMethod: null, paid: [],
+    orderUid: ORDER_UID,
+    kind: 'Personal',
+    type: 'NewBuy',
+    category: 'Gpu',
+    status: 'Unpaid',
+    description: q.lines[0]!.name,
+    amount: q.total,
+    voucherDeduction: '0',
+    payMethod: null,
+    paid: [],
     quote: { lines: q.lines, listTotal: q.listTotal, discountTotal: q.discountTotal, voucherDeduction: '0', total: q.total },
-    resourceId: null, failReason: null, expiresAt: new Date(Date.now() + 15 * 60_000).toISOString(), paidAt: null, fulfilledAt: null, refundedAt: null,
+    resourceId: null,
+    failReason: null,
+    expiresAt: new Date(Date.now() + 15 * 60_000).toISOString(),
+    paidAt: null,
+    fulfilledAt: null,
+    refundedAt: null,
     createdAt: new Date().toISOString(),
     ...over,
   };

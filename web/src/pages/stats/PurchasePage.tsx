@@ -25,7 +25,11 @@ export default function PurchasePage() {
       intro="价格由服务器按所选配置实时计算，以下单时为准。"
       extra={<Segmented aria-label="产品类别" value={config.category} options={CATEGORY_OPTIONS} onChange={switchCategory} />}
     >
-      {config.category === 'Gpu' ? <GpuConfigurator config={config} onChange={update} /> : <SizeConfigurator key={config.category} config={config} onChange={update} />}
+      {config.category === 'Gpu' ? (
+        <GpuConfigurator config={config} onChange={update} />
+      ) : (
+        <SizeConfigurator key={config.category} config={config} onChange={update} />
+      )}
     </PublicPage>
   );
 }

@@ -53,7 +53,8 @@ function QuoteBody({ quote, prepaid }: { quote: Quote; prepaid: boolean }) {
       </div>
       {saved > 0n && (
         <div className="quote-saved">
-          原价 <Price units={quote.listTotal} size="sm" strike />，已优惠 ¥{formatYuan(saved)}
+          原价 <Price units={quote.listTotal} size="sm" strike />
+          ，已优惠 ¥{formatYuan(saved)}
         </div>
       )}
       <Typography.Paragraph type="secondary" style={{ fontSize: 12, margin: '8px 0 0' }}>

@@ -20,7 +20,11 @@ export function SizeCard({ size, cycle, regionNames, onBuy }: { size: Size; cycl
     <article className="gpu-card" aria-label={size.name}>
       <header className="gpu-card-head">
         <span className="gpu-card-place">{regionNames.length ? regionNames.join(' · ') : '暂无可售地区'}</span>
-        {discount && <Tag color="volcano" variant="solid">{discount}</Tag>}
+        {discount && (
+          <Tag color="volcano" variant="solid">
+            {discount}
+          </Tag>
+        )}
       </header>
       <div className="gpu-card-model">{size.name}</div>
       {size.description && <div className="gpu-card-free">{size.description}</div>}

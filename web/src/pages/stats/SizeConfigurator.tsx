@@ -1,6 +1,17 @@
 import { Alert, Card, Form, Radio, Skeleton, Typography } from 'antd';
 import { useQuery, type UseQueryResult } from '@tanstack/react-query';
-import { BillingCycle, BillingCycleUnit, InstanceCategory, MAX_DATA_DISK_GB, MAX_INSTANCE_COUNT, isPostpaid, type Region, type Size, type SizeCategory, type SizesPage } from '@console/contract';
+import {
+  BillingCycle,
+  BillingCycleUnit,
+  InstanceCategory,
+  MAX_DATA_DISK_GB,
+  MAX_INSTANCE_COUNT,
+  isPostpaid,
+  type Region,
+  type Size,
+  type SizeCategory,
+  type SizesPage,
+} from '@console/contract';
 import { catalogueQueries } from '../../api/catalogue';
 import { ChoiceCards, type Choice } from '../../components/ChoiceCards';
 import { LoadError } from '../../components/LoadError';
@@ -28,8 +39,7 @@ export function SizeConfigurator({ config, onChange }: { config: PurchaseConfig;
   if (regions.isPending || (!config.regionId && recommend.isPending)) return <Skeleton active paragraph={{ rows: 10 }} />;
   const regionId = pickId(regions.data, config.regionId) ?? pickId(regions.data, recommend.data?.regionId) ?? regions.data[0]?.id;
   const region = regions.data.find((r) => r.id === regionId);
-  if (!region)
-    return <Alert type="info" showIcon title={`暂无可售的${InstanceCategory.label(category)}地区`} description="请稍后再来看看，或联系客服。" />;
+  if (!region) return <Alert type="info" showIcon title={`暂无可售的${InstanceCategory.label(category)}地区`} description="请稍后再来看看，或联系客服。" />;
   return <SizeForm config={{ ...config, regionId }} category={category} regions={regions.data} region={region} onChange={onChange} />;
 }
 
@@ -124,26 +134,33 @@ export function sizeSpecs(s: Size): string {
   return [`${s.cpu} 核`, `${s.memoryGb} GB 内存`, s.gpuName, `系统盘 ${s.systemDiskGb} GB`, `${s.bandwidthMbps} Mbps`].filter(Boolean).join(' · ');
 }
 
-function SizeChoices({ query, value, cycle, onChange }: { query: UseQueryResult<SizesPage>; value: string | undefined; cycle: PurchaseConfig['cycle']; onChange: (id: string) => void }) {
+function SizeChoices({
+  query,
+  value,
+  cycle,
+  onChange,
+}: {
+  query: UseQueryResult<SizesPage>;
+  value: string | undefined;
+  cycle: PurchaseConfig['cycle'];
+  onChange: (id: string) => void;
+}) {
   if (query.isError) return <LoadError error={query.error} onRetry={() => void query.refetch()} />;
   if (query.isPending) return <Skeleton active paragraph={{ rows: 2 }} />;
   if (query.data.items.length === 0) return <Typography.Text type="secondary">该地区暂无可售规格，换个地区试试</Typography.Text>;
-  const choices = query.data.items.map(
-    (s): Choice => ({
-      value: s.id,
-      label: s.name,
-      title: s.name,
-      body: (
-        <>
-          <div>{sizeSpecs(s)}</div>
-          <Price units={s.price.price} per={`台·${BillingCycleUnit[cycle]}`} size="sm" />
-        </>
-      ),
-    }),
-  );
+  const choices = query.data.items.map((s): Choice => ({
+    value: s.id,
+    label: s.name,
+    title: s.name,
+    body: (
+      <>
+        <div>{sizeSpecs(s)}</div>
+        <Price units={s.price.price} per={`台·${BillingCycleUnit[cycle]}`} size="sm" />
+      </>
+    ),
+  }));
   return <ChoiceCards label="规格" value={value} choices={choices} onChange={onChange} />;
 }
-
 
 function sizeSummary(config: PurchaseConfig, region: Region, size: Size | undefined, image: string | undefined): SummaryItem[] {
   return [

@@ -6,7 +6,18 @@ const read = (q: string) => readPurchase(new URLSearchParams(q));
 describe('the purchase configuration in the URL', () => {
   it('reads the market card link into a GPU configuration with defaults for the rest', () => {
     const c = read('hostId=h1&gpuTypeId=rtx4090&regionId=bj-b&roomId=bj-b-1&cycle=Day&gpuCount=2');
-    expect(c).toMatchObject({ category: 'Gpu', hostId: 'h1', gpuTypeId: 'rtx4090', regionId: 'bj-b', roomId: 'bj-b-1', cycle: 'Day', gpuCount: 2, duration: 1, dataDiskGb: 0, name: '' });
+    expect(c).toMatchObject({
+      category: 'Gpu',
+      hostId: 'h1',
+      gpuTypeId: 'rtx4090',
+      regionId: 'bj-b',
+      roomId: 'bj-b-1',
+      cycle: 'Day',
+      gpuCount: 2,
+      duration: 1,
+      dataDiskGb: 0,
+      name: '',
+    });
   });
 
   it('clamps numbers to what an order may have', () => {
@@ -69,6 +80,13 @@ describe('the purchase configuration in the URL', () => {
       dataDiskGb: 0,
     });
     expect(sizeQuoteRequest(read('category=Generic&sizeId=s1'))).toBeNull();
-    expect(sizeQuoteRequest(read('category=Generic&sizeId=s1&regionId=bj-b&count=2'))).toEqual({ sizeId: 's1', regionId: 'bj-b', count: 2, cycle: 'Hour', duration: 1, dataDiskGb: 0 });
+    expect(sizeQuoteRequest(read('category=Generic&sizeId=s1&regionId=bj-b&count=2'))).toEqual({
+      sizeId: 's1',
+      regionId: 'bj-b',
+      count: 2,
+      cycle: 'Hour',
+      duration: 1,
+      dataDiskGb: 0,
+    });
   });
 });

@@ -44,7 +44,6 @@ export interface PurchaseConfig {
   voucherId?: string;
 }
 
-
 /** One edit of the form: the configuration it was made on (defaults resolved) and what changed. */
 export type PurchaseUpdate = (shown: PurchaseConfig, change: Partial<PurchaseConfig>) => void;
 

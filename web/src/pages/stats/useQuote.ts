@@ -30,9 +30,7 @@ export function useQuote(asked: QuoteInput, loggedIn: boolean) {
   const query = useQuery({
     queryKey: CATALOGUE_KEYS.quote(settled.kind, loggedIn, settled.request),
     queryFn: ({ signal }) =>
-      settled.kind === 'gpu'
-        ? catalogueApi.gpuQuote(settled.request!, loggedIn, signal)
-        : catalogueApi.sizeQuote(settled.request!, loggedIn, signal),
+      settled.kind === 'gpu' ? catalogueApi.gpuQuote(settled.request!, loggedIn, signal) : catalogueApi.sizeQuote(settled.request!, loggedIn, signal),
     enabled: settled.request !== null,
     placeholderData: keepPreviousData,
     staleTime: 15_000,

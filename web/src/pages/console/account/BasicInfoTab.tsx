@@ -48,7 +48,8 @@ export function BasicInfoTab() {
       )}
       <Descriptions.Item label="注册时间">{dayjs(user.createAt).format('YYYY-MM-DD HH:mm')}</Descriptions.Item>
       <Descriptions.Item label="认证说明">
-        {CertType.label('Personal')}：姓名与身份证号核验，即时完成；{CertType.label('Enterprise')}：上传营业执照，人工审核（{CertStatus.label('Pending')}约 1 个工作日）。
+        {CertType.label('Personal')}：姓名与身份证号核验，即时完成；{CertType.label('Enterprise')}：上传营业执照，人工审核（{CertStatus.label('Pending')}约 1
+        个工作日）。
       </Descriptions.Item>
     </Descriptions>
   );

@@ -28,7 +28,8 @@ export function CertificationTab() {
   if (query.isError) return <LoadError error={query.error} onRetry={() => query.refetch()} />;
   const info = query.data;
   if (info.certified && !(info.certType === 'Personal' && kind === 'Enterprise')) return <Certified info={info} onUpgrade={() => setKind('Enterprise')} />;
-  const shown: Kind = kind ?? (info.enterprise && info.enterprise.status !== 'Succeed' && !info.certified ? 'Enterprise' : info.certified ? 'Enterprise' : 'Personal');
+  const shown: Kind =
+    kind ?? (info.enterprise && info.enterprise.status !== 'Succeed' && !info.certified ? 'Enterprise' : info.certified ? 'Enterprise' : 'Personal');
   return (
     <Flex vertical gap={16} style={{ maxWidth: 640 }}>
       {!info.certified && (
@@ -146,7 +147,14 @@ function PersonalFlow({ info }: { info: CertifyInfo }) {
     <Flex vertical gap={16}>
       {p?.status === 'Failed' && <Alert type="error" showIcon title={`认证未通过：${p.reason || '信息不一致'}。请核对后重新提交。`} />}
       <Form<PersonalCertify> layout="vertical" onFinish={(v) => run(() => certifyApi.submitPersonal(v))} requiredMark={false}>
-        <Form.Item name="name" label="真实姓名" rules={[{ required: true, message: '请输入真实姓名' }, { pattern: /^[\u3400-\u9fff·•A-Za-z ]{2,30}$/u, message: '姓名须为 2-30 个汉字或字母' }]}>
+        <Form.Item
+          name="name"
+          label="真实姓名"
+          rules={[
+            { required: true, message: '请输入真实姓名' },
+            { pattern: /^[\u3400-\u9fff·•A-Za-z ]{2,30}$/u, message: '姓名须为 2-30 个汉字或字母' },
+          ]}
+        >
           <Input placeholder="与身份证一致" maxLength={30} />
         </Form.Item>
         <Form.Item name="idNumber" label="身份证号" rules={[idRule]} validateTrigger="onBlur">
@@ -205,19 +213,47 @@ function EnterpriseFlow({ info }: { info: CertifyInfo }) {
     <Flex vertical gap={16}>
       {e?.status === 'Failed' && <Alert type="error" showIcon title={`企业认证未通过：${e.reason}。请修改后重新提交。`} />}
       <Form<EnterpriseCertify> layout="vertical" onFinish={(v) => run(() => certifyApi.submitEnterprise(v))} requiredMark={false}>
-        <Form.Item name="companyName" label="企业名称" rules={[{ required: true, message: '请输入企业名称' }, { min: 2, max: 100, message: '企业名称为 2-100 个字符' }]}>
+        <Form.Item
+          name="companyName"
+          label="企业名称"
+          rules={[
+            { required: true, message: '请输入企业名称' },
+            { min: 2, max: 100, message: '企业名称为 2-100 个字符' },
+          ]}
+        >
           <Input placeholder="与营业执照一致" />
         </Form.Item>
         <Form.Item name="creditCode" label="统一社会信用代码" rules={[creditRule]} validateTrigger="onBlur">
           <Input placeholder="18 位统一社会信用代码" maxLength={18} />
         </Form.Item>
-        <Form.Item name="legalPerson" label="法定代表人" rules={[{ required: true, message: '请输入法定代表人' }, { pattern: /^[\u3400-\u9fff·•A-Za-z ]{2,30}$/u, message: '姓名须为 2-30 个汉字或字母' }]}>
+        <Form.Item
+          name="legalPerson"
+          label="法定代表人"
+          rules={[
+            { required: true, message: '请输入法定代表人' },
+            { pattern: /^[\u3400-\u9fff·•A-Za-z ]{2,30}$/u, message: '姓名须为 2-30 个汉字或字母' },
+          ]}
+        >
           <Input />
         </Form.Item>
-        <Form.Item name="contactName" label="联系人" rules={[{ required: true, message: '请输入联系人' }, { max: 30, message: '联系人不能超过 30 个字符' }]}>
+        <Form.Item
+          name="contactName"
+          label="联系人"
+          rules={[
+            { required: true, message: '请输入联系人' },
+            { max: 30, message: '联系人不能超过 30 个字符' },
+          ]}
+        >
           <Input />
         </Form.Item>
-        <Form.Item name="contactMobile" label="联系电话" rules={[{ required: true, message: '请输入手机号' }, { pattern: /^1[3-9]\d{9}$/, message: '请输入正确的 11 位手机号' }]}>
+        <Form.Item
+          name="contactMobile"
+          label="联系电话"
+          rules={[
+            { required: true, message: '请输入手机号' },
+            { pattern: /^1[3-9]\d{9}$/, message: '请输入正确的 11 位手机号' },
+          ]}
+        >
           <Input maxLength={11} />
         </Form.Item>
         <Button type="primary" htmlType="submit" loading={busy}>

@@ -52,12 +52,28 @@ export function ChildrenTab() {
         rowKey="id"
         tableLayout="auto"
         columns={[
-          { title: '子账号名', dataIndex: 'childName', render: (name: string, c) => <Space direction="vertical" size={0}>{name}{c.remark && <Typography.Text type="secondary">{c.remark}</Typography.Text>}</Space> },
-          { title: '权限', render: (_, c) => (granted(c).length ? granted(c).map((f) => <Tag key={f}>{PermissionLabel[f]}</Tag>) : <Typography.Text type="secondary">无</Typography.Text>) },
+          {
+            title: '子账号名',
+            dataIndex: 'childName',
+            render: (name: string, c) => (
+              <Space direction="vertical" size={0}>
+                {name}
+                {c.remark && <Typography.Text type="secondary">{c.remark}</Typography.Text>}
+              </Space>
+            ),
+          },
+          {
+            title: '权限',
+            render: (_, c) =>
+              granted(c).length ? granted(c).map((f) => <Tag key={f}>{PermissionLabel[f]}</Tag>) : <Typography.Text type="secondary">无</Typography.Text>,
+          },
           {
             title: '状态',
             render: (_, c) => (
-              <Popconfirm title={c.disabled ? `启用子账号 ${c.childName}？` : `停用子账号 ${c.childName}？停用后其登录立即失效。`} onConfirm={() => toggle.mutate(c)}>
+              <Popconfirm
+                title={c.disabled ? `启用子账号 ${c.childName}？` : `停用子账号 ${c.childName}？停用后其登录立即失效。`}
+                onConfirm={() => toggle.mutate(c)}
+              >
                 <Switch checked={!c.disabled} checkedChildren="启用" unCheckedChildren="停用" loading={toggle.isPending && toggle.variables?.id === c.id} />
               </Popconfirm>
             ),
@@ -71,7 +87,13 @@ export function ChildrenTab() {
                 <a onClick={() => setEditing(c)}>修改权限</a>
                 <a onClick={() => setResetting(c)}>重置密码</a>
                 <Link to={`${PAGE.log}?actor=${c.id}`}>操作记录</Link>
-                <Popconfirm title={`删除子账号 ${c.childName}？`} description="删除后该子账号无法登录，其操作记录仍保留。" okButtonProps={{ danger: true }} okText="删除" onConfirm={() => remove.mutate(c)}>
+                <Popconfirm
+                  title={`删除子账号 ${c.childName}？`}
+                  description="删除后该子账号无法登录，其操作记录仍保留。"
+                  okButtonProps={{ danger: true }}
+                  okText="删除"
+                  onConfirm={() => remove.mutate(c)}
+                >
                   <a style={{ color: '#ff4d4f' }}>删除</a>
                 </Popconfirm>
               </Space>
@@ -105,11 +127,26 @@ function ChildModal({ child, onClose, onSaved }: { child: Child | null; onClose:
     }
   };
   return (
-    <Modal open title={child ? `修改子账号 ${child.childName}` : '创建子账号'} onOk={save} onCancel={onClose} confirmLoading={busy} okText="保存" destroyOnHidden>
+    <Modal
+      open
+      title={child ? `修改子账号 ${child.childName}` : '创建子账号'}
+      onOk={save}
+      onCancel={onClose}
+      confirmLoading={busy}
+      okText="保存"
+      destroyOnHidden
+    >
       <Form form={form} layout="vertical" requiredMark={false} initialValues={{ remark: child?.remark, flags: child ? granted(child) : [] }}>
         {!child && (
           <>
-            <Form.Item name="childName" label="子账号名" rules={[{ required: true, message: '请输入子账号名' }, { pattern: /^[A-Za-z][A-Za-z0-9_]{2,19}$/, message: '3-20 位字母、数字或下划线，以字母开头' }]}>
+            <Form.Item
+              name="childName"
+              label="子账号名"
+              rules={[
+                { required: true, message: '请输入子账号名' },
+                { pattern: /^[A-Za-z][A-Za-z0-9_]{2,19}$/, message: '3-20 位字母、数字或下划线，以字母开头' },
+              ]}
+            >
               <Input placeholder="如 dev_zhang" maxLength={20} />
             </Form.Item>
             <Form.Item name="password" label="登录密码" rules={passwordRules}>

@@ -27,7 +27,10 @@ export function SecurityTab() {
 function PasswordCard() {
   const [form] = Form.useForm<{ oldPassword: string; password: string; confirm: string }>();
   const submit = async ({ oldPassword, password }: { oldPassword: string; password: string }) => {
-    await userApi.changePassword({ oldPassword, password }).then(() => form.resetFields(), () => undefined);
+    await userApi.changePassword({ oldPassword, password }).then(
+      () => form.resetFields(),
+      () => undefined,
+    );
   };
   return (
     <Card size="small" title="登录密码" extra="修改后其他设备上的登录将失效">
@@ -42,7 +45,14 @@ function PasswordCard() {
           name="confirm"
           label="确认新密码"
           dependencies={['password']}
-          rules={[{ required: true, message: '请再次输入新密码' }, ({ getFieldValue }) => ({ validator: async (_, v) => { if (v && v !== getFieldValue('password')) throw new Error('两次输入的密码不一致'); } })]}
+          rules={[
+            { required: true, message: '请再次输入新密码' },
+            ({ getFieldValue }) => ({
+              validator: async (_, v) => {
+                if (v && v !== getFieldValue('password')) throw new Error('两次输入的密码不一致');
+              },
+            }),
+          ]}
         >
           <Input.Password autoComplete="new-password" />
         </Form.Item>
@@ -54,7 +64,10 @@ function PasswordCard() {
   );
 }
 
-const CODE_RULES = [{ required: true, message: '请输入验证码' }, { pattern: /^\d{6}$/, message: '验证码为 6 位数字' }];
+const CODE_RULES = [
+  { required: true, message: '请输入验证码' },
+  { pattern: /^\d{6}$/, message: '验证码为 6 位数字' },
+];
 
 /** A new mobile number or e-mail address, proven by a code sent to it. */
 function ContactCard(props: {
@@ -102,7 +115,10 @@ function MobileCard({ current }: { current: string }) {
       field="mobile"
       current={current}
       shown={current.replace(/^(\d{3})\d{4}(\d{4})$/, '$1****$2')}
-      rules={[{ required: true, message: '请输入新手机号' }, { pattern: /^1[3-9]\d{9}$/, message: '请输入正确的 11 位手机号' }]}
+      rules={[
+        { required: true, message: '请输入新手机号' },
+        { pattern: /^1[3-9]\d{9}$/, message: '请输入正确的 11 位手机号' },
+      ]}
       send={(mobile) => userApi.sendSmsCode({ mobile, scene: 'mobile' })}
       save={({ mobile, code }) => userApi.changeMobile({ mobile, code })}
       action="更换手机号"
@@ -117,7 +133,10 @@ function EmailCard({ current }: { current: string }) {
       field="email"
       current={current}
       shown={current}
-      rules={[{ required: true, message: '请输入邮箱' }, { type: 'email', message: '请输入正确的邮箱地址' }]}
+      rules={[
+        { required: true, message: '请输入邮箱' },
+        { type: 'email', message: '请输入正确的邮箱地址' },
+      ]}
       send={userApi.sendEmailCode}
       save={({ email, code }) => userApi.changeEmail({ email, code })}
       action={current ? '更换邮箱' : '绑定邮箱'}

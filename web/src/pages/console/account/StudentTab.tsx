@@ -2,7 +2,14 @@ import { useState } from 'react';
 import { Alert, App, Button, Col, Form, Input, InputNumber, Result, Row, Select, Space, Spin, Upload } from 'antd';
 import { UploadOutlined } from '@ant-design/icons';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { discountText, EducationLevel, REVIEW_IMAGE_MAX_BYTES, SCHOOL_EMAIL, type StudentVerification, type StudentVerificationRequest } from '@console/contract';
+import {
+  discountText,
+  EducationLevel,
+  REVIEW_IMAGE_MAX_BYTES,
+  SCHOOL_EMAIL,
+  type StudentVerification,
+  type StudentVerificationRequest,
+} from '@console/contract';
 import { ACCOUNT_KEYS, studentApi } from '../../../api/account';
 import { userApi } from '../../../api/user';
 import { CodeButton } from '../../../components/CodeButton';
@@ -17,7 +24,13 @@ export function StudentTab() {
   const v = query.data;
   const discount = discountText(v.discountRate);
   if (v.status === 'Succeed') {
-    return <Result status="success" title="已通过学生认证" subTitle={`${v.school} · ${v.level ? EducationLevel.label(v.level) : ''}，${v.graduateYear} 年毕业前购买 GPU 实例享学生价${discount ? `（${discount}）` : ''}`} />;
+    return (
+      <Result
+        status="success"
+        title="已通过学生认证"
+        subTitle={`${v.school} · ${v.level ? EducationLevel.label(v.level) : ''}，${v.graduateYear} 年毕业前购买 GPU 实例享学生价${discount ? `（${discount}）` : ''}`}
+      />
+    );
   }
   if (v.status === 'Pending') return <Result status="info" title="学生认证审核中" subTitle="运营人员将在 1 个工作日内完成审核。" />;
   return <StudentForm v={v} discount={discount} />;
@@ -51,16 +64,33 @@ function StudentForm({ v, discount }: { v: StudentVerification; discount: string
 
   return (
     <Space direction="vertical" size={16} style={{ maxWidth: 640, width: '100%' }}>
-      <Alert type="info" showIcon title={`在校学生通过认证后购买 GPU 实例享学生价${discount ? `（${discount}）` : ''}。需验证学校邮箱并上传学生证照片，人工审核约 1 个工作日。`} />
+      <Alert
+        type="info"
+        showIcon
+        title={`在校学生通过认证后购买 GPU 实例享学生价${discount ? `（${discount}）` : ''}。需验证学校邮箱并上传学生证照片，人工审核约 1 个工作日。`}
+      />
       {v.status === 'Failed' && <Alert type="error" showIcon title={`学生认证未通过：${v.reason}。请修改后重新提交。`} />}
       <Form
         form={form}
         layout="vertical"
         requiredMark={false}
         onFinish={submit}
-        initialValues={{ school: v.school || undefined, level: v.level ?? undefined, enrollYear: v.enrollYear ?? undefined, graduateYear: v.graduateYear ?? undefined, email: v.email || undefined }}
+        initialValues={{
+          school: v.school || undefined,
+          level: v.level ?? undefined,
+          enrollYear: v.enrollYear ?? undefined,
+          graduateYear: v.graduateYear ?? undefined,
+          email: v.email || undefined,
+        }}
       >
-        <Form.Item name="school" label="学校名称" rules={[{ required: true, message: '请输入学校名称' }, { min: 2, max: 60, message: '学校名称为 2-60 个字符' }]}>
+        <Form.Item
+          name="school"
+          label="学校名称"
+          rules={[
+            { required: true, message: '请输入学校名称' },
+            { min: 2, max: 60, message: '学校名称为 2-60 个字符' },
+          ]}
+        >
           <Input placeholder="如：清华大学" />
         </Form.Item>
         <Form.Item name="level" label="学历" rules={[{ required: true, message: '请选择学历' }]}>
@@ -94,13 +124,27 @@ function StudentForm({ v, discount }: { v: StudentVerification; discount: string
         </Row>
         <Form.Item label="学校邮箱" required>
           <Space.Compact style={{ width: '100%' }}>
-            <Form.Item name="email" noStyle rules={[{ required: true, message: '请输入学校邮箱' }, { pattern: SCHOOL_EMAIL, message: '请使用学校邮箱（如 name@xxx.edu.cn）' }]}>
+            <Form.Item
+              name="email"
+              noStyle
+              rules={[
+                { required: true, message: '请输入学校邮箱' },
+                { pattern: SCHOOL_EMAIL, message: '请使用学校邮箱（如 name@xxx.edu.cn）' },
+              ]}
+            >
               <Input placeholder="name@xxx.edu.cn" aria-label="学校邮箱" />
             </Form.Item>
             <CodeButton getTarget={async () => (await form.validateFields(['email'])).email} send={studentApi.sendEmailCode} />
           </Space.Compact>
         </Form.Item>
-        <Form.Item name="code" label="邮箱验证码" rules={[{ required: true, message: '请输入验证码' }, { pattern: /^\d{6}$/, message: '验证码为 6 位数字' }]}>
+        <Form.Item
+          name="code"
+          label="邮箱验证码"
+          rules={[
+            { required: true, message: '请输入验证码' },
+            { pattern: /^\d{6}$/, message: '验证码为 6 位数字' },
+          ]}
+        >
           <Input maxLength={6} placeholder="6 位数字" />
         </Form.Item>
         <Form.Item label="学生证照片" required extra="学生证个人信息页与注册页，PNG/JPEG/WEBP，不超过 5 MB">

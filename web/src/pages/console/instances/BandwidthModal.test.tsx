@@ -40,7 +40,19 @@ function quote(o: Partial<BandwidthQuote> & Pick<BandwidthQuote, 'newMbps'>): Ba
     prepaid: false,
     remainingHours: 0,
     hourlyPriceAfter: String(3000 + (o.newMbps - 5) * 300),
-    quote: { category: 'Ebusiness', cycle: 'Usage', duration: 0, unit: '小时', lines: [], listTotal: '0', discountTotal: '0', voucherDeduction: '0', total: '0', placement: { regionId: 'sh-a' }, discountRate: '1' },
+    quote: {
+      category: 'Ebusiness',
+      cycle: 'Usage',
+      duration: 0,
+      unit: '小时',
+      lines: [],
+      listTotal: '0',
+      discountTotal: '0',
+      voucherDeduction: '0',
+      total: '0',
+      placement: { regionId: 'sh-a' },
+      discountRate: '1',
+    },
     refund: '0',
     rule: '按量计费实例调整带宽：无需预付，生效后按新的每小时价格按秒计费，生效前按原带宽计费。',
     ...o,
@@ -66,7 +78,20 @@ const server = (items: () => Instance[]) =>
       if (url.pathname.endsWith('/bandwidth/price')) {
         if (id === ID) return json(200, quote({ newMbps: body.bandwidthMbps }));
         if (body.bandwidthMbps < 20 && id === ID3)
-          return json(200, quote({ instanceId: ID3, type: 'TrafficDowngrade', currentMbps: 20, newMbps: body.bandwidthMbps, prepaid: true, remainingHours: 23, hourlyPriceAfter: '0', refund: '103500', rule: '包周期实例降低带宽：立即生效；按剩余整小时数退还升级带宽时实付的现金与赠送金' }));
+          return json(
+            200,
+            quote({
+              instanceId: ID3,
+              type: 'TrafficDowngrade',
+              currentMbps: 20,
+              newMbps: body.bandwidthMbps,
+              prepaid: true,
+              remainingHours: 23,
+              hourlyPriceAfter: '0',
+              refund: '103500',
+              rule: '包周期实例降低带宽：立即生效；按剩余整小时数退还升级带宽时实付的现金与赠送金',
+            }),
+          );
         const hours = 23;
         const total = String(Math.max(0, body.bandwidthMbps - 5) * 300 * hours);
         return json(
@@ -77,7 +102,20 @@ const server = (items: () => Instance[]) =>
             prepaid: true,
             remainingHours: hours,
             hourlyPriceAfter: '0',
-            quote: { ...quote({ newMbps: 0 }).quote, cycle: 'Day', total, lines: [{ kind: 'bandwidth', name: `带宽升级 +${body.bandwidthMbps - 5} Mbps（按剩余 23 小时计）`, unitPrice: '300', quantity: body.bandwidthMbps - 5, amount: total }] },
+            quote: {
+              ...quote({ newMbps: 0 }).quote,
+              cycle: 'Day',
+              total,
+              lines: [
+                {
+                  kind: 'bandwidth',
+                  name: `带宽升级 +${body.bandwidthMbps - 5} Mbps（按剩余 23 小时计）`,
+                  unitPrice: '300',
+                  quantity: body.bandwidthMbps - 5,
+                  amount: total,
+                },
+              ],
+            },
             rule: '包周期实例升级带宽：按新增带宽 × 剩余整小时数一次性支付，支付后立即生效；续费按新带宽计价。',
           }),
         );
@@ -85,7 +123,17 @@ const server = (items: () => Instance[]) =>
       if (url.pathname.endsWith('/bandwidth')) {
         if (id === ID) return json(200, { order: null, instance: { ...postpaid, status: 'Operating', actions: [], tasks: [] } });
         if (id === ID3) return json(200, { order: null, instance: { ...upgraded, status: 'Operating', actions: [], tasks: [] } });
-        return json(200, { order: order({ orderUid: ORDER_UID, kind: 'default', type: 'TrafficUpgrade', category: 'Ebusiness', description: '带宽升级 店铺机-2', amount: '34500' }), instance: prepaid });
+        return json(200, {
+          order: order({
+            orderUid: ORDER_UID,
+            kind: 'default',
+            type: 'TrafficUpgrade',
+            category: 'Ebusiness',
+            description: '带宽升级 店铺机-2',
+            amount: '34500',
+          }),
+          instance: prepaid,
+        });
       }
       return undefined;
     },
@@ -155,7 +203,9 @@ describe('调整带宽', () => {
     server(() => [shop({ status: 'Starting', actions: allowedActions('Starting'), tasks: allowedTasks('Starting') })]);
     renderApp('/console/e-business');
     fireEvent.click(within(await rowOf('店铺机-1')).getByLabelText('更多操作 店铺机-1'));
-    const item = (await screen.findAllByText('调整带宽', { selector: '.ant-dropdown-menu-title-content' })).at(-1)!.closest<HTMLElement>('.ant-dropdown-menu-item')!;
+    const item = (await screen.findAllByText('调整带宽', { selector: '.ant-dropdown-menu-title-content' }))
+      .at(-1)!
+      .closest<HTMLElement>('.ant-dropdown-menu-item')!;
     expect(item.className).toContain('ant-dropdown-menu-item-disabled');
   });
 });

@@ -12,7 +12,7 @@ import { isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS, instancesApi } from '../../../api/instances';
 import { formatTime } from '../../../components/orderViews';
 import { BILLING_KEYS } from '../../../api/billing';
-import {  taskBlocked } from './instanceViews';
+import { taskBlocked } from './instanceViews';
 import { QuoteOrderModal } from './QuoteOrderModal';
 
 /** The first choice offered: the next step up, or the one below when the machine is at the top. */
@@ -85,7 +85,9 @@ export function BandwidthModal({ instance: i, onClose }: { instance: Instance; o
           onChange={(e) => setMbps(e.target.value as number)}
           options={i.bandwidthChoices.map((c) => ({ value: c, label: `${c} Mbps`, disabled: c === i.bandwidthMbps }))}
         />
-        <Typography.Text type="secondary">{upgrade ? '升级' : '降级'}：{i.bandwidthMbps} Mbps → {mbps} Mbps</Typography.Text>
+        <Typography.Text type="secondary">
+          {upgrade ? '升级' : '降级'}：{i.bandwidthMbps} Mbps → {mbps} Mbps
+        </Typography.Text>
       </Space>
     </QuoteOrderModal>
   );

@@ -56,10 +56,29 @@ const server = () =>
       if (init?.method !== 'POST') return undefined;
       if (url.pathname === `${TRANSFER}/price`) {
         const b = JSON.parse(String(init.body)) as { cycle: 'Week' | 'Month'; duration: number };
-        return json(200, quote({ cycle: b.cycle, duration: b.duration, lines: [], credit: '0', creditHours: 0, total: b.cycle === 'Week' ? '2827400' : '9979200', rule: '转长期租用：先结清本次运行至今的按量费用' }));
+        return json(
+          200,
+          quote({
+            cycle: b.cycle,
+            duration: b.duration,
+            lines: [],
+            credit: '0',
+            creditHours: 0,
+            total: b.cycle === 'Week' ? '2827400' : '9979200',
+            rule: '转长期租用：先结清本次运行至今的按量费用',
+          }),
+        );
       }
-      if (url.pathname === D2M) return json(200, order({ orderUid: ORDER_UID, kind: 'Personal', type: 'DayToMonth', category: 'Gpu', description: '日转月 包日机-2', amount: '9904200' }));
-      if (url.pathname === TRANSFER) return json(200, order({ orderUid: ORDER_UID, kind: 'Personal', type: 'TransferToLong', category: 'Gpu', description: '转长期租用', amount: '2827400' }));
+      if (url.pathname === D2M)
+        return json(
+          200,
+          order({ orderUid: ORDER_UID, kind: 'Personal', type: 'DayToMonth', category: 'Gpu', description: '日转月 包日机-2', amount: '9904200' }),
+        );
+      if (url.pathname === TRANSFER)
+        return json(
+          200,
+          order({ orderUid: ORDER_UID, kind: 'Personal', type: 'TransferToLong', category: 'Gpu', description: '转长期租用', amount: '2827400' }),
+        );
       return undefined;
     },
     (url) => (url.pathname === orderPath('Personal', ORDER_UID, '/pay') ? json(200, { orderUid: ORDER_UID, status: 'Unpaid', payment: null }) : undefined),

@@ -16,14 +16,25 @@ export type ConvertMode = 'dayToMonth' | 'transfer';
 
 const TITLE: Record<ConvertMode, string> = { dayToMonth: '日转月', transfer: '转长期租用' };
 
-export function ConvertModal({ instance: i, mode, onClose, onConverted }: { instance: Instance; mode: ConvertMode; onClose: () => void; onConverted: () => void }) {
+export function ConvertModal({
+  instance: i,
+  mode,
+  onClose,
+  onConverted,
+}: {
+  instance: Instance;
+  mode: ConvertMode;
+  onClose: () => void;
+  onConverted: () => void;
+}) {
   const [cycle, setCycle] = useState<'Week' | 'Month'>('Month');
   const [duration, setDuration] = useState(1);
   const title = TITLE[mode];
 
   const quote = useQuery({
     queryKey: mode === 'dayToMonth' ? INSTANCE_KEYS.dayToMonthPrice(i.id) : INSTANCE_KEYS.transferPrice(i.id, cycle, duration),
-    queryFn: ({ signal }) => (mode === 'dayToMonth' ? instancesApi.dayToMonthPrice(i.id, signal) : instancesApi.transferPrice(i.id, { cycle, duration }, signal)),
+    queryFn: ({ signal }) =>
+      mode === 'dayToMonth' ? instancesApi.dayToMonthPrice(i.id, signal) : instancesApi.transferPrice(i.id, { cycle, duration }, signal),
     placeholderData: keepPreviousData,
     retry: false,
   });

@@ -36,7 +36,12 @@ export function InstanceRowActions({ instance: i, actions }: { instance: Instanc
             { key: 'startNoCard', label: actionLabel('startNoCard'), disabled: !allowed(i, 'startNoCard') || busy },
             { key: 'restart', label: actionLabel('restart'), disabled: !allowed(i, 'restart') || busy },
             // Only prepaid instances have anything to renew: post-paid ones do not show it at all.
-            ...(canRenew(i) ? [{ key: 'renew', label: '续费' }, { key: 'autoRenew', label: i.autoRenew ? '自动续费（已开启）' : '自动续费' }] : []),
+            ...(canRenew(i)
+              ? [
+                  { key: 'renew', label: '续费' },
+                  { key: 'autoRenew', label: i.autoRenew ? '自动续费（已开启）' : '自动续费' },
+                ]
+              : []),
             ...(canDayToMonth(i) ? [{ key: 'dayToMonth', label: '日转月' }] : []),
             ...(canTransferToLong(i) ? [{ key: 'transfer', label: '转长期租用' }] : []),
             { key: 'rename', label: '重命名', disabled: !canRename(i) },

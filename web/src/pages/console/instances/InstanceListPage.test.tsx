@@ -94,13 +94,16 @@ describe('the GPU instance list', () => {
 
   it('asks before starting, states the hourly price, then posts the action and refreshes', async () => {
     let started = false;
-    const fetch = instanceServer((url, init) => {
-      if (url.pathname === actionPath(ID2, 'start') && init?.method === 'POST') {
-        started = true;
-        return json(200, { ...stopped, status: 'Starting', actions: [] });
-      }
-      return undefined;
-    }, listOf(() => [running, started ? { ...stopped, status: 'Starting', actions: [] } : stopped]));
+    const fetch = instanceServer(
+      (url, init) => {
+        if (url.pathname === actionPath(ID2, 'start') && init?.method === 'POST') {
+          started = true;
+          return json(200, { ...stopped, status: 'Starting', actions: [] });
+        }
+        return undefined;
+      },
+      listOf(() => [running, started ? { ...stopped, status: 'Starting', actions: [] } : stopped]),
+    );
     renderApp('/console/gpu-generic');
 
     fireEvent.click(button(await rowOf('推理机-2'), '开机'));
@@ -116,7 +119,8 @@ describe('the GPU instance list', () => {
 
   it('states what stopping keeps charging, and what releasing destroys (with a danger button)', async () => {
     const fetch = instanceServer(
-      (url, init) => (url.pathname === actionPath(ID2, 'release') && init?.method === 'POST' ? json(200, { ...stopped, status: 'Deleting', actions: [] }) : undefined),
+      (url, init) =>
+        url.pathname === actionPath(ID2, 'release') && init?.method === 'POST' ? json(200, { ...stopped, status: 'Deleting', actions: [] }) : undefined,
       listOf(() => [running, stopped]),
     );
     renderApp('/console/gpu-generic');
@@ -137,12 +141,15 @@ describe('the GPU instance list', () => {
   });
 
   it('when the GPUs are taken, offers to start in no-card mode with its price', async () => {
-    const fetch = instanceServer((url, init) => {
-      if (init?.method !== 'POST') return undefined;
-      if (url.pathname === actionPath(ID2, 'start')) return json(409, { code: 40920002, message: '该主机的 GPU 已被占用，可选择无卡模式开机，或稍后再试' });
-      if (url.pathname === actionPath(ID2, 'startNoCard')) return json(200, { ...stopped, status: 'Starting', noCard: true, actions: [] });
-      return undefined;
-    }, listOf(() => [stopped]));
+    const fetch = instanceServer(
+      (url, init) => {
+        if (init?.method !== 'POST') return undefined;
+        if (url.pathname === actionPath(ID2, 'start')) return json(409, { code: 40920002, message: '该主机的 GPU 已被占用，可选择无卡模式开机，或稍后再试' });
+        if (url.pathname === actionPath(ID2, 'startNoCard')) return json(200, { ...stopped, status: 'Starting', noCard: true, actions: [] });
+        return undefined;
+      },
+      listOf(() => [stopped]),
+    );
     renderApp('/console/gpu-generic');
 
     fireEvent.click(button(await rowOf('推理机-2'), '开机'));
@@ -159,13 +166,17 @@ describe('the GPU instance list', () => {
       { hostId: 'h2', hostName: 'BJ-B-1-A02', roomName: '北京 B 区 1 号机房', sameRoom: true, gpuFree: 0, available: false },
       { hostId: 'h3', hostName: 'BJ-B-2-A01', roomName: '北京 B 区 2 号机房', sameRoom: false, gpuFree: 4, available: true },
     ];
-    const fetch = instanceServer((url, init) => {
-      if (url.pathname === `${actionPath(ID2, 'migrate')}/targets`) return json(200, targets);
-      if (init?.method !== 'POST') return undefined;
-      if (url.pathname === actionPath(ID2, 'start')) return json(409, { code: 40920002, message: '该主机的 GPU 已被占用，可迁移到其他主机（免费）、选择无卡模式开机，或稍后再试' });
-      if (url.pathname === actionPath(ID2, 'migrate')) return json(200, { ...stopped, status: 'Pending_Migrate', actions: [], tasks: [] });
-      return undefined;
-    }, listOf(() => [stopped]));
+    const fetch = instanceServer(
+      (url, init) => {
+        if (url.pathname === `${actionPath(ID2, 'migrate')}/targets`) return json(200, targets);
+        if (init?.method !== 'POST') return undefined;
+        if (url.pathname === actionPath(ID2, 'start'))
+          return json(409, { code: 40920002, message: '该主机的 GPU 已被占用，可迁移到其他主机（免费）、选择无卡模式开机，或稍后再试' });
+        if (url.pathname === actionPath(ID2, 'migrate')) return json(200, { ...stopped, status: 'Pending_Migrate', actions: [], tasks: [] });
+        return undefined;
+      },
+      listOf(() => [stopped]),
+    );
     renderApp('/console/gpu-generic');
 
     fireEvent.click(button(await rowOf('推理机-2'), '开机'));
@@ -187,10 +198,14 @@ describe('the GPU instance list', () => {
   });
 
   it('says so when no host has free cards to migrate to, and does not migrate', async () => {
-    const fetch = instanceServer((url) => {
-      if (url.pathname === `${actionPath(ID2, 'migrate')}/targets`) return json(200, [{ hostId: 'h2', hostName: 'BJ-B-1-A02', roomName: '1 号机房', sameRoom: true, gpuFree: 0, available: false }]);
-      return undefined;
-    }, listOf(() => [stopped]));
+    const fetch = instanceServer(
+      (url) => {
+        if (url.pathname === `${actionPath(ID2, 'migrate')}/targets`)
+          return json(200, [{ hostId: 'h2', hostName: 'BJ-B-1-A02', roomName: '1 号机房', sameRoom: true, gpuFree: 0, available: false }]);
+        return undefined;
+      },
+      listOf(() => [stopped]),
+    );
     renderApp('/console/gpu-generic');
     fireEvent.click(within(await rowOf('推理机-2')).getByLabelText('更多操作 推理机-2'));
     fireEvent.click((await screen.findAllByText('迁移', { selector: '.ant-dropdown-menu-title-content' })).at(-1)!);
@@ -202,7 +217,10 @@ describe('the GPU instance list', () => {
 
   it('in arrears, offers to recharge instead of a bare error', async () => {
     instanceServer(
-      (url, init) => (url.pathname === actionPath(ID2, 'start') && init?.method === 'POST' ? json(400, { code: 40011002, message: '账户欠费，请先充值结清后再开机' }) : undefined),
+      (url, init) =>
+        url.pathname === actionPath(ID2, 'start') && init?.method === 'POST'
+          ? json(400, { code: 40011002, message: '账户欠费，请先充值结清后再开机' })
+          : undefined,
       listOf(() => [stopped]),
     );
     const router = renderApp('/console/gpu-generic');

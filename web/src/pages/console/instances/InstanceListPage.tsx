@@ -3,7 +3,15 @@ import { PlusOutlined } from '@ant-design/icons';
 import { useEffect } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { InstanceCategory, InstanceStatus, isPostpaid, type Instance, type InstanceCategory as Category, type InstanceStatus as Status, type InstancePage } from '@console/contract';
+import {
+  InstanceCategory,
+  InstanceStatus,
+  isPostpaid,
+  type Instance,
+  type InstanceCategory as Category,
+  type InstanceStatus as Status,
+  type InstancePage,
+} from '@console/contract';
 import { INSTANCE_KEYS, instancesApi, type InstanceFilter } from '../../../api/instances';
 import { BILLING_KEYS } from '../../../api/billing';
 import { formatTime } from '../../../components/orderViews';
@@ -14,7 +22,7 @@ import { useUrlState } from '../../../routing/useUrlState';
 import { InstanceRowActions } from './InstanceActionButtons';
 import { useSession } from '../../../session/useSession';
 import { mayBuy } from '../../../auth/permissions';
-import { AccessCell, BillingCell, BUSY_POLL_MS, ConfigCell, detailPathOf, InstanceStatusTags, isBusy,  purchasePathOf } from './instanceViews';
+import { AccessCell, BillingCell, BUSY_POLL_MS, ConfigCell, detailPathOf, InstanceStatusTags, isBusy, purchasePathOf } from './instanceViews';
 import { useInstanceActions } from './useInstanceActions';
 
 /** OperateFail is display-only: nothing is ever stored in it, so it is no filter. */
@@ -167,7 +175,13 @@ export function InstanceListPage({ category }: { category: Category }) {
                         {i.name}
                       </Typography.Text>
                     </Link>
-                    <Typography.Text type="secondary" className="mono" style={{ fontSize: 12 }} ellipsis copyable={{ text: i.id, tooltips: ['复制 ID', '已复制'] }}>
+                    <Typography.Text
+                      type="secondary"
+                      className="mono"
+                      style={{ fontSize: 12 }}
+                      ellipsis
+                      copyable={{ text: i.id, tooltips: ['复制 ID', '已复制'] }}
+                    >
                       {i.id}
                     </Typography.Text>
                   </Flex>

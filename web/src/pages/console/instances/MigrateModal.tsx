@@ -12,7 +12,17 @@ import { LoadError } from '../../../components/LoadError';
 
 const AUTO = '';
 
-export function MigrateModal({ instance: i, notice, onClose, onSettled }: { instance: Instance; notice: string; onClose: () => void; onSettled: (answer?: unknown) => void }) {
+export function MigrateModal({
+  instance: i,
+  notice,
+  onClose,
+  onSettled,
+}: {
+  instance: Instance;
+  notice: string;
+  onClose: () => void;
+  onSettled: (answer?: unknown) => void;
+}) {
   const [hostId, setHostId] = useState(AUTO);
   const targets = useQuery({
     queryKey: INSTANCE_KEYS.migrateTargets(i.id),

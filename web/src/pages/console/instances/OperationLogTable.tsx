@@ -82,7 +82,8 @@ export function OperationLogTable({
         {
           title: '详情',
           dataIndex: 'detail',
-          render: (d: string) => (d ? <Typography.Text ellipsis={{ tooltip: d }}>{d}</Typography.Text> : <Typography.Text type="secondary">--</Typography.Text>),
+          render: (d: string) =>
+            d ? <Typography.Text ellipsis={{ tooltip: d }}>{d}</Typography.Text> : <Typography.Text type="secondary">--</Typography.Text>,
         },
       ]}
     />

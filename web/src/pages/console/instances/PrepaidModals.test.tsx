@@ -49,13 +49,16 @@ afterEach(() => {
 describe('auto-renew of a prepaid instance', () => {
   it('is switched on from 更多 with PUT { autoRenew: true }', async () => {
     let current = prepaid;
-    const fetch = instanceServer((url, init) => {
-      if (url.pathname === AUTO && init?.method === 'PUT') {
-        current = { ...prepaid, autoRenew: (JSON.parse(String(init.body)) as { autoRenew: boolean }).autoRenew };
-        return json(200, current);
-      }
-      return undefined;
-    }, listOf(() => [running, current]));
+    const fetch = instanceServer(
+      (url, init) => {
+        if (url.pathname === AUTO && init?.method === 'PUT') {
+          current = { ...prepaid, autoRenew: (JSON.parse(String(init.body)) as { autoRenew: boolean }).autoRenew };
+          return json(200, current);
+        }
+        return undefined;
+      },
+      listOf(() => [running, current]),
+    );
     renderApp('/console/gpu-generic');
     fireEvent.click(await menuItem(await rowOf('包月机-2'), '包月机-2', '自动续费'));
     const dialog = await dialogOf('自动续费「包月机-2」');
@@ -81,11 +84,15 @@ describe('auto-renew of a prepaid instance', () => {
 
 describe('退订 of a prepaid instance', () => {
   it('shows the quote, needs the destruction confirmed, then posts the refund', async () => {
-    const fetch = instanceServer((url, init) => {
-      if (url.pathname === REFUND_PRICE) return json(200, quote);
-      if (url.pathname === REFUND && init?.method === 'POST') return json(200, { ...quote, orderUid: 'O20261123085616abcd0043', instance: { ...prepaid, status: 'Deleting', actions: [] } });
-      return undefined;
-    }, listOf(() => [running, prepaid]));
+    const fetch = instanceServer(
+      (url, init) => {
+        if (url.pathname === REFUND_PRICE) return json(200, quote);
+        if (url.pathname === REFUND && init?.method === 'POST')
+          return json(200, { ...quote, orderUid: 'O20261123085616abcd0043', instance: { ...prepaid, status: 'Deleting', actions: [] } });
+        return undefined;
+      },
+      listOf(() => [running, prepaid]),
+    );
     renderApp('/console/gpu-generic');
     fireEvent.click(await menuItem(await rowOf('包月机-2'), '包月机-2', '退订'));
     const dialog = await dialogOf('退订实例「包月机-2」');
@@ -108,7 +115,10 @@ describe('退订 of a prepaid instance', () => {
   });
 
   it('says why when the server refuses the quote, and offers no confirmation', async () => {
-    const fetch = instanceServer((url) => (url.pathname === REFUND_PRICE ? json(400, { code: 40023002, message: '实例已到期，不能退订；到期后的实例可续费或等待释放' }) : undefined), listOf(() => [running, prepaid]));
+    const fetch = instanceServer(
+      (url) => (url.pathname === REFUND_PRICE ? json(400, { code: 40023002, message: '实例已到期，不能退订；到期后的实例可续费或等待释放' }) : undefined),
+      listOf(() => [running, prepaid]),
+    );
     renderApp('/console/gpu-generic');
     fireEvent.click(await menuItem(await rowOf('包月机-2'), '包月机-2', '退订'));
     const dialog = await dialogOf('退订实例「包月机-2」');

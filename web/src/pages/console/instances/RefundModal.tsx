@@ -56,7 +56,15 @@ export function RefundModal({ instance: i, onClose, onSettled }: { instance: Ins
             size="small"
             bordered
             items={[
-              { key: 'id', label: '实例', children: <span>{i.name}（<span className="mono">{i.id}</span>）</span> },
+              {
+                key: 'id',
+                label: '实例',
+                children: (
+                  <span>
+                    {i.name}（<span className="mono">{i.id}</span>）
+                  </span>
+                ),
+              },
               { key: 'expire', label: '到期时间', children: formatTime(q.expireAt) },
               {
                 key: 'paid',
@@ -66,17 +74,46 @@ export function RefundModal({ instance: i, onClose, onSettled }: { instance: Ins
                     <Price units={q.paid} size="sm" />
                     {BigInt(q.paidVoucher) > 0n && (
                       <>
-                        （其中代金券 <Price units={q.paidVoucher} size="sm" />，不退）
+                        （其中代金券 <Price units={q.paidVoucher} size="sm" />
+                        ，不退）
                       </>
                     )}
                   </span>
                 ),
               },
-              { key: 'days', label: '已使用 / 已付', children: <span data-testid="refund-days">{`${q.usedDays} 天 / ${q.totalDays} 天，未使用 ${q.unusedDays} 天`}</span> },
+              {
+                key: 'days',
+                label: '已使用 / 已付',
+                children: <span data-testid="refund-days">{`${q.usedDays} 天 / ${q.totalDays} 天，未使用 ${q.unusedDays} 天`}</span>,
+              },
               { key: 'refundable', label: '可退金额', children: <Price units={q.refundable} size="sm" /> },
-              { key: 'fee', label: '手续费', children: <span data-testid="refund-fee"><Price units={q.fee} size="sm" />（{Number(q.feeRate) * 100}%）</span> },
-              { key: 'cash', label: '退回现金余额', children: <span data-testid="refund-cash"><Price units={q.toCash} size="sm" /></span> },
-              { key: 'gift', label: '退回赠送金', children: <span data-testid="refund-gift"><Price units={q.toGift} size="sm" /></span> },
+              {
+                key: 'fee',
+                label: '手续费',
+                children: (
+                  <span data-testid="refund-fee">
+                    <Price units={q.fee} size="sm" />（{Number(q.feeRate) * 100}%）
+                  </span>
+                ),
+              },
+              {
+                key: 'cash',
+                label: '退回现金余额',
+                children: (
+                  <span data-testid="refund-cash">
+                    <Price units={q.toCash} size="sm" />
+                  </span>
+                ),
+              },
+              {
+                key: 'gift',
+                label: '退回赠送金',
+                children: (
+                  <span data-testid="refund-gift">
+                    <Price units={q.toGift} size="sm" />
+                  </span>
+                ),
+              },
             ]}
           />
           <QuoteTotal label="实退金额" units={q.refund} testId="refund-total" strong />

@@ -82,7 +82,9 @@ export function SaveImageModal({ instance: i, onClose }: { instance: Instance; o
         >
           <Input maxLength={USER_IMAGE_NAME_MAX} showCount autoFocus aria-label="镜像名称" placeholder="如：SD 训练环境 v1" />
         </Form.Item>
-        <Typography.Text type="secondary">来源实例：{i.name}（{i.imageName ?? i.userImageName ?? '自定义环境'}）</Typography.Text>
+        <Typography.Text type="secondary">
+          来源实例：{i.name}（{i.imageName ?? i.userImageName ?? '自定义环境'}）
+        </Typography.Text>
       </Form>
     </Modal>
   );

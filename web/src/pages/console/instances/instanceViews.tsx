@@ -42,7 +42,8 @@ export const canRenew = (i: Pick<Instance, 'cycle' | 'status'>) => !isPostpaid(i
 /** 日转月 is offered for a live Day instance that has not expired; 转长期租用 for a live post-paid one. */
 export const canDayToMonth = (i: Pick<Instance, 'cycle' | 'status' | 'expireAt'>, now = Date.now()) =>
   i.cycle === 'Day' && canRenew(i) && i.status !== 'Pending' && i.expireAt !== null && Date.parse(i.expireAt) > now;
-export const canTransferToLong = (i: Pick<Instance, 'cycle' | 'status'>) => isPostpaid(i.cycle) && i.status !== 'Deleting' && i.status !== 'Failed' && i.status !== 'Pending';
+export const canTransferToLong = (i: Pick<Instance, 'cycle' | 'status'>) =>
+  isPostpaid(i.cycle) && i.status !== 'Deleting' && i.status !== 'Failed' && i.status !== 'Pending';
 
 /** 退订 is offered for a prepaid instance that could be released now and has not expired. */
 export const canRefund = (i: Pick<Instance, 'cycle' | 'actions' | 'expireAt'>, now = Date.now()) =>
@@ -80,7 +81,15 @@ export function taskBlocked(i: Pick<Instance, 'status' | 'tasks' | 'expireAt'>, 
 
 /** The expansion dialog's view of an instance. */
 export function diskTargetOf(i: Instance): DiskTarget {
-  return { id: i.id, name: i.name, sizeGb: i.dataDiskGb, freeGb: i.freeDataDiskGb, prepaid: !isPostpaid(i.cycle), expireAt: i.expireAt, blocked: taskBlocked(i, 'resizeDisk') };
+  return {
+    id: i.id,
+    name: i.name,
+    sizeGb: i.dataDiskGb,
+    freeGb: i.freeDataDiskGb,
+    prepaid: !isPostpaid(i.cycle),
+    expireAt: i.expireAt,
+    blocked: taskBlocked(i, 'resizeDisk'),
+  };
 }
 
 /** The status tag; on a live view it spins while an operation is under way (`live={false}` in history). */

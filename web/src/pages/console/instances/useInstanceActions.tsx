@@ -209,11 +209,19 @@ export function useInstanceActions() {
       {autoRenewing && <AutoRenewModal key={autoRenewing.id} instance={autoRenewing} onClose={() => setAutoRenewing(null)} onSettled={invalidation.settled} />}
       {refunding && <RefundModal key={refunding.id} instance={refunding} onClose={() => setRefunding(null)} onSettled={invalidation.settled} />}
       {converting && (
-        <ConvertModal key={`${converting.mode}-${converting.instance.id}`} instance={converting.instance} mode={converting.mode} onClose={() => setConverting(null)} onConverted={() => invalidation.settled()} />
+        <ConvertModal
+          key={`${converting.mode}-${converting.instance.id}`}
+          instance={converting.instance}
+          mode={converting.mode}
+          onClose={() => setConverting(null)}
+          onConverted={() => invalidation.settled()}
+        />
       )}
       {saving && <SaveImageModal key={saving.id} instance={saving} onClose={() => setSaving(null)} />}
       {expanding && <ExpandDiskModal key={expanding.id} target={diskTargetOf(expanding)} onClose={() => setExpanding(null)} />}
-      {migrating && <MigrateModal key={migrating.id} instance={migrating} notice={MIGRATE_NOTICE} onClose={() => setMigrating(null)} onSettled={invalidation.settled} />}
+      {migrating && (
+        <MigrateModal key={migrating.id} instance={migrating} notice={MIGRATE_NOTICE} onClose={() => setMigrating(null)} onSettled={invalidation.settled} />
+      )}
       {bandwidth && <BandwidthModal key={bandwidth.id} instance={bandwidth} onClose={() => setBandwidth(null)} />}
     </>
   );
