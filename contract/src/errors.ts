@@ -116,7 +116,7 @@ export const ERRORS = {
   UPSTREAM_FAILED: { code: 50200001, message: '服务器开了个小差，请稍后重试' },
   SMS_SEND_FAILED: { code: 50200002, message: '验证码发送失败，请稍后重试' },
   /** More password checks waiting than the server takes on (users/passwords.ts): retrying a moment later works. */
-  AUTH_BUSY: { code: 50300001, message: '登录的人较多，请几秒后再试' },
+  AUTH_BUSY: { code: 50300001, message: '当前登录和注册的人较多，请几秒后再试' },
 } as const satisfies Record<string, { code: number; message: string }>;
 
 export type ErrorName = keyof typeof ERRORS;

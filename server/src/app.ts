@@ -15,7 +15,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { API, ERRORS } from '@console/contract';
+import { API, ERRORS, healthDownSchema, healthOkSchema } from '@console/contract';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createContext, type AppContext, type Drivers } from './context.js';
@@ -114,7 +114,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
       schema: {
         tags: ['系统'],
         summary: '健康检查',
-        response: { 200: z.object({ status: z.literal('ok'), database: z.string() }), 503: z.object({ status: z.literal('down'), database: z.string() }) },
+        response: { 200: healthOkSchema, 503: healthDownSchema },
       },
     },
     async (_req, reply) => {

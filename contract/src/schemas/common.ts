@@ -50,6 +50,11 @@ export const moneySchema = z
   .describe('金额，单位 0.0001 元的整数字符串');
 
 export const okSchema = z.object({ ok: z.literal(true) });
+/** GET /healthz: 200 when the database answers, 503 when it does not. */
+export const healthOkSchema = z.object({ status: z.literal('ok'), database: z.string() });
+export const healthDownSchema = z.object({ status: z.literal('down'), database: z.string() });
+/** GET /files/*: the stored file's key. */
+export const fileParamsSchema = z.object({ '*': z.string().max(500) });
 
 /** A list response as DESIGN.md fixes it. */
 export function pageOf<T extends z.ZodType>(item: T) {

@@ -89,6 +89,7 @@ export const migrationTargetSchema = z.object({
   available: z.boolean(),
 });
 export type MigrationTarget = z.infer<typeof migrationTargetSchema>;
+export const migrationTargetListSchema = z.array(migrationTargetSchema);
 
 /** What the compute driver reports back about an operation or a machine. */
 export const INSTANCE_OUTCOMES = ['created', 'createFailed', 'started', 'startFailed', 'stopped', 'restarted', 'destroyed', 'lost', 'found'] as const;

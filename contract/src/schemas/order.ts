@@ -51,6 +51,8 @@ export type PayOrderRequest = z.infer<typeof payOrderRequestSchema>;
 export const orderUidParamsSchema = z.object({
   order_uid: z.string().regex(/^O\d{14}[0-9a-f]{8}$/, { error: '订单号格式不正确' }),
 });
+/** …/:order_uid/qrcode/:method */
+export const orderQrParamsSchema = orderUidParamsSchema.extend({ method: z.enum(['alipay', 'wechat'], { error: '只支持 alipay 或 wechat' }) });
 
 /** The priced part of a quote every order has (instance orders carry the full quote). */
 export const orderPriceSchema = quoteSchema.pick({ lines: true, listTotal: true, discountTotal: true, voucherDeduction: true, total: true });
@@ -119,6 +121,7 @@ export const resourceProductSchema = z.object({
   description: z.string(),
 });
 export type ResourceProduct = z.infer<typeof resourceProductSchema>;
+export const resourceProductListSchema = z.object({ items: z.array(resourceProductSchema) });
 
 export const resourcePackageSchema = z.object({
   id: z.string(),
@@ -133,3 +136,4 @@ export const resourcePackageSchema = z.object({
   orderUid: z.string(),
 });
 export type ResourcePackage = z.infer<typeof resourcePackageSchema>;
+export const resourcePackageListSchema = z.object({ items: z.array(resourcePackageSchema) });

@@ -18,6 +18,10 @@ export class AppError extends Error {
     this.code = ERRORS[name_].code;
     this.status = httpStatusOf(this.code);
   }
+  /** Whether this is the catalogue's error `name` (compare by name, never by the number). */
+  is(name: ErrorName): boolean {
+    return this.name_ === name;
+  }
   body(): ErrorBody {
     const body: ErrorBody = { code: this.code, message: ERRORS[this.name_].message };
     if (this.detail) body.detail = this.detail;
@@ -37,6 +41,11 @@ const FASTIFY_CODES: Record<string, ErrorName> = {
   FST_INVALID_MULTIPART_CONTENT_TYPE: 'UNSUPPORTED_MEDIA',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'VALIDATION_FAILED',
 };
+
+/** Whether `e` is the catalogue's error `name`. */
+export function isAppError(e: unknown, name: ErrorName): e is AppError {
+  return e instanceof AppError && e.is(name);
+}
 
 export function toAppError(error: FastifyError | Error): AppError | null {
   if (error instanceof AppError) return error;

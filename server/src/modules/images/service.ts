@@ -13,7 +13,7 @@ import { ImageStatus, USER_IMAGE_MAX_GB, imageSharePath, type InstanceCategory, 
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { userImages } from './schema.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, isAppError } from '../../http/errors.js';
 import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
 import { maskMobile, type UserService } from '../users/index.js';
 
@@ -193,7 +193,7 @@ export class ImageService {
   async shared(viewerPayerId: string, id: string): Promise<SharedImage> {
     const usable = await this.usableFor(viewerPayerId, id).catch((e: unknown) => {
       // Not built yet, failed: to anyone but the owner that is as good as not shared.
-      if (e instanceof AppError && e.code === 40021004) throw new AppError('IMAGE_NOT_SHARED', `镜像 ${id}`);
+      if (isAppError(e, 'IMAGE_STATE_INVALID')) throw new AppError('IMAGE_NOT_SHARED', `镜像 ${id}`);
       throw e;
     });
     const [image] = await this.deps.db.select().from(userImages).where(eq(userImages.id, usable.id));

@@ -12,7 +12,7 @@ import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { instances } from './schema.js';
 import type { ComputeDriver, DriverEvent } from '../../drivers/compute/types.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, isAppError } from '../../http/errors.js';
 import type { InventoryService } from '../catalogue/index.js';
 import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
 import type { UserRow } from '../users/index.js';
@@ -146,7 +146,7 @@ export class MigrationService {
         await this.deps.inventory.reserve(tx, host.id, count);
         return host;
       } catch (e) {
-        if (!(e instanceof AppError && e.code === 40920001)) throw e;
+        if (!isAppError(e, 'NO_CAPACITY')) throw e;
       }
     }
     return null;

@@ -33,7 +33,7 @@ import {
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { instances } from './schema.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, isAppError } from '../../http/errors.js';
 import { HOURS_PER_UNIT } from '../catalogue/index.js';
 import type { GiftService } from '../gifts/index.js';
 import type { UserService } from '../users/index.js';
@@ -159,7 +159,7 @@ export class PrepaidService {
         return true;
       });
     } catch (e) {
-      if (!(e instanceof AppError) || e.code !== 40011001) throw e;
+      if (!isAppError(e, 'INSUFFICIENT_BALANCE')) throw e;
       // Nothing was charged. Tell the owner once for this expiry; the switch stays on (a top-up before expiry still renews).
       const [claimed] = await this.deps.db
         .update(instances)

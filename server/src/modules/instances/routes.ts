@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
@@ -23,7 +22,7 @@ import {
   instancePageSchema,
   instanceSchema,
   migrateInstanceRequestSchema,
-  migrationTargetSchema,
+  migrationTargetListSchema,
   operationLogQuerySchema,
   orderSchema,
   pageOf,
@@ -241,7 +240,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
         tags,
         summary: '可迁移到的主机：同地区同型号 GPU 的其他主机，本机房优先，附当前空闲卡数',
         params: instanceIdParamsSchema,
-        response: { 200: z.array(migrationTargetSchema) },
+        response: { 200: migrationTargetListSchema },
       },
       onRequest: requireAuth,
     },

@@ -46,7 +46,7 @@ import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { instanceOperations, instances } from './schema.js';
 import type { ComputeDriver, DriverEvent, MachineSpec } from '../../drivers/compute/types.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, isAppError } from '../../http/errors.js';
 import type { InventoryService } from '../catalogue/index.js';
 import type { CatalogueStore, Settings, Snapshot } from '../catalogue/index.js';
 import type { Checkout } from '../orders/index.js';
@@ -162,7 +162,7 @@ export class InstanceService {
     try {
       await this.deps.inventory.reserve(tx, cur.hostId!, cur.gpuCount);
     } catch (e) {
-      if (e instanceof AppError && e.code === 40920001) {
+      if (isAppError(e, 'NO_CAPACITY')) {
         throw new AppError(
           'INSTANCE_GPU_BUSY',
           `所在主机当前空闲卡不足 ${cur.gpuCount} 卡；可以迁移到其他主机（免费，数据随实例迁移），或以无卡模式开机（不挂载 GPU），或稍后再试`,

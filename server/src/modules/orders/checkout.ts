@@ -13,7 +13,7 @@ import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { orderPayments, orders } from './schema.js';
 import type { GatewayMethod } from '../../drivers/payment/types.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, isAppError } from '../../http/errors.js';
 import type { GiftService } from '../gifts/index.js';
 import type { Leg, LedgerService } from '../ledger/index.js';
 import type { PaymentRow, PaymentService } from '../payments/index.js';
@@ -305,7 +305,7 @@ export class Checkout {
       const { resourceId } = await this.deps.fulfillers.fulfil(row);
       await this.deps.db.transaction((tx) => moveOrder(tx, this.deps.clock, row, 'Success', { resourceId, fulfilledAt: this.deps.clock.now() }));
     } catch (e) {
-      if (e instanceof AppError && e.code === 40020005) return; // someone else finished it
+      if (isAppError(e, 'ORDER_STATE_INVALID')) return; // someone else finished it
       this.deps.log.error({ order: row.orderUid, err: (e as Error).message }, 'fulfilment failed: refunding');
       await this.deps.db.transaction(async (tx) => {
         const failed = await moveOrder(tx, this.deps.clock, row, 'Failed', { failReason: (e as Error).message.slice(0, 500) });

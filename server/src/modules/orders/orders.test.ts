@@ -315,7 +315,8 @@ describe('orders', () => {
     expect(lines[0]).toBe('订单号,下单时间,类型,产品,说明,状态,应付（元）,代金券抵扣（元）,实付（元）,支付方式,支付时间');
     expect(lines[1]).toContain('模型资源包');
     expect(lines[1]).toContain('余额');
-    expect(lines[1]).toContain('2026-11-23 16:');
+    // Bills are read in Beijing time, to the second.
+    expect(lines[1]).toMatch(/,2026-11-23 16:\d\d:\d\d,/);
     expect(lines[1]).toContain(order.orderUid);
     expect(lines[1]).toContain('已完成');
     expect(lines[1]).toContain('50.00');

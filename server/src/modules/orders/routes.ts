@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import {
   API,
   ORDER_SEGMENT,
@@ -9,12 +8,13 @@ import {
   orderListQuerySchema,
   orderPageSchema,
   orderPayStatusSchema,
+  orderQrParamsSchema,
   orderQrSchema,
   orderSchema,
   orderUidParamsSchema,
   payOrderRequestSchema,
-  resourcePackageSchema,
-  resourceProductSchema,
+  resourcePackageListSchema,
+  resourceProductListSchema,
   sizeOrderRequestSchema,
   type OrderKind,
 } from '@console/contract';
@@ -89,7 +89,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
         schema: {
           tags,
           summary: `支付二维码（${kind}）`,
-          params: params.extend({ method: z.enum(['alipay', 'wechat'], { error: '只支持 alipay 或 wechat' }) }),
+          params: orderQrParamsSchema,
           response: { 200: orderQrSchema },
         },
         onRequest: requireAuth,
@@ -103,16 +103,12 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
     );
   }
 
-  r.get(
-    API.resourceProducts,
-    { schema: { tags, summary: '可购买的资源包', response: { 200: z.object({ items: z.array(resourceProductSchema) }) } } },
-    async () => ({
-      items: await ctx.resources.products(),
-    }),
-  );
+  r.get(API.resourceProducts, { schema: { tags, summary: '可购买的资源包', response: { 200: resourceProductListSchema } } }, async () => ({
+    items: await ctx.resources.products(),
+  }));
   r.get(
     API.resourcePackages,
-    { schema: { tags, summary: '我的资源包', response: { 200: z.object({ items: z.array(resourcePackageSchema) }) } }, onRequest: requireAuth },
+    { schema: { tags, summary: '我的资源包', response: { 200: resourcePackageListSchema } }, onRequest: requireAuth },
     async (req) => ({ items: await ctx.resources.list(payerOf(req)) }),
   );
 }

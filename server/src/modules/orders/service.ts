@@ -116,7 +116,7 @@ export class OrderService {
     const header = ['订单号', '下单时间', '类型', '产品', '说明', '状态', '应付（元）', '代金券抵扣（元）', '实付（元）', '支付方式', '支付时间'];
     const rows = items.map((o) => [
       o.orderUid,
-      formatBeijing(o.createdAt),
+      formatBeijing(o.createdAt, 'second'),
       OrderType.label(o.type),
       CATEGORY_TEXT[o.category] ?? o.category,
       o.description,
@@ -125,7 +125,7 @@ export class OrderService {
       formatYuan(o.voucherDeduction),
       formatYuan(o.paid.filter((p) => p.source !== 'voucher').reduce((n, p) => n + BigInt(p.amount), 0n)),
       o.payMethod ? PaymentMethod.label(o.payMethod) : '',
-      o.paidAt ? formatBeijing(o.paidAt) : '',
+      o.paidAt ? formatBeijing(o.paidAt, 'second') : '',
     ]);
     return '\uFEFF' + [header, ...rows].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
   }
@@ -192,7 +192,6 @@ export class OrderService {
     return rows.map((order) => ({ order, parts: parts.filter((p) => p.orderId === order.id) }));
   }
 
-  /** The order with this id if it belongs to this payer (a Refund order looked up by its derived id). */
   /** The order number (orderUid) of each of these orders. */
   async uidsOf(ids: string[]): Promise<Map<string, string>> {
     if (!ids.length) return new Map();
@@ -203,6 +202,7 @@ export class OrderService {
     return new Map(rows.map((r) => [r.id, r.uid]));
   }
 
+  /** The order with this id if it belongs to this payer (a Refund order looked up by its derived id). */
   async byId(payerId: string, id: string, exec: Db | Tx = this.deps.db): Promise<OrderRow | null> {
     const [row] = await exec
       .select()
@@ -213,8 +213,6 @@ export class OrderService {
 }
 
 const CATEGORY_TEXT: Record<string, string> = { ...InstanceCategory.map, Ai: '模型资源包' };
-
-/** "2026-11-23T08:00:00.000Z" → "2026-11-23 16:00:00": bills are read in China time. */
 
 /** A CSV cell: quoted when it holds a comma, quote or line break; a leading =+-@ is defused for spreadsheets. */
 function csvCell(value: string): string {

@@ -23,7 +23,7 @@ describe('a burst of logins', () => {
     expect(ok.length + busy.length).toBe(8);
     expect(ok.length).toBeGreaterThanOrEqual(3);
     expect(busy.length).toBeGreaterThan(0);
-    for (const r of busy) expect(json(r)).toMatchObject({ code: 50300001, message: '登录的人较多，请几秒后再试' });
+    for (const r of busy) expect(json(r)).toMatchObject({ code: 50300001, message: '当前登录和注册的人较多，请几秒后再试' });
 
     expect((await post(s.app, API.login, { account: u.mobile, password: PASSWORD })).statusCode).toBe(200);
   });

@@ -7,6 +7,7 @@ import {
   childLoginSchema,
   changeMobileSchema,
   changePasswordSchema,
+  fileParamsSchema,
   loginSchema,
   okSchema,
   passwordResetSchema,
@@ -15,7 +16,6 @@ import {
   userInfoSchema,
   userSchema,
 } from '@console/contract';
-import { z } from 'zod';
 import { clientMeta } from '../../http/client-meta.js';
 import { AppError } from '../../http/errors.js';
 import { currentSession, payerOf } from '../../http/auth.js';
@@ -125,7 +125,7 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  r.get('/files/*', { schema: { tags: ['文件'], summary: '读取已上传的文件', params: z.object({ '*': z.string().max(500) }) } }, async (request, reply) => {
+  r.get('/files/*', { schema: { tags: ['文件'], summary: '读取已上传的文件', params: fileParamsSchema } }, async (request, reply) => {
     const key = request.params['*'];
     const servable = /^[a-z0-9][a-z0-9/_.-]*$/i.test(key) && !key.includes('..') && !key.startsWith(PRIVATE_FILES);
     const object = servable ? await ctx.drivers.storage.get(key) : null;
