@@ -15,6 +15,8 @@ import { DEMO_ACCOUNT } from '../src/db/seed.js';
 
 /** Each case runs this long (autocannon ends amount-based runs only on whole-second ticks, which would skew rates). */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+/** Idle/storm pairs the login-storm figure is the median of. */
+const STORM_ROUNDS = 3;
 const CONNECTIONS = 50;
 /** Distinct sessions of the demo account the logged-in cases take turns with, as distinct browsers would. */
 const SESSIONS = 8;
@@ -124,9 +126,35 @@ function judge(c: Case, r: Result, baseline: Result, healthz: Result | undefined
 
 /**
  * The GPU market while 50 connections log in without pause (each login one scrypt hash): its p99
- * against its idle p99 measured just before. Target: under twice.
+ * against its idle p99 measured just before, in STORM_ROUNDS rounds, compared as medians — on a
+ * 2-core machine one round's idle p99 alone moves between 3 and 9 ms. Target: under twice.
  */
 async function loginStorm(base: string): Promise<boolean> {
+  const rounds: { idle: Result; busy: Result; logins: autocannon.Result }[] = [];
+  for (let i = 0; i < STORM_ROUNDS; i++) {
+    // The logins still in line when a round's load stops are hashed after it: let them drain first.
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, 8000));
+    rounds.push(await loginStormRound(base));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const idle = median(rounds.map((r) => r.idle.p99));
+  const busy = median(rounds.map((r) => r.busy.p99));
+  const factor = busy / Math.max(idle, 1);
+  const met = factor < 2;
+  const each = rounds.map((r) => `${r.busy.p99}/${r.idle.p99}`).join(', ');
+  console.log(
+    `GPU market p99 during 50 logins            ${busy} ms vs ${idle} ms idle = ${factor.toFixed(2)}× (medians of ${STORM_ROUNDS} rounds: ${each})  (target < 2×; ${met ? 'target met' : 'MISSED'})`,
+  );
+  const l = rounds.map((r) => r.logins);
+  const seconds = STORM_ROUNDS * (SECONDS + 4);
+  const sum = (f: (r: autocannon.Result) => number) => l.reduce((n, r) => n + f(r), 0);
+  console.log(
+    `  the logins meanwhile                     ${(sum((r) => r.requests.total) / seconds).toFixed(1)} req/s  p50 ${median(l.map((r) => r.latency.p50))} ms  p99 ${median(l.map((r) => r.latency.p99))} ms  ${sum((r) => r.non2xx)} refused as busy (503), ${sum((r) => r.timeouts)} timed out (10 s)`,
+  );
+  return met;
+}
+
+async function loginStormRound(base: string) {
   const market: Case = { name: 'market', path: MARKET };
   const idle = await measure(base, market);
   const loginSeconds = SECONDS + 4;
@@ -141,16 +169,7 @@ async function loginStorm(base: string): Promise<boolean> {
   // Let the line of logins form before measuring the market beside it.
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const busy = await measure(base, market);
-  const l = await logins;
-  const factor = busy.p99 / Math.max(idle.p99, 1);
-  const met = factor < 2;
-  console.log(
-    `GPU market p99 during 50 logins            ${busy.p99} ms vs ${idle.p99} ms idle = ${factor.toFixed(2)}×  (target < 2×; ${met ? 'target met' : 'MISSED'})`,
-  );
-  console.log(
-    `  the logins meanwhile                     ${(l.requests.total / loginSeconds).toFixed(1)} req/s  p50 ${l.latency.p50} ms  p99 ${l.latency.p99} ms  ${l.non2xx} refused as busy (503), ${l.timeouts} timed out (10 s)`,
-  );
-  return met;
+  return { idle, busy, logins: await logins };
 }
 
 /** One block of HTTP cases on a fresh server; returns how many targets it missed. `during` runs while the server is up. */
