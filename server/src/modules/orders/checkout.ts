@@ -35,6 +35,16 @@ export interface CheckoutDeps {
   log: FastifyBaseLogger;
 }
 
+/**
+ * Who acts on an order: whose balance it is (a child acts on its parent's orders) and whether this
+ * account may act on it — paying, opening a QR for or cancelling an order needs what placing it
+ * needed (spec §6), so a child without the permission cannot spend on its parent's orders.
+ */
+export interface Buyer {
+  payerId: string;
+  assertMayActOn(order: { category: string; type: string }): void;
+}
+
 export class Checkout {
   constructor(private deps: CheckoutDeps) {
     deps.payments.register('order', {
@@ -51,8 +61,10 @@ export class Checkout {
    * Pays an order. Balance: everything happens in one transaction and fulfilment follows. A gateway:
    * a QR for what is left after the voucher; when its money arrives the same balance payment runs.
    */
-  async pay(payerId: string, kind: OrderKind, uid: string, req: PayOrderRequest) {
+  async pay(buyer: Buyer, kind: OrderKind, uid: string, req: PayOrderRequest) {
+    const payerId = buyer.payerId;
     let row = await findOrder(this.deps.db, payerId, kind, uid);
+    buyer.assertMayActOn(row);
     if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) {
       await this.expire(row);
       throw new AppError('ORDER_EXPIRED');
@@ -90,8 +102,9 @@ export class Checkout {
   }
 
   /** GET …/qrcode/{alipay|wechat}: the open QR of that method, opened if there is none. */
-  async qrcode(payerId: string, kind: OrderKind, uid: string, method: GatewayMethod) {
-    const row = await findOrder(this.deps.db, payerId, kind, uid);
+  async qrcode(buyer: Buyer, kind: OrderKind, uid: string, method: GatewayMethod) {
+    const row = await findOrder(this.deps.db, buyer.payerId, kind, uid);
+    buyer.assertMayActOn(row);
     if (row.status !== 'Unpaid') throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，无需支付`);
     const open = await this.deps.payments.bySubject(row.id).catch(() => null);
     if (open && open.status === 'Pending' && open.method === method) return qrView(open);
@@ -99,8 +112,10 @@ export class Checkout {
   }
 
   /** An unpaid order the payer gives up: its open QR is closed first, so no money can arrive for it. */
-  async cancel(payerId: string, kind: OrderKind, uid: string): Promise<Order> {
+  async cancel(buyer: Buyer, kind: OrderKind, uid: string): Promise<Order> {
+    const payerId = buyer.payerId;
     const row = await findOrder(this.deps.db, payerId, kind, uid);
+    buyer.assertMayActOn(row);
     await this.closeOpenPayment(row);
     await this.deps.db.transaction((tx) => moveOrder(tx, this.deps.clock, row, 'Cancelled'));
     return orderView(await findOrder(this.deps.db, payerId, kind, uid), await orderPartsOf(this.deps.db, row.id));

@@ -8,13 +8,16 @@
 import { eq } from 'drizzle-orm';
 import {
   formatYuan,
+  MANAGE_PERMISSIONS,
   payerIdOf,
   isPostpaid,
   type AiResourceOrderRequest,
   type BillingCycle,
   type GpuOrderRequest,
+  type InstanceCategory,
   type Order,
   type OrderKind,
+  type OrderType,
   type PermissionFlag,
   type Quote,
   type SizeOrderRequest,
@@ -26,7 +29,7 @@ import { AppError } from '../../http/errors.js';
 import type { CatalogueService } from '../catalogue/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { UserRow } from '../users/index.js';
-import type { Fulfillers } from './fulfillers.js';
+import { PURCHASE_TYPES, type Fulfillers } from './fulfillers.js';
 import { moveOrder, newOrderRow, orderView, type NewOrder } from './rows.js';
 import type { OrderService } from './service.js';
 import type { UsageCharges } from './usage.js';
@@ -60,6 +63,18 @@ export class PurchaseService {
     if (user.isChild && (!flag || !user[flag])) throw new AppError('PERMISSION_DENIED', flag ? `需要权限：${flag}` : '子账号不能购买该类产品');
     const certified = user.certStatus === 'Succeed' && user.certType !== 'Uncertified';
     if (category !== 'Ai' && this.deps.requireRealName && !certified) throw new AppError('CERTIFICATION_REQUIRED');
+  }
+
+  /**
+   * Whether this account may pay, open a QR for or cancel an order of this category and type: what
+   * it needed to place it — the buy permission for a purchase, the permission to manage such
+   * instances for a renewal, disk, bandwidth or billing change (spec §6).
+   */
+  assertMayActOn(user: UserRow, order: { category: string; type: string }): void {
+    if (PURCHASE_TYPES.includes(order.type as OrderType)) return this.assertMayBuy(user, order.category);
+    const flags = MANAGE_PERMISSIONS[order.category as InstanceCategory] ?? [];
+    if (user.isChild && !flags.some((f) => user[f]))
+      throw new AppError('PERMISSION_DENIED', flags.length ? `需要权限：${flags.join(' 或 ')}` : '子账号不能管理该类实例');
   }
 
   /** A GPU instance (or an image application on one): a Personal order. */

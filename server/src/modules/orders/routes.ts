@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   API,
@@ -19,6 +19,7 @@ import {
   type OrderKind,
 } from '@console/contract';
 import type { AppContext } from '../../context.js';
+import type { Buyer } from './checkout.js';
 import { currentSession, payerOf } from '../../http/auth.js';
 
 const tags = ['订单'];
@@ -28,6 +29,10 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
   const { requireAuth } = ctx.auth;
   const o = ctx.orders;
   const checkout = ctx.checkout;
+  const buyerOf = (req: FastifyRequest): Buyer => ({
+    payerId: payerOf(req),
+    assertMayActOn: (order) => ctx.purchase.assertMayActOn(currentSession(req).user, order),
+  });
 
   r.post(
     API.gpuOrderCreate,
@@ -78,7 +83,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
         schema: { tags, summary: `支付订单（${kind}）：余额，或支付宝/微信扫码`, params, body: payOrderRequestSchema, response: { 200: orderPayStatusSchema } },
         onRequest: requireAuth,
       },
-      (req) => checkout.pay(payerOf(req), kind, req.params.order_uid, req.body),
+      (req) => checkout.pay(buyerOf(req), kind, req.params.order_uid, req.body),
     );
     r.get(`${base}/pay`, { schema: { tags, summary: `支付状态（${kind}）`, params, response: { 200: orderPayStatusSchema } }, onRequest: requireAuth }, (req) =>
       checkout.status(payerOf(req), kind, req.params.order_uid),
@@ -94,12 +99,12 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
         },
         onRequest: requireAuth,
       },
-      (req) => checkout.qrcode(payerOf(req), kind, req.params.order_uid, req.params.method === 'alipay' ? 'Alipay' : 'Wechat'),
+      (req) => checkout.qrcode(buyerOf(req), kind, req.params.order_uid, req.params.method === 'alipay' ? 'Alipay' : 'Wechat'),
     );
     r.post(
       `${base}/cancel`,
       { schema: { tags, summary: `取消未支付订单（${kind}）`, params, response: { 200: orderSchema } }, onRequest: requireAuth },
-      (req) => checkout.cancel(payerOf(req), kind, req.params.order_uid),
+      (req) => checkout.cancel(buyerOf(req), kind, req.params.order_uid),
     );
   }
 

@@ -130,6 +130,32 @@ describe('child accounts', () => {
     expect(json(res)).toMatchObject({ status: 'Time' });
   });
 
+  it("refuses a child without the category's permission paying, opening a QR for or cancelling the parent's order", async () => {
+    const parent = await fundedParent('200');
+    // A prepaid order the parent left unpaid.
+    const order = await post(s.app, API.gpuOrderCreate, { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', cycle: 'Day', duration: 1 }, parent.token);
+    expect(order.statusCode, order.body).toBe(200);
+    const uid = json<{ orderUid: string }>(order).orderUid;
+    await createChild(parent.token, 'nobody');
+    const token = json(await childLogin(parent.mobile, 'nobody')).token as string;
+    const cashBefore = (await s.ctx.ledger.balances(parent.user.id)).cash;
+    const base = `/order/api/v2.1/gpu/order/${uid}`;
+    for (const res of [
+      await post(s.app, `${base}/pay`, { method: 'Balance' }, token),
+      await get(s.app, `${base}/qrcode/alipay`, token),
+      await post(s.app, `${base}/cancel`, undefined, token),
+    ]) {
+      expect(res.statusCode, res.body).toBe(403);
+      expect(json(res)).toMatchObject({ code: 40300002 });
+    }
+    expect((await s.ctx.ledger.balances(parent.user.id)).cash).toBe(cashBefore);
+    expect(json(await get(s.app, base, parent.token))).toMatchObject({ status: 'Unpaid' });
+    // A child holding the permission pays it from the parent's balance.
+    await createChild(parent.token, 'gpu_buyer', { createGPUInstance: true });
+    const buyer = json(await childLogin(parent.mobile, 'gpu_buyer')).token as string;
+    expect(json(await post(s.app, `${base}/pay`, { method: 'Balance' }, buyer))).toMatchObject({ status: 'Success' });
+  });
+
   /**
    * Spec §6 on the server: for every flag, a child holding only that flag is refused (403 40300002
    * or 40300005) exactly on the routes that flag does not open.
