@@ -16,7 +16,9 @@ import {
   parseFilterByMulti,
   roundUpToFen,
   yuanToUnits,
+  gpuOrderRequestSchema,
   loginSchema,
+  pagingQuerySchema,
   smsCodeRequestSchema,
 } from './index.js';
 
@@ -118,5 +120,25 @@ describe('account schemas', () => {
     const bad = smsCodeRequestSchema.safeParse({ mobile: '123', scene: 'register' });
     expect(bad.success).toBe(false);
     expect(bad.error!.issues[0]!.message).toBe('请输入正确的 11 位手机号');
+  });
+});
+
+describe('number fields', () => {
+  const order = { gpuTypeId: 'rtx3090', cycle: 'Day', duration: 1 };
+  it('take a JSON number or a plain decimal string, nothing that merely converts to one', () => {
+    expect(gpuOrderRequestSchema.parse({ ...order, gpuCount: 2 }).gpuCount).toBe(2);
+    expect(gpuOrderRequestSchema.parse({ ...order, gpuCount: '2' }).gpuCount).toBe(2);
+    for (const bad of [true, [2], '0x1', '1e0', '', ' ', null, {}]) {
+      const r = gpuOrderRequestSchema.safeParse({ ...order, gpuCount: bad });
+      expect(r.success, JSON.stringify(bad)).toBe(false);
+      expect(r.error!.issues[0]!.path).toEqual(['gpuCount']);
+    }
+    expect(gpuOrderRequestSchema.safeParse({ ...order, gpuCount: 1, duration: true }).success).toBe(false);
+  });
+
+  it('keep their defaults when absent (paging from a query string)', () => {
+    expect(pagingQuerySchema.parse({})).toEqual({ page: 1, pageSize: 10 });
+    expect(pagingQuerySchema.parse({ page: '3', pageSize: '20' })).toEqual({ page: 3, pageSize: 20 });
+    expect(pagingQuerySchema.safeParse({ page: '1e1' }).success).toBe(false);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { quoteSchema } from './catalogue.js';
-import { moneySchema } from './common.js';
+import { moneySchema, numeric } from './common.js';
 import { instanceSchema } from './instance.js';
 import { orderSchema } from './order.js';
 
@@ -13,11 +13,13 @@ import { orderSchema } from './order.js';
 export const MAX_BANDWIDTH_MBPS = 10_000;
 
 export const changeBandwidthRequestSchema = z.object({
-  bandwidthMbps: z.coerce
-    .number({ error: '带宽必须是数字' })
-    .int({ error: '带宽必须是整数（Mbps）' })
-    .min(1, { error: '带宽至少 1 Mbps' })
-    .max(MAX_BANDWIDTH_MBPS, { error: `带宽最大 ${MAX_BANDWIDTH_MBPS} Mbps` }),
+  bandwidthMbps: numeric(
+    z
+      .number({ error: '带宽必须是数字' })
+      .int({ error: '带宽必须是整数（Mbps）' })
+      .min(1, { error: '带宽至少 1 Mbps' })
+      .max(MAX_BANDWIDTH_MBPS, { error: `带宽最大 ${MAX_BANDWIDTH_MBPS} Mbps` }),
+  ),
 });
 export type ChangeBandwidthRequest = z.infer<typeof changeBandwidthRequestSchema>;
 

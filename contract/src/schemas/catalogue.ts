@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { BillingCycle, InstanceCategory } from '../enums.js';
-import { moneySchema, pageOf, pagingQuerySchema } from './common.js';
+import { moneySchema, pageOf, pagingQuerySchema, numeric } from './common.js';
 
 const id = (what: string) =>
   z
@@ -160,9 +160,9 @@ export const gpuListQuerySchema = pagingQuerySchema.extend({
   sortBy: sortBySchema,
   filterBy: filterBySchema,
   cycle: cycleSchema.optional(),
-  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+  pageSize: numeric(z.number().int().min(1).max(100)).default(20),
 });
-export const imagesQuerySchema = pagingQuerySchema.extend({ filterBy: filterBySchema, pageSize: z.coerce.number().int().min(1).max(100).default(50) });
+export const imagesQuerySchema = pagingQuerySchema.extend({ filterBy: filterBySchema, pageSize: numeric(z.number().int().min(1).max(100)).default(50) });
 export const regionsQuerySchema = z.object({ category: categorySchema.optional() });
 export const regionRecommendQuerySchema = z.object({
   category: categorySchema.default('Gpu'),
@@ -172,19 +172,19 @@ export const regionRecommendQuerySchema = z.object({
 export const applicationListQuerySchema = pagingQuerySchema.extend({
   keyword: z.string().trim().max(50, { error: '搜索词最多 50 个字' }).optional(),
   category: z.string().trim().max(20).optional(),
-  pageSize: z.coerce.number().int().min(1).max(100).default(12),
+  pageSize: numeric(z.number().int().min(1).max(100)).default(12),
 });
 export const roomListQuerySchema = z.object({ regionId: id('地区').optional() });
 export const gpuImagesQuerySchema = z.object({ gpuTypeId: id('GPU 型号').optional(), framework: z.string().trim().max(40).optional() });
 export const availableZonesQuerySchema = z.object({
   gpuTypeId: id('GPU 型号'),
-  gpuCount: z.coerce.number({ error: '卡数必须是数字' }).int().min(1, { error: '卡数至少为 1' }).max(MAX_GPU_COUNT).default(1),
+  gpuCount: numeric(z.number({ error: '卡数必须是数字' }).int().min(1, { error: '卡数至少为 1' }).max(MAX_GPU_COUNT)).default(1),
   regionId: id('地区').optional(),
 });
 export const availableGpuTypesQuerySchema = z.object({
   regionId: id('地区').optional(),
   roomId: id('机房').optional(),
-  gpuCount: z.coerce.number({ error: '卡数必须是数字' }).int().min(1, { error: '卡数至少为 1' }).max(MAX_GPU_COUNT).default(1),
+  gpuCount: numeric(z.number({ error: '卡数必须是数字' }).int().min(1, { error: '卡数至少为 1' }).max(MAX_GPU_COUNT)).default(1),
 });
 
 export const regionsResponseSchema = z.object({ items: z.array(regionSchema) });
@@ -218,14 +218,15 @@ export const availableGpuTypesResponseSchema = z.object({ items: z.array(availab
 
 const quoteCommon = {
   cycle: cycleSchema,
-  duration: z.coerce.number({ error: '时长必须是数字' }).int({ error: '时长必须是整数' }).min(1, { error: '时长至少为 1' }).max(720, { error: '时长过长' }),
+  duration: numeric(z.number({ error: '时长必须是数字' }).int({ error: '时长必须是整数' }).min(1, { error: '时长至少为 1' }).max(720, { error: '时长过长' })),
   /** The whole data disk in GB, the free part included (a GPU host gives dataDiskFreeGb per card free). */
-  dataDiskGb: z.coerce
-    .number({ error: '数据盘必须是数字' })
-    .int()
-    .min(0, { error: '数据盘不能为负数' })
-    .max(MAX_DATA_DISK_GB, { error: `数据盘最大 ${MAX_DATA_DISK_GB} GB` })
-    .default(0),
+  dataDiskGb: numeric(
+    z
+      .number({ error: '数据盘必须是数字' })
+      .int()
+      .min(0, { error: '数据盘不能为负数' })
+      .max(MAX_DATA_DISK_GB, { error: `数据盘最大 ${MAX_DATA_DISK_GB} GB` }),
+  ).default(0),
   imageId: id('镜像').optional(),
   /** An image of the buyer's own (my images) or one shared with a link, instead of a catalogue image. */
   userImageId: z.uuid({ error: '镜像 ID 格式不正确' }).optional(),
@@ -235,11 +236,13 @@ const quoteCommon = {
 export const gpuQuoteRequestSchema = z
   .object({
     gpuTypeId: id('GPU 型号'),
-    gpuCount: z.coerce
-      .number({ error: '卡数必须是数字' })
-      .int({ error: '卡数必须是整数' })
-      .min(1, { error: '卡数至少为 1' })
-      .max(MAX_GPU_COUNT, { error: `卡数最多 ${MAX_GPU_COUNT}` }),
+    gpuCount: numeric(
+      z
+        .number({ error: '卡数必须是数字' })
+        .int({ error: '卡数必须是整数' })
+        .min(1, { error: '卡数至少为 1' })
+        .max(MAX_GPU_COUNT, { error: `卡数最多 ${MAX_GPU_COUNT}` }),
+    ),
     regionId: id('地区').optional(),
     roomId: id('机房').optional(),
     hostId: id('主机').optional(),
@@ -255,12 +258,13 @@ export const sizeQuoteRequestSchema = z
   .object({
     sizeId: id('规格'),
     regionId: id('地区'),
-    count: z.coerce
-      .number({ error: '数量必须是数字' })
-      .int()
-      .min(1, { error: '数量至少为 1' })
-      .max(MAX_INSTANCE_COUNT, { error: `一次最多购买 ${MAX_INSTANCE_COUNT} 台` })
-      .default(1),
+    count: numeric(
+      z
+        .number({ error: '数量必须是数字' })
+        .int()
+        .min(1, { error: '数量至少为 1' })
+        .max(MAX_INSTANCE_COUNT, { error: `一次最多购买 ${MAX_INSTANCE_COUNT} 台` }),
+    ).default(1),
     ...quoteCommon,
   })
   .superRefine(checkDuration)

@@ -63,7 +63,16 @@ export function pageOf<T extends z.ZodType>(item: T) {
 /** The inferred type of `pageOf(item)`: one page of a list of that item. */
 export type PageOf<T extends z.ZodType> = z.infer<ReturnType<typeof pageOf<T>>>;
 
+/**
+ * A number field: a JSON number, or — from a query string or a form — a string of plain decimal
+ * digits. Anything else (true, [2], "0x1", "1e0", "") is refused with the field's own message, where
+ * z.coerce.number would have taken it as a number.
+ */
+export function numeric<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v), schema);
+}
+
 export const pagingQuerySchema = z.object({
-  page: z.coerce.number().int().min(1).max(100000).default(1),
-  pageSize: z.coerce.number().int().min(1).max(100).default(10),
+  page: numeric(z.number().int().min(1).max(100000)).default(1),
+  pageSize: numeric(z.number().int().min(1).max(100)).default(10),
 });

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { InstanceStatus, type InstanceCategory, type InstanceStatus as Status, type PermissionFlag } from '../enums.js';
 import { categorySchema, cycleSchema, quoteSchema } from './catalogue.js';
-import { moneySchema, pageOf, pagingQuerySchema } from './common.js';
+import { moneySchema, pageOf, pagingQuerySchema, numeric } from './common.js';
 
 /** What a user (or the system) can ask of an instance. */
 export const INSTANCE_ACTIONS = ['start', 'startNoCard', 'stop', 'restart', 'release'] as const;
@@ -312,7 +312,7 @@ export const operationLogQuerySchema = pagingQuerySchema.extend({
 
 /** POST …/instances/:id/renew (and …/renew/price): more of the instance's own prepaid cycle. */
 export const renewInstanceRequestSchema = z.object({
-  duration: z.coerce.number({ error: '时长必须是数字' }).int({ error: '时长必须是整数' }).min(1, { error: '时长至少为 1' }).max(365, { error: '时长过长' }),
+  duration: numeric(z.number({ error: '时长必须是数字' }).int({ error: '时长必须是整数' }).min(1, { error: '时长至少为 1' }).max(365, { error: '时长过长' })),
   voucherId: z.uuid({ error: '代金券编号格式不正确' }).optional(),
 });
 export type RenewInstanceRequest = z.infer<typeof renewInstanceRequestSchema>;
@@ -367,7 +367,7 @@ export type DayToMonthRequest = z.infer<typeof dayToMonthRequestSchema>;
 /** POST …/instances/:id/transfer-to-long(/price): a post-paid instance becomes prepaid Week or Month for `duration` units. */
 export const transferToLongRequestSchema = z.object({
   cycle: z.enum(['Week', 'Month'], { error: '长期租用只能选择包周或包月' }),
-  duration: z.coerce.number({ error: '时长必须是数字' }).int({ error: '时长必须是整数' }).min(1, { error: '时长至少为 1' }).max(12, { error: '时长最长 12' }),
+  duration: numeric(z.number({ error: '时长必须是数字' }).int({ error: '时长必须是整数' }).min(1, { error: '时长至少为 1' }).max(12, { error: '时长最长 12' })),
   voucherId: z.uuid({ error: '代金券编号格式不正确' }).optional(),
 });
 export type TransferToLongRequest = z.infer<typeof transferToLongRequestSchema>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { moneySchema, pageOf, pagingQuerySchema, type PageOf } from './common.js';
+import { moneySchema, pageOf, pagingQuerySchema, type PageOf, numeric } from './common.js';
 
 /** GET /billing/api/v1/user/money: what the header and the balance page show. */
 export const userMoneySchema = z.object({
@@ -122,7 +122,7 @@ export const operatorCreditSchema = z.object({
   amount: yuanInputSchema,
   reason: z.string({ error: '请填写原因' }).trim().min(2, { error: '原因至少 2 个字' }).max(200, { error: '原因最多 200 字' }),
   to: z.enum(['cash', 'gift']).default('cash'),
-  giftValidDays: z.coerce.number().int().min(1).max(3650).default(365),
+  giftValidDays: numeric(z.number().int().min(1).max(3650)).default(365),
   /** The caller's id for this adjustment: a retried request credits once. */
   requestId: z.uuid({ error: 'requestId 须为 UUID' }),
 });

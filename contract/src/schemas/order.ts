@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { OrderStatus, OrderType, PaymentMethod, type OrderStatus as Status } from '../enums.js';
 import { gpuQuoteRequestSchema, quoteSchema, sizeQuoteRequestSchema } from './catalogue.js';
-import { moneySchema, pageOf, pagingQuerySchema } from './common.js';
+import { moneySchema, pageOf, pagingQuerySchema, numeric } from './common.js';
 import { gatewayMethodSchema } from './money.js';
 
 /** Every allowed move of an order; anything else is refused (one state machine, spec §4). */
@@ -38,7 +38,7 @@ export type SizeOrderRequest = z.infer<typeof sizeOrderRequestSchema>;
 /** POST /shinichi/api/v2.1/tiio/resource (kind Ai): a model resource package. */
 export const aiResourceOrderRequestSchema = z.object({
   productId: z.string({ error: '请选择资源包' }).trim().min(1, { error: '请选择资源包' }).max(64),
-  count: z.coerce.number({ error: '数量必须是数字' }).int().min(1, { error: '数量至少为 1' }).max(100, { error: '一次最多购买 100 份' }).default(1),
+  count: numeric(z.number({ error: '数量必须是数字' }).int().min(1, { error: '数量至少为 1' }).max(100, { error: '一次最多购买 100 份' })).default(1),
 });
 export type AiResourceOrderRequest = z.infer<typeof aiResourceOrderRequestSchema>;
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ImageStatus, InstanceStatus } from '../enums.js';
 import { PAGE } from '../web-paths.js';
 import { categorySchema, cycleSchema, MAX_DATA_DISK_GB, quoteSchema } from './catalogue.js';
-import { moneySchema, pageOf, pagingQuerySchema } from './common.js';
+import { moneySchema, pageOf, pagingQuerySchema, numeric } from './common.js';
 import { instanceSchema } from './instance.js';
 import { orderSchema } from './order.js';
 
@@ -117,11 +117,13 @@ export const dataDiskListQuerySchema = pagingQuerySchema;
 
 /** POST …/instances/:id/disk(/price): the whole new size in GB. */
 export const expandDiskRequestSchema = z.object({
-  dataDiskGb: z.coerce
-    .number({ error: '容量必须是数字' })
-    .int({ error: '容量必须是整数' })
-    .min(1, { error: '容量至少 1 GB' })
-    .max(MAX_DATA_DISK_GB, { error: `数据盘最大 ${MAX_DATA_DISK_GB} GB` }),
+  dataDiskGb: numeric(
+    z
+      .number({ error: '容量必须是数字' })
+      .int({ error: '容量必须是整数' })
+      .min(1, { error: '容量至少 1 GB' })
+      .max(MAX_DATA_DISK_GB, { error: `数据盘最大 ${MAX_DATA_DISK_GB} GB` }),
+  ),
 });
 export type ExpandDiskRequest = z.infer<typeof expandDiskRequestSchema>;
 

@@ -289,6 +289,12 @@ describe('price quotes', () => {
       [{ ...gpu, gpuCount: -1 }, 400, 40000001, /^gpuCount/],
       [{ ...gpu, gpuCount: 9 }, 400, 40000001, /^gpuCount/],
       [{ ...gpu, gpuCount: 1.5 }, 400, 40000001, /^gpuCount/],
+      // Counts take a JSON number or plain digits only, never what merely converts to a number.
+      [{ ...gpu, gpuCount: true }, 400, 40000001, /^gpuCount/],
+      [{ ...gpu, gpuCount: [2] }, 400, 40000001, /^gpuCount/],
+      [{ ...gpu, gpuCount: '0x1' }, 400, 40000001, /^gpuCount/],
+      [{ ...gpu, gpuCount: '1e0' }, 400, 40000001, /^gpuCount/],
+      [{ ...gpu, duration: true }, 400, 40000001, /^duration/],
       [{ ...gpu, duration: 0 }, 400, 40000001, /^duration/],
       [{ ...gpu, duration: 366 }, 400, 40000001, /^duration/],
       [{ ...gpu, dataDiskGb: -10 }, 400, 40000001, /^dataDiskGb/],
