@@ -20,6 +20,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createContext, type AppContext, type Drivers } from './context.js';
 import type { Database } from './db/client.js';
+import { LOG_SERIALIZERS } from './http/log.js';
 import { registerErrorHandling } from './http/errors.js';
 import { userRoutes } from './modules/users/index.js';
 import { verificationRoutes } from './modules/verification/index.js';
@@ -51,7 +52,9 @@ export interface BuildOptions {
 
 export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstance; ctx: AppContext }> {
   const app = Fastify({
-    logger: opts.logger ?? { level: opts.config.LOG_LEVEL },
+    // Every logger gets the request serializer that keeps session tokens out of the log.
+    logger:
+      opts.logger === false ? false : { level: opts.config.LOG_LEVEL, ...(typeof opts.logger === 'object' ? opts.logger : {}), serializers: LOG_SERIALIZERS },
     trustProxy: opts.config.TRUST_PROXY,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -24,6 +24,7 @@ export function findToken(request: FastifyRequest): { token: string; source: Tok
     const m = /^Bearer\s+(\S+)$/i.exec(header);
     if (m) return { token: m[1]!, source: 'header' };
   }
+  // ?token= is how a page opened from elsewhere arrives logged in (spec §4); authenticate() takes it, like the cookie, for reading only.
   const query = (request.query as Record<string, unknown> | undefined)?.token;
   if (typeof query === 'string' && query) return { token: query, source: 'query' };
   const cookie = request.cookies?.[SESSION_COOKIE];
@@ -38,7 +39,8 @@ export function makeAuthGuards(sessions: SessionService) {
       if (required) throw new AppError('UNAUTHENTICATED');
       return;
     }
-    if (found.source === 'cookie' && !SAFE_METHODS.has(request.method)) {
+    if (found.source !== 'header' && !SAFE_METHODS.has(request.method)) {
+      // A cookie or a ?token= never changes anything: only the header proves the console sent it.
       // A visitor-friendly route simply ignores a cookie it may not trust.
       if (required) throw new AppError('CSRF_HEADER_REQUIRED');
       return;
