@@ -1,40 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import type { Order, User } from '@console/contract';
+import type { Order } from '@console/contract';
 import { session } from '../../session/store';
 import { calls, type Handler, json } from '../../test/http';
 import { renderApp } from '../../test/render';
 import { catalogueServer, images, quoteFor } from '../../test/fixtures/catalogue';
-
-const user: User = {
-  id: 'u1',
-  logo: '',
-  certStatus: 'Init',
-  certType: 'Uncertified',
-  accountType: 'personal',
-  createAt: '2025-01-01T00:00:00Z',
-  credit: 0,
-  from: 'web',
-  mobile: '13800138000',
-  email: '',
-  name: '',
-  nickname: '',
-  childName: '',
-  isStudent: false,
-  isChild: false,
-  certified: false,
-  userVersion: 1,
-  firstVisit: true,
-  openModal: false,
-  isOperator: false,
-  createGPUInstance: false,
-  createImageAPP: false,
-  openYunBucket: false,
-  gpu: false,
-  app: false,
-  image: false,
-  usingLLM: false,
-};
+import { user } from '../../test/fixtures/user';
 
 const FROM_CARD = '/stats/purchase?hostId=h1&gpuTypeId=rtx4090&regionId=bj-b&roomId=bj-b-1&cycle=Hour&gpuCount=1';
 const VISITOR_QUOTE = '/infra/api/v2.1/gpu/order/price';
