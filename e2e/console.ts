@@ -11,6 +11,7 @@ export async function registerInBrowser(page: Page, baseUrl: string, prefix: str
   const outbox = (await (await fetch(`${baseUrl}/dev/outbox?to=${mobile}`)).json()) as { items: { code: string }[] };
   await page.getByPlaceholder('6 位验证码').fill(outbox.items[0]!.code);
   await page.getByPlaceholder('设置登录密码').fill(password);
+  await page.getByRole('checkbox', { name: /我已阅读并同意/ }).check();
   await page.getByRole('button', { name: /注\s*册/ }).click();
   await page.waitForURL('**/stats/cloud/gpu');
   return mobile;

@@ -54,6 +54,7 @@ describe('newcomer journey', () => {
 
     await page.getByPlaceholder('6 位验证码').fill(code);
     await page.getByPlaceholder('设置登录密码').fill('Journey123');
+    await page.getByRole('checkbox', { name: /我已阅读并同意/ }).check();
     await page.screenshot({ path: path.join(shots, '02-register.png') });
     await page
       .getByRole('button', { name: '注 册' })

@@ -12,9 +12,13 @@ export const API = {
   meEmail: '/userapi/api/v2.1/users/me/email',
   mePassword: '/userapi/api/v2.1/users/me/password',
   meLogo: '/api/v1/users/me/logo',
+  /** 余额保底: post-paid instances stop when the spendable balance falls below it. */
+  meBalanceFloor: '/userapi/api/v2.1/users/me/balance-floor',
   userMoney: '/billing/api/v1/user/money',
   userStatement: '/billing/api/v1/user/statement',
-  /** Daily data-disk charges (storage bill detail). */
+  /** The ledger entries under one roll-up row of the statement. */
+  userStatementGroup: '/billing/api/v1/user/statement/group',
+  /** Hourly data-disk charges (storage bill detail). */
   storageCharges: '/billing/api/v1/storage/charges',
   recharge: '/billing/api/v1/recharge',
   rechargeOptions: '/billing/api/v1/recharge/options',
@@ -50,12 +54,18 @@ export const API = {
   gpuAvailableGpuTypes: '/upgpu/api/v2.1/gpu/available_gpu_types',
   gpuTypeList: '/upgpu/api/v2.1/gpu_type/list',
   promotion: '/order/api/v2.1/promotion',
+  /** Public site settings the operator configures (the customer-service link). */
+  siteSettings: '/api/v1/site/settings',
+  /** The operator's 用户协议 (user) and 隐私政策 (privacy), public. */
+  siteAgreement: '/api/v1/site/agreements/:kind',
   // Price quotes (spec §7): the logged-in variant applies vouchers and the student discount.
   orderUserPrice: '/infra/api/v2.1/order/user/price',
   orderPrice: '/infra/api/v2.1/order/price',
   gpuOrderUserPrice: '/infra/api/v2.1/gpu/order/user/price',
   gpuOrderPrice: '/infra/api/v2.1/gpu/order/price',
   operatorCredit: '/api/v1/operator/credit',
+  /** Give or take the operator role: `npm run operator -- grant|revoke` through the running server (its local token only). */
+  operatorRole: '/api/v1/operator/role',
   // Invoices: requests by the account holder, issued or rejected by the operator.
   invoices: '/billing/api/v1/invoices',
   invoiceable: '/billing/api/v1/invoices/invoiceable',
@@ -90,6 +100,8 @@ export const API = {
   instanceRenew: '/upgpu/api/v2.1/instances/:id/renew',
   instanceRenewPrice: '/upgpu/api/v2.1/instances/:id/renew/price',
   instanceAutoRenew: '/upgpu/api/v2.1/instances/:id/auto-renew',
+  /** 定时关机: one pending scheduled stop per instance (PUT sets it, DELETE cancels it). */
+  instanceScheduledStop: '/upgpu/api/v2.1/instances/:id/scheduled-stop',
   instanceRefund: '/upgpu/api/v2.1/instances/:id/refund',
   instanceRefundPrice: '/upgpu/api/v2.1/instances/:id/refund/price',
   instanceDayToMonth: '/upgpu/api/v2.1/instances/:id/day-to-month',
@@ -113,6 +125,14 @@ export const API = {
   sharedImage: '/upgpu/api/v2.1/images/shared/:id',
   dataDisks: '/upgpu/api/v2.1/disks',
   operationLogs: '/api/v1/operation/logs',
+  // Notices: the message center (站内信), delivery preferences, "有卡时通知我" subscriptions.
+  messages: '/userapi/api/v2.1/messages',
+  messagesUnread: '/userapi/api/v2.1/messages/unread-count',
+  messageRead: '/userapi/api/v2.1/messages/:id/read',
+  messagesReadAll: '/userapi/api/v2.1/messages/read-all',
+  noticePreferences: '/userapi/api/v2.1/users/me/notice-preferences',
+  gpuSubscriptions: '/userapi/api/v2.1/gpu-subscriptions',
+  gpuSubscription: '/userapi/api/v2.1/gpu-subscriptions/:id',
   devCompute: '/dev/compute',
   healthz: '/healthz',
   devOutbox: '/dev/outbox',

@@ -130,7 +130,7 @@ export const EmailScene = labels({ email: '绑定邮箱' });
 export type EmailScene = keyof typeof EmailScene.map;
 
 /** Child-account permission flags of spec §3/§6. */
-export const PERMISSION_FLAGS = ['createGPUInstance', 'createImageAPP', 'openYunBucket', 'gpu', 'app', 'image', 'usingLLM'] as const;
+export const PERMISSION_FLAGS = ['createGPUInstance', 'createImageAPP', 'openYunBucket', 'gpu', 'app', 'image', 'usingLLM', 'finance'] as const;
 export type PermissionFlag = (typeof PERMISSION_FLAGS)[number];
 export const PermissionLabel: Record<PermissionFlag, string> = {
   createGPUInstance: '创建 GPU 实例',
@@ -140,4 +140,10 @@ export const PermissionLabel: Record<PermissionFlag, string> = {
   app: '管理镜像应用',
   image: '管理镜像与数据',
   usingLLM: '使用大模型服务',
+  // Not in spec §6: without it a child sees only what it bought itself (its instances, orders, bills and log), never the parent's money.
+  finance: '财务：查看余额、充值记录、全部账单与操作日志',
 };
+
+/** The period of a child account's spending limit: a Beijing calendar month, or everything it ever spent. */
+export const SpendLimitPeriod = labels({ Month: '每月', Total: '累计' });
+export type SpendLimitPeriod = keyof typeof SpendLimitPeriod.map;

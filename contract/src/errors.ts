@@ -32,6 +32,7 @@ export const ERRORS = {
   INSTANCE_GPU_BUSY: { code: 40920002, message: '该主机的 GPU 已被占用，可迁移到其他主机（免费）、选择无卡模式开机，或稍后再试' },
   INSTANCE_ARREARS: { code: 40011002, message: '账户欠费，请先充值结清后再开机' },
   INSTANCE_EXPIRED: { code: 40020011, message: '实例已到期，请先续费再开机' },
+  ORDER_NOT_USAGE: { code: 40020013, message: '该订单不是按量计费订单，没有用量明细，费用见订单详情' },
   IMAGE_INCOMPATIBLE: { code: 40020003, message: '所选镜像与该配置不兼容，请更换镜像' },
   // My data: saved images and data disks, codes 4xx21xxx.
   INSTANCE_MUST_BE_STOPPED: { code: 40021001, message: '请先关机（或在无卡模式下关机）再进行此操作' },
@@ -55,6 +56,10 @@ export const ERRORS = {
   // Public bandwidth of e-commerce machines, codes 4xx26xxx.
   BANDWIDTH_NOT_EBUSINESS: { code: 40026001, message: '仅电商机可以调整带宽' },
   BANDWIDTH_INVALID: { code: 40026002, message: '所选带宽不可用，请在可选档位中选择' },
+  // Scheduled stop (定时关机), codes 4xx27xxx.
+  SCHEDULED_STOP_TIME_INVALID: { code: 40027001, message: '定时关机时间须晚于当前时间，且在 30 天（720 小时）以内，请重新选择' },
+  // Notices: "有卡时通知我" subscriptions, codes 4xx28xxx.
+  GPU_SUBSCRIPTION_LIMIT: { code: 40028001, message: '「有卡时通知我」最多同时订阅 20 个，请先在消息中心的「有卡提醒」中取消不需要的订阅' },
   // Invoices
   INVOICE_AMOUNT_EXCEEDED: { code: 40022001, message: '开票金额超过可开票金额' },
   INVOICE_STATE_INVALID: { code: 40922001, message: '该发票申请已处理，不能再进行此操作，请刷新后查看' },
@@ -71,7 +76,17 @@ export const ERRORS = {
   CHILD_NAME_TAKEN: { code: 40930101, message: '该子账号名已存在，请换一个' },
   CHILD_LIMIT: { code: 40030010, message: '子账号数量已达上限' },
   MAIN_ACCOUNT_ONLY: { code: 40300005, message: '子账号不能进行此操作，请使用主账号' },
+  /** A child's mobile, e-mail and password are its parent's to manage (security finding 5 of the accounts issue). */
+  CHILD_CREDENTIALS_BY_PARENT: { code: 40300006, message: '子账号的手机号、邮箱和登录密码由主账号管理，需要改密码请联系主账号重设' },
+  OWN_APPLICATION: { code: 40300007, message: '不能审核自己的申请，请由其他运营人员审核' },
   REVIEW_DONE: { code: 40930102, message: '该申请已处理，请刷新后查看' },
+  /** A child without the 财务 permission asked for its parent's money: balance, recharges, statement, gift credit, invoices. */
+  FINANCE_PERMISSION_REQUIRED: {
+    code: 40330101,
+    message: '子账号没有财务权限，不能查看主账号的余额、充值记录和收支明细；如需查看请联系主账号开通「财务」权限',
+  },
+  /** A child's spending limit (set by its parent) would be passed: the detail says the limit, what is spent and what is left. */
+  SPEND_LIMIT_EXCEEDED: { code: 40330102, message: '子账号消费已达额度上限，请联系主账号提高额度' },
   UPLOAD_TOO_LARGE: { code: 41300002, message: '图片过大，请压缩后重新上传' },
   // Codes the web client ignores silently (spec §8).
   DUPLICATE_SUBMIT: { code: 40016010, message: '请求正在处理中，请勿重复提交' },
@@ -111,6 +126,7 @@ export const ERRORS = {
   CODE_TOO_FREQUENT: { code: 42900001, message: '验证码发送过于频繁，请 60 秒后再试' },
   CODE_IP_LIMIT: { code: 42900002, message: '当前网络请求验证码次数过多，请稍后再试' },
   LOGIN_TOO_MANY: { code: 42900003, message: '登录失败次数过多，请 15 分钟后再试或使用验证码登录' },
+  LOGIN_IP_TOO_MANY: { code: 42900004, message: '当前网络登录失败次数过多，请 15 分钟后再试或使用验证码登录' },
   // 5xx
   INTERNAL: { code: 50000001, message: '服务器开了个小差，请稍后重试' },
   UPSTREAM_FAILED: { code: 50200001, message: '服务器开了个小差，请稍后重试' },

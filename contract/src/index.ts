@@ -16,3 +16,4 @@ export * from './schemas/instance.js';
 export * from './schemas/account.js';
 export * from './schemas/storage.js';
 export * from './schemas/bandwidth.js';
+export * from './schemas/notice.js';

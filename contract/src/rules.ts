@@ -16,3 +16,12 @@ export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 export function payerIdOf(user: { id: string; isChild: boolean; parentId: string | null }): string {
   return user.isChild && user.parentId ? user.parentId : user.id;
 }
+
+/**
+ * Whether an account sees its payer's money (balance, recharges, statement) and everything bought with
+ * it (every order, instance and log line): a main account, or a child granted 财务 (finance). Any other
+ * child sees only what it created itself.
+ */
+export function seesPayerFinance(user: { isChild: boolean; finance?: boolean }): boolean {
+  return !user.isChild || user.finance === true;
+}

@@ -9,3 +9,9 @@ export function formatBeijing(at: Date | string, unit: 'minute' | 'second' = 'mi
     .slice(0, unit === 'minute' ? 16 : 19)
     .replace('T', ' ');
 }
+
+/** The first moment of the Beijing calendar month `at` falls in (a child's monthly spending limit starts again then). */
+export function beijingMonthStart(at: Date): Date {
+  const b = new Date(at.getTime() + BEIJING_OFFSET_MS);
+  return new Date(Date.UTC(b.getUTCFullYear(), b.getUTCMonth(), 1) - BEIJING_OFFSET_MS);
+}

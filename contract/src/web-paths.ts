@@ -5,6 +5,11 @@ export const PAGE = {
   register: '/register',
   enterprise: '/enterprise',
   upyunLogin: '/upyunLogin',
+  /** 忘记密码: a new password with an SMS code. */
+  resetPassword: '/password/reset',
+  /** The operator's 用户协议 and 隐私政策, public. */
+  agreementUser: '/agreement/user',
+  agreementPrivacy: '/agreement/privacy',
   stats: '/stats',
   statsGame: '/stats/game',
   cloud: '/stats/cloud',
@@ -36,6 +41,8 @@ export const PAGE = {
   ebusiness: '/console/e-business',
   game: '/console/game',
   log: '/console/log',
+  /** 消息中心: the 站内信 of notices. */
+  message: '/console/message',
   account: '/console/account',
   center: '/console/center',
   cost: '/cost',

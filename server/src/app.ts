@@ -22,6 +22,7 @@ import { createContext, type AppContext, type Drivers } from './context.js';
 import type { Database } from './db/client.js';
 import { LOG_SERIALIZERS } from './http/log.js';
 import { registerErrorHandling } from './http/errors.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
 import { userRoutes } from './modules/users/index.js';
 import { verificationRoutes } from './modules/verification/index.js';
 import { catalogueRoutes } from './modules/catalogue/index.js';
@@ -35,6 +36,7 @@ import { invoiceRoutes } from './modules/invoices/index.js';
 import { operatorRoutes } from './modules/operator/index.js';
 import { instanceRoutes } from './modules/instances/index.js';
 import { imageRoutes } from './modules/images/index.js';
+import { noticeRoutes } from './modules/notices/index.js';
 import { SimulatedComputeDriver } from './drivers/compute/simulated.js';
 import { simulatedComputeRoutes } from './drivers/compute/simulated-routes.js';
 import { sandboxDrivers, sandboxRoutes } from './drivers/payment/index.js';
@@ -71,6 +73,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  registerSecurityHeaders(app);
 
   const ctx = await createContext({ ...opts, log: app.log });
 
@@ -145,12 +148,16 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => certificationRoutes(scope, ctx));
   await app.register(async (scope) => studentRoutes(scope, ctx));
   await app.register(async (scope) => childRoutes(scope, ctx));
+  await app.register(async (scope) => noticeRoutes(scope, ctx));
+  // The embedded stand-ins' own pages: the simulated machines' JupyterLab/application pages always
+  // (they are how an instance is reached), the fleet's control panel and the sandbox scan page only
+  // while dev tools are on (config.ts decides); off, their paths do not exist.
   if (ctx.drivers.compute instanceof SimulatedComputeDriver) {
     const sim = ctx.drivers.compute;
-    await app.register(async (scope) => simulatedComputeRoutes(scope, sim, (id) => ctx.instances.accessOf(id)));
+    await app.register(async (scope) => simulatedComputeRoutes(scope, sim, (id) => ctx.instances.accessOf(id), { controlPanel: opts.config.devTools }));
   }
   const sandboxes = sandboxDrivers(ctx.drivers.payment);
-  if (sandboxes.length) await app.register(async (scope) => sandboxRoutes(scope, sandboxes));
+  if (sandboxes.length && opts.config.devTools) await app.register(async (scope) => sandboxRoutes(scope, sandboxes));
 
   app.addHook('onClose', async () => {
     await ctx.database.close();

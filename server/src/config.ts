@@ -2,17 +2,22 @@
  * Configuration from environment variables, validated once at start. A bad value stops the
  * server with a message naming the variable, instead of failing later in a request.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { DEFAULT_CATALOGUE_FILE } from './modules/catalogue/index.js';
 import { COMPUTE_DRIVER_NAMES } from './drivers/compute/index.js';
+import { NOTICE_KINDS, type NoticeKind } from '@console/contract';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no'], { error: '应为 true 或 false' }).transform((v) => ['true', '1', 'yes'].includes(v));
 
 const envSchema = z.object({
   PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).default(8080),
-  HOST: z.string().default('0.0.0.0'),
+  /** Loopback by default: a developer's `npm start` is reachable from that machine only, with dev tools on. */
+  HOST: z.string().trim().min(1).default('127.0.0.1'),
+  /** `/dev/outbox`, `/dev/compute` and the sandbox scan page: unset, on only on a loopback or private HOST (devToolsDecision). */
+  DEV_TOOLS: bool.optional(),
   /** Relative paths are taken from where the command was typed (npm runs workspace scripts elsewhere); default: the repository's data/. */
   DATA_DIR: z.string().optional(),
   DATABASE_URL: z
@@ -37,10 +42,23 @@ const envSchema = z.object({
   ALIYUN_SMS_SIGN_NAME: z.string().optional(),
   ALIYUN_SMS_TEMPLATE_CODE: z.string().optional(),
   ALIYUN_SMS_ENDPOINT: z.string().url().default('https://dysmsapi.aliyuncs.com/'),
+  /**
+   * The approved template of each kind of notice sent by Aliyun SMS, e.g.
+   * "StoppedForArrears=SMS_1001,ReleaseCountdown=SMS_1002" (kinds: contract NOTICE_KINDS). A kind
+   * without one goes by e-mail and 站内信 only (logged once).
+   */
+  ALIYUN_SMS_NOTICE_TEMPLATES: z
+    .string()
+    .default('')
+    .transform((v, ctx) => parseNoticeTemplates(v, ctx)),
+  /** A payer is told once when the spendable balance would not pay their running post-paid instances for this many hours. */
+  NOTICE_BALANCE_LOW_HOURS: z.coerce.number().int().min(1).max(720).default(2),
   MAIL_DRIVER: z.enum(['outbox', 'smtp']).default('outbox'),
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('算力云 <no-reply@example.com>'),
   CODE_IP_LIMIT_PER_HOUR: z.coerce.number().int().min(1).default(30),
+  /** Failed password logins one address may make over all accounts in 15 minutes (behind a proxy, set TRUST_PROXY so this is per client). */
+  LOGIN_IP_FAILURE_LIMIT: z.coerce.number().int().min(1).max(100000).default(50),
   UPLOAD_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -133,7 +151,36 @@ const envSchema = z.object({
     ),
 });
 
-export type Config = z.infer<typeof envSchema> & { seedDemo: boolean; webDist: string; dataDir: string; catalogueFile: string; publicBaseUrl: string };
+/** "Kind=SMS_123,Kind2=SMS_456": each kind a NoticeKind, each code an Aliyun template code, each kind once. */
+function parseNoticeTemplates(v: string, ctx: z.RefinementCtx): Partial<Record<NoticeKind, string>> {
+  const out: Partial<Record<NoticeKind, string>> = {};
+  for (const part of v
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const m = /^([A-Za-z]+)\s*=\s*(\S+)$/.exec(part);
+    const kind = m?.[1] as NoticeKind | undefined;
+    if (!m || !kind || !(NOTICE_KINDS as readonly string[]).includes(kind)) {
+      ctx.addIssue({ code: 'custom', message: `「${part}」应为 类型=模板编号，类型为 ${NOTICE_KINDS.join('、')} 之一` });
+      continue;
+    }
+    if (!/^SMS_\d{1,20}$/.test(m[2]!)) ctx.addIssue({ code: 'custom', message: `${kind} 的模板编号「${m[2]}」应为 SMS_ 加数字，如 SMS_123456789` });
+    else if (out[kind]) ctx.addIssue({ code: 'custom', message: `${kind} 重复配置了模板` });
+    else out[kind] = m[2]!;
+  }
+  return out;
+}
+
+export type Config = z.infer<typeof envSchema> & {
+  seedDemo: boolean;
+  webDist: string;
+  dataDir: string;
+  catalogueFile: string;
+  publicBaseUrl: string;
+  /** Whether the embedded stand-ins' dev tools exist (devToolsDecision), and why, for the start-up log. */
+  devTools: boolean;
+  devToolsReason: string;
+};
 
 export class ConfigError extends Error {}
 
@@ -160,8 +207,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ALIYUN_REALNAME_ACCESS_KEY_ID: c.ALIYUN_REALNAME_ACCESS_KEY_ID,
     ALIYUN_REALNAME_ACCESS_KEY_SECRET: c.ALIYUN_REALNAME_ACCESS_KEY_SECRET,
   });
+  const devTools = devToolsDecision(c);
+  if (c.PAYMENT_DRIVER === 'sandbox' && !devTools.on) {
+    throw new ConfigError(
+      `配置有误：PAYMENT_DRIVER=sandbox（内置沙箱支付）只能靠开发工具中的沙箱支付页完成付款，而开发工具已关闭（${devTools.reason}）。` +
+        '对外提供服务请设置 PAYMENT_DRIVER=real 并配置支付宝 / 微信支付；仅作演示或测试时设置 DEV_TOOLS=true，或让 HOST 只监听本机或内网地址。',
+    );
+  }
   return {
     ...c,
+    devTools: devTools.on,
+    devToolsReason: devTools.reason,
     dataDir: c.DATA_DIR ? path.resolve(env.INIT_CWD ?? process.cwd(), c.DATA_DIR) : fileURLToPath(new URL('../../data', import.meta.url)),
     // Demo data is for the embedded database; a real PostgreSQL gets it only when asked.
     seedDemo: c.SEED_DEMO ?? !c.DATABASE_URL,
@@ -169,6 +225,52 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogueFile: path.resolve(c.CATALOGUE_FILE ?? DEFAULT_CATALOGUE_FILE),
     webDist: path.resolve(c.WEB_DIST ?? new URL('../../web/dist', import.meta.url).pathname),
   };
+}
+
+/**
+ * The one decision about the embedded stand-ins that hand out secrets or money — `/dev/outbox`
+ * (anyone's verification codes), `/dev/compute` (the simulated fleet's faults) and the sandbox scan
+ * page (marks an order paid): DEV_TOOLS=true or false decides; unset, they are on only while an
+ * embedded driver is in use and the server listens on a loopback or private address. 0.0.0.0 and
+ * :: (every interface) and host names other than localhost are public: going live with the tools
+ * takes DEV_TOOLS=true. Each tool also exists only while its own driver is the embedded one.
+ */
+export function devToolsDecision(c: {
+  HOST: string;
+  DEV_TOOLS?: boolean;
+  SMS_DRIVER: string;
+  MAIL_DRIVER: string;
+  PAYMENT_DRIVER: string;
+  COMPUTE_DRIVER: string;
+}): { on: boolean; reason: string } {
+  if (c.DEV_TOOLS === true) return { on: true, reason: '已设置 DEV_TOOLS=true' };
+  if (c.DEV_TOOLS === false) return { on: false, reason: '已设置 DEV_TOOLS=false' };
+  const embedded = [
+    c.SMS_DRIVER === 'outbox' && 'SMS_DRIVER=outbox',
+    c.MAIL_DRIVER === 'outbox' && 'MAIL_DRIVER=outbox',
+    c.PAYMENT_DRIVER === 'sandbox' && 'PAYMENT_DRIVER=sandbox',
+    c.COMPUTE_DRIVER === 'simulated' && 'COMPUTE_DRIVER=simulated',
+  ].filter((v): v is string => Boolean(v));
+  if (!embedded.length) return { on: false, reason: '未使用任何内置驱动' };
+  if (!isLoopbackOrPrivate(c.HOST)) return { on: false, reason: `HOST=${c.HOST} 不是本机或内网地址，需要时设置 DEV_TOOLS=true` };
+  return { on: true, reason: `HOST=${c.HOST} 是本机或内网地址，且使用内置驱动（${embedded.join('、')}）` };
+}
+
+/** Loopback (127/8, ::1, localhost) or private (10/8, 172.16/12, 192.168/16, 169.254/16, fc00::/7, fe80::/10); a listen-on-all address is neither. */
+export function isLoopbackOrPrivate(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h)?.[1];
+  if (mapped) return isLoopbackOrPrivate(mapped);
+  if (isIP(h) === 4) {
+    const [a, b] = h.split('.').map(Number) as [number, number];
+    return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254);
+  }
+  if (isIP(h) === 6) return h === '::1' || /^f[cd][0-9a-f]{2}:/.test(h) || /^fe[89ab][0-9a-f]:/.test(h);
+  return false;
 }
 
 function isHttpsOrLoopback(v: string): boolean {

@@ -57,12 +57,16 @@ import { ImageService } from './modules/images/index.js';
 import { InstanceBilling, METER_LANES, Meter } from './modules/instances/index.js';
 import { Reconciler } from './modules/instances/index.js';
 import { PrepaidService } from './modules/instances/index.js';
+import { ScheduledStops } from './modules/instances/index.js';
+import { BalanceFloors } from './modules/users/index.js';
 import { ConversionService } from './modules/instances/index.js';
 import { ChangeBandwidthTask, TrafficService } from './modules/instances/index.js';
 import { CertificationService } from './modules/certification/index.js';
-import { ChildService } from './modules/users/index.js';
+import { ChildService, spendLimitsOf } from './modules/users/index.js';
+import { ChildSpending } from './modules/orders/index.js';
 import { StudentService } from './modules/students/index.js';
 import { PasswordBox } from './modules/instances/index.js';
+import { GpuSubscriptionService, NoticeService } from './modules/notices/index.js';
 import { InstanceCategory, SESSION_COOKIE, SESSION_TTL_SECONDS } from '@console/contract';
 
 export interface Drivers {
@@ -113,9 +117,17 @@ export interface AppContext {
   instanceBilling: InstanceBilling;
   /** Prepaid instances: auto-renewal and refund of unused time. */
   prepaid: PrepaidService;
+  /** 定时关机 of instances. */
+  scheduledStops: ScheduledStops;
+  /** 余额保底 of main accounts (the post-paid tick stops instances below it). */
+  balanceFloors: BalanceFloors;
   conversions: ConversionService;
   traffic: TrafficService;
   reconciler: Reconciler;
+  /** Notices that arrive: 站内信, SMS and e-mail per the user's preferences. */
+  notices: NoticeService;
+  /** 有卡时通知我. */
+  gpuSubscriptions: GpuSubscriptionService;
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
   localOperatorToken: string | null;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
@@ -189,15 +201,29 @@ export async function createContext(opts: {
     codes,
     storage: drivers.storage,
     operatorMobiles: config.OPERATOR_MOBILES,
+    loginIpFailureLimit: config.LOGIN_IP_FAILURE_LIMIT,
     onRegistered: [(userId, tx) => vouchers.grantNewUser(userId, tx)],
   });
+  const notices = new NoticeService({
+    db,
+    clock,
+    sms: drivers.sms,
+    mail: drivers.mail,
+    findUser: (id) => users.findById(id),
+    smsTemplates: config.ALIYUN_SMS_NOTICE_TEMPLATES,
+    publicBaseUrl: config.publicBaseUrl,
+    log: opts.log,
+  });
+  const balanceFloors = new BalanceFloors({ db, clock });
   const gifts = new GiftService(db, ledger, clock, new RechargeTotals(db), catalogueStore);
   const payments = new PaymentService({ db, clock, ledger, drivers: drivers.payment, publicBaseUrl: config.publicBaseUrl, log: opts.log });
   const recharge = new RechargeService({ db, clock, catalogue: catalogueStore, payments, gifts });
   const fulfillers = new Fulfillers();
-  const usage = new UsageCharges({ clock, ledger, gifts });
-  const checkout = new Checkout({ db, clock, ledger, gifts, vouchers, payments, fulfillers, log: opts.log });
-  const orders = new OrderService({ db, clock, catalogue: catalogueStore, fulfillers, checkout, usage });
+  // Child accounts' spending limits (the users module's) against what their orders took: every payment, post-paid start and tick.
+  const spending = new ChildSpending({ db, clock, limitsOf: spendLimitsOf });
+  const usage = new UsageCharges({ clock, ledger, gifts, spending });
+  const checkout = new Checkout({ db, clock, ledger, gifts, vouchers, payments, fulfillers, log: opts.log, spending });
+  const orders = new OrderService({ db, clock, catalogue: catalogueStore, fulfillers, checkout, usage, ledger });
   const resources = new ResourceService({ db, clock, catalogue: catalogueStore, orders });
   orders.registerFulfiller('Ai', resources, ['NewBuy']);
   const inventory = new InventoryService(catalogueStore, clock);
@@ -235,16 +261,13 @@ export async function createContext(opts: {
     meter,
     passwords,
     log: opts.log,
-    notify: async (userId, text) => {
-      // Notices go out by SMS only while the SMS driver is the embedded outbox; a provider needs a notice template.
-      if (!drivers.sms.embedded) return;
-      const u = await users.findById(userId);
-      if (u?.mobile) await drivers.sms.send({ to: u.mobile, code: '', scene: 'notice', text: `【算力云】${text}` });
-    },
+    notify: async (userId, notice) => void (await notices.send(userId, notice)),
     views: instanceViews,
     tasks,
     fulfillers,
+    floors: balanceFloors,
   });
+  usage.registerLoad(instances.hourlyLoad);
   const creation = new InstanceCreation({ db, clock, catalogue: catalogueStore, inventory, images, passwords, instances });
   const renewals = new RenewalService({ db, clock, catalogue: catalogueStore, pricing: catalogue, orders, instances });
   const disks = new DiskService({
@@ -279,6 +302,7 @@ export async function createContext(opts: {
     orders.registerFulfiller(category, traffic, ['TrafficUpgrade']);
     orders.registerFulfiller(category, { fulfil: (order) => conversions.apply(order) }, ['DayToMonth', 'TransferToLong']);
   }
+  const scheduledStops = new ScheduledStops({ db, clock, instances, views: instanceViews });
   // A meter tick charges its batches in parallel lanes on PostgreSQL (one connection each); PGlite has one connection.
   const instanceBilling = new InstanceBilling({
     db,
@@ -287,8 +311,10 @@ export async function createContext(opts: {
     instances,
     migration,
     catalogue: catalogueStore,
+    floors: balanceFloors,
     tickSeconds: config.BILLING_TICK_SECONDS,
     workers: database.kind === 'postgres' ? METER_LANES : 1,
+    balanceLow: (loads) => notices.balanceCheck(loads, config.NOTICE_BALANCE_LOW_HOURS),
   });
   const prepaid = new PrepaidService({
     db,
@@ -302,6 +328,7 @@ export async function createContext(opts: {
     users,
     log: opts.log,
     leadHours: config.AUTO_RENEW_LEAD_HOURS,
+    notices,
     refundFeeRate: config.PREPAID_REFUND_FEE_RATE,
   });
   const reconciler = new Reconciler({ db, clock, driver: drivers.compute, instances, log: opts.log, retryAfterMs: config.COMPUTE_OP_RETRY_SECONDS * 1000 });
@@ -347,7 +374,7 @@ export async function createContext(opts: {
     operator: new OperatorService({ db, ledger, gifts, users }),
     certification,
     students: new StudentService({ db, clock, codes, storage: drivers.storage, catalogue: catalogueStore, reviews: certification, users }),
-    children: new ChildService({ db, clock, sessions, limit: config.CHILD_ACCOUNT_LIMIT }),
+    children: new ChildService({ db, clock, sessions, limit: config.CHILD_ACCOUNT_LIMIT, spentOf: (ids) => spending.summary(ids) }),
     instances,
     instanceViews,
     renewals,
@@ -357,9 +384,13 @@ export async function createContext(opts: {
     disks,
     instanceBilling,
     prepaid,
+    scheduledStops,
+    balanceFloors,
     conversions,
     traffic,
     reconciler,
+    notices,
+    gpuSubscriptions: new GpuSubscriptionService({ db, clock, catalogue: catalogueStore, notices }),
     localOperatorToken: null,
     reloadCatalogue,
     cookies: {

@@ -2,7 +2,7 @@
 import { watchFile } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
 import { systemClock } from './clock.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { seedDemo, DEMO_ACCOUNT } from './db/seed.js';
 import { buildApp } from './app.js';
@@ -57,6 +57,18 @@ async function main() {
     process.on('exit', () => announced.remove());
   }
   app.log.info(`控制台已启动：http://localhost:${config.PORT}  （数据库：${database.kind === 'pglite' ? `内置 PGlite ${config.dataDir}` : 'PostgreSQL'}）`);
+  app.log.info(devToolsLine(config));
+}
+
+/** Whether the dev tools are on, which of them exist with these drivers, and why (config.ts devToolsDecision). */
+function devToolsLine(config: Config): string {
+  if (!config.devTools) return `开发工具已关闭：${config.devToolsReason}`;
+  const tools = [
+    config.SMS_DRIVER === 'outbox' && config.MAIL_DRIVER === 'outbox' && '/dev/outbox',
+    config.COMPUTE_DRIVER === 'simulated' && '/dev/compute',
+    config.PAYMENT_DRIVER === 'sandbox' && '/dev/pay/sandbox',
+  ].filter(Boolean);
+  return `开发工具已开启（${tools.join('、') || '当前驱动下没有可用的开发工具'}）：${config.devToolsReason}`;
 }
 
 /**

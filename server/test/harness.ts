@@ -29,6 +29,8 @@ export async function startTestServer(opts: { env?: Record<string, string>; driv
     LOG_LEVEL: 'silent',
     CODE_IP_LIMIT_PER_HOUR: '10000',
     WEB_DIST: path.join(dataDir, 'web'),
+    // The embedded stand-ins' pages (/dev/outbox, /dev/compute, the sandbox scan page) that tests read and click.
+    DEV_TOOLS: 'true',
     ...opts.env,
   });
   const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));
@@ -93,7 +95,7 @@ export const PASSWORD = 'Abcd1234';
 
 export async function registerUser(s: TestServer, mobile = newMobile(), password = PASSWORD) {
   const code = await requestCode(s.app, mobile, 'register');
-  const res = await post(s.app, '/userapi/api/v2.1/register', { mobile, code, password });
+  const res = await post(s.app, '/userapi/api/v2.1/register', { mobile, code, password, agreed: true });
   if (res.statusCode !== 200) throw new Error(`register ${res.statusCode}: ${res.body}`);
   // Later codes for the same number must wait out the 60 s window.
   s.clock.advance(61_000);

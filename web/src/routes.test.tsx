@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { act, render, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { PAGE } from '@console/contract';
 import { ApiUiBridge } from './app/ApiUiBridge';
@@ -95,6 +95,19 @@ describe('guard wired into the router', () => {
     expect(within(menu).queryByText('镜像应用')).toBeNull();
     expect(within(menu).queryByText('模型服务')).toBeNull();
     expect(within(menu).queryByText('我的数据')).toBeNull();
+  });
+
+  it('a child opening a page it may not use is sent home and told why', async () => {
+    session.setLogin('tok', { ...user, isChild: true, gpu: true });
+    const router = mount(PAGE.balance);
+    await waitFor(() => expect(router.state.location.pathname).toBe(PAGE.gpuGeneric));
+    expect(await screen.findByText('子账号无权访问「我的余额」，已为您跳转到「GPU 实例」（如需权限请联系主账号开通）')).toBeTruthy();
+    // No 财务: the money pages are not in its menu, and the header shows no balance.
+    const menu = await screen.findByRole('menu', { name: '控制台导航' });
+    fireEvent.click(within(menu).getByText('费用中心'));
+    expect(await within(menu).findByText('账单')).toBeTruthy();
+    expect(within(menu).queryByText('我的余额')).toBeNull();
+    expect(screen.queryByText(/余额：/)).toBeNull();
   });
 
   it("the header shows '--' when the balance endpoint is not there", async () => {

@@ -29,11 +29,14 @@ export const PAGES: PageDef[] = [
   // Public
   { path: PAGE.login, title: '登录', layout: 'none', page: () => import('./pages/auth/AuthPage') },
   { path: PAGE.register, title: '注册', layout: 'none', page: () => import('./pages/auth/AuthPage') },
+  { path: PAGE.resetPassword, title: '找回密码', layout: 'none', page: () => import('./pages/auth/AuthPage') },
+  { path: PAGE.agreementUser, title: '用户协议', layout: 'public', page: () => import('./pages/site/AgreementPage') },
+  { path: PAGE.agreementPrivacy, title: '隐私政策', layout: 'public', page: () => import('./pages/site/AgreementPage') },
   { path: PAGE.upyunLogin, title: '第三方登录', layout: 'none', page: () => import('./pages/auth/UpyunLoginPage') },
   { path: PAGE.enterprise, title: '企业服务', layout: 'public', page: () => import('./pages/stats/EnterprisePage') },
   { path: PAGE.cloudGpu, title: 'GPU 云', layout: 'public', perms: PERMS.cloudGpu, page: () => import('./pages/stats/GpuCloudPage') },
   { path: PAGE.cloudApply, title: '镜像应用', layout: 'public', perms: PERMS.cloudApply, page: () => import('./pages/stats/ApplyPage') },
-  { path: PAGE.purchase, title: '购买', layout: 'public', page: () => import('./pages/stats/PurchasePage') },
+  { path: PAGE.purchase, title: '购买', layout: 'public', perms: PERMS.purchase, page: () => import('./pages/stats/PurchasePage') },
   { path: PAGE.statsGame, title: '云游戏', layout: 'public', page: () => import('./pages/stats/GamePage') },
   { path: PAGE.gpudata, title: '数据存储', layout: 'public', page: () => import('./pages/stats/GpuDataPage') },
   { path: PAGE.apparatus, title: '算力设备', layout: 'public', page: () => import('./pages/stats/ApparatusPage') },
@@ -43,13 +46,13 @@ export const PAGES: PageDef[] = [
   { path: PAGE.comfyui, title: '工作流', layout: 'tool', ...auth, page: () => import('./pages/comfyui/ComfyuiPage') },
   { path: PAGE.rdp, title: '远程桌面', layout: 'tool', ...auth, perms: PERMS.instanceDetail, page: () => import('./pages/rdp/RdpPage') },
   { path: PAGE.freeDesktop, title: '免费云桌面', layout: 'tool', ...auth, page: () => import('./pages/rdp/FreeDesktopPage') },
-  { path: PAGE.finance, title: '财务', layout: 'tool', ...auth, page: () => import('./pages/finance/FinancePage') },
+  { path: PAGE.finance, title: '财务', layout: 'tool', ...auth, perms: PERMS.finance, page: () => import('./pages/finance/FinancePage') },
 
   // Console
   { path: PAGE.consolePersonal, mainOnly: true, title: '个人中心', layout: 'console', ...auth, page: () => import('./pages/console/PersonalPage') },
   { path: PAGE.consoleEnterprise, mainOnly: true, title: '企业中心', layout: 'console', ...auth, page: () => import('./pages/console/EnterprisePage') },
   { path: PAGE.ipvmDetail, title: '实例详情', layout: 'console', ...auth, perms: PERMS.instanceDetail, page: () => import('./pages/console/IpvmDetailPage') },
-  { path: PAGE.recharge, title: '充值', layout: 'console', ...auth, page: () => import('./pages/console/RechargePage') },
+  { path: PAGE.recharge, title: '充值', layout: 'console', ...auth, perms: PERMS.finance, page: () => import('./pages/console/RechargePage') },
   { path: PAGE.gpuGeneric, title: 'GPU 实例', layout: 'console', ...auth, perms: PERMS.gpuGeneric, page: () => import('./pages/console/GpuGenericPage') },
   { path: PAGE.app, title: '镜像应用', layout: 'console', ...auth, perms: PERMS.app, page: () => import('./pages/console/AppPage') },
   { path: PAGE.gpudataMirror, title: '我的镜像', layout: 'console', ...auth, perms: PERMS.data, page: () => import('./pages/console/DataMirrorPage') },
@@ -59,17 +62,18 @@ export const PAGES: PageDef[] = [
   { path: PAGE.ebusiness, mainOnly: true, title: '跨境电商', layout: 'console', ...auth, page: () => import('./pages/console/EbusinessPage') },
   { path: PAGE.game, mainOnly: true, title: '云游戏', layout: 'console', ...auth, page: () => import('./pages/console/GamePage') },
   { path: PAGE.log, title: '操作日志', layout: 'console', ...auth, page: () => import('./pages/console/LogPage') },
+  { path: PAGE.message, title: '消息中心', layout: 'console', ...auth, page: () => import('./pages/console/MessagePage') },
   { path: PAGE.account, title: '账号中心', layout: 'console', ...auth, page: () => import('./pages/console/account/AccountPage') },
   { path: PAGE.operator, title: '运营管理', layout: 'console', ...auth, requireOperator: true, page: () => import('./pages/operator/OperatorPage') },
 
   // Cost center
-  { path: PAGE.balance, title: '我的余额', layout: 'console', ...auth, page: () => import('./pages/cost/BalancePage') },
+  { path: PAGE.balance, title: '我的余额', layout: 'console', ...auth, perms: PERMS.finance, page: () => import('./pages/cost/BalancePage') },
   { path: PAGE.bill, title: '账单', layout: 'console', ...auth, page: () => import('./pages/cost/BillPage') },
   { path: PAGE.serverBillDetail, title: '服务器账单详情', layout: 'console', ...auth, page: () => import('./pages/cost/ServerBillDetailPage') },
   { path: PAGE.storageBillDetail, title: '存储账单详情', layout: 'console', ...auth, page: () => import('./pages/cost/StorageBillDetailPage') },
   { path: PAGE.modelBillDetail, title: '模型账单详情', layout: 'console', ...auth, page: () => import('./pages/cost/ModelBillDetailPage') },
   { path: PAGE.coupon, title: '卡券包', layout: 'console', ...auth, page: () => import('./pages/cost/CouponPage') },
-  { path: PAGE.deposit, title: '押金', layout: 'console', ...auth, page: () => import('./pages/cost/DepositPage') },
+  { path: PAGE.deposit, title: '押金', layout: 'console', ...auth, perms: PERMS.finance, page: () => import('./pages/cost/DepositPage') },
   { path: PAGE.resource, title: '资源包', layout: 'console', ...auth, page: () => import('./pages/cost/ResourcePage') },
 
   // LoRA / SD and compute center
@@ -111,7 +115,14 @@ export const REDIRECTS: Record<string, string> = {
 export function metaFor(pathname: string): RouteMeta {
   const page = PAGES.find((p) => matchPath({ path: p.path, end: true }, pathname));
   return page
-    ? { requireAuth: page.requireAuth, perms: page.perms, requireCert: page.requireCert, mainOnly: page.mainOnly, requireOperator: page.requireOperator }
+    ? {
+        title: page.title,
+        requireAuth: page.requireAuth,
+        perms: page.perms,
+        requireCert: page.requireCert,
+        mainOnly: page.mainOnly,
+        requireOperator: page.requireOperator,
+      }
     : {};
 }
 

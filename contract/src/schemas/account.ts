@@ -4,8 +4,8 @@
  * reject exactly the same inputs.
  */
 import { z } from 'zod';
-import { CertStatus, CertType, EducationLevel, PERMISSION_FLAGS, type PermissionFlag } from '../enums.js';
-import { mobileSchema, pagingQuerySchema, passwordSchema, smsCodeSchema, type PageOf } from './common.js';
+import { CertStatus, CertType, EducationLevel, PERMISSION_FLAGS, SpendLimitPeriod, type PermissionFlag } from '../enums.js';
+import { mobileSchema, moneySchema, pagingQuerySchema, passwordSchema, smsCodeSchema, type PageOf } from './common.js';
 
 // --- GB 11643: citizen identity number -------------------------------------------------------
 
@@ -206,16 +206,31 @@ export const childPermissionsSchema = z.strictObject(permissionsShape, {
 });
 export type ChildPermissions = Partial<Record<PermissionFlag, boolean>>;
 
+/**
+ * A child's spending limit, set by its parent: what the child may take from the parent's balance
+ * (gift credit and cash; vouchers do not count) per Beijing calendar month or in total. null: unlimited.
+ */
+export const spendLimitSchema = z.object({
+  amount: z
+    .string({ error: '请输入额度' })
+    .regex(/^\d{1,15}$/, { error: '额度须为不小于 0 的整数（单位 0.0001 元）' })
+    .describe('额度，单位 0.0001 元的整数字符串'),
+  period: z.enum(SpendLimitPeriod.values, { error: '额度周期须为 Month（每月）或 Total（累计）' }),
+});
+export type SpendLimit = z.infer<typeof spendLimitSchema>;
+
 export const createChildSchema = z.object({
   childName: childNameSchema,
   password: passwordSchema,
   remark: z.string().trim().max(50, { error: '备注不能超过 50 个字符' }).optional(),
   permissions: childPermissionsSchema.default({}),
+  spendLimit: spendLimitSchema.nullable().optional().describe('消费额度，null 或不填为不限'),
 });
 export const updateChildSchema = z.object({
   remark: z.string().trim().max(50, { error: '备注不能超过 50 个字符' }).optional(),
   disabled: z.boolean().optional(),
   permissions: childPermissionsSchema.optional(),
+  spendLimit: spendLimitSchema.nullable().optional().describe('消费额度；null 为不限，不填为不变'),
 });
 export const childPasswordSchema = z.object({ password: passwordSchema });
 export const childIdParamsSchema = z.object({ id: z.uuid({ error: '子账号编号格式不正确' }) });
@@ -228,6 +243,10 @@ export const childSchema = z.object({
   permissions: z.object(Object.fromEntries(PERMISSION_FLAGS.map((f) => [f, z.boolean()])) as Record<PermissionFlag, z.ZodBoolean>),
   createdAt: z.string(),
   lastLoginAt: z.string().nullable(),
+  spendLimit: spendLimitSchema.nullable().describe('消费额度，null 为不限'),
+  spent: z
+    .object({ month: moneySchema.describe('本月（北京时间自然月）消费'), total: moneySchema.describe('累计消费') })
+    .describe('子账号创建的订单从主账号余额扣除的金额（赠送金与现金，不含代金券；整单退款的不计）'),
 });
 export type Child = z.infer<typeof childSchema>;
 export type ChildPage = PageOf<typeof childSchema>;
@@ -312,3 +331,13 @@ export const reviewQuerySchema = pagingQuerySchema.extend({
   status: z.enum(CertStatus.values).optional(),
 });
 export const operatorUserQuerySchema = pagingQuerySchema.extend({ q: z.string().trim().max(50).optional() });
+
+/** `npm run operator -- grant|revoke <mobile>`: give or take the operator role of a main account. */
+export const operatorRoleSchema = z.object({ mobile: mobileSchema, isOperator: z.boolean({ error: 'isOperator 须为 true 或 false' }) });
+export type OperatorRoleRequest = z.infer<typeof operatorRoleSchema>;
+export const operatorRoleResultSchema = z.object({
+  userId: z.string(),
+  mobile: z.string(),
+  isOperator: z.boolean().describe('此后是否为运营方（OPERATOR_MOBILES 中的号码收回后仍是）'),
+});
+export type OperatorRoleResult = z.infer<typeof operatorRoleResultSchema>;

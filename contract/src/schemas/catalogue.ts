@@ -309,10 +309,30 @@ export const quoteSchema = z.object({
 });
 export type Quote = z.infer<typeof quoteSchema>;
 
-/** The operator's public promotion (spec §1) and customer-service link, from the catalogue settings. */
+/** The operator's public promotion (spec §1), from the catalogue settings. */
 export const promotionSchema = z.object({
   rechargeBonusRate: z.string().describe('充值赠送比例，如 0.18；0 表示没有'),
   newUserVoucher: moneySchema.describe('新用户代金券金额；0 表示没有'),
-  customerServiceUrl: z.string(),
 });
 export type Promotion = z.infer<typeof promotionSchema>;
+
+/** GET /api/v1/site/settings: what the public site shows from the operator's settings. */
+export const siteSettingsSchema = z.object({
+  customerServiceUrl: z.string().nullable().describe('企业微信客服链接；null 表示运营方未配置（页面不显示客服入口）'),
+});
+export type SiteSettings = z.infer<typeof siteSettingsSchema>;
+
+/** The operator's documents a visitor agrees to when registering. */
+export const AGREEMENT_KINDS = ['user', 'privacy'] as const;
+export type AgreementKind = (typeof AGREEMENT_KINDS)[number];
+export const AgreementTitle: Record<AgreementKind, string> = { user: '用户协议', privacy: '隐私政策' };
+export const agreementParamsSchema = z.object({
+  kind: z.enum(AGREEMENT_KINDS, { error: '协议只有 user（用户协议）和 privacy（隐私政策）两种' }),
+});
+/** GET /api/v1/site/agreements/:kind. `content` is plain text with a Markdown subset: `#`/`##` headings, `- ` list items, blank lines between paragraphs. */
+export const agreementSchema = z.object({
+  kind: z.enum(AGREEMENT_KINDS),
+  title: z.string(),
+  content: z.string(),
+});
+export type Agreement = z.infer<typeof agreementSchema>;

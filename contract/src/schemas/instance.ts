@@ -245,6 +245,7 @@ export const instanceSchema = z.object({
   gpuCount: z.number().int(),
   sizeId: z.string().nullable(),
   spec: z.string().describe('CPU/内存概要'),
+  noCardSpec: z.string().nullable().describe('无卡模式下的 CPU/内存（运营配置，比有卡时少）；没有 GPU 的实例为 null'),
   imageId: z.string().nullable(),
   imageName: z.string().nullable(),
   applicationId: z.string().nullable(),
@@ -257,10 +258,11 @@ export const instanceSchema = z.object({
   cycle: cycleSchema,
   hourlyPrice: moneySchema.describe('按量计费每小时价格（有卡）'),
   noCardHourlyPrice: moneySchema.describe('无卡模式每小时价格'),
-  diskDailyPrice: moneySchema.describe('超出免费部分的数据盘每天价格'),
+  diskDailyPrice: moneySchema.describe('超出免费部分的数据盘每天价格（按量实例按小时扣费，每小时为其 1/24）'),
   expireAt: z.string().nullable().describe('包周期到期时间'),
   autoRenew: z.boolean().describe('包周期自动续费：到期前从余额续费一个周期单位'),
   releaseAt: z.string().nullable().describe('计划释放时间（关机超期或到期未续费）'),
+  scheduledStopAt: z.string().nullable().describe('定时关机时间（未设置为 null）；到时由系统关机，用户关机或释放时取消'),
   access: instanceAccessSchema.nullable(),
   actions: z.array(z.enum(INSTANCE_ACTIONS)).describe('当前可执行的操作'),
   tasks: z.array(z.enum(INSTANCE_TASKS)).describe('当前可执行的任务（保存镜像、数据盘扩容、迁移到其他主机需先关机；电商机调整带宽可在运行中进行）'),
@@ -322,6 +324,30 @@ export const autoRenewRequestSchema = z.object({
   autoRenew: z.boolean({ error: 'autoRenew 必须是 true 或 false' }),
 });
 export type AutoRenewRequest = z.infer<typeof autoRenewRequestSchema>;
+
+/** The latest scheduled stop: 720 hours (30 days) ahead. */
+export const SCHEDULED_STOP_MAX_HOURS = 720;
+export const SCHEDULED_STOP_MIN_HOURS = 0.5;
+
+/**
+ * PUT …/instances/:id/scheduled-stop (定时关机): stop the instance at `at` (a future time, ISO 8601
+ * with its offset, at most 720 hours ahead) or `hours` from now (0.5–720). One or the other; a new
+ * schedule replaces the pending one.
+ */
+export const scheduledStopRequestSchema = z
+  .object({
+    at: z.iso.datetime({ offset: true, error: '关机时间格式不正确' }).optional().describe('关机时间（ISO 8601，含时区，如 2026-11-26T08:00:00+08:00）'),
+    hours: numeric(
+      z
+        .number({ error: '小时数必须是数字' })
+        .min(SCHEDULED_STOP_MIN_HOURS, { error: `小时数至少为 ${SCHEDULED_STOP_MIN_HOURS}` })
+        .max(SCHEDULED_STOP_MAX_HOURS, { error: `小时数最多为 ${SCHEDULED_STOP_MAX_HOURS}` }),
+    )
+      .optional()
+      .describe('多少小时后关机（0.5–720）'),
+  })
+  .refine((b) => (b.at === undefined) !== (b.hours === undefined), { error: '请选择关机时间，或填写多少小时后关机（二选一）' });
+export type ScheduledStopRequest = z.infer<typeof scheduledStopRequestSchema>;
 
 /**
  * GET …/instances/:id/refund/price: what releasing a prepaid instance early gives back. The unused

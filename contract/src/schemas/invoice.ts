@@ -91,11 +91,16 @@ export const invoiceListQuerySchema = pagingQuerySchema.extend({
   status: z.enum(InvoiceStatus.values, { error: '状态须为 Pending、Issued、Rejected 或 Cancelled' }).optional(),
 });
 
-/** What may still be invoiced: money paid in through gateways, less refunds out and what is invoiced or pending. */
+/**
+ * What may still be invoiced: the cash consumed (spent on orders and post-paid charges, less refunds
+ * back to the balance), at most the money paid in through gateways less refunds out, less what is
+ * invoiced or pending.
+ */
 export const invoiceableSchema = z.object({
   invoiceable: moneySchema.describe('可开票金额'),
   paidIn: moneySchema.describe('充值与扫码支付实付到账'),
   refunded: moneySchema.describe('已退回原支付渠道'),
+  consumed: moneySchema.describe('现金消费（订单与按量计费，扣除退款退回余额的部分）'),
   invoiced: moneySchema.describe('已开票'),
   pending: moneySchema.describe('待开票'),
 });

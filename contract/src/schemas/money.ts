@@ -68,20 +68,64 @@ export const vouchersResponseSchema = z.object({ items: z.array(voucherSchema) }
 export const voucherSummarySchema = z.object({ count: z.number().int(), total: moneySchema });
 export type VoucherSummary = z.infer<typeof voucherSummarySchema>;
 
-export const statementQuerySchema = pagingQuerySchema.extend({ kind: z.enum(['cash', 'gift', 'voucher', 'deposit']).default('cash') });
+/**
+ * What each kind of ledger transfer means to the account holder: the one label map of the
+ * statement (收支明细). The server posts only these kinds (its TransferInput is typed by them).
+ */
+const TRANSFER_KIND_LABELS = {
+  gateway_in: '充值到账',
+  gift_grant: '赠送金发放',
+  voucher_grant: '代金券发放',
+  compensation: '平台补偿',
+  order: '订单支付',
+  usage: '按量计费',
+  refund: '订单退款',
+  gift_expire: '赠送金过期',
+  voucher_expire: '代金券过期',
+  refund_out: '退回原支付渠道',
+} as const;
+export type TransferKind = keyof typeof TRANSFER_KIND_LABELS;
+export const TransferKind = {
+  map: TRANSFER_KIND_LABELS as Record<TransferKind, string>,
+  values: Object.keys(TRANSFER_KIND_LABELS) as TransferKind[],
+  /** The Chinese label; a kind this version does not know reads 其他收支, never the raw code. */
+  label: (kind: string): string => (Object.hasOwn(TRANSFER_KIND_LABELS, kind) ? TRANSFER_KIND_LABELS[kind as TransferKind] : '其他收支'),
+};
+
+export const statementKindSchema = z.enum(['cash', 'gift', 'voucher', 'deposit'], { error: '账户须为 cash、gift、voucher 或 deposit' });
+export const statementQuerySchema = pagingQuerySchema.extend({ kind: statementKindSchema.default('cash') });
 /** Which account a statement lists. */
 export type StatementKind = z.infer<typeof statementQuerySchema>['kind'];
+
+/**
+ * One row of a statement. Post-paid charges (transfers of kind usage) are rolled up per instance
+ * and Beijing hour: `group` names the roll-up (its ledger entries come from the group endpoint),
+ * `entries` counts them, `amount` is their sum and `balanceAfter` the balance after the last one.
+ * Any other entry is a row of its own (`group` null, `entries` 1).
+ */
 export const statementEntrySchema = z.object({
-  id: z.number().int(),
+  id: z.number().int().describe('账目编号；汇总行为其中最后一条的编号'),
   amount: moneySchema,
   balanceAfter: moneySchema,
-  kind: z.string(),
+  kind: z.string().describe('流水类型，中文名见 TransferKind'),
   memo: z.string(),
   orderId: z.string().nullable(),
-  createdAt: z.string(),
+  createdAt: z.string().describe('发生时间；汇总行为其中最后一条的时间'),
+  group: z.string().nullable().describe('按量计费汇总行的编号（实例 + 北京时间小时）；单条流水为 null'),
+  entries: z.number().int().describe('汇总的账目条数'),
+  periodStart: z.string().nullable().describe('汇总行所在小时的开始（ISO 8601）'),
 });
+export type StatementEntry = z.infer<typeof statementEntrySchema>;
 export const statementPageSchema = pageOf(statementEntrySchema);
 export type StatementPage = z.infer<typeof statementPageSchema>;
+/** GET …/user/statement/group: the ledger entries under one roll-up row, newest first. */
+export const statementGroupQuerySchema = pagingQuerySchema.extend({
+  kind: statementKindSchema.default('cash'),
+  group: z
+    .string({ error: '请指定汇总行' })
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}@\d{10}$/, { error: '汇总行编号格式不正确' })
+    .describe('汇总行的 group'),
+});
 
 /** A gift-credit item (spec §3): counts toward remain only if remain > 0, not expired and status 1. */
 export const giftItemSchema = z.object({
@@ -141,7 +185,7 @@ export const storageChargeSchema = z.object({
   id: z.string(),
   instanceId: z.string(),
   instanceName: z.string().describe('实例名（已释放的实例也保留）'),
-  periodStart: z.string().describe('计费日开始（ISO 8601）'),
+  periodStart: z.string().describe('计费时段开始（ISO 8601）：按小时扣费的一小时（此前按天扣费的为一天）'),
   memo: z.string(),
   amount: moneySchema.describe('实付金额（现金 + 赠送金）'),
   chargedAt: z.string(),

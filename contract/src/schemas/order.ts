@@ -44,9 +44,15 @@ export type AiResourceOrderRequest = z.infer<typeof aiResourceOrderRequestSchema
 
 export const payOrderRequestSchema = z.object({
   method: z.enum(PaymentMethod.values, { error: '支付方式必须是 Balance、Alipay 或 Wechat' }),
-  voucherId: z.uuid({ error: '代金券编号格式不正确' }).optional(),
+  voucherId: z.uuid({ error: '代金券编号格式不正确' }).nullable().optional().describe('使用的代金券；不传则用订单上已选的代金券，null 表示不使用'),
 });
 export type PayOrderRequest = z.infer<typeof payOrderRequestSchema>;
+
+/** PUT …/:order_uid/voucher: the voucher an unpaid order will be paid with (null: none), kept on the order. */
+export const orderVoucherRequestSchema = z.object({
+  voucherId: z.uuid({ error: '代金券编号格式不正确' }).nullable(),
+});
+export type OrderVoucherRequest = z.infer<typeof orderVoucherRequestSchema>;
 
 export const orderUidParamsSchema = z.object({
   order_uid: z.string().regex(/^O\d{14}[0-9a-f]{8}$/, { error: '订单号格式不正确' }),
@@ -68,7 +74,8 @@ export const orderSchema = z.object({
   status: z.enum(OrderStatus.values),
   description: z.string(),
   amount: moneySchema.describe('应付（代金券前）'),
-  voucherDeduction: moneySchema,
+  voucherId: z.string().nullable().describe('已选（未支付订单）或已使用的代金券'),
+  voucherDeduction: moneySchema.describe('代金券抵扣；未支付订单为已选代金券将抵扣的金额'),
   payMethod: z.enum(PaymentMethod.values).nullable(),
   paid: z.array(orderPaymentPartSchema).describe('实付构成：代金券、赠送金、现金'),
   quote: orderPriceSchema,
@@ -76,11 +83,57 @@ export const orderSchema = z.object({
   failReason: z.string().nullable(),
   expiresAt: z.string(),
   paidAt: z.string().nullable(),
-  fulfilledAt: z.string().nullable(),
+  fulfilledAt: z.string().nullable().describe('完成时间；按量计费订单为资源释放（结束计费）的时间，计费中为 null'),
   refundedAt: z.string().nullable(),
   createdAt: z.string(),
 });
 export type Order = z.infer<typeof orderSchema>;
+
+/** What one line of a post-paid bill charges for. */
+const USAGE_LINE_LABELS = {
+  gpu: 'GPU 运行',
+  noCard: '无卡模式运行',
+  run: '实例运行',
+  bandwidth: '公网带宽',
+  dataDisk: '数据盘扩容',
+  diskResize: '数据盘扩容补差',
+  arrears: '欠费结清',
+  other: '其他费用',
+} as const;
+export type UsageLineKind = keyof typeof USAGE_LINE_LABELS;
+export const UsageLineKind = {
+  map: USAGE_LINE_LABELS as Record<UsageLineKind, string>,
+  values: Object.keys(USAGE_LINE_LABELS) as [UsageLineKind, ...UsageLineKind[]],
+  label: (kind: UsageLineKind): string => USAGE_LINE_LABELS[kind],
+};
+
+/**
+ * One line of a post-paid (按量计费) bill, built from the ledger's charges of the order: a run
+ * segment (GPU time, no-card time; with its bandwidth share when bandwidth is charged), the data-disk
+ * hours (rate: its daily price), a data-disk resize, arrears paid later. `amount` is what the ledger took for it.
+ */
+export const usageLineSchema = z.object({
+  kind: z.enum(UsageLineKind.values),
+  label: z.string().describe('费用项，如 GPU 运行、无卡模式运行、数据盘扩容'),
+  resource: z.string().describe('实例名'),
+  detail: z.string().describe('说明，如 RTX 4090 × 1、50 GB × 3 小时'),
+  start: z.string().nullable(),
+  end: z.string().nullable(),
+  seconds: z.number().int().nullable().describe('计费时长（秒）'),
+  rate: moneySchema.nullable().describe('单价'),
+  rateUnit: z.enum(['小时', '天']).nullable(),
+  amount: moneySchema.describe('实扣金额（赠送金 + 现金）'),
+  charges: z.number().int().describe('对应的扣费笔数（收支明细中的账目）'),
+});
+export type UsageLine = z.infer<typeof usageLineSchema>;
+/** GET …/:order_uid/usage: a post-paid order's bill, line by line; the lines add up to `total`, what was taken. */
+export const usageBillSchema = z.object({
+  orderUid: z.string(),
+  lines: z.array(usageLineSchema),
+  total: moneySchema.describe('各项合计 = 订单实扣'),
+  billing: z.boolean().describe('仍在计费中'),
+});
+export type UsageBill = z.infer<typeof usageBillSchema>;
 export const orderPageSchema = pageOf(orderSchema);
 export type OrderPage = z.infer<typeof orderPageSchema>;
 export const orderListQuerySchema = pagingQuerySchema.extend({

@@ -101,7 +101,7 @@ export const dataDiskSchema = z.object({
   freeGb: z.number().int().describe('免费容量'),
   usedGb: z.number().int().nullable().describe('已用容量（驱动报告；未知为 null）'),
   chargeableGb: z.number().int().describe('超出免费部分，计费容量'),
-  dailyPrice: moneySchema.describe('按量实例每天的数据盘费用；包周期实例已含在周期费用内，为 0'),
+  dailyPrice: moneySchema.describe('按量实例每天的数据盘费用（按小时扣费，每小时为其 1/24）；包周期实例已含在周期费用内，为 0'),
   prepaid: z.boolean(),
   expireAt: z.string().nullable(),
   maxGb: z.number().int().describe('可扩容到的上限'),
@@ -136,7 +136,7 @@ export const diskExpansionQuoteSchema = z.object({
   prepaid: z.boolean(),
   /** Prepaid: whole hours left until expireAt, what the price is prorated over; 0 for post-paid. */
   remainingHours: z.number().int(),
-  /** Post-paid: what the data disk costs per day after the expansion (charged daily); prepaid: 0. */
+  /** Post-paid: what the data disk costs per day after the expansion (charged by the hour, 1/24 of it each hour); prepaid: 0. */
   dailyPriceAfter: moneySchema,
   /** Prepaid: the pro-rata charge, paid as a ChangeDataDisk order; post-paid: total 0. */
   quote: quoteSchema,

@@ -21,7 +21,14 @@ export const codeSentSchema = z.object({
 export type CodeSent = z.infer<typeof codeSentSchema>;
 
 export const registerValidateSchema = z.object({ mobile: mobileSchema, code: smsCodeSchema });
-export const registerSchema = z.object({ mobile: mobileSchema, code: smsCodeSchema, password: passwordSchema });
+/** Registration needs the visitor's consent to the operator's 用户协议 and 隐私政策 (GET /api/v1/site/agreements/:kind). */
+export const AGREEMENT_REQUIRED_MESSAGE = '请阅读并同意用户协议和隐私政策';
+export const registerSchema = z.object({
+  mobile: mobileSchema,
+  code: smsCodeSchema,
+  password: passwordSchema,
+  agreed: z.literal(true, { error: AGREEMENT_REQUIRED_MESSAGE }).describe('已阅读并同意用户协议和隐私政策（须为 true）'),
+});
 export type RegisterRequest = z.infer<typeof registerSchema>;
 
 export const loginByPasswordSchema = z.object({
@@ -71,9 +78,10 @@ export const userSchema = z.object({
   app: z.boolean(),
   image: z.boolean(),
   usingLLM: z.boolean(),
-  // The money fields of spec §3 (the payer's: a child account sees its parent's). me/info always
-  // sends them (userInfoSchema); login, register and profile edits answer without them and the
-  // console reads me/info next.
+  finance: z.boolean().describe('财务权限：子账号可查看主账号的余额、充值记录、全部账单与操作日志（主账号总是 true）'),
+  // The money fields of spec §3 (the payer's: a child account with the finance permission sees its
+  // parent's, one without sees none). me/info sends them (userInfoSchema); login, register and profile
+  // edits answer without them and the console reads me/info next.
   cash: moneySchema.optional().describe('现金余额'),
   obtained: z.boolean().optional().describe('已领取新人赠送金'),
   recharged: moneySchema.optional().describe('累计充值'),
@@ -84,8 +92,11 @@ export const userSchema = z.object({
 });
 export type User = z.infer<typeof userSchema>;
 
-/** GET /userapi/api/v2.1/users/me/info: the user with its money fields always present. */
-export const userInfoSchema = userSchema.required({ cash: true, obtained: true, recharged: true, remain: true, renewStatus: true, expireAt: true, gift: true });
+/**
+ * GET /userapi/api/v2.1/users/me/info: the user with its money fields, which are the payer's. A child
+ * account without the 财务 (finance) permission gets none of them: its parent's money is not its to see.
+ */
+export const userInfoSchema = userSchema;
 export type UserInfo = z.infer<typeof userInfoSchema>;
 
 export const authResultSchema = z.object({ token: z.string(), user: userSchema });
@@ -101,3 +112,24 @@ export const outboxItemSchema = z.object({
 export const outboxQuerySchema = z.object({ to: z.string().trim().min(1, { error: '请提供 to（手机号或邮箱）' }).max(254) });
 export const outboxResponseSchema = z.object({ items: z.array(outboxItemSchema) });
 export type OutboxResponse = z.infer<typeof outboxResponseSchema>;
+
+/** The largest balance floor: 100,000 yuan, in 0.0001 yuan units. */
+export const BALANCE_FLOOR_MAX_UNITS = 1_000_000_000n;
+
+/**
+ * GET / PUT /userapi/api/v2.1/users/me/balance-floor (余额保底, a main account's setting): when the
+ * spendable balance (cash + gift credit) falls below `floor`, the billing tick stops the account's
+ * running post-paid instances, before the balance is empty. Child accounts spend the parent's
+ * balance, so the parent's floor applies to them. `null` is off.
+ */
+export const balanceFloorSchema = z.object({
+  floor: z
+    .string({ error: '保底金额须为金额字符串（单位 0.0001 元）或 null' })
+    .trim()
+    .regex(/^\d{1,10}$/, { error: '保底金额须为 0 到 100000 元之间的金额（单位 0.0001 元的整数）' })
+    // Checked only once the format holds (zod runs every check): BigInt('1.5') would throw.
+    .refine((v) => !/^\d{1,10}$/.test(v) || BigInt(v) <= BALANCE_FLOOR_MAX_UNITS, { error: '保底金额最多 100000 元' })
+    .nullable()
+    .describe('保底金额，单位 0.0001 元的整数字符串；null 为不设保底'),
+});
+export type BalanceFloor = z.infer<typeof balanceFloorSchema>;

@@ -7,12 +7,12 @@
  *       give or take the operator role
  *
  * With PostgreSQL (DATABASE_URL) it writes to the database directly. With the embedded PGlite, one
- * process owns the data directory: when `npm start` is running, `credit` goes through that server
- * (authenticated by the token it wrote into DATA_DIR/server.json); when it is not, the command
- * opens the database itself.
+ * process owns the data directory: when `npm start` is running, every command goes through that
+ * server (authenticated by the token it wrote into DATA_DIR/server.json); when it is not, the
+ * command opens the database itself.
  */
 import { randomUUID } from 'node:crypto';
-import { operatorCreditSchema, type OperatorCredit } from '@console/contract';
+import { API, operatorCreditSchema, type OperatorCredit, type OperatorRoleResult } from '@console/contract';
 import { systemClock } from '../clock.js';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/client.js';
@@ -21,7 +21,7 @@ import { GiftService } from '../modules/gifts/index.js';
 import { RechargeTotals } from '../modules/recharge/index.js';
 import { LedgerService } from '../modules/ledger/index.js';
 import { OperatorService } from '../modules/operator/index.js';
-import { readRunningServer } from './running-server.js';
+import { readRunningServer, type RunningServer } from './running-server.js';
 
 const USAGE = `用法：
   npm run operator -- credit <手机号> <金额元> --reason "<原因>" [--to cash|gift] [--gift-days 天数]
@@ -48,18 +48,24 @@ function parseFlags(args: string[]) {
   return { positional, flags };
 }
 
+/** The server that owns the embedded database, if one is running (with PostgreSQL, none is needed). */
+const runningServer = (config: Config) => (config.DATABASE_URL ? null : readRunningServer(config.dataDir));
+
+/** One operator request to the running server, authenticated by its local token. */
+async function throughServer<T>(running: RunningServer, path: string, payload: unknown): Promise<T> {
+  const res = await fetch(`${running.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-operator-token': running.token },
+    body: JSON.stringify(payload),
+  });
+  const body = (await res.json()) as Record<string, string>;
+  if (!res.ok) fail(`失败：${body.message}${body.detail ? `：${body.detail}` : ''}`);
+  return body as T;
+}
+
 async function credit(config: Config, req: OperatorCredit) {
-  const running = config.DATABASE_URL ? null : readRunningServer(config.dataDir);
-  if (running) {
-    const res = await fetch(`${running.url}/api/v1/operator/credit`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-operator-token': running.token },
-      body: JSON.stringify(req),
-    });
-    const body = (await res.json()) as Record<string, string>;
-    if (!res.ok) fail(`失败：${body.message}${body.detail ? `：${body.detail}` : ''}`);
-    return body;
-  }
+  const running = runningServer(config);
+  if (running) return throughServer<Record<string, string>>(running, API.operatorCredit, req);
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: 2 });
   try {
     const ledger = new LedgerService(database.db, systemClock);
@@ -75,12 +81,13 @@ async function credit(config: Config, req: OperatorCredit) {
   }
 }
 
-async function setRole(config: Config, mobile: string, isOperator: boolean) {
-  if (!config.DATABASE_URL && readRunningServer(config.dataDir))
-    fail('内置数据库正被运行中的服务占用：请先停止 npm start，或用环境变量 OPERATOR_MOBILES 配置运营手机号');
+async function setRole(config: Config, mobile: string, isOperator: boolean): Promise<OperatorRoleResult> {
+  const running = runningServer(config);
+  if (running) return throughServer<OperatorRoleResult>(running, API.operatorRole, { mobile, isOperator });
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: 2 });
   try {
-    if (!(await setOperatorRole(database.db, mobile, isOperator, new Date()))) fail(`手机号 ${mobile} 未注册`);
+    const userId = (await setOperatorRole(database.db, mobile, isOperator, new Date())) ?? fail(`手机号 ${mobile} 未注册`);
+    return { userId, mobile, isOperator: isOperator || config.OPERATOR_MOBILES.includes(mobile) };
   } finally {
     await database.close();
   }
@@ -107,8 +114,9 @@ async function main() {
     );
   } else if (command === 'grant' || command === 'revoke') {
     const mobile = positional[0] ?? fail(USAGE);
-    await setRole(config, mobile, command === 'grant');
-    console.log(`${mobile} 已${command === 'grant' ? '获得' : '失去'}运营权限`);
+    const result = await setRole(config, mobile, command === 'grant');
+    if (command === 'revoke' && result.isOperator) console.log(`${mobile} 的运营权限已收回，但该号码在 OPERATOR_MOBILES 中，仍是运营方`);
+    else console.log(`${mobile} 已${command === 'grant' ? '获得' : '失去'}运营权限`);
   } else {
     fail(USAGE);
   }

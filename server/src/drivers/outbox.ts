@@ -8,7 +8,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/client.js';
 import { outbox } from './outbox-schema.js';
 import type { MailDriver, MailMessage } from './mail/types.js';
-import type { SmsDriver, SmsMessage } from './sms/types.js';
+import type { SmsDriver, SmsMessage, SmsNotice } from './sms/types.js';
 
 export class OutboxSmsDriver implements SmsDriver {
   readonly name = 'outbox';
@@ -21,6 +21,11 @@ export class OutboxSmsDriver implements SmsDriver {
   async send(m: SmsMessage) {
     await this.db.insert(outbox).values({ to: m.to, channel: 'sms', text: m.text, code: m.code, createdAt: this.clock.now() });
     this.log.info({ to: m.to, code: m.code, scene: m.scene }, `[短信发件箱] 发往 ${m.to}：${m.text}`);
+  }
+  /** A notice as the phone would show it (no template needed: the text is recorded). */
+  async sendNotice(n: SmsNotice) {
+    await this.db.insert(outbox).values({ to: n.to, channel: 'sms', text: n.text, code: '', createdAt: this.clock.now() });
+    this.log.info({ to: n.to, kind: n.kind, templateCode: n.templateCode, params: n.params }, `[短信发件箱] 通知发往 ${n.to}：${n.text}`);
   }
 }
 

@@ -6,7 +6,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PermissionFlag } from '@console/contract';
 import type { ActiveSession, SessionService } from '../modules/users/index.js';
-import { SESSION_COOKIE, payerIdOf } from '@console/contract';
+import type { OrderScope } from '../modules/orders/index.js';
+import { SESSION_COOKIE, payerIdOf, seesPayerFinance } from '@console/contract';
 import { AppError } from './errors.js';
 
 declare module 'fastify' {
@@ -62,6 +63,11 @@ export function makeAuthGuards(sessions: SessionService) {
       await authenticate(request, true);
       if (request.session!.user.isChild) throw new AppError('MAIN_ACCOUNT_ONLY');
     },
+    /** onRequest: the payer's money (balance, recharges, statement, gift credit): a main account, or a child granted 财务. */
+    requireFinance: async (request: FastifyRequest, _reply: FastifyReply) => {
+      await authenticate(request, true);
+      if (!seesPayerFinance(request.session!.user)) throw new AppError('FINANCE_PERMISSION_REQUIRED');
+    },
     /** preHandler factory: a child account needs the flag (spec §6); a main account has them all. */
     requirePermission:
       (...anyOf: PermissionFlag[]) =>
@@ -87,4 +93,13 @@ export function currentSession(request: FastifyRequest): ActiveSession {
 /** Whose money a request spends: a child account spends its parent's balance (spec §1). */
 export function payerOf(request: FastifyRequest): string {
   return payerIdOf(currentSession(request).user);
+}
+
+/**
+ * Which of the payer's orders a request may see: all of them for a main account or a child granted
+ * 财务, else only those the child created itself (`createdBy`).
+ */
+export function orderScopeOf(request: FastifyRequest): OrderScope {
+  const user = currentSession(request).user;
+  return seesPayerFinance(user) ? { payerId: payerIdOf(user) } : { payerId: payerIdOf(user), createdBy: user.id };
 }

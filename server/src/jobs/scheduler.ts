@@ -1,10 +1,10 @@
 /**
  * Periodic work: expire unpaid orders and QR payments, finish orders a crashed process left paid,
  * take expired gift credit and vouchers off balances; read the compute driver's events; charge
- * post-paid instances, their data disks, stop expired ones and release those past their grace
- * period. Every job is safe to run in several processes at once (guarded status moves, row locks
- * with SKIP LOCKED, idempotency keys), so each process simply runs them; nothing depends on
- * process memory.
+ * post-paid instances, their data disks, stop expired ones and those whose scheduled stop (定时关机)
+ * is due, and release those past their grace period. Every job is safe to run in several processes
+ * at once (guarded status moves, row locks with SKIP LOCKED, idempotency keys), so each process
+ * simply runs them; nothing depends on process memory.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -25,8 +25,11 @@ export function jobsOf(ctx: AppContext): Record<string, Job> {
     // Before the expiry job: an instance renewed in time is not stopped.
     'instances.auto-renew': { run: () => ctx.prepaid.autoRenewTick(), everyMs: slow },
     'instances.expire': { run: () => ctx.instanceBilling.expiryTick(), everyMs: slow },
+    'instances.scheduled-stop': { run: () => ctx.scheduledStops.tick(), everyMs: slow },
     'instances.release': { run: () => ctx.instanceBilling.releaseTick(), everyMs: slow },
     'instances.held-cards': { run: () => ctx.instanceBilling.heldCardsTick(), everyMs: slow },
+    'instances.expiring-notice': { run: () => ctx.prepaid.expiringNoticeTick(), everyMs: slow },
+    'notices.gpu-available': { run: () => ctx.gpuSubscriptions.tick(), everyMs: slow },
     'orders.expire': { run: () => ctx.checkout.expireDue(), everyMs: slow },
     'orders.recover': { run: () => ctx.checkout.recoverPaid(), everyMs: slow },
     'payments.close-expired': { run: () => ctx.payments.closeExpired(), everyMs: slow },

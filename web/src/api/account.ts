@@ -15,6 +15,7 @@ import {
   type OperatorUserPage,
   type ReviewItemPage,
   type ReviewLogPage,
+  type SpendLimit,
 } from '@console/contract';
 import { api } from './client';
 
@@ -61,8 +62,10 @@ export const studentApi = {
 
 export const childApi = {
   list: (page: number, pageSize: number) => api.get<ChildPage>(API.children, { page, pageSize }),
-  create: (body: { childName: string; password: string; remark?: string; permissions: ChildPermissions }) => api.post<Child>(API.children, body),
-  update: (id: string, body: { remark?: string; disabled?: boolean; permissions?: ChildPermissions }) => api.put<Child>(API.child, { id, ...body }),
+  create: (body: { childName: string; password: string; remark?: string; permissions: ChildPermissions; spendLimit?: SpendLimit | null }) =>
+    api.post<Child>(API.children, body),
+  update: (id: string, body: { remark?: string; disabled?: boolean; permissions?: ChildPermissions; spendLimit?: SpendLimit | null }) =>
+    api.put<Child>(API.child, { id, ...body }),
   setPassword: (id: string, password: string) => api.put<{ ok: true }>(API.childPassword, { id, password }),
   remove: (id: string) => api.delete<{ ok: true }>(API.child, { id }),
   login: (body: ChildLogin) => api.post<AuthResult>(API.childLogin, body),

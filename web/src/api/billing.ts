@@ -24,6 +24,8 @@ export const BILLING_KEYS = {
   moneyOf: (token: string | null) => ['money', token] as const,
   statements: ['statement'] as const,
   statement: (kind: StatementKind, page: number, pageSize: number) => ['statement', kind, page, pageSize] as const,
+  /** The ledger entries under one roll-up row of a statement. */
+  statementGroup: (kind: StatementKind, group: string, page: number, pageSize: number) => ['statement', kind, 'group', group, page, pageSize] as const,
   recharges: ['recharges'] as const,
   rechargeList: (page: number, pageSize: number) => ['recharges', 'list', page, pageSize] as const,
   /** One recharge's QR payment, polled while it is unpaid. */
@@ -41,6 +43,8 @@ export const billingApi = {
   /** Silent: the header shows '--' when the balance is unavailable instead of a toast. */
   money: (signal?: AbortSignal) => api.get<UserMoney>(API.userMoney, undefined, { signal, silent: true }),
   statement: (q: { kind: StatementKind; page: number; pageSize: number }, signal?: AbortSignal) => api.get<StatementPage>(API.userStatement, q, { signal }),
+  statementGroup: (q: { kind: StatementKind; group: string; page: number; pageSize: number }, signal?: AbortSignal) =>
+    api.get<StatementPage>(API.userStatementGroup, q, { signal }),
   storageCharges: (q: { page: number; pageSize: number }, signal?: AbortSignal) => api.get<StorageChargePage>(API.storageCharges, q, { signal }),
   rechargeOptions: (signal?: AbortSignal) => api.get<RechargeOptions>(API.rechargeOptions, undefined, { signal }),
   createRecharge: (body: RechargeRequest) => api.post<Recharge>(API.recharge, body),

@@ -45,6 +45,7 @@ beforeEach(() => {
   ui = {
     success: vi.fn(),
     error: vi.fn(),
+    warning: vi.fn(),
     confirm: vi.fn(),
     navigate: vi.fn(),
     reload: vi.fn(),

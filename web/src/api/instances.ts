@@ -15,6 +15,7 @@ import {
   type PrepaidRefundResult,
   type Quote,
   type RenewInstanceRequest,
+  type ScheduledStopRequest,
   type InstanceOperationPage,
   type InstancePage,
 } from '@console/contract';
@@ -95,6 +96,10 @@ export const instancesApi = {
   /** The auto-renew switch of a prepaid instance. */
   setAutoRenew: (id: string, autoRenew: boolean) =>
     api.put<Instance>(API.instanceAutoRenew, { id, autoRenew }, { successMessage: autoRenew ? '已开启自动续费' : '已关闭自动续费' }),
+  /** 定时关机: stop at a time or after some hours (replaces a pending one). */
+  scheduleStop: (id: string, body: ScheduledStopRequest) => api.put<Instance>(API.instanceScheduledStop, { id, ...body }, { successMessage: '定时关机已设置' }),
+  /** Cancels the pending scheduled stop. */
+  cancelScheduledStop: (id: string) => api.delete<Instance>(API.instanceScheduledStop, { id }, { successMessage: '已取消定时关机' }),
   /** Silent: the 退订 dialog shows why there is no quote. */
   refundPrice: (id: string, signal?: AbortSignal) => api.get<PrepaidRefundQuote>(API.instanceRefundPrice, { id }, { signal, silent: true }),
   /** Refunds the unused time and releases the instance. */

@@ -14,6 +14,7 @@ import {
   type ResourcePackage,
   type ResourceProduct,
   type SizeOrderRequest,
+  type UsageBill,
   type Voucher,
 } from '@console/contract';
 import { session } from '../session/store';
@@ -40,6 +41,8 @@ export const ORDER_KEYS = {
   one: (uid: string) => ['orders', 'one', uid] as const,
   /** An order looked for under each kind in turn (a link that does not say which). */
   lookup: (uid: string, kinds: readonly OrderKind[]) => ['orders', 'one', uid, 'lookup', kinds.join(',')] as const,
+  /** A post-paid order's bill, line by line. */
+  usage: (uid: string) => ['orders', 'one', uid, 'usage'] as const,
   /** The payment of one order (GET …/pay), polled while a QR code is shown or the delivery runs. */
   payStatus: (uid: string) => ['orders', 'pay', uid] as const,
   packages: ['resource', 'packages'] as const,
@@ -63,6 +66,12 @@ export const ordersApi = {
     api.get<OrderPayStatus>(orderPath(order.kind, order.orderUid, '/pay'), undefined, { signal, silent: true }),
   qrcode: (order: Pick<Order, 'kind' | 'orderUid'>, method: 'Alipay' | 'Wechat') =>
     api.get<OrderQr>(orderPath(order.kind, order.orderUid, `/qrcode/${method === 'Alipay' ? 'alipay' : 'wechat'}`)),
+  /** The voucher the unpaid order is to be paid with, kept on the order (null: none). */
+  chooseVoucher: (order: Pick<Order, 'kind' | 'orderUid'>, voucherId: string | null) =>
+    api.put<Order>(orderPath(order.kind, order.orderUid, '/voucher'), { voucherId }),
+  /** A post-paid order's bill: each run segment, the data-disk days, arrears paid. */
+  usageBill: (order: Pick<Order, 'kind' | 'orderUid'>, signal?: AbortSignal) =>
+    api.get<UsageBill>(orderPath(order.kind, order.orderUid, '/usage'), undefined, { signal }),
   cancel: (order: Pick<Order, 'kind' | 'orderUid'>) =>
     api.post<Order>(orderPath(order.kind, order.orderUid, '/cancel'), undefined, { successMessage: '订单已取消' }),
   /** Usable vouchers for one product category (vouchers limited to other categories are left out by the server). */

@@ -9,6 +9,8 @@ export interface ApiUi {
   success(content: string): void;
   /** `key` lets a burst of identical failures (e.g. many 401s) show one toast. */
   error(content: ReactNode, key?: string): void;
+  /** `key` as for error: a repeated warning replaces the one on screen. */
+  warning(content: ReactNode, key?: string): void;
   confirm(config: ModalFuncProps): void;
   navigate(to: string): void;
   reload(): void;
@@ -21,6 +23,7 @@ export interface ApiUi {
 export const browserUi: ApiUi = {
   success: (content) => void message.success(content),
   error: (content, key) => void message.error({ content, key }),
+  warning: (content, key) => void message.warning({ content, key }),
   confirm: (config) => void Modal.confirm(config),
   navigate: (to) => window.location.assign(to),
   reload: () => window.location.reload(),

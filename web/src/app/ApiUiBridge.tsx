@@ -13,6 +13,7 @@ export function ApiUiBridge({ navigate }: { navigate: (to: string) => void }) {
       setApiUi({
         success: (content) => void message.success(content),
         error: (content, key) => void message.error({ content, key }),
+        warning: (content, key) => void message.warning({ content, key }),
         confirm: (config) => void modal.confirm(config),
         navigate,
       }),

@@ -63,10 +63,11 @@ describe('guard: logged in on /login and /register', () => {
     },
   );
 
-  it('a child is not sent to a redirect target its flags do not open', () => {
+  it('a child is not sent to a redirect target its flags do not open, and is told why', () => {
     expect(run(`/login?redirect=${encodeURIComponent('/model/key')}`, { user: child({ app: true }) })).toEqual({
       type: 'redirect',
       to: PAGE.app,
+      notice: '子账号无权访问「API KEY」，已为您跳转到「镜像应用」（如需权限请联系主账号开通）',
     });
   });
 });
@@ -82,8 +83,39 @@ describe('guard: child accounts', () => {
     expect(run('/login', { user: child(flags) })).toEqual({ type: 'redirect', to: home });
   });
 
-  it('a child without createGPUInstance opening the GPU page is routed by its flags', () => {
-    expect(run(PAGE.cloudGpu, { user: child({ createImageAPP: true }) })).toEqual({ type: 'redirect', to: PAGE.cloudApply });
+  it('a child without createGPUInstance opening the GPU page is routed by its flags, with a message saying why', () => {
+    expect(run(PAGE.cloudGpu, { user: child({ createImageAPP: true }) })).toEqual({
+      type: 'redirect',
+      to: PAGE.cloudApply,
+      notice: '子账号无权访问「GPU 云」，已为您跳转到「镜像应用」（如需权限请联系主账号开通）',
+    });
+  });
+
+  it.each([PAGE.balance, PAGE.recharge, PAGE.deposit, PAGE.finance])('%s (the parent’s money) needs 财务', (path) => {
+    expect(run(path, { user: child({ gpu: true, finance: true }) })).toEqual({ type: 'allow' });
+    expect(run(path, { user: child({ gpu: true }) })).toMatchObject({
+      type: 'redirect',
+      to: PAGE.gpuGeneric,
+      notice: expect.stringContaining('子账号无权访问'),
+    });
+  });
+
+  it('a child that may buy nothing is sent home from the purchase page; one that may, and visitors, are not', () => {
+    expect(run(PAGE.purchase, { user: child({ gpu: true }) })).toMatchObject({
+      type: 'redirect',
+      to: PAGE.gpuGeneric,
+      notice: expect.stringContaining('「购买」'),
+    });
+    expect(run(PAGE.purchase, { user: child({ createImageAPP: true }) })).toEqual({ type: 'allow' });
+    expect(run(PAGE.purchase, { token: null, user: null })).toEqual({ type: 'allow' });
+  });
+
+  it('a main-account page names itself in the message', () => {
+    expect(run(PAGE.cpu, { user: child({}) })).toEqual({
+      type: 'redirect',
+      to: PAGE.account,
+      notice: '子账号无权访问「CPU 实例」，已为您跳转到「账号中心」（如需权限请联系主账号开通）',
+    });
   });
 
   it.each([
@@ -97,7 +129,7 @@ describe('guard: child accounts', () => {
     [PAGE.modelSquare, { usingLLM: true }],
     ['/console/ipvm/detail/gpu/1', { gpu: true }],
     ['/rdp/1', { createGPUInstance: true }],
-    [PAGE.balance, {}], // not permission-tagged: open to children
+    [PAGE.bill, {}], // not permission-tagged: open to children (the server shows a child its own bills)
   ])('%s is open to a child with %o', (path, flags) => {
     expect(run(path, { user: child(flags) })).toEqual({ type: 'allow' });
   });
@@ -110,7 +142,11 @@ describe('guard: child accounts', () => {
     ['/console/ipvm/detail/gpu/1', { app: true }, PAGE.app],
     ['/rdp/1', { createImageAPP: true }, PAGE.cloudApply],
   ])('%s is closed to a child with %o, which goes to %s', (path, flags, home) => {
-    expect(run(path, { user: child(flags) })).toEqual({ type: 'redirect', to: home });
+    expect(run(path, { user: child(flags) })).toEqual({
+      type: 'redirect',
+      to: home,
+      notice: expect.stringMatching(/^子账号无权访问「.+」，已为您跳转到「.+」/),
+    });
   });
 
   it('permission flags do not limit a normal account', () => {

@@ -3,6 +3,8 @@ import { childHome, isAllowed, isCertified, type SessionUser } from './permissio
 
 /** What the route table says about a page (spec §2/§6). */
 export interface RouteMeta {
+  /** The page's name, for the message that tells a child why it was sent elsewhere. */
+  title?: string;
   requireAuth?: boolean;
   /** Child accounts need any one of these flags. */
   perms?: readonly PermissionFlag[];
@@ -26,7 +28,8 @@ export interface GuardInput {
 
 export type GuardDecision =
   | { type: 'allow' }
-  | { type: 'redirect'; to: string; storeToken?: string }
+  /** `notice`: why a child was sent elsewhere (spec §4 routes it by its flags), shown as a message. */
+  | { type: 'redirect'; to: string; storeToken?: string; notice?: string }
   /** Stay on (go back to) `to` and show the real-name dialog of spec §5. */
   | { type: 'certPrompt'; to: string };
 
@@ -56,12 +59,14 @@ export function guard(input: GuardInput, metaFor: (pathname: string) => RouteMet
   }
 
   if (AUTH_PAGES.includes(normalize(pathname))) {
-    const target = safeRedirect(query.get('redirect')) ?? PAGE.cloudGpu;
-    return { type: 'redirect', to: routeForUser(target, user, metaFor) };
+    const asked = safeRedirect(query.get('redirect'));
+    // Nothing asked for: a child simply goes home, no message.
+    if (!asked && user?.isChild) return { type: 'redirect', to: childHome(user) };
+    return routeForUser(asked ?? PAGE.cloudGpu, user, metaFor);
   }
 
-  if (user && !isAllowed(user, meta.perms)) return { type: 'redirect', to: childHome(user) };
-  if (user?.isChild && (meta.mainOnly || meta.requireOperator)) return { type: 'redirect', to: childHome(user) };
+  if (user && !isAllowed(user, meta.perms)) return childRedirect(user, meta, metaFor);
+  if (user?.isChild && (meta.mainOnly || meta.requireOperator)) return childRedirect(user, meta, metaFor);
   if (user && meta.requireOperator && !user.isOperator) return { type: 'redirect', to: PAGE.gpuGeneric };
 
   if (meta.requireCert && !isCertified(user)) {
@@ -71,11 +76,20 @@ export function guard(input: GuardInput, metaFor: (pathname: string) => RouteMet
   return ALLOW;
 }
 
-/** A target is only followed if the account may open it; a child is otherwise sent home. */
-function routeForUser(target: string, user: SessionUser | null, metaFor: (pathname: string) => RouteMeta): string {
-  if (!user) return target;
-  const targetPath = new URL(target, SAME_SITE).pathname;
-  return isAllowed(user, metaFor(targetPath).perms) ? target : childHome(user);
+/** A target is only followed if the account may open it; a child is otherwise sent home, and told why. */
+function routeForUser(target: string, user: SessionUser | null, metaFor: (pathname: string) => RouteMeta): GuardDecision {
+  if (!user) return { type: 'redirect', to: target };
+  const meta = metaFor(new URL(target, SAME_SITE).pathname);
+  const closed = !isAllowed(user, meta.perms) || (user.isChild && (meta.mainOnly || meta.requireOperator));
+  return closed ? childRedirect(user, meta, metaFor) : { type: 'redirect', to: target };
+}
+
+/** A child sent home from a page its flags do not open (spec §4), with a message saying so. */
+function childRedirect(user: SessionUser, meta: RouteMeta, metaFor: (pathname: string) => RouteMeta): GuardDecision {
+  const to = childHome(user);
+  const page = meta.title ? `「${meta.title}」` : '该页面';
+  const home = metaFor(to).title ?? to;
+  return { type: 'redirect', to, notice: `子账号无权访问${page}，已为您跳转到「${home}」（如需权限请联系主账号开通）` };
 }
 
 const SAME_SITE = 'http://same-site.invalid';

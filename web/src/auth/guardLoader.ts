@@ -1,5 +1,6 @@
 import { redirect, type LoaderFunctionArgs } from 'react-router';
 import { showRealNameDialog } from '../api/client';
+import { getApiUi } from '../api/ui';
 import { queryClient } from '../queryClient';
 import { meQueryOptions } from '../session/useSession';
 import { session } from '../session/store';
@@ -41,6 +42,8 @@ export function makeGuardLoader(metaFor: (pathname: string) => RouteMeta) {
     if (decision.type === 'allow') return null;
     if (decision.type === 'certPrompt') showRealNameDialog();
     if (decision.type === 'redirect' && decision.storeToken) session.setToken(decision.storeToken);
+    // One message however many redirects a click causes (the key replaces an open one).
+    if (decision.type === 'redirect' && decision.notice) getApiUi().warning(decision.notice, 'child-redirect');
     throw redirect(decision.to);
   };
 }

@@ -17,6 +17,10 @@ export const PERMS = {
   model: ['usingLLM'],
   // "createGPUInstance or gpu: also IPVM detail and remote desktop".
   instanceDetail: ['createGPUInstance', 'gpu'],
+  // 财务: the parent's money (balance, recharge, deposit, the finance page); without it a child sees only what it bought.
+  finance: ['finance'],
+  // The purchase page sells what createGPUInstance (GPU) or createImageAPP (applications) may buy; sizes are the main account's.
+  purchase: ['createGPUInstance', 'createImageAPP'],
 } as const satisfies Record<string, readonly PermissionFlag[]>;
 
 export function isAllowed(user: SessionUser | null, perms: readonly PermissionFlag[] | undefined): boolean {
@@ -34,6 +38,11 @@ export function childHome(user: SessionUser): string {
   if (user.gpu) return PAGE.gpuGeneric;
   if (user.app) return PAGE.app;
   return PAGE.account;
+}
+
+/** Whether this account sees its payer's money and everything it bought: a main account, or a child granted 财务. */
+export function seesFinance(user: SessionUser | null): boolean {
+  return !user?.isChild || user.finance === true;
 }
 
 /** "certified and success status" (spec §4). */

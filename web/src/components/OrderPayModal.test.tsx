@@ -117,7 +117,7 @@ describe('the order pay dialog', () => {
     expect(await screen.findByLabelText('支付二维码')).toBeTruthy();
     expect(screen.getByRole('link', { name: '打开沙箱支付页' }).getAttribute('href')).toBe(qr.qrContent);
     expect(screen.getByText(/请用支付宝扫码支付，1[45] 分 \d\d 秒内有效/)).toBeTruthy();
-    expect(callsTo(fetch, PAY, 'POST').map((c) => c.body)).toEqual([{ method: 'Alipay' }]);
+    expect(callsTo(fetch, PAY, 'POST').map((c) => c.body)).toEqual([{ method: 'Alipay', voucherId: null }]);
 
     expect(await screen.findByText('支付成功', undefined, { timeout: 8000 })).toBeTruthy();
     expect(polls).toBeGreaterThanOrEqual(2);
@@ -163,6 +163,48 @@ describe('the order pay dialog', () => {
     await waitFor(() => expect(onClose).toHaveBeenCalled());
     expect(onSettled).toHaveBeenCalledWith('Cancelled');
     expect(callsTo(fetch, `${DETAIL}/cancel`, 'POST')).toHaveLength(1);
+  });
+
+  it('keeps the chosen voucher on the order: after a refresh the dialog shows it selected, with the same amounts', async () => {
+    const VOUCHER = `${DETAIL}/voucher`;
+    const fetch = costServer();
+    renderModal(hundredYuan);
+    fireEvent.mouseDown(await screen.findByRole('combobox', { name: '代金券' }));
+    fireEvent.click(await screen.findByText('新用户专享代金券 · ¥50.00（无门槛，2099-01-31 到期）'));
+    await waitFor(() => expect(callsTo(fetch, VOUCHER, 'PUT').map((c) => c.body)).toEqual([{ voucherId: voucher.id }]));
+    expect(screen.getByTestId('pay-due').textContent).toBe('¥50.00');
+    cleanup();
+
+    // The page reloads: the order comes back from the server with its voucher.
+    const again = costServer();
+    renderModal({ ...hundredYuan, voucherId: voucher.id, voucherDeduction: '500000' });
+    await waitFor(() => expect(screen.getByTestId('pay-due').textContent).toBe('¥50.00'));
+    expect(screen.getByText('-¥50.00')).toBeTruthy();
+    expect(screen.getByTitle('新用户专享代金券 · ¥50.00（无门槛，2099-01-31 到期）')).toBeTruthy();
+    expect(callsTo(again, VOUCHER, 'PUT')).toHaveLength(0); // nothing to save: the order has it already
+    expect((screen.getByRole('button', { name: '余额支付 ¥50.00' }) as HTMLButtonElement).disabled).toBe(false);
+
+    // Taken off in the dialog: taken off the order too, and the payment names no voucher.
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: '代金券' }));
+    fireEvent.click(document.querySelector('.ant-select-clear')!);
+    await waitFor(() => expect(callsTo(again, VOUCHER, 'PUT').map((c) => c.body)).toEqual([{ voucherId: null }]));
+    expect(screen.getByTestId('pay-due').textContent).toBe('¥100.00');
+  });
+
+  it('says before paying that the rest of a voucher larger than the order is lost', async () => {
+    costServer();
+    renderModal(order({ amount: '451400', description: '大模型 Token 包（¥45.14）' }), voucher.id);
+    expect(await screen.findByText('代金券面额 ¥50.00 大于订单金额，剩余 ¥4.86 将作废')).toBeTruthy();
+    expect(screen.getByTestId('pay-due').textContent).toBe('¥0.00');
+    fireEvent.click(await screen.findByRole('button', { name: '余额支付 ¥0.00' }));
+    expect((await dialogWith('确认支付 ¥0.00')).textContent).toContain('代金券剩余 ¥4.86 将作废');
+    cleanup();
+
+    // A voucher no larger than the order: no warning.
+    costServer();
+    renderModal(hundredYuan, voucher.id);
+    await waitFor(() => expect(screen.getByTestId('pay-due').textContent).toBe('¥50.00'));
+    expect(screen.queryByText(/将作废/)).toBeNull();
   });
 
   it('starts with a voucher handed in from the purchase page, and leaves out one the order cannot use', async () => {

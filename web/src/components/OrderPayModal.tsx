@@ -16,10 +16,12 @@ import {
   type OrderPayStatus,
   type OrderQr,
 } from '@console/contract';
+import { isApiError } from '../api/errors';
 import { ORDER_KEYS, ordersApi } from '../api/orders';
 import { categoryLabel, formatCountdown, invalidateOrderViews, paySourceLabel, useCancelOrder } from './orderViews';
 import { QrClosed, QrPayPanel, useQrPayment, WALLET_LABEL, WalletOptions } from './QrPayPanel';
-import { useMoneyQuery } from '../session/useSession';
+import { useMoneyQuery, useSession } from '../session/useSession';
+import { seesFinance } from '../auth/permissions';
 
 /** While an order is in one of these, its payment is still under way: keep asking. */
 const IN_PROGRESS: readonly Status[] = ['Unpaid', 'Paid'];
@@ -148,15 +150,39 @@ function ChooseStep({
   const { modal } = App.useApp();
   const { token } = theme.useToken();
   const money = useMoneyQuery();
+  const session = useSession();
+  const queryClient = useQueryClient();
   const vouchers = useQuery({ queryKey: ORDER_KEYS.vouchers(order.category), queryFn: ({ signal }) => ordersApi.usableVouchers(order.category, signal) });
-  const [picked, setVoucherId] = useState<string | undefined>(initialVoucherId);
+  // The voucher is kept on the order (PUT …/voucher): reopening or refreshing the dialog starts from it.
+  const [picked, setVoucherId] = useState<string | undefined>(initialVoucherId ?? order.voucherId ?? undefined);
+  const [saved, setSaved] = useState<string | null>(order.voucherId ?? null);
   const [method, setMethod] = useState<PaymentMethod>('Balance');
 
   const amount = BigInt(order.amount);
-  // A voucher handed in from outside counts only while the list still offers it as usable here.
+  // A voucher (handed in from outside or kept on the order) counts only while the list still offers it as usable here.
   const voucherId = picked && vouchers.data?.items.some((v) => v.id === picked && BigInt(v.minSpend) <= amount) ? picked : undefined;
   const voucher = vouchers.data?.items.find((v) => v.id === voucherId);
   const deduction = voucher ? (BigInt(voucher.amount) < amount ? BigInt(voucher.amount) : amount) : 0n;
+  const forfeited = voucher && BigInt(voucher.amount) > amount ? BigInt(voucher.amount) - amount : 0n;
+
+  const choose = useMutation({
+    mutationFn: (id: string | null) => ordersApi.chooseVoucher(order, id),
+    onSuccess: (o) => {
+      setSaved(o.voucherId);
+      void queryClient.invalidateQueries({ queryKey: ORDER_KEYS.all });
+    },
+    // Refused (spent elsewhere meanwhile): the dialog shows what the order really has. Any other
+    // failure keeps the choice on screen: the payment names the voucher itself.
+    onError: (e) => {
+      if (isApiError(e, 'VOUCHER_UNUSABLE')) setVoucherId(saved ?? undefined);
+    },
+  });
+  const want = voucherId ?? null;
+  const syncing = choose.isPending;
+  useEffect(() => {
+    // Once the list says what is usable, the order keeps what the dialog shows.
+    if (vouchers.isSuccess && want !== saved && !choose.isPending && !choose.isError) choose.mutate(want);
+  }, [vouchers.isSuccess, want, saved, choose]);
   const rest = amount - deduction;
   const due = method === 'Balance' ? rest : roundUpToFen(rest);
   const available = money.data ? BigInt(money.data.available ?? money.data.cash) : null;
@@ -164,7 +190,8 @@ function ChooseStep({
   const gatewayImpossible = rest === 0n; // the voucher pays it all: only the balance path can settle it
 
   const pay = useMutation({
-    mutationFn: (m: PaymentMethod) => ordersApi.pay(order, { method: m, voucherId }),
+    // The voucher on screen, named (null: none), so the payment is exactly what the dialog shows.
+    mutationFn: (m: PaymentMethod) => ordersApi.pay(order, { method: m, voucherId: voucherId ?? null }),
     onSuccess: onAnswer,
   });
 
@@ -176,7 +203,7 @@ function ChooseStep({
         deduction > 0n
           ? rest > 0n
             ? `代金券抵扣 ¥${formatYuan(deduction)}，其余 ¥${formatYuan(rest)} 从账户余额扣除（先用赠送金，再用现金）。`
-            : `代金券抵扣全部 ¥${formatYuan(deduction)}，不从账户余额扣款。`
+            : `代金券抵扣全部 ¥${formatYuan(deduction)}，不从账户余额扣款。${forfeited > 0n ? `代金券剩余 ¥${formatYuan(forfeited)} 将作废。` : ''}`
           : `将从账户余额扣除 ¥${formatYuan(rest)}（先用赠送金，再用现金）。`,
       okText: '确认支付',
       cancelText: '再想想',
@@ -207,7 +234,10 @@ function ChooseStep({
             style={{ flex: 1 }}
             allowClear
             value={voucherId}
-            onChange={(v) => setVoucherId(v)}
+            onChange={(v) => {
+              choose.reset();
+              setVoucherId(v);
+            }}
             placeholder={
               vouchers.isError ? '代金券加载失败' : options.length ? `不使用代金券（${options.filter((o) => !o.disabled).length} 张可用）` : '暂无可用代金券'
             }
@@ -230,16 +260,27 @@ function ChooseStep({
         <span className="pay-label" />
         <Typography.Text type="secondary" style={{ fontSize: 12 }}>
           {method === 'Balance'
-            ? money.isPending
-              ? '正在查询余额…'
-              : money.data
-                ? `可用余额 ¥${formatYuan(money.data.available ?? money.data.cash)}（现金 ¥${formatYuan(money.data.cash)} + 赠送金 ¥${formatYuan(money.data.gift ?? '0')}）`
-                : '余额暂不可用'
+            ? !seesFinance(session.user)
+              ? '从主账号余额支付（子账号没有财务权限，不显示余额）'
+              : money.isPending
+                ? '正在查询余额…'
+                : money.data
+                  ? `可用余额 ¥${formatYuan(money.data.available ?? money.data.cash)}（现金 ¥${formatYuan(money.data.cash)} + 赠送金 ¥${formatYuan(money.data.gift ?? '0')}）`
+                  : '余额暂不可用'
             : gatewayImpossible
               ? '代金券已抵扣全部金额，请使用余额支付'
               : `使用${WALLET_LABEL[method]}扫码支付，款项到账后自动完成订单`}
         </Typography.Text>
       </div>
+
+      {forfeited > 0n && (
+        <Alert
+          type="warning"
+          showIcon
+          title={`代金券面额 ¥${formatYuan(voucher!.amount)} 大于订单金额，剩余 ¥${formatYuan(forfeited)} 将作废`}
+          description="代金券只能使用一次，未抵扣完的部分不退回、不找零。"
+        />
+      )}
 
       {short > 0n && (
         <Alert
@@ -281,7 +322,13 @@ function ChooseStep({
         <Button type="link" danger style={{ paddingInline: 0 }} loading={cancelling} onClick={onCancel}>
           取消订单
         </Button>
-        <Button type="primary" size="large" loading={pay.isPending} disabled={short > 0n || (method !== 'Balance' && gatewayImpossible)} onClick={submit}>
+        <Button
+          type="primary"
+          size="large"
+          loading={pay.isPending}
+          disabled={syncing || short > 0n || (method !== 'Balance' && gatewayImpossible)}
+          onClick={submit}
+        >
           {method === 'Balance' ? `余额支付 ¥${formatYuan(due)}` : `${WALLET_LABEL[method]}扫码支付 ¥${formatYuan(due)}`}
         </Button>
       </Flex>

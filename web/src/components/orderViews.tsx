@@ -3,7 +3,7 @@
  * where an order's detail lives, and the confirmed cancel of an unpaid order.
  */
 import { useEffect, useState } from 'react';
-import { App, Tag, Typography } from 'antd';
+import { App, Tag, Typography, type TableColumnsType } from 'antd';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
@@ -14,6 +14,8 @@ import {
   PAGE,
   formatYuan,
   PaymentMethod,
+  TransferKind,
+  formatBeijing,
   type InstanceCategory as Category,
   type Order,
   type OrderStatus as Status,
@@ -54,6 +56,16 @@ export function paySourceLabel(source: Order['paid'][number]['source'], payMetho
   return PAY_SOURCE_LABEL[source];
 }
 
+/**
+ * How the money of a paid order came, as the ledger has it: a QR payment's money came through
+ * Alipay or WeChat Pay (it lands in cash and is spent at once), anything else from the balance.
+ */
+export function paidViaLabel(order: Pick<Order, 'payMethod'>): string {
+  if (order.payMethod === 'Alipay') return '支付宝实付';
+  if (order.payMethod === 'Wechat') return '微信实付';
+  return '余额实付';
+}
+
 /** What left the balance for an order (gift credit and cash; the voucher is a deduction). */
 export function balancePaid(order: Pick<Order, 'paid'>): bigint {
   return order.paid.filter((p) => p.source !== 'voucher').reduce((n, p) => n + BigInt(p.amount), 0n);
@@ -65,13 +77,24 @@ export function orderDetailPath(order: Pick<Order, 'kind' | 'orderUid'>): string
   return `${PAGE.serverBillDetail.replace(':id', encodeURIComponent(order.orderUid))}?kind=${order.kind}`;
 }
 
+/**
+ * A statement amount: to the fen as a page shows money, except an amount under half a fen, which
+ * would read 0.00: it is shown to the 0.0001 yuan the ledger keeps, so no row ever reads 0.00.
+ */
+export function statementYuan(units: string): string {
+  const text = formatYuan(units);
+  if (!/^-?0\.00$/.test(text) || BigInt(units) === 0n) return text;
+  const abs = BigInt(units) < 0n ? -BigInt(units) : BigInt(units);
+  return `${BigInt(units) < 0n ? '-' : ''}0.${String(abs).padStart(4, '0')}`;
+}
+
 /** A signed amount: income green with '+', spending in the default colour with '-'. */
 export function SignedYuan({ units }: { units: string }) {
   const negative = units.startsWith('-');
   return (
     <Typography.Text type={negative ? undefined : 'success'} className="amount-cell">
       {negative ? '' : '+'}
-      {formatYuan(units)}
+      {statementYuan(units)}
     </Typography.Text>
   );
 }
@@ -139,23 +162,55 @@ export function useCancelOrder(onCancelled?: () => void) {
   return { confirm, isPending: cancel.isPending };
 }
 
-/** What each kind of ledger transfer means to the account holder. */
-export const TRANSFER_LABEL: Record<string, string> = {
-  gateway_in: '充值到账',
-  gift_grant: '赠送金发放',
-  voucher_grant: '代金券发放',
-  compensation: '平台补偿',
-  order: '订单支付',
-  refund: '订单退款',
-  gift_expire: '赠送金过期',
-  voucher_expire: '代金券过期',
-};
-
 type Entry = StatementPage['items'][number];
 
+/** "2026-11-23 17:00–18:00": the Beijing hour a roll-up covers (the server rolls up by Beijing hours). */
+function hourText(periodStart: string): string {
+  const from = Date.parse(periodStart);
+  return `${formatBeijing(new Date(from))}–${formatBeijing(new Date(from + 3_600_000)).slice(11)}`;
+}
+
+/** What a row says: its memo, how many charges a roll-up holds, and the order it belongs to. */
+function EntryMemo({ entry: e }: { entry: Entry }) {
+  return (
+    <span>
+      {e.memo || '--'}
+      {e.group && (
+        <Typography.Text type="secondary" style={{ marginInlineStart: 6 }}>
+          （{hourText(e.periodStart ?? e.createdAt)}，共 {e.entries} 笔）
+        </Typography.Text>
+      )}
+      {e.orderId && (
+        <>
+          {' '}
+          <Link to={PAGE.serverBillDetail.replace(':id', encodeURIComponent(e.orderId))} className="muted-link">
+            订单 {e.orderId}
+          </Link>
+        </>
+      )}
+    </span>
+  );
+}
+
+const statementColumns = (): TableColumnsType<Entry> => [
+  { title: '时间', dataIndex: 'createdAt', width: 180, render: (v: string) => formatTime(v) },
+  { title: '类型', dataIndex: 'kind', width: 120, render: (k: string) => TransferKind.label(k) },
+  { title: '说明', dataIndex: 'memo', render: (_: string, e) => <EntryMemo entry={e} /> },
+  { title: '金额（元）', dataIndex: 'amount', align: 'right', width: 140, render: (v: string) => <SignedYuan units={v} /> },
+  {
+    title: '余额（元）',
+    dataIndex: 'balanceAfter',
+    align: 'right',
+    width: 140,
+    render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span>,
+  },
+];
+
 /**
- * One account's ledger entries, paged by the server. Each account keeps its own page in the URL
- * (`?giftPage=2`), so switching accounts starts the other one where it was left.
+ * One account's statement, paged by the server. Post-paid charges come rolled up per instance and
+ * hour (one row, its charges counted); expanding the row lists each ledger entry under it. Each
+ * account keeps its own page in the URL (`?giftPage=2`), so switching accounts starts the other one
+ * where it was left.
  */
 export function StatementTable({ kind, emptyText }: { kind: StatementKind; emptyText: string }) {
   const { paging, set } = useUrlPaging({ key: kind });
@@ -169,38 +224,40 @@ export function StatementTable({ kind, emptyText }: { kind: StatementKind; empty
       paging={paging}
       onPage={set}
       empty={emptyText}
-      rowKey="id"
+      rowKey={(e) => e.group ?? String(e.id)}
       tableLayout="auto"
       scroll={{ x: 760 }}
-      columns={[
-        { title: '时间', dataIndex: 'createdAt', width: 180, render: (v: string) => formatTime(v) },
-        { title: '类型', dataIndex: 'kind', width: 120, render: (k: string) => TRANSFER_LABEL[k] ?? k },
-        {
-          title: '说明',
-          dataIndex: 'memo',
-          render: (memo: string, e) => (
-            <span>
-              {memo || '--'}
-              {e.orderId && (
-                <>
-                  {' '}
-                  <Link to={PAGE.serverBillDetail.replace(':id', encodeURIComponent(e.orderId))} className="muted-link">
-                    订单 {e.orderId}
-                  </Link>
-                </>
-              )}
-            </span>
-          ),
-        },
-        { title: '金额（元）', dataIndex: 'amount', align: 'right', width: 140, render: (v: string) => <SignedYuan units={v} /> },
-        {
-          title: '余额（元）',
-          dataIndex: 'balanceAfter',
-          align: 'right',
-          width: 140,
-          render: (v: string) => <span className="amount-cell">{formatYuan(v)}</span>,
-        },
-      ]}
+      columns={statementColumns()}
+      expandable={{
+        rowExpandable: (e) => Boolean(e.group),
+        expandedRowRender: (e) => <GroupEntries kind={kind} group={e.group!} />,
+        columnTitle: '',
+      }}
     />
+  );
+}
+
+/** The ledger entries under one roll-up row, newest first, paged on their own (not in the URL). */
+function GroupEntries({ kind, group }: { kind: StatementKind; group: string }) {
+  const [paging, setPaging] = useState({ page: 1, pageSize: 20 });
+  const list = usePagedQuery({
+    queryKey: BILLING_KEYS.statementGroup(kind, group, paging.page, paging.pageSize),
+    queryFn: (signal) => billingApi.statementGroup({ kind, group, ...paging }, signal),
+  });
+  return (
+    <div aria-label="逐笔账目">
+      <PagedTable<Entry>
+        list={list}
+        paging={paging}
+        onPage={setPaging}
+        empty="没有账目"
+        unit="笔"
+        sizes={[20]}
+        rowKey="id"
+        size="small"
+        tableLayout="auto"
+        columns={statementColumns()}
+      />
+    </div>
   );
 }

@@ -4,7 +4,8 @@ import { WalletOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
 import { PAGE, formatYuan, type User } from '@console/contract';
-import { useMeQuery, useMoneyQuery } from '../session/useSession';
+import { seesFinance } from '../auth/permissions';
+import { useMeQuery, useMoneyQuery, useSession } from '../session/useSession';
 
 /**
  * What the user object says about gift credit (spec §3: remain counts only active, unexpired items
@@ -18,10 +19,12 @@ export function giftHint(user: Pick<User, 'remain' | 'expireAt' | 'renewStatus'>
   return parts.join('；');
 }
 
-/** Header balance linking to recharge; '--' whenever the real figure is unavailable. */
+/** Header balance linking to recharge; '--' whenever the real figure is unavailable; nothing for a child without 财务. */
 export function BalanceLink() {
   const money = useMoneyQuery();
   const me = useMeQuery();
+  const { user } = useSession();
+  if (!seesFinance(user)) return null;
   let value: ReactNode = '--';
   if (money.isPending && money.fetchStatus !== 'idle') value = <Spin size="small" />;
   else if (money.data) value = formatYuan(money.data.available ?? money.data.cash, { symbol: true });

@@ -5,9 +5,10 @@ import { useSession } from '../session/useSession';
 import { AccountMenu } from './AccountMenu';
 import { BalanceLink } from './BalanceLink';
 import { Logo } from './Logo';
+import { NoticeBell } from './NoticeBell';
 import { menuItemsFor, openKeyOf, selectedKey } from './consoleMenu';
 
-/** The generic console frame: header with balance and account, side menu of the areas. */
+/** The generic console frame: header with balance, the message bell and account, side menu of the areas. */
 export default function ConsoleLayout() {
   const { user } = useSession();
   const { pathname } = useLocation();
@@ -22,6 +23,7 @@ export default function ConsoleLayout() {
           <Button type="primary" size="small" onClick={() => navigate(PAGE.recharge)}>
             充值
           </Button>
+          <NoticeBell />
           <AccountMenu />
         </Flex>
       </Layout.Header>

@@ -55,10 +55,10 @@ export const CONSOLE_MENU: MenuNode[] = [
     label: '费用中心',
     icon: <AccountBookOutlined />,
     children: [
-      { key: PAGE.balance, label: '我的余额' },
+      { key: PAGE.balance, label: '我的余额', perms: PERMS.finance },
       { key: PAGE.bill, label: '账单' },
       { key: PAGE.coupon, label: '卡券包' },
-      { key: PAGE.deposit, label: '押金' },
+      { key: PAGE.deposit, label: '押金', perms: PERMS.finance },
       { key: PAGE.resource, label: '资源包' },
     ],
   },

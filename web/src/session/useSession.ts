@@ -2,6 +2,7 @@ import { useSyncExternalStore } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { isMoneyUnits, type AuthResult, type User } from '@console/contract';
 import { BILLING_KEYS, billingApi } from '../api/billing';
+import { seesFinance } from '../auth/permissions';
 import { USER_KEYS, userApi } from '../api/user';
 import { session } from './store';
 
@@ -36,6 +37,8 @@ export function meQueryOptions(token: string | null) {
       return user;
     },
     staleTime: 60_000,
+    // Back in the window, fetch the user even when fresh: a role or grant changed meanwhile (npm run operator, the parent) shows without a reload.
+    refetchOnWindowFocus: 'always' as const,
   };
 }
 
@@ -45,9 +48,13 @@ export function useMeQuery() {
   return useQuery({ ...meQueryOptions(token), enabled: token !== null });
 }
 
-/** The balance for the header; its error state means '--', never a made-up number. */
+/**
+ * The balance for the header; its error state means '--', never a made-up number. A child without
+ * 财务 never asks (the server refuses it its parent's balance): the query stays disabled.
+ */
 export function useMoneyQuery() {
   const token = useSyncExternalStore(session.subscribe, session.getToken);
+  const user = useSyncExternalStore(session.subscribe, session.getUser);
   return useQuery({
     queryKey: BILLING_KEYS.moneyOf(token),
     queryFn: async ({ signal }) => {
@@ -62,7 +69,7 @@ export function useMoneyQuery() {
         throw e;
       }
     },
-    enabled: token !== null,
+    enabled: token !== null && seesFinance(user),
     staleTime: 30_000,
   });
 }

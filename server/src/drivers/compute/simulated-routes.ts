@@ -1,8 +1,9 @@
 /**
- * The simulated fleet's control panel, registered only while COMPUTE_DRIVER=simulated (like
- * /dev/outbox for the embedded SMS driver): inspect machines and pending operations, inject faults,
- * take a host away and bring it back; and the pages a machine's JupyterLab and application links
- * open in this simulation.
+ * The simulated fleet's control panel, registered only while COMPUTE_DRIVER=simulated and dev tools
+ * are on (config.ts; like /dev/outbox for the embedded SMS driver): inspect machines and pending
+ * operations, inject faults, take a host away and bring it back; and, whenever the fleet is
+ * simulated, the pages a machine's JupyterLab and application links open in this simulation
+ * (each needs the instance's own token).
  *
  *   GET  /dev/compute                      fleet, pending operations, faults, lost hosts
  *   POST /dev/compute/faults               { kind, hostId?, count?, message? }
@@ -30,26 +31,33 @@ const hostParams = z.object({ id: z.string().trim().min(1).max(64) });
 const pageParams = z.object({ kind: z.enum(['jupyter', 'app']), instanceId: z.uuid() });
 
 /** `accessOf` is the instances module's: the fake Jupyter/app page shows how the instance would be reached. */
-export function simulatedComputeRoutes(app: FastifyInstance, driver: SimulatedComputeDriver, accessOf: (id: string) => Promise<InstanceAccess | null>): void {
+export function simulatedComputeRoutes(
+  app: FastifyInstance,
+  driver: SimulatedComputeDriver,
+  accessOf: (id: string) => Promise<InstanceAccess | null>,
+  opts: { controlPanel: boolean },
+): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['模拟算力'];
 
-  r.get(API.devCompute, { schema: { tags, summary: '模拟机群概况' } }, async () => driver.overview());
+  if (opts.controlPanel) {
+    r.get(API.devCompute, { schema: { tags, summary: '模拟机群概况' } }, async () => driver.overview());
 
-  r.post(`${API.devCompute}/faults`, { schema: { tags, summary: '注入故障：之后的若干次操作失败', body: faultSchema } }, async (req) => {
-    await driver.injectFault(req.body);
-    return { ok: true as const };
-  });
+    r.post(`${API.devCompute}/faults`, { schema: { tags, summary: '注入故障：之后的若干次操作失败', body: faultSchema } }, async (req) => {
+      await driver.injectFault(req.body);
+      return { ok: true as const };
+    });
 
-  r.post(`${API.devCompute}/hosts/:id/lose`, { schema: { tags, summary: '主机失联', params: hostParams } }, async (req) => {
-    await driver.loseHost(req.params.id);
-    return { ok: true as const };
-  });
+    r.post(`${API.devCompute}/hosts/:id/lose`, { schema: { tags, summary: '主机失联', params: hostParams } }, async (req) => {
+      await driver.loseHost(req.params.id);
+      return { ok: true as const };
+    });
 
-  r.post(`${API.devCompute}/hosts/:id/restore`, { schema: { tags, summary: '主机恢复', params: hostParams } }, async (req) => {
-    await driver.restoreHost(req.params.id);
-    return { ok: true as const };
-  });
+    r.post(`${API.devCompute}/hosts/:id/restore`, { schema: { tags, summary: '主机恢复', params: hostParams } }, async (req) => {
+      await driver.restoreHost(req.params.id);
+      return { ok: true as const };
+    });
+  }
 
   r.get(
     `${API.devCompute}/:kind/:instanceId`,

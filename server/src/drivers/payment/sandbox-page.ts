@@ -4,6 +4,7 @@
  * opened on a phone on the same network.
  */
 import { formatYuan, PaymentMethod } from '@console/contract';
+import { pageCsp, scriptHash } from '../../http/security-headers.js';
 import type { SandboxView } from './sandbox.js';
 
 export const PAID_TEXT = '支付成功，请返回控制台查看';
@@ -80,6 +81,9 @@ if (s.status === 'Pending') {
   $('pay').onclick = () => act('pay', ${JSON.stringify(PAID_TEXT)}, 'done');
   $('cancel').onclick = () => act('close', '交易已关闭', 'closed');
 }`;
+
+/** The scan page's Content-Security-Policy: the console's, plus exactly its one inline script. */
+export const SCAN_PAGE_CSP = pageCsp({ scriptSrc: [scriptHash(SCRIPT)] });
 
 export function scanPage(v: SandboxView): string {
   const t = v.trade;

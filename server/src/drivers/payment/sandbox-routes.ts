@@ -1,6 +1,7 @@
 /**
  * The sandbox gateway's public face: the scan page a QR code points to, and the two buttons on
- * it. Registered only while a sandbox driver is configured: in production these paths do not exist.
+ * it. Registered only while a sandbox driver is configured and dev tools are on (config.ts): in
+ * production these paths do not exist.
  *
  *   GET  /dev/pay/sandbox/:outTradeNo         the scan page (HTML)
  *   POST /dev/pay/sandbox/:outTradeNo/pay     确认支付: pays and sends the notification
@@ -9,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ERRORS, type ErrorBody } from '@console/contract';
 import { AppError } from '../../http/errors.js';
-import { notFoundPage, PAID_TEXT, scanPage } from './sandbox-page.js';
+import { notFoundPage, PAID_TEXT, SCAN_PAGE_CSP, scanPage } from './sandbox-page.js';
 import { SandboxRefusal, type SandboxPaymentDriver, type SandboxRefusalReason, type SandboxView } from './sandbox.js';
 
 /**
@@ -51,7 +52,7 @@ export function sandboxRoutes(app: FastifyInstance, drivers: SandboxPaymentDrive
 
   app.get<Params>('/dev/pay/sandbox/:outTradeNo', async (req, reply) => {
     const found = await locate(req.params.outTradeNo);
-    reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
+    reply.header('cache-control', 'no-store').header('content-security-policy', SCAN_PAGE_CSP).type('text/html; charset=utf-8');
     if (!found) return reply.status(404).send(notFoundPage(req.params.outTradeNo));
     return reply.send(scanPage(found.view));
   });

@@ -46,4 +46,29 @@ describe('Aliyun SMS driver', () => {
     answer = { Code: 'isv.BUSINESS_LIMIT_CONTROL', Message: '触发流控' };
     await expect(driver.send({ to: '13912345678', code: '1', scene: 'login', text: '' })).rejects.toThrow(/BUSINESS_LIMIT_CONTROL/);
   });
+
+  it('sends a notice with the template of its kind and its parameters, signed; refuses one without a template', async () => {
+    const calls: URL[] = [];
+    const driver = new AliyunSmsDriver({
+      accessKeyId: 'id',
+      accessKeySecret: 'secret',
+      signName: '算力云',
+      templateCode: 'SMS_1',
+      endpoint: 'https://sms.test/',
+      fetch: (async (url: string) => {
+        calls.push(new URL(url));
+        return new Response(JSON.stringify({ Code: 'OK', Message: 'OK' }), { status: 200 });
+      }) as typeof fetch,
+    });
+    const params = { name: '训练机 & "1"', time: '2026-11-30 16:00', days: '7 天' };
+    await driver.sendNotice({ to: '13912345678', kind: 'ReleaseCountdown', templateCode: 'SMS_900002', params, text: '【算力云】…' });
+    const q = calls[0]!.searchParams;
+    expect(q.get('TemplateCode')).toBe('SMS_900002');
+    expect(JSON.parse(q.get('TemplateParam')!)).toEqual(params);
+    expect(q.get('PhoneNumbers')).toBe('13912345678');
+    const signed = Object.fromEntries([...q.entries()].filter(([k]) => k !== 'Signature'));
+    expect(q.get('Signature')).toBe(signRpcRequest(signed, 'secret'));
+    await expect(driver.sendNotice({ to: '13912345678', kind: 'BalanceLow', templateCode: null, params: {}, text: '' })).rejects.toThrow(/no template/);
+    expect(calls).toHaveLength(1);
+  });
 });

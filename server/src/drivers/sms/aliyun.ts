@@ -1,9 +1,10 @@
 /**
  * Production SMS through Alibaba Cloud's SendSms API (RPC style, signature version 1.0:
- * HMAC-SHA1 over the sorted, percent-encoded query). The template receives `{ code }`.
+ * HMAC-SHA1 over the sorted, percent-encoded query). A verification code goes with the code
+ * template (`{ code }`); a notice with the template configured for its kind and its parameters.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import type { SmsDriver, SmsMessage } from './types.js';
+import type { SmsDriver, SmsMessage, SmsNotice } from './types.js';
 
 export interface AliyunSmsOptions {
   accessKeyId: string;
@@ -35,19 +36,28 @@ export class AliyunSmsDriver implements SmsDriver {
   constructor(private opts: AliyunSmsOptions) {}
 
   async send(m: SmsMessage) {
+    await this.sendSms(m.to, this.opts.templateCode, { code: m.code });
+  }
+
+  async sendNotice(n: SmsNotice) {
+    if (!n.templateCode) throw new Error(`Aliyun SendSms: no template for notice ${n.kind}`);
+    await this.sendSms(n.to, n.templateCode, n.params);
+  }
+
+  private async sendSms(to: string, templateCode: string, templateParam: Record<string, string>) {
     const now = this.opts.now?.() ?? new Date();
     const params: Record<string, string> = {
       AccessKeyId: this.opts.accessKeyId,
       Action: 'SendSms',
       Format: 'JSON',
-      PhoneNumbers: m.to,
+      PhoneNumbers: to,
       RegionId: 'cn-hangzhou',
       SignName: this.opts.signName,
       SignatureMethod: 'HMAC-SHA1',
       SignatureNonce: randomUUID(),
       SignatureVersion: '1.0',
-      TemplateCode: this.opts.templateCode,
-      TemplateParam: JSON.stringify({ code: m.code }),
+      TemplateCode: templateCode,
+      TemplateParam: JSON.stringify(templateParam),
       Timestamp: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
       Version: '2017-05-25',
     };

@@ -33,11 +33,10 @@ describe('catalogue reads', () => {
     expect(json(bad).code).toBe(40000001);
   });
 
-  it('publishes the operator’s promotion and customer-service link', async () => {
+  it('publishes the operator’s promotion', async () => {
     expect(json(await get(s.app, '/order/api/v2.1/promotion'))).toEqual({
       rechargeBonusRate: '0.18',
       newUserVoucher: String(yuanToUnits('50')),
-      customerServiceUrl: 'https://work.weixin.qq.com/kfid/kfc0000000000000000',
     });
   });
 

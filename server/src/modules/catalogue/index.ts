@@ -1,5 +1,6 @@
 /** The catalogue module's public entry: what other modules and the composition root may use. */
 export * from './service.js';
+export * from './versions.js';
 export * from './routes.js';
 export * from './inventory.js';
 export * from './pricing.js';

@@ -3,6 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   API,
+  AgreementTitle,
+  agreementParamsSchema,
+  agreementSchema,
   applicationListQuerySchema,
   applicationsPageSchema,
   availableGpuTypesQuerySchema,
@@ -25,6 +28,7 @@ import {
   regionsResponseSchema,
   roomListQuerySchema,
   roomsResponseSchema,
+  siteSettingsSchema,
   sizeQuoteRequestSchema,
   sizesPageSchema,
   sizesQuerySchema,
@@ -33,6 +37,7 @@ import type { AppContext } from '../../context.js';
 import { bpToRate } from './pricing.js';
 
 const TAG = ['目录与报价'];
+const SITE_TAG = ['站点'];
 
 /**
  * Catalogue reads answer the same memoised object until the catalogue changes, so its JSON text is
@@ -163,12 +168,38 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
     async (req, reply) => sendJson(reply, await c.quoteSize(req.body, req.session!.user)),
   );
 
-  r.get(API.promotion, { schema: { tags: TAG, summary: '优惠活动与客服链接（运营配置）', response: { 200: promotionSchema } } }, async () => {
+  r.get(API.promotion, { schema: { tags: TAG, summary: '优惠活动（运营配置）', response: { 200: promotionSchema } } }, async () => {
     const { settings } = await ctx.catalogueStore.get();
     return {
       rechargeBonusRate: settings.rechargeBonusBp ? bpToRate(settings.rechargeBonusBp) : '0',
       newUserVoucher: String(settings.newUserVoucher),
-      customerServiceUrl: settings.customerServiceUrl,
     };
   });
+
+  // The public site settings of the operator's catalogue file (settings): one small answer every page may read.
+  r.get(
+    API.siteSettings,
+    { schema: { tags: SITE_TAG, summary: '站点设置：企业微信客服链接等（运营配置，公开）', response: { 200: siteSettingsSchema } } },
+    async () => {
+      const { settings } = await ctx.catalogueStore.get();
+      return { customerServiceUrl: settings.customerServiceUrl };
+    },
+  );
+  // Apart from the settings: the documents are long and only the register screen's links open them.
+  r.get(
+    API.siteAgreement,
+    {
+      schema: {
+        tags: SITE_TAG,
+        summary: '用户协议（user）与隐私政策（privacy）全文（运营配置，公开）',
+        params: agreementParamsSchema,
+        response: { 200: agreementSchema },
+      },
+    },
+    async (req) => {
+      const { settings } = await ctx.catalogueStore.get();
+      const kind = req.params.kind;
+      return { kind, title: AgreementTitle[kind], content: kind === 'user' ? settings.userAgreement : settings.privacyPolicy };
+    },
+  );
 }

@@ -39,6 +39,11 @@ const fraction = z.string().refine((v) => v.trim() === '0' || rateToBp(v) !== nu
 const cyclePrice = z.object({ list: yuan, rate: rate.optional() });
 const prices = z.partialRecord(z.enum(BillingCycle.values), cyclePrice).refine((p) => p.Hour !== undefined, '至少要有 Hour（按时）价格');
 const categories = z.array(z.enum(InstanceCategory.values));
+/** A document of the site: one string, or an array of lines (easier to edit in JSON). */
+const agreementText = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v) => (Array.isArray(v) ? v.join('\n') : v).trim())
+  .pipe(z.string().min(1, '协议内容不能为空').max(100_000, '协议内容过长（最多 10 万字）'));
 
 export const catalogueFileSchema = z.object({
   settings: z.object({
@@ -46,7 +51,11 @@ export const catalogueFileSchema = z.object({
     studentDiscountRate: rate,
     newUserVoucherYuan: yuan,
     rechargeBonusRate: fraction,
-    customerServiceUrl: z.url(),
+    /** The 企业微信客服 link (http or https). Left out or "": the console shows no customer-service entry. */
+    customerServiceUrl: z.union([z.literal(''), z.url({ protocol: /^https?$/, error: '客服链接须为 http:// 或 https:// 开头的网址' })]).optional(),
+    /** 用户协议 and 隐私政策 (agreements.ts has the format); left out: the defaults shipped in agreements.ts. */
+    userAgreement: agreementText.optional(),
+    privacyPolicy: agreementText.optional(),
     rechargeMinYuan: yuan.default('10'),
     rechargeMaxYuan: yuan.default('50000'),
     giftValidDays: z.number().int().min(1).max(3650).default(365),
@@ -61,6 +70,9 @@ export const catalogueFileSchema = z.object({
     giftRenewDays: z.number().int().min(1).max(3650).default(30),
     /** What an instance started in no-card mode (no GPU mounted) costs per hour, post-paid. */
     noCardPricePerHourYuan: yuan.default('0.1'),
+    /** What such an instance gets instead of its own CPU and memory (shown to the owner; the compute backend sizes the machine). */
+    noCardCpu: z.number().positive().max(256).default(0.5),
+    noCardMemoryGb: z.number().positive().max(4096).default(2),
     /** A post-paid instance stopped this long is released (its data deleted), with a notice before. */
     stoppedReleaseDays: z.number().int().min(1).max(365).default(15),
     /** A prepaid instance not renewed is stopped at expiry and released this long after it. */

@@ -28,6 +28,8 @@ import { AppError } from '../../http/errors.js';
 import type { UserRow } from '../users/index.js';
 import type { VoucherService } from '../vouchers/index.js';
 import { bpToRate, discounted, priceBandwidthChange, priceDiskExpansion, priceQuote, type UnitPrice } from './pricing.js';
+import { liveHosts, regionOfHost } from './inventory.js';
+import { compareVersion } from './versions.js';
 import { priceKey, type CatalogueStore, type GpuTypeRow, type HostRow, type ImageRow, type SizeRow, type Snapshot } from './store.js';
 
 type Page<T> = { items: T[]; total: number; page: number; pageSize: number };
@@ -64,13 +66,6 @@ function positiveInt(value: string | undefined, what: string): number | undefine
   if (value === undefined) return undefined;
   if (!/^\d{1,4}$/.test(value) || Number(value) < 1) throw new AppError('VALIDATION_FAILED', `filterBy：${what}必须是正整数`);
   return Number(value);
-}
-
-/** "12.1" < "12.4" as versions, not as strings ("9.0" < "11.8"). */
-export function compareVersion(a: string, b: string): number {
-  const [a1 = 0, a2 = 0] = a.split('.').map(Number);
-  const [b1 = 0, b2 = 0] = b.split('.').map(Number);
-  return a1 - b1 || a2 - b2;
 }
 
 /** My images (modules/images), as a quote sees them: an image the buyer may create an instance from. */
@@ -116,21 +111,6 @@ export class CatalogueService {
     const room = snap.rooms.find((r) => r.id === roomId)!;
     const region = snap.regions.find((r) => r.id === room.regionId);
     return { id: room.id, regionId: room.regionId, regionName: region?.name ?? '', name: room.name, zones: room.zones, isDefault: room.isDefault };
-  }
-
-  /** Hosts that are on sale: active, in an active room and region, of an active GPU type. */
-  private liveHosts(snap: Snapshot): HostRow[] {
-    const rooms = new Map(snap.rooms.map((r) => [r.id, r]));
-    const regions = new Set(snap.regions.map((r) => r.id));
-    const types = new Set(snap.gpuTypes.map((g) => g.id));
-    return snap.hosts.filter((h) => {
-      const room = rooms.get(h.roomId);
-      return room && regions.has(room.regionId) && types.has(h.gpuTypeId);
-    });
-  }
-
-  private regionOfHost(snap: Snapshot, h: HostRow) {
-    return snap.rooms.find((r) => r.id === h.roomId)!.regionId;
   }
 
   private hostView(snap: Snapshot, h: HostRow, cycle: BillingCycle): GpuHost {
@@ -200,10 +180,10 @@ export class CatalogueService {
 
   regions(category?: InstanceCategory): Promise<{ items: Region[] }> {
     return this.memoised(`regions:${category ?? ''}`, (snap) => {
-      const hosts = this.liveHosts(snap);
+      const hosts = liveHosts(snap);
       const items = snap.regions.map((r) => {
         const rooms = snap.rooms.filter((m) => m.regionId === r.id).map((m) => this.roomView(snap, m.id));
-        const regionHosts = hosts.filter((h) => this.regionOfHost(snap, h) === r.id);
+        const regionHosts = hosts.filter((h) => regionOfHost(snap, h) === r.id);
         const categories: InstanceCategory[] = [];
         if (regionHosts.length) categories.push('Gpu', 'App');
         for (const c of SIZE_CATEGORIES) if (snap.sizes.some((s) => s.category === c && s.regionIds.includes(r.id))) categories.push(c);
@@ -233,7 +213,7 @@ export class CatalogueService {
 
   gpuTypes(): Promise<{ items: GpuType[] }> {
     return this.memoised('gpuTypes', (snap) => {
-      const hosts = this.liveHosts(snap);
+      const hosts = liveHosts(snap);
       return { items: snap.gpuTypes.map((g) => this.gpuTypeView(snap, g, hosts)) };
     });
   }
@@ -247,9 +227,9 @@ export class CatalogueService {
       if (f.gpuType) this.mustFindGpuType(snap, f.gpuType);
       const gpuCount = positiveInt(f.gpuCount, '卡数');
       const cycle = q.cycle ?? 'Hour';
-      let hosts = this.liveHosts(snap).filter(
+      let hosts = liveHosts(snap).filter(
         (h) =>
-          (!f.region || this.regionOfHost(snap, h) === f.region) &&
+          (!f.region || regionOfHost(snap, h) === f.region) &&
           (!f.room || h.roomId === f.room) &&
           (!f.zone || h.zone === f.zone) &&
           (!f.gpuType || h.gpuTypeId === f.gpuType) &&
@@ -351,7 +331,7 @@ export class CatalogueService {
   }
 
   private maxCudaOf(snap: Snapshot, gpuTypeId: string): string | undefined {
-    return this.liveHosts(snap)
+    return liveHosts(snap)
       .filter((h) => h.gpuTypeId === gpuTypeId)
       .map((h) => h.maxCuda)
       .sort(compareVersion)
@@ -382,9 +362,9 @@ export class CatalogueService {
       if (q.category === 'Gpu' || q.category === 'App') {
         if (q.gpuTypeId) this.mustFindGpuType(snap, q.gpuTypeId);
         const free = new Map<string, number>();
-        for (const h of this.liveHosts(snap)) {
+        for (const h of liveHosts(snap)) {
           if (q.gpuTypeId && h.gpuTypeId !== q.gpuTypeId) continue;
-          const region = this.regionOfHost(snap, h);
+          const region = regionOfHost(snap, h);
           free.set(region, (free.get(region) ?? 0) + h.gpuFree);
         }
         const best = [...free.entries()].sort((a, b) => b[1] - a[1])[0];
@@ -406,7 +386,7 @@ export class CatalogueService {
     return this.memoised(`zones:${q.gpuTypeId}:${q.gpuCount}:${q.regionId ?? ''}`, (snap) => {
       this.mustFindGpuType(snap, q.gpuTypeId);
       if (q.regionId) this.mustFindRegion(snap, q.regionId);
-      const fitting = this.liveHosts(snap).filter((h) => h.gpuTypeId === q.gpuTypeId && h.gpuFree >= q.gpuCount);
+      const fitting = liveHosts(snap).filter((h) => h.gpuTypeId === q.gpuTypeId && h.gpuFree >= q.gpuCount);
       const items = snap.rooms
         .filter((r) => !q.regionId || r.regionId === q.regionId)
         .map((r) => ({ room: this.roomView(snap, r.id), hosts: fitting.filter((h) => h.roomId === r.id) }))
@@ -428,7 +408,7 @@ export class CatalogueService {
     return this.memoised(`types:${q.regionId ?? ''}:${q.roomId ?? ''}:${q.gpuCount}`, (snap) => {
       if (q.regionId) this.mustFindRegion(snap, q.regionId);
       if (q.roomId) this.mustFindRoom(snap, q.roomId);
-      const hosts = this.liveHosts(snap).filter((h) => (!q.roomId || h.roomId === q.roomId) && (!q.regionId || this.regionOfHost(snap, h) === q.regionId));
+      const hosts = liveHosts(snap).filter((h) => (!q.roomId || h.roomId === q.roomId) && (!q.regionId || regionOfHost(snap, h) === q.regionId));
       const items = snap.gpuTypes
         .filter((g) => hosts.some((h) => h.gpuTypeId === g.id))
         .map((g) => ({
@@ -488,7 +468,7 @@ export class CatalogueService {
       cycle: req.cycle,
       duration: req.duration,
       voucherId: voucher?.id,
-      placement: { regionId: this.regionOfHost(snap, host), roomId: host.roomId, hostId: host.id },
+      placement: { regionId: regionOfHost(snap, host), roomId: host.roomId, hostId: host.id },
     });
   }
 
@@ -497,12 +477,12 @@ export class CatalogueService {
    * (fewest free cards that still fit), which keeps whole hosts free for 8-card orders.
    */
   private placeGpu(snap: Snapshot, req: GpuQuoteRequest, type: GpuTypeRow, image: ImageRow | undefined): HostRow {
-    const hosts = this.liveHosts(snap);
+    const hosts = liveHosts(snap);
     if (req.hostId) {
       const host = hosts.find((h) => h.id === req.hostId);
       if (!host) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `主机 ${req.hostId} 不存在或已下架`);
       if (host.gpuTypeId !== type.id) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `主机 ${host.name} 不是 ${type.name}`);
-      if ((req.roomId && host.roomId !== req.roomId) || (req.regionId && this.regionOfHost(snap, host) !== req.regionId)) {
+      if ((req.roomId && host.roomId !== req.roomId) || (req.regionId && regionOfHost(snap, host) !== req.regionId)) {
         throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `主机 ${host.name} 不在所选地区或机房`);
       }
       if (image?.cuda && compareVersion(image.cuda, host.maxCuda) > 0) {
@@ -516,7 +496,7 @@ export class CatalogueService {
       (h) =>
         h.gpuTypeId === type.id &&
         (!req.roomId || h.roomId === req.roomId) &&
-        (!req.regionId || this.regionOfHost(snap, h) === req.regionId) &&
+        (!req.regionId || regionOfHost(snap, h) === req.regionId) &&
         (!image?.cuda || compareVersion(image.cuda, h.maxCuda) <= 0),
     );
     const fits = inScope.filter((h) => h.gpuFree >= req.gpuCount && h.dataDiskMaxGb >= req.dataDiskGb);

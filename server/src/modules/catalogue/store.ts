@@ -24,6 +24,7 @@ import {
 } from './schema.js';
 import { rateToBp, type UnitPrice } from './pricing.js';
 import type { CatalogueSettings, ResourceProductEntry } from './seed-file.js';
+import { DEFAULT_PRIVACY_POLICY, DEFAULT_USER_AGREEMENT } from './agreements.js';
 import { yuanToUnits } from '@console/contract';
 
 export const VERSION_CHECK_MS = 3000;
@@ -42,7 +43,10 @@ export interface Settings {
   studentBp: number;
   newUserVoucher: bigint;
   rechargeBonusBp: number;
-  customerServiceUrl: string;
+  /** null: not configured, no customer-service entry is shown. */
+  customerServiceUrl: string | null;
+  userAgreement: string;
+  privacyPolicy: string;
   rechargeMin: bigint;
   rechargeMax: bigint;
   giftValidDays: number;
@@ -53,6 +57,8 @@ export interface Settings {
   giftRenewGraceDays: number;
   giftRenewDays: number;
   noCardPricePerHour: bigint;
+  noCardCpu: number;
+  noCardMemoryGb: number;
   stoppedReleaseDays: number;
   expiredReleaseDays: number;
   releaseNoticeHours: number;
@@ -221,7 +227,6 @@ const DEFAULT_SETTINGS: CatalogueSettings = {
   studentDiscountRate: '1',
   newUserVoucherYuan: '0',
   rechargeBonusRate: '0',
-  customerServiceUrl: 'https://work.weixin.qq.com/',
   rechargeMinYuan: '10',
   rechargeMaxYuan: '50000',
   giftValidDays: 365,
@@ -232,6 +237,8 @@ const DEFAULT_SETTINGS: CatalogueSettings = {
   giftRenewGraceDays: 7,
   giftRenewDays: 30,
   noCardPricePerHourYuan: '0.1',
+  noCardCpu: 0.5,
+  noCardMemoryGb: 2,
   stoppedReleaseDays: 15,
   expiredReleaseDays: 7,
   releaseNoticeHours: 24,
@@ -248,7 +255,9 @@ function parseSettings(raw: CatalogueSettings | undefined): Settings {
     studentBp: rateToBp(s.studentDiscountRate) ?? 10000,
     newUserVoucher: yuanToUnits(s.newUserVoucherYuan),
     rechargeBonusBp: rateToBp(s.rechargeBonusRate) ?? 0,
-    customerServiceUrl: s.customerServiceUrl,
+    customerServiceUrl: s.customerServiceUrl || null,
+    userAgreement: s.userAgreement ?? DEFAULT_USER_AGREEMENT,
+    privacyPolicy: s.privacyPolicy ?? DEFAULT_PRIVACY_POLICY,
     rechargeMin: yuanToUnits(s.rechargeMinYuan),
     rechargeMax: yuanToUnits(s.rechargeMaxYuan),
     giftValidDays: s.giftValidDays,
@@ -259,6 +268,8 @@ function parseSettings(raw: CatalogueSettings | undefined): Settings {
     giftRenewGraceDays: s.giftRenewGraceDays,
     giftRenewDays: s.giftRenewDays,
     noCardPricePerHour: yuanToUnits(s.noCardPricePerHourYuan),
+    noCardCpu: s.noCardCpu,
+    noCardMemoryGb: s.noCardMemoryGb,
     stoppedReleaseDays: s.stoppedReleaseDays,
     expiredReleaseDays: s.expiredReleaseDays,
     releaseNoticeHours: s.releaseNoticeHours,

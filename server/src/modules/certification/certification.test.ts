@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, type CertifyInfo, type ReviewItem, type StudentVerification } from '@console/contract';
+import { eq } from 'drizzle-orm';
 import { countRows, get, json, latestCode, multipart, PNG, post, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+import { users } from '../../db/schema.js';
 
 const VALID_ID = '11010519491231002X';
 const REJECTED_ID = '310101199001011234';
@@ -193,6 +195,39 @@ describe('certification, student verification and the operator reviews', () => {
       expect(json<StudentVerification>(await get(s.app, API.student, u.token))).toMatchObject({ status: 'Failed', reason: '学生证已过期', isStudent: false });
       expect(json(await upload(API.studentImage, u.token)).status).toBe('Failed');
     });
+  });
+
+  it('refuses an operator deciding their own enterprise or student application, which another operator decides', async () => {
+    const own = await registerUser(s);
+    await s.ctx.db.update(users).set({ isOperator: true }).where(eq(users.id, own.user.id));
+    await post(s.app, API.certifyEnterprise, COMPANY, own.token);
+    await upload(API.certifyEnterpriseUpload, own.token);
+    await post(s.app, API.certifyEnterpriseConfirm, undefined, own.token);
+    const email = 'own@mails.tsinghua.edu.cn';
+    await upload(API.studentImage, own.token);
+    await post(s.app, API.studentEmailCode, { email }, own.token);
+    const code = await latestCode(s.app, email);
+    const student = { school: '清华大学', level: 'master', enrollYear: 2025, graduateYear: 2028, email, code };
+    expect((await post(s.app, API.student, student, own.token)).statusCode).toBe(200);
+    const queue = json<{ items: ReviewItem[] }>(await get(s.app, `${API.operatorReviews}?kind=enterprise&status=Pending`, own.token));
+    const application = queue.items.find((i) => i.userId === own.user.id)!;
+
+    for (const [kind, id] of [
+      ['enterprise', application.id],
+      ['student', own.user.id],
+    ] as const) {
+      for (const body of [{ decision: 'approve' }, { decision: 'reject', reason: '自己驳回自己' }]) {
+        const res = await decide(kind, id, body, own.token);
+        expect(res.statusCode, res.body).toBe(403);
+        expect(json(res)).toMatchObject({ code: 40300007, message: expect.stringContaining('不能审核自己的申请') });
+      }
+    }
+    expect(await info(own.token)).toMatchObject({ certStatus: 'Pending', enterprise: { status: 'Pending' } });
+    expect(json<StudentVerification>(await get(s.app, API.student, own.token))).toMatchObject({ status: 'Pending', isStudent: false });
+    // Another operator decides them.
+    expect((await decide('enterprise', application.id, { decision: 'approve' })).statusCode).toBe(200);
+    expect((await decide('student', own.user.id, { decision: 'approve' })).statusCode).toBe(200);
+    expect(await me(own.token)).toMatchObject({ certified: true, isStudent: true });
   });
 
   it('refuses certification and student verification to a child account', async () => {

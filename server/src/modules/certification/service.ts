@@ -181,6 +181,7 @@ export class CertificationService {
     await this.deps.db.transaction(async (tx) => {
       const [row] = await tx.select().from(certifications).where(eq(certifications.id, certId)).for('update');
       if (!row) throw new AppError('RECORD_NOT_FOUND');
+      if (actorId !== null && row.userId === actorId) throw new AppError('OWN_APPLICATION');
       if (!canCert(decision.decision, row.status)) throw new AppError('REVIEW_DONE');
       const reason = decision.decision === 'reject' ? decision.reason : '';
       await tx

@@ -61,9 +61,11 @@ describe('gift credit scheme', () => {
     expect(me.gift.map((g: { id: string }) => g.id)).toEqual([expired, spent, active, pending, later]); // earliest expiry first
     expect(me.gift.find((g: { id: string }) => g.id === pending)).toMatchObject({ status: 0, remain: String(yuanToUnits('3')) });
 
-    // A child account sees its parent's money; its own identity stays its own.
+    // A child account with 财务 sees its parent's money (without it, none); its own identity stays its own.
     const child = await registerUser(s);
     await s.ctx.db.update(users).set({ isChild: true, parentId: u.user.id }).where(eq(users.id, child.user.id));
+    expect(json(await get(s.app, '/userapi/api/v2.1/users/me/info', child.token))).not.toHaveProperty('cash');
+    await s.ctx.db.update(users).set({ finance: true }).where(eq(users.id, child.user.id));
     const childMe = json(await get(s.app, '/userapi/api/v2.1/users/me/info', child.token));
     expect(childMe).toMatchObject({ id: child.user.id, isChild: true, cash: String(yuanToUnits('20')), remain: String(yuanToUnits('7')), renewStatus: true });
 

@@ -11,6 +11,8 @@ const tags = ['赠送金'];
 export async function giftRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { requireAuth } = ctx.auth;
+  // The payer's gift credit is its money: a child sees it only with 财务.
+  const requireFinance = ctx.auth.requireFinance;
 
   const list = async (userId: string) => {
     const s = await ctx.gifts.summary(userId);
@@ -24,19 +26,19 @@ export async function giftRoutes(app: FastifyInstance, ctx: AppContext) {
     };
   };
 
-  r.get(API.gift, { schema: { tags, summary: '赠送金明细与汇总（按到期时间）', response: { 200: giftListSchema } }, onRequest: requireAuth }, (req) =>
+  r.get(API.gift, { schema: { tags, summary: '赠送金明细与汇总（按到期时间）', response: { 200: giftListSchema } }, onRequest: requireFinance }, (req) =>
     list(payerOf(req)),
   );
   r.get(API.giftEligibility, { schema: { tags, summary: '能否领取新人赠送金', response: { 200: giftEligibilitySchema } }, onRequest: requireAuth }, (req) =>
     ctx.gifts.eligibility(currentSession(req).user),
   );
-  r.post(API.giftObtain, { schema: { tags, summary: '领取新人赠送金', response: { 200: giftListSchema } }, onRequest: requireAuth }, async (req) => {
+  r.post(API.giftObtain, { schema: { tags, summary: '领取新人赠送金', response: { 200: giftListSchema } }, onRequest: requireFinance }, async (req) => {
     await ctx.gifts.obtain(currentSession(req).user);
     return list(payerOf(req));
   });
   r.post(
     API.giftEffect,
-    { schema: { tags, summary: '让一笔待续期的赠送金重新生效', params: giftIdParamsSchema, response: { 200: giftListSchema } }, onRequest: requireAuth },
+    { schema: { tags, summary: '让一笔待续期的赠送金重新生效', params: giftIdParamsSchema, response: { 200: giftListSchema } }, onRequest: requireFinance },
     async (req) => {
       await ctx.gifts.renew(payerOf(req), req.params.id);
       return list(payerOf(req));
@@ -44,7 +46,7 @@ export async function giftRoutes(app: FastifyInstance, ctx: AppContext) {
   );
   r.post(
     API.giftRenew,
-    { schema: { tags, summary: '续期全部待续期的赠送金', response: { 200: giftListSchema.extend({ renewed: z.number().int() }) } }, onRequest: requireAuth },
+    { schema: { tags, summary: '续期全部待续期的赠送金', response: { 200: giftListSchema.extend({ renewed: z.number().int() }) } }, onRequest: requireFinance },
     async (req) => {
       const renewed = await ctx.gifts.renew(payerOf(req));
       return { ...(await list(payerOf(req))), renewed };

@@ -7,27 +7,34 @@
  * ¥3.95 exactly. A tick is charged under a key of the instance, its run and the run's length, with the
  * instance row locked, so two processes (or a retried tick) charge it once. When the balance cannot
  * pay, what is missing is kept as arrears and the instance is stopped: it runs on credit for at most
- * one tick (BILLING_TICK_SECONDS). Data disk beyond the free size is charged by the day, stopped or
- * not, while the instance exists.
+ * one tick (BILLING_TICK_SECONDS). Data disk beyond the free size is charged by the hour, stopped or
+ * not, while the instance exists: each hour when it begins, its share of the daily price (diskHourCost),
+ * so releasing a minute after an expansion costs at most that hour.
  *
  * Prepaid (Day/Week/Month): paid up front until expireAt; stopped at expiry; released
- * expiredReleaseDays later, with a notice releaseNoticeHours before. Post-paid instances stopped
- * for stoppedReleaseDays are released the same way.
+ * expiredReleaseDays later, with notices RELEASE_COUNTDOWN_DAYS and releaseNoticeHours before.
+ * Post-paid instances stopped for stoppedReleaseDays are released the same way. Payers hear of a
+ * low balance, a stop for arrears, an expiry and a coming release through the notices module.
  */
-import { and, asc, eq, gte, inArray, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
-import { IDLE_MACHINE_STATUSES, formatYuan, formatBeijing } from '@console/contract';
+import { and, asc, eq, gte, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { IDLE_MACHINE_STATUSES, formatYuan } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { instances } from './schema.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import { pgArray } from '../../db/arrays.js';
-import type { UsageCharges } from '../orders/index.js';
+import type { UsageCharge, UsageCharges, UsageRun } from '../orders/index.js';
 import type { ResourceService } from '../resources/index.js';
+import type { BalanceFloors } from '../users/index.js';
 import type { MigrationService } from './migrate.js';
+import { notices, type PayerLoad } from '../notices/index.js';
 import type { InstanceRow, InstanceService } from './service.js';
 
 const MS_PER_HOUR = 3_600_000n;
+const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
+/** The release countdown's first notice: this many days before a stopped instance is released (the last one is releaseNoticeHours before). */
+export const RELEASE_COUNTDOWN_DAYS = 7;
 const BATCH = 200;
 /** Runs charged together by one tick transaction. */
 const METER_BATCH = 5000;
@@ -52,6 +59,9 @@ const meterColumns = {
   meterMs: instances.meterMs,
   meterCharged: instances.meterCharged,
   arrears: instances.arrears,
+  bandwidthHourlyPrice: instances.bandwidthHourlyPrice,
+  /** Not the payer: a child account's instance, run within the child's spending limit. */
+  createdBy: instances.createdBy,
 };
 export type MeterRow = Pick<InstanceRow, keyof typeof meterColumns>;
 
@@ -67,6 +77,75 @@ export function runCost(ratePerHour: bigint, ms: bigint): bigint {
  */
 export function uncoveredCost(ratePerHour: bigint, cardMs: bigint, cards: bigint): bigint {
   return (ratePerHour * cardMs + (cards * MS_PER_HOUR) / 2n) / (cards * MS_PER_HOUR);
+}
+
+/**
+ * What the hour of data disk beginning at `from` costs at `dailyPrice`: the hour's share of the day,
+ * the daily price × 1/24 rounded down or up to 0.0001 yuan so that any 24 hours in a row (hours are
+ * numbered from the epoch) add up to the daily price exactly.
+ */
+export function diskHourCost(dailyPrice: bigint, from: Date): bigint {
+  const i = BigInt(Math.floor(from.getTime() / HOUR_MS) % 24);
+  return (dailyPrice * (i + 1n)) / 24n - (dailyPrice * i) / 24n;
+}
+
+/** An amount to the 0.0001 yuan without trailing zeros past the fen: ¥0.49, ¥0.007, ¥1.05. */
+function exactYuan(units: bigint): string {
+  const fraction = String(units % 10000n)
+    .padStart(4, '0')
+    .replace(/0{1,2}$/, '');
+  return `¥${units / 10000n}.${fraction}`;
+}
+
+/**
+ * The memo of an hour of data disk: "<name> 数据盘扩容 70 GB（1 小时，按 ¥0.49/天）". The size and the
+ * daily price in it are what the bill of the order (orders/usage-bill.ts) shows.
+ */
+function diskHourMemo(row: Pick<InstanceRow, 'name' | 'dataDiskGb' | 'freeDataDiskGb' | 'diskDailyPrice'>): string {
+  return `${row.name} 数据盘扩容 ${row.dataDiskGb - row.freeDataDiskGb} GB（1 小时，按 ${exactYuan(row.diskDailyPrice)}/天）`;
+}
+
+type DiskBilling = Pick<InstanceRow, 'diskBilledUntil' | 'arrears'>;
+
+/**
+ * Charges the data disk beyond the free size of each (locked) post-paid row for every hour begun by
+ * `now` since its diskBilledUntil, each hour under its own key `disk:<instance>:<hour start ms>`, all
+ * in one ledger batch; returns each row's new diskBilledUntil and arrears (what the balance could not pay).
+ */
+export async function chargeDiskHours(usage: UsageCharges, tx: Tx, rows: InstanceRow[], now: Date): Promise<Map<string, DiskBilling>> {
+  const out = new Map<string, DiskBilling>();
+  const items: { id: string; charge: UsageCharge }[] = [];
+  for (const row of rows) {
+    let from = row.diskBilledUntil!;
+    for (; from <= now; from = new Date(from.getTime() + HOUR_MS)) {
+      const charge = {
+        orderId: row.usageOrderId!,
+        amount: diskHourCost(row.diskDailyPrice, from),
+        key: `disk:${row.id}:${from.getTime()}`,
+        memo: diskHourMemo(row),
+      };
+      items.push({ id: row.id, charge });
+    }
+    out.set(row.id, { diskBilledUntil: from, arrears: row.arrears });
+  }
+  const charged = await usage.chargeUsageMany(
+    tx,
+    items.map(({ charge }) => charge),
+  );
+  for (const { id, charge } of items) out.get(id)!.arrears += charge.amount - (charged.get(charge.key) ?? 0n);
+  return out;
+}
+
+/** What the bill needs to know of a run segment (kept by the orders module once, at its first charge). */
+function usageRun(row: MeterRow): UsageRun {
+  return {
+    resourceId: row.id,
+    segmentStart: row.meterSegment!,
+    noCard: row.noCard,
+    cards: row.noCard ? 0 : row.gpuCount,
+    ratePerHour: row.meterRate,
+    bandwidthPerHour: row.noCard ? 0n : row.bandwidthHourlyPrice,
+  };
 }
 
 export class Meter {
@@ -132,7 +211,13 @@ export class Meter {
     });
     const { charged, spendable } = await this.usage.chargeUsageBatch(
       tx,
-      items.map((i) => ({ orderId: i.row.usageOrderId!, amount: i.due, key: i.key, memo: `${i.row.name} 按量计费` })),
+      items.map((i) => ({
+        orderId: i.row.usageOrderId!,
+        amount: i.due,
+        key: i.key,
+        memo: `${i.row.name} 按量计费`,
+        run: i.row.meterCharged === 0n ? usageRun(i.row) : undefined,
+      })),
       { lane, watch: rows.map((r) => r.userId) },
     );
     for (const i of items) {
@@ -142,18 +227,19 @@ export class Meter {
     return { settled: out, spendable };
   }
 
-  /** One day of data disk beyond the free size, from `row.diskBilledUntil`. */
-  async chargeDiskDay(tx: Tx, row: InstanceRow): Promise<Pick<InstanceRow, 'diskBilledUntil' | 'arrears'>> {
-    const from = row.diskBilledUntil!;
-    const due = row.diskDailyPrice;
-    const charged = await this.usage.chargeUsage(
+  /** The running runs of child accounts whose spending limit cannot pay their next tick of `tickMs`, with the reason. */
+  async overLimit(tx: Tx, rows: MeterRow[], tickMs: number): Promise<Map<string, string>> {
+    const runs = rows.filter((r) => r.status === 'Running' && r.createdBy !== r.userId);
+    if (!runs.length) return new Map();
+    return this.usage.overLimit(
       tx,
-      row.usageOrderId!,
-      due,
-      `disk:${row.id}:${from.getTime()}`,
-      `${row.name} 数据盘扩容 ${row.dataDiskGb - row.freeDataDiskGb} GB（1 天）`,
+      runs.map((r) => ({ id: r.id, childId: r.createdBy, nextTick: runCost(r.meterRate, BigInt(tickMs)) })),
     );
-    return { diskBilledUntil: new Date(from.getTime() + DAY_MS), arrears: row.arrears + (due - charged) };
+  }
+
+  /** Charges the data-disk hours begun by `now` of each (locked) row (chargeDiskHours). */
+  chargeDiskHours(tx: Tx, rows: InstanceRow[], now: Date): Promise<Map<string, DiskBilling>> {
+    return chargeDiskHours(this.usage, tx, rows, now);
   }
 }
 
@@ -170,6 +256,10 @@ export class InstanceBilling {
       tickSeconds: number;
       /** Lanes of a meter tick running at once, each on its own connection (1 on PGlite, which has one). */
       workers?: number;
+      /** After a tick: each payer's spendable balance against their running runs' hourly cost (the balance-low notice). */
+      balanceLow?: (loads: PayerLoad[]) => Promise<unknown>;
+      /** The payers' balance floors (余额保底): their running post-paid instances stop below it. */
+      floors?: Pick<BalanceFloors, 'floorsOf'>;
     },
   ) {}
 
@@ -186,11 +276,17 @@ export class InstanceBilling {
   async meterTick(): Promise<number> {
     const now = this.deps.clock.now();
     const lanes = Math.max(1, this.deps.workers ?? 1);
-    const toStop: { id: string; why: string }[] = [];
-    const results = await Promise.allSettled(Array.from({ length: lanes }, (_, index) => this.meterLane(now, { index, count: lanes }, toStop)));
+    const toStop: { id: string; why: string; limit?: boolean }[] = [];
+    const loads = new Map<string, PayerLoad & { ids: string[] }>();
+    const results = await Promise.allSettled(Array.from({ length: lanes }, (_, index) => this.meterLane(now, { index, count: lanes }, toStop, loads)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    for (const s of toStop) await this.stopForBalance(s.id, s.why);
+    for (const s of toStop) await (s.limit ? this.stopForLimit(s.id, s.why) : this.stopForBalance(s.id, s.why));
+    // Payers whose runs are being stopped hear that instead of a balance-low notice.
+    const stopping = new Set(toStop.map((s) => s.id));
+    await this.deps.balanceLow?.(
+      [...loads.values()].filter((l) => !l.ids.some((id) => stopping.has(id))).map(({ userId, spendable, hourly }) => ({ userId, spendable, hourly })),
+    );
     return results.reduce((n, r) => n + (r as PromiseFulfilledResult<number>).value, 0);
   }
 
@@ -198,7 +294,12 @@ export class InstanceBilling {
    * One lane of a tick: the runs of its range of owners, METER_BATCH at a time in (owner, id) order
    * (a payer's runs mostly land in one batch), each batch one transaction.
    */
-  private async meterLane(now: Date, lane: { index: number; count: number }, toStop: { id: string; why: string }[]): Promise<number> {
+  private async meterLane(
+    now: Date,
+    lane: { index: number; count: number },
+    toStop: { id: string; why: string; limit?: boolean }[],
+    loads: Map<string, PayerLoad & { ids: string[] }>,
+  ): Promise<number> {
     let handled = 0;
     const [from, to] = laneOwners(lane);
     for (let after: { userId: string; id: string } | null = null; ;) {
@@ -221,14 +322,25 @@ export class InstanceBilling {
           .for('update', { skipLocked: true });
         if (!rows.length) return rows;
         const { settled, spendable } = await this.deps.meter.settleBatch(tx, rows, now, lane.count > 1 ? lane : undefined);
+        for (const r of rows) {
+          if (r.status !== 'Running') continue;
+          const l = loads.get(r.userId) ?? { userId: r.userId, spendable: 0n, hourly: 0n, ids: [] };
+          loads.set(r.userId, { ...l, spendable: spendable.get(r.userId) ?? l.spendable, hourly: l.hourly + r.meterRate, ids: [...l.ids, r.id] });
+        }
+        const payers = rows.map((r) => r.userId);
+        const floors = this.deps.floors ? await this.deps.floors.floorsOf(tx, payers) : new Map<string, bigint>();
         const m = rows.map((r) => settled.get(r.id)!);
         await tx.execute(sql`update instances i set meter_ms = v.ms, meter_charged = v.charged, meter_since = v.since, arrears = v.arrears
           from unnest(${pgArray(rows.map((r) => r.id))}::uuid[], ${pgArray(m.map((x) => x.meterMs))}::bigint[], ${pgArray(m.map((x) => x.meterCharged))}::bigint[],
             ${pgArray(m.map((x) => x.meterSince?.toISOString() ?? null))}::timestamptz[], ${pgArray(m.map((x) => x.arrears))}::bigint[]) as v(id, ms, charged, since, arrears)
           where i.id = v.id`);
         for (const r of rows) {
-          const why = this.stopReason(r, settled.get(r.id)!.arrears, spendable.get(r.userId)!);
+          const why = this.stopReason(r, settled.get(r.id)!.arrears, spendable.get(r.userId)!, floors.get(r.userId));
           if (why) toStop.push({ id: r.id, why });
+        }
+        // A child's runs stop, like an empty balance, when its spending limit cannot pay their next tick.
+        for (const [id, why] of await this.deps.meter.overLimit(tx, rows, this.deps.tickSeconds * 1000)) {
+          if (!toStop.some((s) => s.id === id)) toStop.push({ id, why, limit: true });
         }
         return rows;
       });
@@ -239,10 +351,11 @@ export class InstanceBilling {
     return handled;
   }
 
-  /** Stops when the balance has run out, or cannot pay the next tick. */
-  private stopReason(row: MeterRow, arrears: bigint, spendable: bigint): string | null {
+  /** Stops when the balance has run out, has fallen below the payer's floor (余额保底), or cannot pay the next tick. */
+  private stopReason(row: MeterRow, arrears: bigint, spendable: bigint, floor?: bigint): string | null {
     if (row.status !== 'Running') return null;
     if (arrears > 0n) return `余额不足，欠费 ${formatYuan(arrears)} 元`;
+    if (floor !== undefined && spendable < floor) return `余额低于您设置的 ¥${formatYuan(floor)} 保底金额`;
     const nextTick = runCost(row.meterRate, BigInt(this.deps.tickSeconds * 1000));
     return spendable < nextTick ? `余额 ${formatYuan(spendable)} 元，不足以支付下一计费周期` : null;
   }
@@ -251,33 +364,57 @@ export class InstanceBilling {
     const stopped = await this.deps.instances.actAsSystem(id, 'stop', why);
     if (!stopped) return;
     const [row] = await this.deps.db.select().from(instances).where(eq(instances.id, id));
-    if (row) await this.deps.instances.notifyOwner(row.userId, `您的按量实例「${row.name}」因${why}已自动关机。充值后可在控制台重新开机，数据盘数据保留。`);
+    if (row) await this.deps.instances.notifyOwner(row.userId, notices.stoppedForArrears({ instance: row, why, at: this.deps.clock.now() }));
   }
 
-  /** Data disk days that have begun, for post-paid instances that still exist. */
+  /** A child's instance whose spending limit is spent: stopped, and the parent told how to let it run again. */
+  private async stopForLimit(id: string, why: string) {
+    const stopped = await this.deps.instances.actAsSystem(id, 'stop', why);
+    if (!stopped) return;
+    const [row] = await this.deps.db.select().from(instances).where(eq(instances.id, id));
+    if (row)
+      await this.deps.instances.notifyOwner(
+        row.userId,
+        notices.instanceEvent({
+          instance: row,
+          text: `子账号的按量实例「${row.name}」因${why}已自动关机。提高该子账号的消费额度（或月度额度在下月恢复）后可重新开机，数据盘数据保留。`,
+        }),
+      );
+  }
+
+  /** Data disk hours that have begun, for post-paid instances that still exist; BATCH instances a transaction. */
   async diskTick(): Promise<number> {
     const now = this.deps.clock.now();
     const toStop: { id: string; why: string }[] = [];
-    const n = await this.deps.db.transaction(async (tx) => {
-      const rows = await tx
-        .select()
-        .from(instances)
-        .where(and(isNotNull(instances.diskBilledUntil), lte(instances.diskBilledUntil, now), isNull(instances.releasedAt)))
-        .limit(BATCH)
-        .for('update', { skipLocked: true });
-      for (const row of rows) {
-        let cur = row;
-        while (cur.diskBilledUntil! <= now) {
-          const set = await this.deps.meter.chargeDiskDay(tx, cur);
-          cur = { ...cur, ...set };
+    let handled = 0;
+    for (;;) {
+      const n = await this.deps.db.transaction(async (tx) => {
+        const rows = await tx
+          .select()
+          .from(instances)
+          .where(
+            and(isNotNull(instances.diskBilledUntil), lte(instances.diskBilledUntil, now), isNotNull(instances.usageOrderId), isNull(instances.releasedAt)),
+          )
+          .limit(BATCH)
+          .for('update', { skipLocked: true });
+        // A machine that never came up (Failed) has no disk to charge for: its hours stop.
+        const set = await this.deps.meter.chargeDiskHours(
+          tx,
+          rows.filter((r) => r.status !== 'Failed'),
+          now,
+        );
+        for (const row of rows) {
+          const cur = set.get(row.id) ?? { diskBilledUntil: null, arrears: row.arrears };
+          await tx.update(instances).set(cur).where(eq(instances.id, row.id));
+          if (cur.arrears > 0n && row.status === 'Running') toStop.push({ id: row.id, why: `余额不足，欠费 ${formatYuan(cur.arrears)} 元` });
         }
-        await tx.update(instances).set({ diskBilledUntil: cur.diskBilledUntil, arrears: cur.arrears }).where(eq(instances.id, row.id));
-        if (cur.arrears > 0n && row.status === 'Running') toStop.push({ id: row.id, why: `余额不足，欠费 ${formatYuan(cur.arrears)} 元` });
-      }
-      return rows.length;
-    });
+        return rows.length;
+      });
+      handled += n;
+      if (n < BATCH) break;
+    }
     for (const s of toStop) await this.stopForBalance(s.id, s.why);
-    return n;
+    return handled;
   }
 
   /** Prepaid instances past expireAt: stopped, and their release scheduled after the grace period. */
@@ -299,39 +436,64 @@ export class InstanceBilling {
       .limit(BATCH);
     for (const row of due) {
       const releaseAt = new Date(row.expireAt!.getTime() + settings.expiredReleaseDays * DAY_MS);
+      // The expiry notice names the release date: it counts as the release countdown's first notice (releaseTick).
       await this.deps.db
         .update(instances)
-        .set({ releaseAt })
+        .set({ releaseAt, releaseNoticeAt: now })
         .where(and(eq(instances.id, row.id), isNull(instances.releaseAt)));
       if (row.status === 'Running') await this.deps.instances.actAsSystem(row.id, 'stop', '包周期已到期');
-      await this.deps.instances.notifyOwner(
-        row.userId,
-        `您的实例「${row.name}」已到期并关机，将于 ${formatBeijing(releaseAt)} 释放，请在此之前续费或备份数据。`,
-      );
+      await this.deps.instances.notifyOwner(row.userId, notices.prepaidExpired({ instance: row, expireAt: row.expireAt!, releaseAt }));
     }
     return due.length;
   }
 
-  /** Notices before a scheduled release, then the release itself. */
+  /**
+   * The release countdown, then the release itself. A stopped instance's owner is told
+   * RELEASE_COUNTDOWN_DAYS and releaseNoticeHours before its release (only the latest of the two
+   * when both are already due). releaseNoticeAt is when the last countdown notice went out: one
+   * from before the current releaseAt's first notice time belongs to an earlier schedule.
+   */
   async releaseTick(): Promise<number> {
     const now = this.deps.clock.now();
     const { settings } = await this.deps.catalogue.get();
-    const noticeBy = new Date(now.getTime() + settings.releaseNoticeHours * 3_600_000);
+    const finalMs = settings.releaseNoticeHours * 3_600_000;
+    const firstMs = Math.max(RELEASE_COUNTDOWN_DAYS * DAY_MS, finalMs);
+    const before = (ms: number) => sql`${instances.releaseAt} - (${ms} * interval '1 millisecond')`;
     const soon = await this.deps.db
       .select()
       .from(instances)
-      .where(and(isNotNull(instances.releaseAt), lte(instances.releaseAt, noticeBy), isNull(instances.releaseNoticeAt), isNull(instances.releasedAt)))
+      .where(
+        and(
+          isNotNull(instances.releaseAt),
+          lte(instances.releaseAt, new Date(now.getTime() + firstMs)),
+          isNull(instances.releasedAt),
+          inArray(instances.status, ['Stopped', 'Shutdown', 'Failed']),
+          or(
+            isNull(instances.releaseNoticeAt),
+            sql`${instances.releaseNoticeAt} < ${before(firstMs)}`,
+            and(lte(instances.releaseAt, new Date(now.getTime() + finalMs)), sql`${instances.releaseNoticeAt} < ${before(finalMs)}`),
+          ),
+        ),
+      )
       .limit(BATCH);
     for (const row of soon) {
       const [claimed] = await this.deps.db
         .update(instances)
         .set({ releaseNoticeAt: now })
-        .where(and(eq(instances.id, row.id), isNull(instances.releaseNoticeAt)))
+        .where(
+          and(
+            eq(instances.id, row.id),
+            eq(instances.releaseAt, row.releaseAt!),
+            row.releaseNoticeAt ? eq(instances.releaseNoticeAt, row.releaseNoticeAt) : isNull(instances.releaseNoticeAt),
+          ),
+        )
         .returning();
+      const left = row.releaseAt!.getTime() - now.getTime();
+      const final = left <= finalMs;
       if (claimed)
         await this.deps.instances.notifyOwner(
           row.userId,
-          `您的实例「${row.name}」将于 ${formatBeijing(row.releaseAt!)} 释放，数据将被清除且无法恢复。如需保留，请在此之前开机或续费。`,
+          notices.releaseCountdown({ instance: row, releaseAt: row.releaseAt!, lead: final ? finalMs : firstMs, final }),
         );
     }
     const due = await this.deps.db

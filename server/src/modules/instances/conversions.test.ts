@@ -181,7 +181,10 @@ describe('conversions: day to month, post-paid to long-term rental', () => {
     expect(json(await post(s.app, `${LIST}/${post_.id}/transfer-to-long`, {}, u.token))).toMatchObject({ code: 40000001 });
     // A child without the GPU manage permission may not convert; with it, it may.
     const child = await registerUser(s);
-    await s.ctx.db.update(users).set({ isChild: true, parentId: u.user.id, childName: 'ops', gpu: false, app: true }).where(eq(users.id, child.user.id));
+    await s.ctx.db
+      .update(users)
+      .set({ isChild: true, parentId: u.user.id, childName: 'ops', gpu: false, app: true, finance: true })
+      .where(eq(users.id, child.user.id));
     expect(json(await post(s.app, `${LIST}/${post_.id}/transfer-to-long`, { cycle: 'Month', duration: 1 }, child.token))).toMatchObject({ code: 40300002 });
     expect(json(await get(s.app, `${LIST}/${month.id}/day-to-month/price`, child.token))).toMatchObject({ code: 40300002 });
     // Arrears first.

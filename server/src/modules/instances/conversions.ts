@@ -18,8 +18,8 @@
  * `duration` units. Creating the order first settles the current run through the existing meter
  * (billing.ts Meter.settle: what it used up to now is charged); an instance with arrears cannot be
  * converted. Paid, the run is settled again up to that moment, metering stops (METER_OFF: no
- * meterSince/meterSegment, so the billing tick skips it), the daily data-disk charge stops (the
- * prepaid price includes the disk and any extra bandwidth; the current day already charged is not returned), the usage order
+ * meterSince/meterSegment, so the billing tick skips it), the hourly data-disk charge stops (the
+ * prepaid price includes the disk and any extra bandwidth; the current hour already charged is not returned), the usage order
  * is completed, and the instance gets the cycle and expireAt = now + duration units. A running
  * instance converts without a restart.
  */
@@ -53,7 +53,7 @@ const HOUR_MS = 3_600_000;
 export const DAY_TO_MONTH_RULE =
   '日转月：按包月价格支付 1 个月（自支付时起算），并抵扣当前包日周期未使用部分的价值：按距到期的剩余整小时数，按各笔订单实付的现金与赠送金比例折算（向下取整到 0.0001 元），代金券抵扣部分不计；抵扣不超过包月价格。下单后 15 分钟内有效；若期间实例续费或状态变化，订单失败并原路退款。';
 export const TRANSFER_RULE =
-  '转长期租用：先结清本次运行至今的按量费用，再按所选包周/包月价格支付（含超出免费容量的数据盘）；支付后停止按量计费与数据盘按天扣费（当天已扣的数据盘费用不退），到期时间自支付时起算；运行中的实例无需重启。有欠费的实例需先结清。';
+  '转长期租用：先结清本次运行至今的按量费用，再按所选包周/包月价格支付（含超出免费容量的数据盘）；支付后停止按量计费与数据盘按小时扣费（当前小时已扣的数据盘费用不退），到期时间自支付时起算；运行中的实例无需重启。有欠费的实例需先结清。';
 
 export interface ConversionDeps {
   db: Db;

@@ -7,7 +7,8 @@ import { isPostpaid } from '@console/contract';
 import { randomBytes } from 'node:crypto';
 import type { BillingCycle, InstanceCategory } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/client.js';
+import { eq } from 'drizzle-orm';
+import type { Db, Tx } from '../../db/client.js';
 import { instances } from './schema.js';
 import type { InventoryService } from '../catalogue/index.js';
 import { HOURS_PER_UNIT, discounted } from '../catalogue/index.js';
@@ -30,6 +31,10 @@ interface InstanceRequest {
   cycle: BillingCycle;
   duration: number;
   dataDiskGb: number;
+  /** What the buyer asked for (the placement below is where the quote put it). */
+  hostId?: string;
+  regionId?: string;
+  roomId?: string;
   placement: { regionId: string; roomId?: string; hostId?: string };
 }
 
@@ -58,14 +63,39 @@ export class InstanceCreation implements Fulfiller {
     const rows = Array.from({ length: count }, (_, i) => this.newRow(order, req, snap, i, count, now, userImage));
     const created = await this.deps.db.transaction(async (tx) => {
       const inserted = await tx.insert(instances).values(rows).onConflictDoNothing().returning();
+      const placed: InstanceRow[] = [];
       for (const row of inserted) {
-        if (row.gpuHeld > 0) await this.deps.inventory.reserve(tx, row.hostId!, row.gpuHeld);
-        await this.deps.instances.logOp(tx, row, { action: 'create', actorId: order.createdBy, from: null, to: 'Pending', detail: `订单 ${order.orderUid}` });
+        const onHost = row.gpuHeld > 0 ? await this.takeCards(tx, snap, row, req) : row;
+        await this.deps.instances.logOp(tx, onHost, {
+          action: 'create',
+          actorId: order.createdBy,
+          from: null,
+          to: 'Pending',
+          detail: `订单 ${order.orderUid}`,
+        });
+        placed.push(onHost);
       }
-      return inserted;
+      return placed;
     });
     for (const row of created) await this.deps.instances.submit(row);
     return { resourceId: rows.map((r) => r.id).join(',') };
+  }
+
+  /** Reserves the instance's cards, on another host that fits the order when its quoted one has filled up meanwhile. */
+  private async takeCards(tx: Tx, snap: Snapshot, row: InstanceRow, req: InstanceRequest): Promise<InstanceRow> {
+    const { host, regionId } = await this.deps.inventory.reserveFitting(tx, snap, row.hostId!, row.gpuHeld, {
+      hostChosen: Boolean(req.hostId),
+      regionId: req.regionId,
+      roomId: req.roomId,
+      dataDiskGb: req.dataDiskGb,
+    });
+    if (host.id === row.hostId) return row;
+    const [moved] = await tx
+      .update(instances)
+      .set({ hostId: host.id, regionId, roomId: host.roomId, cpu: host.cpuPerGpu * row.gpuCount, memoryGb: host.memoryGbPerGpu * row.gpuCount })
+      .where(eq(instances.id, row.id))
+      .returning();
+    return moved!;
   }
 
   private newRow(order: OrderRow, req: InstanceRequest, snap: Snapshot, i: number, count: number, now: Date, userImage: UsableImage | null): InstanceRow {
@@ -119,6 +149,7 @@ export class InstanceCreation implements Fulfiller {
       autoRenewFailedFor: null,
       releaseAt: null,
       releaseNoticeAt: null,
+      scheduledStopAt: null,
       orderId: order.type === 'Usage' ? null : order.id,
       usageOrderId: order.type === 'Usage' ? order.id : null,
       meterRate: 0n,

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
-import { API, yuanToUnits, type StorageCharge, type DataDiskPage, type DiskExpansionQuote, type ExpandDiskResponse, type Order } from '@console/contract';
+import { API, type StorageCharge, type DataDiskPage, type DiskExpansionQuote, type ExpandDiskResponse, type Order, type UsageBill } from '@console/contract';
 import { countRows, get, json, post, type TestServer } from '../../../test/harness.js';
-import { DELAYS, HOUR, LIST, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
-import { instanceOperations, orders } from '../../db/schema.js';
+import { DELAYS, GPU_ORDER, HOUR, LIST, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
+import { instanceOperations, instances, orders } from '../../db/schema.js';
 import type { SimulatedComputeDriver } from '../../drivers/compute/simulated.js';
+import { diskHourCost } from './billing.js';
 
-const yuan = yuanToUnits;
+const DAY = 86_400_000n;
 const DISKS = '/upgpu/api/v2.1/disks';
 
 describe('data disks', () => {
@@ -58,7 +59,7 @@ describe('data disks', () => {
     await k.settle(DELAYS.stop);
   });
 
-  it('expands a post-paid disk at once, with no order; the daily charge follows the new size', async () => {
+  it('expands a post-paid disk at once, with no order; the hourly charge follows the new size', async () => {
     const u = await k.fundedUser('50');
     const { id } = await k.running(u.token);
     expect((await k.instance(u.token, id)).dataDiskGb).toBe(50); // the free size, though none was asked for
@@ -99,24 +100,102 @@ describe('data disks', () => {
     expect(await k.instance(u.token, id)).toMatchObject({ status: 'Stopped', dataDiskGb: 200, diskDailyPrice: String(150n * 70n) });
     expect((await sim.overview()).machines.find((m) => m.instanceId === id)!.diskGb).toBe(200);
 
-    // The data disk is now beyond the free size: a day of 150 GB is charged, stopped or not.
+    // The data disk is now beyond the free size: its first hour of 150 GB is charged, stopped or not —
+    // 1/24 of the ¥1.05 a day, not the day up front.
     const before = await k.cash(u.user.id);
+    const billedFrom = (await k.row(id)).diskBilledUntil!;
     await s.ctx.instanceBilling.diskTick();
-    expect(before - (await k.cash(u.user.id))).toBe(yuan('1.05'));
-    // …and the storage bill detail lists that day, for this account only.
+    const hour1 = diskHourCost(150n * 70n, billedFrom);
+    expect([437n, 438n]).toContain(hour1);
+    expect(before - (await k.cash(u.user.id))).toBe(hour1);
+    expect((await k.row(id)).diskBilledUntil).toEqual(new Date(billedFrom.getTime() + HOUR));
+    // Within the hour another tick charges nothing more.
+    s.clock.advance(HOUR / 4);
+    await s.ctx.instanceBilling.diskTick();
+    expect(before - (await k.cash(u.user.id))).toBe(hour1);
+    // …and the storage bill detail lists that hour, for this account only.
     const bill = json<{ items: StorageCharge[]; total: number }>(await get(s.app, API.storageCharges, u.token));
     expect(bill.total, JSON.stringify(bill)).toBe(1);
-    expect(bill.items[0]).toMatchObject({ instanceId: id, instanceName: (await k.instance(u.token, id)).name, amount: String(yuan('1.05')) });
-    expect(bill.items[0]!.memo).toContain('150 GB');
-    // Half a day later a second expansion pays the difference for the rest of the day already charged.
-    s.clock.advance(12 * HOUR);
+    expect(bill.items[0]).toMatchObject({
+      instanceId: id,
+      instanceName: (await k.instance(u.token, id)).name,
+      amount: String(hour1),
+      periodStart: billedFrom.toISOString(),
+    });
+    expect(bill.items[0]!.memo).toMatch(/150 GB（1 小时，按 ¥1\.05\/天）$/);
+    // Half an hour in, a second expansion pays the difference for the rest of the hour already charged.
+    s.clock.advance(HOUR / 4);
     await expand(u.token, id, { dataDiskGb: 300 });
     await k.settle(DELAYS.resizeDisk);
     expect((await k.instance(u.token, id)).dataDiskGb).toBe(300);
-    expect(before - (await k.cash(u.user.id))).toBe(yuan('1.05') + 3500n - (3500n * BigInt(DELAYS.resizeDisk)) / BigInt(24 * HOUR));
+    const rest = (100n * 70n * BigInt(HOUR / 2 - DELAYS.resizeDisk) + DAY - 1n) / DAY;
+    expect(before - (await k.cash(u.user.id))).toBe(hour1 + rest);
     expect(await resizeOps(id)).toBe(2);
+    // The next hour is the larger disk's.
+    s.clock.advance(HOUR / 2);
+    await s.ctx.instanceBilling.diskTick();
+    expect(before - (await k.cash(u.user.id))).toBe(hour1 + rest + diskHourCost(250n * 70n, new Date(billedFrom.getTime() + HOUR)));
+    await k.act(u.token, id, 'release');
+    await k.settle(DELAYS.destroy);
     const stranger = await k.fundedUser('1');
     expect(json<{ total: number }>(await get(s.app, API.storageCharges, stranger.token)).total).toBe(0);
+  });
+
+  it('charges a post-paid disk by the hour: expanding and releasing a minute later costs that hour, not a day', async () => {
+    const u = await k.fundedUser('50');
+    const { id, order } = await k.stopped(u.token);
+    const before = await k.cash(u.user.id);
+    await expand(u.token, id, { dataDiskGb: 200 });
+    await k.settle(DELAYS.resizeDisk);
+    const billedFrom = (await k.row(id)).diskBilledUntil!;
+    await s.ctx.instanceBilling.diskTick();
+    s.clock.advance(60 * 1000);
+    await k.act(u.token, id, 'release');
+    await k.settle(DELAYS.destroy);
+    // Nothing more, however long after.
+    s.clock.advance(48 * HOUR);
+    await s.ctx.instanceBilling.diskTick();
+    const spent = before - (await k.cash(u.user.id));
+    expect(spent).toBe(diskHourCost(150n * 70n, billedFrom));
+    expect(spent).toBeLessThanOrEqual((150n * 70n + 23n) / 24n);
+    // The order's bill says it in hours, and its lines add up to what was taken.
+    const usage = json<UsageBill>(await get(s.app, `/order/api/v2.1/gpu/order/${order.orderUid}/usage`, u.token));
+    const disk = usage.lines.find((l) => l.kind === 'dataDisk')!;
+    expect(disk).toMatchObject({ detail: '150 GB × 1 小时', rate: String(150n * 70n), rateUnit: '天', seconds: 3600, amount: String(spent) });
+    expect(usage.lines.reduce((n, l) => n + BigInt(l.amount), 0n)).toBe(BigInt(usage.total));
+  });
+
+  it('charges no disk hours for a post-paid machine that never came up', async () => {
+    const u = await k.fundedUser('50');
+    const before = await k.cash(u.user.id);
+    await sim.injectFault({ kind: 'create', message: '宿主机磁盘故障' });
+    const res = await post(
+      s.app,
+      GPU_ORDER,
+      { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: await k.pickHost(), cycle: 'Usage', duration: 1, dataDiskGb: 120 },
+      u.token,
+    );
+    expect(res.statusCode, res.body).toBe(200);
+    await k.settle(DELAYS.create);
+    const [row] = await s.ctx.db.select().from(instances).where(eq(instances.userId, u.user.id));
+    expect(row).toMatchObject({ status: 'Failed', diskBilledUntil: null });
+    s.clock.advance(3 * HOUR);
+    await s.ctx.instanceBilling.diskTick();
+    expect(await k.cash(u.user.id)).toBe(before);
+  });
+
+  it('makes any 24 hours in a row of a disk add up to its daily price exactly', () => {
+    for (const daily of [1n, 23n, 70n, 4900n, 10500n, 17500n, 123_456_789n]) {
+      for (const offset of [0, 1, 7 * 60_000 + 13, HOUR - 1, 5 * HOUR + 17]) {
+        let sum = 0n;
+        for (let h = 0; h < 24; h++) {
+          const cost = diskHourCost(daily, new Date(Date.UTC(2026, 10, 23) + offset + h * HOUR));
+          expect(cost === daily / 24n || cost === daily / 24n + 1n).toBe(true);
+          sum += cost;
+        }
+        expect(sum, `${daily} @ ${offset}`).toBe(daily);
+      }
+    }
   });
 
   it('prices a prepaid expansion pro rata for the time left, pays it as an order and expands once however often it is fulfilled', async () => {

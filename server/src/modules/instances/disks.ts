@@ -9,8 +9,8 @@
  *   normal pay flow (the server prices it; the client's price is never used). Paying fulfils it
  *   (DiskService.fulfil); a failure refunds it.
  * - post-paid (Usage/Hour): no order, nothing up front. The expansion is an operation of the
- *   instance (operation log) and the daily data-disk charge on its Usage order follows the new size
- *   from then on (ResizeDiskTask).
+ *   instance (operation log) and the hourly data-disk charge on its Usage order (billing.ts, each
+ *   hour's share of the daily price) follows the new size from then on (ResizeDiskTask).
  *
  * The expansion itself is the resizeDisk task (see tasks.ts): the instance is Operating until the
  * driver reports, and the disk grows only then.
@@ -32,7 +32,8 @@ import type { UsageCharges } from '../orders/index.js';
 import type { UserRow } from '../users/index.js';
 import { type InstanceRow, type InstanceService } from './service.js';
 import { TaskParam, type TaskDone, type TaskFailed, type TaskHandler } from './tasks.js';
-import type { InstanceViews } from './views.js';
+import { chargeDiskHours } from './billing.js';
+import { createdByScope, type InstanceViews } from './views.js';
 
 type StorageChargePage = { items: StorageCharge[]; total: number; page: number; pageSize: number };
 
@@ -71,12 +72,24 @@ export class DiskService implements Fulfiller {
   constructor(private deps: DiskDeps) {}
 
   /**
-   * The daily charges for data disks beyond their free size (the storage bill detail), newest
-   * first: one ledger transfer per instance and day, keyed `disk:<instance>:<day start ms>`.
+   * The charges for data disks beyond their free size (the storage bill detail), newest first: one
+   * ledger transfer per instance and hour, keyed `disk:<instance>:<hour start ms>` (a day each before
+   * disks were charged by the hour).
    */
   async charges(user: UserRow, q: { page: number; pageSize: number }): Promise<StorageChargePage> {
     const payer = payerIdOf(user);
-    const page = await this.deps.ledger.chargesByKeyPrefix(payer, 'disk:', q);
+    // A child without 财务 sees the charges of the instances it created only.
+    const own = createdByScope(user);
+    const prefixes = own
+      ? (
+          await this.deps.db
+            .select({ id: instances.id })
+            .from(instances)
+            .where(and(eq(instances.userId, payer), own))
+        ).map((r) => `disk:${r.id}:`)
+      : 'disk:';
+    if (!prefixes.length) return { items: [], total: 0, page: q.page, pageSize: q.pageSize };
+    const page = await this.deps.ledger.chargesByKeyPrefix(payer, prefixes, q);
     const parsed = page.items.map((c) => {
       const [, instanceId = '', ms = '0'] = c.key.split(':');
       return { ...c, instanceId, periodStart: new Date(Number(ms)) };
@@ -103,7 +116,7 @@ export class DiskService implements Fulfiller {
   /** The data disks of the payer's instances, newest first, with usage where the driver knows it. */
   async list(user: UserRow, q: { page: number; pageSize: number }): Promise<DataDiskPage> {
     const payer = payerIdOf(user);
-    const where = and(eq(instances.userId, payer), isNull(instances.releasedAt));
+    const where = and(eq(instances.userId, payer), isNull(instances.releasedAt), createdByScope(user));
     const [{ total } = { total: 0 }] = await this.deps.db.select({ total: count() }).from(instances).where(where);
     const rows = await this.deps.db
       .select()
@@ -182,7 +195,9 @@ export class DiskService implements Fulfiller {
         newGb,
         freeGb: row.freeDataDiskGb,
         hours,
-        note: prepaid ? `${row.dataDiskGb} → ${newGb} GB，按剩余 ${hours} 小时计` : `${row.dataDiskGb} → ${newGb} GB，按量计费，扩容后按天计费`,
+        note: prepaid
+          ? `${row.dataDiskGb} → ${newGb} GB，按剩余 ${hours} 小时计`
+          : `${row.dataDiskGb} → ${newGb} GB，按量计费，扩容后按小时扣费（每小时为日价的 1/24）`,
       },
       user,
     );
@@ -225,7 +240,7 @@ export class DiskService implements Fulfiller {
   }
 
   /**
-   * Post-paid: the expansion starts at once, with nothing to pay up front; the daily data-disk
+   * Post-paid: the expansion starts at once, with nothing to pay up front; the hourly data-disk
    * charge follows the new size (ResizeDiskTask).
    */
   private async expandPostpaid(user: UserRow, id: string, newGb: number): Promise<Instance> {
@@ -290,10 +305,11 @@ export class ResizeDiskTask implements TaskHandler<'resizeDisk', ResizeDiskParam
   }
 
   /**
-   * The data disk has grown. Post-paid: its daily charge follows the new size; if the disk was
-   * within the free size until now, daily charging starts now; if today's day was already charged
-   * at the old size, the difference for the rest of that day is charged at once (arrears if the
-   * balance cannot pay). Prepaid: paid up front by the order; renewals price the new size.
+   * The data disk has grown. Post-paid: its hourly charge follows the new size; if the disk was
+   * within the free size until now, hourly charging starts now (the disk tick charges the first
+   * hour); if the current hour was already charged at the old size, the difference for the rest of
+   * that hour is charged at once, rounded up to 0.0001 yuan (arrears if the balance cannot pay).
+   * Prepaid: paid up front by the order; renewals price the new size.
    */
   async onDone(tx: Tx, row: InstanceRow, p: ResizeDiskParam, e: DriverEvent, snap: Snapshot): Promise<TaskDone> {
     const set: Partial<InstanceRow> = { dataDiskGb: p.newGb };
@@ -301,9 +317,16 @@ export class ResizeDiskTask implements TaskHandler<'resizeDisk', ResizeDiskParam
     return { set, detail: `数据盘 ${row.dataDiskGb} GB → ${p.newGb} GB` };
   }
 
-  private async chargeFromNow(tx: Tx, row: InstanceRow, newGb: number, at: Date, pricePerGbDay: bigint): Promise<Partial<InstanceRow>> {
-    const daily = BigInt(Math.max(0, newGb - row.freeDataDiskGb)) * pricePerGbDay;
+  private async chargeFromNow(tx: Tx, cur: InstanceRow, newGb: number, at: Date, pricePerGbDay: bigint): Promise<Partial<InstanceRow>> {
+    const daily = BigInt(Math.max(0, newGb - cur.freeDataDiskGb)) * pricePerGbDay;
     const set: Partial<InstanceRow> = { diskDailyPrice: daily };
+    let row = cur;
+    if (row.diskBilledUntil && row.diskBilledUntil <= at && row.usageOrderId) {
+      // Hours begun before the expansion that the disk tick has not charged yet are the old size's.
+      const billed = (await chargeDiskHours(this.deps.usage, tx, [row], at)).get(row.id)!;
+      Object.assign(set, billed);
+      row = { ...row, ...billed };
+    }
     if (daily > 0n && !row.diskBilledUntil) set.diskBilledUntil = at;
     else if (row.diskBilledUntil && row.diskBilledUntil > at && daily > row.diskDailyPrice && row.usageOrderId) {
       const ms = BigInt(row.diskBilledUntil.getTime() - at.getTime());
@@ -313,7 +336,7 @@ export class ResizeDiskTask implements TaskHandler<'resizeDisk', ResizeDiskParam
         row.usageOrderId,
         due,
         `disk-resize:${row.pendingOpId}`,
-        `${row.name} 数据盘扩容至 ${newGb} GB（当日剩余时间）`,
+        `${row.name} 数据盘扩容至 ${newGb} GB（当前小时剩余时间）`,
       );
       set.arrears = row.arrears + (due - paid);
     }

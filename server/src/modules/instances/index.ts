@@ -10,6 +10,7 @@ export * from './prepaid.js';
 export * from './reconciler.js';
 export * from './renewal.js';
 export * from './save-image.js';
+export * from './scheduled-stop.js';
 export * from './secrets.js';
 export * from './tasks.js';
 export * from './traffic-refund.js';

@@ -218,7 +218,8 @@ describe('instances', () => {
     expect(json(busy)).toMatchObject({ code: 40920002 });
     expect((await only(u.token)).status).toBe('Stopped');
 
-    expect(json<Instance>(await act(u.token, id, 'startNoCard'))).toMatchObject({ status: 'Starting', noCard: true });
+    // The owner sees what the machine gets in that mode: the operator's reduced CPU and memory (catalogue settings).
+    expect(json<Instance>(await act(u.token, id, 'startNoCard'))).toMatchObject({ status: 'Starting', noCard: true, noCardSpec: '0.5 核 CPU / 2 GB 内存' });
     await settle(DELAYS.start);
     expect((await only(u.token)).status).toBe('Running');
     expect((await row(id)).meterRate).toBe(yuan('0.1'));
@@ -369,7 +370,8 @@ describe('instances', () => {
     const child = await registerUser(s);
     await s.ctx.db
       .update(users)
-      .set({ isChild: true, parentId: parent.user.id, childName: 'intern', gpu: false, app: true })
+      // 财务: the child sees the parent's instances at all; what it may manage is the category's flag.
+      .set({ isChild: true, parentId: parent.user.id, childName: 'intern', gpu: false, app: true, finance: true })
       .where(eq(users.id, child.user.id));
     const list = json<{ items: Instance[] }>(await get(s.app, LIST, child.token));
     expect(list.items).toEqual([]);

@@ -279,6 +279,7 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
       log: s.app.log,
       leadHours: 24,
       refundFeeRate: '0.05',
+      notices: s.ctx.notices,
     });
     const owner = (await s.ctx.db.select().from(users).where(eq(users.id, u.user.id)))[0]!;
     expect(await withFee.refundQuote(owner, id)).toMatchObject({
@@ -361,7 +362,8 @@ describe('prepaid instances: auto-renew and refund of unused time', () => {
     const child = await registerUser(s);
     await s.ctx.db
       .update(users)
-      .set({ isChild: true, parentId: parent.user.id, childName: 'intern', gpu: false, app: true })
+      // 财务: the parent's instances are the child's to see; the gpu flag decides what it may do to them.
+      .set({ isChild: true, parentId: parent.user.id, childName: 'intern', gpu: false, app: true, finance: true })
       .where(eq(users.id, child.user.id));
     expect(json(await put(s.app, `${LIST}/${id}/auto-renew`, { autoRenew: true }, child.token))).toMatchObject({ code: 40300002 });
     await stop(parent.token, id);

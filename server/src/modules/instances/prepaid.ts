@@ -7,6 +7,7 @@
  * lock. The order's id is derived from the instance and the expiry it renews, so a repeated or
  * concurrent tick renews once. When the balance cannot pay nothing is written, the switch stays on,
  * the owner is told once per expiry, and the normal expiry path (billing.ts expiryTick) takes over.
+ * Without the switch, the owner is told before expiry instead (expiringNoticeTick).
  *
  * Refund (退订): the owner releases a prepaid instance before it expires and gets back the unused
  * whole days (a started day counts as used) of what was paid for its time in cash and gift credit:
@@ -16,13 +17,12 @@
  * PREPAID_REFUND_FEE_RATE (default 0) of each part is kept. One Refund order and one ledger transfer
  * per instance (its derived id and key), then the normal release.
  */
-import { and, eq, gt, isNull, lte, notInArray } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, lte, notInArray } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import {
   canAct,
   formatYuan,
   InstanceStatus,
-  formatBeijing,
   payerIdOf,
   isPostpaid,
   POSTPAID_CYCLES,
@@ -43,9 +43,27 @@ import type { UserRow } from '../users/index.js';
 import type { RenewalService } from './renewal.js';
 import { instanceIdFor, type InstanceRow, type InstanceService } from './service.js';
 import type { InstanceViews } from './views.js';
+import { notices, type NoticeService } from '../notices/index.js';
 
 const DAY_MS = 86_400_000;
 const BATCH = 200;
+const HOUR_MS = 3_600_000;
+/** How long before a prepaid instance expires its owner is told (without auto-renew). */
+export const EXPIRY_NOTICE_LEADS = [3 * DAY_MS, DAY_MS];
+/** The lead of cycles too short for EXPIRY_NOTICE_LEADS (Day). */
+const SHORT_CYCLE_LEAD = 2 * HOUR_MS;
+
+/**
+ * The expiry notice due `left` ms before expiry, if any: the shortest lead already reached among
+ * those that fit the cycle (at most half a unit, so an instance is not warned the moment it is bought).
+ */
+export function expiryLeadDue(cycle: keyof typeof HOURS_PER_UNIT, left: number): number | null {
+  const half = (Number(HOURS_PER_UNIT[cycle]) * HOUR_MS) / 2;
+  const fitting = EXPIRY_NOTICE_LEADS.filter((l) => l <= half);
+  const leads = fitting.length ? fitting : [SHORT_CYCLE_LEAD];
+  const reached = leads.filter((l) => left <= l);
+  return reached.length ? Math.min(...reached) : null;
+}
 
 export const REFUND_RULE =
   '按未使用的整天数退还（不足一天按已使用计），按各笔订单实付的现金与赠送金比例原路退回；代金券抵扣部分不退，已过期的赠送金不退，数据盘扩容与带宽升级费用不退。';
@@ -67,6 +85,8 @@ export interface PrepaidDeps {
   leadHours: number;
   /** PREPAID_REFUND_FEE_RATE, e.g. "0" or "0.05" */
   refundFeeRate: string;
+  /** Which expiry notices went out already (expiringNoticeTick). */
+  notices: Pick<NoticeService, 'sentOccasions'>;
 }
 
 interface RefundPlan {
@@ -165,14 +185,62 @@ export class PrepaidService {
         .update(instances)
         .set({ autoRenewFailedFor: expireAt })
         .where(and(eq(instances.id, id), eq(instances.expireAt, expireAt), isNull(instances.autoRenewFailedFor)))
-        .returning({ name: instances.name });
-      if (claimed) {
-        await this.deps.instances.notifyOwner(
-          payerId,
-          `您的实例「${claimed.name}」自动续费失败：余额不足 ${formatYuan(BigInt(quote.total))} 元。请在 ${formatBeijing(expireAt)} 到期前充值，否则实例将到期关机。`,
-        );
-      }
+        .returning({ id: instances.id, name: instances.name, category: instances.category });
+      if (claimed) await this.deps.instances.notifyOwner(payerId, notices.autoRenewFailed({ instance: claimed, expireAt, total: BigInt(quote.total) }));
       return false;
+    }
+  }
+
+  // --- expiry notices ----------------------------------------------------------------------
+
+  /**
+   * Tells owners of prepaid instances without auto-renew that they expire soon: EXPIRY_NOTICE_LEADS
+   * before (those no longer than half a cycle unit, 2 hours for a Day instance), only the latest
+   * due one, once per expiry and lead. Returns how many were told.
+   */
+  async expiringNoticeTick(): Promise<number> {
+    const now = this.deps.clock.now();
+    const horizon = new Date(now.getTime() + Math.max(...EXPIRY_NOTICE_LEADS));
+    let told = 0;
+    for (let after: string | null = null; ;) {
+      const rows = await this.deps.db
+        .select({
+          id: instances.id,
+          userId: instances.userId,
+          name: instances.name,
+          category: instances.category,
+          cycle: instances.cycle,
+          expireAt: instances.expireAt,
+        })
+        .from(instances)
+        .where(
+          and(
+            eq(instances.autoRenew, false),
+            gt(instances.expireAt, now),
+            lte(instances.expireAt, horizon),
+            isNull(instances.releasedAt),
+            notInArray(instances.status, ['Deleting', 'Failed']),
+            notInArray(instances.cycle, [...POSTPAID_CYCLES]),
+            after ? gt(instances.id, after) : undefined,
+          ),
+        )
+        .orderBy(asc(instances.id))
+        .limit(BATCH);
+      const due = rows.flatMap((r) => {
+        const lead = expiryLeadDue(r.cycle, r.expireAt!.getTime() - now.getTime());
+        return lead === null ? [] : [{ row: r, lead, period: `${r.expireAt!.toISOString()}:${lead}` }];
+      });
+      const sent = await this.deps.notices.sentOccasions(
+        'PrepaidExpiring',
+        due.map((d) => ({ userId: d.row.userId, subject: d.row.id, period: d.period })),
+      );
+      for (const d of due) {
+        if (sent.has(`${d.row.id}|${d.period}`)) continue;
+        await this.deps.instances.notifyOwner(d.row.userId, notices.prepaidExpiring({ instance: d.row, expireAt: d.row.expireAt!, lead: d.lead }));
+        told++;
+      }
+      if (rows.length < BATCH) return told;
+      after = rows[rows.length - 1]!.id;
     }
   }
 

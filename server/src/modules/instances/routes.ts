@@ -31,6 +31,7 @@ import {
   renameInstanceRequestSchema,
   renewInstanceRequestSchema,
   saveImageRequestSchema,
+  scheduledStopRequestSchema,
   storageChargeSchema,
   userImageSchema,
 } from '@console/contract';
@@ -115,6 +116,27 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: requireAuth,
     },
     async (req) => ctx.prepaid.setAutoRenew(currentSession(req).user, req.params.id, req.body.autoRenew),
+  );
+
+  r.put(
+    API.instanceScheduledStop,
+    {
+      schema: {
+        tags,
+        summary: '定时关机：在指定时间（at）或若干小时后（hours，0.5–720）由系统关机；重新设置即替换，用户关机或释放时取消',
+        params: instanceIdParamsSchema,
+        body: scheduledStopRequestSchema,
+        response: { 200: instanceSchema },
+      },
+      onRequest: requireAuth,
+    },
+    async (req) => ctx.scheduledStops.schedule(currentSession(req).user, req.params.id, req.body),
+  );
+
+  r.delete(
+    API.instanceScheduledStop,
+    { schema: { tags, summary: '取消定时关机', params: instanceIdParamsSchema, response: { 200: instanceSchema } }, onRequest: requireAuth },
+    async (req) => ctx.scheduledStops.cancel(currentSession(req).user, req.params.id),
   );
 
   r.get(
@@ -267,7 +289,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       schema: {
         tags,
-        summary: '数据盘扩容报价（包周期按剩余时间折算；按量为 0，按天计费）',
+        summary: '数据盘扩容报价（包周期按剩余时间折算；按量为 0，扩容后按小时扣费）',
         params: instanceIdParamsSchema,
         body: expandDiskRequestSchema,
         response: { 200: diskExpansionQuoteSchema },
@@ -337,7 +359,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       schema: {
         tags: ['费用'],
-        summary: '存储账单明细：超出免费容量的数据盘每日扣费',
+        summary: '存储账单明细：超出免费容量的数据盘每小时扣费（每小时为日价的 1/24）',
         querystring: pagingQuerySchema,
         response: { 200: pageOf(storageChargeSchema) },
       },

@@ -71,6 +71,8 @@ export const instances = pgTable(
     autoRenewFailedFor: ts('auto_renew_failed_for'),
     releaseAt: ts('release_at'),
     releaseNoticeAt: ts('release_notice_at'),
+    /** 定时关机: when the system stops it (scheduled-stop.ts); cleared when it runs, is cancelled, or the instance is stopped or released. */
+    scheduledStopAt: ts('scheduled_stop_at'),
     orderId: uuid('order_id'),
     /** The post-paid order (status Time) the ticks of this instance are charged to. */
     usageOrderId: uuid('usage_order_id'),
@@ -123,6 +125,9 @@ export const instances = pgTable(
     index('instances_expire_idx')
       .on(t.expireAt)
       .where(sql`${t.expireAt} is not null and ${t.releasedAt} is null`),
+    index('instances_scheduled_stop_idx')
+      .on(t.scheduledStopAt)
+      .where(sql`${t.scheduledStopAt} is not null`),
   ],
 );
 

@@ -22,7 +22,7 @@
  * Each order type an instance is sold by has its fulfiller registered in context.ts.
  */
 import { createHash } from 'node:crypto';
-import { and, eq, like } from 'drizzle-orm';
+import { and, eq, inArray, isNull, like, ne, notInArray, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import {
   InstanceActionLabel,
@@ -36,6 +36,7 @@ import {
   taskStatus,
   formatBeijing,
   isPostpaid,
+  POSTPAID_CYCLES,
   type Instance,
   type InstanceAction,
   type InstanceActor,
@@ -53,8 +54,9 @@ import type { Checkout } from '../orders/index.js';
 import type { Fulfillers } from '../orders/index.js';
 import type { OrderRow } from '../orders/index.js';
 import type { UsageCharges } from '../orders/index.js';
-import type { UserRow } from '../users/index.js';
+import type { BalanceFloors, UserRow } from '../users/index.js';
 import type { Meter } from './billing.js';
+import { notices, type Notice } from '../notices/index.js';
 import { newMachinePassword, type PasswordBox } from './secrets.js';
 import { pendingActionOf, pendingTaskOf, isTask, type PendingTask, type TaskHandlers, type TaskStart } from './tasks.js';
 import { findManaged, type InstanceViews } from './views.js';
@@ -74,12 +76,14 @@ export interface InstanceDeps {
   meter: Meter;
   passwords: PasswordBox;
   log: FastifyBaseLogger;
-  /** Tells an owner something about their instance (release notices, a stop for lack of balance). */
-  notify: (userId: string, text: string) => Promise<void>;
+  /** Tells an owner something about their instance (release notices, a stop for lack of balance): notices module. */
+  notify: (userId: string, notice: Notice) => Promise<void>;
   views: InstanceViews;
   tasks: TaskHandlers;
   /** The fulfillers of every order type an instance is sold by (registered in context.ts). */
   fulfillers: Fulfillers;
+  /** The payers' balance floors (余额保底): a post-paid start below it is refused (the billing tick would stop it). */
+  floors?: Pick<BalanceFloors, 'floorsOf'>;
 }
 
 /** What applying a driver event leaves to do after its transaction. */
@@ -135,6 +139,12 @@ export class InstanceService {
     if (action === 'start' || action === 'startNoCard')
       Object.assign(set, await this.prepareStart(tx, cur, action === 'startNoCard'), { cardsHeldUntil: null });
     if (action === 'release') set.releaseAt = null;
+    let detail = by.detail;
+    // A stop or release, by anyone, ends the pending scheduled stop (scheduled-stop.ts): the machine is going down now.
+    if ((action === 'stop' || action === 'release') && cur.scheduledStopAt) {
+      set.scheduledStopAt = null;
+      detail = [detail, `已取消原定 ${formatBeijing(cur.scheduledStopAt)} 的定时关机`].filter(Boolean).join('；');
+    }
     const to = actionTarget(action, cur.noCard);
     const opId = `${action}:${cur.id}:${now.getTime()}`;
     const [row] = await tx
@@ -142,7 +152,7 @@ export class InstanceService {
       .set({ ...set, status: to, lastError: null, pendingOpId: opId, pendingAction: `${action}:${cur.status}`, opStartedAt: now, updatedAt: now })
       .where(eq(instances.id, cur.id))
       .returning();
-    await this.logOp(tx, row!, { action, actorId: by.actorId, from: cur.status, to, detail: by.detail });
+    await this.logOp(tx, row!, { action, actorId: by.actorId, from: cur.status, to, detail });
     return row!;
   }
 
@@ -186,10 +196,42 @@ export class InstanceService {
       if (paid < cur.arrears) throw new AppError('INSTANCE_ARREARS', `还欠 ${formatYuan(cur.arrears - paid)} 元，请充值后再开机`);
       await tx.update(instances).set({ arrears: 0n }).where(eq(instances.id, cur.id));
     }
-    const hourly = runRate({ ...cur, noCard });
-    const spendable = await this.deps.usage.spendable(cur.userId, tx);
-    if (spendable < hourly) throw new AppError('INSUFFICIENT_BALANCE', `开机需余额不少于 ${formatYuan(hourly)} 元（1 小时费用）`);
+    // The run is its order's: a child's instance spends within the child's limit, whoever starts it.
+    await this.deps.usage.reserveHour(tx, cur.userId, runRate({ ...cur, noCard }), { except: cur.id, spender: cur.createdBy });
+    const floor = (await this.deps.floors?.floorsOf(tx, [cur.userId]))?.get(cur.userId);
+    if (floor !== undefined) {
+      const spendable = await this.deps.usage.spendable(cur.userId, tx);
+      if (spendable < floor)
+        throw new AppError(
+          'INSUFFICIENT_BALANCE',
+          `可用余额 ${formatYuan(spendable)} 元低于您设置的 ¥${formatYuan(floor)} 保底金额，开机后会被自动关机；请充值，或在“我的余额”调低或关闭保底金额`,
+        );
+    }
   }
+
+  /**
+   * What the payer's post-paid instances that run or are about to run cost per hour (each at its
+   * current rate): what a new post-paid start must leave in the balance (UsageCharges.reserveHour).
+   * With `createdBy`, only the instances that account created (a child's, against its spending limit).
+   */
+  readonly hourlyLoad = async (tx: Tx, payerId: string, except?: string, createdBy?: string): Promise<bigint> => {
+    const [row] = await tx
+      .select({
+        sum: sql<string>`coalesce(sum(case when ${instances.noCard} then ${instances.noCardHourlyPrice} else ${instances.hourlyPrice} + ${instances.bandwidthHourlyPrice} end), 0)`,
+      })
+      .from(instances)
+      .where(
+        and(
+          eq(instances.userId, payerId),
+          inArray(instances.cycle, [...POSTPAID_CYCLES]),
+          notInArray(instances.status, [...NOT_RUNNING]),
+          isNull(instances.releasedAt),
+          except ? ne(instances.id, except) : undefined,
+          createdBy ? eq(instances.createdBy, createdBy) : undefined,
+        ),
+      );
+    return BigInt(row?.sum ?? 0);
+  };
 
   async rename(user: UserRow, id: string, name: string): Promise<Instance> {
     const row = await this.mustFind(user, id);
@@ -303,7 +345,7 @@ export class InstanceService {
       if (e.opId !== row.pendingOpId) return null;
       return e.ok ? this.onDone(tx, row, e, snap) : this.onFailed(tx, row, e);
     });
-    if (after?.notice) await this.notifyOwner(after.row.userId, after.notice);
+    if (after?.notice) await this.notifyOwner(after.row.userId, notices.instanceEvent({ instance: after.row, text: after.notice }));
     if (after?.refundOrder) await this.deps.checkout.refundDelivered(after.refundOrder, e.error ?? '实例创建失败');
   }
 
@@ -352,7 +394,7 @@ export class InstanceService {
       case 'destroy': {
         const set = await this.meterStop(tx, row, e.at);
         if (row.gpuHeld > 0) await this.deps.inventory.release(tx, row.hostId!, row.gpuHeld);
-        if (row.usageOrderId) await this.deps.usage.finishUsage(tx, row.usageOrderId);
+        if (row.usageOrderId) await this.deps.usage.finishUsage(tx, row.usageOrderId, e.at);
         return { to: row.status, set: { ...set, releasedAt: e.at, gpuHeld: 0, ...METER_OFF }, detail: '已释放', clearOp: true };
       }
       default:
@@ -375,6 +417,8 @@ export class InstanceService {
     if (creating) {
       if (row.orderId) refundOrder = row.orderId;
       if (row.usageOrderId) await this.deps.usage.finishUsage(tx, row.usageOrderId);
+      // No machine, no disk: its hourly charge (billing.ts diskTick) ends with the order.
+      set.diskBilledUntil = null;
       notice = `您的实例「${row.name}」创建失败（${e.error ?? '未知原因'}），订单款项已原路退回。`;
     }
     const task = this.pendingTask(row);
@@ -436,8 +480,10 @@ export class InstanceService {
     return { arrears };
   }
 
-  async notifyOwner(userId: string, text: string): Promise<void> {
-    await this.deps.notify(userId, text).catch((e) => this.deps.log.warn({ userId, err: (e as Error).message }, 'notice not sent'));
+  /** Sends a notice (a plain text is an InstanceEvent without a subject); a failure is logged, never thrown. */
+  async notifyOwner(userId: string, notice: Notice | string): Promise<void> {
+    const n: Notice = typeof notice === 'string' ? { kind: 'InstanceEvent', title: '实例通知', body: notice, params: { name: '实例' } } : notice;
+    await this.deps.notify(userId, n).catch((e) => this.deps.log.warn({ userId, err: (e as Error).message }, 'notice not sent'));
   }
 
   // --- finding and locking ----------------------------------------------------------------
@@ -513,6 +559,9 @@ export function meterStart(row: InstanceRow, at: Date): Partial<InstanceRow> {
 }
 
 /** The metering columns of an instance that is not metered. */
+/** Statuses in which a post-paid instance is not charged for its run (nor about to be). */
+const NOT_RUNNING: readonly Status[] = ['Stopped', 'Shutdown', 'Failed', 'Deleting'];
+
 export const METER_OFF = { meterRate: 0n, meterSince: null, meterSegment: null, meterMs: 0n, meterCharged: 0n } as const;
 
 /** "2 小时", "90 分钟". */

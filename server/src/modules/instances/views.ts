@@ -13,6 +13,7 @@ import {
   bandwidthChoices,
   parseFilterBy,
   payerIdOf,
+  seesPayerFinance,
   type Instance,
   type InstanceCategory,
   type InstanceOperation,
@@ -60,6 +61,8 @@ export class InstanceViews {
       else throw new AppError('VALIDATION_FAILED', `filterBy：不支持的筛选 ${key}=${value}`);
     }
     if (user.isChild) conds.push(inArray(instances.category, childCategories(user)));
+    const own = createdByScope(user);
+    if (own) conds.push(own);
     if (q.search) {
       const like = `%${q.search.replace(/[%_\\]/g, '\\$&')}%`;
       conds.push(or(ilike(instances.name, like), ilike(sql`${instances.id}::text`, like))!);
@@ -101,6 +104,8 @@ export class InstanceViews {
       else throw new AppError('VALIDATION_FAILED', `filterBy：不支持的筛选 ${key}=${value}`);
     }
     if (user.isChild) conds.push(inArray(instances.category, childCategories(user)));
+    // A child without 财务: the log of the instances it created, and what it did itself.
+    if (!seesPayerFinance(user)) conds.push(or(eq(instances.createdBy, user.id), eq(instanceOperations.actorId, user.id))!);
     const where = and(...conds);
     const base = this.deps.db
       .select({ op: instanceOperations, name: instances.name, category: instances.category })
@@ -159,6 +164,8 @@ export class InstanceViews {
       gpuCount: r.gpuCount,
       sizeId: r.sizeId,
       spec: `${r.cpu} 核 CPU / ${r.memoryGb} GB 内存`,
+      // No-card mode (GPU machines only) runs on the operator's reduced size, never more than the machine's own.
+      noCardSpec: r.gpuCount > 0 ? `${Math.min(r.cpu, snap.settings.noCardCpu)} 核 CPU / ${Math.min(r.memoryGb, snap.settings.noCardMemoryGb)} GB 内存` : null,
       imageId: r.imageId,
       imageName: image?.name ?? null,
       applicationId: r.applicationId,
@@ -175,6 +182,7 @@ export class InstanceViews {
       expireAt: r.expireAt?.toISOString() ?? null,
       autoRenew: r.autoRenew,
       releaseAt: r.releaseAt?.toISOString() ?? null,
+      scheduledStopAt: r.scheduledStopAt?.toISOString() ?? null,
       access: reachable
         ? {
             sshHost: r.sshHost!,
@@ -206,15 +214,23 @@ export class InstanceViews {
   }
 }
 
-/** The instance if this user may manage it: the payer's, and for a child only in categories it was granted. */
+/** The instance if this user may manage it: the payer's, and for a child only in categories it was granted (without 财务, only its own). */
 export async function findManaged(db: Db, user: UserRow, id: string): Promise<InstanceRow> {
   const [row] = await db
     .select()
     .from(instances)
-    .where(and(eq(instances.id, id), eq(instances.userId, payerIdOf(user))));
+    .where(and(eq(instances.id, id), eq(instances.userId, payerIdOf(user)), createdByScope(user)));
   if (!row || row.releasedAt) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在或已释放`);
   if (user.isChild && !childCategories(user).includes(row.category)) throw new AppError('PERMISSION_DENIED', `子账号没有管理${row.category}实例的权限`);
   return row;
+}
+
+/**
+ * A child without the 财务 permission sees and manages only the instances it created itself (its own
+ * purchases); a main account and a child with 财务 all of the payer's (undefined: no condition).
+ */
+export function createdByScope(user: UserRow): SQL | undefined {
+  return seesPayerFinance(user) ? undefined : eq(instances.createdBy, user.id);
 }
 
 /** Categories a child account may see and manage (spec §6). */
@@ -251,6 +267,9 @@ const OP_LABELS: Record<string, string> = {
   changeBandwidth: '调整带宽',
   releaseCards: '释放预留 GPU',
   'done:changeBandwidth': '带宽调整完成',
+  scheduleStop: '设置定时关机',
+  cancelScheduledStop: '取消定时关机',
+  scheduledStop: '定时关机',
   ...InstanceActionLabel,
 };
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { isUnifiedSocialCreditCode, isValidTaxNo, yuanToUnits } from '@console/contract';
+import { fenCeilText, isUnifiedSocialCreditCode, isValidTaxNo, yuanToUnits, type Order } from '@console/contract';
 import { get, json, post, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
 import { BASE, sandboxWiring, until } from '../../../test/payment-sandbox.js';
 import { users } from '../../db/schema.js';
@@ -50,9 +50,25 @@ describe('invoices', () => {
       ],
     });
   }
+  /** Cash spent on an order, posted as a balance payment posts it. */
+  async function spend(userId: string, amount: string) {
+    await s.ctx.ledger.post({
+      key: `order-pay:test-${randomUUID()}`,
+      kind: 'order',
+      legs: [
+        { account: { userId, kind: 'cash' }, amount: -yuan(amount) },
+        { account: { platform: 'revenue' }, amount: yuan(amount) },
+      ],
+    });
+  }
+  /** Money paid in through a gateway and spent: what may be invoiced. */
+  async function paidAndSpent(userId: string, amount: string) {
+    await paidIn(userId, amount);
+    await spend(userId, amount);
+  }
   const invoiceable = async (token: string) => json(await get(s.app, INVOICEABLE, token));
 
-  it('counts only money paid in through a gateway: a 100-yuan recharge is invoiceable, its 18 gift and a compensation are not', async () => {
+  it('counts cash consumed, at most what came in through a gateway: a 100-yuan recharge once spent, never its 18 gift nor a compensation', async () => {
     const u = await registerUser(s);
     const r = json(await post(s.app, '/billing/api/v1/recharge', { amount: '100', method: 'Wechat' }, u.token));
     await s.app.inject({ method: 'POST', url: `${new URL(r.qrContent).pathname}/pay` });
@@ -69,12 +85,77 @@ describe('invoices', () => {
         { account: { userId: u.user.id, kind: 'cash' }, amount: yuan('50') },
       ],
     });
-    expect(await invoiceable(u.token)).toEqual({ invoiceable: String(yuan('100')), paidIn: String(yuan('100')), refunded: '0', invoiced: '0', pending: '0' });
+    // Recharged, not yet spent: nothing consumed, nothing to invoice.
+    expect(await invoiceable(u.token)).toEqual({ invoiceable: '0', paidIn: String(yuan('100')), refunded: '0', consumed: '0', invoiced: '0', pending: '0' });
+    await spend(u.user.id, '40');
+    expect(await invoiceable(u.token)).toMatchObject({ invoiceable: String(yuan('40')), consumed: String(yuan('40')) });
+    // 130 spent (the 18 gift untouched): the compensation's cash is spent too, but only the 100 paid in is invoiceable.
+    await spend(u.user.id, '90');
+    expect(await invoiceable(u.token)).toEqual({
+      invoiceable: String(yuan('100')),
+      paidIn: String(yuan('100')),
+      refunded: '0',
+      consumed: String(yuan('130')),
+      invoiced: '0',
+      pending: '0',
+    });
+  });
+
+  it('follows the ledger: a QR-paid 日转月 refunded by 退订 is not invoiceable, and the QR-paid orders say 支付宝 / 微信', async () => {
+    const u = await registerUser(s);
+    const settle = async (ms: number) => {
+      s.clock.advance(ms);
+      await s.ctx.reconciler.tick();
+    };
+    /** Pays an unpaid GPU order by scanning its sandbox QR, as a phone would; returns what the QR asked for. */
+    const payByQr = async (uid: string, method: 'Alipay' | 'Wechat') => {
+      const opened = json(await post(s.app, `/order/api/v2.1/gpu/order/${uid}/pay`, { method }, u.token));
+      expect(opened.payment, JSON.stringify(opened)).toMatchObject({ method, status: 'Pending' });
+      await s.app.inject({ method: 'POST', url: `${new URL(opened.payment.qrContent).pathname}/pay` });
+      await until(
+        () => get(s.app, `/order/api/v2.1/gpu/order/${uid}/pay`, u.token).then(json),
+        (x) => x.status === 'Success',
+        `order ${uid}`,
+      );
+      return BigInt(opened.payment.amount);
+    };
+
+    // A Day RTX 4090 paid by Alipay, then converted to a month paid by WeChat, then refunded (退订).
+    const day = json(
+      await post(s.app, '/infra/api/v2.1/gpu/order', { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', cycle: 'Day', duration: 1 }, u.token),
+    );
+    const dayQr = await payByQr(day.orderUid, 'Alipay');
+    const id = json(await get(s.app, `/order/api/v2.1/gpu/order/${day.orderUid}`, u.token)).resourceId;
+    await settle(10_000);
+    await settle(10_000);
+    s.clock.advance(6 * 3_600_000);
+    const toMonth = json(await post(s.app, `/upgpu/api/v2.1/instances/${id}/day-to-month`, undefined, u.token));
+    expect(toMonth).toMatchObject({ type: 'DayToMonth', status: 'Unpaid' });
+    const monthQr = await payByQr(toMonth.orderUid, 'Wechat');
+    expect((await post(s.app, `/upgpu/api/v2.1/instances/${id}/stop`, undefined, u.token)).statusCode).toBe(200);
+    await settle(10_000);
+    const refund = await post(s.app, `/upgpu/api/v2.1/instances/${id}/refund`, undefined, u.token);
+    expect(refund.statusCode, refund.body).toBe(200);
+    const refunded = BigInt(json(refund).refund);
+    expect(refunded).toBeGreaterThan(0n);
+
+    // What stayed consumed is the two orders less the refund; the refunded money went back to the balance, not to be invoiced.
+    const consumed = BigInt(day.amount) + BigInt(toMonth.amount) - refunded;
+    const a = await invoiceable(u.token);
+    expect(a).toMatchObject({ paidIn: String(dayQr + monthQr), refunded: '0', consumed: String(consumed), invoiceable: String(consumed) });
+    expect(json(await post(s.app, LIST, personal(fenCeilText(consumed + 1n)), u.token))).toMatchObject({ code: 40022001 });
+
+    // The ledger says how each order was paid: by the gateway's money, not from the balance.
+    const list = json(await get(s.app, '/order/api/v2.1/orders?filterBy=type,NewBuy,type,DayToMonth', u.token));
+    expect(list.items.map((o: Order) => [o.type, o.payMethod, o.paid.map((p) => p.source)])).toEqual([
+      ['DayToMonth', 'Wechat', ['cash']],
+      ['NewBuy', 'Alipay', ['cash']],
+    ]);
   });
 
   it('requests, cancels, gets issued and rejected; the invoiceable amount follows every step', async () => {
     const u = await registerUser(s);
-    await paidIn(u.user.id, '100');
+    await paidAndSpent(u.user.id, '100');
     const first = await post(s.app, LIST, personal('60'), u.token);
     expect(first.statusCode, first.body).toBe(200);
     expect(json(first)).toMatchObject({ status: 'Pending', amount: String(yuan('60')), kind: 'normal', titleType: 'personal', taxNo: '', invoiceNo: null });
@@ -116,6 +197,16 @@ describe('invoices', () => {
   it('takes money refunded out of the invoiceable amount, never below zero', async () => {
     const u = await registerUser(s);
     await paidIn(u.user.id, '100');
+    await s.ctx.ledger.post({
+      key: randomUUID(),
+      kind: 'compensation',
+      legs: [
+        { account: { platform: 'compensation' }, amount: -yuan('20') },
+        { account: { userId: u.user.id, kind: 'cash' }, amount: yuan('20') },
+      ],
+    });
+    await spend(u.user.id, '110');
+    expect(await invoiceable(u.token)).toMatchObject({ invoiceable: String(yuan('100')) });
     await post(s.app, LIST, personal('95'), u.token);
     await s.ctx.ledger.post({
       key: randomUUID(),
@@ -139,7 +230,7 @@ describe('invoices', () => {
 
   it('lets only as many simultaneous requests through as the invoiceable amount covers', async () => {
     const u = await registerUser(s);
-    await paidIn(u.user.id, '100');
+    await paidAndSpent(u.user.id, '100');
     const results = await Promise.all(Array.from({ length: 6 }, () => post(s.app, LIST, personal('30'), u.token)));
     expect(results.filter((r) => r.statusCode === 200)).toHaveLength(3);
     for (const r of results.filter((x) => x.statusCode !== 200)) expect(json(r).code).toBe(40022001);
@@ -148,7 +239,7 @@ describe('invoices', () => {
 
   it('refuses bad input with a code and a message naming the field, writing nothing', async () => {
     const u = await registerUser(s);
-    await paidIn(u.user.id, '100');
+    await paidAndSpent(u.user.id, '100');
     const bad: [unknown, RegExp][] = [
       [{ ...enterprise('10'), taxNo: '' }, /taxNo.*企业抬头须填写纳税人识别号/],
       [{ ...enterprise('10'), taxNo: '91350100M000100Y44' }, /taxNo.*校验位/],
@@ -180,7 +271,7 @@ describe('invoices', () => {
   it('keeps invoices to their account: others cannot see or cancel them, children and visitors are refused', async () => {
     const a = await registerUser(s);
     const b = await registerUser(s);
-    await paidIn(a.user.id, '10');
+    await paidAndSpent(a.user.id, '10');
     const inv = json(await post(s.app, LIST, personal('10'), a.token));
     expect(json(await get(s.app, LIST, b.token)).total).toBe(0);
     expect(json(await post(s.app, `${LIST}/${inv.id}/cancel`, undefined, b.token)).code).toBe(40400004);
@@ -193,7 +284,7 @@ describe('invoices', () => {
 
   it('opens the operator endpoints to operators only, and requires a number or a reason', async () => {
     const u = await registerUser(s);
-    await paidIn(u.user.id, '10');
+    await paidAndSpent(u.user.id, '10');
     const inv = json(await post(s.app, LIST, personal('10'), u.token));
     expect(json(await get(s.app, OPS, u.token)).code).toBe(40300002);
     expect(json(await post(s.app, `${OPS}/${inv.id}/issue`, { invoiceNo: '12345678' }, u.token)).code).toBe(40300002);

@@ -26,13 +26,17 @@ export async function invoiceRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(
     API.invoiceable,
-    { schema: { tags, summary: '可开票金额（实付到账 − 退款 − 已开票 − 待开票）', response: { 200: invoiceableSchema } }, onRequest: requireMainAccount },
+    {
+      schema: { tags, summary: '可开票金额（现金消费净额，不超过实付到账 − 退款；再减已开票、待开票）', response: { 200: invoiceableSchema } },
+      onRequest: requireMainAccount,
+    },
     async (req) => {
       const a = await ctx.invoices.invoiceable(me(req));
       return {
         invoiceable: String(a.invoiceable),
         paidIn: String(a.paidIn),
         refunded: String(a.refunded),
+        consumed: String(a.consumed),
         invoiced: String(a.invoiced),
         pending: String(a.pending),
       };

@@ -3,7 +3,10 @@
  * operator issues it with the invoice number or rejects it with a reason; a pending request may be
  * cancelled by its owner. Invoices move no money: they only describe money the ledger already has.
  *
- * 可开票金额 = paid in through gateways (recharges, QR payments) − refunded out − issued − pending.
+ * 可开票金额 follows the ledger: the cash actually consumed (spent on orders and post-paid charges,
+ * less what refunds gave back — a QR-paid 日转月 refunded by 退订 is not consumed), at most what came
+ * in through gateways (recharges, QR payments) less what was sent back out, − issued − pending. Gift
+ * credit and vouchers are never invoiced, nor cash the platform gave (compensation) beyond money paid in.
  * Two requests racing for the same amount are serialised by a transaction-scoped advisory lock on
  * the payer, taken before the amount is read: the second sees the first one's pending row.
  */
@@ -51,7 +54,7 @@ export class InvoiceService {
 
   /** What the payer may still invoice, with the figures it is made of. */
   async invoiceable(payerId: string, exec: Executor = this.deps.db) {
-    const { paidIn, refunded } = await this.deps.ledger.externalCash(payerId, exec);
+    const { paidIn, refunded, consumed } = await this.deps.ledger.externalCash(payerId, exec);
     const rows = await exec
       .select({ status: invoices.status, total: sql<string>`sum(${invoices.amount})::text` })
       .from(invoices)
@@ -60,8 +63,10 @@ export class InvoiceService {
     const sum = (s: InvoiceStatus) => BigInt(rows.find((r) => r.status === s)?.total ?? '0');
     const invoiced = sum('Issued');
     const pending = sum('Pending');
-    const left = paidIn - refunded - invoiced - pending;
-    return { invoiceable: left > 0n ? left : 0n, paidIn, refunded, invoiced, pending };
+    const ownMoney = paidIn - refunded;
+    const spent = consumed > 0n ? consumed : 0n;
+    const left = (spent < ownMoney ? spent : ownMoney) - invoiced - pending;
+    return { invoiceable: left > 0n ? left : 0n, paidIn, refunded, consumed: spent, invoiced, pending };
   }
 
   async create(payerId: string, requestedBy: string, input: InvoiceInput): Promise<Invoice> {

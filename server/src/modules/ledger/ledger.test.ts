@@ -43,8 +43,10 @@ describe('ledger', () => {
     const { user } = await registerUser(s);
     const key = `notify-${randomUUID()}`;
     const before = await countRows(s, 'ledger_entries');
-    const results = await Promise.all(Array.from({ length: 10 }, () => s.ctx.ledger.post({ key, kind: 'recharge', legs: compensate(user.id, yuan('100')) })));
-    for (let i = 0; i < 3; i++) results.push(await s.ctx.ledger.post({ key, kind: 'recharge', legs: compensate(user.id, yuan('100')) }));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => s.ctx.ledger.post({ key, kind: 'compensation', legs: compensate(user.id, yuan('100')) })),
+    );
+    for (let i = 0; i < 3; i++) results.push(await s.ctx.ledger.post({ key, kind: 'compensation', legs: compensate(user.id, yuan('100')) }));
     expect(results.filter((r) => !r.replayed)).toHaveLength(1);
     expect(new Set(results.map((r) => r.transferId)).size).toBe(1);
     expect((await s.ctx.ledger.balances(user.id)).cash).toBe(yuan('100'));
@@ -70,14 +72,14 @@ describe('ledger', () => {
   it('refuses a key reused for a different event and changes nothing', async () => {
     const { user } = await registerUser(s);
     const key = `k-${randomUUID()}`;
-    await s.ctx.ledger.post({ key, kind: 'recharge', legs: compensate(user.id, yuan('5')) });
-    await expect(s.ctx.ledger.post({ key, kind: 'recharge', legs: compensate(user.id, yuan('6')) })).rejects.toMatchObject({ code: 40911001 });
+    await s.ctx.ledger.post({ key, kind: 'compensation', legs: compensate(user.id, yuan('5')) });
+    await expect(s.ctx.ledger.post({ key, kind: 'compensation', legs: compensate(user.id, yuan('6')) })).rejects.toMatchObject({ code: 40911001 });
     expect((await s.ctx.ledger.balances(user.id)).cash).toBe(yuan('5'));
   });
 
   it('lets exactly 10 of 50 racing 10-yuan payments through a 100-yuan balance, and none below zero', async () => {
     const { user } = await registerUser(s);
-    await s.ctx.ledger.post({ key: `seed-${randomUUID()}`, kind: 'recharge', legs: compensate(user.id, yuan('100')) });
+    await s.ctx.ledger.post({ key: `seed-${randomUUID()}`, kind: 'compensation', legs: compensate(user.id, yuan('100')) });
     const results = await Promise.allSettled(
       Array.from({ length: 50 }, (_, i) => s.ctx.ledger.post({ key: `pay-${user.id}-${i}`, kind: 'order', legs: pay(user.id, yuan('10')) })),
     );
@@ -91,7 +93,7 @@ describe('ledger', () => {
 
   it('says how much is missing when the balance does not cover a payment', async () => {
     const { user } = await registerUser(s);
-    await s.ctx.ledger.post({ key: `seed-${randomUUID()}`, kind: 'recharge', legs: compensate(user.id, yuan('1.5')) });
+    await s.ctx.ledger.post({ key: `seed-${randomUUID()}`, kind: 'compensation', legs: compensate(user.id, yuan('1.5')) });
     await expect(s.ctx.ledger.post({ key: `p-${randomUUID()}`, kind: 'order', legs: pay(user.id, yuan('2.0001')) })).rejects.toMatchObject({
       code: 40011001,
       detail: '还差 0.51 元',
@@ -103,12 +105,12 @@ describe('ledger', () => {
     const key = `crash-${randomUUID()}`;
     await expect(
       s.ctx.db.transaction(async (tx) => {
-        await s.ctx.ledger.post({ key, kind: 'recharge', legs: compensate(user.id, yuan('30')) }, tx);
+        await s.ctx.ledger.post({ key, kind: 'compensation', legs: compensate(user.id, yuan('30')) }, tx);
         throw new Error('process died before the order was marked paid');
       }),
     ).rejects.toThrow(/process died/);
     expect((await s.ctx.ledger.balances(user.id)).cash).toBe(0n);
-    const again = await s.ctx.ledger.post({ key, kind: 'recharge', legs: compensate(user.id, yuan('30')) });
+    const again = await s.ctx.ledger.post({ key, kind: 'compensation', legs: compensate(user.id, yuan('30')) });
     expect(again.replayed).toBe(false);
     expect((await s.ctx.ledger.balances(user.id)).cash).toBe(yuan('30'));
   });
@@ -122,16 +124,16 @@ describe('ledger', () => {
         { account: { platform: 'revenue' }, amount: -4n },
       ],
     ] as Leg[][];
-    for (const legs of bad) await expect(s.ctx.ledger.post({ key: randomUUID(), kind: 'x', legs })).rejects.toThrow(/ledger:/);
+    for (const legs of bad) await expect(s.ctx.ledger.post({ key: randomUUID(), kind: 'compensation', legs })).rejects.toThrow(/ledger:/);
   });
 
   it('GET user/money: needs a session, shows cash and gift, and a child sees its parent’s balance', async () => {
     expect((await get(s.app, '/billing/api/v1/user/money')).statusCode).toBe(401);
     const parent = await registerUser(s);
-    await s.ctx.ledger.post({ key: randomUUID(), kind: 'recharge', legs: compensate(parent.user.id, yuan('100')) });
+    await s.ctx.ledger.post({ key: randomUUID(), kind: 'compensation', legs: compensate(parent.user.id, yuan('100')) });
     await s.ctx.ledger.post({
       key: randomUUID(),
-      kind: 'bonus',
+      kind: 'gift_grant',
       legs: [
         { account: { platform: 'promotion' }, amount: -yuan('18') },
         { account: { userId: parent.user.id, kind: 'gift' }, amount: yuan('18') },
@@ -143,6 +145,9 @@ describe('ledger', () => {
 
     const child = await registerUser(s);
     await s.ctx.db.update(users).set({ isChild: true, parentId: parent.user.id }).where(eq(users.id, child.user.id));
+    // Only with 财务 (finance) does a child see its parent's balance.
+    expect(json(await get(s.app, '/billing/api/v1/user/money', child.token))).toMatchObject({ code: 40330101 });
+    await s.ctx.db.update(users).set({ finance: true }).where(eq(users.id, child.user.id));
     expect(json(await get(s.app, '/billing/api/v1/user/money', child.token)).available).toBe(String(yuan('118')));
   });
 });
@@ -154,7 +159,7 @@ describe('ledger check', () => {
       const { user } = await registerUser(s);
       await s.ctx.ledger.post({
         key: 'k1',
-        kind: 'recharge',
+        kind: 'compensation',
         legs: [
           { account: { platform: 'compensation' }, amount: -10n },
           { account: { userId: user.id, kind: 'cash' }, amount: 10n },

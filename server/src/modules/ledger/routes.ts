@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { API, statementPageSchema, statementQuerySchema, userMoneySchema, payerIdOf } from '@console/contract';
+import { API, statementGroupQuerySchema, statementPageSchema, statementQuerySchema, userMoneySchema, payerIdOf } from '@console/contract';
 import { payerOf } from '../../http/auth.js';
 import type { AppContext } from '../../context.js';
 
@@ -9,7 +9,10 @@ export async function ledgerRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(
     API.userMoney,
-    { schema: { tags: ['费用'], summary: '账户余额（子账号看到主账号的余额）', response: { 200: userMoneySchema } }, onRequest: ctx.auth.requireAuth },
+    {
+      schema: { tags: ['费用'], summary: '账户余额（有财务权限的子账号看到主账号的余额）', response: { 200: userMoneySchema } },
+      onRequest: ctx.auth.requireFinance,
+    },
     async (request) => {
       const user = request.session!.user;
       // Child accounts spend their parent's balance (spec §1).
@@ -21,16 +24,44 @@ export async function ledgerRoutes(app: FastifyInstance, ctx: AppContext) {
   r.get(
     API.userStatement,
     {
-      schema: { tags: ['费用'], summary: '收支明细（现金、赠送金、代金券、押金）', querystring: statementQuerySchema, response: { 200: statementPageSchema } },
-      onRequest: ctx.auth.requireAuth,
+      schema: {
+        tags: ['费用'],
+        summary: '收支明细（现金、赠送金、代金券、押金）：按量计费按实例每小时汇总为一行',
+        querystring: statementQuerySchema,
+        response: { 200: statementPageSchema },
+      },
+      onRequest: ctx.auth.requireFinance,
     },
     async (request) => {
       const { kind, page, pageSize } = request.query;
-      const s = await ctx.ledger.statement(payerOf(request), kind, { page, pageSize });
-      return {
-        ...s,
-        items: s.items.map((e) => ({ ...e, amount: String(e.amount), balanceAfter: String(e.balanceAfter), createdAt: e.createdAt.toISOString() })),
-      };
+      return statementView(await ctx.ledger.statement(payerOf(request), kind, { page, pageSize }));
     },
   );
+
+  r.get(
+    API.userStatementGroup,
+    {
+      schema: { tags: ['费用'], summary: '收支明细中一行汇总下的逐笔账目', querystring: statementGroupQuerySchema, response: { 200: statementPageSchema } },
+      onRequest: ctx.auth.requireFinance,
+    },
+    async (request) => {
+      const { kind, group, page, pageSize } = request.query;
+      return statementView(await ctx.ledger.statementGroup(payerOf(request), kind, group, { page, pageSize }));
+    },
+  );
+}
+
+type StatementPageRows = Awaited<ReturnType<AppContext['ledger']['statement']>>;
+
+function statementView(s: StatementPageRows) {
+  return {
+    ...s,
+    items: s.items.map((e) => ({
+      ...e,
+      amount: String(e.amount),
+      balanceAfter: String(e.balanceAfter),
+      createdAt: e.createdAt.toISOString(),
+      periodStart: e.periodStart?.toISOString() ?? null,
+    })),
+  };
 }

@@ -7,9 +7,9 @@
  * queue instead of deadlocking, and a spendable account is checked after the lock: fifty payments
  * racing for a balance that covers ten end with exactly ten.
  */
-import { fenCeilText } from '@console/contract';
+import { fenCeilText, type TransferKind } from '@console/contract';
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, inArray, sql, type Placeholder } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, or, sql, type Placeholder } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
 import { ledgerAccounts, ledgerEntries, ledgerTransfers } from './schema.js';
@@ -32,7 +32,8 @@ export interface Leg {
 
 export interface TransferInput {
   key: string;
-  kind: string;
+  /** What the statement calls it: every kind has its Chinese label in the contract (TransferKind). */
+  kind: TransferKind;
   memo?: string;
   actorId?: string | null;
   orderId?: string | null;
@@ -240,12 +241,13 @@ export class LedgerService {
   }
 
   /**
-   * Money that crossed the platform's edge through a user's cash account: `paidIn` is what gateways
+   * What a user's cash account says about money that is the user's own: `paidIn` is what gateways
    * credited (recharges and QR payments of orders, transfers of kind gateway_in), `refunded` what
-   * left cash for a platform `refund` account (money sent back out). Refunds of orders to the
-   * balance stay inside and count in neither. What may be invoiced is built on these figures.
+   * left cash for a platform `refund` account (money sent back out), `consumed` the cash spent on
+   * orders and post-paid charges less the cash refunds gave back (a payment refunded by 退订 or a
+   * failed order is not consumed). What may be invoiced is built on these figures.
    */
-  async externalCash(userId: string, exec: Executor = this.db): Promise<{ paidIn: bigint; refunded: bigint }> {
+  async externalCash(userId: string, exec: Executor = this.db): Promise<{ paidIn: bigint; refunded: bigint; consumed: bigint }> {
     const code = accountCode({ userId, kind: 'cash' });
     // Refunds out are rare: start from the platform's refund accounts, not from the user's many debits.
     const res = (await exec.execute(sql`with cash as (select id from ledger_accounts where code = ${code})
@@ -254,52 +256,73 @@ export class LedgerService {
           where e.account_id = (select id from cash) and t.kind = 'gateway_in' and e.amount > 0)::text as paid_in,
         (select coalesce(sum(-e.amount), 0) from ledger_entries e
           where e.account_id = (select id from cash) and e.amount < 0 and e.transfer_id in (
-            select r.transfer_id from ledger_entries r join ledger_accounts ra on ra.id = r.account_id where ra.kind = 'refund'))::text as refunded`)) as unknown as {
-      rows: { paid_in: string; refunded: string }[];
+            select r.transfer_id from ledger_entries r join ledger_accounts ra on ra.id = r.account_id where ra.kind = 'refund'))::text as refunded,
+        (select coalesce(sum(-e.amount), 0) from ledger_entries e join ledger_transfers t on t.id = e.transfer_id
+          where e.account_id = (select id from cash) and t.kind in ('order', 'usage', 'refund'))::text as consumed`)) as unknown as {
+      rows: { paid_in: string; refunded: string; consumed: string }[];
     };
     const row = res.rows[0];
-    return { paidIn: BigInt(row?.paid_in ?? '0'), refunded: BigInt(row?.refunded ?? '0') };
+    return { paidIn: BigInt(row?.paid_in ?? '0'), refunded: BigInt(row?.refunded ?? '0'), consumed: BigInt(row?.consumed ?? '0') };
   }
 
-  /** The entries of one of a user's accounts, newest first. */
+  /**
+   * The statement of one of a user's accounts, newest first: every entry is a row of its own,
+   * except post-paid charges (transfers of kind usage), which are rolled up per instance and Beijing
+   * hour — a tick a minute would otherwise make sixty rows an hour, most of them under a fen. Paging
+   * counts rows as shown (a roll-up is one row); `statementGroup` lists the entries under one.
+   */
   async statement(userId: string, kind: UserAccountKind, paging: { page: number; pageSize: number }) {
-    const code = accountCode({ userId, kind });
-    const where = eq(ledgerAccounts.code, code);
-    const [{ total } = { total: 0 }] = await this.db
-      .select({ total: sql<number>`count(*)::int` })
-      .from(ledgerEntries)
-      .innerJoin(ledgerAccounts, eq(ledgerAccounts.id, ledgerEntries.accountId))
-      .where(where);
-    const items = await this.db
-      .select({
-        id: ledgerEntries.id,
-        amount: ledgerEntries.amount,
-        balanceAfter: ledgerEntries.balanceAfter,
-        createdAt: ledgerEntries.createdAt,
-        kind: ledgerTransfers.kind,
-        memo: ledgerTransfers.memo,
-        orderId: ledgerTransfers.orderId,
-      })
-      .from(ledgerEntries)
-      .innerJoin(ledgerAccounts, eq(ledgerAccounts.id, ledgerEntries.accountId))
-      .innerJoin(ledgerTransfers, eq(ledgerTransfers.id, ledgerEntries.transferId))
-      .where(and(where))
-      .orderBy(desc(ledgerEntries.id))
-      .limit(paging.pageSize)
-      .offset((paging.page - 1) * paging.pageSize);
-    return { items, total, ...paging };
+    const rows = statementRows(accountCode({ userId, kind }));
+    const counted = (await this.db.execute(sql`with r as (${rows}) select count(distinct coalesce(grp, id::text))::int as total from r`)) as unknown as {
+      rows: { total: number }[];
+    };
+    const page = (await this.db.execute(sql`with r as (${rows})
+      select max(id) as id, sum(amount)::text as amount, count(*)::int as entries, grp,
+        (array_agg(balance_after order by id desc))[1]::text as balance_after,
+        max(created_at) as created_at, min(kind) as kind, max(order_id) as order_id,
+        (array_agg(memo order by run desc, id desc))[1] as memo
+      from r group by coalesce(grp, id::text), grp
+      order by max(id) desc limit ${paging.pageSize} offset ${(paging.page - 1) * paging.pageSize}`)) as unknown as { rows: StatementSqlRow[] };
+    return { items: page.rows.map(statementItem), total: Number(counted.rows[0]?.total ?? 0), ...paging };
+  }
+
+  /** The ledger entries under one roll-up row of `statement` (its `group`), newest first. */
+  async statementGroup(userId: string, kind: UserAccountKind, group: string, paging: { page: number; pageSize: number }) {
+    const rows = statementRows(accountCode({ userId, kind }));
+    const counted = (await this.db.execute(sql`with r as (${rows}) select count(*)::int as total from r where grp = ${group}`)) as unknown as {
+      rows: { total: number }[];
+    };
+    const page = (await this.db.execute(sql`with r as (${rows})
+      select id, amount::text as amount, 1 as entries, null as grp, balance_after::text as balance_after, created_at, kind, order_id, memo
+      from r where grp = ${group}
+      order by id desc limit ${paging.pageSize} offset ${(paging.page - 1) * paging.pageSize}`)) as unknown as { rows: StatementSqlRow[] };
+    return { items: page.rows.map(statementItem), total: Number(counted.rows[0]?.total ?? 0), ...paging };
+  }
+
+  /**
+   * The transfers of one order of `kind` (usage: its post-paid charges), oldest first, each with
+   * what it took from the payer's spendable accounts (gift credit and cash): what its bill is built from.
+   */
+  async orderCharges(userId: string, orderUid: string, kind: TransferKind, exec: Executor = this.db) {
+    const res = (await exec.execute(sql`select t.id, t.idempotency_key as key, t.memo, t.created_at, (-sum(e.amount))::text as paid
+      from ledger_transfers t
+        join ledger_entries e on e.transfer_id = t.id
+        join ledger_accounts a on a.id = e.account_id
+      where t.order_id = ${orderUid} and t.kind = ${kind} and a.user_id = ${userId} and a.kind in ('cash', 'gift')
+      group by t.id, t.idempotency_key, t.memo, t.created_at
+      order by t.created_at, t.id`)) as unknown as { rows: { id: string; key: string; memo: string; created_at: string | Date; paid: string }[] };
+    return res.rows.map((r) => ({ transferId: r.id, key: r.key, memo: r.memo, createdAt: new Date(r.created_at), paid: BigInt(r.paid) }));
   }
 
   /**
    * What a user paid, per transfer, for transfers whose key starts with `prefix` (e.g. `disk:` —
    * the daily data-disk charges): amount is what left the user's spendable accounts.
    */
-  async chargesByKeyPrefix(userId: string, prefix: string, paging: { page: number; pageSize: number }) {
-    const mine = and(
-      eq(ledgerAccounts.userId, userId),
-      inArray(ledgerAccounts.kind, ['cash', 'gift']),
-      sql`${ledgerTransfers.idempotencyKey} like ${`${prefix.replace(/[\\%_]/g, '\\$&')}%`}`,
-    );
+  async chargesByKeyPrefix(userId: string, prefix: string | string[], paging: { page: number; pageSize: number }) {
+    // Several prefixes: a charge under any of them (a child's own instances, `disk:<id>:` each).
+    const like = (p: string) => sql`${ledgerTransfers.idempotencyKey} like ${`${p.replace(/[\\%_]/g, '\\$&')}%`}`;
+    const prefixes = typeof prefix === 'string' ? [prefix] : prefix;
+    const mine = and(eq(ledgerAccounts.userId, userId), inArray(ledgerAccounts.kind, ['cash', 'gift']), or(...prefixes.map(like)) ?? sql`false`);
     const base = this.db
       .select({
         transferId: ledgerTransfers.id,
@@ -462,4 +485,50 @@ function chunks<T>(items: T[], size: number): T[][] {
 function accountRow(code: string, ref: AccountRef, now: Date): typeof ledgerAccounts.$inferInsert {
   const user = 'userId' in ref;
   return { id: randomUUID(), code, userId: user ? ref.userId : null, kind: user ? ref.kind : ref.platform, mayGoNegative: !user, balance: 0n, createdAt: now };
+}
+
+/**
+ * The entries of one account with the transfer each belongs to and, for post-paid charges, the
+ * roll-up it falls in: the instance (the uuid in the charge's key: usage:, disk:, arrears:,
+ * disk-resize:…) and the Beijing hour, `<instance>@YYYYMMDDHH`. Other entries have none.
+ */
+function statementRows(code: string) {
+  return sql`select e.id, e.amount, e.balance_after, e.created_at, t.kind, t.memo, t.order_id,
+      t.idempotency_key like 'usage:%' as run,
+      case when t.kind = 'usage' then
+        coalesce(substring(t.idempotency_key from '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'), t.id::text)
+        || '@' || to_char((e.created_at at time zone 'UTC') + interval '8 hours', 'YYYYMMDDHH24')
+      end as grp
+    from ledger_entries e join ledger_transfers t on t.id = e.transfer_id
+    where e.account_id = (select id from ledger_accounts where code = ${code})`;
+}
+
+interface StatementSqlRow {
+  id: string | number;
+  amount: string;
+  entries: number;
+  grp: string | null;
+  balance_after: string;
+  created_at: string | Date;
+  kind: string;
+  order_id: string | null;
+  memo: string;
+}
+
+/** A statement row as the routes show it; a roll-up's period is its Beijing hour. */
+function statementItem(r: StatementSqlRow) {
+  const hour = r.grp ? /@(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(r.grp) : null;
+  const periodStart = hour ? new Date(Date.UTC(+hour[1]!, +hour[2]! - 1, +hour[3]!, +hour[4]!) - 8 * 3_600_000) : null;
+  return {
+    id: Number(r.id),
+    amount: BigInt(r.amount),
+    balanceAfter: BigInt(r.balance_after),
+    createdAt: new Date(r.created_at),
+    kind: r.kind,
+    memo: r.memo,
+    orderId: r.order_id,
+    group: r.grp,
+    entries: Number(r.entries),
+    periodStart,
+  };
 }

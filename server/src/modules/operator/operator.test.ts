@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { yuanToUnits } from '@console/contract';
-import { json, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+import { API, yuanToUnits, type OperatorUser } from '@console/contract';
+import { get, json, post, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
 import { ledgerTransfers, users } from '../../db/schema.js';
 import { checkLedger } from '../ledger/check.js';
 
@@ -73,5 +73,82 @@ describe('operator credit', () => {
       expect(json(res).detail).toMatch(detail);
     }
     expect((await s.ctx.ledger.balances(u.user.id)).cash).toBe(0n);
+  });
+});
+
+describe('operator role', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+    s.ctx.localOperatorToken = 'local-secret-token';
+  });
+  afterAll(async () => s.close());
+
+  const role = (body: object, headers: Record<string, string> = {}) => s.app.inject({ method: 'POST', url: API.operatorRole, payload: body, headers });
+  const local = { 'x-operator-token': 'local-secret-token' };
+
+  it('is given and taken by the local command, and applies to the holder’s next request', async () => {
+    const u = await registerUser(s);
+    const area = () => get(s.app, `${API.operatorReviews}?kind=enterprise`, u.token);
+    expect((await area()).statusCode).toBe(403);
+    expect(json(await role({ mobile: u.mobile, isOperator: true }, local))).toEqual({ userId: u.user.id, mobile: u.mobile, isOperator: true });
+    expect((await area()).statusCode).toBe(200);
+    expect(json(await get(s.app, API.meInfo, u.token))).toMatchObject({ isOperator: true });
+    expect(json(await role({ mobile: u.mobile, isOperator: false }, local))).toMatchObject({ isOperator: false });
+    expect(json(await area())).toMatchObject({ code: 40300002 });
+  });
+
+  it('refuses operators, users, guessed tokens and bad input, changing nobody', async () => {
+    const op = await registerUser(s);
+    const plain = await registerUser(s);
+    await s.ctx.db.update(users).set({ isOperator: true }).where(eq(users.id, op.user.id));
+    const body = { mobile: plain.mobile, isOperator: true };
+    expect(json(await role(body, { authorization: `Bearer ${op.token}` }))).toMatchObject({
+      code: 40300002,
+      detail: expect.stringContaining('npm run operator'),
+    });
+    expect(json(await role(body, { authorization: `Bearer ${plain.token}` }))).toMatchObject({ code: 40300002 });
+    expect(json(await role(body, { 'x-operator-token': 'guess' }))).toMatchObject({ code: 40300002 });
+    expect((await role(body)).statusCode).toBe(401);
+    expect(json(await role({ mobile: '123', isOperator: true }, local))).toMatchObject({ code: 40000001 });
+    expect(json(await role({ mobile: plain.mobile, isOperator: 'yes' }, local))).toMatchObject({ code: 40000001 });
+    expect(json(await role({ mobile: '13912345678', isOperator: true }, local))).toMatchObject({ code: 40400002, detail: expect.stringContaining('未注册') });
+    expect(json(await get(s.app, API.meInfo, plain.token))).toMatchObject({ isOperator: false });
+  });
+});
+
+describe('operator users list', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(async () => s.close());
+
+  it("counts each main account's own live children, whatever the page", async () => {
+    const op = await registerUser(s);
+    await s.ctx.db.update(users).set({ isOperator: true }).where(eq(users.id, op.user.id));
+    const busy = await registerUser(s);
+    const single = await registerUser(s);
+    const none = await registerUser(s);
+    const child = async (parentToken: string, childName: string) => {
+      const res = await post(s.app, API.children, { childName, password: 'Kid12345' }, parentToken);
+      expect(res.statusCode, res.body).toBe(200);
+      return json<{ id: string }>(res).id;
+    };
+    await child(busy.token, 'kid_a1');
+    await child(busy.token, 'kid_a2');
+    const gone = await child(busy.token, 'kid_a3');
+    await s.app.inject({ method: 'DELETE', url: API.child.replace(':id', gone), headers: { authorization: `Bearer ${busy.token}` } });
+    await child(single.token, 'kid_b1');
+
+    const list = async (query: string) => json<{ items: OperatorUser[]; total: number }>(await get(s.app, `${API.operatorUsers}?${query}`, op.token));
+    const all = await list('page=1&pageSize=50');
+    const count = (items: OperatorUser[], id: string) => items.find((u) => u.id === id)?.children;
+    expect(all.items.map((u) => u.id)).not.toContain(gone);
+    expect([count(all.items, busy.user.id), count(all.items, single.user.id), count(all.items, none.user.id)]).toEqual([2, 1, 0]);
+    expect((await list(`q=${busy.mobile}&page=1&pageSize=10`)).items).toMatchObject([{ id: busy.user.id, children: 2 }]);
+    // One per page: each row still counts its own children.
+    const pages = await Promise.all([1, 2, 3, 4].map((page) => list(`page=${page}&pageSize=1`)));
+    expect(pages.map((p) => p.items[0]!.children)).toEqual([0, 1, 2, 0]);
   });
 });

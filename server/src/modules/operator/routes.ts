@@ -6,6 +6,8 @@ import {
   okSchema,
   operatorCreditResultSchema,
   operatorCreditSchema,
+  operatorRoleResultSchema,
+  operatorRoleSchema,
   operatorUserQuerySchema,
   operatorUserSchema,
   pageOf,
@@ -62,6 +64,25 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
       const operatorId = await operatorOf(req, ctx);
       const result = await ctx.operator.credit(req.body, operatorId);
       req.log.info({ operatorId, mobile: req.body.mobile, amount: req.body.amount, to: req.body.to, reason: req.body.reason }, 'operator credit');
+      return result;
+    },
+  );
+
+  r.post(
+    API.operatorRole,
+    {
+      schema: {
+        tags: ['运营'],
+        summary: '授予或收回运营权限（仅本机 npm run operator -- grant/revoke）',
+        body: operatorRoleSchema,
+        response: { 200: operatorRoleResultSchema },
+      },
+    },
+    async (req) => {
+      // Who is an operator is decided on the server's machine, not by another operator's session.
+      if ((await operatorOf(req, ctx)) !== null) throw new AppError('PERMISSION_DENIED', '运营权限只能在服务器上用 npm run operator 授予或收回');
+      const result = await ctx.users.changeOperatorRole(req.body.mobile, req.body.isOperator);
+      req.log.info({ mobile: req.body.mobile, isOperator: req.body.isOperator }, 'operator role');
       return result;
     },
   );

@@ -19,7 +19,8 @@ import type { Leg, LedgerService } from '../ledger/index.js';
 import type { PaymentRow, PaymentService } from '../payments/index.js';
 import type { VoucherService } from '../vouchers/index.js';
 import type { Fulfillers } from './fulfillers.js';
-import { findOrder, moveOrder, newOrderRow, orderPartsOf, orderView, type NewOrder, type OrderRow } from './rows.js';
+import { findOrder, moveOrder, newOrderRow, orderPartsOf, orderView, type NewOrder, type OrderRow, type OrderScope } from './rows.js';
+import type { ChildSpending } from './spending.js';
 
 /** How long a paid order may wait for fulfilment before recovery takes it over (a crashed process). */
 export const FULFIL_GRACE_MS = 60_000;
@@ -33,6 +34,8 @@ export interface CheckoutDeps {
   payments: PaymentService;
   fulfillers: Fulfillers;
   log: FastifyBaseLogger;
+  /** Child accounts' spending limits, checked when a child's order is paid (absent: no limits). */
+  spending?: ChildSpending;
 }
 
 /**
@@ -40,8 +43,7 @@ export interface CheckoutDeps {
  * account may act on it — paying, opening a QR for or cancelling an order needs what placing it
  * needed (spec §6), so a child without the permission cannot spend on its parent's orders.
  */
-export interface Buyer {
-  payerId: string;
+export interface Buyer extends OrderScope {
   assertMayActOn(order: { category: string; type: string }): void;
 }
 
@@ -63,26 +65,54 @@ export class Checkout {
    */
   async pay(buyer: Buyer, kind: OrderKind, uid: string, req: PayOrderRequest) {
     const payerId = buyer.payerId;
-    let row = await findOrder(this.deps.db, payerId, kind, uid);
+    let row = await findOrder(this.deps.db, buyer, kind, uid);
     buyer.assertMayActOn(row);
     if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) {
       await this.expire(row);
       throw new AppError('ORDER_EXPIRED');
     }
     if (row.status !== 'Unpaid') throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，不能支付`);
+    // No voucher in the request: the one chosen on the order (PUT …/voucher) pays; null pays without one.
+    const voucherId = req.voucherId === undefined ? row.voucherId : req.voucherId;
     if (req.method === 'Balance') {
-      await this.deps.db.transaction((tx) => this.payFromBalance(tx, row.id, req.voucherId ?? null, { useGift: true, method: 'Balance' }));
+      await this.deps.db.transaction((tx) => this.payFromBalance(tx, row.id, voucherId, { useGift: true, method: 'Balance' }));
       row = await findOrder(this.deps.db, payerId, kind, uid);
       await this.fulfil(row);
       return this.status(payerId, kind, uid);
     }
-    await this.openPayment(row, req.method, req.voucherId ?? null);
+    await this.openPayment(row, req.method, voucherId);
     return this.status(payerId, kind, uid);
   }
 
+  /**
+   * PUT …/voucher: the voucher an unpaid order is to be paid with, kept on the order (a refreshed
+   * pay dialog shows it, a QR is opened for what it leaves). It must be the payer's, usable for the
+   * order's product and its minimum spend met; null takes it off. A QR opened for another voucher
+   * is closed, since it asks for another amount.
+   */
+  async chooseVoucher(buyer: Buyer, kind: OrderKind, uid: string, voucherId: string | null): Promise<Order> {
+    const row = await findOrder(this.deps.db, buyer, kind, uid);
+    buyer.assertMayActOn(row);
+    if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) {
+      await this.expire(row);
+      throw new AppError('ORDER_EXPIRED');
+    }
+    if (row.status !== 'Unpaid') throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，不能更换代金券`);
+    const deduction = voucherId ? await this.previewVoucher(row, voucherId) : 0n;
+    if (voucherId !== row.voucherId) await this.closeOpenPayment(row);
+    const [saved] = await this.deps.db
+      .update(orders)
+      .set({ voucherId, voucherDeduction: deduction, updatedAt: this.deps.clock.now() })
+      .where(and(eq(orders.id, row.id), eq(orders.status, 'Unpaid')))
+      .returning();
+    if (!saved) throw new AppError('ORDER_STATE_INVALID', '订单状态已变化，请刷新后重试');
+    return orderView(saved, []);
+  }
+
   /** GET …/pay: the order's status and its open QR payment (asking the gateway if a notification is late). */
-  async status(payerId: string, kind: OrderKind, uid: string) {
-    let row = await findOrder(this.deps.db, payerId, kind, uid);
+  async status(scope: string | OrderScope, kind: OrderKind, uid: string) {
+    const payerId = typeof scope === 'string' ? scope : scope.payerId;
+    let row = await findOrder(this.deps.db, scope, kind, uid);
     let payment: PaymentRow | null = null;
     try {
       payment = await this.deps.payments.bySubject(row.id);
@@ -103,7 +133,7 @@ export class Checkout {
 
   /** GET …/qrcode/{alipay|wechat}: the open QR of that method, opened if there is none. */
   async qrcode(buyer: Buyer, kind: OrderKind, uid: string, method: GatewayMethod) {
-    const row = await findOrder(this.deps.db, buyer.payerId, kind, uid);
+    const row = await findOrder(this.deps.db, buyer, kind, uid);
     buyer.assertMayActOn(row);
     if (row.status !== 'Unpaid') throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，无需支付`);
     const open = await this.deps.payments.bySubject(row.id).catch(() => null);
@@ -114,7 +144,7 @@ export class Checkout {
   /** An unpaid order the payer gives up: its open QR is closed first, so no money can arrive for it. */
   async cancel(buyer: Buyer, kind: OrderKind, uid: string): Promise<Order> {
     const payerId = buyer.payerId;
-    const row = await findOrder(this.deps.db, payerId, kind, uid);
+    const row = await findOrder(this.deps.db, buyer, kind, uid);
     buyer.assertMayActOn(row);
     await this.closeOpenPayment(row);
     await this.deps.db.transaction((tx) => moveOrder(tx, this.deps.clock, row, 'Cancelled'));
@@ -129,7 +159,9 @@ export class Checkout {
     // Gateways move whole fen: round up; the fraction stays in the user's cash.
     const due = roundUpToFen(row.amount - deduction);
     if (due === 0n) throw new AppError('VALIDATION_FAILED', 'method：代金券已抵扣全部金额，请使用余额支付');
-    await this.deps.db.update(orders).set({ voucherId, updatedAt: this.deps.clock.now() }).where(eq(orders.id, row.id));
+    // The QR's money lands in the parent's cash and pays from there: a child's limit is checked before anyone scans.
+    await this.assertChildRoom(this.deps.db, row, row.amount - deduction);
+    await this.deps.db.update(orders).set({ voucherId, voucherDeduction: deduction, updatedAt: this.deps.clock.now() }).where(eq(orders.id, row.id));
     return this.deps.payments.create({
       purpose: 'order',
       subjectId: row.id,
@@ -194,6 +226,8 @@ export class Checkout {
       rest -= deduction;
     }
 
+    // What the wallet pays counts against a child's spending limit, checked under a per-child lock.
+    await this.assertChildRoom(tx, row, rest, true);
     if (rest > 0n) rest -= await this.spendGiftThenCash(tx, { payer, orderId, amount: rest, useGift: opts.useGift, cashUpTo: null, legs, parts, now });
     legs.push({ account: { platform: 'revenue' }, amount: row.amount });
     if (legs.length > 1) {
@@ -207,6 +241,12 @@ export class Checkout {
       .update(orders)
       .set({ status: 'Paid', payMethod: opts.method, voucherId, voucherDeduction: deduction, paidAt: now, updatedAt: now })
       .where(and(eq(orders.id, orderId), eq(orders.status, 'Unpaid')));
+  }
+
+  /** A child's order may take `amount` from its parent's wallet only within the child's spending limit (orders/spending.ts). */
+  private async assertChildRoom(exec: Db | Tx, row: OrderRow, amount: bigint, lock = false): Promise<void> {
+    if (!this.deps.spending || row.createdBy === row.userId) return;
+    await this.deps.spending.assertRoom(exec, row.createdBy, amount, { lock });
   }
 
   /**

@@ -5,3 +5,4 @@ export * from './checkout.js';
 export * from './fulfillers.js';
 export * from './purchase.js';
 export * from './usage.js';
+export * from './spending.js';

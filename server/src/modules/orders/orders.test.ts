@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { yuanToUnits } from '@console/contract';
-import { countRows, get, json, post, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+import { countRows, get, json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
 import { BASE, sandboxWiring, until } from '../../../test/payment-sandbox.js';
 import { giftGrants, users, vouchers } from '../../db/schema.js';
 import { checkLedger } from '../ledger/check.js';
@@ -112,6 +112,70 @@ describe('orders', () => {
     const again = await post(s.app, aiPath(order.orderUid, '/pay'), { method: 'Balance' }, u.token);
     expect(json(again).code).toBe(40020005);
     expect((await balances(u.user.id)).cash).toBe(yuan('68'));
+  });
+
+  it('keeps the chosen voucher on the unpaid order: a refreshed pay dialog shows it and paying uses it', async () => {
+    const u = await registerUser(s);
+    await fund(u.user.id, '400');
+    const order = json(await post(s.app, AI, { productId: 'llm-tokens-100m' }, u.token));
+    const v = await voucherOf(u.user.id);
+    const chosen = await put(s.app, aiPath(order.orderUid, '/voucher'), { voucherId: v.id }, u.token);
+    expect(chosen.statusCode, chosen.body).toBe(200);
+    expect(json(chosen)).toMatchObject({ status: 'Unpaid', amount: String(yuan('400')), voucherId: v.id, voucherDeduction: String(yuan('50')) });
+    // Read again (a refresh): the order still has it, with what it will deduct.
+    expect(json(await get(s.app, aiPath(order.orderUid), u.token))).toMatchObject({ voucherId: v.id, voucherDeduction: String(yuan('50')) });
+    const listed = json(await get(s.app, '/order/api/v2.1/orders?filterBy=status,Unpaid', u.token)).items[0];
+    expect(listed).toMatchObject({ orderUid: order.orderUid, voucherId: v.id, voucherDeduction: String(yuan('50')) });
+    // Paying without naming a voucher pays with the chosen one: 350 of cash, not 400.
+    const paid = await post(s.app, aiPath(order.orderUid, '/pay'), { method: 'Balance' }, u.token);
+    expect(json(paid), paid.body).toMatchObject({ status: 'Success' });
+    expect(json(await get(s.app, aiPath(order.orderUid), u.token)).paid).toEqual([
+      { source: 'voucher', amount: String(yuan('50')) },
+      { source: 'cash', amount: String(yuan('350')) },
+    ]);
+    expect(await balances(u.user.id)).toMatchObject({ cash: yuan('50'), voucher: 0n });
+    // A paid order's voucher no longer changes.
+    expect(json(await put(s.app, aiPath(order.orderUid, '/voucher'), { voucherId: null }, u.token))).toMatchObject({ code: 40020005 });
+  });
+
+  it('takes off or refuses a chosen voucher: null, someone else’s, a used one, a QR opened for what the voucher leaves', async () => {
+    const u = await registerUser(s);
+    const other = await registerUser(s);
+    await fund(u.user.id, '100');
+    const order = json(await post(s.app, AI, { productId: 'llm-tokens-10m' }, u.token));
+    const mine = await voucherOf(u.user.id);
+    const theirs = await voucherOf(other.user.id);
+    const choose = (voucherId: unknown, token = u.token) => put(s.app, aiPath(order.orderUid, '/voucher'), { voucherId }, token);
+
+    expect(json(await choose(theirs.id))).toMatchObject({ code: 40020002, detail: '代金券不存在或不属于当前账号' });
+    expect(json(await choose('not-a-uuid'))).toMatchObject({ code: 40000001 });
+    expect(json(await choose(mine.id, other.token))).toMatchObject({ code: 40400004 });
+    expect(json(await get(s.app, aiPath(order.orderUid), u.token))).toMatchObject({ voucherId: null, voucherDeduction: '0' });
+
+    // A ¥50 voucher on a ¥50 order covers it all.
+    expect(json(await choose(mine.id))).toMatchObject({ voucherId: mine.id, voucherDeduction: String(yuan('50')) });
+    expect(json(await post(s.app, aiPath(order.orderUid, '/pay'), { method: 'Alipay' }, u.token))).toMatchObject({
+      code: 40000001,
+      detail: 'method：代金券已抵扣全部金额，请使用余额支付',
+    });
+    // Taken off: a QR asks for the whole amount; putting it back closes that QR (it asks for another amount).
+    expect(json(await choose(null))).toMatchObject({ voucherId: null, voucherDeduction: '0' });
+    const qr = json(await post(s.app, aiPath(order.orderUid, '/pay'), { method: 'Alipay' }, u.token));
+    expect(qr.payment).toMatchObject({ amount: String(yuan('50')), status: 'Pending' });
+    await choose(mine.id);
+    expect(json(await get(s.app, aiPath(order.orderUid, '/pay'), u.token)).payment).toMatchObject({ status: 'Closed' });
+
+    // Spent elsewhere meanwhile: the order says so when it is paid, and can be paid without it.
+    await s.ctx.db.update(vouchers).set({ status: 'Used' }).where(eq(vouchers.id, mine.id));
+    expect(json(await post(s.app, aiPath(order.orderUid, '/pay'), { method: 'Balance' }, u.token))).toMatchObject({ code: 40020002 });
+    expect(json(await choose(mine.id))).toMatchObject({ code: 40020002, detail: '该代金券已使用' });
+    const paid = json(await post(s.app, aiPath(order.orderUid, '/pay'), { method: 'Balance', voucherId: null }, u.token));
+    expect(paid).toMatchObject({ status: 'Success' });
+    expect(json(await get(s.app, aiPath(order.orderUid), u.token))).toMatchObject({
+      voucherId: null,
+      voucherDeduction: '0',
+      paid: [{ source: 'cash', amount: String(yuan('50')) }],
+    });
   });
 
   it('refuses a payment the balance does not cover and leaves everything as it was', async () => {

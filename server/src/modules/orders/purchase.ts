@@ -7,7 +7,6 @@
  */
 import { eq } from 'drizzle-orm';
 import {
-  formatYuan,
   MANAGE_PERMISSIONS,
   payerIdOf,
   isPostpaid,
@@ -130,13 +129,13 @@ export class PurchaseService {
    */
   async createPostpaid(o: NewOrder, minBalance: bigint): Promise<Order> {
     this.deps.fulfillers.assertOnSale(o.category, 'Usage');
-    const spendable = await this.deps.usage.spendable(o.payerId);
-    if (spendable < minBalance) {
-      throw new AppError('INSUFFICIENT_BALANCE', `按量计费需余额不少于 ${formatYuan(minBalance)} 元（1 小时费用），当前可用 ${formatYuan(spendable)} 元`);
-    }
     const now = this.deps.clock.now();
     const row = newOrderRow(o, now, { type: 'Usage', status: 'Time', amount: 0n, payMethod: 'Balance', expiresAt: now });
-    await this.deps.db.insert(orders).values(row);
+    // The hour is reserved and the order made visible to the next purchase in one locked step.
+    await this.deps.db.transaction(async (tx) => {
+      await this.deps.usage.reserveHour(tx, o.payerId, minBalance, { spender: o.createdBy });
+      await tx.insert(orders).values(row);
+    });
     try {
       const { resourceId } = await this.deps.fulfillers.fulfil(row);
       await this.deps.db.update(orders).set({ resourceId, fulfilledAt: this.deps.clock.now(), updatedAt: this.deps.clock.now() }).where(eq(orders.id, row.id));

@@ -12,7 +12,9 @@ import {
   orderQrSchema,
   orderSchema,
   orderUidParamsSchema,
+  orderVoucherRequestSchema,
   payOrderRequestSchema,
+  usageBillSchema,
   resourcePackageListSchema,
   resourceProductListSchema,
   sizeOrderRequestSchema,
@@ -20,7 +22,7 @@ import {
 } from '@console/contract';
 import type { AppContext } from '../../context.js';
 import type { Buyer } from './checkout.js';
-import { currentSession, payerOf } from '../../http/auth.js';
+import { currentSession, orderScopeOf, payerOf } from '../../http/auth.js';
 
 const tags = ['订单'];
 
@@ -29,8 +31,9 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
   const { requireAuth } = ctx.auth;
   const o = ctx.orders;
   const checkout = ctx.checkout;
+  // A child without the 财务 permission sees and acts on only the orders it created itself.
   const buyerOf = (req: FastifyRequest): Buyer => ({
-    payerId: payerOf(req),
+    ...orderScopeOf(req),
     assertMayActOn: (order) => ctx.purchase.assertMayActOn(currentSession(req).user, order),
   });
 
@@ -55,7 +58,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
   r.get(
     API.orderList,
     { schema: { tags, summary: '我的订单', querystring: orderListQuerySchema, response: { 200: orderPageSchema } }, onRequest: requireAuth },
-    (req) => o.list(payerOf(req), req.query),
+    (req) => o.list(orderScopeOf(req), req.query),
   );
 
   r.get(
@@ -65,7 +68,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: requireAuth,
     },
     async (req, reply) => {
-      const csv = await o.exportCsv(payerOf(req), req.query.filterBy);
+      const csv = await o.exportCsv(orderScopeOf(req), req.query.filterBy);
       const name = `bills-${ctx.clock.now().toISOString().slice(0, 10)}.csv`;
       return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(csv);
     },
@@ -75,7 +78,29 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
     const base = `/order/api/v2.1/${segment}/:order_uid`;
     const params = orderUidParamsSchema;
     r.get(base, { schema: { tags, summary: `订单详情（${kind}）`, params, response: { 200: orderSchema } }, onRequest: requireAuth }, (req) =>
-      o.get(payerOf(req), kind, req.params.order_uid),
+      o.get(orderScopeOf(req), kind, req.params.order_uid),
+    );
+    r.get(
+      `${base}/usage`,
+      {
+        schema: { tags, summary: `按量计费订单的费用明细（${kind}）：逐段运行、数据盘、欠费结清`, params, response: { 200: usageBillSchema } },
+        onRequest: requireAuth,
+      },
+      (req) => o.usageBill(orderScopeOf(req), kind, req.params.order_uid),
+    );
+    r.put(
+      `${base}/voucher`,
+      {
+        schema: {
+          tags,
+          summary: `为未支付订单选择代金券（${kind}）：保存在订单上，null 为不使用`,
+          params,
+          body: orderVoucherRequestSchema,
+          response: { 200: orderSchema },
+        },
+        onRequest: requireAuth,
+      },
+      (req) => checkout.chooseVoucher(buyerOf(req), kind, req.params.order_uid, req.body.voucherId),
     );
     r.post(
       `${base}/pay`,
@@ -86,7 +111,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
       (req) => checkout.pay(buyerOf(req), kind, req.params.order_uid, req.body),
     );
     r.get(`${base}/pay`, { schema: { tags, summary: `支付状态（${kind}）`, params, response: { 200: orderPayStatusSchema } }, onRequest: requireAuth }, (req) =>
-      checkout.status(payerOf(req), kind, req.params.order_uid),
+      checkout.status(orderScopeOf(req), kind, req.params.order_uid),
     );
     r.get(
       `${base}/qrcode/:method`,

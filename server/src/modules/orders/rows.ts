@@ -70,12 +70,22 @@ export async function moveOrder(tx: Tx, clock: Clock, row: OrderRow, to: Status,
   return moved;
 }
 
-/** The payer's order of this kind with this number. */
-export async function findOrder(db: Db, payerId: string, kind: OrderKind, uid: string): Promise<OrderRow> {
+/**
+ * Whose orders a caller sees: the payer's, and with `createdBy` only those that account created (a
+ * child without the 财务 permission sees only its own orders).
+ */
+export interface OrderScope {
+  payerId: string;
+  createdBy?: string;
+}
+
+/** The payer's order of this kind with this number (within the scope: another child's order is "not found"). */
+export async function findOrder(db: Db, scope: string | OrderScope, kind: OrderKind, uid: string): Promise<OrderRow> {
+  const { payerId, createdBy } = typeof scope === 'string' ? { payerId: scope, createdBy: undefined } : scope;
   const [row] = await db
     .select()
     .from(orders)
-    .where(and(eq(orders.orderUid, uid), eq(orders.userId, payerId), eq(orders.kind, kind)));
+    .where(and(eq(orders.orderUid, uid), eq(orders.userId, payerId), eq(orders.kind, kind), createdBy ? eq(orders.createdBy, createdBy) : undefined));
   if (!row) throw new AppError('RECORD_NOT_FOUND', `订单 ${uid} 不存在`);
   return row;
 }
@@ -85,7 +95,12 @@ export function orderPartsOf(db: Db, orderId: string): Promise<OrderPart[]> {
   return db.select().from(orderPayments).where(eq(orderPayments.orderId, orderId));
 }
 
+/** Orders that were never paid: a voucher chosen for them deducted nothing. */
+const NEVER_PAID: readonly OrderRow['status'][] = ['Cancelled', 'Expired', 'Abated'];
+
 export function orderView(r: OrderRow, parts: OrderPart[]): Order {
+  // A post-paid order is complete when its resource goes away (finishUsage); while it bills it has no completion time.
+  const billing = r.type === 'Usage' && r.status === 'Time';
   return {
     orderUid: r.orderUid,
     kind: r.kind,
@@ -94,7 +109,8 @@ export function orderView(r: OrderRow, parts: OrderPart[]): Order {
     status: r.status,
     description: r.description,
     amount: String(r.amount),
-    voucherDeduction: String(r.voucherDeduction),
+    voucherId: r.voucherId,
+    voucherDeduction: NEVER_PAID.includes(r.status) ? '0' : String(r.voucherDeduction),
     payMethod: r.payMethod,
     paid: parts.map((p) => ({ source: p.source, amount: String(p.amount) })),
     quote: r.quote as OrderPrice,
@@ -102,7 +118,7 @@ export function orderView(r: OrderRow, parts: OrderPart[]): Order {
     failReason: r.failReason,
     expiresAt: r.expiresAt.toISOString(),
     paidAt: r.paidAt?.toISOString() ?? null,
-    fulfilledAt: r.fulfilledAt?.toISOString() ?? null,
+    fulfilledAt: billing ? null : (r.fulfilledAt?.toISOString() ?? null),
     refundedAt: r.refundedAt?.toISOString() ?? null,
     createdAt: r.createdAt.toISOString(),
   };

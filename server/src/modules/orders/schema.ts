@@ -1,6 +1,6 @@
 /** The tables of the orders module (only it reads and writes them; see DESIGN.md "Boundaries"). */
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { ts } from '../../db/columns.js';
 import { users } from '../users/schema.js';
 
@@ -57,6 +57,10 @@ export const orders = pgTable(
     uniqueIndex('orders_uid_uq').on(t.orderUid),
     index('orders_user_idx').on(t.userId, t.createdAt),
     index('orders_status_idx').on(t.status, t.updatedAt),
+    // A child account's orders (created by someone other than the payer): its spend and its own order list.
+    index('orders_child_created_idx')
+      .on(t.createdBy, t.createdAt)
+      .where(sql`${t.createdBy} <> ${t.userId}`),
     // At most one unpaid order per account (40011007), enforced by the database as well.
     uniqueIndex('orders_one_unpaid_uq')
       .on(t.userId)
@@ -79,4 +83,30 @@ export const orderPayments = pgTable(
     createdAt: ts('created_at').notNull(),
   },
   (t) => [index('order_payments_order_idx').on(t.orderId)],
+);
+
+/**
+ * What a post-paid run segment was charged at, which its ledger charges (keys `usage:<resource>:<segment
+ * start>:<ms>`, amounts) do not say: no-card mode or cards, the hourly rate and the bandwidth's share
+ * of it. Written once, when the segment is first charged, so the bill can itemise each segment.
+ */
+export const usageRuns = pgTable(
+  'usage_runs',
+  {
+    orderId: uuid('order_id')
+      .notNull()
+      .references(() => orders.id),
+    /** The metered resource (an instance id). */
+    resourceId: text('resource_id').notNull(),
+    segmentStart: ts('segment_start').notNull(),
+    noCard: boolean('no_card').notNull(),
+    cards: integer('cards').notNull(),
+    ratePerHour: bigint('rate_per_hour', { mode: 'bigint' }).notNull(),
+    /** The part of ratePerHour that is public bandwidth beyond what the size includes. */
+    bandwidthPerHour: bigint('bandwidth_per_hour', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orderId, t.resourceId, t.segmentStart] })],
 );

@@ -20,6 +20,7 @@ import {
   type OrderKind,
   type OrderStatus as Status,
   type OrderType as Type,
+  type UsageBill,
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
@@ -28,11 +29,13 @@ import { AppError } from '../../http/errors.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import type { Checkout } from './checkout.js';
 import { PURCHASE_TYPES, type Fulfiller, type Fulfillers } from './fulfillers.js';
-import { findOrder, isUniqueViolation, newOrderRow, orderPartsOf, orderView, type NewOrder, type OrderRow } from './rows.js';
+import { findOrder, isUniqueViolation, newOrderRow, orderPartsOf, orderView, type NewOrder, type OrderRow, type OrderScope } from './rows.js';
 import type { UsageCharges } from './usage.js';
+import type { LedgerService } from '../ledger/index.js';
+import { usageBill } from './usage-bill.js';
 
 export type { Fulfiller } from './fulfillers.js';
-export type { NewOrder, OrderRow } from './rows.js';
+export type { NewOrder, OrderRow, OrderScope } from './rows.js';
 
 /** The keys an order list may be filtered by, with their allowed values (null: any value). */
 const ORDER_FILTERS: Record<string, readonly string[] | null> = {
@@ -50,6 +53,8 @@ export interface OrderDeps {
   fulfillers: Fulfillers;
   checkout: Checkout;
   usage: UsageCharges;
+  /** What the ledger took for a post-paid order: its bill's lines. */
+  ledger: LedgerService;
 }
 
 export class OrderService {
@@ -75,13 +80,22 @@ export class OrderService {
     return orderView(row, []);
   }
 
-  async get(payerId: string, kind: OrderKind, uid: string): Promise<Order> {
-    let row = await findOrder(this.deps.db, payerId, kind, uid);
+  async get(scope: string | OrderScope, kind: OrderKind, uid: string): Promise<Order> {
+    let row = await findOrder(this.deps.db, scope, kind, uid);
     if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) row = await this.deps.checkout.expire(row);
     return orderView(row, await orderPartsOf(this.deps.db, row.id));
   }
 
-  async list(payerId: string, q: { filterBy?: string; page: number; pageSize: number }) {
+  /** A post-paid order's bill: each run segment, the data-disk days, arrears paid, adding up to what was taken (usage-bill.ts). */
+  async usageBill(scope: string | OrderScope, kind: OrderKind, uid: string): Promise<UsageBill> {
+    const row = await findOrder(this.deps.db, scope, kind, uid);
+    if (row.type !== 'Usage') throw new AppError('ORDER_NOT_USAGE', `订单 ${uid} 为${OrderType.label(row.type)}订单`);
+    return usageBill(this.deps.db, this.deps.ledger, row);
+  }
+
+  /** The payer's orders, newest first; with `createdBy` in the scope only those that account created. */
+  async list(scope: string | OrderScope, q: { filterBy?: string; page: number; pageSize: number }) {
+    const { payerId, createdBy } = typeof scope === 'string' ? { payerId: scope, createdBy: undefined } : scope;
     let f: Record<string, string[]>;
     try {
       f = parseFilterByMulti(q.filterBy);
@@ -90,6 +104,7 @@ export class OrderService {
     }
     // A repeated key is "any of" (kind,Personal,kind,default); different keys must all hold.
     const conds: SQL[] = [eq(orders.userId, payerId)];
+    if (createdBy) conds.push(eq(orders.createdBy, createdBy));
     for (const [key, values] of Object.entries(f)) {
       const allowed = Object.hasOwn(ORDER_FILTERS, key) ? ORDER_FILTERS[key] : undefined;
       const bad = allowed === undefined ? values[0] : values.find((v) => allowed !== null && !allowed.includes(v));
@@ -111,8 +126,8 @@ export class OrderService {
   }
 
   /** The orders of a filter as CSV (with a BOM so Excel reads the Chinese), newest first. */
-  async exportCsv(payerId: string, filterBy: string | undefined): Promise<string> {
-    const { items } = await this.list(payerId, { filterBy, page: 1, pageSize: 5000 });
+  async exportCsv(scope: string | OrderScope, filterBy: string | undefined): Promise<string> {
+    const { items } = await this.list(scope, { filterBy, page: 1, pageSize: 5000 });
     const header = ['订单号', '下单时间', '类型', '产品', '说明', '状态', '应付（元）', '代金券抵扣（元）', '实付（元）', '支付方式', '支付时间'];
     const rows = items.map((o) => [
       o.orderUid,

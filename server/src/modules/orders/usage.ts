@@ -14,6 +14,14 @@ import { AppError } from '../../http/errors.js';
 import type { GiftService } from '../gifts/index.js';
 import { accountCode, laneShard, type AccountRef, type Leg, type LedgerService, type TransferInput } from '../ledger/index.js';
 import { moveOrder } from './rows.js';
+import { describeRoom, type ChildSpending } from './spending.js';
+import { formatYuan } from '@console/contract';
+
+/**
+ * What a payer's post-paid runs of one domain cost per hour (instances registers its own), leaving
+ * out `except` (the resource about to start, which the caller prices itself).
+ */
+export type HourlyLoad = (tx: Tx, payerId: string, except?: string, createdBy?: string) => Promise<bigint>;
 
 /** One post-paid order's charge for one billing period (a tick), under its idempotency key. */
 export interface UsageCharge {
@@ -21,10 +29,92 @@ export interface UsageCharge {
   amount: bigint;
   key: string;
   memo: string;
+  /** The run segment charged (a meter tick): kept once per segment so the bill can itemise it (usage_runs). */
+  run?: UsageRun;
+}
+
+/** What a run segment is charged at, which its ledger charges do not say. */
+export interface UsageRun {
+  resourceId: string;
+  segmentStart: Date;
+  noCard: boolean;
+  cards: number;
+  ratePerHour: bigint;
+  /** The bandwidth's share of ratePerHour. */
+  bandwidthPerHour: bigint;
 }
 
 export class UsageCharges {
-  constructor(private deps: { clock: Clock; ledger: LedgerService; gifts: GiftService }) {}
+  private loads: HourlyLoad[] = [];
+
+  /** `spending`: child accounts' spending limits, which post-paid starts and ticks respect too (absent: none). */
+  constructor(private deps: { clock: Clock; ledger: LedgerService; gifts: GiftService; spending?: ChildSpending }) {}
+
+  /** A domain whose post-paid runs count against the payer's balance when another run starts. */
+  registerLoad(load: HourlyLoad): void {
+    this.loads.push(load);
+  }
+
+  /**
+   * A post-paid run may start only if the balance covers an hour of it on top of an hour of every
+   * run the payer already has going (and of post-paid orders not yet delivered). The check holds a
+   * per-payer lock to the end of `tx`, which must also make the new run visible (start it or insert
+   * its order), so concurrent starts queue and the last one sees the others.
+   */
+  async reserveHour(tx: Tx, payerId: string, hourly: bigint, opts: { except?: string; spender?: string } = {}): Promise<void> {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`postpaid:${payerId}`}, 0))`);
+    if (opts.spender && opts.spender !== payerId) await this.reserveChildHour(tx, payerId, opts.spender, hourly, opts.except);
+    const spendable = await this.spendable(payerId, tx);
+    const loads = await Promise.all(this.loads.map((load) => load(tx, payerId, opts.except)));
+    const [pending] = await tx
+      .select({ sum: sql<string>`coalesce(sum((${orders.quote}->>'total')::bigint), 0)` })
+      .from(orders)
+      .where(sql`${orders.userId} = ${payerId} and ${orders.type} = 'Usage' and ${orders.status} = 'Time' and ${orders.fulfilledAt} is null`);
+    const committed = loads.reduce((a, b) => a + b, BigInt(pending?.sum ?? 0));
+    if (spendable - committed >= hourly) return;
+    const running = committed > 0n ? `，其中 ${formatYuan(committed)} 元需为已在运行的按量实例预留 1 小时` : '';
+    throw new AppError(
+      'INSUFFICIENT_BALANCE',
+      `按量计费需余额不少于 ${formatYuan(hourly)} 元（1 小时费用）；当前可用 ${formatYuan(spendable)} 元${running}。请充值后再试`,
+    );
+  }
+
+  /**
+   * The child account `childId` runs a post-paid resource of its parent's (its own order): an hour of it
+   * and of the child's other runs must fit in the child's spending limit (orders/spending.ts).
+   */
+  private async reserveChildHour(tx: Tx, payerId: string, childId: string, hourly: bigint, except?: string): Promise<void> {
+    const room = this.deps.spending && (await this.deps.spending.rooms(tx, [childId])).get(childId);
+    if (!room) return;
+    const loads = await Promise.all(this.loads.map((load) => load(tx, payerId, except, childId)));
+    const [pending] = await tx
+      .select({ sum: sql<string>`coalesce(sum((${orders.quote}->>'total')::bigint), 0)` })
+      .from(orders)
+      .where(
+        sql`${orders.userId} = ${payerId} and ${orders.createdBy} = ${childId} and ${orders.type} = 'Usage' and ${orders.status} = 'Time' and ${orders.fulfilledAt} is null`,
+      );
+    const committed = loads.reduce((a, b) => a + b, BigInt(pending?.sum ?? 0));
+    if (room.left - committed >= hourly) return;
+    const running = committed > 0n ? `，其中 ${formatYuan(committed)} 元需为该子账号已在运行的按量实例预留 1 小时` : '';
+    throw new AppError('SPEND_LIMIT_EXCEEDED', `${describeRoom(room)}${running}；按量计费需为 1 小时预留 ${formatYuan(hourly)} 元`);
+  }
+
+  /**
+   * At a billing tick: the runs (by resource id) of child accounts whose spending limit cannot pay
+   * their next tick, with the reason; they are stopped like runs whose balance ran out.
+   */
+  async overLimit(tx: Tx, runs: { id: string; childId: string; nextTick: bigint }[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (!this.deps.spending || !runs.length) return out;
+    const rooms = await this.deps.spending.rooms(tx, [...new Set(runs.map((r) => r.childId))]);
+    for (const [childId, room] of rooms) {
+      const mine = runs.filter((r) => r.childId === childId);
+      const need = mine.reduce((n, r) => n + r.nextTick, 0n);
+      if (room.left > 0n && room.left >= need) continue;
+      for (const r of mine) out.set(r.id, `${describeRoom(room)}，不足以支付下一计费周期`);
+    }
+    return out;
+  }
 
   /** spendable for many payers, as the transaction sees them. */
   async spendableMany(tx: Tx, payerIds: string[]): Promise<Map<string, bigint>> {
@@ -149,6 +239,16 @@ export class UsageCharges {
 
     await this.deps.ledger.postMany(tx, transfers, locked);
     await this.deps.gifts.takeMany(tx, takes);
+    const runs = due.filter((i) => i.run && byId.has(i.orderId));
+    if (runs.length) {
+      await tx.execute(sql`insert into usage_runs (order_id, resource_id, segment_start, no_card, cards, rate_per_hour, bandwidth_per_hour, created_at)
+        select r.o, r.res, r.seg, r.nc, r.cards, r.rate, r.bw, ${now.toISOString()}::timestamptz
+        from unnest(${pgArray(runs.map((i) => i.orderId))}::uuid[], ${pgArray(runs.map((i) => i.run!.resourceId))}::text[],
+          ${pgArray(runs.map((i) => i.run!.segmentStart.toISOString()))}::timestamptz[], ${pgArray(runs.map((i) => i.run!.noCard))}::boolean[],
+          ${pgArray(runs.map((i) => i.run!.cards))}::int[], ${pgArray(runs.map((i) => i.run!.ratePerHour))}::bigint[],
+          ${pgArray(runs.map((i) => i.run!.bandwidthPerHour))}::bigint[]) as r(o, res, seg, nc, cards, rate, bw)
+        on conflict do nothing`);
+    }
     if (parts.length) {
       await tx.execute(sql`insert into order_payments (order_id, source, amount, gift_grant_id, created_at)
         select p.o, p.s, p.a, p.g, ${now.toISOString()}::timestamptz
@@ -176,8 +276,9 @@ export class UsageCharges {
   }
 
   /** The post-paid resource is gone: its order is complete with what it was charged. */
-  async finishUsage(tx: Tx, orderId: string): Promise<void> {
+  /** Its completion time (完成时间) is when the resource went away (`at`, the release), not when it was delivered. */
+  async finishUsage(tx: Tx, orderId: string, at?: Date): Promise<void> {
     const [row] = await tx.select().from(orders).where(eq(orders.id, orderId)).for('update');
-    if (row?.status === 'Time') await moveOrder(tx, this.deps.clock, row, 'Success', { fulfilledAt: row.fulfilledAt ?? this.deps.clock.now() });
+    if (row?.status === 'Time') await moveOrder(tx, this.deps.clock, row, 'Success', { fulfilledAt: at ?? this.deps.clock.now() });
   }
 }

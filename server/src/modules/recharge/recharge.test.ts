@@ -198,10 +198,10 @@ describe('recharge through the sandbox gateway', () => {
     expect((await get(s.app, '/billing/api/v1/recharge/not-a-uuid', u.token)).statusCode).toBe(400);
   });
 
-  it('a child account’s recharge lands in its parent’s balance', async () => {
+  it('a child account’s recharge (with 财务) lands in its parent’s balance', async () => {
     const parent = await registerUser(s);
     const child = await registerUser(s);
-    await s.ctx.db.update(users).set({ isChild: true, parentId: parent.user.id }).where(eq(users.id, child.user.id));
+    await s.ctx.db.update(users).set({ isChild: true, parentId: parent.user.id, finance: true }).where(eq(users.id, child.user.id));
     const r = await startRecharge(child.token, '10');
     await payOnScanPage(r.qrContent);
     await until(

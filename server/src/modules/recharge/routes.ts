@@ -16,7 +16,8 @@ const tags = ['充值'];
 
 export async function rechargeRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { requireAuth } = ctx.auth;
+  // Recharges move and show the payer's money: a main account's, or a child's granted 财务.
+  const { requireFinance } = ctx.auth;
 
   r.get(API.rechargeOptions, { schema: { tags, summary: '充值金额范围、预设与赠送比例', response: { 200: rechargeOptionsSchema } } }, () =>
     ctx.recharge.options(),
@@ -24,26 +25,26 @@ export async function rechargeRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.post(
     API.recharge,
-    // A child may top up too: the money lands in its parent's balance, the one it spends.
-    { schema: { tags, summary: '发起充值（返回支付二维码内容）', body: rechargeRequestSchema, response: { 200: rechargeSchema } }, onRequest: requireAuth },
+    // A child with 财务 may top up too: the money lands in its parent's balance, the one it spends.
+    { schema: { tags, summary: '发起充值（返回支付二维码内容）', body: rechargeRequestSchema, response: { 200: rechargeSchema } }, onRequest: requireFinance },
     (req) => ctx.recharge.create(payerOf(req), req.body),
   );
   r.get(
     API.recharge,
-    { schema: { tags, summary: '充值记录', querystring: pagingQuerySchema, response: { 200: rechargePageSchema } }, onRequest: requireAuth },
+    { schema: { tags, summary: '充值记录', querystring: pagingQuerySchema, response: { 200: rechargePageSchema } }, onRequest: requireFinance },
     (req) => ctx.recharge.list(payerOf(req), req.query),
   );
   r.get(
     API.rechargeOne,
     {
       schema: { tags, summary: '充值状态（轮询；通知迟到时向支付渠道查询）', params: rechargeIdParamsSchema, response: { 200: rechargeSchema } },
-      onRequest: requireAuth,
+      onRequest: requireFinance,
     },
     (req) => ctx.recharge.get(payerOf(req), req.params.id),
   );
   r.post(
     API.rechargeCancel,
-    { schema: { tags, summary: '取消未支付的充值', params: rechargeIdParamsSchema, response: { 200: rechargeSchema } }, onRequest: requireAuth },
+    { schema: { tags, summary: '取消未支付的充值', params: rechargeIdParamsSchema, response: { 200: rechargeSchema } }, onRequest: requireFinance },
     (req) => ctx.recharge.cancel(payerOf(req), req.params.id),
   );
 }

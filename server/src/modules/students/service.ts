@@ -121,6 +121,7 @@ export class StudentService {
     await this.deps.db.transaction(async (tx) => {
       const row = await this.lock(tx, userId);
       if (!row) throw new AppError('RECORD_NOT_FOUND');
+      if (userId === actorId) throw new AppError('OWN_APPLICATION');
       if (row.status !== 'Pending') throw new AppError('REVIEW_DONE');
       const now = this.deps.clock.now();
       const approved = decision.decision === 'approve';

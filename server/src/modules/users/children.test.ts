@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, PERMISSION_FLAGS, yuanToUnits, type Child, type Instance, type PermissionFlag } from '@console/contract';
-import { get, json, newMobile, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+import { eq } from 'drizzle-orm';
+import { get, json, latestCode, newMobile, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+import { users } from '../../db/schema.js';
 
 const CHILD_PASSWORD = 'Kid12345';
 const LIMIT = 8;
@@ -48,6 +50,7 @@ describe('child accounts', () => {
       app: false,
       image: false,
       usingLLM: false,
+      finance: false,
     });
 
     const login = await childLogin(parent.mobile, 'intern_1');
@@ -136,7 +139,8 @@ describe('child accounts', () => {
     const order = await post(s.app, API.gpuOrderCreate, { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', cycle: 'Day', duration: 1 }, parent.token);
     expect(order.statusCode, order.body).toBe(200);
     const uid = json<{ orderUid: string }>(order).orderUid;
-    await createChild(parent.token, 'nobody');
+    // 财务 lets a child see the parent's orders at all (child-finance.test.ts); the category's permission is what this is about.
+    await createChild(parent.token, 'nobody', { finance: true });
     const token = json(await childLogin(parent.mobile, 'nobody')).token as string;
     const cashBefore = (await s.ctx.ledger.balances(parent.user.id)).cash;
     const base = `/order/api/v2.1/gpu/order/${uid}`;
@@ -151,9 +155,73 @@ describe('child accounts', () => {
     expect((await s.ctx.ledger.balances(parent.user.id)).cash).toBe(cashBefore);
     expect(json(await get(s.app, base, parent.token))).toMatchObject({ status: 'Unpaid' });
     // A child holding the permission pays it from the parent's balance.
-    await createChild(parent.token, 'gpu_buyer', { createGPUInstance: true });
+    await createChild(parent.token, 'gpu_buyer', { createGPUInstance: true, finance: true });
     const buyer = json(await childLogin(parent.mobile, 'gpu_buyer')).token as string;
     expect(json(await post(s.app, `${base}/pay`, { method: 'Balance' }, buyer))).toMatchObject({ status: 'Success' });
+  });
+
+  /**
+   * Security finding 5 of the accounts issue: a child bound its own mobile, then logged in through
+   * the main login and reset its password by SMS outside the parent's control.
+   */
+  describe("a child's mobile, e-mail and password belong to its parent", () => {
+    const MANAGED = 40300006;
+
+    it('refuses a child session changing its mobile, e-mail or password, or asking for the codes to do so', async () => {
+      const parent = await registerUser(s);
+      await createChild(parent.token, 'solo');
+      const token = json(await childLogin(parent.mobile, 'solo')).token as string;
+      const mobile = newMobile();
+      for (const res of [
+        await post(s.app, API.smsCode, { mobile, scene: 'mobile' }, token),
+        await put(s.app, API.meMobile, { mobile, code: '123456' }, token),
+        await post(s.app, API.emailCode, { email: 'kid@example.com', scene: 'email' }, token),
+        await put(s.app, API.meEmail, { email: 'kid@example.com', code: '123456' }, token),
+        await put(s.app, API.mePassword, { oldPassword: CHILD_PASSWORD, password: 'Other1234' }, token),
+      ]) {
+        expect(res.statusCode, res.body).toBe(403);
+        expect(json(res)).toMatchObject({ code: MANAGED, message: expect.stringContaining('主账号') });
+      }
+      // Nothing was sent, nothing changed: the old password still logs in, no number is bound.
+      expect(json(await get(s.app, `/dev/outbox?to=${mobile}`)).items).toEqual([]);
+      expect((await childLogin(parent.mobile, 'solo')).statusCode).toBe(200);
+      expect(json(await get(s.app, API.meInfo, token))).toMatchObject({ mobile: '', email: '' });
+    });
+
+    it('keeps a child out of the main login and the SMS reset even with a mobile and e-mail on its row', async () => {
+      const parent = await registerUser(s);
+      const child = await createChild(parent.token, 'legacy');
+      // A child that bound a number before this was refused.
+      const mobile = newMobile();
+      const email = `legacy-${mobile}@example.com`;
+      await s.ctx.db.update(users).set({ mobile, email }).where(eq(users.id, child.id));
+
+      expect(json(await post(s.app, API.login, { account: mobile, password: CHILD_PASSWORD }))).toMatchObject({ code: 40010005 });
+      expect(json(await post(s.app, API.login, { account: email, password: CHILD_PASSWORD }))).toMatchObject({ code: 40010005 });
+      for (const scene of ['login', 'reset']) {
+        expect(json(await post(s.app, API.smsCode, { mobile, scene }))).toMatchObject({ code: 40010006 });
+      }
+      expect(json(await post(s.app, API.login, { mobile, code: '123456' }))).toMatchObject({ code: 40010006 });
+      expect(json(await post(s.app, API.passwordReset, { mobile, code: '123456', password: 'Taken1234' }))).toMatchObject({ code: 40010006 });
+      // The child still logs in the way it should, with its own password unchanged.
+      expect((await childLogin(parent.mobile, 'legacy')).statusCode).toBe(200);
+    });
+
+    it('frees the mobile and e-mail of a deleted child for someone else', async () => {
+      const parent = await registerUser(s);
+      const child = await createChild(parent.token, 'leaver');
+      const mobile = newMobile();
+      const email = `leaver-${mobile}@example.com`;
+      await s.ctx.db.update(users).set({ mobile, email }).where(eq(users.id, child.id));
+      expect(json(await post(s.app, API.smsCode, { mobile, scene: 'register' }))).toMatchObject({ code: 40900001 });
+
+      expect((await s.app.inject({ method: 'DELETE', url: childUrl(child.id), headers: { authorization: `Bearer ${parent.token}` } })).statusCode).toBe(200);
+      const someone = await registerUser(s, mobile);
+      expect(json(await get(s.app, API.meInfo, someone.token))).toMatchObject({ mobile });
+      expect((await post(s.app, API.emailCode, { email, scene: 'email' }, someone.token)).statusCode).toBe(200);
+      const code = await latestCode(s.app, email);
+      expect(json(await put(s.app, API.meEmail, { email, code }, someone.token))).toMatchObject({ email });
+    });
   });
 
   /**
@@ -199,7 +267,9 @@ describe('child accounts', () => {
     const refused = (res: { statusCode: number; body: string }) => res.statusCode === 403 && [40300002, 40300005].includes(json(res as never).code);
     const table: string[] = [];
     for (const flag of PERMISSION_FLAGS) {
-      await createChild(parent.token, `only_${flag}`.slice(0, 20), { [flag]: true });
+      // Each child also holds 财务, which lets it see the parent's instances and money at all (what a
+      // child without it sees is child-finance.test.ts): the matrix is about what each flag opens.
+      await createChild(parent.token, `only_${flag}`.slice(0, 20), { [flag]: true, finance: true });
       const token = json(await childLogin(parent.mobile, `only_${flag}`.slice(0, 20))).token as string;
       for (const route of ROUTES) {
         const res = await route.call(token);

@@ -5,17 +5,20 @@
  * its name; its sessions end at once, as they do when it is disabled or its password changes.
  */
 import { randomUUID } from 'node:crypto';
-import { and, count, desc, eq, inArray, isNull, max } from 'drizzle-orm';
-import { PERMISSION_FLAGS, isStrongPassword, type Child, type ChildPermissions, type PermissionFlag } from '@console/contract';
+import { and, count, desc, eq, inArray, isNotNull, isNull, max } from 'drizzle-orm';
+import { PERMISSION_FLAGS, isStrongPassword, type Child, type ChildPermissions, type PermissionFlag, type SpendLimit } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/client.js';
+import type { Db, Executor } from '../../db/client.js';
 import { sessions as sessionsTable, users } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import type { SessionService, UserRow } from './sessions.js';
 import { hashPassword } from './passwords.js';
 
+/** What each child spent of its parent's balance this Beijing month and in total (the orders module knows). */
+export type ChildSpentLookup = (childIds: string[]) => Promise<Map<string, { month: bigint; total: bigint }>>;
+
 export class ChildService {
-  constructor(private deps: { db: Db; clock: Clock; sessions: SessionService; limit: number }) {}
+  constructor(private deps: { db: Db; clock: Clock; sessions: SessionService; limit: number; spentOf?: ChildSpentLookup }) {}
 
   async list(parentId: string, page: number, pageSize: number) {
     const live = and(eq(users.parentId, parentId), eq(users.isChild, true), isNull(users.deletedAt));
@@ -40,10 +43,14 @@ export class ChildService {
           .groupBy(sessionsTable.userId)
       : [];
     const lastLogin = new Map(logins.map((l) => [l.userId, l.at]));
-    return { items: rows.map((r) => toChild(r, lastLogin.get(r.id) ?? null)), total: total?.n ?? 0, page, pageSize };
+    const spent = await this.spentOf(rows.map((r) => r.id));
+    return { items: rows.map((r) => toChild(r, lastLogin.get(r.id) ?? null, spent.get(r.id))), total: total?.n ?? 0, page, pageSize };
   }
 
-  async create(parent: UserRow, input: { childName: string; password: string; remark?: string; permissions: ChildPermissions }): Promise<Child> {
+  async create(
+    parent: UserRow,
+    input: { childName: string; password: string; remark?: string; permissions: ChildPermissions; spendLimit?: SpendLimit | null },
+  ): Promise<Child> {
     if (!isStrongPassword(input.password)) throw new AppError('PASSWORD_TOO_WEAK');
     const passwordHash = await hashPassword(input.password);
     const id = randomUUID();
@@ -73,6 +80,7 @@ export class ChildService {
         accountType: parent.accountType,
         from: 'child',
         ...grants(input.permissions),
+        ...limitColumns(input.spendLimit ?? null),
         createdAt: now,
         updatedAt: now,
       });
@@ -80,7 +88,11 @@ export class ChildService {
     return toChild(await this.mustFind(parent.id, id), null);
   }
 
-  async update(parentId: string, childId: string, input: { remark?: string; disabled?: boolean; permissions?: ChildPermissions }): Promise<Child> {
+  async update(
+    parentId: string,
+    childId: string,
+    input: { remark?: string; disabled?: boolean; permissions?: ChildPermissions; spendLimit?: SpendLimit | null },
+  ): Promise<Child> {
     const child = await this.mustFind(parentId, childId);
     await this.deps.db.transaction(async (tx) => {
       await tx
@@ -89,12 +101,17 @@ export class ChildService {
           ...(input.remark !== undefined ? { childRemark: input.remark } : {}),
           ...(input.disabled !== undefined ? { disabled: input.disabled } : {}),
           ...(input.permissions ? grants({ ...flagsOf(child), ...input.permissions }) : {}),
+          ...(input.spendLimit !== undefined ? limitColumns(input.spendLimit) : {}),
           updatedAt: this.deps.clock.now(),
         })
         .where(eq(users.id, childId));
       if (input.disabled) await this.deps.sessions.revokeAll(childId, 'child-disabled', tx);
     });
-    return toChild(await this.mustFind(parentId, childId), null);
+    return toChild(await this.mustFind(parentId, childId), null, (await this.spentOf([childId])).get(childId));
+  }
+
+  private async spentOf(ids: string[]) {
+    return ids.length && this.deps.spentOf ? this.deps.spentOf(ids) : new Map<string, { month: bigint; total: bigint }>();
   }
 
   async setPassword(parentId: string, childId: string, password: string) {
@@ -110,7 +127,11 @@ export class ChildService {
   async remove(parentId: string, childId: string) {
     await this.mustFind(parentId, childId);
     await this.deps.db.transaction(async (tx) => {
-      await tx.update(users).set({ deletedAt: this.deps.clock.now(), disabled: true, updatedAt: this.deps.clock.now() }).where(eq(users.id, childId));
+      // The row stays (logs name it) but frees any mobile or e-mail on it for another account.
+      await tx
+        .update(users)
+        .set({ deletedAt: this.deps.clock.now(), disabled: true, mobile: null, email: null, updatedAt: this.deps.clock.now() })
+        .where(eq(users.id, childId));
       await this.deps.sessions.revokeAll(childId, 'child-deleted', tx);
     });
   }
@@ -134,7 +155,25 @@ function grants(p: ChildPermissions): Record<PermissionFlag, boolean> {
   return Object.fromEntries(PERMISSION_FLAGS.map((f) => [f, p[f] === true])) as Record<PermissionFlag, boolean>;
 }
 
-function toChild(row: UserRow, lastLoginAt: Date | null): Child {
+function limitColumns(limit: SpendLimit | null): Pick<UserRow, 'spendLimit' | 'spendLimitPeriod'> {
+  return limit ? { spendLimit: BigInt(limit.amount), spendLimitPeriod: limit.period } : { spendLimit: null, spendLimitPeriod: null };
+}
+
+/**
+ * The spending limits of those of `userIds` that are child accounts with one (orders/spending.ts
+ * enforces them; a deleted child's instances keep its limit). Read through `exec`, so a payment's
+ * transaction sees the limit it is checked against.
+ */
+export async function spendLimitsOf(exec: Executor, userIds: string[]): Promise<Map<string, { childName: string; amount: bigint; period: 'Month' | 'Total' }>> {
+  if (!userIds.length) return new Map();
+  const rows = await exec
+    .select({ id: users.id, childName: users.childName, amount: users.spendLimit, period: users.spendLimitPeriod })
+    .from(users)
+    .where(and(inArray(users.id, userIds), eq(users.isChild, true), isNotNull(users.spendLimit), isNotNull(users.spendLimitPeriod)));
+  return new Map(rows.map((r) => [r.id, { childName: r.childName, amount: r.amount!, period: r.period! }]));
+}
+
+function toChild(row: UserRow, lastLoginAt: Date | null, spent?: { month: bigint; total: bigint }): Child {
   return {
     id: row.id,
     childName: row.childName,
@@ -143,5 +182,7 @@ function toChild(row: UserRow, lastLoginAt: Date | null): Child {
     permissions: flagsOf(row),
     createdAt: row.createdAt.toISOString(),
     lastLoginAt: lastLoginAt?.toISOString() ?? null,
+    spendLimit: row.spendLimit !== null && row.spendLimitPeriod ? { amount: String(row.spendLimit), period: row.spendLimitPeriod } : null,
+    spent: { month: String(spent?.month ?? 0n), total: String(spent?.total ?? 0n) },
   };
 }

@@ -5,3 +5,4 @@ export * from './routes.js';
 export * from './passwords.js';
 export * from './children.js';
 export * from './children-routes.js';
+export * from './balance-floor.js';

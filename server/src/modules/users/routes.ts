@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   API,
   authResultSchema,
+  balanceFloorSchema,
   changeEmailSchema,
   childLoginSchema,
   changeMobileSchema,
@@ -13,6 +14,7 @@ import {
   passwordResetSchema,
   registerSchema,
   registerValidateSchema,
+  seesPayerFinance,
   userInfoSchema,
   userSchema,
 } from '@console/contract';
@@ -27,6 +29,11 @@ const tags = ['账号'];
 export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { requireAuth } = ctx.auth;
+  /** onRequest of the mobile, e-mail and password changes: a logged-in main account (a child's are its parent's). */
+  const requireOwnCredentials = async (request: FastifyRequest, reply: FastifyReply) => {
+    await requireAuth(request, reply);
+    ctx.users.assertOwnsCredentials(currentSession(request).user);
+  };
 
   r.post(
     API.registerValidate,
@@ -81,14 +88,21 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(
     API.meInfo,
-    { schema: { tags, summary: '当前用户信息（含付款账号的现金与赠送金）', response: { 200: userInfoSchema } }, onRequest: requireAuth },
-    // The DTO is built from the session's row; the money fields are the payer's (a child spends its parent's).
-    async (request) => ({ ...ctx.users.toDto(currentSession(request).user), ...(await ctx.gifts.userFields(payerOf(request))) }),
+    {
+      schema: { tags, summary: '当前用户信息（含付款账号的现金与赠送金；无财务权限的子账号不含）', response: { 200: userInfoSchema } },
+      onRequest: requireAuth,
+    },
+    // The DTO is built from the session's row; the money fields are the payer's (a child spends its
+    // parent's), and a child without the 财务 permission gets none of them.
+    async (request) => {
+      const user = currentSession(request).user;
+      return { ...ctx.users.toDto(user), ...(seesPayerFinance(user) ? await ctx.gifts.userFields(payerOf(request)) : {}) };
+    },
   );
 
   r.put(
     API.mePassword,
-    { schema: { tags, summary: '修改密码（其他登录会话失效）', body: changePasswordSchema, response: { 200: okSchema } }, onRequest: requireAuth },
+    { schema: { tags, summary: '修改密码（其他登录会话失效）', body: changePasswordSchema, response: { 200: okSchema } }, onRequest: requireOwnCredentials },
     async (request) => {
       const s = currentSession(request);
       await ctx.users.changePassword(s.user.id, s.sessionId, request.body);
@@ -98,13 +112,13 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.put(
     API.meMobile,
-    { schema: { tags, summary: '更换手机号（验证码发往新号码）', body: changeMobileSchema, response: { 200: userSchema } }, onRequest: requireAuth },
+    { schema: { tags, summary: '更换手机号（验证码发往新号码）', body: changeMobileSchema, response: { 200: userSchema } }, onRequest: requireOwnCredentials },
     async (request) => ctx.users.changeMobile(currentSession(request).user.id, request.body),
   );
 
   r.put(
     API.meEmail,
-    { schema: { tags, summary: '绑定或更换邮箱', body: changeEmailSchema, response: { 200: userSchema } }, onRequest: requireAuth },
+    { schema: { tags, summary: '绑定或更换邮箱', body: changeEmailSchema, response: { 200: userSchema } }, onRequest: requireOwnCredentials },
     async (request) => ctx.users.changeEmail(currentSession(request).user.id, request.body),
   );
 
@@ -123,6 +137,30 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
       const image = await readUploadedImage(request, ctx.config.UPLOAD_MAX_BYTES);
       return ctx.users.setLogo(currentSession(request).user.id, image);
     },
+  );
+
+  // 余额保底: the main account's (a child spends its parent's balance, under the parent's floor).
+  r.get(
+    API.meBalanceFloor,
+    {
+      schema: { tags, summary: '余额保底：可用余额低于该金额时自动关闭按量计费实例（null 为未设置）', response: { 200: balanceFloorSchema } },
+      onRequest: ctx.auth.requireMainAccount,
+    },
+    async (request) => ctx.balanceFloors.get(currentSession(request).user.id),
+  );
+
+  r.put(
+    API.meBalanceFloor,
+    {
+      schema: {
+        tags,
+        summary: '设置余额保底（0–100000 元，单位 0.0001 元的整数字符串；null 关闭）',
+        body: balanceFloorSchema,
+        response: { 200: balanceFloorSchema },
+      },
+      onRequest: ctx.auth.requireMainAccount,
+    },
+    async (request) => ctx.balanceFloors.set(currentSession(request).user.id, request.body.floor === null ? null : BigInt(request.body.floor)),
   );
 
   r.get('/files/*', { schema: { tags: ['文件'], summary: '读取已上传的文件', params: fileParamsSchema } }, async (request, reply) => {

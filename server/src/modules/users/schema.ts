@@ -1,6 +1,6 @@
 /** The tables of the users module: accounts, their login failures and their sessions (only it reads and writes them; see DESIGN.md "Boundaries"). */
 import { sql } from 'drizzle-orm';
-import { bigserial, boolean, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { ts } from '../../db/columns.js';
 
 export const users = pgTable(
@@ -40,6 +40,13 @@ export const users = pgTable(
     app: boolean('perm_app').notNull().default(false),
     image: boolean('perm_image').notNull().default(false),
     usingLLM: boolean('perm_using_llm').notNull().default(false),
+    /** 财务: a child sees its parent's balance, recharges, every bill and the whole operation log (else only its own). */
+    finance: boolean('perm_finance').notNull().default(false),
+    /** A child's spending limit in 0.0001 yuan, set by its parent (null: unlimited); per Beijing calendar month or in total. */
+    spendLimit: bigint('spend_limit', { mode: 'bigint' }),
+    spendLimitPeriod: text('spend_limit_period', { enum: ['Month', 'Total'] }),
+    /** 余额保底 (a main account's): below this spendable balance its running post-paid instances are stopped (instances/billing.ts); null: off. */
+    balanceFloor: bigint('balance_floor', { mode: 'bigint' }),
     /** The parent's note on a child account. */
     childRemark: text('child_remark').notNull().default(''),
     /** A deleted child keeps its row (operation logs name it) but frees its name. */
@@ -68,7 +75,7 @@ export const loginFailures = pgTable(
     ip: text('ip').notNull(),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [index('login_failures_account_idx').on(t.account, t.createdAt)],
+  (t) => [index('login_failures_account_idx').on(t.account, t.createdAt), index('login_failures_ip_idx').on(t.ip, t.createdAt)],
 );
 
 export const sessions = pgTable(

@@ -31,6 +31,8 @@ export class UserService {
       codes: VerificationService;
       storage: StorageDriver;
       operatorMobiles: string[];
+      /** Failed logins from one address, over all accounts, in the login window (a spray over many accounts). */
+      loginIpFailureLimit: number;
       /** What other domains do for a new account, inside the registration's transaction (the new-user voucher). */
       onRegistered?: ((userId: string, tx: Tx) => Promise<void>)[];
     },
@@ -40,7 +42,13 @@ export class UserService {
   async assertSmsSceneAllowed(mobile: string, scene: string) {
     const existing = await this.findByMobile(mobile);
     if ((scene === 'register' || scene === 'mobile') && existing) throw new AppError('MOBILE_TAKEN');
-    if ((scene === 'login' || scene === 'reset') && !existing) throw new AppError('MOBILE_NOT_REGISTERED');
+    // A child logs in only through its parent (children.ts): a number on a child's row opens nothing.
+    if ((scene === 'login' || scene === 'reset') && !mainAccount(existing)) throw new AppError('MOBILE_NOT_REGISTERED');
+  }
+
+  /** A child's mobile, e-mail and password are its parent's to manage: the child changes none of them, nor asks for the codes. */
+  assertOwnsCredentials(user: Pick<UserRow, 'isChild'>) {
+    if (user.isChild) throw new AppError('CHILD_CREDENTIALS_BY_PARENT');
   }
 
   async register(input: { mobile: string; code: string; password: string }, meta: ClientMeta) {
@@ -68,13 +76,11 @@ export class UserService {
   async loginByPassword(input: { account: string; password: string }, meta: ClientMeta) {
     assertPasswordCheckPossible();
     const account = input.account.trim().toLowerCase();
-    await this.assertNotLockedOut(account);
-    const user = account.includes('@') ? await this.findByEmail(account) : await this.findByMobile(account);
+    const attempt = await this.beginAttempt(account, meta.ip);
+    const user = mainAccount(account.includes('@') ? await this.findByEmail(account) : await this.findByMobile(account));
     const ok = await verifyPassword(input.password, user?.passwordHash ?? null);
-    if (!user || !ok) {
-      await this.deps.db.insert(loginFailures).values({ account, ip: meta.ip, createdAt: this.deps.clock.now() });
-      throw new AppError('LOGIN_FAILED');
-    }
+    if (!user || !ok) throw new AppError('LOGIN_FAILED');
+    await this.forgetAttempt(attempt);
     return this.startSession(user, meta);
   }
 
@@ -82,7 +88,7 @@ export class UserService {
   async loginChild(input: { parentMobile: string; childName: string; password: string }, meta: ClientMeta) {
     assertPasswordCheckPossible();
     const account = `${input.parentMobile}/${input.childName.toLowerCase()}`;
-    await this.assertNotLockedOut(account);
+    const attempt = await this.beginAttempt(account, meta.ip);
     const parent = await this.findByMobile(input.parentMobile);
     const [child] = parent
       ? await this.deps.db
@@ -98,16 +104,14 @@ export class UserService {
           )
       : [];
     const ok = await verifyPassword(input.password, child?.passwordHash ?? null);
-    if (!child || !ok) {
-      await this.deps.db.insert(loginFailures).values({ account, ip: meta.ip, createdAt: this.deps.clock.now() });
-      throw new AppError('LOGIN_FAILED', '请核对主账号手机号、子账号名和密码');
-    }
+    if (!child || !ok) throw new AppError('LOGIN_FAILED', '请核对主账号手机号、子账号名和密码');
+    await this.forgetAttempt(attempt);
     if (parent!.disabled) throw new AppError('ACCOUNT_DISABLED', '主账号已停用');
     return this.startSession(child, meta);
   }
 
   async loginByCode(input: { mobile: string; code: string }, meta: ClientMeta) {
-    const user = await this.findByMobile(input.mobile);
+    const user = mainAccount(await this.findByMobile(input.mobile));
     if (!user) throw new AppError('MOBILE_NOT_REGISTERED');
     const codeId = await this.deps.codes.verify(input.mobile, 'login', input.code);
     if (user.disabled) throw new AppError('ACCOUNT_DISABLED');
@@ -119,7 +123,7 @@ export class UserService {
 
   async resetPassword(input: { mobile: string; code: string; password: string }) {
     assertStrong(input.password);
-    const user = await this.findByMobile(input.mobile);
+    const user = mainAccount(await this.findByMobile(input.mobile));
     if (!user) throw new AppError('MOBILE_NOT_REGISTERED');
     const passwordHash = await hashPassword(input.password);
     const codeId = await this.deps.codes.verify(input.mobile, 'reset', input.code);
@@ -132,6 +136,7 @@ export class UserService {
 
   async changePassword(userId: string, sessionId: string, input: { oldPassword: string; password: string }) {
     const user = await this.mustFind(userId);
+    this.assertOwnsCredentials(user);
     if (!(await verifyPassword(input.oldPassword, user.passwordHash))) throw new AppError('OLD_PASSWORD_WRONG');
     assertStrong(input.password);
     const passwordHash = await hashPassword(input.password);
@@ -143,6 +148,7 @@ export class UserService {
 
   async changeMobile(userId: string, input: { mobile: string; code: string }) {
     const user = await this.mustFind(userId);
+    this.assertOwnsCredentials(user);
     if (user.mobile === input.mobile) throw new AppError('SAME_MOBILE');
     if (await this.findByMobile(input.mobile)) throw new AppError('MOBILE_TAKEN');
     const codeId = await this.deps.codes.verify(input.mobile, 'mobile', input.code);
@@ -159,6 +165,7 @@ export class UserService {
   }
 
   async changeEmail(userId: string, input: { email: string; code: string }) {
+    this.assertOwnsCredentials(await this.mustFind(userId));
     await this.assertEmailFree(input.email, userId);
     const codeId = await this.deps.codes.verify(input.email, 'email', input.code);
     await this.deps.db.transaction(async (tx) => {
@@ -255,21 +262,50 @@ export class UserService {
       .where(eq(users.id, id));
   }
 
+  /**
+   * The operator role of the main account with this mobile, through the running server (the role
+   * applies to the account's next request: sessions read the user afresh). Answers whether the
+   * account is an operator afterwards, which a number in OPERATOR_MOBILES stays.
+   */
+  async changeOperatorRole(mobile: string, isOperator: boolean) {
+    const id = await setOperatorRole(this.deps.db, mobile, isOperator, this.deps.clock.now());
+    if (!id) throw new AppError('USER_NOT_FOUND', `手机号 ${mobile} 未注册`);
+    return { userId: id, mobile, isOperator: this.toDto(await this.mustFind(id)).isOperator };
+  }
+
   /** Main accounts, newest first, found by mobile, e-mail or name, with how many live children each has. */
   async mainAccounts(q: string | undefined, page: number, pageSize: number) {
     const conds: SQL[] = [eq(users.isChild, false)];
     if (q) conds.push(or(ilike(users.mobile, `%${q}%`), ilike(users.email, `%${q}%`), ilike(users.name, `%${q}%`))!);
     const where = and(...conds);
     const [total] = await this.deps.db.select({ n: count() }).from(users).where(where);
-    const children = sql<number>`(select count(*)::int from users c where c.parent_id = ${users.id} and c.is_child and c.deleted_at is null)`;
     const rows = await this.deps.db
-      .select({ user: users, children })
+      .select()
       .from(users)
       .where(where)
       .orderBy(desc(users.createdAt))
       .limit(pageSize)
       .offset((page - 1) * pageSize);
-    return { rows: rows.map((r) => ({ user: r.user, children: Number(r.children) })), total: total?.n ?? 0 };
+    // Counted apart for the page's accounts: in a correlated subquery of this one-table select,
+    // drizzle writes the outer `users.id` unqualified, which then names the inner row (every count 0).
+    const counts = rows.length
+      ? await this.deps.db
+          .select({ parentId: users.parentId, n: count() })
+          .from(users)
+          .where(
+            and(
+              inArray(
+                users.parentId,
+                rows.map((r) => r.id),
+              ),
+              eq(users.isChild, true),
+              isNull(users.deletedAt),
+            ),
+          )
+          .groupBy(users.parentId)
+      : [];
+    const children = new Map(counts.map((c) => [c.parentId, c.n]));
+    return { rows: rows.map((user) => ({ user, children: children.get(user.id) ?? 0 })), total: total?.n ?? 0 };
   }
 
   /** The user object of spec §3. A main account holds every permission; a child only its grants. */
@@ -303,6 +339,7 @@ export class UserService {
       app: all || row.app,
       image: all || row.image,
       usingLLM: all || row.usingLLM,
+      finance: all || row.finance,
     };
   }
 
@@ -312,14 +349,38 @@ export class UserService {
     return { token, user: this.toDto(user) };
   }
 
-  private async assertNotLockedOut(account: string) {
+  /**
+   * Counts a password attempt as a failure before the password is checked (forgetAttempt takes it
+   * back when it succeeds), under a per-account lock: forty attempts at once are counted one after
+   * another, so the eleventh is refused while the first ten are still being hashed. An address
+   * that failed too often over any accounts is refused too.
+   */
+  private async beginAttempt(account: string, ip: string): Promise<number> {
     const since = new Date(this.deps.clock.now().getTime() - LOGIN_FAILURE_WINDOW_MS);
-    const [row] = await this.deps.db
-      .select({ n: count() })
-      .from(loginFailures)
-      .where(and(eq(loginFailures.account, account), gt(loginFailures.createdAt, since)));
-    if ((row?.n ?? 0) >= LOGIN_FAILURE_LIMIT) throw new AppError('LOGIN_TOO_MANY');
+    return this.deps.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`login:${account}`}, 0))`);
+      const [row] = await tx
+        .select({
+          byAccount: sql<number>`count(*) filter (where ${loginFailures.account} = ${account})`.mapWith(Number),
+          byIp: sql<number>`count(*) filter (where ${loginFailures.ip} = ${ip})`.mapWith(Number),
+        })
+        .from(loginFailures)
+        .where(and(or(eq(loginFailures.account, account), eq(loginFailures.ip, ip)), gt(loginFailures.createdAt, since)));
+      if ((row?.byAccount ?? 0) >= LOGIN_FAILURE_LIMIT) throw new AppError('LOGIN_TOO_MANY');
+      if ((row?.byIp ?? 0) >= this.deps.loginIpFailureLimit) throw new AppError('LOGIN_IP_TOO_MANY');
+      const [inserted] = await tx.insert(loginFailures).values({ account, ip, createdAt: this.deps.clock.now() }).returning({ id: loginFailures.id });
+      return inserted!.id;
+    });
   }
+
+  private async forgetAttempt(id: number): Promise<void> {
+    await this.deps.db.delete(loginFailures).where(eq(loginFailures.id, id));
+  }
+}
+
+/** The account a mobile or e-mail signs in to by itself: never a child (whose number, if any, is left from before). */
+function mainAccount(row: UserRow | undefined): UserRow | undefined {
+  return row && !row.isChild ? row : undefined;
 }
 
 function assertStrong(password: string) {
@@ -332,10 +393,14 @@ export async function userByMobile(db: Executor, mobile: string): Promise<UserRo
   return row;
 }
 
-/** Gives or takes the operator role (npm run operator -- grant/revoke); false when no account has this mobile. */
-export async function setOperatorRole(db: Executor, mobile: string, isOperator: boolean, now: Date): Promise<boolean> {
-  const rows = await db.update(users).set({ isOperator, updatedAt: now }).where(eq(users.mobile, mobile)).returning({ id: users.id });
-  return rows.length > 0;
+/** Gives or takes the operator role of the main account with this mobile (npm run operator -- grant/revoke); its id, or null when there is none. */
+export async function setOperatorRole(db: Executor, mobile: string, isOperator: boolean, now: Date): Promise<string | null> {
+  const rows = await db
+    .update(users)
+    .set({ isOperator, updatedAt: now })
+    .where(and(eq(users.mobile, mobile), eq(users.isChild, false)))
+    .returning({ id: users.id });
+  return rows[0]?.id ?? null;
 }
 
 export function maskMobile(mobile: string) {

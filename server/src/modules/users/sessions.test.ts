@@ -33,7 +33,13 @@ async function twoServers(): Promise<{ a: TestServer; b: TestServer; close(): Pr
   const open = async (): Promise<Database> => (scratch ? openDatabase({ url: scratch.url, poolSize: 5 }) : { ...shared!, close: async () => {} });
   const start = async (): Promise<TestServer> => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'console-test-'));
-    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', CODE_IP_LIMIT_PER_HOUR: '10000', WEB_DIST: path.join(dataDir, 'web') });
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      CODE_IP_LIMIT_PER_HOUR: '10000',
+      WEB_DIST: path.join(dataDir, 'web'),
+      DEV_TOOLS: 'true',
+    });
     const { app, ctx } = await buildApp({ config, database: await open(), clock, logger: false });
     await app.ready();
     const close = async () => {

@@ -31,7 +31,7 @@ describe('registration', () => {
   it('registers with a code, answers { token, user } with the spec defaults, and sets the 7-day cookie', async () => {
     const mobile = newMobile();
     const code = await requestCode(s.app, mobile, 'register');
-    const res = await post(s.app, REGISTER, { mobile, code, password: PASSWORD });
+    const res = await post(s.app, REGISTER, { mobile, code, password: PASSWORD, agreed: true });
     expect(res.statusCode).toBe(200);
     const { token, user } = json(res);
     expect(token.split('.')).toHaveLength(5); // a compact JWE
@@ -62,8 +62,8 @@ describe('registration', () => {
   it('spends the code: the same code cannot register twice', async () => {
     const mobile = newMobile();
     const code = await requestCode(s.app, mobile, 'register');
-    expect((await post(s.app, REGISTER, { mobile, code, password: PASSWORD })).statusCode).toBe(200);
-    const again = await post(s.app, REGISTER, { mobile, code, password: PASSWORD });
+    expect((await post(s.app, REGISTER, { mobile, code, password: PASSWORD, agreed: true })).statusCode).toBe(200);
+    const again = await post(s.app, REGISTER, { mobile, code, password: PASSWORD, agreed: true });
     expect(again.statusCode).toBe(409);
     expect(json(again).code).toBe(40900001);
   });
@@ -74,14 +74,18 @@ describe('registration', () => {
     const usersBefore = await countRows(s, 'users');
     const sessionsBefore = await countRows(s, 'sessions');
     const cases: [object, number, string?][] = [
-      [{ mobile, code, password: 'abcdefgh' }, 40010004],
-      [{ mobile, code, password: '12345678' }, 40010004],
-      [{ mobile, code, password: 'Ab1' }, 40000001, 'password'],
-      [{ mobile, code, password: `Ab1${'x'.repeat(40)}` }, 40000001, 'password'],
-      [{ mobile, code: code === '999999' ? '888888' : '999999', password: PASSWORD }, 40010001],
-      [{ mobile, password: PASSWORD }, 40000001, 'code'],
-      [{ mobile: 'abc', code, password: PASSWORD }, 40000001, 'mobile'],
-      [{ mobile, code, password: 12345678 }, 40000001, 'password'],
+      [{ mobile, code, password: 'abcdefgh', agreed: true }, 40010004],
+      [{ mobile, code, password: '12345678', agreed: true }, 40010004],
+      [{ mobile, code, password: 'Ab1', agreed: true }, 40000001, 'password'],
+      [{ mobile, code, password: `Ab1${'x'.repeat(40)}`, agreed: true }, 40000001, 'password'],
+      [{ mobile, code: code === '999999' ? '888888' : '999999', password: PASSWORD, agreed: true }, 40010001],
+      [{ mobile, password: PASSWORD, agreed: true }, 40000001, 'code'],
+      [{ mobile: 'abc', code, password: PASSWORD, agreed: true }, 40000001, 'mobile'],
+      [{ mobile, code, password: 12345678, agreed: true }, 40000001, 'password'],
+      // Consent to the 用户协议 and 隐私政策 is required: missing, false or anything but true.
+      [{ mobile, code, password: PASSWORD }, 40000001, 'agreed'],
+      [{ mobile, code, password: PASSWORD, agreed: false }, 40000001, 'agreed'],
+      [{ mobile, code, password: PASSWORD, agreed: 'true' }, 40000001, 'agreed'],
     ];
     for (const [payload, expected, field] of cases) {
       const res = await post(s.app, REGISTER, payload);
@@ -93,7 +97,16 @@ describe('registration', () => {
     // Nobody was logged in by a refused registration.
     expect(await countRows(s, 'sessions')).toBe(sessionsBefore);
     // The code is still good after all that (4 wrong tries would not lock it; only one was wrong).
-    expect((await post(s.app, REGISTER, { mobile, code, password: PASSWORD })).statusCode).toBe(200);
+    expect((await post(s.app, REGISTER, { mobile, code, password: PASSWORD, agreed: true })).statusCode).toBe(200);
+  });
+
+  it('refuses a registration without consent to the 用户协议 and 隐私政策, saying what to do', async () => {
+    const mobile = newMobile();
+    const code = await requestCode(s.app, mobile, 'register');
+    const res = await post(s.app, REGISTER, { mobile, code, password: PASSWORD, agreed: false });
+    expect(res.statusCode).toBe(400);
+    expect(json(res)).toEqual({ code: 40000001, message: '请求参数不正确', detail: 'agreed：请阅读并同意用户协议和隐私政策' });
+    expect((await post(s.app, LOGIN, { account: mobile, password: PASSWORD })).statusCode).not.toBe(200); // no account was made
   });
 
   it('lets exactly one of two racing registrations with the same code win', async () => {
@@ -101,8 +114,8 @@ describe('registration', () => {
     const code = await requestCode(s.app, mobile, 'register');
     const usersBefore = await countRows(s, 'users');
     const results = await Promise.all([
-      post(s.app, REGISTER, { mobile, code, password: PASSWORD }),
-      post(s.app, REGISTER, { mobile, code, password: 'Other1234' }),
+      post(s.app, REGISTER, { mobile, code, password: PASSWORD, agreed: true }),
+      post(s.app, REGISTER, { mobile, code, password: 'Other1234', agreed: true }),
     ]);
     const codes = results.map((r) => r.statusCode).sort();
     expect(codes[0]).toBe(200);
@@ -161,6 +174,34 @@ describe('login, sessions and logout', () => {
     expect(json(locked).code).toBe(42900003);
     s.clock.advance(15 * 60_000 + 1);
     expect((await post(s.app, LOGIN, { account: u.mobile, password: PASSWORD })).statusCode).toBe(200);
+  });
+
+  it('counts concurrent wrong passwords one after another: ten are checked, the rest are refused', async () => {
+    const u = await registerUser(s);
+    const answers = await Promise.all(Array.from({ length: 40 }, () => post(s.app, LOGIN, { account: u.mobile, password: 'Wrong1234' })));
+    const codes = answers.map((r) => json(r).code);
+    expect(codes.filter((c) => c === 40010005)).toHaveLength(10);
+    expect(codes.filter((c) => c === 42900003)).toHaveLength(30);
+    // The right password is refused too until the window has passed.
+    expect(json(await post(s.app, LOGIN, { account: u.mobile, password: PASSWORD })).code).toBe(42900003);
+    s.clock.advance(15 * 60_000 + 1);
+    expect((await post(s.app, LOGIN, { account: u.mobile, password: PASSWORD })).statusCode).toBe(200);
+  });
+
+  it('throttles one address that fails on many accounts, not the others', async () => {
+    const from = (remoteAddress: string, account: string, password: string) =>
+      s.app.inject({ method: 'POST', url: LOGIN, payload: { account, password }, remoteAddress });
+    const spray = await Promise.all(Array.from({ length: 60 }, () => from('203.0.113.9', newMobile(), 'Wrong1234')));
+    const codes = spray.map((r) => json(r).code);
+    expect(codes.filter((c) => c === 40010005)).toHaveLength(50);
+    expect(codes.filter((c) => c === 42900004)).toHaveLength(10);
+    const u = await registerUser(s);
+    expect(json(await from('203.0.113.9', u.mobile, PASSWORD))).toMatchObject({ code: 42900004, message: expect.stringContaining('当前网络') });
+    expect((await from('198.51.100.7', u.mobile, PASSWORD)).statusCode).toBe(200);
+    // A successful login is not a failure: it does not count toward the address's limit.
+    for (let i = 0; i < 3; i++) expect((await from('198.51.100.8', u.mobile, PASSWORD)).statusCode).toBe(200);
+    s.clock.advance(15 * 60_000 + 1);
+    expect((await from('203.0.113.9', u.mobile, PASSWORD)).statusCode).toBe(200);
   });
 
   it('accepts the token as bearer header, ?token= query and cookie for reads', async () => {

@@ -18,6 +18,7 @@ export async function verificationRoutes(app: FastifyInstance, ctx: AppContext) 
       const { mobile, scene } = request.body;
       // Binding a new number belongs to a logged-in account.
       if (scene === 'mobile' && !request.session) throw new AppError('UNAUTHENTICATED');
+      if (scene === 'mobile') ctx.users.assertOwnsCredentials(request.session!.user);
       await ctx.users.assertSmsSceneAllowed(mobile, scene);
       return ctx.codes.sendSms(mobile, scene, request.ip);
     },
@@ -30,11 +31,14 @@ export async function verificationRoutes(app: FastifyInstance, ctx: AppContext) 
       onRequest: ctx.auth.requireAuth,
     },
     async (request) => {
+      ctx.users.assertOwnsCredentials(request.session!.user);
       await ctx.users.assertEmailFree(request.body.email, request.session!.user.id);
       return ctx.codes.sendEmail(request.body.email, request.body.scene, request.ip);
     },
   );
 
+  // A dev tool (config.ts decides): off, the path does not exist.
+  if (!ctx.config.devTools) return;
   r.get(
     API.devOutbox,
     {

@@ -88,7 +88,7 @@ describe('SMS verification codes', () => {
     expect(json(await post(s.app, VALIDATE, { mobile, code: wrong })).code).toBe(40010003);
     // Even the right code no longer works: the user must ask for a new one.
     expect(json(await post(s.app, VALIDATE, { mobile, code })).code).toBe(40010003);
-    const reg = await post(s.app, '/userapi/api/v2.1/register', { mobile, code, password: 'Abcd1234' });
+    const reg = await post(s.app, '/userapi/api/v2.1/register', { mobile, code, password: 'Abcd1234', agreed: true });
     expect(json(reg).code).toBe(40010003);
 
     s.clock.advance(61_000);

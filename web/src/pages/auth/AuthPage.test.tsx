@@ -16,13 +16,15 @@ function serve(url: string, init?: RequestInit): Response {
   const path = url.split('?')[0];
   const bearer = (init?.headers as Record<string, string> | undefined)?.Authorization;
   if (path === '/userapi/api/v2.1/login') return json(200, { token: 'tok-new', user });
+  if (path === '/userapi/api/v2.1/register') return json(200, { token: 'tok-new', user });
+  if (path === '/userapi/api/v2.1/password/reset') return json(200, { ok: true });
   if (path === '/userapi/api/v2.1/login/child') return json(200, { token: 'tok-child', user: child });
   if (path === '/userapi/api/v2.1/users/me/info' && bearer === 'Bearer tok-child') return json(200, child);
   if (path === '/api/v1/users/verify/smscode') return json(200, { expiresIn: 300, resendIn: 60 });
   if (path === '/userapi/api/v2.1/users/me/info') return json(200, user);
   if (path === '/dev/outbox') return json(200, { items: [] });
-  if (path === '/order/api/v2.1/promotion')
-    return json(200, { rechargeBonusRate: '0.18', newUserVoucher: '500000', customerServiceUrl: 'https://work.weixin.qq.com/kfid/x' });
+  if (path === '/order/api/v2.1/promotion') return json(200, { rechargeBonusRate: '0.18', newUserVoucher: '500000' });
+  if (path === '/api/v1/site/settings') return json(200, { customerServiceUrl: 'https://work.weixin.qq.com/kfid/x' });
   return json(404, { code: 40400001, message: '请求的接口不存在' });
 }
 
@@ -121,5 +123,79 @@ describe('the login / register screen', () => {
     const router = renderApp('/login');
     await waitFor(() => expect(router.state.location.pathname).toBe('/stats/cloud/gpu'));
     expect(await screen.findByText('充值返 18% 赠送金', { exact: false })).toBeTruthy();
+  });
+
+  it('registers only with the 用户协议 and 隐私政策 agreed to: the box is required and linked to both documents', async () => {
+    const router = renderApp('/register');
+    fireEvent.change(await screen.findByPlaceholderText('请输入手机号'), { target: { value: '13800138000' } });
+    fireEvent.change(screen.getByPlaceholderText('6 位验证码'), { target: { value: '123456' } });
+    fireEvent.change(screen.getByPlaceholderText('设置登录密码'), { target: { value: 'Abcd1234' } });
+
+    const box = screen.getByRole('checkbox', { name: /我已阅读并同意/ }) as HTMLInputElement;
+    expect(box.checked).toBe(false); // never ticked for the visitor
+    const userDoc = screen.getByRole('link', { name: '《用户协议》' });
+    const privacyDoc = screen.getByRole('link', { name: '《隐私政策》' });
+    expect([userDoc.getAttribute('href'), userDoc.getAttribute('target')]).toEqual(['/agreement/user', '_blank']);
+    expect([privacyDoc.getAttribute('href'), privacyDoc.getAttribute('target')]).toEqual(['/agreement/privacy', '_blank']);
+
+    fireEvent.click(screen.getByRole('button', { name: /注\s*册/ }));
+    expect(await screen.findByText('请阅读并同意用户协议和隐私政策')).toBeTruthy();
+    expect(fetchMock.mock.calls.some(([u]) => u === '/userapi/api/v2.1/register')).toBe(false);
+
+    fireEvent.click(box);
+    await waitFor(() => expect(screen.queryByText('请阅读并同意用户协议和隐私政策')).toBeNull());
+    await act(async () => {
+      fireEvent.click(screen.getByRole('button', { name: /注\s*册/ }));
+    });
+    await waitFor(() => expect(router.state.location.pathname).toBe('/stats/cloud/gpu'));
+    const [, init] = fetchMock.mock.calls.find(([u]) => u === '/userapi/api/v2.1/register')!;
+    expect(JSON.parse(init!.body as string)).toEqual({ mobile: '13800138000', code: '123456', password: 'Abcd1234', agreed: true });
+  });
+
+  it('忘记密码 on the login screen resets the password with an SMS code, then asks to log in again', async () => {
+    const router = renderApp('/login?redirect=%2Fconsole%2Fapp');
+    fireEvent.click(await screen.findByRole('link', { name: '忘记密码' }));
+    expect(await screen.findByRole('heading', { name: '找回密码' })).toBeTruthy();
+    expect(router.state.location.pathname).toBe('/password/reset');
+
+    fireEvent.change(screen.getByPlaceholderText('注册时使用的手机号'), { target: { value: '13800138000' } });
+    fireEvent.click(screen.getByRole('button', { name: '获取验证码' }));
+    expect(await screen.findByRole('button', { name: '60 秒后重新获取' })).toBeTruthy();
+    const [, sent] = fetchMock.mock.calls.find(([u]) => u === '/api/v1/users/verify/smscode')!;
+    expect(JSON.parse(sent!.body as string)).toEqual({ mobile: '13800138000', scene: 'reset' });
+
+    fireEvent.change(screen.getByPlaceholderText('6 位验证码'), { target: { value: '654321' } });
+    fireEvent.change(screen.getByPlaceholderText('设置新的登录密码'), { target: { value: 'Newpass123' } });
+    fireEvent.change(screen.getByPlaceholderText('再次输入新密码'), { target: { value: 'Newpass124' } });
+    fireEvent.click(screen.getByRole('button', { name: '重置密码' }));
+    expect(await screen.findByText('两次输入的密码不一致')).toBeTruthy();
+    expect(fetchMock.mock.calls.some(([u]) => u === '/userapi/api/v2.1/password/reset')).toBe(false);
+
+    fireEvent.change(screen.getByPlaceholderText('再次输入新密码'), { target: { value: 'Newpass123' } });
+    await act(async () => {
+      fireEvent.click(screen.getByRole('button', { name: '重置密码' }));
+    });
+    await waitFor(() => expect(router.state.location.pathname).toBe('/login'));
+    expect(router.state.location.search).toBe('?redirect=%2Fconsole%2Fapp');
+    expect(await screen.findByText('密码已重置，请使用新密码登录')).toBeTruthy();
+    const [, reset] = fetchMock.mock.calls.find(([u]) => u === '/userapi/api/v2.1/password/reset')!;
+    expect(JSON.parse(reset!.body as string)).toEqual({ mobile: '13800138000', code: '654321', password: 'Newpass123' });
+  });
+
+  it('a logged-in user who resets the password is logged out here too (the server ended every session), without a 登录已失效 error', async () => {
+    session.setLogin('tok', user);
+    const router = renderApp('/password/reset');
+    fireEvent.change(await screen.findByPlaceholderText('注册时使用的手机号'), { target: { value: '13800138000' } });
+    fireEvent.change(screen.getByPlaceholderText('6 位验证码'), { target: { value: '654321' } });
+    fireEvent.change(screen.getByPlaceholderText('设置新的登录密码'), { target: { value: 'Newpass123' } });
+    fireEvent.change(screen.getByPlaceholderText('再次输入新密码'), { target: { value: 'Newpass123' } });
+    await act(async () => {
+      fireEvent.click(screen.getByRole('button', { name: '重置密码' }));
+    });
+    expect(await screen.findByText('密码已重置，请使用新密码登录')).toBeTruthy();
+    await waitFor(() => expect(router.state.location.pathname).toBe('/login')); // the login form, not sent on as a logged-in visitor
+    expect(localStorage.getItem('token')).toBeNull();
+    expect(fetchMock.mock.calls.some(([u]) => u === '/userapi/api/v2.1/logout')).toBe(false);
+    expect(screen.queryByText(/登录已失效/)).toBeNull();
   });
 });

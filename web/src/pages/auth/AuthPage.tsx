@@ -1,13 +1,24 @@
 import { useState } from 'react';
-import { Button, Card, Form, Input, Space, Tabs, Typography, type FormRule as Rule } from 'antd';
+import { App, Button, Card, Checkbox, Flex, Form, Input, Space, Tabs, Typography, type FormRule as Rule } from 'antd';
 import { LockOutlined, MobileOutlined, SafetyOutlined, TeamOutlined, UserOutlined } from '@ant-design/icons';
+import { useQueryClient } from '@tanstack/react-query';
 import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
-import { PAGE, PASSWORD_RULE, childLoginSchema, isStrongPassword, mobileSchema, type AuthResult, type ChildLogin } from '@console/contract';
+import {
+  AGREEMENT_REQUIRED_MESSAGE,
+  PAGE,
+  PASSWORD_RULE,
+  childLoginSchema,
+  isStrongPassword,
+  mobileSchema,
+  type AuthResult,
+  type ChildLogin,
+} from '@console/contract';
 import type { z } from 'zod';
 import { childApi } from '../../api/account';
 import { safeRedirect } from '../../auth/guard';
 import { userApi } from '../../api/user';
 import { Logo } from '../../layouts/Logo';
+import { session } from '../../session/store';
 import { useSession } from '../../session/useSession';
 import { SmsCodeButton } from './SmsCodeButton';
 
@@ -34,10 +45,11 @@ const newPasswordRules: Rule[] = [
   },
 ];
 
-/** /login and /register: one screen, two modes (spec §2). */
+/** /login and /register: one screen, two modes (spec §2); /password/reset (忘记密码) on the same card. */
 export default function AuthPage() {
   const { pathname, search } = useLocation();
   const isRegister = pathname === PAGE.register;
+  const isReset = pathname === PAGE.resetPassword;
   const [params] = useSearchParams();
   const navigate = useNavigate();
   const { signIn } = useSession();
@@ -54,13 +66,25 @@ export default function AuthPage() {
         <Space orientation="vertical" size={16} style={{ width: '100%' }}>
           <Logo />
           <Typography.Title level={3} style={{ margin: 0 }}>
-            {isRegister ? '注册账号' : '欢迎登录'}
+            {isReset ? '找回密码' : isRegister ? '注册账号' : '欢迎登录'}
           </Typography.Title>
-          {isRegister ? <RegisterForm onDone={onSignedIn} /> : <LoginForms onDone={onSignedIn} />}
-          <Typography.Text type="secondary">
-            {isRegister ? '已有账号？' : '还没有账号？'}
-            <Link to={(isRegister ? PAGE.login : PAGE.register) + search}>{isRegister ? '立即登录' : '立即注册'}</Link>
-          </Typography.Text>
+          {isReset ? (
+            <ResetPasswordForm onDone={() => navigate(PAGE.login + search, { replace: true })} />
+          ) : isRegister ? (
+            <RegisterForm onDone={onSignedIn} />
+          ) : (
+            <LoginForms onDone={onSignedIn} />
+          )}
+          {isReset ? (
+            <Typography.Text type="secondary">
+              想起密码了？<Link to={PAGE.login + search}>返回登录</Link>
+            </Typography.Text>
+          ) : (
+            <Typography.Text type="secondary">
+              {isRegister ? '已有账号？' : '还没有账号？'}
+              <Link to={(isRegister ? PAGE.login : PAGE.register) + search}>{isRegister ? '立即登录' : '立即注册'}</Link>
+            </Typography.Text>
+          )}
         </Space>
       </Card>
     </div>
@@ -96,6 +120,7 @@ function useSubmit<T>(action: (values: T) => Promise<AuthResult>, onDone: (r: Au
 }
 
 function PasswordLoginForm({ onDone }: { onDone: (r: AuthResult) => void }) {
+  const { search } = useLocation();
   const { loading, onFinish } = useSubmit(
     (v: { account: string; password: string }) => userApi.login({ account: v.account.trim(), password: v.password }),
     onDone,
@@ -105,9 +130,12 @@ function PasswordLoginForm({ onDone }: { onDone: (r: AuthResult) => void }) {
       <Form.Item name="account" label="账号" rules={[{ required: true, message: '请输入手机号或邮箱' }]}>
         <Input prefix={<UserOutlined />} placeholder="手机号或邮箱" autoComplete="username" />
       </Form.Item>
-      <Form.Item name="password" label="密码" rules={[{ required: true, message: '请输入密码' }]}>
+      <Form.Item name="password" label="密码" rules={[{ required: true, message: '请输入密码' }]} style={{ marginBottom: 8 }}>
         <Input.Password prefix={<LockOutlined />} placeholder="请输入密码" autoComplete="current-password" />
       </Form.Item>
+      <Flex justify="flex-end" style={{ marginBottom: 16 }}>
+        <Link to={PAGE.resetPassword + search}>忘记密码</Link>
+      </Flex>
       <Button type="primary" htmlType="submit" block loading={loading}>
         登录
       </Button>
@@ -170,10 +198,21 @@ function ChildLoginForm({ onDone }: { onDone: (r: AuthResult) => void }) {
   );
 }
 
+/** The consent box: unticked by default, required (the server refuses a registration without it too). */
+const agreementRules: Rule[] = [
+  {
+    validator: async (_, value: boolean | undefined) => {
+      if (!value) throw new Error(AGREEMENT_REQUIRED_MESSAGE);
+    },
+  },
+];
+
 function RegisterForm({ onDone }: { onDone: (r: AuthResult) => void }) {
-  const [form] = Form.useForm<{ mobile: string; code: string; password: string }>();
+  const [form] = Form.useForm<{ mobile: string; code: string; password: string; agreed: boolean }>();
   const { loading, onFinish } = useSubmit(
-    (v: { mobile: string; code: string; password: string }) => userApi.register({ mobile: v.mobile.trim(), code: v.code.trim(), password: v.password }),
+    // The box as ticked (the form only submits it ticked; the server checks it again).
+    (v: { mobile: string; code: string; password: string; agreed: boolean }) =>
+      userApi.register({ mobile: v.mobile.trim(), code: v.code.trim(), password: v.password, agreed: v.agreed as true }),
     onDone,
   );
   return (
@@ -185,6 +224,19 @@ function RegisterForm({ onDone }: { onDone: (r: AuthResult) => void }) {
       <Form.Item name="password" label="密码" rules={newPasswordRules} extra={`密码需 ${PASSWORD_HINT}`}>
         <Input.Password prefix={<LockOutlined />} placeholder="设置登录密码" autoComplete="new-password" />
       </Form.Item>
+      <Form.Item name="agreed" valuePropName="checked" rules={agreementRules}>
+        <Checkbox>
+          我已阅读并同意
+          {/* New tabs, so the half-filled form stays as it is. */}
+          <Link to={PAGE.agreementUser} target="_blank" rel="noopener">
+            《用户协议》
+          </Link>
+          和
+          <Link to={PAGE.agreementPrivacy} target="_blank" rel="noopener">
+            《隐私政策》
+          </Link>
+        </Checkbox>
+      </Form.Item>
       <Button type="primary" htmlType="submit" block loading={loading}>
         注册
       </Button>
@@ -192,8 +244,65 @@ function RegisterForm({ onDone }: { onDone: (r: AuthResult) => void }) {
   );
 }
 
+/**
+ * 忘记密码: a new password, proven by an SMS code to the account's mobile. The server then ends every
+ * session of the account, this browser's included, so the user logs in again with the new password.
+ */
+function ResetPasswordForm({ onDone }: { onDone: () => void }) {
+  const [form] = Form.useForm<{ mobile: string; code: string; password: string; confirm: string }>();
+  const { message } = App.useApp();
+  const queryClient = useQueryClient();
+  const [loading, setLoading] = useState(false);
+  async function onFinish(v: { mobile: string; code: string; password: string }) {
+    setLoading(true);
+    try {
+      await userApi.resetPassword({ mobile: v.mobile.trim(), code: v.code.trim(), password: v.password });
+    } catch {
+      return; // shown by the request layer
+    } finally {
+      setLoading(false);
+    }
+    // The server has ended this browser's session too: forget it here without asking it again (a 401 would say 登录已失效).
+    if (session.getToken() !== null) {
+      session.clear();
+      queryClient.clear();
+    }
+    message.success('密码已重置，请使用新密码登录');
+    onDone();
+  }
+  return (
+    <Form form={form} layout="vertical" onFinish={onFinish} requiredMark={false}>
+      <Form.Item name="mobile" label="手机号" rules={mobileRules}>
+        <Input prefix={<MobileOutlined />} placeholder="注册时使用的手机号" autoComplete="tel" maxLength={11} />
+      </Form.Item>
+      <CodeField scene="reset" getMobile={async () => (await form.validateFields(['mobile'])).mobile.trim()} />
+      <Form.Item name="password" label="新密码" rules={newPasswordRules} extra={`密码需 ${PASSWORD_HINT}`}>
+        <Input.Password prefix={<LockOutlined />} placeholder="设置新的登录密码" autoComplete="new-password" />
+      </Form.Item>
+      <Form.Item
+        name="confirm"
+        label="确认新密码"
+        dependencies={['password']}
+        rules={[
+          { required: true, message: '请再次输入新密码' },
+          ({ getFieldValue }) => ({
+            validator: async (_, value: string | undefined) => {
+              if (value && value !== getFieldValue('password')) throw new Error('两次输入的密码不一致');
+            },
+          }),
+        ]}
+      >
+        <Input.Password prefix={<LockOutlined />} placeholder="再次输入新密码" autoComplete="new-password" />
+      </Form.Item>
+      <Button type="primary" htmlType="submit" block loading={loading}>
+        重置密码
+      </Button>
+    </Form>
+  );
+}
+
 /** The code input with its send button; checks the mobile field before asking for a code. */
-function CodeField({ scene, getMobile }: { scene: 'login' | 'register'; getMobile: () => Promise<string> }) {
+function CodeField({ scene, getMobile }: { scene: 'login' | 'register' | 'reset'; getMobile: () => Promise<string> }) {
   return (
     <Form.Item label="验证码" required>
       <Space.Compact style={{ width: '100%' }}>

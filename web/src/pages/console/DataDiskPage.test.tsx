@@ -103,7 +103,7 @@ describe('data disk page', () => {
     renderApp(DISK_PAGE);
     fireEvent.click(button(await rowOf('训练机-1'), '扩容'));
     const dialog = await dialogOf('数据盘扩容「训练机-1」');
-    await waitFor(() => expect(within(dialog).getByTestId('expand-note').textContent).toMatch(/无需预付.*每天 ¥1\.75/));
+    await waitFor(() => expect(within(dialog).getByTestId('expand-note').textContent).toMatch(/无需预付.*每天 ¥1\.75，按小时扣费/));
     expect(within(dialog).getByTestId('expand-total').textContent).toBe('¥0.00');
     fireEvent.click(button(dialog, '确认扩容'));
     expect(await screen.findByText('扩容已开始，完成后数据盘为 300 GB')).toBeTruthy();

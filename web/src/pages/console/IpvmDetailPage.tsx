@@ -24,6 +24,7 @@ import {
   InstanceStatusTags,
   isBusy,
   listPathOf,
+  scheduledStopText,
   taskBlocked,
 } from './instances/instanceViews';
 import { OperationLogTable } from './instances/OperationLogTable';
@@ -144,6 +145,24 @@ function InstanceDetail({ instance: i }: { instance: Instance }) {
             <InstanceActionBar instance={i} actions={actions} />
           </Flex>
           {i.lastError && <Alert type="error" showIcon title="上次操作失败" description={i.lastError} />}
+          {i.scheduledStopAt && (
+            <Alert
+              type="info"
+              showIcon
+              title={`定时关机：${scheduledStopText(i.scheduledStopAt)}`}
+              description="到时由系统关机；在此之前您关机或释放实例，定时关机自动取消。"
+              action={
+                <Space>
+                  <Button size="small" onClick={() => actions.scheduleStop(i)}>
+                    修改
+                  </Button>
+                  <Button size="small" onClick={() => actions.cancelScheduledStop(i)}>
+                    取消
+                  </Button>
+                </Space>
+              }
+            />
+          )}
           {i.releaseAt && <ReleaseWarning instance={i} />}
         </Flex>
       </Card>
@@ -201,7 +220,11 @@ function Overview({ instance: i, onChangeBandwidth }: { instance: Instance; onCh
         { key: 'status', label: '状态', children: <InstanceStatusTags instance={i} /> },
         { key: 'mode', label: '运行模式', children: i.noCard ? '无卡模式（不挂载 GPU）' : '标准模式' },
         { key: 'config', label: '配置', children: configSummary(i) },
-        { key: 'spec', label: 'CPU / 内存', children: i.spec },
+        {
+          key: 'spec',
+          label: 'CPU / 内存',
+          children: i.noCard && i.noCardSpec ? `${i.noCardSpec}（无卡模式；有卡开机为 ${i.spec}）` : i.spec,
+        },
         { key: 'region', label: '地区', children: i.regionName },
         { key: 'host', label: '主机', children: i.hostName ?? '--' },
         { key: 'image', label: i.category === 'App' ? '应用 / 镜像' : '镜像', children: image ?? '--' },
@@ -471,7 +494,7 @@ function DiskPanel({ instance: i, onExpand }: { instance: Instance; onExpand: ()
               BigInt(i.diskDailyPrice) > 0n ? (
                 <span>
                   <Price units={i.diskDailyPrice} per="天" />
-                  （按量计费，关机后仍计费）
+                  （按量计费，按小时扣费，关机后仍计费）
                 </span>
               ) : (
                 '在免费容量内，不收费'
@@ -489,7 +512,8 @@ function DiskPanel({ instance: i, onExpand }: { instance: Instance; onExpand: ()
           </Button>
         </Tooltip>
         <Typography.Text type="secondary">
-          {blocked ?? (postPaid ? '按量计费实例扩容无需预付，扩容后超出免费容量的部分按天计费。' : '包周期实例扩容按剩余时间折算费用，支付后扩容。')}
+          {blocked ??
+            (postPaid ? '按量计费实例扩容无需预付，扩容后超出免费容量的部分按天计价、按小时扣费。' : '包周期实例扩容按剩余时间折算费用，支付后扩容。')}
         </Typography.Text>
       </Space>
       <Typography.Text type="secondary">

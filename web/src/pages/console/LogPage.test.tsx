@@ -86,4 +86,47 @@ describe('the operation log page', () => {
     expect(within(row).getByText('欠费关机')).toBeTruthy();
     expect(within(row).getByText('系统')).toBeTruthy();
   });
+
+  it('reads naturally when the status did not change: 释放完成 ends in 已释放, a rename shows the one status, never "X → X"', async () => {
+    instanceServer((url) =>
+      url.pathname === LOGS
+        ? json(
+            200,
+            page(
+              [
+                operation({
+                  id: 'op-done',
+                  action: 'done:destroy',
+                  actionLabel: '释放完成',
+                  actorId: null,
+                  actorName: '系统',
+                  fromStatus: 'Deleting',
+                  toStatus: 'Deleting',
+                  detail: '已释放',
+                }),
+                operation({
+                  id: 'op-rename',
+                  action: 'rename',
+                  actionLabel: '修改名称',
+                  fromStatus: 'Stopped',
+                  toStatus: 'Stopped',
+                  detail: '训练机-1 → 训练机-2',
+                }),
+              ],
+              url,
+            ),
+          )
+        : undefined,
+    );
+    renderApp('/console/log');
+    const released = (await screen.findByText('释放完成')).closest<HTMLElement>('tr')!;
+    const change = released.querySelectorAll('td')[4]!;
+    expect(change.textContent).toBe('销毁中已释放');
+    expect(within(change).getAllByLabelText('变为')).toHaveLength(1);
+
+    const renamed = screen.getByText('修改名称').closest<HTMLElement>('tr')!;
+    const same = renamed.querySelectorAll('td')[4]!;
+    expect(same.textContent).toBe('已关机');
+    expect(within(same).queryByLabelText('变为')).toBeNull();
+  });
 });

@@ -9,6 +9,8 @@ import { BILLING_KEYS, billingApi } from '../../api/billing';
 import { StatementTable } from '../../components/orderViews';
 import { LoadError } from '../../components/LoadError';
 import { PageFrame } from '../../components/PageFrame';
+import { useSession } from '../../session/useSession';
+import { BalanceFloorCard } from './BalanceFloorCard';
 
 const GIFT_SOURCE: Record<string, string> = { recharge_bonus: '充值赠送', welcome: '新人赠送', compensation: '平台补偿' };
 
@@ -21,6 +23,8 @@ const KINDS: { label: string; value: StatementKind }[] = [
 /** /console/cost/balance: what the account holds and every movement behind it. */
 export default function BalancePage() {
   const navigate = useNavigate();
+  // 余额保底 is the main account's: a child spends its parent's balance under the parent's floor.
+  const main = useSession().user?.isChild === false;
   return (
     <PageFrame
       extra={
@@ -31,6 +35,7 @@ export default function BalancePage() {
     >
       <Flex vertical gap={16}>
         <BalanceSummary />
+        {main && <BalanceFloorCard />}
         <GiftCredit />
         <Statement />
       </Flex>

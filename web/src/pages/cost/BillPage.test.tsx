@@ -71,6 +71,36 @@ describe('the bill page', () => {
     expect([last.get('page'), last.get('pageSize')]).toEqual(['1', '10']);
   });
 
+  it('says how each paid order was paid: a QR-paid order under 支付宝 / 微信实付, never 余额实付', async () => {
+    const byQr = order({
+      orderUid: 'O20261123080000cccc0003',
+      kind: 'Personal',
+      type: 'DayToMonth',
+      category: 'Gpu',
+      status: 'Success',
+      description: '日转月 RTX 4090 × 1',
+      amount: '9904200',
+      payMethod: 'Wechat',
+      paid: [{ source: 'cash', amount: '9904200' }],
+      paidAt: '2026-11-23T08:02:00.000Z',
+      fulfilledAt: '2026-11-23T08:02:00.000Z',
+    });
+    const alipay = order({ ...byQr, orderUid: 'O20261123080000cccc0004', description: '包日 RTX 4090 × 1', type: 'NewBuy', payMethod: 'Alipay' });
+    costServer((url) =>
+      url.pathname === LIST && !url.searchParams.get('filterBy')?.startsWith('status')
+        ? json(200, { items: [byQr, alipay, done], total: 3, page: 1, pageSize: 10 })
+        : undefined,
+    );
+    renderApp('/console/cost/bill');
+    const wechatRow = (await screen.findByText('日转月 RTX 4090 × 1')).closest('tr')!;
+    expect(within(wechatRow).getAllByText('990.42')).toHaveLength(2); // the order amount, and what was paid
+    expect(within(wechatRow).getByText('微信实付')).toBeTruthy();
+    expect(within(wechatRow).queryByText('余额实付')).toBeNull();
+    expect(within(screen.getByText('包日 RTX 4090 × 1').closest('tr')!).getByText('支付宝实付')).toBeTruthy();
+    expect(within(screen.getByText('大模型 Token 包 1 亿 × 1（¥400.00）').closest('tr')!).getByText('余额实付')).toBeTruthy();
+    expect(screen.getByText('实付', { selector: 'th' })).toBeTruthy();
+  });
+
   it('shows all server bills at once (both order kinds, the key repeated), or one kind on demand', async () => {
     const fetch = costServer();
     const router = renderApp('/console/cost/bill');

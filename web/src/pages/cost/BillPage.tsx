@@ -5,7 +5,7 @@ import { Link } from 'react-router';
 import { OrderStatus, OrderType, PAGE, formatYuan, type Order, type OrderStatus as Status, type OrderType as Type } from '@console/contract';
 import { downloadOrdersCsv, ORDER_KEYS, ordersApi, type OrderFilter } from '../../api/orders';
 import { OrderPayModal } from '../../components/OrderPayModal';
-import { balancePaid, categoryLabel, formatTime, orderDetailPath, OrderStatusTag, useCancelOrder } from '../../components/orderViews';
+import { balancePaid, categoryLabel, formatTime, orderDetailPath, OrderStatusTag, paidViaLabel, useCancelOrder } from '../../components/orderViews';
 import { PagedTable, RefreshButton, usePagedQuery } from '../../components/PagedTable';
 import { PageFrame } from '../../components/PageFrame';
 import { UnpaidOrderBanner } from '../../components/UnpaidOrderBanner';
@@ -194,11 +194,21 @@ function OrderBills({ query: q, onChange }: { query: BillQuery; onChange: (patch
             render: (v: string) => <span className="amount-cell">{v === '0' ? '--' : `-${formatYuan(v)}`}</span>,
           },
           {
-            title: '余额实付',
+            title: '实付',
             key: 'paid',
-            width: 100,
+            width: 110,
             align: 'right',
-            render: (_, o) => <span className="amount-cell">{o.paidAt ? formatYuan(balancePaid(o)) : '--'}</span>,
+            render: (_, o) =>
+              o.paidAt ? (
+                <Flex vertical align="flex-end">
+                  <span className="amount-cell">{formatYuan(balancePaid(o))}</span>
+                  <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+                    {paidViaLabel(o)}
+                  </Typography.Text>
+                </Flex>
+              ) : (
+                <span className="amount-cell">--</span>
+              ),
           },
           { title: '下单时间', dataIndex: 'createdAt', width: 180, render: (v: string) => formatTime(v) },
           {

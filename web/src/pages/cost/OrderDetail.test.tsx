@@ -5,6 +5,7 @@ import { json } from '../../test/http';
 import { renderApp } from '../../test/render';
 import { user } from '../../test/fixtures/user';
 import { costServer, order } from '../../test/fixtures/cost';
+import { formatTime } from '../../components/orderViews';
 
 const uid = 'O20261123085616aaaa0001';
 const paths = (fetch: ReturnType<typeof costServer>) =>
@@ -45,6 +46,97 @@ describe('the bill detail pages', () => {
     expect(within(within(parts).getByText('赠送金').closest('li')!).getByText('¥20.00')).toBeTruthy();
     expect(within(within(parts).getByText('现金').closest('li')!).getByText('¥30.00')).toBeTruthy();
     expect(within(parts).getByText('¥50.00', { selector: 'li:last-child *' })).toBeTruthy();
+  });
+
+  it('itemise a released post-paid instance: each run segment and the disk hours adding up to what was taken; 完成时间 is the release', async () => {
+    const usage = order({
+      kind: 'Personal',
+      type: 'Usage',
+      category: 'Gpu',
+      status: 'Success',
+      description: 'RTX 4090 × 1 · 按量计费',
+      amount: '4678',
+      payMethod: 'Balance',
+      paid: [{ source: 'cash', amount: '4678' }],
+      quote: {
+        lines: [{ kind: 'compute', name: 'RTX 4090 × 1（1 小时）', unitPrice: '19800', quantity: 1, amount: '19800' }],
+        listTotal: '19800',
+        discountTotal: '0',
+        voucherDeduction: '0',
+        total: '19800',
+      },
+      paidAt: '2026-11-23T08:01:00.000Z',
+      fulfilledAt: '2026-11-23T09:40:05.000Z',
+    });
+    const line = (over: object) => ({ resource: '训练机', seconds: null, rate: null, rateUnit: null, start: null, end: null, charges: 1, ...over });
+    const bill = {
+      orderUid: uid,
+      billing: false,
+      total: '4678',
+      lines: [
+        line({
+          kind: 'dataDisk',
+          label: '数据盘扩容',
+          detail: '70 GB × 2 小时',
+          start: '2026-11-23T08:00:07.000Z',
+          end: '2026-11-23T10:00:07.000Z',
+          seconds: 7200,
+          rate: '4900',
+          rateUnit: '天',
+          amount: '408',
+          charges: 2,
+        }),
+        line({
+          kind: 'gpu',
+          label: 'GPU 运行',
+          detail: 'RTX 4090 × 1',
+          start: '2026-11-23T08:00:07.000Z',
+          end: '2026-11-23T08:12:20.000Z',
+          seconds: 733,
+          rate: '19800',
+          rateUnit: '小时',
+          amount: '4032',
+          charges: 3,
+        }),
+        line({
+          kind: 'noCard',
+          label: '无卡模式运行',
+          detail: '无卡模式（不占用 GPU）',
+          start: '2026-11-23T08:12:25.000Z',
+          end: '2026-11-23T08:43:32.000Z',
+          seconds: 1867,
+          rate: '1000',
+          rateUnit: '小时',
+          amount: '238',
+          charges: 2,
+        }),
+      ],
+    };
+    costServer((url) => {
+      if (url.pathname === `/order/api/v2.1/gpu/order/${uid}`) return json(200, usage);
+      if (url.pathname === `/order/api/v2.1/gpu/order/${uid}/usage`) return json(200, bill);
+      return undefined;
+    });
+    renderApp(`/console/cost/bill/server-details/${uid}?kind=Personal`);
+
+    expect((await screen.findByTestId('usage-total')).textContent).toBe('¥0.4678');
+    const text = (await screen.findAllByRole('row')).map((r) => r.textContent);
+    expect(
+      text.some(
+        (t) =>
+          t?.includes('GPU 运行（训练机）') && t.includes('RTX 4090 × 1') && t.includes('12 分 13 秒') && t.includes('¥1.98/小时') && t.includes('¥0.4032'),
+      ),
+    ).toBe(true);
+    expect(text.some((t) => t?.includes('无卡模式运行') && t.includes('31 分 7 秒') && t.includes('¥0.10/小时') && t.includes('¥0.0238'))).toBe(true);
+    expect(
+      text.some(
+        (t) => t?.includes('数据盘扩容') && t.includes('70 GB × 2 小时') && t.includes('2 小时 0 分 0 秒') && t.includes('¥0.49/天') && t.includes('¥0.0408'),
+      ),
+    ).toBe(true);
+    // The one-hour quote is not shown as if it were the charge.
+    expect(screen.queryByText('RTX 4090 × 1（1 小时）')).toBeNull();
+    const done = screen.getByText('完成时间（释放）').closest<HTMLElement>('.ant-descriptions-item')!;
+    expect(within(done).getByText(formatTime('2026-11-23T09:40:05.000Z'))).toBeTruthy();
   });
 
   it('say 订单不存在 with a way back when no kind has the order', async () => {

@@ -1,9 +1,9 @@
 import { useState } from 'react';
-import { Alert, Button, Card, Col, Descriptions, Flex, Result, Row, Skeleton, Space, Steps, Typography } from 'antd';
+import { Alert, Button, Card, Col, Descriptions, Flex, Result, Row, Skeleton, Space, Steps, Table, Tag, Typography } from 'antd';
 import { ArrowLeftOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import { Link, Navigate, useParams, useSearchParams } from 'react-router';
-import { OrderType, PAGE, PaymentMethod, formatYuan, type Order, type OrderKind } from '@console/contract';
+import { OrderType, PAGE, PaymentMethod, formatYuan, type Order, type OrderKind, type UsageLine } from '@console/contract';
 import { isApiError } from '../../api/errors';
 import { ORDER_KEYS, ordersApi } from '../../api/orders';
 import { LoadError } from '../../components/LoadError';
@@ -175,7 +175,11 @@ function OrderDetailBody({ order, onChanged }: { order: Order; onChanged: () => 
                   ? { key: 'expires', label: '支付截止', children: formatTime(order.expiresAt) }
                   : { key: 'method', label: '支付方式', children: order.payMethod ? PaymentMethod.label(order.payMethod) : '--' },
                 { key: 'paid', label: '支付时间', children: formatTime(order.paidAt) },
-                { key: 'fulfilled', label: '完成时间', children: formatTime(order.fulfilledAt) },
+                {
+                  key: 'fulfilled',
+                  label: order.type === 'Usage' ? '完成时间（释放）' : '完成时间',
+                  children: order.type === 'Usage' && order.status === 'Time' ? '计费中' : formatTime(order.fulfilledAt),
+                },
                 ...(order.refundedAt ? [{ key: 'refunded', label: '退款时间', children: formatTime(order.refundedAt) }] : []),
                 ...(order.resourceId
                   ? [
@@ -194,6 +198,7 @@ function OrderDetailBody({ order, onChanged }: { order: Order; onChanged: () => 
           <PriceCard order={order} />
         </Col>
       </Row>
+      {order.type === 'Usage' && <UsageBillCard order={order} />}
       {paying && (
         <OrderPayModal
           order={order}
@@ -208,12 +213,18 @@ function OrderDetailBody({ order, onChanged }: { order: Order; onChanged: () => 
 }
 
 function PriceCard({ order }: { order: Order }) {
-  const lines = order.quote.lines;
+  // A post-paid order's quote is the price of one hour when it was bought, not what it charged: its lines are the bill below.
+  const lines = order.type === 'Usage' ? [] : order.quote.lines;
   const voucherInQuote = lines.some((l) => l.kind === 'voucher');
   const deduction = BigInt(order.voucherDeduction);
   const net = BigInt(order.amount) - (voucherInQuote ? 0n : deduction);
   return (
     <Card title="费用明细" style={{ height: '100%' }}>
+      {order.type === 'Usage' && (
+        <Typography.Paragraph type="secondary" style={{ marginBottom: 8 }}>
+          按量计费：按实际运行时长扣费，逐段明细见下方「计费明细」。
+        </Typography.Paragraph>
+      )}
       <ul className="quote-lines" aria-label="费用明细">
         {lines.map((l, i) => (
           <li key={i}>
@@ -315,4 +326,89 @@ function stepsOf(order: Order, secondsLeft: number): Step[] {
         { title: '已退款', content: formatTime(order.refundedAt), status: 'finish' },
       ];
   }
+}
+
+/** "12 分 13 秒", "1 小时 0 分 5 秒". */
+function durationText(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const sec = seconds % 60;
+  return h > 0 ? `${h} 小时 ${m} 分 ${sec} 秒` : `${m} 分 ${sec} 秒`;
+}
+
+/** Money to the 0.0001 yuan the ledger keeps: the lines of a post-paid bill add up to its total exactly. */
+function exactYuan(units: string): string {
+  const n = BigInt(units);
+  const abs = n < 0n ? -n : n;
+  return `${n < 0n ? '-' : ''}¥${abs / 10000n}.${String(abs % 10000n).padStart(4, '0')}`;
+}
+
+/**
+ * 计费明细 of a post-paid order: each run segment (GPU time, no-card time, with its bandwidth), the
+ * data-disk hours and arrears paid later, each with what the ledger took; the total is what was taken.
+ */
+function UsageBillCard({ order }: { order: Order }) {
+  const bill = useQuery({ queryKey: ORDER_KEYS.usage(order.orderUid), queryFn: ({ signal }) => ordersApi.usageBill(order, signal) });
+  return (
+    <Card title="计费明细" extra={bill.data?.billing ? <Tag color="purple">计费中</Tag> : null}>
+      {bill.isError ? (
+        <LoadError error={bill.error} onRetry={() => void bill.refetch()} />
+      ) : (
+        <Table<UsageLine>
+          aria-label="计费明细"
+          size="small"
+          loading={bill.isPending}
+          dataSource={bill.data?.lines}
+          rowKey={(l) => `${l.kind}:${l.resource}:${l.start ?? ''}:${l.detail}`}
+          pagination={false}
+          scroll={{ x: 880 }}
+          locale={{ emptyText: '尚未产生费用' }}
+          columns={[
+            {
+              title: '费用项',
+              key: 'item',
+              render: (_, l) => (
+                <Flex vertical>
+                  <span>
+                    {l.label}
+                    {l.resource && <Typography.Text type="secondary">（{l.resource}）</Typography.Text>}
+                  </span>
+                  {l.detail && (
+                    <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+                      {l.detail}
+                    </Typography.Text>
+                  )}
+                </Flex>
+              ),
+            },
+            { title: '开始', dataIndex: 'start', width: 170, render: (v: string | null) => formatTime(v) },
+            { title: '结束', dataIndex: 'end', width: 170, render: (v: string | null) => formatTime(v) },
+            { title: '时长', dataIndex: 'seconds', width: 130, render: (v: number | null) => (v === null ? '--' : durationText(v)) },
+            {
+              title: '单价',
+              key: 'rate',
+              width: 110,
+              align: 'right',
+              render: (_, l) => (l.rate === null ? '--' : `¥${formatYuan(l.rate)}/${l.rateUnit}`),
+            },
+            { title: '金额', dataIndex: 'amount', width: 110, align: 'right', render: (v: string) => <span className="amount-cell">{exactYuan(v)}</span> },
+          ]}
+          summary={() =>
+            bill.data ? (
+              <Table.Summary.Row>
+                <Table.Summary.Cell index={0} colSpan={5}>
+                  <Typography.Text strong>合计（实扣）</Typography.Text>
+                </Table.Summary.Cell>
+                <Table.Summary.Cell index={5} align="right">
+                  <Typography.Text strong className="amount-cell" data-testid="usage-total">
+                    {exactYuan(bill.data.total)}
+                  </Typography.Text>
+                </Table.Summary.Cell>
+              </Table.Summary.Row>
+            ) : null
+          }
+        />
+      )}
+    </Card>
+  );
 }

@@ -30,8 +30,8 @@ export default function StorageBillDetailPage() {
         <Card title="存储如何计费">
           <ul className="plain-list">
             <li>每台实例附带免费数据盘，免费容量以购买页为准，免费部分不产生费用。</li>
-            <li>超出免费容量的部分按 GB·天计价，每天扣费一次；实例关机或无卡模式下照常计费，释放后停止。</li>
-            <li>按量计费实例扩容后当天已扣部分按剩余时间补差；包周期实例扩容会生成“数据盘扩容”订单，在“服务器账单”中查看。</li>
+            <li>超出免费容量的部分按 GB·天计价、按小时扣费：每小时开始时扣这一小时（日价的 1/24）；关机或无卡模式下照常计费，释放后停止。</li>
+            <li>按量计费实例扩容后，当前小时已扣部分按剩余时间补差；包周期实例扩容会生成“数据盘扩容”订单，在“服务器账单”中查看。</li>
           </ul>
         </Card>
         <Card title="存储账单明细">
@@ -44,7 +44,7 @@ export default function StorageBillDetailPage() {
             tableLayout="auto"
             scroll={{ x: 760 }}
             columns={[
-              { title: '计费日', dataIndex: 'periodStart', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
+              { title: '计费时段', dataIndex: 'periodStart', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
               {
                 title: '实例',
                 dataIndex: 'instanceName',
@@ -66,7 +66,7 @@ export default function StorageBillDetailPage() {
                 description={
                   <Flex vertical gap={4} align="center">
                     <Typography.Text>暂无存储账单</Typography.Text>
-                    <Typography.Text type="secondary">数据盘在免费容量以内不收费；扩容超出免费容量后，每日费用会显示在这里。</Typography.Text>
+                    <Typography.Text type="secondary">数据盘在免费容量以内不收费；扩容超出免费容量后，每小时的费用会显示在这里。</Typography.Text>
                   </Flex>
                 }
               />

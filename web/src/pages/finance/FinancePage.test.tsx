@@ -44,6 +44,70 @@ describe('the finance page', () => {
     expect(callsTo(fetch, '/billing/api/v1/user/statement').map((c) => c.url.searchParams.get('kind'))).toEqual(['cash', 'gift']);
   });
 
+  it('shows post-paid charges rolled up per instance and hour, never 0.00, each roll-up opening onto its ledger entries', async () => {
+    const group = '5f0c8a52-6a3e-4f43-9d7e-1b2f3c4d5e6f@2026112317';
+    const row = (over: object) => ({ orderId: null, group: null, entries: 1, periodStart: null, ...over });
+    const fetch = costServer((url) => {
+      if (url.pathname === '/billing/api/v1/user/statement') {
+        const items = [
+          row({
+            id: 120,
+            amount: '-18430',
+            balanceAfter: '981570',
+            kind: 'usage',
+            memo: '训练机 按量计费',
+            orderId: uid,
+            createdAt: '2026-11-23T09:40:00.000Z',
+            group,
+            entries: 42,
+            periodStart: '2026-11-23T09:00:00.000Z',
+          }),
+          row({ id: 70, amount: '-33', balanceAfter: '999967', kind: 'usage', memo: '推理机 按量计费', createdAt: '2026-11-23T08:31:00.000Z' }),
+          row({ id: 1, amount: '1000000', balanceAfter: '1000000', kind: 'compensation', memo: '测试补偿', createdAt: '2026-11-23T08:00:00.000Z' }),
+        ];
+        return json(200, { items, total: 3, page: 1, pageSize: 10 });
+      }
+      if (url.pathname === '/billing/api/v1/user/statement/group') {
+        const items = [
+          row({ id: 120, amount: '-33', balanceAfter: '981570', kind: 'usage', memo: '训练机 按量计费', orderId: uid, createdAt: '2026-11-23T09:40:00.000Z' }),
+          row({
+            id: 95,
+            amount: '-4900',
+            balanceAfter: '986503',
+            kind: 'usage',
+            memo: '训练机 数据盘扩容 70 GB（1 天）',
+            orderId: uid,
+            createdAt: '2026-11-23T09:10:00.000Z',
+          }),
+        ];
+        return json(200, { items, total: 42, page: 1, pageSize: 20 });
+      }
+      return undefined;
+    });
+    renderApp('/finance');
+    expect(await screen.findByText('训练机 按量计费', undefined, { timeout: 15_000 })).toBeTruthy();
+    expect(screen.getAllByText('按量计费')).toHaveLength(2); // the type column says it in Chinese, never 'usage'
+    expect(screen.queryByText('usage')).toBeNull();
+    expect(screen.getByText('平台补偿')).toBeTruthy();
+    expect(screen.getByText('（2026-11-23 17:00–18:00，共 42 笔）')).toBeTruthy();
+    expect(screen.getByText('-1.84')).toBeTruthy();
+    // Under half a fen is shown to the 0.0001 yuan, not as 0.00.
+    expect(screen.getByText('-0.0033')).toBeTruthy();
+    expect(screen.queryByText('0.00')).toBeNull();
+    expect(screen.queryByText('-0.00')).toBeNull();
+
+    const rollUp = screen.getByText('训练机 按量计费').closest('tr')!;
+    fireEvent.click(within(rollUp).getByRole('button', { name: /展开/ }));
+    const entries = await screen.findByLabelText('逐笔账目');
+    expect(await within(entries).findByText('训练机 数据盘扩容 70 GB（1 天）')).toBeTruthy();
+    expect(within(entries).getByText('共 42 笔')).toBeTruthy();
+    expect(within(entries).getByText('-0.49')).toBeTruthy();
+    const asked = callsTo(fetch, '/billing/api/v1/user/statement/group')[0]!.url.searchParams;
+    expect([asked.get('kind'), asked.get('group')]).toEqual(['cash', group]);
+    // Single entries have nothing to open.
+    expect(within(screen.getByText('测试补偿').closest('tr')!).queryByRole('button', { name: /展开/ })).toBeNull();
+  });
+
   it('pages the statement and the invoices each on its own, both kept in the URL', async () => {
     const entry = (id: number) => ({
       id,
@@ -108,7 +172,7 @@ describe('the finance page', () => {
       costServer((url, init) => {
         if (init?.method === 'POST' && onPost) return onPost(url, init.body ? JSON.parse(String(init.body)) : undefined);
         if (url.pathname === '/billing/api/v1/invoices/invoiceable')
-          return json(200, { invoiceable: '12345678', paidIn: '30000000', refunded: '0', invoiced: '1000000', pending: '600000' });
+          return json(200, { invoiceable: '12345678', paidIn: '30000000', refunded: '0', consumed: '13945678', invoiced: '1000000', pending: '600000' });
         if (url.pathname === '/billing/api/v1/invoices') return json(200, { items: [pending, issued, rejected], total: 3, page: 1, pageSize: 10 });
         return undefined;
       });
@@ -175,8 +239,8 @@ describe('the finance page', () => {
       });
     });
 
-    it('tells a child account that invoices are the main account’s', async () => {
-      session.setLogin('tok', { ...user, isChild: true });
+    it('tells a child account (with 财务) that invoices are the main account’s', async () => {
+      session.setLogin('tok', { ...user, isChild: true, finance: true });
       const fetch = costServer();
       renderApp('/finance');
       expect(await screen.findByText('发票由主账号申请')).toBeTruthy();

@@ -175,7 +175,9 @@ function Invoices() {
 function Breakdown({ a }: { a: Invoiceable }) {
   return (
     <div>
-      <div>充值与扫码支付实付：¥{formatYuan(a.paidIn)}</div>
+      <div>按实际现金消费开票：订单与按量计费的现金支出，退款退回余额的部分不计；赠送金、代金券不开票。</div>
+      <div>现金消费：¥{formatYuan(a.consumed)}</div>
+      <div>充值与扫码支付实付：¥{formatYuan(a.paidIn)}（可开票不超过此数减去已退回原支付渠道的金额）</div>
       <div>已退回原支付渠道：¥{formatYuan(a.refunded)}</div>
       <div>已开票：¥{formatYuan(a.invoiced)}</div>
       <div>待开票：¥{formatYuan(a.pending)}</div>

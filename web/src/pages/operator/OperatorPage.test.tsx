@@ -173,3 +173,49 @@ describe('the operator area', () => {
     expect(within(row).getByText('13800000000')).toBeTruthy();
   });
 });
+
+/**
+ * A role given or taken by `npm run operator -- grant|revoke` reaches an open console without a
+ * reload: the cached user is fetched again when the window regains focus, and at once when an
+ * operator request is refused.
+ */
+describe('the operator role changing while the console is open', () => {
+  const menu = () => screen.getByLabelText('控制台导航');
+  const meCalls = (fetch: ReturnType<typeof operatorServer>) => callsTo(fetch, '/userapi/api/v2.1/users/me/info').length;
+
+  it('shows the operator area after a grant when the window regains focus', async () => {
+    let isOperator = false;
+    session.setLogin('tok', { ...user, isOperator: false });
+    const fetch = costServer((url) => (url.pathname === '/userapi/api/v2.1/users/me/info' ? json(200, { ...user, isOperator }) : undefined));
+    renderApp('/console/account');
+    expect(await screen.findByText('基本信息', undefined, { timeout: 10_000 })).toBeTruthy();
+    await waitFor(() => expect(meCalls(fetch)).toBe(1));
+    expect(within(menu()).queryByText('运营管理')).toBeNull();
+
+    isOperator = true;
+    act(() => void window.dispatchEvent(new Event('visibilitychange')));
+    expect(await within(menu()).findByText('运营管理')).toBeTruthy();
+    expect(session.getUser()?.isOperator).toBe(true);
+  });
+
+  it('drops the operator area as soon as an operator request is refused after a revoke', async () => {
+    let revoked = false;
+    const fetch = costServer((url) => {
+      if (url.pathname === '/userapi/api/v2.1/users/me/info') return json(200, { ...operator, isOperator: !revoked });
+      if (revoked && url.pathname.startsWith('/api/v1/operator/'))
+        return json(403, { code: 40300002, message: '当前账号没有此操作的权限，请联系主账号开通', detail: '需要运营方权限' });
+      if (url.pathname === REVIEWS) return json(200, pageOf([application], url));
+      return undefined;
+    });
+    renderApp('/operator');
+    expect(await screen.findByText('北京算力科技有限公司', undefined, { timeout: 10_000 })).toBeTruthy();
+    expect(within(menu()).getByText('运营管理')).toBeTruthy();
+    const before = meCalls(fetch);
+
+    revoked = true;
+    fireEvent.click(screen.getByText('全部'));
+    await waitFor(() => expect(meCalls(fetch)).toBeGreaterThan(before));
+    await waitFor(() => expect(within(menu()).queryByText('运营管理')).toBeNull());
+    expect(session.getUser()?.isOperator).toBe(false);
+  });
+});

@@ -6,6 +6,7 @@ import { INVOICE_FILTERS, InvoiceQueue, type InvoiceFilter } from './InvoiceQueu
 import { ReviewLogTable } from './ReviewLogTable';
 import { REVIEW_FILTERS, ReviewQueue, type ReviewFilter } from './ReviewQueue';
 import { UserTable } from './UserTable';
+import { useRoleRefreshOnRefusal } from './useRoleRefresh';
 
 const TABS = ['enterprise', 'student', 'invoices', 'users', 'log'] as const;
 type Tab = (typeof TABS)[number];
@@ -43,6 +44,7 @@ function writeQuery(v: OperatorQuery): URLSearchParams {
 export default function OperatorPage() {
   const url = useUrlState(readQuery, writeQuery);
   const v = url.value;
+  useRoleRefreshOnRefusal();
   const set = (patch: Partial<OperatorQuery>) => url.set({ ...url.latest(), page: 1, ...patch });
   const setPage = (paging: Paging) => url.set({ ...url.latest(), ...paging });
 

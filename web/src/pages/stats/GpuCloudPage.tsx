@@ -10,6 +10,7 @@ import { MarketFilterBar } from './MarketFilterBar';
 import { changeFilters, marketRequest, MARKET_PAGE_SIZE, readMarketFilters, writeMarketFilters, type MarketFilters } from './marketQuery';
 import { PromoBanner } from './PromoBanner';
 import { PublicPage } from './PublicPage';
+import { useGpuSubscribe } from './useGpuSubscribe';
 
 /** /stats/cloud/gpu: the promotion and the GPU market (算力市场), filtered through the URL. */
 export default function GpuCloudPage() {
@@ -23,6 +24,7 @@ export default function GpuCloudPage() {
 
   const setFilters = (next: MarketFilters) => url.set(next);
   const onRent = (host: GpuHost) => navigate(rentUrl(host, filters.cycle, filters.gpuCount ?? 1));
+  const notify = useGpuSubscribe();
 
   return (
     <PublicPage title="算力市场" intro="按地区、GPU 型号与卡数挑选主机，价格为每张卡的单价，实时显示空闲卡数。">
@@ -32,6 +34,8 @@ export default function GpuCloudPage() {
         query={hosts}
         filters={filters}
         onRent={onRent}
+        onNotify={(host) => notify.subscribe({ gpuTypeId: host.gpuTypeId, regionId: host.regionId })}
+        notifying={notify.pending}
         onReset={() => setFilters(readMarketFilters(new URLSearchParams()))}
         onPage={(page) => setFilters({ ...url.latest(), page })}
       />
@@ -43,12 +47,16 @@ function MarketResult({
   query,
   filters,
   onRent,
+  onNotify,
+  notifying,
   onReset,
   onPage,
 }: {
   query: UseQueryResult<GpuHostsPage>;
   filters: MarketFilters;
   onRent: (host: GpuHost) => void;
+  onNotify: (host: GpuHost) => void;
+  notifying: (host: GpuHost) => boolean;
   onReset: () => void;
   onPage: (page: number) => void;
 }) {
@@ -70,7 +78,7 @@ function MarketResult({
       </Typography.Text>
       <div className="card-grid" aria-label="主机列表">
         {items.map((host) => (
-          <GpuHostCard key={host.id} host={host} cycle={filters.cycle} onRent={onRent} />
+          <GpuHostCard key={host.id} host={host} cycle={filters.cycle} onRent={onRent} onNotify={onNotify} notifying={notifying(host)} />
         ))}
       </div>
       {total > MARKET_PAGE_SIZE && (

@@ -1,5 +1,5 @@
 import { Button, Progress, Tag, Tooltip } from 'antd';
-import { EnvironmentOutlined } from '@ant-design/icons';
+import { BellOutlined, EnvironmentOutlined } from '@ant-design/icons';
 import { BillingCycle, BillingCycleUnit, discountText, PAGE, type CyclePrice, type GpuHost } from '@console/contract';
 import { Price } from '../../components/Price';
 import { SHOP_CYCLES, type ShopCycle } from './marketQuery';
@@ -28,8 +28,23 @@ function otherCyclePrices(host: GpuHost, cycle: ShopCycle): CyclePrice[] {
     .filter((p): p is CyclePrice => p !== undefined);
 }
 
-/** One host of the GPU market: what it is, how many cards are free, and what a card costs. */
-export function GpuHostCard({ host, cycle, onRent }: { host: GpuHost; cycle: ShopCycle; onRent: (host: GpuHost) => void }) {
+/**
+ * One host of the GPU market: what it is, how many cards are free, and what a card costs. A full
+ * host offers 有卡时通知我 (`onNotify`): a notice when its type has free cards in its region again.
+ */
+export function GpuHostCard({
+  host,
+  cycle,
+  onRent,
+  onNotify,
+  notifying,
+}: {
+  host: GpuHost;
+  cycle: ShopCycle;
+  onRent: (host: GpuHost) => void;
+  onNotify?: (host: GpuHost) => void;
+  notifying?: boolean;
+}) {
   const full = host.gpuFree <= 0;
   const discount = discountText(host.price.discountRate);
   const discounted = host.price.listPrice !== host.price.price;
@@ -83,6 +98,11 @@ export function GpuHostCard({ host, cycle, onRent }: { host: GpuHost; cycle: Sho
       <Button type="primary" block disabled={full} onClick={() => onRent(host)}>
         {full ? '已租满' : '立即租用'}
       </Button>
+      {full && onNotify && (
+        <Button block icon={<BellOutlined />} loading={notifying} onClick={() => onNotify(host)} style={{ marginTop: 8 }}>
+          有卡时通知我
+        </Button>
+      )}
     </article>
   );
 }

@@ -357,6 +357,7 @@ function gpuOrder(over: Partial<Order>): Order {
     status: 'Unpaid',
     description: q.lines[0]!.name,
     amount: q.total,
+    voucherId: null,
     voucherDeduction: '0',
     payMethod: null,
     paid: [],

@@ -144,6 +144,8 @@ describe('子账号 tab', () => {
           permissions: body.permissions,
           createdAt: '2026-11-23T08:00:00Z',
           lastLoginAt: null,
+          spendLimit: null,
+          spent: { month: '0', total: '0' },
         });
         return json(200, children[0]);
       }
@@ -226,5 +228,17 @@ describe('安全设置 tab', () => {
     fireEvent.click(await button('绑定邮箱'));
     await waitFor(() => expect(session.get().user?.email).toBe('me@example.com'));
     expect(callsTo(fetch, '/userapi/api/v2.1/users/me/email', 'PUT')[0]!.body).toEqual({ email: 'me@example.com', code: '123456' });
+  });
+
+  it('offers a child no password, mobile or e-mail change: its parent manages them', async () => {
+    const kid = { ...user, isChild: true, childName: 'kid', mobile: '', email: '' };
+    session.setLogin('tok', kid);
+    costServer((url) => (url.pathname === '/userapi/api/v2.1/users/me/info' ? json(200, kid) : undefined));
+    renderApp('/console/account?tab=security');
+    expect(await screen.findByText(/由主账号管理/)).toBeTruthy();
+    expect(screen.queryByText('修改密码', { selector: 'button span' })).toBeNull();
+    expect(screen.queryByLabelText('原密码')).toBeNull();
+    expect(screen.queryByText('更换手机号', { selector: 'button span' })).toBeNull();
+    expect(screen.queryByText('绑定邮箱', { selector: 'button span' })).toBeNull();
   });
 });

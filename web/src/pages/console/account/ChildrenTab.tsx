@@ -1,10 +1,22 @@
 import { useState } from 'react';
-import { Alert, Button, Checkbox, Flex, Form, Input, Modal, Popconfirm, Space, Switch, Tag, Typography } from 'antd';
+import { Alert, Button, Checkbox, Flex, Form, Input, Modal, Popconfirm, Radio, Space, Switch, Tag, Typography } from 'antd';
 import { PlusOutlined } from '@ant-design/icons';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
-import { PAGE, PERMISSION_FLAGS, PermissionLabel, PASSWORD_RULE, type Child, type ChildPermissions, type PermissionFlag } from '@console/contract';
+import {
+  PAGE,
+  PERMISSION_FLAGS,
+  PermissionLabel,
+  PASSWORD_RULE,
+  SpendLimitPeriod,
+  formatYuan,
+  yuanToUnits,
+  type Child,
+  type ChildPermissions,
+  type PermissionFlag,
+  type SpendLimit,
+} from '@console/contract';
 import { ACCOUNT_KEYS, childApi } from '../../../api/account';
 import { PagedTable, usePagedQuery } from '../../../components/PagedTable';
 import { useUrlPaging } from '../../../routing/useUrlPaging';
@@ -16,6 +28,38 @@ const passwordRules = [
 const permissionOptions = PERMISSION_FLAGS.map((f) => ({ value: f, label: PermissionLabel[f] }));
 const toPermissions = (flags: PermissionFlag[]): ChildPermissions => Object.fromEntries(PERMISSION_FLAGS.map((f) => [f, flags.includes(f)]));
 const granted = (c: Child) => PERMISSION_FLAGS.filter((f) => c.permissions[f]);
+/** A tag shows the permission's name only ("财务", not what it opens). */
+const tagLabel = (f: PermissionFlag) => PermissionLabel[f].split('：')[0];
+
+type LimitChoice = 'none' | SpendLimit['period'];
+const limitOptions: { value: LimitChoice; label: string }[] = [
+  { value: 'none', label: '不限' },
+  { value: 'Month', label: `${SpendLimitPeriod.label('Month')}（北京时间自然月）` },
+  { value: 'Total', label: SpendLimitPeriod.label('Total') },
+];
+/** Yuan to the fen, as typed in the limit field. */
+const YUAN = /^\d{1,9}(\.\d{1,2})?$/;
+
+/** What the child list shows of a limit and the spend against it. */
+function SpendCell({ child }: { child: Child }) {
+  const { spendLimit: limit, spent } = child;
+  const used = limit ? BigInt(limit.period === 'Month' ? spent.month : spent.total) : 0n;
+  return (
+    <Space orientation="vertical" size={0}>
+      <span>
+        {limit ? `${SpendLimitPeriod.label(limit.period)} ¥${formatYuan(limit.amount)}` : '不限'}
+        {limit && used >= BigInt(limit.amount) && (
+          <Tag color="error" style={{ marginLeft: 8 }}>
+            额度已用完
+          </Tag>
+        )}
+      </span>
+      <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+        本月已用 ¥{formatYuan(spent.month)} · 累计 ¥{formatYuan(spent.total)}
+      </Typography.Text>
+    </Space>
+  );
+}
 
 /** 子账号: create, grant, disable, reset the password of and delete the team's sub-accounts. */
 export function ChildrenTab() {
@@ -36,7 +80,8 @@ export function ChildrenTab() {
       <Alert
         type="info"
         showIcon
-        message="子账号使用「主账号手机号 + 子账号名 + 密码」登录，消费主账号余额，只能使用授予的功能。子账号的操作记录可在操作日志中按子账号查看。"
+        title="子账号使用「主账号手机号 + 子账号名 + 密码」登录，消费主账号余额，只能使用授予的功能。子账号的操作记录可在操作日志中按子账号查看。"
+        description="未授予「财务」权限的子账号看不到主账号的余额、充值记录和收支明细，只能看到自己创建的实例、订单、账单和操作日志。可为每个子账号设置消费额度（每月或累计）：超出额度的订单不能支付，按量实例在额度用完时自动关机。"
       />
       <Flex justify="flex-end">
         <Button type="primary" icon={<PlusOutlined />} onClick={() => setEditing('new')}>
@@ -56,7 +101,7 @@ export function ChildrenTab() {
             title: '子账号名',
             dataIndex: 'childName',
             render: (name: string, c) => (
-              <Space direction="vertical" size={0}>
+              <Space orientation="vertical" size={0}>
                 {name}
                 {c.remark && <Typography.Text type="secondary">{c.remark}</Typography.Text>}
               </Space>
@@ -65,8 +110,9 @@ export function ChildrenTab() {
           {
             title: '权限',
             render: (_, c) =>
-              granted(c).length ? granted(c).map((f) => <Tag key={f}>{PermissionLabel[f]}</Tag>) : <Typography.Text type="secondary">无</Typography.Text>,
+              granted(c).length ? granted(c).map((f) => <Tag key={f}>{tagLabel(f)}</Tag>) : <Typography.Text type="secondary">无</Typography.Text>,
           },
+          { title: '消费额度', render: (_, c) => <SpendCell child={c} /> },
           {
             title: '状态',
             render: (_, c) => (
@@ -84,7 +130,7 @@ export function ChildrenTab() {
             title: '操作',
             render: (_, c) => (
               <Space>
-                <a onClick={() => setEditing(c)}>修改权限</a>
+                <a onClick={() => setEditing(c)}>修改权限与额度</a>
                 <a onClick={() => setResetting(c)}>重置密码</a>
                 <Link to={`${PAGE.log}?actor=${c.id}`}>操作记录</Link>
                 <Popconfirm
@@ -108,7 +154,9 @@ export function ChildrenTab() {
 }
 
 function ChildModal({ child, onClose, onSaved }: { child: Child | null; onClose: () => void; onSaved: () => void }) {
-  const [form] = Form.useForm<{ childName: string; password: string; remark?: string; flags: PermissionFlag[] }>();
+  const [form] = Form.useForm<{ childName: string; password: string; remark?: string; flags: PermissionFlag[]; limit: LimitChoice; limitYuan?: string }>();
+  // useWatch is undefined until the form has mounted: start from what the child has.
+  const limitChoice: LimitChoice = Form.useWatch('limit', form) ?? child?.spendLimit?.period ?? 'none';
   const [busy, setBusy] = useState(false);
   const save = async () => {
     const v = await form.validateFields().catch(() => null);
@@ -116,8 +164,9 @@ function ChildModal({ child, onClose, onSaved }: { child: Child | null; onClose:
     setBusy(true);
     try {
       const permissions = toPermissions(v.flags ?? []);
-      if (child) await childApi.update(child.id, { remark: v.remark ?? '', permissions });
-      else await childApi.create({ childName: v.childName, password: v.password, remark: v.remark, permissions });
+      const spendLimit: SpendLimit | null = v.limit === 'none' ? null : { amount: String(yuanToUnits(v.limitYuan!.trim())), period: v.limit };
+      if (child) await childApi.update(child.id, { remark: v.remark ?? '', permissions, spendLimit });
+      else await childApi.create({ childName: v.childName, password: v.password, remark: v.remark, permissions, spendLimit });
       onSaved();
       onClose();
     } catch {
@@ -136,7 +185,17 @@ function ChildModal({ child, onClose, onSaved }: { child: Child | null; onClose:
       okText="保存"
       destroyOnHidden
     >
-      <Form form={form} layout="vertical" requiredMark={false} initialValues={{ remark: child?.remark, flags: child ? granted(child) : [] }}>
+      <Form
+        form={form}
+        layout="vertical"
+        requiredMark={false}
+        initialValues={{
+          remark: child?.remark,
+          flags: child ? granted(child) : [],
+          limit: child?.spendLimit?.period ?? 'none',
+          limitYuan: child?.spendLimit ? formatYuan(child.spendLimit.amount) : undefined,
+        }}
+      >
         {!child && (
           <>
             <Form.Item
@@ -160,6 +219,25 @@ function ChildModal({ child, onClose, onSaved }: { child: Child | null; onClose:
         <Form.Item name="flags" label="权限" extra="未勾选任何权限的子账号只能查看自己的账号信息">
           <Checkbox.Group options={permissionOptions} style={{ display: 'grid', gridTemplateColumns: '1fr 1fr', rowGap: 8 }} />
         </Form.Item>
+        <Form.Item
+          name="limit"
+          label="消费额度"
+          extra="子账号创建的订单从主账号余额扣除的金额（赠送金与现金，不含代金券）计入额度；超出额度的订单不能支付，按量实例在额度用完时自动关机"
+        >
+          <Radio.Group options={limitOptions} />
+        </Form.Item>
+        {limitChoice !== 'none' && (
+          <Form.Item
+            name="limitYuan"
+            label="额度（元）"
+            rules={[
+              { required: true, message: '请输入额度' },
+              { pattern: YUAN, message: '额度须为金额，最多两位小数' },
+            ]}
+          >
+            <Input prefix="¥" placeholder="如 500" maxLength={12} inputMode="decimal" />
+          </Form.Item>
+        )}
       </Form>
     </Modal>
   );

@@ -1,4 +1,4 @@
-import { Button, Card, Flex, Form, Input, Space } from 'antd';
+import { Alert, Button, Card, Flex, Form, Input, Space } from 'antd';
 import type { Rule } from 'antd/es/form';
 import { PASSWORD_RULE, type User, type CodeSent } from '@console/contract';
 import { userApi } from '../../../api/user';
@@ -12,14 +12,28 @@ const passwordRules = [
   { pattern: /^(?=.*[A-Za-z])(?=.*\d)\S+$/, message: '密码须同时包含字母和数字，且不含空格' },
 ];
 
-/** 安全设置: password (other sessions end), mobile (code to the new number), e-mail (code to the address). */
+/**
+ * 安全设置: password (other sessions end), mobile (code to the new number), e-mail (code to the
+ * address). A child's are its parent's to manage (the server refuses the child, 40300006).
+ */
 export function SecurityTab() {
   const { user } = useSession();
+  if (user?.isChild)
+    return (
+      <Flex vertical gap={16} style={{ maxWidth: 560 }}>
+        <Alert
+          type="info"
+          showIcon
+          title="登录密码、手机号和邮箱由主账号管理"
+          description="子账号使用主账号手机号和子账号名登录；需要修改密码时，请联系主账号在“账号中心 → 子账号”中重设。"
+        />
+      </Flex>
+    );
   return (
     <Flex vertical gap={16} style={{ maxWidth: 560 }}>
       <PasswordCard />
-      {!user?.isChild && <MobileCard current={user?.mobile ?? ''} />}
-      {!user?.isChild && <EmailCard current={user?.email ?? ''} />}
+      <MobileCard current={user?.mobile ?? ''} />
+      <EmailCard current={user?.email ?? ''} />
     </Flex>
   );
 }

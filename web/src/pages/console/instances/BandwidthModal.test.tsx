@@ -64,7 +64,7 @@ const rowOf = async (name: string) => (await screen.findByText(name)).closest<HT
 const button = (scope: HTMLElement, text: string) => within(scope).getByText(text).closest('button')!;
 async function openBandwidth(name: string) {
   fireEvent.click(within(await rowOf(name)).getByLabelText(`更多操作 ${name}`));
-  const items = await screen.findAllByText('调整带宽', { selector: '.ant-dropdown-menu-title-content' });
+  const items = await screen.findAllByText('调整带宽', { selector: '.ant-dropdown-menu-title-content, .menu-item-label' });
   fireEvent.click(items.at(-1)!.closest<HTMLElement>('.ant-dropdown-menu-item')!);
   return dialogOf(`调整带宽「${name}」`);
 }
@@ -149,7 +149,7 @@ describe('调整带宽', () => {
     server(() => [shop(), instance({ id: ID2, name: 'GPU机' })]);
     renderApp('/console/e-business');
     fireEvent.click(within(await rowOf('GPU机')).getByLabelText('更多操作 GPU机'));
-    await screen.findAllByText('数据盘扩容', { selector: '.ant-dropdown-menu-title-content' });
+    await screen.findAllByText('数据盘扩容', { selector: '.ant-dropdown-menu-title-content, .menu-item-label' });
     const menu = [...document.querySelectorAll<HTMLElement>('.ant-dropdown:not(.ant-dropdown-hidden)')].at(-1)!;
     expect(menu.textContent).not.toContain('调整带宽');
   });
@@ -203,7 +203,7 @@ describe('调整带宽', () => {
     server(() => [shop({ status: 'Starting', actions: allowedActions('Starting'), tasks: allowedTasks('Starting') })]);
     renderApp('/console/e-business');
     fireEvent.click(within(await rowOf('店铺机-1')).getByLabelText('更多操作 店铺机-1'));
-    const item = (await screen.findAllByText('调整带宽', { selector: '.ant-dropdown-menu-title-content' }))
+    const item = (await screen.findAllByText('调整带宽', { selector: '.ant-dropdown-menu-title-content, .menu-item-label' }))
       .at(-1)!
       .closest<HTMLElement>('.ant-dropdown-menu-item')!;
     expect(item.className).toContain('ant-dropdown-menu-item-disabled');

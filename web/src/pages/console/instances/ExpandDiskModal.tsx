@@ -69,7 +69,7 @@ export function ExpandDiskModal({ target: t, onClose }: { target: DiskTarget; on
           {q.prepaid
             ? `按剩余 ${q.remainingHours} 小时折算，支付后扩容至 ${q.newGb} GB；续费时按新容量计价。`
             : BigInt(q.dailyPriceAfter) > 0n
-              ? `按量计费实例扩容无需预付：扩容至 ${q.newGb} GB 后，超出免费 ${q.freeGb} GB 的部分每天 ¥${formatYuan(q.dailyPriceAfter)}，关机后仍计费。`
+              ? `按量计费实例扩容无需预付：扩容至 ${q.newGb} GB 后，超出免费 ${q.freeGb} GB 的部分每天 ¥${formatYuan(q.dailyPriceAfter)}，按小时扣费，关机后仍计费，释放后停止。`
               : `按量计费实例扩容无需预付：扩容至 ${q.newGb} GB 后仍在免费容量内，不收费。`}
         </Typography.Text>
       )}

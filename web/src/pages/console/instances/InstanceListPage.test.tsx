@@ -31,10 +31,10 @@ async function pick(label: string, option: string) {
   fireEvent.click(document.querySelector(`.ant-select-item-option[title="${option}"]`)!);
 }
 
-/** Opens a row's 更多 menu and returns its item labelled `text`. */
+/** Opens a row's 更多 menu and returns its item labelled `text` (a greyed-out item has its reason under the label). */
 async function menuItem(row: HTMLElement, name: string, text: string) {
   fireEvent.click(within(row).getByLabelText(`更多操作 ${name}`));
-  const items = await screen.findAllByText(text, { selector: '.ant-dropdown-menu-title-content' });
+  const items = await screen.findAllByText(text, { selector: '.ant-dropdown-menu-title-content, .menu-item-label' });
   return items.at(-1)!.closest<HTMLElement>('.ant-dropdown-menu-item')!;
 }
 
@@ -92,6 +92,54 @@ describe('the GPU instance list', () => {
     expect(disabled(await menuItem(off, '推理机-2', '释放'))).toBe(false);
   });
 
+  it('says why a greyed-out 更多 item cannot be used now, and what to do', async () => {
+    instanceServer(listOf(() => [running, stopped]));
+    renderApp('/console/gpu-generic');
+
+    const on = await rowOf('训练机-1');
+    const reason = (item: HTMLElement) => item.querySelector('.menu-item-reason')?.textContent ?? null;
+    expect(reason(await menuItem(on, '训练机-1', '释放'))).toBe('运行中的实例不能释放，请先关机');
+    expect(reason(await menuItem(on, '训练机-1', '无卡模式开机'))).toBe('实例运行中，请先关机再以无卡模式开机');
+    expect(reason(await menuItem(on, '训练机-1', '保存镜像'))).toBe('实例运行中，请先关机再保存镜像');
+    expect(reason(await menuItem(on, '训练机-1', '重启'))).toBeNull(); // allowed: no reason
+
+    const off = await rowOf('推理机-2');
+    expect(reason(await menuItem(off, '推理机-2', '重启'))).toBe('实例未运行，不能重启');
+  });
+
+  it('shows a no-card instance with the reduced CPU and memory it gets in that mode', async () => {
+    const noCard = instance({ id: ID2, name: '无卡机', noCard: true });
+    instanceServer(listOf(() => [running, noCard]));
+    renderApp('/console/gpu-generic');
+
+    const row = await rowOf('无卡机');
+    expect(within(row).getByText('无卡模式')).toBeTruthy();
+    expect(within(row).getByText('0.5 核 CPU / 2 GB 内存')).toBeTruthy();
+    expect(within(row).queryByText('32 核 / 120 GB')).toBeNull();
+    // With cards it shows its own size.
+    expect(within(await rowOf('训练机-1')).getByText('32 核 / 120 GB')).toBeTruthy();
+  });
+
+  it('keeps 地区, 创建时间 and the dates under 计费 at their widths beside the fixed 操作 column: the table scrolls instead', async () => {
+    const prepaid = instance({ id: ID2, name: '包日机', cycle: 'Day', expireAt: '2026-11-24T08:56:16.000Z', releaseAt: '2026-12-01T08:56:16.000Z' });
+    instanceServer(listOf(() => [prepaid]));
+    renderApp('/console/gpu-generic');
+
+    const row = await rowOf('包日机');
+    const table = row.closest('table')!;
+    const widths = [...table.querySelectorAll('col')].map((c) => parseInt(c.style.width, 10));
+    const titles = [...table.querySelectorAll('thead th')].map((th) => th.textContent);
+    const width = (title: string) => widths[titles.indexOf(title)]!;
+    // The table is as wide as its columns together, so no column gives up width to the fixed ones.
+    expect(parseInt(table.style.width, 10)).toBeGreaterThanOrEqual(widths.reduce((a, b) => a + b, 0));
+    expect(width('创建时间')).toBeGreaterThanOrEqual(180); // "2026-11-23 16:56:16" on one line
+    expect(width('计费')).toBeGreaterThanOrEqual(200); // "2026-12-01 16:56:16 释放" on one line
+    expect(width('地区')).toBeGreaterThanOrEqual(100);
+    const created = within(row).getByText(/^2026-11-23 \d\d:56:16$/);
+    expect(created.style.whiteSpace).toBe('nowrap');
+    expect(within(row).getByText(/释放$/).style.whiteSpace).toBe('nowrap');
+  });
+
   it('asks before starting, states the hourly price, then posts the action and refreshes', async () => {
     let started = false;
     const fetch = instanceServer(
@@ -127,7 +175,7 @@ describe('the GPU instance list', () => {
 
     fireEvent.click(button(await rowOf('训练机-1'), '关机'));
     const stop = await dialogOf('确认关机？');
-    expect(within(stop).getByText('关机后停止 GPU 计费；超出免费部分的数据盘仍按 ¥0.35/天 计费')).toBeTruthy();
+    expect(within(stop).getByText('关机后停止 GPU 计费；超出免费部分的数据盘仍按 ¥0.35/天 按小时计费')).toBeTruthy();
     fireEvent.click(button(stop, '取消'));
     expect(callsTo(fetch, actionPath(ID, 'stop'), 'POST')).toHaveLength(0);
 
@@ -156,7 +204,7 @@ describe('the GPU instance list', () => {
     fireEvent.click(button(await dialogOf('确认开机？'), '开机'));
     const failed = await dialogOf('开机失败');
     expect(within(failed).getByText(/该主机的 GPU 已被占用/)).toBeTruthy();
-    expect(within(failed).getByText(/无卡模式不挂载 GPU，按 ¥0\.10\/小时 计费，适合上传数据、配置环境/)).toBeTruthy();
+    expect(within(failed).getByText(/无卡模式不挂载 GPU，只分配 0\.5 核 CPU \/ 2 GB 内存，按 ¥0\.10\/小时 计费，适合上传数据、配置环境/)).toBeTruthy();
     fireEvent.click(button(failed, '无卡模式开机'));
     await waitFor(() => expect(callsTo(fetch, actionPath(ID2, 'startNoCard'), 'POST')).toHaveLength(1));
   });

@@ -1,4 +1,4 @@
-import { Button, Card, Empty, Flex, Input, Select, Space, Typography } from 'antd';
+import { Button, Card, Empty, Flex, Input, Select, Space, Tooltip, Typography } from 'antd';
 import { PlusOutlined } from '@ant-design/icons';
 import { useEffect } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
@@ -22,7 +22,17 @@ import { useUrlState } from '../../../routing/useUrlState';
 import { InstanceRowActions } from './InstanceActionButtons';
 import { useSession } from '../../../session/useSession';
 import { mayBuy } from '../../../auth/permissions';
-import { AccessCell, BillingCell, BUSY_POLL_MS, ConfigCell, detailPathOf, InstanceStatusTags, isBusy, purchasePathOf } from './instanceViews';
+import {
+  AccessCell,
+  BillingCell,
+  BUSY_POLL_MS,
+  ConfigCell,
+  detailPathOf,
+  InstanceStatusTags,
+  isBusy,
+  purchasePathOf,
+  ScheduledStopNote,
+} from './instanceViews';
 import { useInstanceActions } from './useInstanceActions';
 
 /** OperateFail is display-only: nothing is ever stored in it, so it is no filter. */
@@ -48,6 +58,14 @@ function writeQuery(q: ListQuery): URLSearchParams {
   if (q.search) p.set('search', q.search);
   return writePaging(q, p);
 }
+
+/**
+ * Column widths (px), wide enough for their longest content on one line: a date-time "2026-11-23
+ * 08:56:16" with its padding, "… 释放" under 计费, 详情 开机 关机 更多 in 操作; under 状态 a scheduled
+ * stop wraps onto a second line.
+ */
+const COLUMN_WIDTH = { name: 190, status: 160, config: 190, access: 240, billing: 210, region: 110, created: 190, op: 220 };
+const TABLE_WIDTH = Object.values(COLUMN_WIDTH).reduce((a, b) => a + b, 0);
 
 /** While a host is unreachable the instance waits for the reconciler: look again now and then. */
 export const UNKNOWN_POLL_MS = 15_000;
@@ -161,12 +179,14 @@ export function InstanceListPage({ category }: { category: Category }) {
               )
             }
             rowKey="id"
-            scroll={{ x: 1450 }}
+            // The sum of the widths: each column keeps its width and the table scrolls sideways below it,
+            // so 地区, 创建时间 and the dates under 计费 are never squeezed or hidden under the fixed 操作 column.
+            scroll={{ x: TABLE_WIDTH }}
             columns={[
               {
                 title: '名称 / ID',
                 key: 'name',
-                width: 190,
+                width: COLUMN_WIDTH.name,
                 fixed: 'start',
                 render: (_, i) => (
                   <Flex vertical gap={2} style={{ minWidth: 0 }}>
@@ -187,13 +207,38 @@ export function InstanceListPage({ category }: { category: Category }) {
                   </Flex>
                 ),
               },
-              { title: '状态', key: 'status', width: 130, render: (_, i) => <InstanceStatusTags instance={i} /> },
-              { title: '配置', key: 'config', width: 180, render: (_, i) => <ConfigCell instance={i} /> },
-              { title: '登录 / 访问', key: 'access', width: 240, render: (_, i) => <AccessCell instance={i} /> },
-              { title: '计费', key: 'billing', width: 190, render: (_, i) => <BillingCell instance={i} /> },
-              { title: '地区', dataIndex: 'regionName', width: 110 },
-              { title: '创建时间', dataIndex: 'createdAt', width: 170, render: (v: string) => formatTime(v) },
-              { title: '操作', key: 'op', width: 240, fixed: 'end', render: (_, i) => <InstanceRowActions instance={i} actions={actions} /> },
+              {
+                title: '状态',
+                key: 'status',
+                width: COLUMN_WIDTH.status,
+                render: (_, i) => (
+                  <Flex vertical gap={4}>
+                    <InstanceStatusTags instance={i} />
+                    <ScheduledStopNote instance={i} onCancel={() => actions.cancelScheduledStop(i)} />
+                  </Flex>
+                ),
+              },
+              { title: '配置', key: 'config', width: COLUMN_WIDTH.config, render: (_, i) => <ConfigCell instance={i} /> },
+              { title: '登录 / 访问', key: 'access', width: COLUMN_WIDTH.access, render: (_, i) => <AccessCell instance={i} /> },
+              { title: '计费', key: 'billing', width: COLUMN_WIDTH.billing, render: (_, i) => <BillingCell instance={i} /> },
+              {
+                title: '地区',
+                dataIndex: 'regionName',
+                width: COLUMN_WIDTH.region,
+                ellipsis: { showTitle: false },
+                render: (v: string) => (
+                  <Tooltip title={v} placement="topLeft">
+                    {v}
+                  </Tooltip>
+                ),
+              },
+              {
+                title: '创建时间',
+                dataIndex: 'createdAt',
+                width: COLUMN_WIDTH.created,
+                render: (v: string) => <span style={{ whiteSpace: 'nowrap' }}>{formatTime(v)}</span>,
+              },
+              { title: '操作', key: 'op', width: COLUMN_WIDTH.op, fixed: 'end', render: (_, i) => <InstanceRowActions instance={i} actions={actions} /> },
             ]}
           />
         </Flex>

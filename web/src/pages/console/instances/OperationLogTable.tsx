@@ -1,4 +1,4 @@
-import { Flex, Typography } from 'antd';
+import { Flex, Tag, Tooltip, Typography } from 'antd';
 import { ArrowRightOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
 import { InstanceCategory, type InstanceOperation } from '@console/contract';
@@ -67,18 +67,7 @@ export function OperationLogTable({
           width: 120,
           render: (name: string, o) => (o.actorId ? name : <Typography.Text type="secondary">{name || '系统'}</Typography.Text>),
         },
-        {
-          title: '状态变化',
-          key: 'status',
-          width: 250,
-          render: (_, o) => (
-            <Flex align="center" gap={6} wrap>
-              {o.fromStatus ? <InstanceStatusTag status={o.fromStatus} live={false} /> : <Typography.Text type="secondary">--</Typography.Text>}
-              <ArrowRightOutlined style={{ color: '#8c8c8c', fontSize: 12 }} aria-label="变为" />
-              <InstanceStatusTag status={o.toStatus} live={false} />
-            </Flex>
-          ),
-        },
+        { title: '状态变化', key: 'status', width: 250, render: (_, o) => <StatusChange operation={o} /> },
         {
           title: '详情',
           dataIndex: 'detail',
@@ -87,5 +76,39 @@ export function OperationLogTable({
         },
       ]}
     />
+  );
+}
+
+/** A released instance has no status left: the end of its release reads 销毁中 → 已释放. */
+const RELEASED = 'done:destroy';
+
+/**
+ * How the operation moved the instance: "from → to", or just the status when it stayed where it was
+ * (a rename, a renewal), never "运行中 → 运行中".
+ */
+function StatusChange({ operation: o }: { operation: InstanceOperation }) {
+  const arrow = <ArrowRightOutlined style={{ color: '#8c8c8c', fontSize: 12 }} aria-label="变为" />;
+  if (o.action === RELEASED)
+    return (
+      <Flex align="center" gap={6} wrap>
+        {o.fromStatus && <InstanceStatusTag status={o.fromStatus} live={false} />}
+        {o.fromStatus && arrow}
+        <Tag style={{ marginInlineEnd: 0 }}>已释放</Tag>
+      </Flex>
+    );
+  if (o.fromStatus === o.toStatus)
+    return (
+      <Tooltip title="状态未变">
+        <span>
+          <InstanceStatusTag status={o.toStatus} live={false} />
+        </span>
+      </Tooltip>
+    );
+  return (
+    <Flex align="center" gap={6} wrap>
+      {o.fromStatus ? <InstanceStatusTag status={o.fromStatus} live={false} /> : <Typography.Text type="secondary">--</Typography.Text>}
+      {arrow}
+      <InstanceStatusTag status={o.toStatus} live={false} />
+    </Flex>
   );
 }

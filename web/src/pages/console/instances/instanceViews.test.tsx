@@ -10,8 +10,9 @@ describe('what each action says it costs', () => {
 
   it('post-paid: the hourly rate to start, the no-card rate, and the data disk that keeps charging when stopped', () => {
     expect(actionNotice(postPaid, 'start')).toBe('开机后按 ¥3.96/小时 计费（按量）');
-    expect(actionNotice(postPaid, 'startNoCard')).toBe('无卡模式不挂载 GPU，按 ¥0.10/小时 计费，适合上传数据、配置环境');
-    expect(actionNotice(postPaid, 'stop')).toBe('关机后停止 GPU 计费；超出免费部分的数据盘仍按 ¥0.35/天 计费');
+    // The reduced CPU and memory of no-card mode are said before it starts.
+    expect(actionNotice(postPaid, 'startNoCard')).toBe('无卡模式不挂载 GPU，只分配 0.5 核 CPU / 2 GB 内存，按 ¥0.10/小时 计费，适合上传数据、配置环境');
+    expect(actionNotice(postPaid, 'stop')).toBe('关机后停止 GPU 计费；超出免费部分的数据盘仍按 ¥0.35/天 按小时计费');
     expect(actionNotice(instance({ diskDailyPrice: '0' }), 'stop')).toBe('关机后停止 GPU 计费；数据盘未超出免费容量（50 GB），不产生费用');
     expect(actionNotice(instance({ noCard: true }), 'stop')).toMatch(/^关机后停止 无卡模式 计费/);
     expect(actionNotice(postPaid, 'release')).toBe('释放后数据盘和系统盘的数据将被清除且无法恢复');

@@ -2,8 +2,9 @@
  * How an instance is shown wherever it appears: its status, configuration, billing and access,
  * what each action costs, and where its list, detail and purchase pages are.
  */
-import { Flex, Space, Tag, Tooltip, Typography } from 'antd';
-import { SyncOutlined } from '@ant-design/icons';
+import { Button, Flex, Space, Tag, Tooltip, Typography } from 'antd';
+import { ClockCircleOutlined, SyncOutlined } from '@ant-design/icons';
+import dayjs from 'dayjs';
 import { Link } from 'react-router';
 import {
   BUSY_STATUSES,
@@ -79,6 +80,34 @@ export function taskBlocked(i: Pick<Instance, 'status' | 'tasks' | 'expireAt'>, 
   return on.includes(i.status) ? `实例${InstanceStatus.label(i.status)}，请先关机再${what}` : `实例${InstanceStatus.label(i.status)}，暂不能${what}`;
 }
 
+/** Where a stop may be scheduled (mirrored from the server): a machine that runs or is on its way up. */
+const SCHEDULABLE: readonly Status[] = ['Pending', 'Starting', 'Restarting', 'Running'];
+
+/** "将于 2026-11-26 08:00 关机": how a pending scheduled stop (定时关机) is said everywhere. */
+export const scheduledStopText = (at: string) => `将于 ${dayjs(at).format('YYYY-MM-DD HH:mm')} 关机`;
+
+/** The pending scheduled stop under an instance's status, with 取消 when the viewer may cancel it. */
+export function ScheduledStopNote({ instance: i, onCancel }: { instance: Pick<Instance, 'scheduledStopAt'>; onCancel?: () => void }) {
+  if (!i.scheduledStopAt) return null;
+  return (
+    <Typography.Text type="warning" style={{ fontSize: 12 }}>
+      <ClockCircleOutlined /> {scheduledStopText(i.scheduledStopAt)}
+      {onCancel && (
+        <Button type="link" size="small" onClick={onCancel} style={{ padding: '0 4px', height: 'auto', fontSize: 12 }}>
+          取消
+        </Button>
+      )}
+    </Typography.Text>
+  );
+}
+
+/** Why 定时关机 cannot be set now; null when it can. */
+export function scheduleStopBlocked(i: Pick<Instance, 'status'>): string | null {
+  if (SCHEDULABLE.includes(i.status)) return null;
+  if (i.status === 'Stopped' || i.status === 'Shutdown') return '实例已关机，无需定时关机';
+  return `实例${InstanceStatus.label(i.status)}，不能设置定时关机`;
+}
+
 /** The expansion dialog's view of an instance. */
 export function diskTargetOf(i: Instance): DiskTarget {
   return {
@@ -122,6 +151,9 @@ export function configSummary(i: Pick<Instance, 'gpuName' | 'gpuCount' | 'spec'>
   return i.gpuName && i.gpuCount > 0 ? `${i.gpuName} × ${i.gpuCount}` : i.spec;
 }
 
+/** The CPU and memory the machine has now: in no-card mode the operator's reduced size, not its own. */
+export const currentSpec = (i: Pick<Instance, 'noCard' | 'spec' | 'noCardSpec'>) => (i.noCard && i.noCardSpec ? i.noCardSpec : i.spec);
+
 export function ConfigCell({ instance: i }: { instance: Instance }) {
   const gpu = i.gpuName && i.gpuCount > 0;
   return (
@@ -129,14 +161,16 @@ export function ConfigCell({ instance: i }: { instance: Instance }) {
       <span>
         {configSummary(i)}
         {i.noCard && (
-          <Tag color="orange" style={{ marginInlineStart: 6 }}>
-            无卡模式
-          </Tag>
+          <Tooltip title={`无卡模式不挂载 GPU，CPU 和内存也减为 ${currentSpec(i)}；有卡开机后恢复为 ${i.spec}`}>
+            <Tag color="orange" style={{ marginInlineStart: 6 }}>
+              无卡模式
+            </Tag>
+          </Tooltip>
         )}
       </span>
       {gpu && (
         <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-          {i.spec}
+          {currentSpec(i)}
         </Typography.Text>
       )}
     </Flex>
@@ -216,15 +250,17 @@ export function actionNotice(i: Instance, action: InstanceAction): string {
       return postPaid
         ? `开机后按 ${yuan(i.hourlyPrice)}/小时 计费（按量）`
         : `该实例为包周期（${BillingCycle.label(i.cycle)}）实例，已付费至 ${formatTime(i.expireAt)}，开机不另外计费`;
-    case 'startNoCard':
+    case 'startNoCard': {
+      const size = i.noCardSpec ? `不挂载 GPU，只分配 ${i.noCardSpec}` : '不挂载 GPU';
       return BigInt(i.noCardHourlyPrice) > 0n
-        ? `无卡模式不挂载 GPU，按 ${yuan(i.noCardHourlyPrice)}/小时 计费，适合上传数据、配置环境`
-        : '无卡模式不挂载 GPU，不另外计费，适合上传数据、配置环境';
+        ? `无卡模式${size}，按 ${yuan(i.noCardHourlyPrice)}/小时 计费，适合上传数据、配置环境`
+        : `无卡模式${size}，不另外计费，适合上传数据、配置环境`;
+    }
     case 'stop': {
       if (!postPaid) return `包周期实例关机不退还费用，到期时间不变（${formatTime(i.expireAt)}）`;
       const what = i.noCard ? '无卡模式' : 'GPU';
       return BigInt(i.diskDailyPrice) > 0n
-        ? `关机后停止 ${what} 计费；超出免费部分的数据盘仍按 ${yuan(i.diskDailyPrice)}/天 计费`
+        ? `关机后停止 ${what} 计费；超出免费部分的数据盘仍按 ${yuan(i.diskDailyPrice)}/天 按小时计费`
         : `关机后停止 ${what} 计费；数据盘未超出免费容量（${i.freeDataDiskGb} GB），不产生费用`;
     }
     case 'restart':

@@ -1,6 +1,6 @@
 /**
  * Everything a user can do to an instance, each confirmed first with what it costs or destroys:
- * the five actions of the state machine, rename, reset password and renewal. Shared by the lists and the
+ * the five actions of the state machine, rename, reset password, renewal and the scheduled stop. Shared by the lists and the
  * detail page; render `holder` once where the hook is used (it holds the rename and renewal dialogs).
  */
 import { BILLING_KEYS } from '../../../api/billing';
@@ -8,10 +8,12 @@ import { useState, type ReactNode } from 'react';
 import { App, Button, Form, Input, Modal, Typography } from 'antd';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import { InstanceTaskLabel, PAGE, type Instance, type InstanceAction } from '@console/contract';
+import { BellOutlined } from '@ant-design/icons';
+import { InstanceTaskLabel, PAGE, type GpuSubscriptionRequest, type Instance, type InstanceAction } from '@console/contract';
 import { reactToError } from '../../../api/client';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS, instancesApi } from '../../../api/instances';
+import { NOTICE_KEYS, noticesApi } from '../../../api/notices';
 import { getApiUi } from '../../../api/ui';
 import { actionLabel, actionNotice } from './instanceViews';
 import { RenewModal } from './RenewModal';
@@ -22,7 +24,8 @@ import { BandwidthModal } from './BandwidthModal';
 import { MigrateModal } from './MigrateModal';
 import { ExpandDiskModal } from './ExpandDiskModal';
 import { SaveImageModal } from './SaveImageModal';
-import { diskTargetOf } from './instanceViews';
+import { ScheduledStopModal } from './ScheduledStopModal';
+import { diskTargetOf, scheduledStopText } from './instanceViews';
 
 export const NAME_MAX = 30;
 
@@ -64,6 +67,7 @@ export function useInstanceActions() {
   const { modal } = App.useApp();
   const navigate = useNavigate();
   const invalidation = useInstanceInvalidation();
+  const queryClient = useQueryClient();
   const [renaming, setRenaming] = useState<Instance | null>(null);
   const [renewing, setRenewing] = useState<Instance | null>(null);
   const [autoRenewing, setAutoRenewing] = useState<Instance | null>(null);
@@ -73,16 +77,45 @@ export function useInstanceActions() {
   const [expanding, setExpanding] = useState<Instance | null>(null);
   const [bandwidth, setBandwidth] = useState<Instance | null>(null);
   const [migrating, setMigrating] = useState<Instance | null>(null);
+  const [scheduling, setScheduling] = useState<Instance | null>(null);
 
   const act = useMutation({
     mutationFn: ({ instance, action }: { instance: Instance; action: InstanceAction }) => instancesApi.act(instance.id, action),
     onSettled: (answer) => invalidation.settled(answer),
   });
 
+  /** 有卡时通知我 from a start refused for busy cards: told once when that many cards are free on one host of the region. */
+  const subscribe = useMutation({
+    mutationFn: (req: GpuSubscriptionRequest) => noticesApi.subscribe(req),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: NOTICE_KEYS.subscriptions }),
+  });
+
   const reset = useMutation({
     mutationFn: (instance: Instance) => instancesApi.resetPassword(instance.id),
     onSettled: (answer) => invalidation.settled(answer),
   });
+
+  const unschedule = useMutation({
+    mutationFn: (instance: Instance) => instancesApi.cancelScheduledStop(instance.id),
+    onSettled: (answer) => invalidation.settled(answer),
+  });
+
+  /** Asks, then cancels the instance's pending scheduled stop (the dialog, if open, closes). */
+  const cancelScheduledStop = (instance: Instance) =>
+    modal.confirm({
+      title: '取消定时关机？',
+      content: <Notice instance={instance}>{instance.scheduledStopAt ? `${scheduledStopText(instance.scheduledStopAt)}，取消后实例将保持运行。` : ''}</Notice>,
+      okText: '取消定时关机',
+      cancelText: '保留',
+      onOk: async () => {
+        try {
+          await unschedule.mutateAsync(instance);
+          setScheduling(null);
+        } catch {
+          // The request layer has said why.
+        }
+      },
+    });
 
   /** Runs an action; its failure is shown here (the call itself is silent). Never rejects. */
   const run = async (instance: Instance, action: InstanceAction): Promise<void> => {
@@ -119,6 +152,17 @@ export function useInstanceActions() {
       footer: (_, { OkBtn, CancelBtn }) => (
         <>
           <CancelBtn />
+          {instance.gpuTypeId && (
+            <Button
+              icon={<BellOutlined />}
+              onClick={() => {
+                dialog.destroy();
+                subscribe.mutate({ gpuTypeId: instance.gpuTypeId!, regionId: instance.regionId, gpuCount: instance.gpuCount });
+              }}
+            >
+              有卡时通知我
+            </Button>
+          )}
           {instance.tasks.includes('migrate') && (
             <Button
               onClick={() => {
@@ -223,6 +267,15 @@ export function useInstanceActions() {
         <MigrateModal key={migrating.id} instance={migrating} notice={MIGRATE_NOTICE} onClose={() => setMigrating(null)} onSettled={invalidation.settled} />
       )}
       {bandwidth && <BandwidthModal key={bandwidth.id} instance={bandwidth} onClose={() => setBandwidth(null)} />}
+      {scheduling && (
+        <ScheduledStopModal
+          key={scheduling.id}
+          instance={scheduling}
+          onClose={() => setScheduling(null)}
+          onSettled={invalidation.settled}
+          onCancelSchedule={() => cancelScheduledStop(scheduling)}
+        />
+      )}
     </>
   );
 
@@ -248,6 +301,10 @@ export function useInstanceActions() {
     expandDisk: (instance: Instance) => setExpanding(instance),
     /** Opens the bandwidth dialog (e-commerce machines: see `bandwidthChoices`). */
     changeBandwidth: (instance: Instance) => setBandwidth(instance),
+    /** Opens the 定时关机 dialog (a running instance: see scheduleStopBlocked). */
+    scheduleStop: (instance: Instance) => setScheduling(instance),
+    /** Asks, then cancels the pending scheduled stop. */
+    cancelScheduledStop,
     holder,
     pending: act.isPending ? act.variables : undefined,
   };
