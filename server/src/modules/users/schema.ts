@@ -51,6 +51,8 @@ export const users = pgTable(
     childRemark: text('child_remark').notNull().default(''),
     /** A deleted child keeps its row (operation logs name it) but frees its name. */
     deletedAt: ts('deleted_at'),
+    /** When the holder agreed to the user agreement and privacy policy (registration); null for accounts made before consent was asked, and for children. */
+    agreedAt: ts('agreed_at'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },

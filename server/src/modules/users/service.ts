@@ -62,7 +62,7 @@ export class UserService {
       await this.deps.codes.consume(codeId, tx);
       const inserted = await tx
         .insert(users)
-        .values({ id, mobile: input.mobile, passwordHash, nickname: maskMobile(input.mobile), createdAt: now, updatedAt: now })
+        .values({ id, mobile: input.mobile, passwordHash, nickname: maskMobile(input.mobile), agreedAt: now, createdAt: now, updatedAt: now })
         .onConflictDoNothing()
         .returning({ id: users.id });
       // Lost a race with another registration of the same number: the transaction rolls back.
@@ -351,14 +351,16 @@ export class UserService {
 
   /**
    * Counts a password attempt as a failure before the password is checked (forgetAttempt takes it
-   * back when it succeeds), under a per-account lock: forty attempts at once are counted one after
+   * back when it succeeds), under a per-account and a per-address lock: forty attempts at once are counted one after
    * another, so the eleventh is refused while the first ten are still being hashed. An address
    * that failed too often over any accounts is refused too.
    */
   private async beginAttempt(account: string, ip: string): Promise<number> {
     const since = new Date(this.deps.clock.now().getTime() - LOGIN_FAILURE_WINDOW_MS);
     return this.deps.db.transaction(async (tx) => {
+      // Account first, then address, in every attempt: two attempts never wait on each other in a circle.
       await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`login:${account}`}, 0))`);
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`login-ip:${ip}`}, 0))`);
       const [row] = await tx
         .select({
           byAccount: sql<number>`count(*) filter (where ${loginFailures.account} = ${account})`.mapWith(Number),

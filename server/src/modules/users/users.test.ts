@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { users } from './schema.js';
 import {
   PASSWORD,
   PNG,
@@ -51,6 +53,9 @@ describe('registration', () => {
     const cookie = String(res.headers['set-cookie']);
     expect(cookie).toContain(`jweToken=${token}`);
     expect(cookie).toContain('Max-Age=604800');
+    // The consent is kept with the time it was given.
+    const [row] = await s.ctx.db.select({ agreedAt: users.agreedAt }).from(users).where(eq(users.mobile, mobile));
+    expect(row!.agreedAt).toEqual(s.clock.now());
     expect(cookie).toContain('Path=/');
     expect(cookie).toContain('HttpOnly');
 
