@@ -17,3 +17,4 @@ export * from './schemas/account.js';
 export * from './schemas/storage.js';
 export * from './schemas/bandwidth.js';
 export * from './schemas/notice.js';
+export * from './schemas/openai.js';

@@ -1,0 +1,21 @@
+/**
+ * Model upstreams (issue 14): the embedded n-gram model, any OpenAI-compatible HTTP endpoint, and the
+ * channel router over them. Not wired into any route yet: the model module builds the gateway on this.
+ */
+export { EmbeddedUpstream, embedTokens, realPacer, type EmbeddedModelSpec, type EmbeddedUpstreamOptions, type Pacer } from './embedded.js';
+export { HttpUpstream, type HttpUpstreamOptions } from './http.js';
+export { corpusModel, NgramModel } from './ngram.js';
+export { ChannelRouter, type Channel, type ChannelHealth, type ChannelRouterOptions, type Routed } from './router.js';
+export { chatPromptTokens, countTokens, decode, encode, messageText } from './tokens.js';
+export {
+  GeneratorStream,
+  UpstreamError,
+  isRetryableStatus,
+  isUpstreamStream,
+  type AttemptRecord,
+  type ChatResult,
+  type CompletionResult,
+  type ModelUpstream,
+  type UpstreamErrorKind,
+  type UpstreamStream,
+} from './types.js';
