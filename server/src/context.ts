@@ -241,7 +241,7 @@ export async function createContext(opts: {
   });
   const meter = new Meter(usage, resources);
   const passwords = new PasswordBox(await loadOrCreateSecret(db, 'instance-password-key', clock.now()));
-  const instanceViews = new InstanceViews({ db, clock, catalogue: catalogueStore, images, users, passwords, publicBaseUrl: config.publicBaseUrl });
+  const instanceViews = new InstanceViews({ db, clock, catalogue: catalogueStore, images, users, orders, passwords, publicBaseUrl: config.publicBaseUrl });
   const bandwidthRefunds = new DowngradeRefunds({ clock, orders, checkout, gifts });
   // What each task does when the driver reports it (instances/tasks.ts): one line per task.
   const tasks: TaskHandlers = {

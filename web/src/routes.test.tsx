@@ -108,6 +108,15 @@ describe('guard wired into the router', () => {
     expect(await within(menu).findByText('账单')).toBeTruthy();
     expect(within(menu).queryByText('我的余额')).toBeNull();
     expect(screen.queryByText(/余额：/)).toBeNull();
+    // Nor a 充值 button that would only bounce it off the recharge page.
+    expect(screen.queryByRole('button', { name: '充值' })).toBeNull();
+  });
+
+  it('a child granted 财务 has the header balance and its 充值 button', async () => {
+    session.setLogin('tok', { ...user, isChild: true, gpu: true, finance: true });
+    mount(PAGE.gpuGeneric);
+    expect(await screen.findByText(/余额：/)).toBeTruthy();
+    expect(screen.getByRole('button', { name: '充值' })).toBeTruthy();
   });
 
   it("the header shows '--' when the balance endpoint is not there", async () => {

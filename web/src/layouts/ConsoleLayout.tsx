@@ -1,6 +1,7 @@
 import { Button, Flex, Layout, Menu } from 'antd';
 import { Outlet, useLocation, useNavigate } from 'react-router';
 import { PAGE } from '@console/contract';
+import { seesFinance } from '../auth/permissions';
 import { useSession } from '../session/useSession';
 import { AccountMenu } from './AccountMenu';
 import { BalanceLink } from './BalanceLink';
@@ -20,9 +21,12 @@ export default function ConsoleLayout() {
         <Logo />
         <Flex gap={24} align="center">
           <BalanceLink />
-          <Button type="primary" size="small" onClick={() => navigate(PAGE.recharge)}>
-            充值
-          </Button>
+          {/* A child without 财务 may not recharge: the button would only bounce it off the recharge page. */}
+          {seesFinance(user) && (
+            <Button type="primary" size="small" onClick={() => navigate(PAGE.recharge)}>
+              充值
+            </Button>
+          )}
           <NoticeBell />
           <AccountMenu />
         </Flex>

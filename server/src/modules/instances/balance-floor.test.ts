@@ -66,7 +66,7 @@ describe('余额保底 — the balance floor', () => {
     expect(left).toBeLessThan(yuan('17'));
     expect(left).toBeGreaterThan(yuan('16'));
     for (const { id } of [own, childs]) {
-      expect(await stops(id)).toEqual([expect.objectContaining({ actorId: null, detail: '余额低于您设置的 ¥17.00 保底金额' })]);
+      expect(await stops(id)).toEqual([expect.objectContaining({ actorId: null, detail: '余额低于您设置的 17.00 元保底金额' })]);
       expect((await k.row(id)).status).toBe('Stopping');
     }
     await k.settle(DELAYS.stop);

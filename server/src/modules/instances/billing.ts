@@ -355,7 +355,7 @@ export class InstanceBilling {
   private stopReason(row: MeterRow, arrears: bigint, spendable: bigint, floor?: bigint): string | null {
     if (row.status !== 'Running') return null;
     if (arrears > 0n) return `余额不足，欠费 ${formatYuan(arrears)} 元`;
-    if (floor !== undefined && spendable < floor) return `余额低于您设置的 ¥${formatYuan(floor)} 保底金额`;
+    if (floor !== undefined && spendable < floor) return `余额低于您设置的 ${formatYuan(floor)} 元保底金额`;
     const nextTick = runCost(row.meterRate, BigInt(this.deps.tickSeconds * 1000));
     return spendable < nextTick ? `余额 ${formatYuan(spendable)} 元，不足以支付下一计费周期` : null;
   }

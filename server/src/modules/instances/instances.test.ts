@@ -88,6 +88,9 @@ describe('instances', () => {
     expect(json<Order>(res)).toMatchObject({ type: 'Usage', status: 'Time', amount: '0', description: 'RTX 4090 × 1 · 按量计费' });
     let inst = await only(u.token);
     expect(inst).toMatchObject({ name: '训练机', status: 'Pending', gpuCount: 1, actions: [], access: null, hourlyPrice: String(yuan('1.98')) });
+    // The detail names the order that bills it (linked from the page).
+    expect(json<Instance>(await get(s.app, `${LIST}/${inst.id}`, u.token)).orderUid).toBe(json<Order>(res).orderUid);
+    expect(inst.orderUid).toBe(json<Order>(res).orderUid);
     expect(await gpuFree('bj-b-1-h03')).toBe(free - 1);
 
     await settle(DELAYS.create - 1);

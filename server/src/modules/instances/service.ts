@@ -204,7 +204,7 @@ export class InstanceService {
       if (spendable < floor)
         throw new AppError(
           'INSUFFICIENT_BALANCE',
-          `可用余额 ${formatYuan(spendable)} 元低于您设置的 ¥${formatYuan(floor)} 保底金额，开机后会被自动关机；请充值，或在“我的余额”调低或关闭保底金额`,
+          `可用余额 ${formatYuan(spendable)} 元低于您设置的 ${formatYuan(floor)} 元保底金额，开机后会被自动关机；请充值，或在“我的余额”调低或关闭保底金额`,
         );
     }
   }

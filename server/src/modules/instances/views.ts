@@ -25,6 +25,7 @@ import { instanceOperations, instances } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
 import type { ImageService } from '../images/index.js';
+import type { OrderService } from '../orders/index.js';
 import type { UserRow } from '../users/index.js';
 import { maskMobile, type UserService } from '../users/index.js';
 import type { PasswordBox } from './secrets.js';
@@ -38,6 +39,8 @@ export interface InstanceViewDeps {
   images: ImageService;
   /** Who did what in the operation log (a child by its name, a main account by its masked mobile). */
   users: Pick<UserService, 'contactsOf'>;
+  /** The order numbers the instances were bought by (shown and linked on the detail page). */
+  orders: Pick<OrderService, 'uidsOf'>;
   passwords: PasswordBox;
   publicBaseUrl: string;
 }
@@ -78,14 +81,16 @@ export class InstanceViews {
       .offset((q.page - 1) * q.pageSize);
     const snap = await this.deps.catalogue.get();
     const names = await this.deps.images.namesOf(rows.flatMap((r) => (r.userImageId ? [r.userImageId] : [])));
-    return { items: rows.map((r) => this.view(r, snap, names)), total, page: q.page, pageSize: q.pageSize };
+    const uids = await this.deps.orders.uidsOf(rows.flatMap(orderIdOf));
+    return { items: rows.map((r) => this.view(r, snap, names, uids)), total, page: q.page, pageSize: q.pageSize };
   }
 
   /** One instance, with how to reach it. */
   async get(user: UserRow, id: string): Promise<Instance> {
     const row = await findManaged(this.deps.db, user, id);
     const names = await this.deps.images.namesOf(row.userImageId ? [row.userImageId] : []);
-    return this.view(row, await this.deps.catalogue.get(), names);
+    const uids = await this.deps.orders.uidsOf(orderIdOf(row));
+    return this.view(row, await this.deps.catalogue.get(), names, uids);
   }
 
   /** The operation log: who did what to which instance, newest first. */
@@ -139,7 +144,7 @@ export class InstanceViews {
     return { items, total, page: q.page, pageSize: q.pageSize };
   }
 
-  view(r: InstanceRow, snap: Snapshot, imageNames: Map<string, string> = new Map()): Instance {
+  view(r: InstanceRow, snap: Snapshot, imageNames: Map<string, string> = new Map(), orderUids: Map<string, string> = new Map()): Instance {
     const region = snap.regions.find((x) => x.id === r.regionId);
     const host = r.hostId ? snap.hosts.find((h) => h.id === r.hostId) : undefined;
     const gpu = r.gpuTypeId ? snap.gpuTypes.find((g) => g.id === r.gpuTypeId) : undefined;
@@ -206,7 +211,7 @@ export class InstanceViews {
       ),
       userImageId: r.userImageId,
       userImageName: r.userImageId ? (imageNames.get(r.userImageId) ?? null) : null,
-      orderUid: null,
+      orderUid: orderIdOf(r).map((id) => orderUids.get(id))[0] ?? null,
       createdAt: r.createdAt.toISOString(),
       startedAt: r.startedAt?.toISOString() ?? null,
       stoppedAt: r.stoppedAt?.toISOString() ?? null,
@@ -283,4 +288,10 @@ function operationLabel(action: string): string {
 function actorName(who: { mobile: string | null; isChild: boolean; childName: string | null } | undefined): string {
   if (who?.isChild) return `子账号 ${who.childName}`;
   return who?.mobile ? maskMobile(who.mobile) : '主账号';
+}
+
+/** The order an instance was bought by: its prepaid order, or the post-paid one that bills it. */
+function orderIdOf(r: Pick<InstanceRow, 'orderId' | 'usageOrderId'>): string[] {
+  const id = r.orderId ?? r.usageOrderId;
+  return id ? [id] : [];
 }

@@ -57,7 +57,8 @@ export const notices = {
   stoppedForArrears(p: { instance: NoticeInstance; why: string; at: Date }): Notice {
     return {
       kind: 'StoppedForArrears',
-      title: `实例「${p.instance.name}」因余额不足已关机`,
+      // The balance ran out, or fell below the floor the holder set (余额保底): the title says which.
+      title: p.why.includes('保底') ? `实例「${p.instance.name}」因余额低于保底金额已关机` : `实例「${p.instance.name}」因余额不足已关机`,
       body: `您的按量实例「${p.instance.name}」因${p.why}已自动关机。充值后可在控制台重新开机，数据盘数据保留。`,
       params: { name: p.instance.name },
       link: instanceLink(p.instance),

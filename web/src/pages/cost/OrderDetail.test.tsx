@@ -107,8 +107,20 @@ describe('the bill detail pages', () => {
           seconds: 1867,
           rate: '1000',
           rateUnit: '小时',
-          amount: '238',
+          amount: '231',
           charges: 2,
+        }),
+        line({
+          kind: 'gpu',
+          label: 'GPU 运行',
+          detail: 'RTX 4090 × 1',
+          start: '2026-11-23T08:43:40.000Z',
+          end: '2026-11-23T08:44:05.000Z',
+          seconds: 25,
+          rate: '19800',
+          rateUnit: '小时',
+          amount: '7',
+          charges: 1,
         }),
       ],
     };
@@ -127,7 +139,9 @@ describe('the bill detail pages', () => {
           t?.includes('GPU 运行（训练机）') && t.includes('RTX 4090 × 1') && t.includes('12 分 13 秒') && t.includes('¥1.98/小时') && t.includes('¥0.4032'),
       ),
     ).toBe(true);
-    expect(text.some((t) => t?.includes('无卡模式运行') && t.includes('31 分 7 秒') && t.includes('¥0.10/小时') && t.includes('¥0.0238'))).toBe(true);
+    expect(text.some((t) => t?.includes('无卡模式运行') && t.includes('31 分 7 秒') && t.includes('¥0.10/小时') && t.includes('¥0.0231'))).toBe(true);
+    // Under a minute reads "25 秒", not "0 分 25 秒".
+    expect(text.some((t) => t?.includes('GPU 运行（训练机）') && t.includes('25 秒') && !t.includes('0 分') && t.includes('¥0.0007'))).toBe(true);
     expect(
       text.some(
         (t) => t?.includes('数据盘扩容') && t.includes('70 GB × 2 小时') && t.includes('2 小时 0 分 0 秒') && t.includes('¥0.49/天') && t.includes('¥0.0408'),

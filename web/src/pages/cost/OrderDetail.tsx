@@ -328,12 +328,13 @@ function stepsOf(order: Order, secondsLeft: number): Step[] {
   }
 }
 
-/** "12 分 13 秒", "1 小时 0 分 5 秒". */
+/** "25 秒", "12 分 13 秒", "1 小时 0 分 5 秒". */
 function durationText(seconds: number): string {
   const h = Math.floor(seconds / 3600);
   const m = Math.floor((seconds % 3600) / 60);
   const sec = seconds % 60;
-  return h > 0 ? `${h} 小时 ${m} 分 ${sec} 秒` : `${m} 分 ${sec} 秒`;
+  if (h > 0) return `${h} 小时 ${m} 分 ${sec} 秒`;
+  return m > 0 ? `${m} 分 ${sec} 秒` : `${sec} 秒`;
 }
 
 /** Money to the 0.0001 yuan the ledger keeps: the lines of a post-paid bill add up to its total exactly. */

@@ -183,6 +183,8 @@ describe('the finance page', () => {
       );
       renderApp('/finance');
       await waitFor(() => expect(document.querySelector('.invoice-summary .ant-statistic-content')!.textContent).toBe('¥1,234.56'));
+      // The note under 申请开票 says what the amount follows (cash consumed, as the breakdown does), not recharges.
+      expect(screen.getByText('按实际现金消费（订单与按量计费的现金支出）开具，赠送金、代金券不开票')).toBeTruthy();
       const pendingRow = (await screen.findByText('待开票')).closest('tr')!;
       expect(within(pendingRow).getByText('60.00')).toBeTruthy();
       const issuedRow = screen.getByText('已开票').closest('tr')!;

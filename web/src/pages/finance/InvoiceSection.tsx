@@ -29,7 +29,7 @@ export function InvoiceSection() {
   if (user?.isChild) {
     return (
       <Card title="发票">
-        <Alert type="info" showIcon message="发票由主账号申请" description="子账号不能申请或查看发票，如需开票请联系主账号。" />
+        <Alert type="info" showIcon title="发票由主账号申请" description="子账号不能申请或查看发票，如需开票请联系主账号。" />
       </Card>
     );
   }
@@ -90,7 +90,7 @@ function Invoices() {
                 申请开票
               </Button>
               <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-                按充值和扫码支付的实付金额开具，赠送金、代金券不开票
+                按实际现金消费（订单与按量计费的现金支出）开具，赠送金、代金券不开票
               </Typography.Text>
             </Flex>
           </Flex>
@@ -100,7 +100,7 @@ function Invoices() {
           list={list}
           paging={paging}
           onPage={setPaging}
-          empty="暂无开票申请：充值后可在这里申请电子发票"
+          empty="暂无开票申请：产生现金消费后可在这里申请电子发票"
           rowKey="id"
           scroll={{ x: 960 }}
           tableLayout="auto"

@@ -80,6 +80,7 @@ describe('子账号 tab: spending limits', () => {
     await waitFor(() => expect(callsTo(fetch, `/userapi/api/v2.1/children/${trainer.id}`, 'PUT')).toHaveLength(1));
     expect(callsTo(fetch, `/userapi/api/v2.1/children/${trainer.id}`, 'PUT')[0]!.body).toMatchObject({ spendLimit: { amount: '888000', period: 'Total' } });
     expect(await within(await rowOf('trainer')).findByText('累计 ¥88.80')).toBeTruthy();
+    expect(await screen.findByText('子账号 trainer 已保存')).toBeTruthy();
     await waitFor(() => expect(screen.queryByText(/^修改子账号/, { selector: '.ant-modal-title' })).toBeNull());
 
     fireEvent.click(within(await rowOf('trainer')).getByText('修改权限与额度'));

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Alert, Button, Checkbox, Flex, Form, Input, Modal, Popconfirm, Radio, Space, Switch, Tag, Typography } from 'antd';
+import { Alert, App, Button, Checkbox, Flex, Form, Input, Modal, Popconfirm, Radio, Space, Switch, Tag, Typography } from 'antd';
 import { PlusOutlined } from '@ant-design/icons';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
@@ -37,6 +37,9 @@ const limitOptions: { value: LimitChoice; label: string }[] = [
   { value: 'Month', label: `${SpendLimitPeriod.label('Month')}（北京时间自然月）` },
   { value: 'Total', label: SpendLimitPeriod.label('Total') },
 ];
+/** Cells that must stay on one line (names, times, the switch, the links). */
+const NOWRAP = { whiteSpace: 'nowrap' } as const;
+
 /** Yuan to the fen, as typed in the limit field. */
 const YUAN = /^\d{1,9}(\.\d{1,2})?$/;
 
@@ -96,10 +99,14 @@ export function ChildrenTab() {
         empty="还没有子账号，点击「创建子账号」为团队成员开通"
         rowKey="id"
         tableLayout="auto"
+        // Below this the names, times, switch and links wrap a character at a time (1280 px): scroll instead,
+        // the actions staying in view.
+        scroll={{ x: 1100 }}
         columns={[
           {
             title: '子账号名',
             dataIndex: 'childName',
+            onHeaderCell: () => ({ style: NOWRAP }),
             render: (name: string, c) => (
               <Space orientation="vertical" size={0}>
                 {name}
@@ -112,9 +119,10 @@ export function ChildrenTab() {
             render: (_, c) =>
               granted(c).length ? granted(c).map((f) => <Tag key={f}>{tagLabel(f)}</Tag>) : <Typography.Text type="secondary">无</Typography.Text>,
           },
-          { title: '消费额度', render: (_, c) => <SpendCell child={c} /> },
+          { title: '消费额度', onCell: () => ({ style: NOWRAP }), render: (_, c) => <SpendCell child={c} /> },
           {
             title: '状态',
+            onCell: () => ({ style: NOWRAP }),
             render: (_, c) => (
               <Popconfirm
                 title={c.disabled ? `启用子账号 ${c.childName}？` : `停用子账号 ${c.childName}？停用后其登录立即失效。`}
@@ -124,10 +132,17 @@ export function ChildrenTab() {
               </Popconfirm>
             ),
           },
-          { title: '最近登录', dataIndex: 'lastLoginAt', render: (t: string | null) => (t ? dayjs(t).format('YYYY-MM-DD HH:mm') : '从未登录') },
-          { title: '创建时间', dataIndex: 'createdAt', render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
+          {
+            title: '最近登录',
+            dataIndex: 'lastLoginAt',
+            onCell: () => ({ style: NOWRAP }),
+            render: (t: string | null) => (t ? dayjs(t).format('YYYY-MM-DD HH:mm') : '从未登录'),
+          },
+          { title: '创建时间', dataIndex: 'createdAt', onCell: () => ({ style: NOWRAP }), render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
           {
             title: '操作',
+            fixed: 'end',
+            onCell: () => ({ style: NOWRAP }),
             render: (_, c) => (
               <Space>
                 <a onClick={() => setEditing(c)}>修改权限与额度</a>
@@ -158,6 +173,7 @@ function ChildModal({ child, onClose, onSaved }: { child: Child | null; onClose:
   // useWatch is undefined until the form has mounted: start from what the child has.
   const limitChoice: LimitChoice = Form.useWatch('limit', form) ?? child?.spendLimit?.period ?? 'none';
   const [busy, setBusy] = useState(false);
+  const { message } = App.useApp();
   const save = async () => {
     const v = await form.validateFields().catch(() => null);
     if (!v) return; // the form shows what is missing
@@ -167,6 +183,7 @@ function ChildModal({ child, onClose, onSaved }: { child: Child | null; onClose:
       const spendLimit: SpendLimit | null = v.limit === 'none' ? null : { amount: String(yuanToUnits(v.limitYuan!.trim())), period: v.limit };
       if (child) await childApi.update(child.id, { remark: v.remark ?? '', permissions, spendLimit });
       else await childApi.create({ childName: v.childName, password: v.password, remark: v.remark, permissions, spendLimit });
+      void message.success(child ? `子账号 ${child.childName} 已保存` : `子账号 ${v.childName} 已创建`);
       onSaved();
       onClose();
     } catch {
@@ -246,6 +263,7 @@ function ChildModal({ child, onClose, onSaved }: { child: Child | null; onClose:
 function PasswordModal({ child, onClose }: { child: Child; onClose: () => void }) {
   const [form] = Form.useForm<{ password: string }>();
   const [busy, setBusy] = useState(false);
+  const { message } = App.useApp();
   const save = async () => {
     const v = await form.validateFields().catch(() => null);
     if (!v) return;
@@ -253,6 +271,7 @@ function PasswordModal({ child, onClose }: { child: Child; onClose: () => void }
     setBusy(true);
     try {
       await childApi.setPassword(child.id, password);
+      void message.success(`${child.childName} 的密码已重置`);
       onClose();
     } catch {
       // shown by the request layer

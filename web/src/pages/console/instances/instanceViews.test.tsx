@@ -14,7 +14,7 @@ describe('what each action says it costs', () => {
     expect(actionNotice(postPaid, 'startNoCard')).toBe('无卡模式不挂载 GPU，只分配 0.5 核 CPU / 2 GB 内存，按 ¥0.10/小时 计费，适合上传数据、配置环境');
     expect(actionNotice(postPaid, 'stop')).toBe('关机后停止 GPU 计费；超出免费部分的数据盘仍按 ¥0.35/天 按小时计费');
     expect(actionNotice(instance({ diskDailyPrice: '0' }), 'stop')).toBe('关机后停止 GPU 计费；数据盘未超出免费容量（50 GB），不产生费用');
-    expect(actionNotice(instance({ noCard: true }), 'stop')).toMatch(/^关机后停止 无卡模式 计费/);
+    expect(actionNotice(instance({ noCard: true }), 'stop')).toMatch(/^关机后停止无卡模式计费；/);
     expect(actionNotice(postPaid, 'release')).toBe('释放后数据盘和系统盘的数据将被清除且无法恢复');
   });
 

@@ -258,10 +258,11 @@ export function actionNotice(i: Instance, action: InstanceAction): string {
     }
     case 'stop': {
       if (!postPaid) return `包周期实例关机不退还费用，到期时间不变（${formatTime(i.expireAt)}）`;
-      const what = i.noCard ? '无卡模式' : 'GPU';
+      // Spaces around Latin words only: "停止 GPU 计费", "停止无卡模式计费".
+      const what = i.noCard ? '无卡模式' : ' GPU ';
       return BigInt(i.diskDailyPrice) > 0n
-        ? `关机后停止 ${what} 计费；超出免费部分的数据盘仍按 ${yuan(i.diskDailyPrice)}/天 按小时计费`
-        : `关机后停止 ${what} 计费；数据盘未超出免费容量（${i.freeDataDiskGb} GB），不产生费用`;
+        ? `关机后停止${what}计费；超出免费部分的数据盘仍按 ${yuan(i.diskDailyPrice)}/天 按小时计费`
+        : `关机后停止${what}计费；数据盘未超出免费容量（${i.freeDataDiskGb} GB），不产生费用`;
     }
     case 'restart':
       return '重启期间实例暂时无法访问，正在运行的程序会被中断；计费方式不变';
