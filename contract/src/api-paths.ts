@@ -133,6 +133,10 @@ export const API = {
   noticePreferences: '/userapi/api/v2.1/users/me/notice-preferences',
   gpuSubscriptions: '/userapi/api/v2.1/gpu-subscriptions',
   gpuSubscription: '/userapi/api/v2.1/gpu-subscriptions/:id',
+  // The model service's console API (issue 14): the model square's data and API keys (the gateway itself is under /v1).
+  modelModels: '/api/v1/model/models',
+  modelKeys: '/api/v1/model/keys',
+  modelKey: '/api/v1/model/keys/:id',
   devCompute: '/dev/compute',
   healthz: '/healthz',
   devOutbox: '/dev/outbox',

@@ -60,6 +60,10 @@ export const ERRORS = {
   SCHEDULED_STOP_TIME_INVALID: { code: 40027001, message: '定时关机时间须晚于当前时间，且在 30 天（720 小时）以内，请重新选择' },
   // Notices: "有卡时通知我" subscriptions, codes 4xx28xxx.
   GPU_SUBSCRIPTION_LIMIT: { code: 40028001, message: '「有卡时通知我」最多同时订阅 20 个，请先在消息中心的「有卡提醒」中取消不需要的订阅' },
+  // The model service: API keys, codes 4xx40xxx.
+  API_KEY_LIMIT: { code: 40040001, message: '每个账号最多 50 个 API 密钥，请先删除不再使用的密钥' },
+  MODEL_UNKNOWN: { code: 40040002, message: '模型不存在或已下架，请在模型广场中选择' },
+  API_KEY_EXPIRY_PAST: { code: 40040003, message: '过期时间须晚于当前时间，请重新选择' },
   // Invoices
   INVOICE_AMOUNT_EXCEEDED: { code: 40022001, message: '开票金额超过可开票金额' },
   INVOICE_STATE_INVALID: { code: 40922001, message: '该发票申请已处理，不能再进行此操作，请刷新后查看' },
@@ -110,6 +114,7 @@ export const ERRORS = {
   RECORD_NOT_FOUND: { code: 40400004, message: '记录不存在或无权查看' },
   IMAGE_NOT_FOUND: { code: 40421001, message: '镜像不存在或已删除' },
   IMAGE_NOT_SHARED: { code: 40421002, message: '该镜像不存在、已删除或已取消分享' },
+  API_KEY_NOT_FOUND: { code: 40440001, message: 'API 密钥不存在或已删除，请刷新列表' },
   // 409 — conflicts
   MOBILE_TAKEN: { code: 40900001, message: '该手机号已注册，请直接登录' },
   EMAIL_TAKEN: { code: 40900002, message: '该邮箱已被其他账号绑定' },

@@ -18,3 +18,4 @@ export * from './schemas/storage.js';
 export * from './schemas/bandwidth.js';
 export * from './schemas/notice.js';
 export * from './schemas/openai.js';
+export * from './schemas/model.js';

@@ -67,6 +67,7 @@ import { ChildSpending } from './modules/orders/index.js';
 import { StudentService } from './modules/students/index.js';
 import { PasswordBox } from './modules/instances/index.js';
 import { GpuSubscriptionService, NoticeService } from './modules/notices/index.js';
+import { ApiKeyService, ModelCatalogue } from './modules/model/index.js';
 import { InstanceCategory, SESSION_COOKIE, SESSION_TTL_SECONDS } from '@console/contract';
 
 export interface Drivers {
@@ -128,6 +129,10 @@ export interface AppContext {
   notices: NoticeService;
   /** 有卡时通知我. */
   gpuSubscriptions: GpuSubscriptionService;
+  /** The model square and its channel router (from the catalogue file's models and modelChannels). */
+  models: ModelCatalogue;
+  /** API keys of the model gateway. */
+  apiKeys: ApiKeyService;
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
   localOperatorToken: string | null;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
@@ -348,6 +353,8 @@ export async function createContext(opts: {
     users,
     log: opts.log,
   });
+  const models = new ModelCatalogue({ catalogue: catalogueStore, clock, log: opts.log });
+  const apiKeys = new ApiKeyService({ db, clock, users, models });
   return {
     config,
     database,
@@ -391,6 +398,8 @@ export async function createContext(opts: {
     reconciler,
     notices,
     gpuSubscriptions: new GpuSubscriptionService({ db, clock, catalogue: catalogueStore, notices }),
+    models,
+    apiKeys,
     localOperatorToken: null,
     reloadCatalogue,
     cookies: {

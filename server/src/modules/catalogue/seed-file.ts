@@ -182,14 +182,62 @@ export const catalogueFileSchema = z.object({
       }),
     )
     .default([]),
+  /** The model square (issue 14): what clients may call, priced per million tokens. */
+  models: z
+    .array(
+      z.object({
+        /** As clients send it in `model`. */
+        id: z.string().regex(/^[\w.:/-]{1,100}$/, '模型名称只能包含字母、数字和 . _ - : /，最多 100 个字符'),
+        name: z.string().min(1),
+        provider: z.string().min(1),
+        type: z.enum(['chat', 'embedding']).default('chat'),
+        contextLength: z.number().int().min(1).max(10_000_000),
+        inputYuanPerMillion: yuan,
+        outputYuanPerMillion: yuan,
+        tags: z.array(z.string().min(1)).default([]),
+        description: z.string().default(''),
+        sort: z.number().int().default(0),
+        active: z.boolean().default(true),
+      }),
+    )
+    .default([]),
+  /** Where calls for the models go: the embedded model, or an OpenAI-compatible endpoint. */
+  modelChannels: z
+    .array(
+      z.object({
+        id: slug,
+        kind: z.enum(['embedded', 'openai']),
+        /** openai: up to and including the version, e.g. https://api.example.com/v1. */
+        baseUrl: z.url({ protocol: /^https?$/, error: '渠道地址须为 http:// 或 https:// 开头的网址' }).optional(),
+        /** openai: the key, or "env:NAME" to read it from the server's environment (keeps the secret out of this file). */
+        apiKey: z.string().min(1).optional(),
+        /** The models (ids of `models`) this channel serves. */
+        models: z.array(z.string().min(1)).min(1, '渠道至少要提供一个模型'),
+        /** Model id → the upstream's own name for it. */
+        modelMap: z.record(z.string(), z.string().min(1)).default({}),
+        priority: z.number().int().min(-1000).max(1000).default(0),
+        weight: z.number().int().min(0).max(10_000).default(1),
+        enabled: z.boolean().default(true),
+      }),
+    )
+    .default([]),
 });
 export type CatalogueFile = z.infer<typeof catalogueFileSchema>;
+export type ModelEntry = CatalogueFile['models'][number];
+export type ModelChannelEntry = CatalogueFile['modelChannels'][number];
+
+/** `env:NAME` names an environment variable holding a channel's key. */
+export function channelKeyEnvName(apiKey: string | undefined): string | null {
+  const m = apiKey === undefined ? null : /^env:([A-Za-z_][A-Za-z0-9_]*)$/.exec(apiKey);
+  return m ? m[1]! : null;
+}
 export type ResourceProductEntry = CatalogueFile['resourceProducts'][number];
 export type CatalogueSettings = CatalogueFile['settings'];
 
 export class CatalogueFileError extends Error {}
 
-export function readCatalogueFile(file: string): { data: CatalogueFile; hash: string } {
+/** `env` resolves the channels' `env:NAME` keys (a missing one is an error of the file). */
+export function readCatalogueFile(file: string, env: NodeJS.ProcessEnv = process.env): { data: CatalogueFile; hash: string } {
   const text = readFileSync(file, 'utf8');
   let raw: unknown;
   try {
@@ -202,13 +250,13 @@ export function readCatalogueFile(file: string): { data: CatalogueFile; hash: st
     const issue = parsed.error.issues[0]!;
     throw new CatalogueFileError(`目录文件 ${file} 第 ${issue.path.join('.')} 项有误：${issue.message}`);
   }
-  checkReferences(parsed.data, file);
+  checkReferences(parsed.data, file, env);
   return { data: parsed.data, hash: createHash('sha256').update(text).digest('hex') };
 }
 
 /** Every id a row points at must exist in the same file, and ids must be unique. */
-function checkReferences(c: CatalogueFile, file: string) {
-  const fail = (msg: string) => {
+function checkReferences(c: CatalogueFile, file: string, env: NodeJS.ProcessEnv) {
+  const fail = (msg: string): never => {
     throw new CatalogueFileError(`目录文件 ${file}：${msg}`);
   };
   const ids = (rows: { id: string }[], what: string) => {
@@ -237,6 +285,30 @@ function checkReferences(c: CatalogueFile, file: string) {
   for (const s of c.sizes) for (const r of s.regionIds) if (!regions.has(r)) fail(`规格 ${s.id} 的地区 ${r} 不存在`);
   for (const a of c.applications) if (!images.has(a.imageId)) fail(`镜像应用 ${a.id} 的镜像 ${a.imageId} 不存在`);
   for (const p of c.resourceProducts) if (p.gpuTypeId && !gpuTypes.has(p.gpuTypeId)) fail(`资源包 ${p.id} 的 GPU 型号 ${p.gpuTypeId} 不存在`);
+  checkModels(c, fail, env);
+}
+
+function checkModels(c: CatalogueFile, fail: (msg: string) => never, env: NodeJS.ProcessEnv) {
+  const models = new Set<string>();
+  for (const [i, m] of c.models.entries()) {
+    if (models.has(m.id)) fail(`models.${i}.id：模型 ${m.id} 重复`);
+    models.add(m.id);
+  }
+  const channels = new Set<string>();
+  for (const [i, ch] of c.modelChannels.entries()) {
+    const at = `modelChannels.${i}`;
+    if (channels.has(ch.id)) fail(`${at}.id：模型渠道 ${ch.id} 重复`);
+    channels.add(ch.id);
+    for (const [j, m] of ch.models.entries()) if (!models.has(m)) fail(`${at}.models.${j}：模型渠道 ${ch.id} 的模型 ${m} 不在 models 中`);
+    for (const m of Object.keys(ch.modelMap)) if (!ch.models.includes(m)) fail(`${at}.modelMap.${m}：模型渠道 ${ch.id} 不提供模型 ${m}，不能为它改名`);
+    if (ch.kind === 'openai') {
+      if (!ch.baseUrl) fail(`${at}.baseUrl：openai 模型渠道 ${ch.id} 须填写 baseUrl`);
+      if (!ch.apiKey) fail(`${at}.apiKey：openai 模型渠道 ${ch.id} 须填写 apiKey（可写 env:变量名 从环境变量读取）`);
+      const name = channelKeyEnvName(ch.apiKey);
+      if (ch.apiKey!.startsWith('env:') && !name) fail(`${at}.apiKey：${ch.apiKey} 不是有效的环境变量引用（env:变量名）`);
+      if (name && !env[name]) fail(`${at}.apiKey：模型渠道 ${ch.id} 的密钥引用的环境变量 ${name} 未设置`);
+    }
+  }
 }
 
 /**
@@ -253,6 +325,8 @@ export async function applyCatalogue(db: Db, file: { data: CatalogueFile; hash: 
     await tx.update(catalogueState).set({ value: file.hash, updatedAt: now }).where(eq(catalogueState.key, 'seedHash'));
     await setState(tx, 'settings', file.data.settings, now);
     await setState(tx, 'resourceProducts', file.data.resourceProducts, now);
+    await setState(tx, 'models', file.data.models, now);
+    await setState(tx, 'modelChannels', file.data.modelChannels, now);
     await bumpVersion(tx, now);
     return true;
   });

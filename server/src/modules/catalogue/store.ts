@@ -23,7 +23,7 @@ import {
   catalogueState,
 } from './schema.js';
 import { rateToBp, type UnitPrice } from './pricing.js';
-import type { CatalogueSettings, ResourceProductEntry } from './seed-file.js';
+import type { CatalogueSettings, ModelChannelEntry, ModelEntry, ResourceProductEntry } from './seed-file.js';
 import { DEFAULT_PRIVACY_POLICY, DEFAULT_USER_AGREEMENT } from './agreements.js';
 import { yuanToUnits } from '@console/contract';
 
@@ -81,6 +81,9 @@ export interface Snapshot {
   applications: ApplicationRow[];
   prices: Map<string, Map<BillingCycle, UnitPrice>>;
   resourceProducts: ResourceProductEntry[];
+  /** The model square and its channels (every entry of the file, inactive models and disabled channels too). */
+  models: ModelEntry[];
+  modelChannels: ModelChannelEntry[];
   /** Changes whenever anything a response shows may have changed: keys the response caches. */
   generation: number;
 }
@@ -187,7 +190,7 @@ export class CatalogueStore {
 
   private async loadAll(version: number): Promise<Snapshot> {
     const q = this.db;
-    const [regions, rooms, gpuTypes, hosts, sizes, images, applications, priceRows, settingsRow, productsRow] = await Promise.all([
+    const [regions, rooms, gpuTypes, hosts, sizes, images, applications, priceRows, settingsRow, productsRow, modelsRow, channelsRow] = await Promise.all([
       q.select().from(catalogueRegions).where(eq(catalogueRegions.active, true)).orderBy(catalogueRegions.sort),
       q.select().from(catalogueRooms).where(eq(catalogueRooms.active, true)).orderBy(catalogueRooms.sort),
       q.select().from(catalogueGpuTypes).where(eq(catalogueGpuTypes.active, true)).orderBy(catalogueGpuTypes.sort),
@@ -198,6 +201,8 @@ export class CatalogueStore {
       q.select().from(cataloguePrices),
       q.select().from(catalogueState).where(eq(catalogueState.key, 'settings')),
       q.select().from(catalogueState).where(eq(catalogueState.key, 'resourceProducts')),
+      q.select().from(catalogueState).where(eq(catalogueState.key, 'models')),
+      q.select().from(catalogueState).where(eq(catalogueState.key, 'modelChannels')),
     ]);
     const prices = new Map<string, Map<BillingCycle, UnitPrice>>();
     for (const p of priceRows) {
@@ -217,6 +222,8 @@ export class CatalogueStore {
       applications,
       prices,
       resourceProducts: (productsRow[0]?.value as ResourceProductEntry[] | undefined) ?? [],
+      models: (modelsRow[0]?.value as ModelEntry[] | undefined) ?? [],
+      modelChannels: (channelsRow[0]?.value as ModelChannelEntry[] | undefined) ?? [],
       generation: ++this.generation,
     };
   }

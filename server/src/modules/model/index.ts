@@ -1,0 +1,4 @@
+/** The model module's public entry (issue 14): the model square and channels, and API keys. The /v1 gateway builds on these. */
+export * from './catalogue.js';
+export * from './keys.js';
+export * from './routes.js';

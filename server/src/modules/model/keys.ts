@@ -1,0 +1,423 @@
+/**
+ * API keys of the model gateway (/model/key).
+ *
+ * - A key is `sk-` and 48 random base62 characters, shown once when it is made. Only its SHA-256 is
+ *   stored (a call's bearer is looked up by that hash) and a masked form `sk-abcd…wxyz` for the list.
+ * - A key belongs to the account that made it (each account sees and manages only its own) and
+ *   spends its payer's balance: a child account's keys spend its parent's (contract payerIdOf). A
+ *   child needs `usingLLM` to manage keys (the routes) and for its keys to work (authenticate).
+ * - Per key: name, enabled, expiry, spend limit (0.0001 yuan, against what the key has spent),
+ *   allowed models (empty: all), allowed addresses (IPv4/IPv6 CIDR, node:net BlockList),
+ *   requests-per-minute and tokens-per-minute limits. At most API_KEY_LIMIT keys per account.
+ * - The rate limits are counted in this process's memory (RateWindows below): a sliding minute in
+ *   one-second steps. With several server processes behind a load balancer each counts its own
+ *   calls, so a key may get up to N × its limit across N processes; nothing else about a key
+ *   (spend, last use) lives in memory.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
+import {
+  API_KEY_LIMIT,
+  parseCidr,
+  payerIdOf,
+  type ApiKey,
+  type ApiKeyCreateRequest,
+  type ApiKeyCreated,
+  type ApiKeyPage,
+  type ApiKeyUpdateRequest,
+} from '@console/contract';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/client.js';
+import { AppError } from '../../http/errors.js';
+import type { UserService } from '../users/index.js';
+import type { ModelCatalogue } from './catalogue.js';
+import { modelApiKeys } from './schema.js';
+
+type KeyRow = typeof modelApiKeys.$inferSelect;
+type UserRow = NonNullable<Awaited<ReturnType<UserService['findById']>>>;
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const SECRET_LENGTH = 48;
+const SECRET_FORMAT = /^sk-[0-9A-Za-z]{48}$/;
+
+/** `sk-` and 48 base62 characters from the CSPRNG (bytes ≥ 248 are skipped, so every character is equally likely). */
+export function newSecret(): string {
+  let out = 'sk-';
+  while (out.length < 3 + SECRET_LENGTH) {
+    for (const b of randomBytes(64)) {
+      if (b >= 248) continue;
+      out += BASE62[b % 62];
+      if (out.length === 3 + SECRET_LENGTH) break;
+    }
+  }
+  return out;
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export function maskSecret(secret: string): string {
+  return `${secret.slice(0, 7)}…${secret.slice(-4)}`;
+}
+
+/** Why a bearer was refused, with the HTTP status and OpenAI error code the gateway answers. */
+export type ApiKeyFailureReason =
+  | 'unknown_key'
+  | 'disabled'
+  | 'expired'
+  | 'account_disabled'
+  | 'permission_denied'
+  | 'ip_not_allowed'
+  | 'model_not_allowed'
+  | 'over_spend_limit'
+  | 'rate_limited';
+
+export interface ApiKeyFailure {
+  ok: false;
+  reason: ApiKeyFailureReason;
+  status: 401 | 403 | 429;
+  /** OpenAI's `error.code`. */
+  code: string;
+  /** For the user, in Chinese: what happened and what to do. */
+  message: string;
+  /** rate_limited: when a call would be admitted again. */
+  retryAfterMs?: number;
+}
+
+/** What the gateway needs of an admitted key. */
+export interface AuthenticatedKey {
+  id: string;
+  name: string;
+  ownerId: string;
+  payerId: string;
+  allowedModels: string[];
+  /** What the key may still spend (0.0001 yuan), null: no limit of its own. */
+  spendLeft: bigint | null;
+  tpmLimit: number | null;
+}
+
+export type ApiKeyAuthResult = { ok: true; key: AuthenticatedKey; user: UserRow } | ApiKeyFailure;
+
+const FAILURES: Record<ApiKeyFailureReason, Omit<ApiKeyFailure, 'ok' | 'reason'>> = {
+  unknown_key: { status: 401, code: 'invalid_api_key', message: 'API 密钥无效：请检查密钥是否完整，或在控制台「API KEY」中新建密钥' },
+  disabled: { status: 401, code: 'api_key_disabled', message: 'API 密钥已停用：请在控制台「API KEY」中启用，或换用其他密钥' },
+  expired: { status: 401, code: 'api_key_expired', message: 'API 密钥已过期：请在控制台「API KEY」中延长有效期，或新建密钥' },
+  account_disabled: { status: 403, code: 'account_disabled', message: '账号已被停用，请联系客服' },
+  permission_denied: { status: 403, code: 'permission_denied', message: '子账号没有使用大模型的权限（usingLLM），请联系主账号开通' },
+  ip_not_allowed: { status: 403, code: 'ip_not_allowed', message: '当前 IP 不在该密钥的 IP 白名单中：请在控制台「API KEY」中添加' },
+  model_not_allowed: { status: 403, code: 'model_not_allowed', message: '该密钥不能调用此模型：请在控制台「API KEY」中调整可用模型，或换用其他密钥' },
+  over_spend_limit: { status: 403, code: 'api_key_spend_limit', message: '该密钥的消费已达上限：请在控制台「API KEY」中提高上限，或换用其他密钥' },
+  rate_limited: { status: 429, code: 'rate_limit_exceeded', message: '该密钥每分钟的请求数或 Token 数已达上限，请稍后重试' },
+};
+
+function failure(reason: ApiKeyFailureReason, extra: { retryAfterMs?: number; message?: string } = {}): ApiKeyFailure {
+  return { ok: false, reason, ...FAILURES[reason], ...extra };
+}
+
+const WINDOW_SECONDS = 60;
+
+/** Counts per key over the last minute in one-second buckets (a sliding window, this process only). */
+export class RateWindows {
+  private readonly windows = new Map<string, { second: number; buckets: number[] }>();
+  private sweptAt = 0;
+
+  /** The sum over the minute ending at `now`, and after how long the oldest counted second leaves it. */
+  total(key: string, now: number): { sum: number; freesInMs: number } {
+    const w = this.advance(key, now);
+    if (!w) return { sum: 0, freesInMs: 0 };
+    const sum = w.buckets.reduce((a, b) => a + b, 0);
+    const nowSecond = Math.floor(now / 1000);
+    // The oldest non-empty bucket: the window frees its count when that second is 60 s old.
+    for (let age = WINDOW_SECONDS - 1; age >= 0; age--) {
+      if (w.buckets[(nowSecond - age) % WINDOW_SECONDS]! > 0) return { sum, freesInMs: (nowSecond - age + WINDOW_SECONDS) * 1000 - now };
+    }
+    return { sum, freesInMs: 0 };
+  }
+
+  add(key: string, amount: number, now: number): void {
+    let w = this.advance(key, now);
+    const second = Math.floor(now / 1000);
+    if (!w) {
+      w = { second, buckets: new Array<number>(WINDOW_SECONDS).fill(0) };
+      this.windows.set(key, w);
+    }
+    w.buckets[second % WINDOW_SECONDS]! += amount;
+    this.sweep(now);
+  }
+
+  /** Clears the buckets that left the window since the key was last touched. */
+  private advance(key: string, now: number) {
+    const w = this.windows.get(key);
+    if (!w) return undefined;
+    const second = Math.floor(now / 1000);
+    if (second > w.second) {
+      const steps = Math.min(second - w.second, WINDOW_SECONDS);
+      for (let i = 1; i <= steps; i++) w.buckets[(w.second + i) % WINDOW_SECONDS] = 0;
+      w.second = second;
+    }
+    return w;
+  }
+
+  /** Forgets keys idle for a minute (at most once a minute). */
+  private sweep(now: number) {
+    if (now - this.sweptAt < WINDOW_SECONDS * 1000) return;
+    this.sweptAt = now;
+    const second = Math.floor(now / 1000);
+    for (const [key, w] of this.windows) if (second - w.second >= WINDOW_SECONDS) this.windows.delete(key);
+  }
+}
+
+export class ApiKeyService {
+  private readonly requests = new RateWindows();
+  private readonly tokens = new RateWindows();
+  /** Allowed-address lists by their text (shared by keys with the same list). */
+  private readonly blockLists = new Map<string, BlockList>();
+
+  constructor(
+    private readonly deps: {
+      db: Db;
+      clock: Clock;
+      users: Pick<UserService, 'findById'>;
+      models: Pick<ModelCatalogue, 'get'>;
+      /** Keys per account (default API_KEY_LIMIT). */
+      limit?: number;
+    },
+  ) {}
+
+  private get limit() {
+    return this.deps.limit ?? API_KEY_LIMIT;
+  }
+
+  async list(ownerId: string, query: { page: number; pageSize: number }): Promise<ApiKeyPage> {
+    const live = and(eq(modelApiKeys.ownerId, ownerId), isNull(modelApiKeys.deletedAt));
+    const [rows, [total]] = await Promise.all([
+      this.deps.db
+        .select()
+        .from(modelApiKeys)
+        .where(live)
+        .orderBy(desc(modelApiKeys.createdAt), desc(modelApiKeys.id))
+        .limit(query.pageSize)
+        .offset((query.page - 1) * query.pageSize),
+      this.deps.db.select({ n: count() }).from(modelApiKeys).where(live),
+    ]);
+    const now = this.deps.clock.now();
+    return { items: rows.map((r) => toDto(r, now)), total: total?.n ?? 0, page: query.page, pageSize: query.pageSize, limit: this.limit };
+  }
+
+  /** Makes a key for this account; the answer holds the secret, which is never shown again. */
+  async create(owner: UserRow, req: ApiKeyCreateRequest): Promise<ApiKeyCreated> {
+    const now = this.deps.clock.now();
+    const expiresAt = this.expiry(req.expiresAt, now);
+    await this.checkModels(req.allowedModels, []);
+    const secret = newSecret();
+    const row = await this.deps.db.transaction(async (tx) => {
+      // One account's keys are made one at a time, so two at once cannot both pass the limit.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`model-api-key:${owner.id}`}, 0))`);
+      const [n] = await tx
+        .select({ n: count() })
+        .from(modelApiKeys)
+        .where(and(eq(modelApiKeys.ownerId, owner.id), isNull(modelApiKeys.deletedAt)));
+      if ((n?.n ?? 0) >= this.limit) throw new AppError('API_KEY_LIMIT', `已有 ${n!.n} 个密钥，上限 ${this.limit} 个`);
+      const [created] = await tx
+        .insert(modelApiKeys)
+        .values({
+          id: randomUUID(),
+          ownerId: owner.id,
+          payerId: payerIdOf(owner),
+          name: req.name,
+          secretHash: hashSecret(secret),
+          masked: maskSecret(secret),
+          expiresAt,
+          spendLimit: req.spendLimit === null ? null : BigInt(req.spendLimit),
+          allowedModels: unique(req.allowedModels),
+          allowedIps: unique(req.allowedIps.map((ip) => ip.trim())),
+          rpmLimit: req.rpmLimit,
+          tpmLimit: req.tpmLimit,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      return created!;
+    });
+    return { ...toDto(row, now), secret };
+  }
+
+  async update(ownerId: string, id: string, req: ApiKeyUpdateRequest): Promise<ApiKey> {
+    const now = this.deps.clock.now();
+    const row = await this.own(ownerId, id);
+    const set: Partial<typeof modelApiKeys.$inferInsert> = { updatedAt: now };
+    if (req.name !== undefined) set.name = req.name;
+    if (req.enabled !== undefined) set.enabled = req.enabled;
+    if (req.expiresAt !== undefined) set.expiresAt = this.expiry(req.expiresAt, now);
+    if (req.spendLimit !== undefined) set.spendLimit = req.spendLimit === null ? null : BigInt(req.spendLimit);
+    if (req.allowedModels !== undefined) {
+      // Models the key already names may have left the square since; only newly added ones must exist.
+      await this.checkModels(req.allowedModels, row.allowedModels);
+      set.allowedModels = unique(req.allowedModels);
+    }
+    if (req.allowedIps !== undefined) set.allowedIps = unique(req.allowedIps.map((ip) => ip.trim()));
+    if (req.rpmLimit !== undefined) set.rpmLimit = req.rpmLimit;
+    if (req.tpmLimit !== undefined) set.tpmLimit = req.tpmLimit;
+    const [updated] = await this.deps.db
+      .update(modelApiKeys)
+      .set(set)
+      .where(and(eq(modelApiKeys.id, id), isNull(modelApiKeys.deletedAt)))
+      .returning();
+    if (!updated) throw new AppError('API_KEY_NOT_FOUND');
+    return toDto(updated, now);
+  }
+
+  /** Deletes the key: it stops working at once and leaves the list (its row stays for the call log). */
+  async remove(ownerId: string, id: string): Promise<void> {
+    await this.own(ownerId, id);
+    const now = this.deps.clock.now();
+    await this.deps.db
+      .update(modelApiKeys)
+      .set({ deletedAt: now, enabled: false, updatedAt: now })
+      .where(and(eq(modelApiKeys.id, id), isNull(modelApiKeys.deletedAt)));
+  }
+
+  /**
+   * Whether a call may go ahead: the bearer (`sk-…`, with or without `Bearer `), the caller's address,
+   * and the model it asks for (left out for calls of no model, such as the model list). Checks in
+   * order: the key, its account, the address, the model, the spend limit, the rate limits; an
+   * admitted call counts towards the key's requests per minute.
+   */
+  async authenticate(bearer: string, ip: string, model?: string): Promise<ApiKeyAuthResult> {
+    const secret = bearer.replace(/^Bearer\s+/i, '').trim();
+    if (!SECRET_FORMAT.test(secret)) return failure('unknown_key');
+    const [row] = await this.deps.db
+      .select()
+      .from(modelApiKeys)
+      .where(and(eq(modelApiKeys.secretHash, hashSecret(secret)), isNull(modelApiKeys.deletedAt)));
+    if (!row) return failure('unknown_key');
+    const now = this.deps.clock.now();
+    if (!row.enabled) return failure('disabled');
+    if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return failure('expired');
+
+    const user = await this.deps.users.findById(row.ownerId);
+    if (!user || user.disabled || user.deletedAt) return failure('account_disabled');
+    if (user.isChild) {
+      const parent = await this.deps.users.findById(row.payerId);
+      if (!parent || parent.disabled) return failure('account_disabled', { message: '主账号已停用，请联系客服' });
+      if (!user.usingLLM) return failure('permission_denied');
+    }
+
+    if (row.allowedIps.length && !this.ipAllowed(row.allowedIps, ip)) {
+      return failure('ip_not_allowed', { message: `当前 IP ${ip} 不在该密钥的 IP 白名单中：请在控制台「API KEY」中添加` });
+    }
+    if (model !== undefined && row.allowedModels.length && !row.allowedModels.includes(model)) {
+      return failure('model_not_allowed', { message: `该密钥不能调用模型 ${model}：请在控制台「API KEY」中调整可用模型，或换用其他密钥` });
+    }
+    if (row.spendLimit !== null && row.spent >= row.spendLimit) return failure('over_spend_limit');
+
+    const at = now.getTime();
+    if (row.tpmLimit !== null) {
+      const t = this.tokens.total(row.id, at);
+      if (t.sum >= row.tpmLimit)
+        return failure('rate_limited', { retryAfterMs: t.freesInMs, message: `该密钥每分钟最多 ${row.tpmLimit} 个 Token，请稍后重试` });
+    }
+    if (row.rpmLimit !== null) {
+      const r = this.requests.total(row.id, at);
+      if (r.sum >= row.rpmLimit) return failure('rate_limited', { retryAfterMs: r.freesInMs, message: `该密钥每分钟最多 ${row.rpmLimit} 次请求，请稍后重试` });
+    }
+    this.requests.add(row.id, 1, at);
+    return {
+      ok: true,
+      user,
+      key: {
+        id: row.id,
+        name: row.name,
+        ownerId: row.ownerId,
+        payerId: row.payerId,
+        allowedModels: row.allowedModels,
+        spendLeft: row.spendLimit === null ? null : row.spendLimit - row.spent,
+        tpmLimit: row.tpmLimit,
+      },
+    };
+  }
+
+  /**
+   * A settled call: adds its cost to the key's spend and notes the time of use (the later of the
+   * stored one and `at`); `tokens` count towards its tokens per minute in this process.
+   */
+  async recordUse(keyId: string, cost: bigint, at: Date, tokens = 0): Promise<void> {
+    if (tokens > 0) this.tokens.add(keyId, tokens, this.deps.clock.now().getTime());
+    await this.deps.db
+      .update(modelApiKeys)
+      .set({
+        spent: sql`${modelApiKeys.spent} + ${cost}`,
+        lastUsedAt: sql`greatest(${modelApiKeys.lastUsedAt}, ${at.toISOString()}::timestamptz)`,
+      })
+      .where(eq(modelApiKeys.id, keyId));
+  }
+
+  private async own(ownerId: string, id: string): Promise<KeyRow> {
+    const [row] = await this.deps.db
+      .select()
+      .from(modelApiKeys)
+      .where(and(eq(modelApiKeys.id, id), eq(modelApiKeys.ownerId, ownerId), isNull(modelApiKeys.deletedAt)));
+    if (!row) throw new AppError('API_KEY_NOT_FOUND');
+    return row;
+  }
+
+  private expiry(iso: string | null, now: Date): Date | null {
+    if (iso === null) return null;
+    const at = new Date(iso);
+    if (at.getTime() <= now.getTime()) throw new AppError('API_KEY_EXPIRY_PAST', `expiresAt：${iso} 不晚于当前时间`);
+    return at;
+  }
+
+  private async checkModels(wanted: string[], already: string[]) {
+    for (const [i, id] of wanted.entries()) {
+      if (already.includes(id)) continue;
+      if (!(await this.deps.models.get(id))) throw new AppError('MODEL_UNKNOWN', `allowedModels.${i}：模型 ${id} 不在模型广场中`);
+    }
+  }
+
+  private ipAllowed(ranges: string[], ip: string): boolean {
+    const text = ranges.join(',');
+    let list = this.blockLists.get(text);
+    if (!list) {
+      list = new BlockList();
+      for (const range of ranges) {
+        const parsed = parseCidr(range);
+        if (!parsed) continue;
+        list.addSubnet(parsed.address, parsed.prefix, parsed.family);
+      }
+      if (this.blockLists.size >= 10_000) this.blockLists.clear();
+      this.blockLists.set(text, list);
+    }
+    // An IPv4 client on a dual-stack socket arrives as ::ffff:a.b.c.d.
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+    const address = mapped ? mapped[1]! : ip;
+    if (isIPv4(address)) return list.check(address, 'ipv4');
+    if (isIPv6(address)) return list.check(address, 'ipv6');
+    return false;
+  }
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+function toDto(r: KeyRow, now: Date): ApiKey {
+  return {
+    id: r.id,
+    name: r.name,
+    maskedKey: r.masked,
+    enabled: r.enabled,
+    expired: r.expiresAt !== null && r.expiresAt.getTime() <= now.getTime(),
+    expiresAt: r.expiresAt?.toISOString() ?? null,
+    spendLimit: r.spendLimit === null ? null : String(r.spendLimit),
+    spent: String(r.spent),
+    allowedModels: r.allowedModels,
+    allowedIps: r.allowedIps,
+    rpmLimit: r.rpmLimit,
+    tpmLimit: r.tpmLimit,
+    lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
+    createdAt: r.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,90 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  API,
+  apiKeyCreateRequestSchema,
+  apiKeyCreatedSchema,
+  apiKeyIdParamsSchema,
+  apiKeyListQuerySchema,
+  apiKeyPageSchema,
+  apiKeySchema,
+  apiKeyUpdateRequestSchema,
+  modelListQuerySchema,
+  modelPageSchema,
+  okSchema,
+} from '@console/contract';
+import type { AppContext } from '../../context.js';
+import { currentSession } from '../../http/auth.js';
+
+const tags = ['大模型'];
+
+/**
+ * The model service's console API: the model square's data (public, like the other catalogue
+ * lists) and the account's API keys. A child account needs usingLLM (spec §6) for every key call.
+ */
+export async function modelRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const onRequest = ctx.auth.requirePermission('usingLLM');
+  const me = (req: Parameters<typeof currentSession>[0]) => currentSession(req).user;
+
+  r.get(
+    API.modelModels,
+    {
+      schema: {
+        tags,
+        summary: '模型广场：模型、提供方、上下文长度、输入/输出价格（每百万 Token，单位 0.0001 元）；filterBy 可按 provider、type、tag 筛选',
+        querystring: modelListQuerySchema,
+        response: { 200: modelPageSchema },
+      },
+    },
+    (req) => ctx.models.list(req.query),
+  );
+  r.get(
+    API.modelKeys,
+    {
+      schema: {
+        tags,
+        summary: 'API 密钥列表（不含密钥原文；含最近使用时间与累计消费）',
+        querystring: apiKeyListQuerySchema,
+        response: { 200: apiKeyPageSchema },
+      },
+      onRequest,
+    },
+    (req) => ctx.apiKeys.list(me(req).id, req.query),
+  );
+  r.post(
+    API.modelKeys,
+    {
+      schema: {
+        tags,
+        summary: '新建 API 密钥（完整密钥只在此次返回；每个账号最多 50 个）',
+        body: apiKeyCreateRequestSchema,
+        response: { 200: apiKeyCreatedSchema },
+      },
+      onRequest,
+    },
+    (req) => ctx.apiKeys.create(me(req), req.body),
+  );
+  r.put(
+    API.modelKey,
+    {
+      schema: {
+        tags,
+        summary: '修改 API 密钥：名称、启用/停用、过期时间、消费上限、可用模型、IP 白名单、每分钟请求数与 Token 数上限（不传的项不变，null 为清除）',
+        params: apiKeyIdParamsSchema,
+        body: apiKeyUpdateRequestSchema,
+        response: { 200: apiKeySchema },
+      },
+      onRequest,
+    },
+    (req) => ctx.apiKeys.update(me(req).id, req.params.id, req.body),
+  );
+  r.delete(
+    API.modelKey,
+    { schema: { tags, summary: '删除 API 密钥（立即失效）', params: apiKeyIdParamsSchema, response: { 200: okSchema } }, onRequest },
+    async (req) => {
+      await ctx.apiKeys.remove(me(req).id, req.params.id);
+      return { ok: true as const };
+    },
+  );
+}
