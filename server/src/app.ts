@@ -37,7 +37,7 @@ import { operatorRoutes } from './modules/operator/index.js';
 import { instanceRoutes } from './modules/instances/index.js';
 import { imageRoutes } from './modules/images/index.js';
 import { noticeRoutes } from './modules/notices/index.js';
-import { modelRoutes } from './modules/model/index.js';
+import { gatewayRoutes, modelRoutes } from './modules/model/index.js';
 import { SimulatedComputeDriver } from './drivers/compute/simulated.js';
 import { simulatedComputeRoutes } from './drivers/compute/simulated-routes.js';
 import { sandboxDrivers, sandboxRoutes } from './drivers/payment/index.js';
@@ -151,6 +151,8 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => childRoutes(scope, ctx));
   await app.register(async (scope) => noticeRoutes(scope, ctx));
   await app.register(async (scope) => modelRoutes(scope, ctx));
+  // The OpenAI-compatible gateway: its own scope, errors in OpenAI's shape (not the console envelope).
+  await app.register(async (scope) => gatewayRoutes(scope, ctx));
   // The embedded stand-ins' own pages: the simulated machines' JupyterLab/application pages always
   // (they are how an instance is reached), the fleet's control panel and the sandbox scan page only
   // while dev tools are on (config.ts decides); off, their paths do not exist.

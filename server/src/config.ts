@@ -135,6 +135,8 @@ const envSchema = z.object({
   /** Instance purchases need a certified account when true (spec §5's real-name gate). */
   REQUIRE_REALNAME_FOR_PURCHASE: bool.default(false),
   /** Most child accounts one main account may have. */
+  /** The embedded model's output pace in tokens per second (default 40). */
+  MODEL_EMBEDDED_TOKENS_PER_SECOND: z.coerce.number().int().min(1).max(1_000_000).optional(),
   CHILD_ACCOUNT_LIMIT: z.coerce.number().int().min(0).max(1000).default(20),
   /** Password hashes (scrypt) run at once; default one core fewer than the machine has (users/passwords.ts). */
   PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),

@@ -67,7 +67,7 @@ import { ChildSpending } from './modules/orders/index.js';
 import { StudentService } from './modules/students/index.js';
 import { PasswordBox } from './modules/instances/index.js';
 import { GpuSubscriptionService, NoticeService } from './modules/notices/index.js';
-import { ApiKeyService, ModelCatalogue } from './modules/model/index.js';
+import { ApiKeyService, ModelCatalogue, ModelGateway } from './modules/model/index.js';
 import { InstanceCategory, SESSION_COOKIE, SESSION_TTL_SECONDS } from '@console/contract';
 
 export interface Drivers {
@@ -133,6 +133,8 @@ export interface AppContext {
   models: ModelCatalogue;
   /** API keys of the model gateway. */
   apiKeys: ApiKeyService;
+  /** Holds, settles and logs each /v1 call. */
+  modelGateway: ModelGateway;
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
   localOperatorToken: string | null;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
@@ -353,8 +355,14 @@ export async function createContext(opts: {
     users,
     log: opts.log,
   });
-  const models = new ModelCatalogue({ catalogue: catalogueStore, clock, log: opts.log });
+  const models = new ModelCatalogue({
+    catalogue: catalogueStore,
+    clock,
+    log: opts.log,
+    ...(config.MODEL_EMBEDDED_TOKENS_PER_SECOND ? { embeddedTokensPerSecond: config.MODEL_EMBEDDED_TOKENS_PER_SECOND } : {}),
+  });
   const apiKeys = new ApiKeyService({ db, clock, users, models });
+  const modelGateway = new ModelGateway({ db, clock, ledger, apiKeys });
   return {
     config,
     database,
@@ -400,6 +408,7 @@ export async function createContext(opts: {
     gpuSubscriptions: new GpuSubscriptionService({ db, clock, catalogue: catalogueStore, notices }),
     models,
     apiKeys,
+    modelGateway,
     localOperatorToken: null,
     reloadCatalogue,
     cookies: {

@@ -83,6 +83,8 @@ const TRANSFER_KIND_LABELS = {
   gift_expire: '赠送金过期',
   voucher_expire: '代金券过期',
   refund_out: '退回原支付渠道',
+  model_hold: '大模型调用预扣',
+  model_usage: '大模型调用结算',
 } as const;
 export type TransferKind = keyof typeof TRANSFER_KIND_LABELS;
 export const TransferKind = {

@@ -30,6 +30,7 @@ export function jobsOf(ctx: AppContext): Record<string, Job> {
     'instances.held-cards': { run: () => ctx.instanceBilling.heldCardsTick(), everyMs: slow },
     'instances.expiring-notice': { run: () => ctx.prepaid.expiringNoticeTick(), everyMs: slow },
     'notices.gpu-available': { run: () => ctx.gpuSubscriptions.tick(), everyMs: slow },
+    'model.stale-holds': { run: () => ctx.modelGateway.sweepStaleHolds(), everyMs: slow },
     'orders.expire': { run: () => ctx.checkout.expireDue(), everyMs: slow },
     'orders.recover': { run: () => ctx.checkout.recoverPaid(), everyMs: slow },
     'payments.close-expired': { run: () => ctx.payments.closeExpired(), everyMs: slow },

@@ -14,7 +14,7 @@ export const ledgerAccounts = pgTable(
     code: text('code').notNull(),
     userId: uuid('user_id').references(() => users.id, { onDelete: 'restrict' }),
     kind: text('kind', {
-      enum: ['cash', 'gift', 'voucher', 'deposit', 'resource', 'revenue', 'clearing', 'promotion', 'compensation', 'refund'],
+      enum: ['cash', 'gift', 'voucher', 'deposit', 'resource', 'revenue', 'clearing', 'promotion', 'compensation', 'refund', 'hold'],
     }).notNull(),
     balance: bigint('balance', { mode: 'bigint' })
       .notNull()

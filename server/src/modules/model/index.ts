@@ -2,3 +2,5 @@
 export * from './catalogue.js';
 export * from './keys.js';
 export * from './routes.js';
+export * from './gateway.js';
+export * from './gateway-routes.js';

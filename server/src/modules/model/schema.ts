@@ -48,3 +48,41 @@ export const modelApiKeys = pgTable(
       .where(sql`${t.deletedAt} is null`),
   ],
 );
+
+/**
+ * One row per gateway call (/v1): which key and model, the channel that answered, the tokens and
+ * what it cost (0.0001 yuan, what the settle transfer took), how long it took, and how it ended:
+ * `ok`, `aborted` (the client left mid-stream; charged for what was produced) or `error`.
+ */
+export const modelCalls = pgTable(
+  'model_calls',
+  {
+    id: uuid('id').primaryKey(),
+    keyId: uuid('key_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    payerId: uuid('payer_id').notNull(),
+    model: text('model').notNull(),
+    channel: text('channel'),
+    promptTokens: integer('prompt_tokens').notNull().default(0),
+    completionTokens: integer('completion_tokens').notNull().default(0),
+    cost: bigint('cost', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
+    /** What was held from the cash before the upstream call (released at settle). */
+    held: bigint('held', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
+    latencyMs: integer('latency_ms').notNull().default(0),
+    /** `open` from the hold until it is settled; a call left open by a crash is released by the sweeper (`expired`). */
+    status: text('status', { enum: ['open', 'ok', 'aborted', 'error', 'expired'] }).notNull(),
+    error: text('error'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    index('model_calls_key_idx').on(t.keyId, t.createdAt),
+    index('model_calls_payer_idx').on(t.payerId, t.createdAt),
+    index('model_calls_open_idx')
+      .on(t.createdAt)
+      .where(sql`${t.status} = 'open'`),
+  ],
+);

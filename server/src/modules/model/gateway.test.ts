@@ -1,0 +1,328 @@
+/**
+ * The /v1 gateway driven by the official `openai` npm client against the running server: the wire
+ * format, errors in OpenAI's shape with the right status, and billing through the ledger.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { eq, sql } from 'drizzle-orm';
+import { API, yuanToUnits, type ApiKeyCreated, type Child } from '@console/contract';
+import { json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+import { checkLedger } from '../ledger/index.js';
+import { UpstreamError } from '../../drivers/model-upstream/index.js';
+import { modelCalls } from './schema.js';
+import { tokenCost } from './gateway.js';
+
+const QWEN = { inputPricePerMillion: 8000n, outputPricePerMillion: 20000n }; // qwen-mini-sim: ¥0.8 / ¥2 per million
+
+describe('model gateway /v1 with the openai client', () => {
+  let s: TestServer;
+  let baseURL: string;
+  beforeAll(async () => {
+    // Fast enough for short tests, slow enough that a client leaving after ten chunks leaves mid-answer.
+    s = await startTestServer({ env: { MODEL_EMBEDDED_TOKENS_PER_SECOND: '400' } });
+    await s.app.listen({ port: 0, host: '127.0.0.1' });
+    baseURL = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(async () => s.close());
+  afterEach(async () => expect((await checkLedger(s.ctx.db)).problems).toEqual([]));
+
+  const client = (apiKey: string) => new OpenAI({ apiKey, baseURL, maxRetries: 0 });
+  const cash = async (userId: string) => (await s.ctx.ledger.balances(userId)).cash;
+  async function fundedUser(yuan: string) {
+    const u = await registerUser(s);
+    if (yuan !== '0') {
+      await s.ctx.ledger.post({
+        key: `fund-${randomUUID()}`,
+        kind: 'compensation',
+        legs: [
+          { account: { platform: 'compensation' }, amount: -yuanToUnits(yuan) },
+          { account: { userId: u.user.id, kind: 'cash' }, amount: yuanToUnits(yuan) },
+        ],
+      });
+    }
+    return u;
+  }
+  async function createKey(token: string, body: Record<string, unknown> = {}) {
+    const res = await post(s.app, API.modelKeys, { name: 'gw', ...body }, token);
+    expect(res.statusCode, res.body).toBe(200);
+    return json<ApiKeyCreated>(res);
+  }
+  async function failure(p: Promise<unknown>): Promise<{ status: number; code: string; message: string; param?: string | null; type: string }> {
+    const e = await p.then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(OpenAI.APIError);
+    const err = e as InstanceType<typeof OpenAI.APIError>;
+    const body = err.error as { code: string; message: string; param?: string | null; type: string };
+    return { status: err.status!, ...body };
+  }
+  const holdTotal = async () => {
+    const res = (await s.ctx.db.execute(sql`select coalesce(sum(balance), 0)::text as t from ledger_accounts where kind = 'hold'`)) as unknown as {
+      rows: { t: string }[];
+    };
+    return BigInt(res.rows[0]!.t);
+  };
+  const callsOf = (keyId: string) => s.ctx.db.select().from(modelCalls).where(eq(modelCalls.keyId, keyId));
+
+  it('lists models, answers a chat, a completion and an embedding, each charged exactly once at usage × price', async () => {
+    const u = await fundedUser('10');
+    const k = await createKey(u.token);
+    const ai = client(k.secret);
+
+    const models = await ai.models.list();
+    expect(models.data.map((m) => m.id)).toEqual(expect.arrayContaining(['qwen-mini-sim', 'text-embedding-sim']));
+
+    const before = await cash(u.user.id);
+    const { data: chat, response } = await ai.chat.completions
+      .create({ model: 'qwen-mini-sim', messages: [{ role: 'user', content: '你好，介绍一下你自己' }], max_tokens: 50 })
+      .withResponse();
+    expect(response.headers.get('x-gateway-overhead-ms')).toMatch(/^\d+(\.\d+)?$/);
+    expect(chat.choices[0]!.message.content!.length).toBeGreaterThan(0);
+    const usage = chat.usage!;
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    const expected = tokenCost(QWEN, usage.prompt_tokens, usage.completion_tokens);
+    expect(before - (await cash(u.user.id))).toBe(expected);
+    const rows = await callsOf(k.id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      status: 'ok',
+      cost: expected,
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      channel: 'embedded',
+    });
+    const settles = (await s.ctx.db.execute(
+      sql`select count(*)::int as n from ledger_transfers where idempotency_key = ${`model:${rows[0]!.id}:settle`}`,
+    )) as unknown as {
+      rows: { n: number }[];
+    };
+    expect(settles.rows[0]!.n).toBe(1);
+    expect(await holdTotal()).toBe(0n);
+
+    const completion = await ai.completions.create({ model: 'qwen-mini-sim', prompt: 'Once upon a time', max_tokens: 20 });
+    expect(completion.choices[0]!.text.length).toBeGreaterThan(0);
+    expect(completion.usage!.completion_tokens).toBeLessThanOrEqual(20);
+
+    const emb = await ai.embeddings.create({ model: 'text-embedding-sim', input: ['hello world', '你好世界'] });
+    expect(emb.data).toHaveLength(2);
+    expect(emb.data[0]!.embedding.length).toBe(256);
+
+    const all = await callsOf(k.id);
+    expect(all).toHaveLength(3);
+    const charged = all.reduce((n, r) => n + r.cost, 0n);
+    expect(10_0000n - (await cash(u.user.id))).toBe(charged);
+    expect(await holdTotal()).toBe(0n);
+  });
+
+  it('streams a chat as SSE chunks ending in [DONE], with the usage chunk only when asked', async () => {
+    const u = await fundedUser('10');
+    const k = await createKey(u.token);
+    const ai = client(k.secret);
+    const stream = await ai.chat.completions.create({
+      model: 'qwen-mini-sim',
+      messages: [{ role: 'user', content: 'Tell me a story' }],
+      max_tokens: 30,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let chunks = 0;
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      chunks++;
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(chunks).toBeGreaterThan(2);
+    expect(text.length).toBeGreaterThan(0);
+    expect(usage!.completion_tokens).toBeGreaterThan(0);
+    const [row] = await callsOf(k.id);
+    expect(row!.cost).toBe(tokenCost(QWEN, usage!.prompt_tokens, usage!.completion_tokens));
+
+    // Raw SSE: ends with [DONE]; without include_usage no usage chunk is sent.
+    const raw = await fetch(`${baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'qwen-mini-sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10, stream: true }),
+    });
+    expect(raw.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const body = await raw.text();
+    expect(body.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(body).not.toMatch(/"usage"/);
+    expect(await callsOf(k.id)).toHaveLength(2);
+  });
+
+  it('charges a stream the client aborts halfway only for the tokens produced', async () => {
+    const u = await fundedUser('10');
+    const k = await createKey(u.token);
+    const before = await cash(u.user.id);
+    const stream = await client(k.secret).chat.completions.create({
+      model: 'qwen-mini-sim',
+      messages: [{ role: 'user', content: '请写一篇很长的文章，讲讲算力云平台的故事' }],
+      max_tokens: 2000,
+      // This seed's answer is 143 tokens (about 0.36 s at 400 tokens/s): the client leaves well before its end.
+      seed: 8,
+      stream: true,
+    });
+    let chunks = 0;
+    for await (const _ of stream) {
+      if (++chunks === 10) break; // leaving the loop aborts the HTTP request
+    }
+    // The call is on record (open) from its hold; it is settled once the gateway notices the client left.
+    await vi.waitFor(async () => expect((await callsOf(k.id)).map((c) => c.status)).toEqual(['aborted']), { timeout: 5000 });
+    const [row] = await callsOf(k.id);
+    expect(
+      row,
+      JSON.stringify(row, (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
+    ).toMatchObject({ status: 'aborted' });
+    expect(row!.completionTokens).toBeGreaterThanOrEqual(9);
+    expect(row!.completionTokens).toBeLessThan(2000);
+    expect(row!.cost).toBe(tokenCost(QWEN, row!.promptTokens, row!.completionTokens));
+    expect(before - (await cash(u.user.id))).toBe(row!.cost);
+    expect(await holdTotal()).toBe(0n);
+  });
+
+  it('answers bad, disabled and expired keys 401, a model the key may not use 403, an unknown model 404, a bad field 400', async () => {
+    const u = await fundedUser('1');
+    const k = await createKey(u.token, { allowedModels: ['qwen-mini-sim'], expiresAt: new Date(s.clock.now().getTime() + 3_600_000).toISOString() });
+    const msg = [{ role: 'user' as const, content: 'hi' }];
+
+    const bad = await failure(client('sk-' + 'x'.repeat(48)).chat.completions.create({ model: 'qwen-mini-sim', messages: msg }));
+    expect(bad).toMatchObject({ status: 401, code: 'invalid_api_key', type: 'authentication_error' });
+
+    const notAllowed = await failure(client(k.secret).chat.completions.create({ model: 'deepseek-lite-sim', messages: msg }));
+    expect(notAllowed).toMatchObject({ status: 403, code: 'model_not_allowed' });
+
+    const open = await createKey(u.token);
+    const unknown = await failure(client(open.secret).chat.completions.create({ model: 'no-such-model', messages: msg }));
+    expect(unknown).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
+
+    const badField = await failure(client(open.secret).chat.completions.create({ model: 'qwen-mini-sim', messages: [] }));
+    expect(badField).toMatchObject({ status: 400, param: 'messages', type: 'invalid_request_error' });
+    expect(badField.message).toContain('messages');
+    const badTemp = await failure(client(open.secret).chat.completions.create({ model: 'qwen-mini-sim', messages: msg, temperature: 5 }));
+    expect(badTemp).toMatchObject({ status: 400, param: 'temperature' });
+
+    // Not the console envelope: an unknown /v1 path and a body that is not JSON answer OpenAI's shape.
+    const lost = await fetch(`${baseURL}/nothing`, { headers: { authorization: `Bearer ${open.secret}` } });
+    expect(lost.status).toBe(404);
+    expect(await lost.json()).toMatchObject({ error: { code: 'unknown_url' } });
+    const broken = await fetch(`${baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${open.secret}`, 'content-type': 'application/json' },
+      body: '{not json',
+    });
+    expect(broken.status).toBe(400);
+    expect(await broken.json()).toMatchObject({ error: { type: 'invalid_request_error' } });
+
+    s.clock.advance(2 * 3_600_000);
+    const expired = await failure(client(k.secret).chat.completions.create({ model: 'qwen-mini-sim', messages: msg }));
+    expect(expired).toMatchObject({ status: 401, code: 'api_key_expired' });
+
+    const off = await put(s.app, `${API.modelKeys}/${open.id}`, { enabled: false }, u.token);
+    expect(off.statusCode, off.body).toBe(200);
+    const disabled = await failure(client(open.secret).models.list());
+    expect(disabled).toMatchObject({ status: 401, code: 'api_key_disabled' });
+  });
+
+  it('refuses a child without usingLLM 403, a key over its rpm 429, and a payer with no balance 402 before any upstream call', async () => {
+    const parent = await fundedUser('1');
+    const made = await post(s.app, API.children, { childName: 'gw_llm', password: 'Kid12345', permissions: { usingLLM: true } }, parent.token);
+    expect(made.statusCode, made.body).toBe(200);
+    const login = await post(s.app, API.childLogin, { parentMobile: parent.mobile, childName: 'gw_llm', password: 'Kid12345' });
+    const childKey = await createKey(json<{ token: string }>(login).token);
+    const childId = json<Child>(made).id;
+    expect(
+      (await client(childKey.secret).chat.completions.create({ model: 'qwen-mini-sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 })).usage,
+    ).toBeTruthy();
+    await put(s.app, API.child.replace(':id', childId), { permissions: { usingLLM: false } }, parent.token);
+    const child = await failure(client(childKey.secret).chat.completions.create({ model: 'qwen-mini-sim', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(child).toMatchObject({ status: 403, code: 'permission_denied' });
+    expect(child.message).toContain('usingLLM');
+
+    const limited = await createKey(parent.token, { rpmLimit: 1 });
+    await client(limited.secret).models.list();
+    const rate = await failure(client(limited.secret).models.list());
+    expect(rate).toMatchObject({ status: 429, code: 'rate_limit_exceeded', type: 'rate_limit_error' });
+
+    const poor = await fundedUser('0');
+    const poorKey = await createKey(poor.token);
+    const router = await s.ctx.models.router();
+    const spy = vi.spyOn(router, 'chat');
+    try {
+      const broke = await failure(client(poorKey.secret).chat.completions.create({ model: 'qwen-mini-sim', messages: [{ role: 'user', content: 'hi' }] }));
+      expect(broke).toMatchObject({ status: 402, code: 'insufficient_quota' });
+      expect(broke.message).toContain('充值');
+      expect(spy).not.toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await callsOf(poorKey.id)).toHaveLength(0);
+    expect(await cash(poor.user.id)).toBe(0n);
+  });
+
+  it('releases the whole hold when the upstream fails before any token, answering 503 in OpenAI shape', async () => {
+    const u = await fundedUser('1');
+    const k = await createKey(u.token);
+    const router = await s.ctx.models.router();
+    const spy = vi.spyOn(router, 'chat').mockRejectedValue(new UpstreamError('connect', 'connection refused'));
+    try {
+      const down = await failure(client(k.secret).chat.completions.create({ model: 'qwen-mini-sim', messages: [{ role: 'user', content: 'hi' }] }));
+      expect(down).toMatchObject({ status: 503, code: 'upstream_unavailable', type: 'api_error' });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await cash(u.user.id)).toBe(1_0000n);
+    expect(await callsOf(k.id)).toMatchObject([{ status: 'error', cost: 0n, completionTokens: 0 }]);
+    expect(await holdTotal()).toBe(0n);
+  });
+
+  it('gives back the hold of a call its process never settled, once, and charges nothing if it settles late', async () => {
+    const u = await fundedUser('1');
+    const k = await createKey(u.token);
+    const auth = await s.ctx.apiKeys.authenticate(`Bearer ${k.secret}`, '127.0.0.1', 'qwen-mini-sim');
+    if (!auth.ok) throw new Error(auth.reason);
+    const model = (await s.ctx.models.get('qwen-mini-sim'))!;
+    // The process holds, then "dies" before settling.
+    const call = await s.ctx.modelGateway.hold(auth.key, model, 20, 1000);
+    expect(await cash(u.user.id)).toBe(1_0000n - call.held);
+    expect(await s.ctx.modelGateway.sweepStaleHolds()).toBe(0);
+    s.clock.advance(61 * 60_000);
+    const swept = await Promise.all([s.ctx.modelGateway.sweepStaleHolds(), s.ctx.modelGateway.sweepStaleHolds()]);
+    expect(swept[0]! + swept[1]!).toBe(1);
+    expect(await cash(u.user.id)).toBe(1_0000n);
+    expect(await callsOf(k.id)).toMatchObject([{ status: 'expired', cost: 0n }]);
+    expect(await holdTotal()).toBe(0n);
+    // A settle arriving after the sweep takes nothing.
+    expect(
+      await s.ctx.modelGateway.settle(call, { usage: { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 }, channel: 'embedded', status: 'ok' }),
+    ).toBe(0n);
+    expect(await cash(u.user.id)).toBe(1_0000n);
+  });
+
+  it('never takes a small balance below zero under twenty concurrent calls', async () => {
+    // One hold: ~12 prompt tokens × ¥0.8/M + 500 × ¥2/M ≈ 11 units; 55 units cover about five at once.
+    const u = await fundedUser('0.0055');
+    const k = await createKey(u.token);
+    const ai = client(k.secret);
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, () =>
+        ai.chat.completions.create({ model: 'qwen-mini-sim', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 500 }),
+      ),
+    );
+    const ok = results.filter((r) => r.status === 'fulfilled').length;
+    const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as InstanceType<typeof OpenAI.APIError>);
+    expect(ok).toBeGreaterThanOrEqual(1);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    for (const e of refused) expect(e.status).toBe(402);
+    const left = await cash(u.user.id);
+    expect(left).toBeGreaterThanOrEqual(0n);
+    const rows = await callsOf(k.id);
+    expect(rows).toHaveLength(ok);
+    expect(55n - left).toBe(rows.reduce((n, r) => n + r.cost, 0n));
+    expect(await holdTotal()).toBe(0n);
+  });
+});

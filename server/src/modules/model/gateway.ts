@@ -1,0 +1,221 @@
+/**
+ * The model gateway's money and call log (issue 14), for the /v1 routes (gateway-routes.ts).
+ *
+ * - Before the upstream call the estimate (prompt tokens by the tokenizer + max tokens, or a default,
+ *   × the model's prices) moves from the payer's cash to the platform's hold account in one ledger
+ *   transfer (`model:<call>:hold`). ledger_post locks the cash account and refuses to take it below
+ *   zero, so concurrent calls on a small balance never overdraw it; a refusal is a 402 before any
+ *   upstream call.
+ * - After the call one transfer (`model:<call>:settle`) moves the exact cost (the upstream's usage;
+ *   the tokenizer only when it gave none) from the hold to revenue and the rest back to cash. A call
+ *   that failed before any token settles at zero (everything back). Both are idempotent by key.
+ * - Only cash is used: gift credit (its grants and their expiry) and 大模型 Token 包 resource
+ *   packages are not drawn yet.
+ * - One `model_calls` row per call, and the key's spend and last use (ApiKeyService.recordUse).
+ */
+import { randomUUID } from 'node:crypto';
+import type { OpenAIUsage } from '@console/contract';
+import type { Clock } from '../../clock.js';
+import { and, eq, lt } from 'drizzle-orm';
+import type { Db, Tx } from '../../db/client.js';
+import { AppError } from '../../http/errors.js';
+import { laneShard, type AccountRef, type LedgerService } from '../ledger/index.js';
+import type { AuthenticatedKey, ApiKeyService } from './keys.js';
+import type { ModelInfo } from './catalogue.js';
+import { modelCalls } from './schema.js';
+
+/** Completion tokens held for a chat call that names no max_tokens. */
+export const DEFAULT_HOLD_COMPLETION_TOKENS = 1024;
+/** A call still open after this long was held by a process that died: the sweeper gives the hold back. */
+export const STALE_HOLD_MS = 60 * 60_000;
+
+/** An error in OpenAI's shape with its HTTP status. */
+export class GatewayError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code: string,
+    readonly type: string = status === 401
+      ? 'authentication_error'
+      : status === 403
+        ? 'permission_error'
+        : status === 429
+          ? 'rate_limit_error'
+          : status === 402
+            ? 'insufficient_quota'
+            : status >= 500
+              ? 'api_error'
+              : 'invalid_request_error',
+    readonly param: string | null = null,
+  ) {
+    super(message);
+  }
+  body() {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+/** The cost of tokens at per-million prices, rounded up to the next 0.0001 yuan. */
+export function tokenCost(model: Pick<ModelInfo, 'inputPricePerMillion' | 'outputPricePerMillion'>, prompt: number, completion: number): bigint {
+  const micro = BigInt(prompt) * model.inputPricePerMillion + BigInt(completion) * model.outputPricePerMillion;
+  return (micro + 999_999n) / 1_000_000n;
+}
+
+export interface CallStart {
+  id: string;
+  key: AuthenticatedKey;
+  model: ModelInfo;
+  held: bigint;
+  startedAt: number;
+}
+
+export interface CallEnd {
+  usage: OpenAIUsage | null;
+  channel: string | null;
+  status: 'ok' | 'aborted' | 'error';
+  error?: string;
+}
+
+export class ModelGateway {
+  constructor(private readonly deps: { db: Db; clock: Clock; ledger: LedgerService; apiKeys: Pick<ApiKeyService, 'recordUse'> }) {}
+
+  private holdAccount(callId: string): AccountRef {
+    return { platform: 'hold', name: laneShard(callId, { index: 0, count: 1 }) };
+  }
+
+  /** Holds the estimate from the payer's cash; a 402 when the cash does not cover it. */
+  async hold(key: AuthenticatedKey, model: ModelInfo, promptTokens: number, completionTokens: number): Promise<CallStart> {
+    const id = randomUUID();
+    const held = tokenCost(model, promptTokens, completionTokens);
+    if (key.spendLeft !== null && held > key.spendLeft) {
+      throw new GatewayError(
+        403,
+        `该密钥剩余可用额度不足以支付本次调用的预估费用：请在控制台「API KEY」中提高消费上限，或调小 max_tokens`,
+        'api_key_spend_limit',
+      );
+    }
+    if (held > 0n) {
+      try {
+        await this.deps.ledger.post({
+          key: `model:${id}:hold`,
+          kind: 'model_hold',
+          memo: `${model.id} 调用预扣`,
+          actorId: key.ownerId,
+          legs: [
+            { account: { userId: key.payerId, kind: 'cash' }, amount: -held },
+            { account: this.holdAccount(id), amount: held },
+          ],
+        });
+      } catch (e) {
+        if (e instanceof AppError && e.is('INSUFFICIENT_BALANCE')) {
+          throw new GatewayError(402, `余额不足以支付本次调用的预估费用（${e.detail ?? ''}）：请充值后重试，或调小 max_tokens`, 'insufficient_quota');
+        }
+        throw e;
+      }
+    }
+    // The call is on record before the upstream is asked: a crash before settle leaves it open for the sweeper.
+    await this.deps.db.insert(modelCalls).values({
+      id,
+      keyId: key.id,
+      userId: key.ownerId,
+      payerId: key.payerId,
+      model: model.id,
+      held,
+      status: 'open',
+      createdAt: this.deps.clock.now(),
+    });
+    return { id, key, model, held, startedAt: performance.now() };
+  }
+
+  /**
+   * Releases the holds of calls still open after `olderThanMs` (the process that held them died
+   * before settling): the whole hold goes back to the cash, nothing is charged. Each call is claimed
+   * under a row lock (SKIP LOCKED), so processes sweeping at once release it once.
+   */
+  async sweepStaleHolds(olderThanMs = STALE_HOLD_MS): Promise<number> {
+    const before = new Date(this.deps.clock.now().getTime() - olderThanMs);
+    let released = 0;
+    for (;;) {
+      const done = await this.deps.db.transaction(async (tx) => {
+        const [row] = await tx
+          .select()
+          .from(modelCalls)
+          .where(and(eq(modelCalls.status, 'open'), lt(modelCalls.createdAt, before)))
+          .limit(1)
+          .for('update', { skipLocked: true });
+        if (!row) return false;
+        if (row.held > 0n) {
+          await this.deps.ledger.post(
+            {
+              key: `model:${row.id}:settle`,
+              kind: 'model_usage',
+              memo: `${row.model} 调用未完成，预扣退回`,
+              actorId: null,
+              legs: [
+                { account: this.holdAccount(row.id), amount: -row.held },
+                { account: { userId: row.payerId, kind: 'cash' }, amount: row.held },
+              ],
+            },
+            tx,
+          );
+        }
+        await tx.update(modelCalls).set({ status: 'expired', error: '调用未正常结束，预扣已退回' }).where(eq(modelCalls.id, row.id));
+        return true;
+      });
+      if (!done) return released;
+      released++;
+    }
+  }
+
+  /**
+   * Settles the call at its exact cost (capped by what the cash can still give), releases the rest,
+   * and logs it, under the call row's lock: a call the sweeper already released is not charged.
+   */
+  async settle(call: CallStart, end: CallEnd): Promise<bigint> {
+    const prompt = end.usage?.prompt_tokens ?? 0;
+    const completion = end.usage?.completion_tokens ?? 0;
+    const exact = tokenCost(call.model, prompt, completion);
+    const now = this.deps.clock.now();
+    const cost = await this.deps.db.transaction(async (tx) => {
+      const [row] = await tx.select({ status: modelCalls.status }).from(modelCalls).where(eq(modelCalls.id, call.id)).for('update');
+      if (row?.status !== 'open') return null;
+      let charged: bigint;
+      try {
+        // A savepoint: on PostgreSQL a refused statement would otherwise end the whole transaction.
+        charged = await tx.transaction((sp) => this.post(call, exact, sp));
+      } catch (e) {
+        if (!(e instanceof AppError && e.is('INSUFFICIENT_BALANCE'))) throw e;
+        // The upstream counted more than was held and the cash cannot give the difference: the hold is what is charged.
+        charged = await this.post(call, call.held, tx);
+      }
+      await tx
+        .update(modelCalls)
+        .set({
+          channel: end.channel,
+          promptTokens: prompt,
+          completionTokens: completion,
+          cost: charged,
+          latencyMs: Math.round(performance.now() - call.startedAt),
+          status: end.status,
+          error: end.error ?? null,
+        })
+        .where(eq(modelCalls.id, call.id));
+      return charged;
+    });
+    if (cost === null) return 0n;
+    await this.deps.apiKeys.recordUse(call.key.id, cost, now, prompt + completion);
+    return cost;
+  }
+
+  private async post(call: CallStart, cost: bigint, tx: Tx): Promise<bigint> {
+    const cash: AccountRef = { userId: call.key.payerId, kind: 'cash' };
+    const legs = [
+      { account: this.holdAccount(call.id), amount: -call.held },
+      { account: { platform: 'revenue' } as AccountRef, amount: cost },
+      { account: cash, amount: call.held - cost },
+    ].filter((l) => l.amount !== 0n);
+    if (legs.length < 2) return cost;
+    await this.deps.ledger.post({ key: `model:${call.id}:settle`, kind: 'model_usage', memo: `${call.model.id} 调用`, actorId: call.key.ownerId, legs }, tx);
+    return cost;
+  }
+}
