@@ -28,6 +28,15 @@ describe('a burst of logins', () => {
     expect((await post(s.app, API.login, { account: u.mobile, password: PASSWORD })).statusCode).toBe(200);
   });
 
+  it('does not count a login refused as busy as a failed password: a storm never locks the account', async () => {
+    const u = await registerUser(s);
+    for (let round = 0; round < 3; round++) {
+      const burst = await Promise.all(Array.from({ length: 12 }, () => post(s.app, API.login, { account: u.mobile, password: PASSWORD })));
+      expect(burst.map((r) => r.statusCode).filter((c) => c !== 200 && c !== 503)).toEqual([]);
+    }
+    expect((await post(s.app, API.login, { account: u.mobile, password: PASSWORD })).statusCode).toBe(200);
+  });
+
   it('still refuses a wrong password with 40010005 and an unknown account alike', async () => {
     const u = await registerUser(s);
     expect(json(await post(s.app, API.login, { account: u.mobile, password: 'Wrong1234' })).code).toBe(40010005);

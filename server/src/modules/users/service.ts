@@ -76,11 +76,10 @@ export class UserService {
   async loginByPassword(input: { account: string; password: string }, meta: ClientMeta) {
     assertPasswordCheckPossible();
     const account = input.account.trim().toLowerCase();
-    const attempt = await this.beginAttempt(account, meta.ip);
-    const user = mainAccount(account.includes('@') ? await this.findByEmail(account) : await this.findByMobile(account));
-    const ok = await verifyPassword(input.password, user?.passwordHash ?? null);
-    if (!user || !ok) throw new AppError('LOGIN_FAILED');
-    await this.forgetAttempt(attempt);
+    const user = await this.passwordAttempt(account, meta.ip, new AppError('LOGIN_FAILED'), async () => {
+      const found = mainAccount(account.includes('@') ? await this.findByEmail(account) : await this.findByMobile(account));
+      return (await verifyPassword(input.password, found?.passwordHash ?? null)) ? found : undefined;
+    });
     return this.startSession(user, meta);
   }
 
@@ -88,24 +87,23 @@ export class UserService {
   async loginChild(input: { parentMobile: string; childName: string; password: string }, meta: ClientMeta) {
     assertPasswordCheckPossible();
     const account = `${input.parentMobile}/${input.childName.toLowerCase()}`;
-    const attempt = await this.beginAttempt(account, meta.ip);
     const parent = await this.findByMobile(input.parentMobile);
-    const [child] = parent
-      ? await this.deps.db
-          .select()
-          .from(users)
-          .where(
-            and(
-              eq(users.parentId, parent.id),
-              eq(users.isChild, true),
-              isNull(users.deletedAt),
-              sql`lower(${users.childName}) = ${input.childName.toLowerCase()}`,
-            ),
-          )
-      : [];
-    const ok = await verifyPassword(input.password, child?.passwordHash ?? null);
-    if (!child || !ok) throw new AppError('LOGIN_FAILED', '请核对主账号手机号、子账号名和密码');
-    await this.forgetAttempt(attempt);
+    const child = await this.passwordAttempt(account, meta.ip, new AppError('LOGIN_FAILED', '请核对主账号手机号、子账号名和密码'), async () => {
+      const [found] = parent
+        ? await this.deps.db
+            .select()
+            .from(users)
+            .where(
+              and(
+                eq(users.parentId, parent.id),
+                eq(users.isChild, true),
+                isNull(users.deletedAt),
+                sql`lower(${users.childName}) = ${input.childName.toLowerCase()}`,
+              ),
+            )
+        : [];
+      return (await verifyPassword(input.password, found?.passwordHash ?? null)) ? found : undefined;
+    });
     if (parent!.disabled) throw new AppError('ACCOUNT_DISABLED', '主账号已停用');
     return this.startSession(child, meta);
   }
@@ -373,6 +371,25 @@ export class UserService {
       const [inserted] = await tx.insert(loginFailures).values({ account, ip, createdAt: this.deps.clock.now() }).returning({ id: loginFailures.id });
       return inserted!.id;
     });
+  }
+
+  /**
+   * One password check counted against the account and the address: `check` answers the account when
+   * the password is right, undefined when not (the attempt stays a failure and `wrong` is thrown). A
+   * check that could not be made (hashing busy, database error) is not a failure and is taken back.
+   */
+  private async passwordAttempt<T>(account: string, ip: string, wrong: AppError, check: () => Promise<T | undefined>): Promise<T> {
+    const attempt = await this.beginAttempt(account, ip);
+    let found: T | undefined;
+    try {
+      found = await check();
+    } catch (e) {
+      await this.forgetAttempt(attempt);
+      throw e;
+    }
+    if (found === undefined) throw wrong;
+    await this.forgetAttempt(attempt);
+    return found;
   }
 
   private async forgetAttempt(id: number): Promise<void> {
