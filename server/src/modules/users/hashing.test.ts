@@ -32,8 +32,10 @@ describe('a burst of logins', () => {
     const u = await registerUser(s);
     for (let round = 0; round < 3; round++) {
       const burst = await Promise.all(Array.from({ length: 12 }, () => post(s.app, API.login, { account: u.mobile, password: PASSWORD })));
-      expect(burst.map((r) => r.statusCode).filter((c) => c !== 200 && c !== 503)).toEqual([]);
+      // Busy (503), or on PostgreSQL 429 while more than ten attempts are in flight at once — never a 400.
+      expect(burst.map((r) => r.statusCode).filter((c) => ![200, 503, 429].includes(c))).toEqual([]);
     }
+    // Once the storm is over the account is not locked: the busy refusals were not counted as failures.
     expect((await post(s.app, API.login, { account: u.mobile, password: PASSWORD })).statusCode).toBe(200);
   });
 
