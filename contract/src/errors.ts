@@ -64,6 +64,7 @@ export const ERRORS = {
   API_KEY_LIMIT: { code: 40040001, message: '每个账号最多 50 个 API 密钥，请先删除不再使用的密钥' },
   MODEL_UNKNOWN: { code: 40040002, message: '模型不存在或已下架，请在模型广场中选择' },
   API_KEY_EXPIRY_PAST: { code: 40040003, message: '过期时间须晚于当前时间，请重新选择' },
+  CONVERSATION_LIMIT: { code: 40040004, message: '最多保存 100 个会话，请先删除不再需要的会话' },
   // Invoices
   INVOICE_AMOUNT_EXCEEDED: { code: 40022001, message: '开票金额超过可开票金额' },
   INVOICE_STATE_INVALID: { code: 40922001, message: '该发票申请已处理，不能再进行此操作，请刷新后查看' },
@@ -115,6 +116,7 @@ export const ERRORS = {
   IMAGE_NOT_FOUND: { code: 40421001, message: '镜像不存在或已删除' },
   IMAGE_NOT_SHARED: { code: 40421002, message: '该镜像不存在、已删除或已取消分享' },
   API_KEY_NOT_FOUND: { code: 40440001, message: 'API 密钥不存在或已删除，请刷新列表' },
+  CONVERSATION_NOT_FOUND: { code: 40440005, message: '会话不存在或已删除，请刷新后重试' },
   // 409 — conflicts
   MOBILE_TAKEN: { code: 40900001, message: '该手机号已注册，请直接登录' },
   EMAIL_TAKEN: { code: 40900002, message: '该邮箱已被其他账号绑定' },

@@ -15,3 +15,14 @@ export function beijingMonthStart(at: Date): Date {
   const b = new Date(at.getTime() + BEIJING_OFFSET_MS);
   return new Date(Date.UTC(b.getUTCFullYear(), b.getUTCMonth(), 1) - BEIJING_OFFSET_MS);
 }
+
+/** The Beijing calendar day (YYYY-MM-DD) of an instant. */
+export function beijingDay(at: Date | number): string {
+  const ms = typeof at === 'number' ? at : at.getTime();
+  return new Date(ms + BEIJING_OFFSET_MS).toISOString().slice(0, 10);
+}
+
+/** The instant a Beijing calendar day (YYYY-MM-DD) begins. */
+export function beijingDayStart(day: string): Date {
+  return new Date(Date.parse(`${day}T00:00:00Z`) - BEIJING_OFFSET_MS);
+}

@@ -134,9 +134,11 @@ const envSchema = z.object({
   ALIYUN_REALNAME_ENDPOINT: z.string().url().default('https://cloudauth.aliyuncs.com/'),
   /** Instance purchases need a certified account when true (spec §5's real-name gate). */
   REQUIRE_REALNAME_FOR_PURCHASE: bool.default(false),
-  /** Most child accounts one main account may have. */
   /** The embedded model's output pace in tokens per second (default 40). */
   MODEL_EMBEDDED_TOKENS_PER_SECOND: z.coerce.number().int().min(1).max(1_000_000).optional(),
+  /** Days the model gateway's call log is kept (their hourly sums stay for the stats). */
+  MODEL_CALL_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  /** Most child accounts one main account may have. */
   CHILD_ACCOUNT_LIMIT: z.coerce.number().int().min(0).max(1000).default(20),
   /** Password hashes (scrypt) run at once; default one core fewer than the machine has (users/passwords.ts). */
   PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),

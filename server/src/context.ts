@@ -67,7 +67,7 @@ import { ChildSpending } from './modules/orders/index.js';
 import { StudentService } from './modules/students/index.js';
 import { PasswordBox } from './modules/instances/index.js';
 import { GpuSubscriptionService, NoticeService } from './modules/notices/index.js';
-import { ApiKeyService, ModelCatalogue, ModelGateway } from './modules/model/index.js';
+import { ApiKeyService, ConversationService, ModelCatalogue, ModelGateway, ModelUsage } from './modules/model/index.js';
 import { InstanceCategory, SESSION_COOKIE, SESSION_TTL_SECONDS } from '@console/contract';
 
 export interface Drivers {
@@ -135,6 +135,10 @@ export interface AppContext {
   apiKeys: ApiKeyService;
   /** Holds, settles and logs each /v1 call. */
   modelGateway: ModelGateway;
+  /** The calls' stats, call log, hourly rollups and retention. */
+  modelUsage: ModelUsage;
+  /** The online experience's conversations. */
+  conversations: ConversationService;
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
   localOperatorToken: string | null;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
@@ -362,7 +366,9 @@ export async function createContext(opts: {
     ...(config.MODEL_EMBEDDED_TOKENS_PER_SECOND ? { embeddedTokensPerSecond: config.MODEL_EMBEDDED_TOKENS_PER_SECOND } : {}),
   });
   const apiKeys = new ApiKeyService({ db, clock, users, models });
-  const modelGateway = new ModelGateway({ db, clock, ledger, apiKeys });
+  const modelGateway = new ModelGateway({ db, clock, ledger, apiKeys, resources });
+  const modelUsage = new ModelUsage({ db, clock, retentionDays: config.MODEL_CALL_RETENTION_DAYS });
+  const conversations = new ConversationService({ db, clock, models });
   return {
     config,
     database,
@@ -409,6 +415,8 @@ export async function createContext(opts: {
     models,
     apiKeys,
     modelGateway,
+    modelUsage,
+    conversations,
     localOperatorToken: null,
     reloadCatalogue,
     cookies: {

@@ -194,3 +194,149 @@ export const apiKeyListQuerySchema = pagingQuerySchema;
 export const apiKeyPageSchema = pageOf(apiKeySchema).extend({ limit: z.number().int().describe('每个账号最多可有的密钥数') });
 export type ApiKeyPage = z.infer<typeof apiKeyPageSchema>;
 export const apiKeyIdParamsSchema = z.object({ id: z.uuid({ error: '密钥编号格式不正确' }) });
+
+// ---------------------------------------------------------------------------------------------
+// Usage: stats, the call log, the model bill of a day
+
+/** A Beijing calendar day, `YYYY-MM-DD`. */
+const daySchema = z.iso.date({ error: '日期格式不正确（YYYY-MM-DD）' });
+/** The longest range the stats page asks for at once. */
+export const MODEL_STATS_MAX_DAYS = 92;
+
+/** GET /api/v1/model/stats: from and to are Beijing days, both included (default the last 7 days). */
+export const modelStatsQuerySchema = z
+  .object({
+    from: daySchema.optional(),
+    to: daySchema.optional(),
+    /** Only this model / this key ("playground" for the online experience). */
+    model: modelIdSchema.optional(),
+    keyId: z.union([z.uuid({ error: '密钥编号格式不正确' }), z.literal('playground')]).optional(),
+  })
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { error: '开始日期不能晚于结束日期', path: ['from'] })
+  .refine((q) => !q.from || !q.to || (Date.parse(q.to) - Date.parse(q.from)) / 86400_000 < MODEL_STATS_MAX_DAYS, {
+    error: `一次最多查询 ${MODEL_STATS_MAX_DAYS} 天`,
+    path: ['to'],
+  });
+export type ModelStatsQuery = z.infer<typeof modelStatsQuerySchema>;
+
+/** Usage summed over some calls. `packageTokens` are the tokens 大模型 Token 包 paid for; `cost` is cash. */
+export const modelUsageSumSchema = z.object({
+  requests: z.number().int(),
+  /** Calls that ended in an upstream error (not charged). */
+  failed: z.number().int(),
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  packageTokens: z.number().int(),
+  cost: moneySchema,
+});
+export type ModelUsageSum = z.infer<typeof modelUsageSumSchema>;
+
+export const modelStatsSchema = z.object({
+  from: z.string(),
+  to: z.string(),
+  total: modelUsageSumSchema,
+  /** Every day of the range, in order, zeros included. */
+  days: z.array(modelUsageSumSchema.extend({ date: z.string() })),
+  /** Per model, most cost first. */
+  models: z.array(modelUsageSumSchema.extend({ model: z.string() })),
+  /** Per key, most cost first; the online experience is keyId "playground". */
+  keys: z.array(modelUsageSumSchema.extend({ keyId: z.string(), keyName: z.string() })),
+});
+export type ModelStats = z.infer<typeof modelStatsSchema>;
+
+export const MODEL_CALL_STATUSES = ['open', 'ok', 'aborted', 'error', 'expired'] as const;
+export const MODEL_CALL_STATUS_LABELS: Record<(typeof MODEL_CALL_STATUSES)[number], string> = {
+  open: '进行中',
+  ok: '成功',
+  aborted: '客户端中断',
+  error: '失败',
+  expired: '未完成（已退回）',
+};
+
+/** One gateway call as the call log and the model bill show it. */
+export const modelCallSchema = z.object({
+  id: z.string(),
+  createdAt: z.string(),
+  model: z.string(),
+  keyId: z.string(),
+  keyName: z.string(),
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  /** Of the tokens, how many a 大模型 Token 包 paid for. */
+  packageTokens: z.number().int(),
+  /** Cash charged, 0.0001 yuan. */
+  cost: moneySchema,
+  latencyMs: z.number().int(),
+  status: z.enum(MODEL_CALL_STATUSES),
+  error: z.string().nullable(),
+});
+export type ModelCall = z.infer<typeof modelCallSchema>;
+
+/** GET /api/v1/model/calls: one Beijing day (the model bill of that day) or the last calls. */
+export const modelCallListQuerySchema = pagingQuerySchema.extend({
+  date: daySchema.optional(),
+  model: modelIdSchema.optional(),
+  keyId: z.union([z.uuid({ error: '密钥编号格式不正确' }), z.literal('playground')]).optional(),
+});
+export const modelCallPageSchema = pageOf(modelCallSchema).extend({
+  /** The sums of every call the filter matches (not only this page). */
+  sums: modelUsageSumSchema,
+  /** Calls older than this many days are deleted (their hourly sums stay in the stats). */
+  retentionDays: z.number().int(),
+});
+export type ModelCallPage = z.infer<typeof modelCallPageSchema>;
+
+/** The model bill of a day is `/console/cost/bill/model-details/YYYYMMDD`; an order number there is a Token 包 order. */
+export const MODEL_DAY_BILL_ID = /^(\d{4})(\d{2})(\d{2})$/;
+
+// ---------------------------------------------------------------------------------------------
+// The online experience's conversations (kept per user)
+
+export const CONVERSATION_LIMIT = 100;
+export const CONVERSATION_MESSAGES_MAX = 200;
+
+export const conversationMessageSchema = z.object({
+  role: z.enum(['user', 'assistant'], { error: '消息角色只能是 user 或 assistant' }),
+  content: z.string().max(32_000, { error: '单条消息最多 32000 个字' }),
+  /** Answers only: what the answer used and cost. */
+  usage: z
+    .object({
+      promptTokens: z.number().int().min(0),
+      completionTokens: z.number().int().min(0),
+      cost: moneySchema,
+    })
+    .optional(),
+});
+export type ConversationMessage = z.infer<typeof conversationMessageSchema>;
+
+export const conversationSettingsSchema = z.object({
+  model: modelIdSchema,
+  system: z.string().max(8_000, { error: '系统提示词最多 8000 个字' }).default(''),
+  temperature: z.number({ error: '温度须为数字' }).min(0, { error: '温度须在 0 到 2 之间' }).max(2, { error: '温度须在 0 到 2 之间' }).default(0.7),
+  maxTokens: z
+    .number({ error: '最大输出 Token 须为整数' })
+    .int({ error: '最大输出 Token 须为整数' })
+    .min(1, { error: '最大输出 Token 至少为 1' })
+    .max(32_768, { error: '最大输出 Token 最多 32768' })
+    .default(1024),
+});
+
+/** PUT /api/v1/model/conversations/:id (the id is made by the page): saves the whole conversation. */
+export const conversationSaveRequestSchema = conversationSettingsSchema.extend({
+  title: z.string().trim().min(1, { error: '请输入会话标题' }).max(50, { error: '会话标题最多 50 个字' }),
+  messages: z.array(conversationMessageSchema).max(CONVERSATION_MESSAGES_MAX, { error: `一个会话最多 ${CONVERSATION_MESSAGES_MAX} 条消息，请新建会话` }),
+});
+export type ConversationSaveRequest = z.infer<typeof conversationSaveRequestSchema>;
+
+export const conversationSchema = conversationSaveRequestSchema.extend({ id: z.string(), updatedAt: z.string() });
+export type Conversation = z.infer<typeof conversationSchema>;
+export const conversationSummarySchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  model: z.string(),
+  messageCount: z.number().int(),
+  updatedAt: z.string(),
+});
+export const conversationListSchema = z.object({ list: z.array(conversationSummarySchema) });
+export type ConversationSummary = z.infer<typeof conversationSummarySchema>;
+export const conversationIdParamsSchema = z.object({ id: z.uuid({ error: '会话编号格式不正确' }) });

@@ -31,6 +31,9 @@ export function jobsOf(ctx: AppContext): Record<string, Job> {
     'instances.expiring-notice': { run: () => ctx.prepaid.expiringNoticeTick(), everyMs: slow },
     'notices.gpu-available': { run: () => ctx.gpuSubscriptions.tick(), everyMs: slow },
     'model.stale-holds': { run: () => ctx.modelGateway.sweepStaleHolds(), everyMs: slow },
+    // Rewrites the last hours' sums each time (nothing to report); the stats read newer hours from the calls, so minutes do not matter.
+    'model.usage-rollup': { run: () => ctx.modelUsage.rollup().then(() => 0), everyMs: 5 * 60_000 },
+    'model.call-retention': { run: () => ctx.modelUsage.purge(), everyMs: 60 * 60_000 },
     'orders.expire': { run: () => ctx.checkout.expireDue(), everyMs: slow },
     'orders.recover': { run: () => ctx.checkout.recoverPaid(), everyMs: slow },
     'payments.close-expired': { run: () => ctx.payments.closeExpired(), everyMs: slow },

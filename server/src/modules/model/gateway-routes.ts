@@ -16,7 +16,7 @@ import {
 import { chatPromptTokens, countTokens, isUpstreamStream, UpstreamError, type UpstreamStream } from '../../drivers/model-upstream/index.js';
 import type { AppContext } from '../../context.js';
 import { DEFAULT_HOLD_COMPLETION_TOKENS, GatewayError, type CallStart } from './gateway.js';
-import type { AuthenticatedKey } from './keys.js';
+import { looksLikeApiKey, type AuthenticatedKey } from './keys.js';
 import type { ModelInfo } from './catalogue.js';
 
 export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -90,11 +90,21 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
     { prefix: '/v1' },
   );
 
+  /** A key's bearer, or the console's own session token (the online experience calls /v1 with it). */
   async function admit(request: FastifyRequest, model?: string): Promise<{ key: AuthenticatedKey }> {
     const bearer = request.headers.authorization ?? '';
-    const res = await ctx.apiKeys.authenticate(bearer, request.ip, model);
+    const res =
+      looksLikeApiKey(bearer) || !bearer ? await ctx.apiKeys.authenticate(bearer, request.ip, model) : await ctx.apiKeys.playground(await sessionUser(bearer));
     if (!res.ok) throw new GatewayError(res.status, res.message, res.code);
     return { key: res.key };
+  }
+
+  async function sessionUser(bearer: string) {
+    try {
+      return (await ctx.sessions.verify(bearer.replace(/^Bearer\s+/i, '').trim())).user;
+    } catch {
+      throw new GatewayError(401, 'API 密钥无效或登录已失效：请使用控制台「API KEY」中创建的 sk- 开头的密钥，或重新登录控制台', 'invalid_api_key');
+    }
   }
 
   async function admitModel(request: FastifyRequest, id: string, type: ModelInfo['type']): Promise<{ key: AuthenticatedKey; model: ModelInfo }> {

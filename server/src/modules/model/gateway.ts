@@ -9,8 +9,10 @@
  * - After the call one transfer (`model:<call>:settle`) moves the exact cost (the upstream's usage;
  *   the tokenizer only when it gave none) from the hold to revenue and the rest back to cash. A call
  *   that failed before any token settles at zero (everything back). Both are idempotent by key.
- * - Only cash is used: gift credit (its grants and their expiry) and 大模型 Token 包 resource
- *   packages are not drawn yet.
+ * - 大模型 Token 包 pay first: the hold reserves the estimate's tokens from the payer's packages
+ *   (resources.reserveTokens) and holds cash only for the tokens they do not cover; the settle trims
+ *   the reservation to the tokens used (prompt tokens are covered first) and charges cash for the rest.
+ * - Gift credit (赠送金) is not drawn: it is granted for compute, and a model call is paid by cash or packages.
  * - One `model_calls` row per call, and the key's spend and last use (ApiKeyService.recordUse).
  */
 import { randomUUID } from 'node:crypto';
@@ -20,6 +22,7 @@ import { and, eq, lt } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
 import { laneShard, type AccountRef, type LedgerService } from '../ledger/index.js';
+import type { ResourceService } from '../resources/index.js';
 import type { AuthenticatedKey, ApiKeyService } from './keys.js';
 import type { ModelInfo } from './catalogue.js';
 import { modelCalls } from './schema.js';
@@ -61,11 +64,19 @@ export function tokenCost(model: Pick<ModelInfo, 'inputPricePerMillion' | 'outpu
   return (micro + 999_999n) / 1_000_000n;
 }
 
+/** The tokens a package did not pay for: it pays for prompt tokens first, then completion tokens. */
+export function uncovered(prompt: number, completion: number, covered: number): { prompt: number; completion: number } {
+  const onPrompt = Math.min(prompt, covered);
+  return { prompt: prompt - onPrompt, completion: Math.max(0, completion - (covered - onPrompt)) };
+}
+
 export interface CallStart {
   id: string;
   key: AuthenticatedKey;
   model: ModelInfo;
   held: bigint;
+  /** Tokens reserved from Token 包 at the hold. */
+  heldTokens: number;
   startedAt: number;
 }
 
@@ -77,54 +88,78 @@ export interface CallEnd {
 }
 
 export class ModelGateway {
-  constructor(private readonly deps: { db: Db; clock: Clock; ledger: LedgerService; apiKeys: Pick<ApiKeyService, 'recordUse'> }) {}
+  constructor(
+    private readonly deps: {
+      db: Db;
+      clock: Clock;
+      ledger: LedgerService;
+      apiKeys: Pick<ApiKeyService, 'recordUse'>;
+      resources: Pick<ResourceService, 'reserveTokens' | 'settleTokens'>;
+    },
+  ) {}
 
   private holdAccount(callId: string): AccountRef {
     return { platform: 'hold', name: laneShard(callId, { index: 0, count: 1 }) };
   }
 
-  /** Holds the estimate from the payer's cash; a 402 when the cash does not cover it. */
+  /**
+   * Holds the estimate: tokens from the payer's 大模型 Token 包 first, the cost of the rest from the
+   * cash, and puts the call on record, in one transaction; a 402 when the cash does not cover it.
+   */
   async hold(key: AuthenticatedKey, model: ModelInfo, promptTokens: number, completionTokens: number): Promise<CallStart> {
     const id = randomUUID();
-    const held = tokenCost(model, promptTokens, completionTokens);
-    if (key.spendLeft !== null && held > key.spendLeft) {
-      throw new GatewayError(
-        403,
-        `该密钥剩余可用额度不足以支付本次调用的预估费用：请在控制台「API KEY」中提高消费上限，或调小 max_tokens`,
-        'api_key_spend_limit',
-      );
-    }
-    if (held > 0n) {
-      try {
-        await this.deps.ledger.post({
-          key: `model:${id}:hold`,
-          kind: 'model_hold',
-          memo: `${model.id} 调用预扣`,
-          actorId: key.ownerId,
-          legs: [
-            { account: { userId: key.payerId, kind: 'cash' }, amount: -held },
-            { account: this.holdAccount(id), amount: held },
-          ],
-        });
-      } catch (e) {
-        if (e instanceof AppError && e.is('INSUFFICIENT_BALANCE')) {
-          throw new GatewayError(402, `余额不足以支付本次调用的预估费用（${e.detail ?? ''}）：请充值后重试，或调小 max_tokens`, 'insufficient_quota');
-        }
-        throw e;
+    return this.deps.db.transaction(async (tx) => {
+      const heldTokens = await this.deps.resources.reserveTokens(tx, key.payerId, id, promptTokens + completionTokens);
+      const rest = uncovered(promptTokens, completionTokens, heldTokens);
+      const held = tokenCost(model, rest.prompt, rest.completion);
+      if (key.spendLeft !== null && held > key.spendLeft) {
+        throw new GatewayError(
+          403,
+          `该密钥剩余可用额度不足以支付本次调用的预估费用：请在控制台「API KEY」中提高消费上限，或调小 max_tokens`,
+          'api_key_spend_limit',
+        );
       }
-    }
-    // The call is on record before the upstream is asked: a crash before settle leaves it open for the sweeper.
-    await this.deps.db.insert(modelCalls).values({
-      id,
-      keyId: key.id,
-      userId: key.ownerId,
-      payerId: key.payerId,
-      model: model.id,
-      held,
-      status: 'open',
-      createdAt: this.deps.clock.now(),
+      if (held > 0n) {
+        try {
+          await this.deps.ledger.post(
+            {
+              key: `model:${id}:hold`,
+              kind: 'model_hold',
+              memo: `${model.id} 调用预扣`,
+              actorId: key.ownerId,
+              legs: [
+                { account: { userId: key.payerId, kind: 'cash' }, amount: -held },
+                { account: this.holdAccount(id), amount: held },
+              ],
+            },
+            tx,
+          );
+        } catch (e) {
+          if (e instanceof AppError && e.is('INSUFFICIENT_BALANCE')) {
+            const hint = heldTokens > 0 ? '（Token 包余量不足以支付全部预估 Token）' : '';
+            throw new GatewayError(
+              402,
+              `余额不足以支付本次调用的预估费用${hint}（${e.detail ?? ''}）：请充值或购买大模型 Token 包后重试，或调小 max_tokens`,
+              'insufficient_quota',
+            );
+          }
+          throw e;
+        }
+      }
+      // The call is on record before the upstream is asked: a crash before settle leaves it open for the sweeper.
+      await tx.insert(modelCalls).values({
+        id,
+        keyId: key.id,
+        userId: key.ownerId,
+        payerId: key.payerId,
+        model: model.id,
+        held,
+        heldTokens,
+        status: 'open',
+        createdAt: this.deps.clock.now(),
+      });
+      return { id, key, model, held, heldTokens, startedAt: performance.now() };
     });
-    return { id, key, model, held, startedAt: performance.now() };
   }
 
   /**
@@ -144,6 +179,7 @@ export class ModelGateway {
           .limit(1)
           .for('update', { skipLocked: true });
         if (!row) return false;
+        await this.deps.resources.settleTokens(tx, row.payerId, row.id, row.heldTokens, 0);
         if (row.held > 0n) {
           await this.deps.ledger.post(
             {
@@ -174,11 +210,13 @@ export class ModelGateway {
   async settle(call: CallStart, end: CallEnd): Promise<bigint> {
     const prompt = end.usage?.prompt_tokens ?? 0;
     const completion = end.usage?.completion_tokens ?? 0;
-    const exact = tokenCost(call.model, prompt, completion);
     const now = this.deps.clock.now();
     const cost = await this.deps.db.transaction(async (tx) => {
       const [row] = await tx.select({ status: modelCalls.status }).from(modelCalls).where(eq(modelCalls.id, call.id)).for('update');
       if (row?.status !== 'open') return null;
+      const packageTokens = await this.deps.resources.settleTokens(tx, call.key.payerId, call.id, call.heldTokens, prompt + completion);
+      const rest = uncovered(prompt, completion, packageTokens);
+      const exact = tokenCost(call.model, rest.prompt, rest.completion);
       let charged: bigint;
       try {
         // A savepoint: on PostgreSQL a refused statement would otherwise end the whole transaction.
@@ -194,6 +232,7 @@ export class ModelGateway {
           channel: end.channel,
           promptTokens: prompt,
           completionTokens: completion,
+          packageTokens,
           cost: charged,
           latencyMs: Math.round(performance.now() - call.startedAt),
           status: end.status,

@@ -40,6 +40,17 @@ type UserRow = NonNullable<Awaited<ReturnType<UserService['findById']>>>;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_LENGTH = 48;
 const SECRET_FORMAT = /^sk-[0-9A-Za-z]{48}$/;
+/** Whether a bearer is meant as an API key (anything else at /v1 is tried as a console session). */
+export function looksLikeApiKey(bearer: string): boolean {
+  return bearer
+    .replace(/^Bearer\s+/i, '')
+    .trim()
+    .startsWith('sk-');
+}
+/** Requests per minute of the online experience, per account. */
+export const PLAYGROUND_RPM = 30;
+/** The playground key's name in the stats and the call log. */
+export const PLAYGROUND_KEY_NAME = '在线体验';
 
 /** `sk-` and 48 base62 characters from the CSPRNG (bytes ≥ 248 are skipped, so every character is equally likely). */
 export function newSecret(): string {
@@ -191,7 +202,7 @@ export class ApiKeyService {
   }
 
   async list(ownerId: string, query: { page: number; pageSize: number }): Promise<ApiKeyPage> {
-    const live = and(eq(modelApiKeys.ownerId, ownerId), isNull(modelApiKeys.deletedAt));
+    const live = and(eq(modelApiKeys.ownerId, ownerId), isNull(modelApiKeys.deletedAt), eq(modelApiKeys.playground, false));
     const [rows, [total]] = await Promise.all([
       this.deps.db
         .select()
@@ -218,7 +229,7 @@ export class ApiKeyService {
       const [n] = await tx
         .select({ n: count() })
         .from(modelApiKeys)
-        .where(and(eq(modelApiKeys.ownerId, owner.id), isNull(modelApiKeys.deletedAt)));
+        .where(and(eq(modelApiKeys.ownerId, owner.id), isNull(modelApiKeys.deletedAt), eq(modelApiKeys.playground, false)));
       if ((n?.n ?? 0) >= this.limit) throw new AppError('API_KEY_LIMIT', `已有 ${n!.n} 个密钥，上限 ${this.limit} 个`);
       const [created] = await tx
         .insert(modelApiKeys)
@@ -298,13 +309,8 @@ export class ApiKeyService {
     if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return failure('expired');
 
     const user = await this.deps.users.findById(row.ownerId);
-    if (!user || user.disabled || user.deletedAt) return failure('account_disabled');
-    if (user.isChild) {
-      const parent = await this.deps.users.findById(row.payerId);
-      if (!parent || parent.disabled) return failure('account_disabled', { message: '主账号已停用，请联系客服' });
-      if (!user.usingLLM) return failure('permission_denied');
-    }
-
+    const refused = user ? await this.accountRefusal(user) : failure('account_disabled');
+    if (refused) return refused;
     if (row.allowedIps.length && !this.ipAllowed(row.allowedIps, ip)) {
       return failure('ip_not_allowed', { message: `当前 IP ${ip} 不在该密钥的 IP 白名单中：请在控制台「API KEY」中添加` });
     }
@@ -324,19 +330,59 @@ export class ApiKeyService {
       if (r.sum >= row.rpmLimit) return failure('rate_limited', { retryAfterMs: r.freesInMs, message: `该密钥每分钟最多 ${row.rpmLimit} 次请求，请稍后重试` });
     }
     this.requests.add(row.id, 1, at);
-    return {
-      ok: true,
-      user,
-      key: {
-        id: row.id,
-        name: row.name,
-        ownerId: row.ownerId,
-        payerId: row.payerId,
-        allowedModels: row.allowedModels,
-        spendLeft: row.spendLimit === null ? null : row.spendLimit - row.spent,
-        tpmLimit: row.tpmLimit,
-      },
-    };
+    return { ok: true, user: user!, key: authenticated(row) };
+  }
+
+  /**
+   * The online experience (/model/experience) calls the gateway with the console's session instead
+   * of a key: its calls go through the account's playground key, made on first use, under the same
+   * account checks and PLAYGROUND_RPM requests per minute.
+   */
+  async playground(user: UserRow): Promise<ApiKeyAuthResult> {
+    const refused = await this.accountRefusal(user);
+    if (refused) return refused;
+    const row = await this.playgroundKey(user);
+    const at = this.deps.clock.now().getTime();
+    const r = this.requests.total(row.id, at);
+    if (r.sum >= PLAYGROUND_RPM)
+      return failure('rate_limited', { retryAfterMs: r.freesInMs, message: `在线体验每分钟最多 ${PLAYGROUND_RPM} 次请求，请稍后重试` });
+    this.requests.add(row.id, 1, at);
+    return { ok: true, user, key: authenticated(row) };
+  }
+
+  private async playgroundKey(user: UserRow): Promise<KeyRow> {
+    const mine = and(eq(modelApiKeys.ownerId, user.id), eq(modelApiKeys.playground, true));
+    const [found] = await this.deps.db.select().from(modelApiKeys).where(mine);
+    if (found) return found;
+    const now = this.deps.clock.now();
+    await this.deps.db
+      .insert(modelApiKeys)
+      .values({
+        id: randomUUID(),
+        ownerId: user.id,
+        payerId: payerIdOf(user),
+        name: PLAYGROUND_KEY_NAME,
+        // Nobody ever holds this secret: the key is only reached through a console session.
+        secretHash: hashSecret(newSecret()),
+        masked: PLAYGROUND_KEY_NAME,
+        playground: true,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing();
+    const [made] = await this.deps.db.select().from(modelApiKeys).where(mine);
+    return made!;
+  }
+
+  /** Why this account may not call the gateway (disabled, its parent disabled, a child without usingLLM), or null. */
+  private async accountRefusal(user: UserRow): Promise<ApiKeyFailure | null> {
+    if (user.disabled || user.deletedAt) return failure('account_disabled');
+    if (user.isChild) {
+      const parent = await this.deps.users.findById(payerIdOf(user));
+      if (!parent || parent.disabled) return failure('account_disabled', { message: '主账号已停用，请联系客服' });
+      if (!user.usingLLM) return failure('permission_denied');
+    }
+    return null;
   }
 
   /**
@@ -358,7 +404,7 @@ export class ApiKeyService {
     const [row] = await this.deps.db
       .select()
       .from(modelApiKeys)
-      .where(and(eq(modelApiKeys.id, id), eq(modelApiKeys.ownerId, ownerId), isNull(modelApiKeys.deletedAt)));
+      .where(and(eq(modelApiKeys.id, id), eq(modelApiKeys.ownerId, ownerId), isNull(modelApiKeys.deletedAt), eq(modelApiKeys.playground, false)));
     if (!row) throw new AppError('API_KEY_NOT_FOUND');
     return row;
   }
@@ -397,6 +443,18 @@ export class ApiKeyService {
     if (isIPv6(address)) return list.check(address, 'ipv6');
     return false;
   }
+}
+
+function authenticated(row: KeyRow): AuthenticatedKey {
+  return {
+    id: row.id,
+    name: row.name,
+    ownerId: row.ownerId,
+    payerId: row.payerId,
+    allowedModels: row.allowedModels,
+    spendLeft: row.spendLimit === null ? null : row.spendLimit - row.spent,
+    tpmLimit: row.tpmLimit,
+  };
 }
 
 function unique(values: string[]): string[] {

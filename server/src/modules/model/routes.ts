@@ -9,8 +9,16 @@ import {
   apiKeyPageSchema,
   apiKeySchema,
   apiKeyUpdateRequestSchema,
+  conversationIdParamsSchema,
+  conversationListSchema,
+  conversationSaveRequestSchema,
+  conversationSchema,
+  modelCallListQuerySchema,
+  modelCallPageSchema,
   modelListQuerySchema,
   modelPageSchema,
+  modelStatsQuerySchema,
+  modelStatsSchema,
   okSchema,
 } from '@console/contract';
 import type { AppContext } from '../../context.js';
@@ -84,6 +92,65 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext) {
     { schema: { tags, summary: '删除 API 密钥（立即失效）', params: apiKeyIdParamsSchema, response: { 200: okSchema } }, onRequest },
     async (req) => {
       await ctx.apiKeys.remove(me(req).id, req.params.id);
+      return { ok: true as const };
+    },
+  );
+
+  r.get(
+    API.modelStats,
+    {
+      schema: {
+        tags,
+        summary: '用量统计：按天（北京时间）、按模型、按密钥汇总请求数、Token、Token 包抵扣与消费金额；主账号含子账号的调用',
+        querystring: modelStatsQuerySchema,
+        response: { 200: modelStatsSchema },
+      },
+      onRequest,
+    },
+    (req) => ctx.modelUsage.stats(me(req), req.query),
+  );
+  r.get(
+    API.modelCalls,
+    {
+      schema: {
+        tags,
+        summary: '调用明细（模型账单）：可按日期、模型、密钥筛选；保留天数见 retentionDays',
+        querystring: modelCallListQuerySchema,
+        response: { 200: modelCallPageSchema },
+      },
+      onRequest,
+    },
+    (req) => ctx.modelUsage.calls(me(req), req.query),
+  );
+  r.get(
+    API.modelConversations,
+    { schema: { tags, summary: '在线体验的会话列表（最近更新在前）', response: { 200: conversationListSchema } }, onRequest },
+    (req) => ctx.conversations.list(me(req).id),
+  );
+  r.get(
+    API.modelConversation,
+    { schema: { tags, summary: '一个会话的全部消息与设置', params: conversationIdParamsSchema, response: { 200: conversationSchema } }, onRequest },
+    (req) => ctx.conversations.get(me(req).id, req.params.id),
+  );
+  r.put(
+    API.modelConversation,
+    {
+      schema: {
+        tags,
+        summary: '保存会话（编号由页面生成；新会话计入上限 100 个）',
+        params: conversationIdParamsSchema,
+        body: conversationSaveRequestSchema,
+        response: { 200: conversationSchema },
+      },
+      onRequest,
+    },
+    (req) => ctx.conversations.save(me(req).id, req.params.id, req.body),
+  );
+  r.delete(
+    API.modelConversation,
+    { schema: { tags, summary: '删除会话', params: conversationIdParamsSchema, response: { 200: okSchema } }, onRequest },
+    async (req) => {
+      await ctx.conversations.remove(me(req).id, req.params.id);
       return { ok: true as const };
     },
   );

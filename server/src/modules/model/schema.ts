@@ -1,6 +1,7 @@
 /** The tables of the model module (only it reads and writes them; see DESIGN.md "Boundaries"). */
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import type { ConversationMessage } from '@console/contract';
 import { ts } from '../../db/columns.js';
 import { users } from '../users/schema.js';
 
@@ -40,9 +41,18 @@ export const modelApiKeys = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
     deletedAt: ts('deleted_at'),
+    /**
+     * The online experience's key: one per account, made on first use, never listed, never shown and
+     * never accepted as a bearer (its secret was thrown away); the playground's calls are billed and
+     * logged through it like any other key's.
+     */
+    playground: boolean('playground').notNull().default(false),
   },
   (t) => [
     uniqueIndex('model_api_keys_secret_hash_uq').on(t.secretHash),
+    uniqueIndex('model_api_keys_playground_uq')
+      .on(t.ownerId)
+      .where(sql`${t.playground}`),
     index('model_api_keys_owner_idx')
       .on(t.ownerId, t.createdAt)
       .where(sql`${t.deletedAt} is null`),
@@ -72,6 +82,10 @@ export const modelCalls = pgTable(
     held: bigint('held', { mode: 'bigint' })
       .notNull()
       .default(sql`0`),
+    /** Tokens reserved from 大模型 Token 包 before the call (what was not used goes back at settle). */
+    heldTokens: integer('held_tokens').notNull().default(0),
+    /** Of the call's tokens, how many the packages paid for (prompt tokens first); the rest is `cost`. */
+    packageTokens: integer('package_tokens').notNull().default(0),
     latencyMs: integer('latency_ms').notNull().default(0),
     /** `open` from the hold until it is settled; a call left open by a crash is released by the sweeper (`expired`). */
     status: text('status', { enum: ['open', 'ok', 'aborted', 'error', 'expired'] }).notNull(),
@@ -81,8 +95,57 @@ export const modelCalls = pgTable(
   (t) => [
     index('model_calls_key_idx').on(t.keyId, t.createdAt),
     index('model_calls_payer_idx').on(t.payerId, t.createdAt),
+    index('model_calls_user_idx').on(t.userId, t.createdAt),
     index('model_calls_open_idx')
       .on(t.createdAt)
       .where(sql`${t.status} = 'open'`),
   ],
+);
+
+/**
+ * Hourly sums of the calls (by the hour they began), kept after the calls themselves are deleted:
+ * what the stats read for every hour the rollup job has closed (see usage.ts).
+ */
+export const modelUsageHourly = pgTable(
+  'model_usage_hourly',
+  {
+    hour: ts('hour').notNull(),
+    payerId: uuid('payer_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    keyId: uuid('key_id').notNull(),
+    model: text('model').notNull(),
+    requests: integer('requests').notNull(),
+    failed: integer('failed').notNull(),
+    promptTokens: bigint('prompt_tokens', { mode: 'bigint' }).notNull(),
+    completionTokens: bigint('completion_tokens', { mode: 'bigint' }).notNull(),
+    packageTokens: bigint('package_tokens', { mode: 'bigint' }).notNull(),
+    cost: bigint('cost', { mode: 'bigint' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.payerId, t.hour, t.keyId, t.model] }), index('model_usage_hourly_user_idx').on(t.userId, t.hour)],
+);
+
+/** How far the rollup job has summed: every hour before `rolled_until` is final in model_usage_hourly. */
+export const modelRollupState = pgTable('model_rollup_state', {
+  id: integer('id').primaryKey(),
+  rolledUntil: ts('rolled_until').notNull(),
+});
+
+/** The online experience's conversations, one row each, kept per user. */
+export const modelConversations = pgTable(
+  'model_conversations',
+  {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    title: text('title').notNull(),
+    model: text('model').notNull(),
+    system: text('system').notNull(),
+    temperature: doublePrecision('temperature').notNull(),
+    maxTokens: integer('max_tokens').notNull(),
+    messages: jsonb('messages').$type<ConversationMessage[]>().notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [index('model_conversations_user_idx').on(t.userId, t.updatedAt)],
 );

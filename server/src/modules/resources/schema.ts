@@ -42,8 +42,10 @@ export const resourcePackageUsages = pgTable(
     packageId: uuid('package_id').notNull(),
     userId: uuid('user_id').notNull(),
     /** The post-paid instance run it covered: instance and the run's start (its meter segment). */
-    instanceId: uuid('instance_id').notNull(),
-    segment: ts('segment').notNull(),
+    instanceId: uuid('instance_id'),
+    segment: ts('segment'),
+    /** Or the model gateway call whose tokens it paid for (reserved at the hold, trimmed at settle). */
+    modelCallId: uuid('model_call_id'),
     amount: bigint('amount', { mode: 'bigint' }).notNull(),
     key: text('key').notNull(),
     createdAt: ts('created_at').notNull(),
@@ -52,5 +54,8 @@ export const resourcePackageUsages = pgTable(
     uniqueIndex('resource_package_usages_key_uq').on(t.key),
     index('resource_package_usages_run_idx').on(t.instanceId, t.segment),
     index('resource_package_usages_package_idx').on(t.packageId),
+    index('resource_package_usages_call_idx')
+      .on(t.modelCallId)
+      .where(sql`${t.modelCallId} is not null`),
   ],
 );

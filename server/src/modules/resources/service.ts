@@ -1,8 +1,8 @@
 /**
  * 资源包: quantities bought as Ai orders (model tokens, card hours), valid for some days, consumed
  * before money by the services that meter them. This module sells them (an order fulfiller), shows
- * them, and lets the instance meter consume card hours (coverRuns). Model-token packages are for
- * the model service to consume when it meters tokens; nothing consumes them yet.
+ * them, lets the instance meter consume card hours (coverRuns) and the model gateway consume tokens
+ * (reserveTokens at a call's hold, settleTokens when it ends).
  *
  * Consumption is not a ledger transfer: a package's price became revenue when its order was paid
  * (the ledger holds money, and the user's `resource` account was never credited), so using the
@@ -10,7 +10,7 @@
  * the same transaction as the run it covers and its decremented `remain`.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, gt, isNotNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm';
 import { formatYuan, yuanToUnits, type OrderPrice } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
@@ -189,6 +189,75 @@ export class ResourceService implements Fulfiller {
         ${pgArray(usages.map((u) => u.segment))}::timestamptz[], ${pgArray(usages.map((u) => u.amount))}::bigint[], ${pgArray(usages.map((u) => u.key))}::text[])
         as v(p, u, i, s, a, k)`);
     return covered;
+  }
+
+  /**
+   * Reserves up to `tokens` from the payer's token packages for a model call, earliest expiry first,
+   * in the caller's transaction (the package rows stay locked until it ends). Returns how many it
+   * reserved: 0 when the payer holds no usable package.
+   */
+  async reserveTokens(tx: Tx, payerId: string, callId: string, tokens: number): Promise<number> {
+    if (tokens <= 0) return 0;
+    const packages = await tx
+      .select({ id: resourcePackages.id, remain: resourcePackages.remain })
+      .from(resourcePackages)
+      .where(
+        and(
+          eq(resourcePackages.userId, payerId),
+          isNull(resourcePackages.gpuTypeId),
+          gt(resourcePackages.remain, 0n),
+          gt(resourcePackages.expiresAt, this.deps.clock.now()),
+        ),
+      )
+      .orderBy(asc(resourcePackages.expiresAt), asc(resourcePackages.createdAt), asc(resourcePackages.id))
+      .for('update');
+    let need = BigInt(tokens);
+    const takes: { id: string; amount: bigint }[] = [];
+    for (const p of packages) {
+      if (need <= 0n) break;
+      const take = p.remain < need ? p.remain : need;
+      takes.push({ id: p.id, amount: take });
+      need -= take;
+    }
+    if (!takes.length) return 0;
+    const now = this.deps.clock.now().toISOString();
+    await tx.execute(sql`update resource_packages p set remain = p.remain - v.amount
+      from unnest(${pgArray(takes.map((t) => t.id))}::uuid[], ${pgArray(takes.map((t) => t.amount))}::bigint[]) as v(id, amount) where p.id = v.id`);
+    await tx.execute(sql`insert into resource_package_usages (package_id, user_id, model_call_id, amount, key, created_at)
+      select v.p, ${payerId}::uuid, ${callId}::uuid, v.a, 'model:' || ${callId} || ':' || v.p, ${now}::timestamptz
+      from unnest(${pgArray(takes.map((t) => t.id))}::uuid[], ${pgArray(takes.map((t) => t.amount))}::bigint[]) as v(p, a)
+      on conflict (key) do update set amount = resource_package_usages.amount + excluded.amount`);
+    return Number(BigInt(tokens) - need);
+  }
+
+  /**
+   * Ends a model call's reservation at the `used` tokens: what it reserved beyond them goes back to
+   * the packages (the latest-expiring first), and when it used more than it reserved the rest is
+   * reserved now, as far as the packages go. Returns the tokens the packages pay for. The caller
+   * holds the call's row lock, so a call is settled once.
+   */
+  async settleTokens(tx: Tx, payerId: string, callId: string, reserved: number, used: number): Promise<number> {
+    if (used > reserved) return reserved + (await this.reserveTokens(tx, payerId, callId, used - reserved));
+    let back = BigInt(reserved - used);
+    if (back === 0n) return used;
+    const rows = rowsOf<{ id: string; package_id: string; amount: string }>(
+      await tx.execute(sql`select u.id, u.package_id, u.amount::text as amount from resource_package_usages u
+        join resource_packages p on p.id = u.package_id
+        where u.model_call_id = ${callId}::uuid order by p.expires_at desc, p.id desc for update of u, p`),
+    );
+    for (const r of rows) {
+      if (back <= 0n) break;
+      const amount = BigInt(r.amount);
+      const give = amount < back ? amount : back;
+      back -= give;
+      await tx.execute(sql`update resource_packages set remain = remain + ${give} where id = ${r.package_id}::uuid`);
+      await tx.execute(
+        give === amount
+          ? sql`delete from resource_package_usages where id = ${r.id}`
+          : sql`update resource_package_usages set amount = amount - ${give} where id = ${r.id}`,
+      );
+    }
+    return used;
   }
 
   describe(product: ResourceProductEntry, count: number) {
