@@ -92,6 +92,10 @@ export const API = {
   operatorReviewImage: '/api/v1/operator/reviews/:kind/:id/image',
   operatorUsers: '/api/v1/operator/users',
   operatorReviewLog: '/api/v1/operator/review-log',
+  /** The model square's models and upstream channels as the operator edits them (the catalogue file's `models`, `modelChannels`). */
+  operatorModelChannels: '/api/v1/operator/model-channels',
+  operatorModelChannel: '/api/v1/operator/model-channels/:id',
+  operatorModel: '/api/v1/operator/models/:id',
   // Instances: every category behind one set of calls, filtered by category.
   instances: '/upgpu/api/v2.1/instances',
   instance: '/upgpu/api/v2.1/instances/:id',

@@ -65,6 +65,11 @@ export const ERRORS = {
   MODEL_UNKNOWN: { code: 40040002, message: '模型不存在或已下架，请在模型广场中选择' },
   API_KEY_EXPIRY_PAST: { code: 40040003, message: '过期时间须晚于当前时间，请重新选择' },
   CONVERSATION_LIMIT: { code: 40040004, message: '最多保存 100 个会话，请先删除不再需要的会话' },
+  // The operator's models and channels (/operator 「模型渠道」), codes 4xx41xxx.
+  MODEL_CHANNEL_MODEL_UNKNOWN: { code: 40041001, message: '渠道中有模型不在模型列表中，请从模型列表中选择' },
+  MODEL_CHANNEL_INVALID: { code: 40041002, message: '渠道配置不完整或有误，请按提示修改后再保存' },
+  MODEL_CHANNEL_NOT_FOUND: { code: 40441001, message: '模型渠道不存在或已删除，请刷新列表' },
+  MODEL_ENTRY_NOT_FOUND: { code: 40441002, message: '模型不存在，请刷新模型列表' },
   // Invoices
   INVOICE_AMOUNT_EXCEEDED: { code: 40022001, message: '开票金额超过可开票金额' },
   INVOICE_STATE_INVALID: { code: 40922001, message: '该发票申请已处理，不能再进行此操作，请刷新后查看' },

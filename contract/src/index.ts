@@ -19,3 +19,4 @@ export * from './schemas/bandwidth.js';
 export * from './schemas/notice.js';
 export * from './schemas/openai.js';
 export * from './schemas/model.js';
+export * from './schemas/operator-models.js';

@@ -81,8 +81,8 @@ async function measure(base: string, c: Case, tokens: string[] = []) {
 }
 
 /** Starts bench/serve.ts in a child process (PGlite, or PostgreSQL at `databaseUrl`) and waits for the address it prints. */
-async function startServer(databaseUrl?: string) {
-  const env = { ...process.env };
+export async function startServer(databaseUrl?: string, extraEnv: Record<string, string> = {}) {
+  const env = { ...process.env, ...extraEnv };
   delete env.DATABASE_URL;
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
   const child = spawn(process.execPath, ['--import', 'tsx', new URL('./serve.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'], env });
@@ -94,7 +94,7 @@ async function startServer(databaseUrl?: string) {
   return { base: address, database, stop: () => child.kill('SIGTERM') };
 }
 
-async function login(base: string): Promise<string> {
+export async function login(base: string): Promise<string> {
   const res = await fetch(`${base}/userapi/api/v2.1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(LOGIN) });
   if (!res.ok) throw new Error(`bench login: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { token: string }).token;

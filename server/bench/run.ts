@@ -6,7 +6,8 @@
  * `/healthz`, the market while 50 connections log in) on PGlite, then again on a scratch database
  * of the machine's PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres;
  * skipped when none answers). While the PGlite server is up, the GPU market's first-load
- * JavaScript in Chromium (bench/assets.ts, ≤ 300 KB). Then, on PostgreSQL: ledger transfers
+ * JavaScript in Chromium (bench/assets.ts, ≤ 300 KB); then the model gateway against its upstream
+ * called directly (bench/gateway.ts). Then, on PostgreSQL: ledger transfers
  * against pgbench (ratio 0.5) and one billing tick over 1,000 / 10,000 / 100,000 running
  * instances (100,000 under 10 s).
  */
@@ -15,6 +16,7 @@ import { benchLedger } from './ledger.js';
 import { benchBilling } from './billing.js';
 import { benchFirstLoad } from './assets.js';
 import { benchHttp } from './http.js';
+import { benchGateway } from './gateway.js';
 import { createScratchDatabase } from '../test/scratch-db.js';
 
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -30,14 +32,21 @@ async function postgresAnswers(): Promise<boolean> {
   }
 }
 
-/** The HTTP cases on a scratch database of the machine's PostgreSQL, dropped afterwards. */
+/** The HTTP cases and the model gateway on scratch databases of the machine's PostgreSQL, dropped afterwards. */
 async function httpOnPostgres(): Promise<number> {
-  const scratch = await createScratchDatabase(PG_URL, 'console_bench_http');
-  try {
-    return await benchHttp(scratch.url);
-  } finally {
-    await scratch.drop();
+  let missed = 0;
+  for (const [name, run] of [
+    ['console_bench_http', benchHttp],
+    ['console_bench_gateway', benchGateway],
+  ] as const) {
+    const scratch = await createScratchDatabase(PG_URL, name);
+    try {
+      missed += await run(scratch.url);
+    } finally {
+      await scratch.drop();
+    }
   }
+  return missed;
 }
 
 /** The ledger against pgbench and the billing tick, on the machine's PostgreSQL. */
@@ -49,6 +58,7 @@ async function ledgerOnPostgres(): Promise<boolean> {
 
 async function main() {
   let missed = await benchHttp(undefined, async (base) => ((await benchFirstLoad(base)) ? 0 : 1));
+  missed += await benchGateway();
   if (await postgresAnswers()) {
     missed += await httpOnPostgres();
     if (!(await ledgerOnPostgres())) missed++;

@@ -6,13 +6,30 @@ import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
-import { seedDemo } from '../src/db/seed.js';
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { yuanToUnits } from '@console/contract';
+import { DEMO_ACCOUNT, seedDemo } from '../src/db/seed.js';
+import { users } from '../src/db/schema.js';
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATA_DIR: process.env.BENCH_DATA_DIR ?? '/tmp/console-bench' });
 const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
-const { app } = await buildApp({ config, database, clock: systemClock, logger: false });
+const { app, ctx } = await buildApp({ config, database, clock: systemClock, logger: false });
 app.get('/__bench/bare', async () => ({ ok: true }));
 await seedDemo(database.db, systemClock);
+if (process.env.BENCH_FUND_DEMO_YUAN) {
+  // The gateway case spends from the demo account: a compensation credit, as an operator would give.
+  const [demo] = await database.db.select({ id: users.id }).from(users).where(eq(users.mobile, DEMO_ACCOUNT.mobile));
+  const amount = yuanToUnits(process.env.BENCH_FUND_DEMO_YUAN);
+  await ctx.ledger.post({
+    key: `bench-fund-${randomUUID()}`,
+    kind: 'compensation',
+    legs: [
+      { account: { platform: 'compensation' }, amount: -amount },
+      { account: { userId: demo!.id, kind: 'cash' }, amount },
+    ],
+  });
+}
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(JSON.stringify({ address, database: database.kind }));
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

@@ -4,6 +4,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Comple
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedUpstream } from './embedded.js';
 import { HttpUpstream } from './http.js';
+import { answerFromUpstream } from './serve.js';
 import { UpstreamError, isUpstreamStream, type ModelUpstream, type UpstreamStream } from './types.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: any) => void | Promise<void>;
@@ -277,25 +278,7 @@ describe('HTTP upstream', () => {
 
 /** A tiny OpenAI-compatible HTTP front for any upstream (what the gateway will do, minus keys and billing). */
 function adapter(upstream: ModelUpstream): Handler {
-  return async (req, res, body) => {
-    try {
-      if (req.method === 'GET' && req.url === '/v1/models') return json(res, 200, { object: 'list', data: await upstream.models() });
-      const result =
-        req.url === '/v1/chat/completions'
-          ? await upstream.chat(body)
-          : req.url === '/v1/completions'
-            ? await upstream.completion(body)
-            : await upstream.embeddings(body);
-      if (!isUpstreamStream(result)) return json(res, 200, result);
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for await (const c of result as UpstreamStream<unknown>) sse(res, c);
-      sse(res, '[DONE]');
-      res.end();
-    } catch (err) {
-      const e = err as UpstreamError;
-      json(res, e.status ?? 500, e.body ?? { error: { message: String(err), type: 'server_error' } });
-    }
-  };
+  return (req, res, body) => answerFromUpstream(upstream, req, res, body);
 }
 
 function json(res: ServerResponse, status: number, body: unknown) {

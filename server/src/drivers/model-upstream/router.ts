@@ -63,6 +63,8 @@ export interface Routed<T> {
 
 export interface ChannelHealth {
   id: string;
+  /** Whether calls may be routed to it (the operator may have disabled it, or its process lacks its key). */
+  enabled: boolean;
   /** Failures in a row. */
   failures: number;
   /** Until when it is tried only after the others, null when it is not cooling down. */
@@ -110,12 +112,14 @@ export class ChannelRouter {
     return [...new Set(this.channels.filter((c) => c.enabled).flatMap((c) => c.models))].sort();
   }
 
+  /** Read-only: each channel's failures in a row and cooldown as this process sees them (the operator area shows it). */
   channelHealth(): ChannelHealth[] {
     const now = this.clock.now().getTime();
     return this.channels.map((c) => {
       const h = this.health.get(c.id);
       return {
         id: c.id,
+        enabled: c.enabled,
         failures: h?.failures ?? 0,
         coolingUntil: h && h.until > now ? new Date(h.until) : null,
         lastError: h?.lastError ?? null,

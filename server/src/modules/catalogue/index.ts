@@ -6,3 +6,4 @@ export * from './inventory.js';
 export * from './pricing.js';
 export * from './seed-file.js';
 export * from './store.js';
+export * from './model-channels.js';

@@ -45,6 +45,41 @@ const agreementText = z
   .transform((v) => (Array.isArray(v) ? v.join('\n') : v).trim())
   .pipe(z.string().min(1, '协议内容不能为空').max(100_000, '协议内容过长（最多 10 万字）'));
 
+/** One model of the square (`models` of the file; also what the operator area edits, model-channels.ts). */
+export const modelEntrySchema = z.object({
+  /** As clients send it in `model`. */
+  id: z.string().regex(/^[\w.:/-]{1,100}$/, '模型名称只能包含字母、数字和 . _ - : /，最多 100 个字符'),
+  name: z.string().min(1),
+  provider: z.string().min(1),
+  type: z.enum(['chat', 'embedding']).default('chat'),
+  contextLength: z.number().int().min(1).max(10_000_000),
+  inputYuanPerMillion: yuan,
+  outputYuanPerMillion: yuan,
+  tags: z.array(z.string().min(1)).default([]),
+  description: z.string().default(''),
+  sort: z.number().int().default(0),
+  active: z.boolean().default(true),
+});
+
+/** One upstream channel (`modelChannels` of the file; also what the operator area edits, model-channels.ts). */
+export const modelChannelEntrySchema = z.object({
+  id: slug,
+  /** What the operator area shows (left out: the id). */
+  name: z.string().trim().min(1).max(50).optional(),
+  kind: z.enum(['embedded', 'openai']),
+  /** openai: up to and including the version, e.g. https://api.example.com/v1. */
+  baseUrl: z.url({ protocol: /^https?$/, error: '渠道地址须为 http:// 或 https:// 开头的网址' }).optional(),
+  /** openai: the key, or "env:NAME" to read it from the server's environment (keeps the secret out of this file). */
+  apiKey: z.string().min(1).optional(),
+  /** The models (ids of `models`) this channel serves. */
+  models: z.array(z.string().min(1)).min(1, '渠道至少要提供一个模型'),
+  /** Model id → the upstream's own name for it. */
+  modelMap: z.record(z.string(), z.string().min(1)).default({}),
+  priority: z.number().int().min(-1000).max(1000).default(0),
+  weight: z.number().int().min(0).max(10_000).default(1),
+  enabled: z.boolean().default(true),
+});
+
 export const catalogueFileSchema = z.object({
   settings: z.object({
     dataDiskPricePerGbDay: yuan,
@@ -183,44 +218,9 @@ export const catalogueFileSchema = z.object({
     )
     .default([]),
   /** The model square (issue 14): what clients may call, priced per million tokens. */
-  models: z
-    .array(
-      z.object({
-        /** As clients send it in `model`. */
-        id: z.string().regex(/^[\w.:/-]{1,100}$/, '模型名称只能包含字母、数字和 . _ - : /，最多 100 个字符'),
-        name: z.string().min(1),
-        provider: z.string().min(1),
-        type: z.enum(['chat', 'embedding']).default('chat'),
-        contextLength: z.number().int().min(1).max(10_000_000),
-        inputYuanPerMillion: yuan,
-        outputYuanPerMillion: yuan,
-        tags: z.array(z.string().min(1)).default([]),
-        description: z.string().default(''),
-        sort: z.number().int().default(0),
-        active: z.boolean().default(true),
-      }),
-    )
-    .default([]),
+  models: z.array(modelEntrySchema).default([]),
   /** Where calls for the models go: the embedded model, or an OpenAI-compatible endpoint. */
-  modelChannels: z
-    .array(
-      z.object({
-        id: slug,
-        kind: z.enum(['embedded', 'openai']),
-        /** openai: up to and including the version, e.g. https://api.example.com/v1. */
-        baseUrl: z.url({ protocol: /^https?$/, error: '渠道地址须为 http:// 或 https:// 开头的网址' }).optional(),
-        /** openai: the key, or "env:NAME" to read it from the server's environment (keeps the secret out of this file). */
-        apiKey: z.string().min(1).optional(),
-        /** The models (ids of `models`) this channel serves. */
-        models: z.array(z.string().min(1)).min(1, '渠道至少要提供一个模型'),
-        /** Model id → the upstream's own name for it. */
-        modelMap: z.record(z.string(), z.string().min(1)).default({}),
-        priority: z.number().int().min(-1000).max(1000).default(0),
-        weight: z.number().int().min(0).max(10_000).default(1),
-        enabled: z.boolean().default(true),
-      }),
-    )
-    .default([]),
+  modelChannels: z.array(modelChannelEntrySchema).default([]),
 });
 export type CatalogueFile = z.infer<typeof catalogueFileSchema>;
 export type ModelEntry = CatalogueFile['models'][number];
@@ -299,15 +299,24 @@ function checkModels(c: CatalogueFile, fail: (msg: string) => never, env: NodeJS
     const at = `modelChannels.${i}`;
     if (channels.has(ch.id)) fail(`${at}.id：模型渠道 ${ch.id} 重复`);
     channels.add(ch.id);
-    for (const [j, m] of ch.models.entries()) if (!models.has(m)) fail(`${at}.models.${j}：模型渠道 ${ch.id} 的模型 ${m} 不在 models 中`);
-    for (const m of Object.keys(ch.modelMap)) if (!ch.models.includes(m)) fail(`${at}.modelMap.${m}：模型渠道 ${ch.id} 不提供模型 ${m}，不能为它改名`);
-    if (ch.kind === 'openai') {
-      if (!ch.baseUrl) fail(`${at}.baseUrl：openai 模型渠道 ${ch.id} 须填写 baseUrl`);
-      if (!ch.apiKey) fail(`${at}.apiKey：openai 模型渠道 ${ch.id} 须填写 apiKey（可写 env:变量名 从环境变量读取）`);
-      const name = channelKeyEnvName(ch.apiKey);
-      if (ch.apiKey!.startsWith('env:') && !name) fail(`${at}.apiKey：${ch.apiKey} 不是有效的环境变量引用（env:变量名）`);
-      if (name && !env[name]) fail(`${at}.apiKey：模型渠道 ${ch.id} 的密钥引用的环境变量 ${name} 未设置`);
-    }
+    checkModelChannel(ch, at, models, fail, env);
+  }
+}
+
+/**
+ * What a channel must agree on with the rest of the catalogue: its models exist, its renames are of
+ * models it serves, an openai channel has a base URL and a key, and an `env:NAME` key names a
+ * variable set in `env`. Used for the file and for an operator's edit (model-channels.ts).
+ */
+export function checkModelChannel(ch: ModelChannelEntry, at: string, models: ReadonlySet<string>, fail: (msg: string) => never, env: NodeJS.ProcessEnv) {
+  for (const [j, m] of ch.models.entries()) if (!models.has(m)) fail(`${at}.models.${j}：模型渠道 ${ch.id} 的模型 ${m} 不在 models 中`);
+  for (const m of Object.keys(ch.modelMap)) if (!ch.models.includes(m)) fail(`${at}.modelMap.${m}：模型渠道 ${ch.id} 不提供模型 ${m}，不能为它改名`);
+  if (ch.kind === 'openai') {
+    if (!ch.baseUrl) fail(`${at}.baseUrl：openai 模型渠道 ${ch.id} 须填写 baseUrl`);
+    if (!ch.apiKey) fail(`${at}.apiKey：openai 模型渠道 ${ch.id} 须填写 apiKey（可写 env:变量名 从环境变量读取）`);
+    const name = channelKeyEnvName(ch.apiKey);
+    if (ch.apiKey!.startsWith('env:') && !name) fail(`${at}.apiKey：${ch.apiKey} 不是有效的环境变量引用（env:变量名）`);
+    if (name && !env[name]) fail(`${at}.apiKey：模型渠道 ${ch.id} 的密钥引用的环境变量 ${name} 未设置`);
   }
 }
 
@@ -315,6 +324,12 @@ function checkModels(c: CatalogueFile, fail: (msg: string) => never, env: NodeJS
  * Writes the file into the tables unless the same file (by hash) was applied last. Returns whether
  * anything was written. Serialised by a row lock on the seed-hash row, so two processes starting
  * together apply it once.
+ *
+ * The operator area edits `models` and `modelChannels` in place (model-channels.ts) without touching
+ * `seedHash`, so such an edit holds across restarts and file-watcher runs while the file's text is
+ * unchanged. The first time a file whose text differs (any byte: a price of a GPU, a space) is
+ * applied, both lists are replaced wholesale by the file's: every console edit of models and
+ * channels is lost, a channel created in the console disappears, one deleted there comes back.
  */
 export async function applyCatalogue(db: Db, file: { data: CatalogueFile; hash: string }, now: Date): Promise<boolean> {
   return db.transaction(async (tx) => {

@@ -21,6 +21,8 @@ import type { ModelInfo } from './catalogue.js';
 
 export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
   const gateway = ctx.modelGateway;
+  // Calls answered but not yet settled are settled before the process lets go of the database.
+  app.addHook('onClose', () => gateway.drain());
 
   await app.register(
     async (v1) => {
@@ -146,8 +148,9 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
     if (!isUpstreamStream(result)) {
       request.raw.socket?.off('close', onClose);
       const usage = (result as { usage?: OpenAIUsage }).usage ?? { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens };
-      await gateway.settle(call, { usage, channel: routed.channelId, status: 'ok' });
       reply.header('x-gateway-overhead-ms', (t1 - t0 + performance.now() - t2).toFixed(2));
+      // Settled while the answer goes out: the client does not wait for the ledger.
+      gateway.settleAfterAnswer(call, { usage, channel: routed.channelId, status: 'ok' }, (e) => request.log.error({ err: e }, 'model call settle failed'));
       return result;
     }
 
@@ -196,11 +199,10 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
       completion_tokens: countTokens(stream.textSoFar()),
       total_tokens: promptTokens + countTokens(stream.textSoFar()),
     };
-    // Settled before [DONE]: a client that saw the end of the stream sees the charge too.
-    await gateway
-      .settle(call, { usage, channel: routed.channelId, status, ...(error ? { error } : {}) })
-      .catch((e) => request.log.error({ err: e }, 'model call settle failed'));
     if (!res.destroyed) res.end('data: [DONE]\n\n');
+    gateway.settleAfterAnswer(call, { usage, channel: routed.channelId, status, ...(error ? { error } : {}) }, (e) =>
+      request.log.error({ err: e }, 'model call settle failed'),
+    );
   }
 }
 

@@ -26,10 +26,18 @@ describe('model gateway /v1 with the openai client', () => {
     baseURL = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}/v1`;
   });
   afterAll(async () => s.close());
-  afterEach(async () => expect((await checkLedger(s.ctx.db)).problems).toEqual([]));
+  afterEach(async () => {
+    await s.ctx.modelGateway.drain();
+    expect((await checkLedger(s.ctx.db)).problems).toEqual([]);
+  });
 
   const client = (apiKey: string) => new OpenAI({ apiKey, baseURL, maxRetries: 0 });
-  const cash = async (userId: string) => (await s.ctx.ledger.balances(userId)).cash;
+  /** Calls are settled just after their answer went out: every read of money or calls waits for those first. */
+  const settled = () => s.ctx.modelGateway.drain();
+  const cash = async (userId: string) => {
+    await settled();
+    return (await s.ctx.ledger.balances(userId)).cash;
+  };
   async function fundedUser(yuan: string) {
     const u = await registerUser(s);
     if (yuan !== '0') {
@@ -60,12 +68,16 @@ describe('model gateway /v1 with the openai client', () => {
     return { status: err.status!, ...body };
   }
   const holdTotal = async () => {
+    await settled();
     const res = (await s.ctx.db.execute(sql`select coalesce(sum(balance), 0)::text as t from ledger_accounts where kind = 'hold'`)) as unknown as {
       rows: { t: string }[];
     };
     return BigInt(res.rows[0]!.t);
   };
-  const callsOf = (keyId: string) => s.ctx.db.select().from(modelCalls).where(eq(modelCalls.keyId, keyId));
+  const callsOf = async (keyId: string) => {
+    await settled();
+    return s.ctx.db.select().from(modelCalls).where(eq(modelCalls.keyId, keyId));
+  };
 
   it('lists models, answers a chat, a completion and an embedding, each charged exactly once at usage × price', async () => {
     const u = await fundedUser('10');

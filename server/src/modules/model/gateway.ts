@@ -119,6 +119,19 @@ export class ModelGateway {
           'api_key_spend_limit',
         );
       }
+      // The call is on record before the upstream is asked: a crash before settle leaves it open for the sweeper.
+      // The hold transfer comes last, so the payer's cash account stays locked only until the commit.
+      await tx.insert(modelCalls).values({
+        id,
+        keyId: key.id,
+        userId: key.ownerId,
+        payerId: key.payerId,
+        model: model.id,
+        held,
+        heldTokens,
+        status: 'open',
+        createdAt: this.deps.clock.now(),
+      });
       if (held > 0n) {
         try {
           await this.deps.ledger.post(
@@ -146,18 +159,6 @@ export class ModelGateway {
           throw e;
         }
       }
-      // The call is on record before the upstream is asked: a crash before settle leaves it open for the sweeper.
-      await tx.insert(modelCalls).values({
-        id,
-        keyId: key.id,
-        userId: key.ownerId,
-        payerId: key.payerId,
-        model: model.id,
-        held,
-        heldTokens,
-        status: 'open',
-        createdAt: this.deps.clock.now(),
-      });
       return { id, key, model, held, heldTokens, startedAt: performance.now() };
     });
   }
@@ -203,6 +204,24 @@ export class ModelGateway {
     }
   }
 
+  private readonly settling = new Set<Promise<unknown>>();
+
+  /**
+   * Settles after the answer has gone out, so the client never waits for the ledger (the hold
+   * already guarantees the money); `drain` waits for these (tests, shutdown).
+   */
+  settleAfterAnswer(call: CallStart, end: CallEnd, onError: (e: unknown) => void): void {
+    const done: Promise<unknown> = this.settle(call, end)
+      .catch(onError)
+      .finally(() => this.settling.delete(done));
+    this.settling.add(done);
+  }
+
+  /** Resolves once every settle started so far has finished. */
+  async drain(): Promise<void> {
+    while (this.settling.size) await Promise.all([...this.settling]);
+  }
+
   /**
    * Settles the call at its exact cost (capped by what the cash can still give), releases the rest,
    * and logs it, under the call row's lock: a call the sweeper already released is not charged.
@@ -217,28 +236,37 @@ export class ModelGateway {
       const packageTokens = await this.deps.resources.settleTokens(tx, call.key.payerId, call.id, call.heldTokens, prompt + completion);
       const rest = uncovered(prompt, completion, packageTokens);
       const exact = tokenCost(call.model, rest.prompt, rest.completion);
-      let charged: bigint;
-      try {
-        // A savepoint: on PostgreSQL a refused statement would otherwise end the whole transaction.
-        charged = await tx.transaction((sp) => this.post(call, exact, sp));
-      } catch (e) {
-        if (!(e instanceof AppError && e.is('INSUFFICIENT_BALANCE'))) throw e;
-        // The upstream counted more than was held and the cash cannot give the difference: the hold is what is charged.
-        charged = await this.post(call, call.held, tx);
+      const record = (charged: bigint) =>
+        tx
+          .update(modelCalls)
+          .set({
+            channel: end.channel,
+            promptTokens: prompt,
+            completionTokens: completion,
+            packageTokens,
+            cost: charged,
+            latencyMs: Math.round(performance.now() - call.startedAt),
+            status: end.status,
+            error: end.error ?? null,
+          })
+          .where(eq(modelCalls.id, call.id));
+      let charged = exact;
+      if (exact <= call.held) {
+        // The usual case: the hold covers it, nothing can be refused. The transfer comes last, so the
+        // payer's cash account stays locked only until the commit (calls of one payer queue on it).
+        await record(exact);
+        await this.post(call, exact, tx);
+      } else {
+        try {
+          // A savepoint: on PostgreSQL a refused statement would otherwise end the whole transaction.
+          await tx.transaction((sp) => this.post(call, exact, sp));
+        } catch (e) {
+          if (!(e instanceof AppError && e.is('INSUFFICIENT_BALANCE'))) throw e;
+          // The upstream counted more than was held and the cash cannot give the difference: the hold is what is charged.
+          charged = await this.post(call, call.held, tx);
+        }
+        await record(charged);
       }
-      await tx
-        .update(modelCalls)
-        .set({
-          channel: end.channel,
-          promptTokens: prompt,
-          completionTokens: completion,
-          packageTokens,
-          cost: charged,
-          latencyMs: Math.round(performance.now() - call.startedAt),
-          status: end.status,
-          error: end.error ?? null,
-        })
-        .where(eq(modelCalls.id, call.id));
       return charged;
     });
     if (cost === null) return 0n;

@@ -47,6 +47,8 @@ export function looksLikeApiKey(bearer: string): boolean {
     .trim()
     .startsWith('sk-');
 }
+/** How long a key row is reused before it is read again (see ApiKeyService.keyByHash). */
+export const KEY_CACHE_MS = 1000;
 /** Requests per minute of the online experience, per account. */
 export const PLAYGROUND_RPM = 30;
 /** The playground key's name in the stats and the call log. */
@@ -182,6 +184,8 @@ export class RateWindows {
 
 export class ApiKeyService {
   private readonly requests = new RateWindows();
+  /** Key rows by secret hash (see keyByHash). */
+  private readonly keyCache = new Map<string, { row: KeyRow; at: number }>();
   private readonly tokens = new RateWindows();
   /** Allowed-address lists by their text (shared by keys with the same list). */
   private readonly blockLists = new Map<string, BlockList>();
@@ -277,17 +281,19 @@ export class ApiKeyService {
       .where(and(eq(modelApiKeys.id, id), isNull(modelApiKeys.deletedAt)))
       .returning();
     if (!updated) throw new AppError('API_KEY_NOT_FOUND');
+    this.keyCache.delete(updated.secretHash);
     return toDto(updated, now);
   }
 
   /** Deletes the key: it stops working at once and leaves the list (its row stays for the call log). */
   async remove(ownerId: string, id: string): Promise<void> {
-    await this.own(ownerId, id);
+    const row = await this.own(ownerId, id);
     const now = this.deps.clock.now();
     await this.deps.db
       .update(modelApiKeys)
       .set({ deletedAt: now, enabled: false, updatedAt: now })
       .where(and(eq(modelApiKeys.id, id), isNull(modelApiKeys.deletedAt)));
+    this.keyCache.delete(row.secretHash);
   }
 
   /**
@@ -299,10 +305,7 @@ export class ApiKeyService {
   async authenticate(bearer: string, ip: string, model?: string): Promise<ApiKeyAuthResult> {
     const secret = bearer.replace(/^Bearer\s+/i, '').trim();
     if (!SECRET_FORMAT.test(secret)) return failure('unknown_key');
-    const [row] = await this.deps.db
-      .select()
-      .from(modelApiKeys)
-      .where(and(eq(modelApiKeys.secretHash, hashSecret(secret)), isNull(modelApiKeys.deletedAt)));
+    const row = await this.keyByHash(hashSecret(secret));
     if (!row) return failure('unknown_key');
     const now = this.deps.clock.now();
     if (!row.enabled) return failure('disabled');
@@ -331,6 +334,28 @@ export class ApiKeyService {
     }
     this.requests.add(row.id, 1, at);
     return { ok: true, user: user!, key: authenticated(row) };
+  }
+
+  /**
+   * The key row of a secret's hash, kept KEY_CACHE_MS in this process (every call of a busy key
+   * would otherwise read it again). This process's own edits and deletions drop it at once; another
+   * process's take effect within KEY_CACHE_MS. The account behind it is read on every call.
+   */
+  private async keyByHash(hash: string): Promise<KeyRow | undefined> {
+    const now = this.deps.clock.now().getTime();
+    const hit = this.keyCache.get(hash);
+    if (hit && now - hit.at < KEY_CACHE_MS) return hit.row;
+    const [row] = await this.deps.db
+      .select()
+      .from(modelApiKeys)
+      .where(and(eq(modelApiKeys.secretHash, hash), isNull(modelApiKeys.deletedAt)));
+    if (!row) {
+      this.keyCache.delete(hash);
+      return undefined;
+    }
+    if (this.keyCache.size >= 10_000) this.keyCache.clear();
+    this.keyCache.set(hash, { row, at: now });
+    return row;
   }
 
   /**
@@ -391,13 +416,17 @@ export class ApiKeyService {
    */
   async recordUse(keyId: string, cost: bigint, at: Date, tokens = 0): Promise<void> {
     if (tokens > 0) this.tokens.add(keyId, tokens, this.deps.clock.now().getTime());
-    await this.deps.db
+    const [updated] = await this.deps.db
       .update(modelApiKeys)
       .set({
         spent: sql`${modelApiKeys.spent} + ${cost}`,
         lastUsedAt: sql`greatest(${modelApiKeys.lastUsedAt}, ${at.toISOString()}::timestamptz)`,
       })
-      .where(eq(modelApiKeys.id, keyId));
+      .where(eq(modelApiKeys.id, keyId))
+      .returning({ secretHash: modelApiKeys.secretHash, spent: modelApiKeys.spent });
+    // The spend limit is checked against the cached row: keep its spend current in this process.
+    const cached = updated && this.keyCache.get(updated.secretHash);
+    if (cached) cached.row = { ...cached.row, spent: updated.spent };
   }
 
   private async own(ownerId: string, id: string): Promise<KeyRow> {

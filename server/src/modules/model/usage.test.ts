@@ -29,10 +29,18 @@ describe('model usage: Token 包, online experience, stats, conversations', () =
     baseURL = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}/v1`;
   });
   afterAll(async () => s.close());
-  afterEach(async () => expect((await checkLedger(s.ctx.db)).problems).toEqual([]));
+  afterEach(async () => {
+    await s.ctx.modelGateway.drain();
+    expect((await checkLedger(s.ctx.db)).problems).toEqual([]);
+  });
 
   const client = (apiKey: string) => new OpenAI({ apiKey, baseURL, maxRetries: 0 });
-  const cash = async (userId: string) => (await s.ctx.ledger.balances(userId)).cash;
+  /** Calls are settled just after their answer went out: every read of money or calls waits for those first. */
+  const settled = () => s.ctx.modelGateway.drain();
+  const cash = async (userId: string) => {
+    await settled();
+    return (await s.ctx.ledger.balances(userId)).cash;
+  };
   async function fund(userId: string, yuan: string) {
     await s.ctx.ledger.post({
       key: `fund-${randomUUID()}`,
@@ -69,9 +77,16 @@ describe('model usage: Token 包, online experience, stats, conversations', () =
       .where(eq(resourcePackages.id, row!.id));
     return row!.id;
   }
-  const remain = async (id: string) => (await s.ctx.db.select().from(resourcePackages).where(eq(resourcePackages.id, id)))[0]!.remain;
-  const chat = (ai: OpenAI, maxTokens: number, content = '你好') =>
-    ai.chat.completions.create({ model: 'qwen-mini-sim', messages: [{ role: 'user', content }], max_tokens: maxTokens });
+  const remain = async (id: string) => {
+    await settled();
+    const [row] = await s.ctx.db.select().from(resourcePackages).where(eq(resourcePackages.id, id));
+    return row!.remain;
+  };
+  const chat = async (ai: OpenAI, maxTokens: number, content = '你好') => {
+    const answer = await ai.chat.completions.create({ model: 'qwen-mini-sim', messages: [{ role: 'user', content }], max_tokens: maxTokens });
+    await settled();
+    return answer;
+  };
 
   it('pays with Token 包 first: a ¥0 account with a package is served, the package shrinks by exactly the tokens used', async () => {
     const u = await registerUser(s);
@@ -156,6 +171,7 @@ describe('model usage: Token 包, online experience, stats, conversations', () =
     await chat(client(k.secret), 12, 'second');
     await chat(client(u.token), 8);
     await client(k.secret).embeddings.create({ model: 'text-embedding-sim', input: 'hello' });
+    await settled();
 
     const rows = await s.ctx.db.select().from(modelCalls).where(eq(modelCalls.payerId, u.user.id));
     const expected = {

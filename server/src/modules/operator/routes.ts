@@ -19,6 +19,7 @@ import {
   reviewQuerySchema,
 } from '@console/contract';
 import { ReviewQueries } from './reviews.js';
+import { modelChannelRoutes } from './model-channels.js';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../http/errors.js';
 
@@ -144,6 +145,8 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
       return reviews.users(req.query.q, req.query.page, req.query.pageSize, ctx.config.OPERATOR_MOBILES);
     },
   );
+
+  modelChannelRoutes(app, ctx, asOperator);
 
   r.get(
     API.operatorReviewLog,

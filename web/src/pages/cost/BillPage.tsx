@@ -11,8 +11,10 @@ import { PageFrame } from '../../components/PageFrame';
 import { UnpaidOrderBanner } from '../../components/UnpaidOrderBanner';
 import { readPaging, writePaging, type Paging } from '../../routing/useUrlPaging';
 import { useUrlState } from '../../routing/useUrlState';
+import { ModelDayBillList } from './ModelDayBillList';
 
-type Tab = 'server' | 'storage' | 'model';
+/** `usage`: the model calls' daily bills (the model service charges by the token, without orders). */
+type Tab = 'server' | 'storage' | 'model' | 'usage';
 /**
  * Server bills are of two order kinds: GPU instances and image applications, and the other
  * instances. 全部 lists both at once (the filter repeats its key: kind,Personal,kind,default).
@@ -31,7 +33,7 @@ function readQuery(p: URLSearchParams): BillQuery {
   const tab = p.get('tab');
   const kind = p.get('kind');
   return {
-    tab: tab === 'storage' || tab === 'model' ? tab : 'server',
+    tab: tab === 'storage' || tab === 'model' || tab === 'usage' ? tab : 'server',
     kind: kind === 'default' || kind === 'Personal' ? kind : 'all',
     status: known(p.getAll('status'), OrderStatus.values),
     type: known(p.getAll('type'), OrderType.values),
@@ -75,9 +77,10 @@ export default function BillPage() {
             { key: 'server', label: '服务器账单' },
             { key: 'storage', label: '存储账单' },
             { key: 'model', label: '模型账单' },
+            { key: 'usage', label: '模型调用账单' },
           ]}
         />
-        {q.tab === 'storage' ? <StorageBills /> : <OrderBills query={q} onChange={set} />}
+        {q.tab === 'storage' ? <StorageBills /> : q.tab === 'usage' ? <ModelDayBillList /> : <OrderBills query={q} onChange={set} />}
       </Card>
     </PageFrame>
   );

@@ -1,6 +1,13 @@
+import { useParams } from 'react-router';
+import { looksLikeDayBill } from '../../api/modelUsage';
+import { ModelDayBill } from './ModelDayBill';
 import { OrderDetailPage } from './OrderDetail';
 
-/** /console/cost/bill/model-details/:id (id = order number): a model resource-package order. */
+/**
+ * /console/cost/bill/model-details/:id — an id of eight digits (YYYYMMDD) is the model bill of that
+ * Beijing day; anything else is an order number: a model resource-package order.
+ */
 export default function ModelBillDetailPage() {
-  return <OrderDetailPage area="model" />;
+  const { id = '' } = useParams();
+  return looksLikeDayBill(id) ? <ModelDayBill id={id} /> : <OrderDetailPage area="model" />;
 }

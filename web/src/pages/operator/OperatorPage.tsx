@@ -3,12 +3,13 @@ import { PageFrame } from '../../components/PageFrame';
 import { readPaging, writePaging, type Paging } from '../../routing/useUrlPaging';
 import { useUrlState } from '../../routing/useUrlState';
 import { INVOICE_FILTERS, InvoiceQueue, type InvoiceFilter } from './InvoiceQueue';
+import { ModelChannelsTab } from './ModelChannelsTab';
 import { ReviewLogTable } from './ReviewLogTable';
 import { REVIEW_FILTERS, ReviewQueue, type ReviewFilter } from './ReviewQueue';
 import { UserTable } from './UserTable';
 import { useRoleRefreshOnRefusal } from './useRoleRefresh';
 
-const TABS = ['enterprise', 'student', 'invoices', 'users', 'log'] as const;
+const TABS = ['enterprise', 'student', 'invoices', 'users', 'log', 'models'] as const;
 type Tab = (typeof TABS)[number];
 
 export interface OperatorQuery extends Paging {
@@ -40,7 +41,7 @@ function writeQuery(v: OperatorQuery): URLSearchParams {
   return writePaging(v, p);
 }
 
-/** /operator: the operator's reviews (enterprise certification, student verification), invoice requests, users and the decision log. */
+/** /operator: the operator's reviews (enterprise certification, student verification), invoice requests, users, the decision log, and the model square's models and channels. */
 export default function OperatorPage() {
   const url = useUrlState(readQuery, writeQuery);
   const v = url.value;
@@ -61,6 +62,7 @@ export default function OperatorPage() {
             { key: 'invoices', label: '发票' },
             { key: 'users', label: '用户' },
             { key: 'log', label: '审核日志' },
+            { key: 'models', label: '模型渠道' },
           ]}
         />
         {v.tab === 'enterprise' || v.tab === 'student' ? (
@@ -70,6 +72,8 @@ export default function OperatorPage() {
           <InvoiceQueue status={v.status as InvoiceFilter} paging={v} onStatus={(status) => set({ status })} onPage={setPage} />
         ) : v.tab === 'users' ? (
           <UserTable q={v.q} paging={v} onSearch={(q) => set({ q })} onPage={setPage} />
+        ) : v.tab === 'models' ? (
+          <ModelChannelsTab />
         ) : (
           <ReviewLogTable paging={v} onPage={setPage} />
         )}

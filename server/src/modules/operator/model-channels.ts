@@ -1,0 +1,96 @@
+/**
+ * 「模型渠道」 of the operator area: the model square's models and upstream channels, read with each
+ * channel's live health and edited in place (catalogue/model-channels.ts has how long an edit holds:
+ * until the catalogue file's text next changes). Operator accounts only; keys are never answered.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  API,
+  modelChannelParamsSchema,
+  modelChannelSaveSchema,
+  operatorModelChannelsSchema,
+  operatorModelParamsSchema,
+  operatorModelUpdateSchema,
+} from '@console/contract';
+import type { AppContext } from '../../context.js';
+import { ModelChannelAdmin } from '../catalogue/index.js';
+
+export function modelChannelRoutes(app: FastifyInstance, ctx: AppContext, asOperator: (req: FastifyRequest) => Promise<string>) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['运营'];
+  const admin = new ModelChannelAdmin({ db: ctx.db, store: ctx.catalogueStore, clock: ctx.clock });
+  const view = async () => {
+    const health = (await ctx.models.router()).channelHealth();
+    return admin.view(await ctx.catalogueStore.get(), health);
+  };
+  const response = { 200: operatorModelChannelsSchema };
+
+  r.get(API.operatorModelChannels, { schema: { tags, summary: '模型与上游渠道（渠道密钥不返回，附本进程所见的渠道健康）', response } }, async (req) => {
+    await asOperator(req);
+    return view();
+  });
+
+  r.put(
+    API.operatorModelChannel,
+    {
+      schema: {
+        tags,
+        summary: '新建或修改模型渠道（apiKey 不传则保留原密钥；修改在目录文件下次变化前有效）',
+        params: modelChannelParamsSchema,
+        body: modelChannelSaveSchema,
+        response,
+      },
+    },
+    async (req) => {
+      const operatorId = await asOperator(req);
+      const { created } = await admin.saveChannel(req.params.id, req.body);
+      const b = req.body;
+      req.log.info(
+        {
+          operatorId,
+          channel: req.params.id,
+          created,
+          kind: b.kind,
+          models: b.models,
+          priority: b.priority,
+          weight: b.weight,
+          enabled: b.enabled,
+          apiKeyChanged: b.apiKey !== undefined,
+        },
+        'operator model channel saved',
+      );
+      return view();
+    },
+  );
+
+  r.delete(
+    API.operatorModelChannel,
+    { schema: { tags, summary: '删除模型渠道（修改在目录文件下次变化前有效）', params: modelChannelParamsSchema, response } },
+    async (req) => {
+      const operatorId = await asOperator(req);
+      await admin.deleteChannel(req.params.id);
+      req.log.info({ operatorId, channel: req.params.id }, 'operator model channel deleted');
+      return view();
+    },
+  );
+
+  r.put(
+    API.operatorModel,
+    {
+      schema: {
+        tags,
+        summary: '修改模型的价格（元 / 百万 Token）、上架 / 下架、排序、标签与描述（修改在目录文件下次变化前有效）',
+        params: operatorModelParamsSchema,
+        body: operatorModelUpdateSchema,
+        response,
+      },
+    },
+    async (req) => {
+      const operatorId = await asOperator(req);
+      await admin.updateModel(req.params.id, req.body);
+      req.log.info({ operatorId, model: req.params.id, changes: req.body }, 'operator model updated');
+      return view();
+    },
+  );
+}
