@@ -12,9 +12,9 @@ import { yuanToUnits } from '@console/contract';
 import { DEMO_ACCOUNT, seedDemo } from '../src/db/seed.js';
 import { users } from '../src/db/schema.js';
 
-const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATA_DIR: process.env.BENCH_DATA_DIR ?? '/tmp/console-bench' });
+const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent', DATA_DIR: process.env.BENCH_DATA_DIR ?? '/tmp/console-bench' });
 const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
-const { app, ctx } = await buildApp({ config, database, clock: systemClock, logger: false });
+const { app, ctx } = await buildApp({ config, database, clock: systemClock, logger: process.env.BENCH_LOG_LEVEL ? true : false });
 app.get('/__bench/bare', async () => ({ ok: true }));
 await seedDemo(database.db, systemClock);
 if (process.env.BENCH_FUND_DEMO_YUAN) {

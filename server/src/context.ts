@@ -196,6 +196,7 @@ export async function createContext(opts: {
   const codes = new VerificationService({ db, clock, sms: drivers.sms, mail: drivers.mail, secret: codeKey, ipLimitPerHour: config.CODE_IP_LIMIT_PER_HOUR });
   const catalogueStore = new CatalogueStore(db);
   const ledger = new LedgerService(db, clock);
+  await ledger.ensurePlatformAccounts();
   const vouchers = new VoucherService(db, ledger, catalogueStore, clock);
   const reloadCatalogue = async () => {
     const changed = await applyCatalogue(db, readCatalogueFile(config.catalogueFile), clock.now());

@@ -325,11 +325,12 @@ export function checkModelChannel(ch: ModelChannelEntry, at: string, models: Rea
  * anything was written. Serialised by a row lock on the seed-hash row, so two processes starting
  * together apply it once.
  *
- * The operator area edits `models` and `modelChannels` in place (model-channels.ts) without touching
- * `seedHash`, so such an edit holds across restarts and file-watcher runs while the file's text is
- * unchanged. The first time a file whose text differs (any byte: a price of a GPU, a space) is
- * applied, both lists are replaced wholesale by the file's: every console edit of models and
- * channels is lost, a channel created in the console disappears, one deleted there comes back.
+ * The operator area edits `models` and `modelChannels` in place (model-channels.ts). The file's
+ * two lists have a hash of their own (`modelsHash`): an edit of the file elsewhere (a GPU's price)
+ * leaves the console's edits alone; the first time the file's `models` or `modelChannels` differ
+ * from what was last applied from it, both lists are replaced wholesale by the file's — every
+ * console edit of models and channels is lost, a channel created in the console disappears, one
+ * deleted there comes back.
  */
 export async function applyCatalogue(db: Db, file: { data: CatalogueFile; hash: string }, now: Date): Promise<boolean> {
   return db.transaction(async (tx) => {
@@ -340,8 +341,15 @@ export async function applyCatalogue(db: Db, file: { data: CatalogueFile; hash: 
     await tx.update(catalogueState).set({ value: file.hash, updatedAt: now }).where(eq(catalogueState.key, 'seedHash'));
     await setState(tx, 'settings', file.data.settings, now);
     await setState(tx, 'resourceProducts', file.data.resourceProducts, now);
-    await setState(tx, 'models', file.data.models, now);
-    await setState(tx, 'modelChannels', file.data.modelChannels, now);
+    const modelsHash = createHash('sha256')
+      .update(JSON.stringify([file.data.models, file.data.modelChannels]))
+      .digest('hex');
+    const [applied] = await tx.select().from(catalogueState).where(eq(catalogueState.key, 'modelsHash'));
+    if (applied?.value !== modelsHash) {
+      await setState(tx, 'models', file.data.models, now);
+      await setState(tx, 'modelChannels', file.data.modelChannels, now);
+      await setState(tx, 'modelsHash', modelsHash, now);
+    }
     await bumpVersion(tx, now);
     return true;
   });

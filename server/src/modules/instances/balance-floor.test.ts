@@ -69,6 +69,10 @@ describe('余额保底 — the balance floor', () => {
       expect(await stops(id)).toEqual([expect.objectContaining({ actorId: null, detail: '余额低于您设置的 17.00 元保底金额' })]);
       expect((await k.row(id)).status).toBe('Stopping');
     }
+    // The notice says it was the floor, not an empty balance.
+    const inbox = json<{ items: { title: string }[] }>(await get(s.app, `${API.messages}?pageSize=50`, parent.token)).items.map((m) => m.title);
+    expect(inbox).toContain(`实例「${(await k.row(own.id)).name}」因余额低于保底金额已关机`);
+    expect(inbox.filter((t) => t.includes('因余额不足已关机'))).toEqual([]);
     await k.settle(DELAYS.stop);
     expect((await k.instance(parent.token, own.id)).status).toBe('Stopped');
 

@@ -148,6 +148,14 @@ function usageRun(row: MeterRow): UsageRun {
   };
 }
 
+/** A post-paid instance the meter stops: the balance ran out, fell below the payer's floor (余额保底), or a child's limit is spent. */
+interface AutoStop {
+  id: string;
+  cause: 'balance' | 'floor' | 'limit';
+  /** The reason in words, for the operation log and the notice. */
+  why: string;
+}
+
 export class Meter {
   /** `resources` lets GPU runs consume card-hour packages before money (absent: money only). */
   constructor(
@@ -276,12 +284,12 @@ export class InstanceBilling {
   async meterTick(): Promise<number> {
     const now = this.deps.clock.now();
     const lanes = Math.max(1, this.deps.workers ?? 1);
-    const toStop: { id: string; why: string; limit?: boolean }[] = [];
+    const toStop: AutoStop[] = [];
     const loads = new Map<string, PayerLoad & { ids: string[] }>();
     const results = await Promise.allSettled(Array.from({ length: lanes }, (_, index) => this.meterLane(now, { index, count: lanes }, toStop, loads)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    for (const s of toStop) await (s.limit ? this.stopForLimit(s.id, s.why) : this.stopForBalance(s.id, s.why));
+    for (const s of toStop) await (s.cause === 'limit' ? this.stopForLimit(s.id, s.why) : this.stopForBalance(s.id, s.why, s.cause));
     // Payers whose runs are being stopped hear that instead of a balance-low notice.
     const stopping = new Set(toStop.map((s) => s.id));
     await this.deps.balanceLow?.(
@@ -297,7 +305,7 @@ export class InstanceBilling {
   private async meterLane(
     now: Date,
     lane: { index: number; count: number },
-    toStop: { id: string; why: string; limit?: boolean }[],
+    toStop: AutoStop[],
     loads: Map<string, PayerLoad & { ids: string[] }>,
   ): Promise<number> {
     let handled = 0;
@@ -335,12 +343,12 @@ export class InstanceBilling {
             ${pgArray(m.map((x) => x.meterSince?.toISOString() ?? null))}::timestamptz[], ${pgArray(m.map((x) => x.arrears))}::bigint[]) as v(id, ms, charged, since, arrears)
           where i.id = v.id`);
         for (const r of rows) {
-          const why = this.stopReason(r, settled.get(r.id)!.arrears, spendable.get(r.userId)!, floors.get(r.userId));
-          if (why) toStop.push({ id: r.id, why });
+          const stop = this.stopReason(r, settled.get(r.id)!.arrears, spendable.get(r.userId)!, floors.get(r.userId));
+          if (stop) toStop.push({ id: r.id, ...stop });
         }
         // A child's runs stop, like an empty balance, when its spending limit cannot pay their next tick.
         for (const [id, why] of await this.deps.meter.overLimit(tx, rows, this.deps.tickSeconds * 1000)) {
-          if (!toStop.some((s) => s.id === id)) toStop.push({ id, why, limit: true });
+          if (!toStop.some((s) => s.id === id)) toStop.push({ id, why, cause: 'limit' });
         }
         return rows;
       });
@@ -352,19 +360,19 @@ export class InstanceBilling {
   }
 
   /** Stops when the balance has run out, has fallen below the payer's floor (余额保底), or cannot pay the next tick. */
-  private stopReason(row: MeterRow, arrears: bigint, spendable: bigint, floor?: bigint): string | null {
+  private stopReason(row: MeterRow, arrears: bigint, spendable: bigint, floor?: bigint): Omit<AutoStop, 'id'> | null {
     if (row.status !== 'Running') return null;
-    if (arrears > 0n) return `余额不足，欠费 ${formatYuan(arrears)} 元`;
-    if (floor !== undefined && spendable < floor) return `余额低于您设置的 ${formatYuan(floor)} 元保底金额`;
+    if (arrears > 0n) return { cause: 'balance', why: `余额不足，欠费 ${formatYuan(arrears)} 元` };
+    if (floor !== undefined && spendable < floor) return { cause: 'floor', why: `余额低于您设置的 ${formatYuan(floor)} 元保底金额` };
     const nextTick = runCost(row.meterRate, BigInt(this.deps.tickSeconds * 1000));
-    return spendable < nextTick ? `余额 ${formatYuan(spendable)} 元，不足以支付下一计费周期` : null;
+    return spendable < nextTick ? { cause: 'balance', why: `余额 ${formatYuan(spendable)} 元，不足以支付下一计费周期` } : null;
   }
 
-  private async stopForBalance(id: string, why: string) {
+  private async stopForBalance(id: string, why: string, cause: 'balance' | 'floor') {
     const stopped = await this.deps.instances.actAsSystem(id, 'stop', why);
     if (!stopped) return;
     const [row] = await this.deps.db.select().from(instances).where(eq(instances.id, id));
-    if (row) await this.deps.instances.notifyOwner(row.userId, notices.stoppedForArrears({ instance: row, why, at: this.deps.clock.now() }));
+    if (row) await this.deps.instances.notifyOwner(row.userId, notices.stoppedForArrears({ instance: row, why, cause, at: this.deps.clock.now() }));
   }
 
   /** A child's instance whose spending limit is spent: stopped, and the parent told how to let it run again. */
@@ -413,7 +421,7 @@ export class InstanceBilling {
       handled += n;
       if (n < BATCH) break;
     }
-    for (const s of toStop) await this.stopForBalance(s.id, s.why);
+    for (const s of toStop) await this.stopForBalance(s.id, s.why, 'balance');
     return handled;
   }
 

@@ -5,7 +5,7 @@ import { yuanToUnits } from '@console/contract';
 import { countRows, get, json, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
 import { ledgerAccounts, users } from '../../db/schema.js';
 import { checkLedger } from './check.js';
-import type { Leg } from './service.js';
+import { PLATFORM_SHARDS, type Leg } from './service.js';
 
 const yuan = yuanToUnits;
 
@@ -28,6 +28,30 @@ describe('ledger', () => {
     { account: { userId, kind: 'cash' }, amount: -amount },
     { account: { platform: 'revenue' }, amount },
   ];
+
+  it('starts with every shard of every platform account, so concurrent first transfers never create one (and deadlock)', async () => {
+    const res = (await s.ctx.db.execute(
+      sql`select kind, count(*)::int as n from ledger_accounts where user_id is null and code ~ '^platform:[a-z]+:s[0-9]{2}$' group by kind order by kind`,
+    )) as unknown as { rows: { kind: string; n: number }[] };
+    expect(res.rows).toEqual(['clearing', 'compensation', 'hold', 'promotion', 'refund', 'revenue'].map((kind) => ({ kind, n: PLATFORM_SHARDS })));
+    // Fifty holds at once, each on a shard of its own key, with one payer: none is refused.
+    const { user } = await registerUser(s);
+    await s.ctx.ledger.post({ key: `t-${randomUUID()}`, kind: 'compensation', legs: compensate(user.id, yuan('50')) });
+    const holds = await Promise.allSettled(
+      Array.from({ length: 50 }, () =>
+        s.ctx.ledger.post({
+          key: `t-${randomUUID()}`,
+          kind: 'model_hold',
+          legs: [
+            { account: { userId: user.id, kind: 'cash' }, amount: -yuan('1') },
+            { account: { platform: 'hold' }, amount: yuan('1') },
+          ],
+        }),
+      ),
+    );
+    expect(holds.filter((h) => h.status === 'rejected')).toEqual([]);
+    expect((await s.ctx.ledger.balances(user.id)).cash).toBe(0n);
+  });
 
   it('posts a transfer as entries that sum to zero and moves both balances', async () => {
     const { user } = await registerUser(s);

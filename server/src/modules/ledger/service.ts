@@ -20,6 +20,7 @@ export type AccountKind = (typeof ledgerAccounts.$inferSelect)['kind'];
 export const USER_KINDS = ['cash', 'gift', 'voucher', 'deposit', 'resource'] as const satisfies readonly AccountKind[];
 export type UserAccountKind = (typeof USER_KINDS)[number];
 export type PlatformAccountKind = Exclude<AccountKind, UserAccountKind>;
+const PLATFORM_KINDS = ledgerAccounts.kind.enumValues.filter((k): k is PlatformAccountKind => !(USER_KINDS as readonly string[]).includes(k));
 
 /** Which account a leg touches: one of a user's, or one of the platform's. */
 export type AccountRef = { userId: string; kind: UserAccountKind } | { platform: PlatformAccountKind; name?: string };
@@ -57,6 +58,24 @@ export class LedgerService {
     private db: Db,
     private clock: Clock,
   ) {}
+
+  /**
+   * Creates every shard of every platform account that does not exist yet (at start). ledger_post
+   * creates a missing account itself, but only after locking the ones that exist, so two transfers
+   * meeting a brand-new shard could lock in different orders and deadlock; the shared platform
+   * accounts therefore never start missing. (A user's own accounts are touched by that user's
+   * transfers only, which rarely race on their very first one.)
+   */
+  async ensurePlatformAccounts(): Promise<void> {
+    const now = this.clock.now();
+    const rows = PLATFORM_KINDS.flatMap((platform) =>
+      Array.from({ length: PLATFORM_SHARDS }, (_, i) => {
+        const ref: AccountRef = { platform, name: `s${String(i).padStart(2, '0')}` };
+        return accountRow(accountCode(ref), ref, now);
+      }),
+    );
+    await this.db.insert(ledgerAccounts).values(rows).onConflictDoNothing();
+  }
 
   /** Posts a transfer, or finds the one already posted under its key. Runs inside `exec` if it is a transaction. */
   async post(raw: TransferInput, exec?: Tx): Promise<PostedTransfer> {

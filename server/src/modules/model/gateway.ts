@@ -152,7 +152,7 @@ export class ModelGateway {
             const hint = heldTokens > 0 ? '（Token 包余量不足以支付全部预估 Token）' : '';
             throw new GatewayError(
               402,
-              `余额不足以支付本次调用的预估费用${hint}（${e.detail ?? ''}）：请充值或购买大模型 Token 包后重试，或调小 max_tokens`,
+              `现金余额不足以支付本次调用的预估费用${hint}（${e.detail ?? ''}；赠送金不能用于模型调用）：请充值或购买大模型 Token 包后重试，或调小 max_tokens`,
               'insufficient_quota',
             );
           }

@@ -53,12 +53,11 @@ export const notices = {
     };
   },
 
-  /** A post-paid instance stopped because the balance ran out (`why` says how). */
-  stoppedForArrears(p: { instance: NoticeInstance; why: string; at: Date }): Notice {
+  /** A post-paid instance stopped because the balance ran out or fell below the holder's floor (余额保底); `why` says how. */
+  stoppedForArrears(p: { instance: NoticeInstance; why: string; cause: 'balance' | 'floor'; at: Date }): Notice {
     return {
       kind: 'StoppedForArrears',
-      // The balance ran out, or fell below the floor the holder set (余额保底): the title says which.
-      title: p.why.includes('保底') ? `实例「${p.instance.name}」因余额低于保底金额已关机` : `实例「${p.instance.name}」因余额不足已关机`,
+      title: p.cause === 'floor' ? `实例「${p.instance.name}」因余额低于保底金额已关机` : `实例「${p.instance.name}」因余额不足已关机`,
       body: `您的按量实例「${p.instance.name}」因${p.why}已自动关机。充值后可在控制台重新开机，数据盘数据保留。`,
       params: { name: p.instance.name },
       link: instanceLink(p.instance),

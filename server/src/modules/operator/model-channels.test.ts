@@ -256,7 +256,7 @@ describe('operator model channels', () => {
     expect(json<OperatorModelChannels>(gone).channels.map((c) => c.id)).toEqual(['embedded']);
   });
 
-  it('holds an edit while the catalogue file is unchanged and gives way to the file once it changes', async () => {
+  it('holds an edit while the models and channels of the file are unchanged and gives way to the file once they change', async () => {
     await put(s.app, modelUrl('text-embedding-sim'), { inputYuanPerMillion: '0.7' }, op.token);
     await put(s.app, channelUrl('extra'), { ...EMBEDDED, name: '第二内置', models: ['qwen-mini-sim'] }, op.token);
     // A restart or the watcher with the same file text writes nothing.
@@ -264,9 +264,16 @@ describe('operator model channels', () => {
     expect((await squarePrice('text-embedding-sim'))!.inputPricePerMillion).toBe('7000');
     expect((await view()).channels.map((c) => c.id)).toEqual(['embedded', 'extra']);
 
-    // Any change of the file's text (here a GPU type's description) puts back the file's models and channels.
+    // An edit elsewhere in the file (a GPU type's description) is applied and leaves them alone.
     const edited = JSON.parse(readFileSync(file, 'utf8'));
     edited.gpuTypes[0].description = `${edited.gpuTypes[0].description ?? ''} `;
+    writeFileSync(file, JSON.stringify(edited, null, 2));
+    expect(await s.ctx.reloadCatalogue()).toBe(true);
+    expect((await squarePrice('text-embedding-sim'))!.inputPricePerMillion).toBe('7000');
+    expect((await view()).channels.map((c) => c.id)).toEqual(['embedded', 'extra']);
+
+    // A change of the file's models (a description) puts back the file's models and channels.
+    edited.models[0].description = `${edited.models[0].description} `;
     writeFileSync(file, JSON.stringify(edited, null, 2));
     expect(await s.ctx.reloadCatalogue()).toBe(true);
     expect((await squarePrice('text-embedding-sim'))!.inputPricePerMillion).toBe('5000');

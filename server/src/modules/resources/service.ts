@@ -233,10 +233,12 @@ export class ResourceService implements Fulfiller {
   /**
    * Ends a model call's reservation at the `used` tokens: what it reserved beyond them goes back to
    * the packages (the latest-expiring first), and when it used more than it reserved the rest is
-   * reserved now, as far as the packages go. Returns the tokens the packages pay for. The caller
+   * reserved now, as far as the packages go (only for a call that reserved some at its hold). Returns the tokens the packages pay for. The caller
    * holds the call's row lock, so a call is settled once.
    */
   async settleTokens(tx: Tx, payerId: string, callId: string, reserved: number, used: number): Promise<number> {
+    // A call that found no package at its hold is paid in cash (a package bought meanwhile pays for the next call).
+    if (reserved === 0) return 0;
     if (used > reserved) return reserved + (await this.reserveTokens(tx, payerId, callId, used - reserved));
     let back = BigInt(reserved - used);
     if (back === 0n) return used;

@@ -155,7 +155,7 @@ describe('the operator 模型渠道 tab', () => {
     expect(within(model).getByText('¥4.2')).toBeTruthy();
     expect(within(model).getByText('已上架')).toBeTruthy();
     expect(within(await rowOf('旧模型')).getByText('已下架')).toBeTruthy();
-    expect(screen.getByText(/目录文件（catalogue.json）的内容下次变化/)).toBeTruthy();
+    expect(screen.getByText(/models 或 modelChannels 下次变化并被应用时/)).toBeTruthy();
   });
 
   it('creates a channel with the body the server expects, refusing a weight of 0 and an id in use', async () => {

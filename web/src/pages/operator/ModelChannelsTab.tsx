@@ -119,7 +119,7 @@ export function ModelChannelsTab() {
   const confirmDelete = (c: OperatorModelChannel) =>
     modal.confirm({
       title: `删除渠道「${c.name}」？`,
-      content: `删除后该渠道不再接收请求。${orphanWarning(c, data)}目录文件下次变化时，文件中的渠道会重新生效。`,
+      content: `删除后该渠道不再接收请求。${orphanWarning(c, data)}目录文件中的模型或渠道配置下次变化时，文件中的渠道会重新生效。`,
       okText: '确认删除',
       okButtonProps: { danger: true },
       cancelText: '取消',
@@ -327,7 +327,7 @@ export function ModelChannelsTab() {
         type="info"
         showIcon
         title="此处的修改立即对所有服务器生效，并在重启后保留"
-        description="但目录文件（catalogue.json）的内容下次变化并被应用时（无论改的是哪一部分），模型与渠道会整体恢复为文件中的配置，这里的修改随之失效。需要长期保留的修改，请同步写入目录文件。"
+        description="但目录文件（catalogue.json）中的 models 或 modelChannels 下次变化并被应用时，模型与渠道会整体恢复为文件中的配置，这里的修改随之失效（文件其他部分的修改不影响）。需要长期保留的修改，请同步写入目录文件。"
       />
       {list.isError && (
         <Alert
