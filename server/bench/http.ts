@@ -85,7 +85,16 @@ export async function startServer(databaseUrl?: string, extraEnv: Record<string,
   const env = { ...process.env, ...extraEnv };
   delete env.DATABASE_URL;
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./serve.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_SERVER_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_SERVER_PROF] : []),
+      '--import',
+      'tsx',
+      new URL('./serve.ts', import.meta.url).pathname,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env },
+  );
   const first = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));

@@ -9,7 +9,7 @@
  */
 import { fenCeilText, type TransferKind } from '@console/contract';
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, inArray, or, sql, type Placeholder } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
 import { ledgerAccounts, ledgerEntries, ledgerTransfers } from './schema.js';
@@ -95,6 +95,34 @@ export class LedgerService {
     }
     if (row!.outcome === 'replayed') return { transferId: await this.sameAsBefore(exec ?? this.db, input), replayed: true };
     return { transferId: row!.transferId, replayed: false };
+  }
+
+  /**
+   * Posts a transfer in one statement with `alongside`, a data-modifying statement of the caller's
+   * that returns one row when the transfer is due (the row the money is for: inserted, or moved on
+   * from an expected state) and none when it is not. One round trip, atomic with that statement, and
+   * the accounts stay locked only while it runs (no transaction around it holds them until a
+   * commit): the hot path of the model gateway. Null when `alongside` returned no row (nothing
+   * posted); a refusal (INSUFFICIENT_BALANCE) undoes `alongside` too.
+   */
+  async postAlongside(raw: TransferInput, alongside: SQL): Promise<PostedTransfer | null> {
+    checkLegs(raw.legs);
+    const input = { ...raw, legs: raw.legs.map((l) => shardPlatformLeg(l, raw.key)) };
+    let rows: { outcome: string; transfer_id: string }[];
+    try {
+      const res = await this.db.execute(
+        sql`with due as (${alongside}) select p.outcome, p.transfer_id from due cross join lateral ${postCall(postArgs(input, this.clock.now()))} as p`,
+      );
+      rows = (res as unknown as { rows: { outcome: string; transfer_id: string }[] }).rows;
+    } catch (e) {
+      const short = insufficientBy(e);
+      if (short !== null) throw new AppError('INSUFFICIENT_BALANCE', `还差 ${fenCeilText(short)} 元`);
+      throw e;
+    }
+    const [row] = rows;
+    if (!row) return null;
+    if (row.outcome === 'replayed') return { transferId: await this.sameAsBefore(this.db, input), replayed: true };
+    return { transferId: row.transfer_id, replayed: false };
   }
 
   private preparedPostQuery?: ReturnType<typeof preparePost>;

@@ -21,7 +21,7 @@ import type { Clock } from '../../clock.js';
 import { and, eq, lt } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
-import { laneShard, type AccountRef, type LedgerService } from '../ledger/index.js';
+import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { AuthenticatedKey, ApiKeyService } from './keys.js';
 import type { ModelInfo } from './catalogue.js';
@@ -94,7 +94,7 @@ export class ModelGateway {
       clock: Clock;
       ledger: LedgerService;
       apiKeys: Pick<ApiKeyService, 'recordUse'>;
-      resources: Pick<ResourceService, 'reserveTokens' | 'settleTokens'>;
+      resources: Pick<ResourceService, 'holdsTokens' | 'reserveTokens' | 'settleTokens'>;
     },
   ) {}
 
@@ -104,21 +104,17 @@ export class ModelGateway {
 
   /**
    * Holds the estimate: tokens from the payer's 大模型 Token 包 first, the cost of the rest from the
-   * cash, and puts the call on record, in one transaction; a 402 when the cash does not cover it.
+   * cash, and puts the call on record, in one transaction (one statement without packages, holdCash);
+   * a 402 when the cash does not cover it.
    */
   async hold(key: AuthenticatedKey, model: ModelInfo, promptTokens: number, completionTokens: number): Promise<CallStart> {
     const id = randomUUID();
+    if (!(await this.deps.resources.holdsTokens(key.payerId))) return this.holdCash(id, key, model, promptTokens, completionTokens);
     return this.deps.db.transaction(async (tx) => {
       const heldTokens = await this.deps.resources.reserveTokens(tx, key.payerId, id, promptTokens + completionTokens);
       const rest = uncovered(promptTokens, completionTokens, heldTokens);
       const held = tokenCost(model, rest.prompt, rest.completion);
-      if (key.spendLeft !== null && held > key.spendLeft) {
-        throw new GatewayError(
-          403,
-          `该密钥剩余可用额度不足以支付本次调用的预估费用：请在控制台「API KEY」中提高消费上限，或调小 max_tokens`,
-          'api_key_spend_limit',
-        );
-      }
+      this.checkSpendLimit(key, held);
       // The call is on record before the upstream is asked: a crash before settle leaves it open for the sweeper.
       // The hold transfer comes last, so the payer's cash account stays locked only until the commit.
       await tx.insert(modelCalls).values({
@@ -134,33 +130,59 @@ export class ModelGateway {
       });
       if (held > 0n) {
         try {
-          await this.deps.ledger.post(
-            {
-              key: `model:${id}:hold`,
-              kind: 'model_hold',
-              memo: `${model.id} 调用预扣`,
-              actorId: key.ownerId,
-              legs: [
-                { account: { userId: key.payerId, kind: 'cash' }, amount: -held },
-                { account: this.holdAccount(id), amount: held },
-              ],
-            },
-            tx,
-          );
+          await this.deps.ledger.post(this.holdTransfer(id, key, model, held), tx);
         } catch (e) {
-          if (e instanceof AppError && e.is('INSUFFICIENT_BALANCE')) {
-            const hint = heldTokens > 0 ? '（Token 包余量不足以支付全部预估 Token）' : '';
-            throw new GatewayError(
-              402,
-              `现金余额不足以支付本次调用的预估费用${hint}（${e.detail ?? ''}；赠送金不能用于模型调用）：请充值或购买大模型 Token 包后重试，或调小 max_tokens`,
-              'insufficient_quota',
-            );
-          }
-          throw e;
+          throw insufficient(e, heldTokens);
         }
       }
       return { id, key, model, held, heldTokens, startedAt: performance.now() };
     });
+  }
+
+  /**
+   * The hold of a payer without token packages (most calls): the call row and the cash hold in one
+   * statement (ledger.postAlongside), so concurrent calls of one payer queue on its cash account only
+   * while that statement runs. A package bought while the call is under way pays for the next one.
+   */
+  private async holdCash(id: string, key: AuthenticatedKey, model: ModelInfo, promptTokens: number, completionTokens: number): Promise<CallStart> {
+    const held = tokenCost(model, promptTokens, completionTokens);
+    this.checkSpendLimit(key, held);
+    const insert = this.deps.db
+      .insert(modelCalls)
+      .values({ id, keyId: key.id, userId: key.ownerId, payerId: key.payerId, model: model.id, held, status: 'open', createdAt: this.deps.clock.now() })
+      .returning({ id: modelCalls.id });
+    if (held === 0n) await insert;
+    else {
+      try {
+        await this.deps.ledger.postAlongside(this.holdTransfer(id, key, model, held), insert.getSQL());
+      } catch (e) {
+        throw insufficient(e, 0);
+      }
+    }
+    return { id, key, model, held, heldTokens: 0, startedAt: performance.now() };
+  }
+
+  private holdTransfer(id: string, key: AuthenticatedKey, model: ModelInfo, held: bigint) {
+    return {
+      key: `model:${id}:hold`,
+      kind: 'model_hold' as const,
+      memo: `${model.id} 调用预扣`,
+      actorId: key.ownerId,
+      legs: [
+        { account: { userId: key.payerId, kind: 'cash' } as AccountRef, amount: -held },
+        { account: this.holdAccount(id), amount: held },
+      ],
+    };
+  }
+
+  private checkSpendLimit(key: AuthenticatedKey, held: bigint) {
+    if (key.spendLeft !== null && held > key.spendLeft) {
+      throw new GatewayError(
+        403,
+        `该密钥剩余可用额度不足以支付本次调用的预估费用：请在控制台「API KEY」中提高消费上限，或调小 max_tokens`,
+        'api_key_spend_limit',
+      );
+    }
   }
 
   /**
@@ -230,7 +252,47 @@ export class ModelGateway {
     const prompt = end.usage?.prompt_tokens ?? 0;
     const completion = end.usage?.completion_tokens ?? 0;
     const now = this.deps.clock.now();
-    const cost = await this.deps.db.transaction(async (tx) => {
+    const cost = (await this.settleCash(call, end, prompt, completion)) ?? (await this.settleInTransaction(call, end, prompt, completion));
+    if (cost === null) return 0n;
+    await this.deps.apiKeys.recordUse(call.key.id, cost, now, prompt + completion);
+    return cost;
+  }
+
+  /**
+   * The settle of a call paid in cash whose hold covers it (most calls): the call row moves on from
+   * `open` and the transfer is posted in one statement. `undefined` when it does not apply; null when
+   * the call was no longer open (the sweeper released it).
+   */
+  private async settleCash(call: CallStart, end: CallEnd, prompt: number, completion: number): Promise<bigint | null | undefined> {
+    if (call.heldTokens > 0) return undefined;
+    const exact = tokenCost(call.model, prompt, completion);
+    if (exact > call.held) return undefined;
+    const update = this.deps.db
+      .update(modelCalls)
+      .set(this.outcome(call, end, prompt, completion, 0, exact))
+      .where(and(eq(modelCalls.id, call.id), eq(modelCalls.status, 'open')))
+      .returning({ id: modelCalls.id });
+    const transfer = this.settleTransfer(call, exact);
+    const done = transfer ? (await this.deps.ledger.postAlongside(transfer, update.getSQL())) !== null : (await update).length > 0;
+    return done ? exact : null;
+  }
+
+  private outcome(call: CallStart, end: CallEnd, prompt: number, completion: number, packageTokens: number, cost: bigint) {
+    return {
+      channel: end.channel,
+      promptTokens: prompt,
+      completionTokens: completion,
+      packageTokens,
+      cost,
+      latencyMs: Math.round(performance.now() - call.startedAt),
+      status: end.status,
+      error: end.error ?? null,
+    };
+  }
+
+  /** Settles under the call row's lock in a transaction: calls with package tokens, or costing more than their hold. */
+  private async settleInTransaction(call: CallStart, end: CallEnd, prompt: number, completion: number): Promise<bigint | null> {
+    return this.deps.db.transaction(async (tx) => {
       const [row] = await tx.select({ status: modelCalls.status }).from(modelCalls).where(eq(modelCalls.id, call.id)).for('update');
       if (row?.status !== 'open') return null;
       const packageTokens = await this.deps.resources.settleTokens(tx, call.key.payerId, call.id, call.heldTokens, prompt + completion);
@@ -239,16 +301,7 @@ export class ModelGateway {
       const record = (charged: bigint) =>
         tx
           .update(modelCalls)
-          .set({
-            channel: end.channel,
-            promptTokens: prompt,
-            completionTokens: completion,
-            packageTokens,
-            cost: charged,
-            latencyMs: Math.round(performance.now() - call.startedAt),
-            status: end.status,
-            error: end.error ?? null,
-          })
+          .set(this.outcome(call, end, prompt, completion, packageTokens, charged))
           .where(eq(modelCalls.id, call.id));
       let charged = exact;
       if (exact <= call.held) {
@@ -269,20 +322,34 @@ export class ModelGateway {
       }
       return charged;
     });
-    if (cost === null) return 0n;
-    await this.deps.apiKeys.recordUse(call.key.id, cost, now, prompt + completion);
-    return cost;
   }
 
   private async post(call: CallStart, cost: bigint, tx: Tx): Promise<bigint> {
+    const transfer = this.settleTransfer(call, cost);
+    if (transfer) await this.deps.ledger.post(transfer, tx);
+    return cost;
+  }
+
+  /** The settle transfer: the hold to revenue (the cost) and back to cash (the rest); null when no money moves. */
+  private settleTransfer(call: CallStart, cost: bigint): TransferInput | null {
     const cash: AccountRef = { userId: call.key.payerId, kind: 'cash' };
     const legs = [
       { account: this.holdAccount(call.id), amount: -call.held },
       { account: { platform: 'revenue' } as AccountRef, amount: cost },
       { account: cash, amount: call.held - cost },
     ].filter((l) => l.amount !== 0n);
-    if (legs.length < 2) return cost;
-    await this.deps.ledger.post({ key: `model:${call.id}:settle`, kind: 'model_usage', memo: `${call.model.id} 调用`, actorId: call.key.ownerId, legs }, tx);
-    return cost;
+    if (legs.length < 2) return null;
+    return { key: `model:${call.id}:settle`, kind: 'model_usage', memo: `${call.model.id} 调用`, actorId: call.key.ownerId, legs };
   }
+}
+
+/** The 402 for a hold the cash could not cover; anything else as it was. */
+function insufficient(e: unknown, heldTokens: number): unknown {
+  if (!(e instanceof AppError && e.is('INSUFFICIENT_BALANCE'))) return e;
+  const hint = heldTokens > 0 ? '（Token 包余量不足以支付全部预估 Token）' : '';
+  return new GatewayError(
+    402,
+    `现金余额不足以支付本次调用的预估费用${hint}（${e.detail ?? ''}；赠送金不能用于模型调用）：请充值或购买大模型 Token 包后重试，或调小 max_tokens`,
+    'insufficient_quota',
+  );
 }

@@ -184,6 +184,9 @@ export class RateWindows {
 
 export class ApiKeyService {
   private readonly requests = new RateWindows();
+  /** Per key: the spend gathering for the next write, and the write under way (see recordUse). */
+  private readonly useQueued = new Map<string, { cost: bigint; at: Date; written: Promise<void> }>();
+  private readonly useWriting = new Map<string, Promise<void>>();
   /** Key rows by secret hash (see keyByHash). */
   private readonly keyCache = new Map<string, { row: KeyRow; at: number }>();
   private readonly tokens = new RateWindows();
@@ -412,21 +415,48 @@ export class ApiKeyService {
 
   /**
    * A settled call: adds its cost to the key's spend and notes the time of use (the later of the
-   * stored one and `at`); `tokens` count towards its tokens per minute in this process.
+   * stored one and `at`); `tokens` count towards its tokens per minute in this process. Calls of one
+   * key settling at once are written together: while one update of the key's row is under way the
+   * next ones gather and follow as one (otherwise every settle of a busy key would queue on that row,
+   * each holding a database connection). Resolves once this call's spend is written.
    */
-  async recordUse(keyId: string, cost: bigint, at: Date, tokens = 0): Promise<void> {
+  recordUse(keyId: string, cost: bigint, at: Date, tokens = 0): Promise<void> {
     if (tokens > 0) this.tokens.add(keyId, tokens, this.deps.clock.now().getTime());
-    const [updated] = await this.deps.db
+    let next = this.useQueued.get(keyId);
+    if (!next) {
+      const batch = { cost: 0n, at, written: Promise.resolve() };
+      batch.written = this.writeUse(keyId, batch);
+      this.useQueued.set(keyId, batch);
+      next = batch;
+    }
+    next.cost += cost;
+    if (at > next.at) next.at = at;
+    return next.written;
+  }
+
+  private async writeUse(keyId: string, batch: { cost: bigint; at: Date }): Promise<void> {
+    // Waits for the write under way (if any); everything recorded meanwhile joins this batch.
+    await this.useWriting.get(keyId)?.catch(() => {});
+    this.useQueued.delete(keyId);
+    const write = this.deps.db
       .update(modelApiKeys)
       .set({
-        spent: sql`${modelApiKeys.spent} + ${cost}`,
-        lastUsedAt: sql`greatest(${modelApiKeys.lastUsedAt}, ${at.toISOString()}::timestamptz)`,
+        spent: sql`${modelApiKeys.spent} + ${batch.cost}`,
+        lastUsedAt: sql`greatest(${modelApiKeys.lastUsedAt}, ${batch.at.toISOString()}::timestamptz)`,
       })
       .where(eq(modelApiKeys.id, keyId))
-      .returning({ secretHash: modelApiKeys.secretHash, spent: modelApiKeys.spent });
-    // The spend limit is checked against the cached row: keep its spend current in this process.
-    const cached = updated && this.keyCache.get(updated.secretHash);
-    if (cached) cached.row = { ...cached.row, spent: updated.spent };
+      .returning({ secretHash: modelApiKeys.secretHash, spent: modelApiKeys.spent })
+      .then(([updated]) => {
+        // The spend limit is checked against the cached row: keep its spend current in this process.
+        const cached = updated && this.keyCache.get(updated.secretHash);
+        if (cached) cached.row = { ...cached.row, spent: updated.spent };
+      });
+    this.useWriting.set(keyId, write);
+    try {
+      await write;
+    } finally {
+      if (this.useWriting.get(keyId) === write) this.useWriting.delete(keyId);
+    }
   }
 
   private async own(ownerId: string, id: string): Promise<KeyRow> {

@@ -191,6 +191,23 @@ export class ResourceService implements Fulfiller {
     return covered;
   }
 
+  /** Whether the payer holds a token package with tokens left (read without a lock: the gateway's fast path). */
+  async holdsTokens(payerId: string): Promise<boolean> {
+    const [row] = await this.deps.db
+      .select({ id: resourcePackages.id })
+      .from(resourcePackages)
+      .where(
+        and(
+          eq(resourcePackages.userId, payerId),
+          isNull(resourcePackages.gpuTypeId),
+          gt(resourcePackages.remain, 0n),
+          gt(resourcePackages.expiresAt, this.deps.clock.now()),
+        ),
+      )
+      .limit(1);
+    return row !== undefined;
+  }
+
   /**
    * Reserves up to `tokens` from the payer's token packages for a model call, earliest expiry first,
    * in the caller's transaction (the package rows stay locked until it ends). Returns how many it
