@@ -55,6 +55,7 @@ describe('model service journey', () => {
     await shown.waitFor();
     secret = await shown.getByLabel('完整密钥').inputValue();
     expect(secret).toMatch(/^sk-[0-9A-Za-z]{48}$/);
+    await animationsDone(page);
     await page.screenshot({ path: path.join(shots, 'model-key-secret.png') });
     await shown.getByRole('button', { name: '我已保存，关闭' }).click();
     await expect.poll(() => page.getByLabel('完整密钥').count()).toBe(0);

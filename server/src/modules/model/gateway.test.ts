@@ -315,13 +315,13 @@ describe('model gateway /v1 with the openai client', () => {
     expect(await cash(u.user.id)).toBe(1_0000n);
   });
 
-  it('never takes a small balance below zero under twenty concurrent calls', async () => {
-    // One hold: ~12 prompt tokens × ¥0.8/M + 500 × ¥2/M ≈ 11 units; 55 units cover about five at once.
-    const u = await fundedUser('0.0055');
+  it('never takes a small balance below zero under fifty concurrent calls on a balance that covers ten', async () => {
+    // One hold: ~12 prompt tokens × ¥0.8/M + 500 × ¥2/M ≈ 11 units; 110 units cover about ten at once.
+    const u = await fundedUser('0.011');
     const k = await createKey(u.token);
     const ai = client(k.secret);
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, () =>
+      Array.from({ length: 50 }, () =>
         ai.chat.completions.create({ model: 'qwen-mini-sim', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 500 }),
       ),
     );
@@ -334,7 +334,7 @@ describe('model gateway /v1 with the openai client', () => {
     expect(left).toBeGreaterThanOrEqual(0n);
     const rows = await callsOf(k.id);
     expect(rows).toHaveLength(ok);
-    expect(55n - left).toBe(rows.reduce((n, r) => n + r.cost, 0n));
+    expect(110n - left).toBe(rows.reduce((n, r) => n + r.cost, 0n));
     expect(await holdTotal()).toBe(0n);
   });
 });

@@ -146,6 +146,8 @@ describe('operator model channels', () => {
     const usage = json<{ usage: { prompt_tokens: number; completion_tokens: number } }>(answer).usage;
     const expected = tokenCost({ inputPricePerMillion: 300000n, outputPricePerMillion: 1205000n }, usage.prompt_tokens, usage.completion_tokens);
     expect(expected).toBeGreaterThan(tokenCost({ inputPricePerMillion: 10000n, outputPricePerMillion: 40000n }, usage.prompt_tokens, usage.completion_tokens));
+    // Calls are settled just after their answer went out.
+    await s.ctx.modelGateway.drain();
     const [call] = await s.ctx.db.select().from(modelCalls).where(eq(modelCalls.keyId, key.id));
     expect(call).toMatchObject({ status: 'ok', cost: expected });
     expect((await s.ctx.ledger.balances(user.user.id)).cash).toBe(yuanToUnits('5') - expected);
