@@ -15,6 +15,7 @@ import type { Db, Executor, Tx } from '../../db/client.js';
 import { ledgerAccounts, ledgerEntries, ledgerTransfers } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import { pgArray } from '../../db/arrays.js';
+import { rowCount, rowsOf } from '../../db/results.js';
 
 export type AccountKind = (typeof ledgerAccounts.$inferSelect)['kind'];
 export const USER_KINDS = ['cash', 'gift', 'voucher', 'deposit', 'resource'] as const satisfies readonly AccountKind[];
@@ -113,7 +114,7 @@ export class LedgerService {
       const res = await this.db.execute(
         sql`with due as (${alongside}) select p.outcome, p.transfer_id from due cross join lateral ${postCall(postArgs(input, this.clock.now()))} as p`,
       );
-      rows = (res as unknown as { rows: { outcome: string; transfer_id: string }[] }).rows;
+      rows = rowsOf<{ outcome: string; transfer_id: string }>(res);
     } catch (e) {
       const short = insufficientBy(e);
       if (short !== null) throw new AppError('INSUFFICIENT_BALANCE', `还差 ${fenCeilText(short)} 元`);
@@ -515,11 +516,6 @@ export function timeOrderedUuid(at: Date): string {
   const ms = at.getTime().toString(16).padStart(12, '0');
   const r = randomUUID(); // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: keep its random bits and variant
   return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${r.slice(15)}`;
-}
-
-function rowCount(res: unknown): number {
-  const r = res as { rowCount?: number | null; affectedRows?: number };
-  return r.rowCount ?? r.affectedRows ?? 0;
 }
 
 function chunks<T>(items: T[], size: number): T[][] {

@@ -26,6 +26,7 @@ import {
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
+import { rowCount, rowsOf } from '../../db/results.js';
 import { PLAYGROUND_KEY_NAME } from './keys.js';
 
 const HOUR_MS = 3600_000;
@@ -74,7 +75,7 @@ export class ModelUsage {
         group by 1, 2, 3, 4, 5`);
       await tx.execute(sql`insert into model_rollup_state (id, rolled_until) values (1, ${currentHour.toISOString()}::timestamptz)
         on conflict (id) do update set rolled_until = excluded.rolled_until`);
-      return (res as { affectedRows?: number; rowCount?: number }).affectedRows ?? (res as { rowCount?: number }).rowCount ?? 0;
+      return rowCount(res);
     });
   }
 
@@ -87,7 +88,7 @@ export class ModelUsage {
     for (;;) {
       const res = await this.deps.db.execute(sql`delete from model_calls where id in (
         select id from model_calls where created_at < ${new Date(cutoff).toISOString()}::timestamptz and status <> 'open' limit ${PURGE_BATCH})`);
-      const n = (res as { affectedRows?: number; rowCount?: number }).affectedRows ?? (res as { rowCount?: number }).rowCount ?? 0;
+      const n = rowCount(res);
       deleted += n;
       if (n < PURGE_BATCH) return deleted;
     }
@@ -100,7 +101,7 @@ export class ModelUsage {
     const from = q.from ?? beijingDay(dayStart(to) - (DEFAULT_RANGE_DAYS - 1) * DAY_MS);
     const start = new Date(dayStart(from));
     const end = new Date(dayStart(to) + DAY_MS);
-    const filter = this.filter(viewer, q, 'u');
+    const filter = this.filter(q, 'u');
     const rows = rowsOf<SumRow & { day: string | null; model: string | null; key_id: string | null; key_name: string | null; grp: number }>(
       await this.deps.db.execute(sql`with u as (${await this.usageRows(viewer, start, end)})
         select to_char((u.hour at time zone 'UTC') + interval '8 hours', 'YYYY-MM-DD') as day, u.model, u.key_id::text as key_id, min(k.name) as key_name, bool_or(k.playground) as playground,
@@ -145,7 +146,7 @@ export class ModelUsage {
     const day = q.date
       ? sql`and c.created_at >= ${new Date(dayStart(q.date)).toISOString()}::timestamptz and c.created_at < ${new Date(dayStart(q.date) + DAY_MS).toISOString()}::timestamptz`
       : sql``;
-    const where = sql`${scope} ${day} and ${this.filter(viewer, q, 'c')}`;
+    const where = sql`${scope} ${day} and ${this.filter(q, 'c')}`;
     const [items, totals] = await Promise.all([
       this.deps.db
         .execute(sql`select c.id, c.created_at, c.model, c.key_id::text as key_id, k.name as key_name, k.playground, c.prompt_tokens, c.completion_tokens,
@@ -214,7 +215,7 @@ export class ModelUsage {
   }
 
   /** The model and key filters over rows joined to their key as `k`. */
-  private filter(_viewer: Viewer, q: { model?: string | undefined; keyId?: string | undefined }, table: 'u' | 'c'): SQL {
+  private filter(q: { model?: string | undefined; keyId?: string | undefined }, table: 'u' | 'c'): SQL {
     const t = sql.raw(table);
     const parts: SQL[] = [sql`true`];
     if (q.model) parts.push(sql`${t}.model = ${q.model}`);
@@ -257,8 +258,4 @@ function emptySum(): ModelUsageSum {
 /** The instant a Beijing day begins, in ms. */
 function dayStart(day: string): number {
   return beijingDayStart(day).getTime();
-}
-
-function rowsOf<T>(res: unknown): T[] {
-  return (res as { rows: T[] }).rows;
 }

@@ -18,6 +18,7 @@ import { beijingMonthStart, formatYuan, SpendLimitPeriod } from '@console/contra
 import type { Clock } from '../../clock.js';
 import type { Db, Executor } from '../../db/client.js';
 import { pgArray } from '../../db/arrays.js';
+import { rowsOf } from '../../db/results.js';
 import { AppError } from '../../http/errors.js';
 
 export interface ChildLimit {
@@ -109,6 +110,3 @@ export function describeRoom(room: SpendRoom): string {
 }
 
 /** The rows of a raw query (node-postgres and PGlite both answer `{ rows }`). */
-function rowsOf<T>(result: unknown): T[] {
-  return (result as { rows: T[] }).rows;
-}

@@ -15,6 +15,7 @@ import { formatYuan, yuanToUnits, type OrderPrice } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { pgArray } from '../../db/arrays.js';
+import { rowsOf } from '../../db/results.js';
 import { resourcePackages } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueStore } from '../catalogue/index.js';
@@ -291,8 +292,4 @@ export function inUnits(stored: bigint, scale: bigint): string {
   const whole = tenThousandths / 10_000n;
   const frac = (tenThousandths % 10_000n).toString().padStart(4, '0').replace(/0+$/, '');
   return frac ? `${whole}.${frac}` : String(whole);
-}
-
-function rowsOf<T>(res: unknown): T[] {
-  return (res as { rows: T[] }).rows;
 }
