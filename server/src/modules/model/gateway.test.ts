@@ -2,14 +2,12 @@
  * The /v1 gateway driven by the official `openai` npm client against the running server: the wire
  * format, errors in OpenAI's shape with the right status, and billing through the ledger.
  */
-import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { eq, sql } from 'drizzle-orm';
-import { API, yuanToUnits, type ApiKeyCreated, type Child } from '@console/contract';
-import { json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
-import { checkLedger } from '../ledger/index.js';
+import { API, type ApiKeyCreated, type Child } from '@console/contract';
+import { json, post, put, type TestServer } from '../../../test/harness.js';
+import { modelSuite } from '../../../test/model-kit.js';
 import { UpstreamError } from '../../drivers/model-upstream/index.js';
 import { modelCalls } from './schema.js';
 import { tokenCost } from './gateway.js';
@@ -17,55 +15,18 @@ import { tokenCost } from './gateway.js';
 const QWEN = { inputPricePerMillion: 8000n, outputPricePerMillion: 20000n }; // qwen-mini-sim: ¥0.8 / ¥2 per million
 
 describe('model gateway /v1 with the openai client', () => {
+  // Fast enough for short tests, slow enough that a client leaving after ten chunks leaves mid-answer.
+  const { server, baseURL: gatewayURL, client, settled, cash, fundedUser, failure } = modelSuite({ MODEL_EMBEDDED_TOKENS_PER_SECOND: '400' });
   let s: TestServer;
   let baseURL: string;
-  beforeAll(async () => {
-    // Fast enough for short tests, slow enough that a client leaving after ten chunks leaves mid-answer.
-    s = await startTestServer({ env: { MODEL_EMBEDDED_TOKENS_PER_SECOND: '400' } });
-    await s.app.listen({ port: 0, host: '127.0.0.1' });
-    baseURL = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}/v1`;
+  beforeAll(() => {
+    s = server();
+    baseURL = gatewayURL();
   });
-  afterAll(async () => s.close());
-  afterEach(async () => {
-    await s.ctx.modelGateway.drain();
-    expect((await checkLedger(s.ctx.db)).problems).toEqual([]);
-  });
-
-  const client = (apiKey: string) => new OpenAI({ apiKey, baseURL, maxRetries: 0 });
-  /** Calls are settled just after their answer went out: every read of money or calls waits for those first. */
-  const settled = () => s.ctx.modelGateway.drain();
-  const cash = async (userId: string) => {
-    await settled();
-    return (await s.ctx.ledger.balances(userId)).cash;
-  };
-  async function fundedUser(yuan: string) {
-    const u = await registerUser(s);
-    if (yuan !== '0') {
-      await s.ctx.ledger.post({
-        key: `fund-${randomUUID()}`,
-        kind: 'compensation',
-        legs: [
-          { account: { platform: 'compensation' }, amount: -yuanToUnits(yuan) },
-          { account: { userId: u.user.id, kind: 'cash' }, amount: yuanToUnits(yuan) },
-        ],
-      });
-    }
-    return u;
-  }
   async function createKey(token: string, body: Record<string, unknown> = {}) {
     const res = await post(s.app, API.modelKeys, { name: 'gw', ...body }, token);
     expect(res.statusCode, res.body).toBe(200);
     return json<ApiKeyCreated>(res);
-  }
-  async function failure(p: Promise<unknown>): Promise<{ status: number; code: string; message: string; param?: string | null; type: string }> {
-    const e = await p.then(
-      () => null,
-      (err: unknown) => err,
-    );
-    expect(e).toBeInstanceOf(OpenAI.APIError);
-    const err = e as InstanceType<typeof OpenAI.APIError>;
-    const body = err.error as { code: string; message: string; param?: string | null; type: string };
-    return { status: err.status!, ...body };
   }
   const holdTotal = async () => {
     await settled();

@@ -4,13 +4,12 @@
  * and the playground's saved conversations.
  */
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eq, sql } from 'drizzle-orm';
 import { API, yuanToUnits, type ApiKeyPage, type Child, type Conversation, type ModelCallPage, type ModelStats, type Order } from '@console/contract';
-import { get, json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
-import { checkLedger } from '../ledger/index.js';
+import { get, json, post, put, registerUser, type TestServer } from '../../../test/harness.js';
+import { modelSuite } from '../../../test/model-kit.js';
 import { orders, resourcePackages } from '../../db/schema.js';
 import { modelCalls } from './schema.js';
 import { tokenCost, uncovered } from './gateway.js';
@@ -21,45 +20,11 @@ const DAY = 86400_000;
 const del = (s: TestServer, url: string, token: string) => s.app.inject({ method: 'DELETE', url, headers: { authorization: `Bearer ${token}` } });
 
 describe('model usage: Token 包, online experience, stats, conversations', () => {
+  const { server, client, settled, cash, fund, failure } = modelSuite({ MODEL_EMBEDDED_TOKENS_PER_SECOND: '2000', MODEL_CALL_RETENTION_DAYS: '30' });
   let s: TestServer;
-  let baseURL: string;
-  beforeAll(async () => {
-    s = await startTestServer({ env: { MODEL_EMBEDDED_TOKENS_PER_SECOND: '2000', MODEL_CALL_RETENTION_DAYS: '30' } });
-    await s.app.listen({ port: 0, host: '127.0.0.1' });
-    baseURL = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}/v1`;
+  beforeAll(() => {
+    s = server();
   });
-  afterAll(async () => s.close());
-  afterEach(async () => {
-    await s.ctx.modelGateway.drain();
-    expect((await checkLedger(s.ctx.db)).problems).toEqual([]);
-  });
-
-  const client = (apiKey: string) => new OpenAI({ apiKey, baseURL, maxRetries: 0 });
-  /** Calls are settled just after their answer went out: every read of money or calls waits for those first. */
-  const settled = () => s.ctx.modelGateway.drain();
-  const cash = async (userId: string) => {
-    await settled();
-    return (await s.ctx.ledger.balances(userId)).cash;
-  };
-  async function fund(userId: string, yuan: string) {
-    await s.ctx.ledger.post({
-      key: `fund-${randomUUID()}`,
-      kind: 'compensation',
-      legs: [
-        { account: { platform: 'compensation' }, amount: -yuanToUnits(yuan) },
-        { account: { userId, kind: 'cash' }, amount: yuanToUnits(yuan) },
-      ],
-    });
-  }
-  async function failure(p: Promise<unknown>) {
-    const e = await p.then(
-      () => null,
-      (err: unknown) => err,
-    );
-    expect(e).toBeInstanceOf(OpenAI.APIError);
-    const err = e as InstanceType<typeof OpenAI.APIError>;
-    return { status: err.status!, ...(err.error as { code: string; message: string }) };
-  }
   /** Buys 大模型 Token 包 1000 万 through the API with ¥50 of cash, then leaves `tokens` in it. */
   async function tokenPackage(token: string, userId: string, tokens: number) {
     await fund(userId, '50');
