@@ -7,6 +7,7 @@
  *
  * Printed: requests per second of each and their ratio (target ≥ 0.8), and what the gateway adds to
  * the time to first byte and to the whole answer at p50 / p99 (target < 1 ms added at p50).
+ * BENCH_GATEWAY_CONNECTIONS changes the 50 connections (1 shows the cost of the hop alone).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { Agent, request } from 'node:http';
 import { login, startServer } from './http.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const CONNECTIONS = 50;
+const CONNECTIONS = Number(process.env.BENCH_GATEWAY_CONNECTIONS ?? 50);
 /**
  * The upstream's pace: an answer of MAX_TOKENS tokens takes MAX_TOKENS / TPS seconds. 50 tokens per
  * second is what hosted chat models stream at; a faster pace makes the load generator and the
@@ -34,14 +35,15 @@ interface Sample {
   overheadMs: number;
 }
 
-async function startUpstream() {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./upstream.ts', import.meta.url).pathname], {
+/** A bench process (bench/upstream.ts, bench/proxy.ts) that prints its base URL on its first line. */
+async function startProcess(file: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL(file, import.meta.url).pathname], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, BENCH_UPSTREAM_TPS: String(UPSTREAM_TPS) },
+    env: { ...process.env, ...env },
   });
   const first = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`bench upstream exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
   });
   return { baseUrl: (JSON.parse(first) as { baseUrl: string }).baseUrl, stop: () => child.kill('SIGTERM') };
 }
@@ -137,7 +139,8 @@ async function createKey(base: string, token: string): Promise<string> {
 /** Runs the comparison on a fresh PGlite server (or `databaseUrl`); returns the targets missed. */
 export async function benchGateway(databaseUrl?: string): Promise<number> {
   const dir = mkdtempSync(path.join(tmpdir(), 'console-bench-gw-'));
-  const upstream = await startUpstream();
+  const upstream = await startProcess('./upstream.ts', { BENCH_UPSTREAM_TPS: String(UPSTREAM_TPS) });
+  const proxy = await startProcess('./proxy.ts', { BENCH_PROXY_TARGET: upstream.baseUrl });
   const server = await startServer(databaseUrl, {
     CATALOGUE_FILE: catalogueWithUpstream(dir, upstream.baseUrl),
     BENCH_DATA_DIR: path.join(dir, 'data'),
@@ -149,7 +152,9 @@ export async function benchGateway(databaseUrl?: string): Promise<number> {
     // Warm up both paths (JIT, connections, the router's channel list).
     await load(upstream.baseUrl, 'bench-chat', 'bench-upstream-key', 1);
     await load(gateway, 'qwen-mini-sim', key, 1);
+    await load(proxy.baseUrl, 'bench-chat', 'bench-upstream-key', 1);
     const direct = await load(upstream.baseUrl, 'bench-chat', 'bench-upstream-key', SECONDS);
+    const bare = await load(proxy.baseUrl, 'bench-chat', 'bench-upstream-key', SECONDS);
     const through = await load(gateway, 'qwen-mini-sim', key, SECONDS);
 
     const stat = (r: typeof direct, f: keyof Sample, p: number) =>
@@ -157,7 +162,7 @@ export async function benchGateway(databaseUrl?: string): Promise<number> {
         r.samples.map((s) => s[f]),
         p,
       );
-    const added = (f: keyof Sample, p: number) => stat(through, f, p) - stat(direct, f, p);
+    const added = (f: keyof Sample, p: number, r = through) => stat(r, f, p) - stat(direct, f, p);
     const ratio = through.rps / direct.rps;
     const addedP50 = added('totalMs', 50);
     console.log(
@@ -168,6 +173,7 @@ export async function benchGateway(databaseUrl?: string): Promise<number> {
         `  ${name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s   first byte p50 ${stat(r, 'firstByteMs', 50).toFixed(2)} ms p99 ${stat(r, 'firstByteMs', 99).toFixed(2)} ms   whole p50 ${stat(r, 'totalMs', 50).toFixed(2)} ms p99 ${stat(r, 'totalMs', 99).toFixed(2)} ms`,
       );
     line('upstream directly', direct);
+    line('through a bare proxy', bare);
     line('through the gateway', through);
     const missedRatio = ratio < TARGET.ratio;
     const missedLatency = addedP50 >= TARGET.addedP50Ms;
@@ -177,10 +183,14 @@ export async function benchGateway(databaseUrl?: string): Promise<number> {
     console.log(
       `  the gateway's own time before asking the upstream (auth, hold): p50 ${stat(through, 'overheadMs', 50).toFixed(2)} ms p99 ${stat(through, 'overheadMs', 99).toFixed(2)} ms`,
     );
+    console.log(
+      `  for comparison, a bare pass-through proxy (no auth, no money) adds: first byte p50 ${added('firstByteMs', 50, bare).toFixed(2)} ms; whole answer p50 ${added('totalMs', 50, bare).toFixed(2)} ms; throughput ratio ${(bare.rps / direct.rps).toFixed(2)}`,
+    );
     console.log(`  throughput ratio ${ratio.toFixed(2)}${missedRatio ? ` (MISSED: target ≥ ${TARGET.ratio})` : ` (target ≥ ${TARGET.ratio})`}`);
     return Number(missedRatio) + Number(missedLatency);
   } finally {
     server.stop();
+    proxy.stop();
     upstream.stop();
     rmSync(dir, { recursive: true, force: true });
   }

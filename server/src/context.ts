@@ -367,7 +367,10 @@ export async function createContext(opts: {
     ...(config.MODEL_EMBEDDED_TOKENS_PER_SECOND ? { embeddedTokensPerSecond: config.MODEL_EMBEDDED_TOKENS_PER_SECOND } : {}),
   });
   const apiKeys = new ApiKeyService({ db, clock, users, models });
-  const modelGateway = new ModelGateway({ db, clock, ledger, apiKeys, resources });
+  const children = new ChildService({ db, clock, sessions, limit: config.CHILD_ACCOUNT_LIMIT, spentOf: (ids) => spending.summary(ids) });
+  // A child disabled, removed or refused usingLLM is refused by the gateway at once.
+  children.onChange((id) => apiKeys.forgetAccount(id));
+  const modelGateway = new ModelGateway({ db, clock, ledger, apiKeys, resources, onError: (e) => opts.log.error({ err: e }, 'model float write failed') });
   const modelUsage = new ModelUsage({ db, clock, retentionDays: config.MODEL_CALL_RETENTION_DAYS });
   const conversations = new ConversationService({ db, clock, models });
   return {
@@ -392,11 +395,11 @@ export async function createContext(opts: {
     purchase,
     checkout,
     resources,
-    invoices: new InvoiceService({ db, clock, ledger, users }),
+    invoices: new InvoiceService({ db, clock, ledger, users, modelHeld: (payerId, exec) => modelGateway.heldFor(payerId, exec) }),
     operator: new OperatorService({ db, ledger, gifts, users }),
     certification,
     students: new StudentService({ db, clock, codes, storage: drivers.storage, catalogue: catalogueStore, reviews: certification, users }),
-    children: new ChildService({ db, clock, sessions, limit: config.CHILD_ACCOUNT_LIMIT, spentOf: (ids) => spending.summary(ids) }),
+    children,
     instances,
     instanceViews,
     renewals,

@@ -101,6 +101,26 @@ describe('invoices', () => {
     });
   });
 
+  it('counts what model calls were charged as consumed (held, charged, the rest back), not what was held', async () => {
+    const u = await registerUser(s);
+    await paidIn(u.user.id, '10');
+    const made = json<{ secret: string }>(await post(s.app, '/api/v1/model/keys', { name: 'invoice' }, u.token));
+    const auth = await s.ctx.apiKeys.authenticate(`Bearer ${made.secret}`, '127.0.0.1', 'qwen-mini-sim');
+    if (!auth.ok) throw new Error(auth.reason);
+    const model = (await s.ctx.models.get('qwen-mini-sim'))!;
+    const call = await s.ctx.modelGateway.hold(auth.key, model, 1000, 100_000);
+    // While the call runs the hold is not consumption.
+    expect(await invoiceable(u.token)).toMatchObject({ consumed: '0' });
+    const cost = await s.ctx.modelGateway.settle(call, {
+      usage: { prompt_tokens: 1000, completion_tokens: 50_000, total_tokens: 51_000 },
+      channel: 'embedded',
+      status: 'ok',
+    });
+    await s.ctx.modelGateway.drain();
+    expect(cost).toBeGreaterThan(0n);
+    expect(await invoiceable(u.token)).toMatchObject({ consumed: String(cost), invoiceable: String(cost) });
+  });
+
   it('follows the ledger: a QR-paid 日转月 refunded by 退订 is not invoiceable, and the QR-paid orders say 支付宝 / 微信', async () => {
     const u = await registerUser(s);
     const settle = async (ms: number) => {

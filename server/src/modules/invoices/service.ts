@@ -3,8 +3,9 @@
  * operator issues it with the invoice number or rejects it with a reason; a pending request may be
  * cancelled by its owner. Invoices move no money: they only describe money the ledger already has.
  *
- * 可开票金额 follows the ledger: the cash actually consumed (spent on orders and post-paid charges,
- * less what refunds gave back — a QR-paid 日转月 refunded by 退订 is not consumed), at most what came
+ * 可开票金额 follows the ledger: the cash actually consumed (spent on orders, post-paid charges and
+ * model calls — less what refunds gave back, a QR-paid 日转月 refunded by 退订 is not consumed, and
+ * less what is only held for model calls under way), at most what came
  * in through gateways (recharges, QR payments) less what was sent back out, − issued − pending. Gift
  * credit and vouchers are never invoiced, nor cash the platform gave (compensation) beyond money paid in.
  * Two requests racing for the same amount are serialised by a transaction-scoped advisory lock on
@@ -49,6 +50,8 @@ export class InvoiceService {
       ledger: LedgerService;
       /** The requesting accounts' mobile numbers, for the operator's queue. */
       users: Pick<UserService, 'mobilesOf'>;
+      /** Cash held right now for model calls under way: taken from the cash, not yet consumed. */
+      modelHeld?: (payerId: string, exec: Executor) => Promise<bigint>;
     },
   ) {}
 
@@ -64,7 +67,8 @@ export class InvoiceService {
     const invoiced = sum('Issued');
     const pending = sum('Pending');
     const ownMoney = paidIn - refunded;
-    const spent = consumed > 0n ? consumed : 0n;
+    const held = (await this.deps.modelHeld?.(payerId, exec)) ?? 0n;
+    const spent = consumed - held > 0n ? consumed - held : 0n;
     const left = (spent < ownMoney ? spent : ownMoney) - invoiced - pending;
     return { invoiceable: left > 0n ? left : 0n, paidIn, refunded, consumed: spent, invoiced, pending };
   }

@@ -306,7 +306,7 @@ export class LedgerService {
           where e.account_id = (select id from cash) and e.amount < 0 and e.transfer_id in (
             select r.transfer_id from ledger_entries r join ledger_accounts ra on ra.id = r.account_id where ra.kind = 'refund'))::text as refunded,
         (select coalesce(sum(-e.amount), 0) from ledger_entries e join ledger_transfers t on t.id = e.transfer_id
-          where e.account_id = (select id from cash) and t.kind in ('order', 'usage', 'refund'))::text as consumed`)) as unknown as {
+          where e.account_id = (select id from cash) and t.kind in ('order', 'usage', 'refund', 'model_hold', 'model_usage'))::text as consumed`)) as unknown as {
       rows: { paid_in: string; refunded: string; consumed: string }[];
     };
     const row = res.rows[0];

@@ -22,7 +22,10 @@ import type { ModelInfo } from './catalogue.js';
 export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
   const gateway = ctx.modelGateway;
   // Calls answered but not yet settled are settled before the process lets go of the database.
-  app.addHook('onClose', () => gateway.drain());
+  app.addHook('onClose', async () => {
+    await gateway.drain();
+    gateway.stop();
+  });
 
   await app.register(
     async (v1) => {

@@ -2,13 +2,14 @@
  * The model gateway's money and call log (issue 14), for the /v1 routes (gateway-routes.ts).
  *
  * - Before the upstream call the estimate (prompt tokens by the tokenizer + max tokens, or a default,
- *   × the model's prices) moves from the payer's cash to the platform's hold account in one ledger
- *   transfer (`model:<call>:hold`). ledger_post locks the cash account and refuses to take it below
- *   zero, so concurrent calls on a small balance never overdraw it; a refusal is a 402 before any
- *   upstream call.
- * - After the call one transfer (`model:<call>:settle`) moves the exact cost (the upstream's usage;
- *   the tokenizer only when it gave none) from the hold to revenue and the rest back to cash. A call
- *   that failed before any token settles at zero (everything back). Both are idempotent by key.
+ *   × the model's prices) is held. A payer without token packages (most calls) is held from its
+ *   float, cash this process pre-authorised for its model calls (floats.ts): no database round trip
+ *   on the way to the upstream, the call logged and charged in a batch after it ended. A float that
+ *   cannot be funded is a 402 before any upstream call.
+ * - After the call its exact cost (the upstream's usage; the tokenizer only when it gave none) is
+ *   charged, the rest released. A call that failed before any token costs nothing.
+ * - A payer with packages is held call by call in the ledger (`model:<call>:hold`, then
+ *   `model:<call>:settle`, idempotent by key), with the call row open meanwhile for the sweeper.
  * - 大模型 Token 包 pay first: the hold reserves the estimate's tokens from the payer's packages
  *   (resources.reserveTokens) and holds cash only for the tokens they do not cover; the settle trims
  *   the reservation to the tokens used (prompt tokens are covered first) and charges cash for the rest.
@@ -18,13 +19,16 @@
 import { randomUUID } from 'node:crypto';
 import type { OpenAIUsage } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import { and, eq, lt } from 'drizzle-orm';
-import type { Db, Tx } from '../../db/client.js';
+import { and, eq, lt, sql } from 'drizzle-orm';
+import type { Db, Executor, Tx } from '../../db/client.js';
+import { rowsOf } from '../../db/results.js';
 import { AppError } from '../../http/errors.js';
 import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { AuthenticatedKey, ApiKeyService } from './keys.js';
 import type { ModelInfo } from './catalogue.js';
+import { FloatPool, FloatRefused, type FloatReservation } from './floats.js';
+import { RecentCache } from './recent-cache.js';
 import { modelCalls } from './schema.js';
 
 /** Completion tokens held for a chat call that names no max_tokens. */
@@ -78,6 +82,9 @@ export interface CallStart {
   /** Tokens reserved from Token 包 at the hold. */
   heldTokens: number;
   startedAt: number;
+  createdAt: Date;
+  /** Held from the payer's float (no call row until it is settled). */
+  float?: FloatReservation;
 }
 
 export interface CallEnd {
@@ -87,7 +94,13 @@ export interface CallEnd {
   error?: string;
 }
 
+/** How long "this payer holds no token package" is believed (a package bought pays from the next call after). */
+const HOLDS_TOKENS_CACHE_MS = 1_000;
+
 export class ModelGateway {
+  private readonly floats: FloatPool;
+  private readonly holdsTokensSeen = new RecentCache<string, boolean>(HOLDS_TOKENS_CACHE_MS, () => performance.now());
+
   constructor(
     private readonly deps: {
       db: Db;
@@ -95,8 +108,15 @@ export class ModelGateway {
       ledger: LedgerService;
       apiKeys: Pick<ApiKeyService, 'recordUse'>;
       resources: Pick<ResourceService, 'holdsTokens' | 'reserveTokens' | 'settleTokens'>;
+      onError?: (e: unknown) => void;
     },
-  ) {}
+  ) {
+    this.floats = new FloatPool({ ...deps, onError: deps.onError ?? ((e) => console.error('model float write failed', e)) });
+  }
+
+  private async holdsTokens(payerId: string): Promise<boolean> {
+    return (await this.holdsTokensSeen.get(payerId, () => this.deps.resources.holdsTokens(payerId))) === true;
+  }
 
   private holdAccount(callId: string): AccountRef {
     return { platform: 'hold', name: laneShard(callId, { index: 0, count: 1 }) };
@@ -109,7 +129,8 @@ export class ModelGateway {
    */
   async hold(key: AuthenticatedKey, model: ModelInfo, promptTokens: number, completionTokens: number): Promise<CallStart> {
     const id = randomUUID();
-    if (!(await this.deps.resources.holdsTokens(key.payerId))) return this.holdCash(id, key, model, promptTokens, completionTokens);
+    const createdAt = this.deps.clock.now();
+    if (!(await this.holdsTokens(key.payerId))) return this.holdFromFloat(id, key, model, promptTokens, completionTokens);
     return this.deps.db.transaction(async (tx) => {
       const heldTokens = await this.deps.resources.reserveTokens(tx, key.payerId, id, promptTokens + completionTokens);
       const rest = uncovered(promptTokens, completionTokens, heldTokens);
@@ -126,7 +147,7 @@ export class ModelGateway {
         held,
         heldTokens,
         status: 'open',
-        createdAt: this.deps.clock.now(),
+        createdAt,
       });
       if (held > 0n) {
         try {
@@ -135,31 +156,22 @@ export class ModelGateway {
           throw insufficient(e, heldTokens);
         }
       }
-      return { id, key, model, held, heldTokens, startedAt: performance.now() };
+      return { id, key, model, held, heldTokens, startedAt: performance.now(), createdAt };
     });
   }
 
-  /**
-   * The hold of a payer without token packages (most calls): the call row and the cash hold in one
-   * statement (ledger.postAlongside), so concurrent calls of one payer queue on its cash account only
-   * while that statement runs. A package bought while the call is under way pays for the next one.
-   */
-  private async holdCash(id: string, key: AuthenticatedKey, model: ModelInfo, promptTokens: number, completionTokens: number): Promise<CallStart> {
+  /** The hold of a payer without token packages: from its float, in memory (a database round trip only to fund the float). */
+  private async holdFromFloat(id: string, key: AuthenticatedKey, model: ModelInfo, promptTokens: number, completionTokens: number): Promise<CallStart> {
     const held = tokenCost(model, promptTokens, completionTokens);
     this.checkSpendLimit(key, held);
-    const insert = this.deps.db
-      .insert(modelCalls)
-      .values({ id, keyId: key.id, userId: key.ownerId, payerId: key.payerId, model: model.id, held, status: 'open', createdAt: this.deps.clock.now() })
-      .returning({ id: modelCalls.id });
-    if (held === 0n) await insert;
-    else {
-      try {
-        await this.deps.ledger.postAlongside(this.holdTransfer(id, key, model, held), insert.getSQL());
-      } catch (e) {
-        throw insufficient(e, 0);
-      }
+    const createdAt = this.deps.clock.now();
+    try {
+      const float = await this.floats.reserve(key.payerId, key.ownerId, held);
+      return { id, key, model, held, heldTokens: 0, startedAt: performance.now(), createdAt, float };
+    } catch (e) {
+      if (e instanceof FloatRefused) throw insufficientCash(e.detail, 0);
+      throw e;
     }
-    return { id, key, model, held, heldTokens: 0, startedAt: performance.now() };
   }
 
   private holdTransfer(id: string, key: AuthenticatedKey, model: ModelInfo, held: bigint) {
@@ -188,9 +200,14 @@ export class ModelGateway {
   /**
    * Releases the holds of calls still open after `olderThanMs` (the process that held them died
    * before settling): the whole hold goes back to the cash, nothing is charged. Each call is claimed
-   * under a row lock (SKIP LOCKED), so processes sweeping at once release it once.
+   * under a row lock (SKIP LOCKED), so processes sweeping at once release it once. The floats of
+   * processes that died are given back too (floats.ts).
    */
   async sweepStaleHolds(olderThanMs = STALE_HOLD_MS): Promise<number> {
+    return (await this.sweepOpenCalls(olderThanMs)) + (await this.floats.sweep());
+  }
+
+  private async sweepOpenCalls(olderThanMs: number): Promise<number> {
     const before = new Date(this.deps.clock.now().getTime() - olderThanMs);
     let released = 0;
     for (;;) {
@@ -239,9 +256,25 @@ export class ModelGateway {
     this.settling.add(done);
   }
 
-  /** Resolves once every settle started so far has finished. */
+  /** Resolves once every settle started so far has finished, its call logged and every float closed. */
   async drain(): Promise<void> {
     while (this.settling.size) await Promise.all([...this.settling]);
+    await this.floats.drain();
+  }
+
+  /** The payer's cash held right now for calls under way: its open floats' rest and its open calls' holds. */
+  async heldFor(payerId: string, exec: Executor = this.deps.db): Promise<bigint> {
+    const [row] = rowsOf<{ held: string }>(
+      await exec.execute(sql`select (
+          coalesce((select sum(funded - charged) from model_floats where payer_id = ${payerId} and status = 'open'), 0)
+        + coalesce((select sum(held) from model_calls where payer_id = ${payerId} and status = 'open'), 0))::text as held`),
+    );
+    return BigInt(row?.held ?? '0');
+  }
+
+  /** Stops the floats' timer (the process is going away; `drain` first). */
+  stop(): void {
+    this.floats.stop();
   }
 
   /**
@@ -252,29 +285,25 @@ export class ModelGateway {
     const prompt = end.usage?.prompt_tokens ?? 0;
     const completion = end.usage?.completion_tokens ?? 0;
     const now = this.deps.clock.now();
-    const cost = (await this.settleCash(call, end, prompt, completion)) ?? (await this.settleInTransaction(call, end, prompt, completion));
+    const cost = call.float ? this.settleFromFloat(call, end, prompt, completion) : await this.settleInTransaction(call, end, prompt, completion);
     if (cost === null) return 0n;
     await this.deps.apiKeys.recordUse(call.key.id, cost, now, prompt + completion);
     return cost;
   }
 
-  /**
-   * The settle of a call paid in cash whose hold covers it (most calls): the call row moves on from
-   * `open` and the transfer is posted in one statement. `undefined` when it does not apply; null when
-   * the call was no longer open (the sweeper released it).
-   */
-  private async settleCash(call: CallStart, end: CallEnd, prompt: number, completion: number): Promise<bigint | null | undefined> {
-    if (call.heldTokens > 0) return undefined;
+  /** The settle of a call held from its payer's float: charged in memory, logged with the float's next batch. */
+  private settleFromFloat(call: CallStart, end: CallEnd, prompt: number, completion: number): bigint {
     const exact = tokenCost(call.model, prompt, completion);
-    if (exact > call.held) return undefined;
-    const update = this.deps.db
-      .update(modelCalls)
-      .set(this.outcome(call, end, prompt, completion, 0, exact))
-      .where(and(eq(modelCalls.id, call.id), eq(modelCalls.status, 'open')))
-      .returning({ id: modelCalls.id });
-    const transfer = this.settleTransfer(call, exact);
-    const done = transfer ? (await this.deps.ledger.postAlongside(transfer, update.getSQL())) !== null : (await update).length > 0;
-    return done ? exact : null;
+    const row = {
+      id: call.id,
+      keyId: call.key.id,
+      userId: call.key.ownerId,
+      payerId: call.key.payerId,
+      model: call.model.id,
+      createdAt: call.createdAt,
+      ...this.outcome(call, end, prompt, completion, 0, exact),
+    };
+    return this.floats.finish(call.float!, exact, row);
   }
 
   private outcome(call: CallStart, end: CallEnd, prompt: number, completion: number, packageTokens: number, cost: bigint) {
@@ -346,10 +375,14 @@ export class ModelGateway {
 /** The 402 for a hold the cash could not cover; anything else as it was. */
 function insufficient(e: unknown, heldTokens: number): unknown {
   if (!(e instanceof AppError && e.is('INSUFFICIENT_BALANCE'))) return e;
+  return insufficientCash(e.detail, heldTokens);
+}
+
+function insufficientCash(detail: string | undefined, heldTokens: number): GatewayError {
   const hint = heldTokens > 0 ? '（Token 包余量不足以支付全部预估 Token）' : '';
   return new GatewayError(
     402,
-    `现金余额不足以支付本次调用的预估费用${hint}（${e.detail ?? ''}；赠送金不能用于模型调用）：请充值或购买大模型 Token 包后重试，或调小 max_tokens`,
+    `现金余额不足以支付本次调用的预估费用${hint}（${detail ?? ''}；赠送金不能用于模型调用）：请充值或购买大模型 Token 包后重试，或调小 max_tokens`,
     'insufficient_quota',
   );
 }

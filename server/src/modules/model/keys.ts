@@ -32,6 +32,7 @@ import type { Db } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
 import type { UserService } from '../users/index.js';
 import type { ModelCatalogue } from './catalogue.js';
+import { RecentCache } from './recent-cache.js';
 import { modelApiKeys } from './schema.js';
 
 type KeyRow = typeof modelApiKeys.$inferSelect;
@@ -49,6 +50,8 @@ export function looksLikeApiKey(bearer: string): boolean {
 }
 /** How long a key row is reused before it is read again (see ApiKeyService.keyByHash). */
 export const KEY_CACHE_MS = 1000;
+/** A busy key's spend is written at most this often: the calls settled meanwhile go in one update. */
+export const USE_GATHER_MS = 200;
 /** Requests per minute of the online experience, per account. */
 export const PLAYGROUND_RPM = 30;
 /** The playground key's name in the stats and the call log. */
@@ -188,7 +191,11 @@ export class ApiKeyService {
   private readonly useQueued = new Map<string, { cost: bigint; at: Date; written: Promise<void> }>();
   private readonly useWriting = new Map<string, Promise<void>>();
   /** Key rows by secret hash (see keyByHash). */
-  private readonly keyCache = new Map<string, { row: KeyRow; at: number }>();
+  private readonly keyCache: RecentCache<string, KeyRow>;
+  /** When each key's spend was last written (recordUse). */
+  private readonly useWrittenAt = new Map<string, number>();
+  /** The account behind a key, and whether it may call, by owner; kept as long as key rows. */
+  private readonly accountCache: RecentCache<string, { user: UserRow; refused: ApiKeyFailure | null }>;
   private readonly tokens = new RateWindows();
   /** Allowed-address lists by their text (shared by keys with the same list). */
   private readonly blockLists = new Map<string, BlockList>();
@@ -202,7 +209,11 @@ export class ApiKeyService {
       /** Keys per account (default API_KEY_LIMIT). */
       limit?: number;
     },
-  ) {}
+  ) {
+    const now = () => deps.clock.now().getTime();
+    this.keyCache = new RecentCache(KEY_CACHE_MS, now);
+    this.accountCache = new RecentCache(KEY_CACHE_MS, now);
+  }
 
   private get limit() {
     return this.deps.limit ?? API_KEY_LIMIT;
@@ -314,8 +325,7 @@ export class ApiKeyService {
     if (!row.enabled) return failure('disabled');
     if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return failure('expired');
 
-    const user = await this.deps.users.findById(row.ownerId);
-    const refused = user ? await this.accountRefusal(user) : failure('account_disabled');
+    const { user, refused } = await this.account(row.ownerId);
     if (refused) return refused;
     if (row.allowedIps.length && !this.ipAllowed(row.allowedIps, ip)) {
       return failure('ip_not_allowed', { message: `当前 IP ${ip} 不在该密钥的 IP 白名单中：请在控制台「API KEY」中添加` });
@@ -339,26 +349,33 @@ export class ApiKeyService {
     return { ok: true, user: user!, key: authenticated(row) };
   }
 
+  /** Forgets what is known of an account: its state changed in this process (another process's changes count within KEY_CACHE_MS). */
+  forgetAccount(userId: string): void {
+    this.accountCache.delete(userId);
+  }
+
+  /** The key owner's account and whether it may call (disabled, a child without usingLLM or with a disabled parent), kept KEY_CACHE_MS. */
+  private async account(ownerId: string): Promise<{ user: UserRow | undefined; refused: ApiKeyFailure | null }> {
+    const known = await this.accountCache.get(ownerId, async () => {
+      const user = await this.deps.users.findById(ownerId);
+      return user && { user, refused: await this.accountRefusal(user) };
+    });
+    return known ?? { user: undefined, refused: failure('account_disabled') };
+  }
+
   /**
-   * The key row of a secret's hash, kept KEY_CACHE_MS in this process (every call of a busy key
-   * would otherwise read it again). This process's own edits and deletions drop it at once; another
-   * process's take effect within KEY_CACHE_MS. The account behind it is read on every call.
+   * The key row of a secret's hash, kept KEY_CACHE_MS in this process and refreshed ahead (every
+   * call of a busy key would otherwise read it again). This process's own edits and deletions drop
+   * it at once; another process's take effect within KEY_CACHE_MS.
    */
   private async keyByHash(hash: string): Promise<KeyRow | undefined> {
-    const now = this.deps.clock.now().getTime();
-    const hit = this.keyCache.get(hash);
-    if (hit && now - hit.at < KEY_CACHE_MS) return hit.row;
-    const [row] = await this.deps.db
-      .select()
-      .from(modelApiKeys)
-      .where(and(eq(modelApiKeys.secretHash, hash), isNull(modelApiKeys.deletedAt)));
-    if (!row) {
-      this.keyCache.delete(hash);
-      return undefined;
-    }
-    if (this.keyCache.size >= 10_000) this.keyCache.clear();
-    this.keyCache.set(hash, { row, at: now });
-    return row;
+    return this.keyCache.get(hash, async () => {
+      const [row] = await this.deps.db
+        .select()
+        .from(modelApiKeys)
+        .where(and(eq(modelApiKeys.secretHash, hash), isNull(modelApiKeys.deletedAt)));
+      return row;
+    });
   }
 
   /**
@@ -435,9 +452,14 @@ export class ApiKeyService {
   }
 
   private async writeUse(keyId: string, batch: { cost: bigint; at: Date }): Promise<void> {
-    // Waits for the write under way (if any); everything recorded meanwhile joins this batch.
+    // Waits for the write under way (if any), and writes a busy key at most every USE_GATHER_MS;
+    // everything recorded meanwhile joins this batch.
     await this.useWriting.get(keyId)?.catch(() => {});
+    const since = performance.now() - (this.useWrittenAt.get(keyId) ?? -Infinity);
+    if (since < USE_GATHER_MS) await new Promise((resolve) => setTimeout(resolve, USE_GATHER_MS - since));
     this.useQueued.delete(keyId);
+    if (this.useWrittenAt.size >= 10_000) this.useWrittenAt.clear();
+    this.useWrittenAt.set(keyId, performance.now());
     const write = this.deps.db
       .update(modelApiKeys)
       .set({
@@ -448,8 +470,7 @@ export class ApiKeyService {
       .returning({ secretHash: modelApiKeys.secretHash, spent: modelApiKeys.spent })
       .then(([updated]) => {
         // The spend limit is checked against the cached row: keep its spend current in this process.
-        const cached = updated && this.keyCache.get(updated.secretHash);
-        if (cached) cached.row = { ...cached.row, spent: updated.spent };
+        if (updated) this.keyCache.patch(updated.secretHash, (row) => ({ ...row, spent: updated.spent }));
       });
     this.useWriting.set(keyId, write);
     try {

@@ -87,7 +87,10 @@ export const modelCalls = pgTable(
     /** Of the call's tokens, how many the packages paid for (prompt tokens first); the rest is `cost`. */
     packageTokens: integer('package_tokens').notNull().default(0),
     latencyMs: integer('latency_ms').notNull().default(0),
-    /** `open` from the hold until it is settled; a call left open by a crash is released by the sweeper (`expired`). */
+    /**
+     * `open` from the hold until it is settled (a payer with token packages; a crash leaves it for the
+     * sweeper: `expired`). A call held from a float is written once, when it ended (floats.ts).
+     */
     status: text('status', { enum: ['open', 'ok', 'aborted', 'error', 'expired'] }).notNull(),
     error: text('error'),
     createdAt: ts('created_at').notNull(),
@@ -148,4 +151,32 @@ export const modelConversations = pgTable(
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [index('model_conversations_user_idx').on(t.userId, t.updatedAt)],
+);
+
+/**
+ * A process's pre-authorisation of one payer's cash for model calls (floats.ts): `funded` moved from
+ * the cash to the platform's hold account, `charged` of it moved on to revenue by `flushes` batched
+ * call logs. A float its process closes gives `funded - charged` back; one whose process died stops
+ * being touched (`touched_at`) and the sweeper gives it back (`expired`).
+ */
+export const modelFloats = pgTable(
+  'model_floats',
+  {
+    id: uuid('id').primaryKey(),
+    payerId: uuid('payer_id').notNull(),
+    funded: bigint('funded', { mode: 'bigint' }).notNull(),
+    charged: bigint('charged', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
+    /** Batches of calls logged and charged so far (a replayed batch after a lost commit is recognised by it). */
+    flushes: integer('flushes').notNull().default(0),
+    status: text('status', { enum: ['open', 'closed', 'expired'] }).notNull(),
+    createdAt: ts('created_at').notNull(),
+    touchedAt: ts('touched_at').notNull(),
+  },
+  (t) => [
+    index('model_floats_open_idx')
+      .on(t.touchedAt)
+      .where(sql`${t.status} = 'open'`),
+  ],
 );

@@ -18,7 +18,18 @@ import { hashPassword } from './passwords.js';
 export type ChildSpentLookup = (childIds: string[]) => Promise<Map<string, { month: bigint; total: bigint }>>;
 
 export class ChildService {
+  private readonly changeListeners: ((childId: string) => void)[] = [];
+
   constructor(private deps: { db: Db; clock: Clock; sessions: SessionService; limit: number; spentOf?: ChildSpentLookup }) {}
+
+  /** Told after a child's state (disabled, permissions, removed) changed in this process: caches of it drop it. */
+  onChange(listener: (childId: string) => void): void {
+    this.changeListeners.push(listener);
+  }
+
+  private changed(childId: string) {
+    for (const l of this.changeListeners) l(childId);
+  }
 
   async list(parentId: string, page: number, pageSize: number) {
     const live = and(eq(users.parentId, parentId), eq(users.isChild, true), isNull(users.deletedAt));
@@ -107,6 +118,7 @@ export class ChildService {
         .where(eq(users.id, childId));
       if (input.disabled) await this.deps.sessions.revokeAll(childId, 'child-disabled', tx);
     });
+    this.changed(childId);
     return toChild(await this.mustFind(parentId, childId), null, (await this.spentOf([childId])).get(childId));
   }
 
@@ -134,6 +146,7 @@ export class ChildService {
         .where(eq(users.id, childId));
       await this.deps.sessions.revokeAll(childId, 'child-deleted', tx);
     });
+    this.changed(childId);
   }
 
   /** The live child of this parent, or the same 404 whether it belongs to someone else or never existed. */
