@@ -29,8 +29,8 @@ describe('model floats', () => {
     expect(await holdTotal()).toBe(0n);
   });
 
-  const pool = (db: Db = s.ctx.db) => {
-    const p = new FloatPool({ db, clock: s.ctx.clock, ledger: s.ctx.ledger, onError: (e) => errors.push(e) });
+  const pool = (db: Db = s.ctx.db, ledger: TestServer['ctx']['ledger'] = s.ctx.ledger) => {
+    const p = new FloatPool({ db, clock: s.ctx.clock, ledger, onError: (e) => errors.push(e) });
     pools.push(p);
     return p;
   };
@@ -129,6 +129,47 @@ describe('model floats', () => {
     expect(await callsOf(u.user.id)).toHaveLength(1);
     expect(await cash(u.user.id)).toBe(1_0000n - 9n);
     expect(await floatsOf(u.user.id)).toMatchObject([{ charged: 9n, status: 'closed' }]);
+  });
+
+  it('tops up again after a top-up whose answer was lost, giving back exactly what the cash put in', async () => {
+    const u = await fundedUser('1');
+    let fundings = 0;
+    // The second top-up commits, then its answer is lost.
+    const ledger = new Proxy(s.ctx.ledger, {
+      get(target, prop, receiver) {
+        if (prop !== 'postAlongside') return Reflect.get(target, prop, receiver) as unknown;
+        return async (...args: Parameters<typeof target.postAlongside>) => {
+          const out = await target.postAlongside(...args);
+          if (++fundings === 2) throw new Error('connection lost after commit');
+          return out;
+        };
+      },
+    });
+    const p = pool(s.ctx.db, ledger);
+    const first = await p.reserve(u.user.id, u.user.id, 100n); // funds 1,600
+    const big = await p.reserve(u.user.id, u.user.id, 1_500n); // 1,500 left: fits
+    await expect(p.reserve(u.user.id, u.user.id, 100n)).rejects.toThrow('connection lost after commit');
+    const next = await p.reserve(u.user.id, u.user.id, 100n); // a third top-up, under a key of its own
+    for (const c of [first, big, next]) p.finish(c, 10n, row(u.user.id));
+    await p.drain();
+    expect(await cash(u.user.id)).toBe(1_0000n - 30n);
+    expect(await floatsOf(u.user.id)).toMatchObject([{ charged: 30n, status: 'closed' }]);
+  });
+
+  it('closes an idle float after a refused top-up, and logs calls estimated at nothing', async () => {
+    const u = await fundedUser('0.0200'); // 200 units
+    const p = pool();
+    const c = await p.reserve(u.user.id, u.user.id, 150n); // 2,400 refused, 150 taken
+    p.finish(c, 20n, row(u.user.id));
+    await expect(p.reserve(u.user.id, u.user.id, 500n)).rejects.toBeInstanceOf(FloatRefused);
+    await vi.waitFor(async () => expect(await floatsOf(u.user.id)).toMatchObject([{ status: 'closed', charged: 20n }]), { timeout: 5000, interval: 100 });
+    expect(await cash(u.user.id)).toBe(200n - 20n);
+    // A free call (estimate 0) needs no money, and is on record all the same.
+    const broke = await fundedUser('0');
+    const free = await p.reserve(broke.user.id, broke.user.id, 0n);
+    p.finish(free, 0n, row(broke.user.id));
+    await p.drain();
+    expect(await callsOf(broke.user.id)).toMatchObject([{ cost: 0n, status: 'ok' }]);
   });
 
   it("gives a dead process's float back once under racing sweeps, and a live one with a later batch logs it uncharged and opens a new float", async () => {

@@ -66,6 +66,8 @@ class Float {
   pending: CallRow[] = [];
   /** Closed, or given back by the sweeper: takes no new calls. */
   done = false;
+  /** A batch could not be written: nothing more is, the sweeper gives the float back. */
+  abandoned = false;
   funding: Promise<void> | null = null;
   writing: Promise<void> = Promise.resolve();
   flushTimer: NodeJS.Timeout | null = null;
@@ -117,11 +119,15 @@ export class FloatPool {
       }
       // One top-up at a time per float; the others wait for it and look again.
       const f = float;
+      const mine = !f.funding;
       f.funding ??= this.fund(f, actorId, held).finally(() => (f.funding = null));
       try {
         await f.funding;
       } catch (e) {
+        // Another call's top-up was refused: this one may need less, and tries its own.
+        if (!mine) continue;
         if (f.fundings === 0 && f.inFlight === 0) this.forget(f);
+        else if (f.inFlight === 0 && !f.done) this.idleLater(f);
         throw e;
       }
     }
@@ -166,6 +172,7 @@ export class FloatPool {
   private retire(f: Float) {
     f.done = true;
     if (this.floats.get(f.payerId) === f) this.floats.delete(f.payerId);
+    if (f.inFlight === 0 && !f.pending.length) void f.writing.then(() => f.inFlight === 0 && !f.pending.length && this.live.delete(f));
   }
 
   /** A float that never held money: nothing to write. */
@@ -184,7 +191,12 @@ export class FloatPool {
     this.stopIdle(f);
     f.idleTimer = setTimeout(() => {
       f.idleTimer = null;
-      if (f.inFlight === 0 && !f.done && !f.funding) this.write(f, true);
+      if (f.funding) {
+        // A top-up is under way: look again once it has ended (refused, it takes no call).
+        void f.funding.catch(() => {}).then(() => f.inFlight === 0 && !f.done && this.idleLater(f));
+        return;
+      }
+      if (f.inFlight === 0 && !f.done) this.write(f, true);
     }, FLOAT_IDLE_MS);
     f.idleTimer.unref();
   }
@@ -222,7 +234,9 @@ export class FloatPool {
             .where(and(eq(modelFloats.id, f.id), eq(modelFloats.status, 'open')))
             .returning({ id: modelFloats.id });
     const transfer: TransferInput = {
-      key: `model:float:${f.id}:fund:${n}`,
+      // A key of its own per attempt: an attempt whose answer was lost may have committed, and a
+      // second one under the same key would move no money while its funded increase stayed.
+      key: `model:float:${f.id}:fund:${randomUUID()}`,
       kind: 'model_hold',
       memo: '大模型调用预扣',
       actorId,
@@ -258,8 +272,9 @@ export class FloatPool {
 
   /**
    * A batch that fails (the database away) is tried again with its number, before any later batch;
-   * the money stays in the hold meanwhile. After FLOAT_WRITE_TRIES it is given up: the float stays
-   * open and the sweeper gives back what was not charged.
+   * the money stays in the hold meanwhile. After FLOAT_WRITE_TRIES it is given up and the float
+   * abandoned: nothing more of it is written (a later batch would pass over this one), it is no longer
+   * touched, and the sweeper gives back what was not charged — those calls are free.
    */
   private async writeUntilDone(f: Float, batch: number, rows: CallRow[], close: boolean): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -267,7 +282,12 @@ export class FloatPool {
         return await this.writeBatch(f, batch, rows, close);
       } catch (e) {
         this.deps.onError(e);
-        if (attempt >= FLOAT_WRITE_TRIES) return;
+        if (attempt >= FLOAT_WRITE_TRIES) {
+          // Left to the sweeper as a dead process's float: no later batch may commit past this one.
+          f.abandoned = true;
+          this.retire(f);
+          return;
+        }
         await new Promise((resolve) => setTimeout(resolve, FLOAT_IDLE_MS).unref());
       }
     }
@@ -275,16 +295,25 @@ export class FloatPool {
 
   /** One transaction: the calls' rows, the float's charged sum, the hold to revenue (and on close the rest back to cash). */
   private async writeBatch(f: Float, batch: number, rows: CallRow[], close: boolean): Promise<void> {
+    if (f.abandoned) return;
     const cost = rows.reduce((n, r) => n + (r.cost ?? 0n), 0n);
     const now = this.deps.clock.now();
     await this.deps.db.transaction(async (tx) => {
       const [float] = await tx.select().from(modelFloats).where(eq(modelFloats.id, f.id)).for('update');
-      if (!float) return; // never funded (its only top-up was refused): nothing to log
+      if (!float) {
+        // Never funded: its calls were all estimated at nothing (a free model), and cost nothing.
+        if (rows.length) await tx.insert(modelCalls).values(rows).onConflictDoNothing();
+        return;
+      }
       if (float.flushes >= batch) return; // this batch committed before; only its answer was lost
       if (float.status !== 'open') {
         // Given back by the sweeper: the calls are logged, uncharged, and the next call opens a new float.
         this.retire(f);
-        if (rows.length) await tx.insert(modelCalls).values(rows.map((r) => ({ ...r, cost: 0n, error: r.error ?? '预扣已被回收，本次调用未计费' })));
+        if (rows.length)
+          await tx
+            .insert(modelCalls)
+            .values(rows.map((r) => ({ ...r, cost: 0n, error: r.error ?? '预扣已被回收，本次调用未计费' })))
+            .onConflictDoNothing();
         return;
       }
       if (rows.length) await tx.insert(modelCalls).values(rows);

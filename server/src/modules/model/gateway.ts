@@ -293,6 +293,13 @@ export class ModelGateway {
 
   /** The settle of a call held from its payer's float: charged in memory, logged with the float's next batch. */
   private settleFromFloat(call: CallStart, end: CallEnd, prompt: number, completion: number): bigint {
+    // Usage an upstream reported in a shape the price cannot take (a fraction): the call ends free
+    // rather than stay under way for ever, which would keep its float open.
+    const counted = Number.isSafeInteger(prompt) && Number.isSafeInteger(completion) && prompt >= 0 && completion >= 0;
+    if (!counted) {
+      prompt = 0;
+      completion = 0;
+    }
     const exact = tokenCost(call.model, prompt, completion);
     const row = {
       id: call.id,

@@ -1,0 +1,79 @@
+/**
+ * The local driver's sandbox on the real bubblewrap (Debian package `bubblewrap`; .ci/run installs
+ * it): the disks survive a stop and a new start, an instance sees neither the host's files nor
+ * another instance's, and a sandbox killed from outside is noticed.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bwrapWorks, DATA_MOUNT, layOut, removeDisks, runIn, sandboxPaths, startSandbox, stopSandbox, type RunningSandbox } from './sandbox.js';
+
+describe('local compute sandbox (bubblewrap)', () => {
+  const host = mkdtempSync(path.join(tmpdir(), 'console-local-host-'));
+  const running: RunningSandbox[] = [];
+  afterAll(async () => {
+    for (const s of running) await stopSandbox(s);
+    rmSync(host, { recursive: true, force: true });
+  });
+  const opts = (hostname: string) => ({ hostname, gpuDevices: [], env: { CUDA_VISIBLE_DEVICES: '' } });
+  async function started(id: string) {
+    const paths = sandboxPaths(host, id);
+    const s = await startSandbox(paths, opts(`inst-${id}`));
+    running.push(s);
+    return s;
+  }
+
+  it('works on this machine', async () => {
+    expect(await bwrapWorks()).toEqual({ ok: true, why: 'bwrap 可用' });
+  });
+
+  it('keeps a file of the data disk and of the system layer across a stop and a new start, and removes both on destroy', async () => {
+    const paths = sandboxPaths(host, 'a');
+    layOut(paths, 'inst-a');
+    const first = await started('a');
+    const wrote = await runIn(first, ['/bin/sh', '-c', `echo 训练数据 > ${DATA_MOUNT}/note.txt && echo sys > /root/sys.txt && hostname && pwd && id -u`]);
+    expect(wrote).toMatchObject({ code: 0, stdout: 'inst-a\n/root\n0\n' });
+    await stopSandbox(first);
+    expect(readFileSync(path.join(paths.data, 'note.txt'), 'utf8')).toBe('训练数据\n');
+
+    const second = await started('a');
+    const read = await runIn(second, ['/bin/sh', '-c', `cat ${DATA_MOUNT}/note.txt /root/sys.txt; echo "gpus=[$CUDA_VISIBLE_DEVICES]"`]);
+    expect(read).toMatchObject({ code: 0, stdout: '训练数据\nsys\ngpus=[]\n' });
+    await stopSandbox(second);
+    removeDisks(paths);
+    expect(() => readFileSync(path.join(paths.data, 'note.txt'))).toThrow();
+  });
+
+  it("sees neither the host's files nor another instance's, and its processes are its own", async () => {
+    writeFileSync(path.join(host, 'host-secret.txt'), 'secret');
+    layOut(sandboxPaths(host, 'b'), 'inst-b');
+    layOut(sandboxPaths(host, 'c'), 'inst-c');
+    const b = await started('b');
+    const c = await started('c');
+    await runIn(c, ['/bin/sh', '-c', `echo c-only > ${DATA_MOUNT}/c.txt`]);
+    const look = await runIn(b, [
+      '/bin/sh',
+      '-c',
+      `ls /; ls ${DATA_MOUNT}; test -e /work && echo HOST-WORK; test -e ${host} && echo HOST-DIR; test -e /etc/shadow && echo SHADOW; ps -e -o pid= | wc -l`,
+    ]);
+    expect(look.code).toBe(0);
+    const lines = look.stdout.trim().split('\n');
+    expect(lines).not.toContain('HOST-WORK');
+    expect(lines).not.toContain('HOST-DIR');
+    expect(lines).not.toContain('SHADOW');
+    expect(lines).not.toContain('c.txt');
+    expect(lines).not.toContain('work');
+    // Its init, the shell, ps and wc (and the init's sleep): a handful, not the host's hundreds.
+    expect(Number(lines.at(-1))).toBeLessThan(10);
+  });
+
+  it('notices a sandbox killed from outside', async () => {
+    layOut(sandboxPaths(host, 'd'), 'inst-d');
+    const d = await started('d');
+    process.kill(d.initPid, 'SIGKILL');
+    expect(await d.ended).not.toBe(0);
+    // Nothing left to join: a command for it fails instead of running somewhere else.
+    expect((await runIn(d, ['/bin/true'])).code).not.toBe(0);
+  });
+});

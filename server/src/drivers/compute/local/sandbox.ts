@@ -1,0 +1,176 @@
+/**
+ * One instance of the `local` compute driver (issue 15) as a bubblewrap sandbox on this host: its
+ * own PID, IPC, UTS and mount namespaces, the host's `/usr` read-only as the base, a writable system
+ * layer (系统盘: /root, /home, /etc, /opt, /var, /srv) and a data disk (数据盘, mounted at
+ * /root/autodl-tmp as on AutoDL) under the instance's directory, and nothing else of the host's files.
+ *
+ * The sandbox runs a small init as its PID 1 while the instance is 运行中; a shell, a notebook or a
+ * desktop later joins its namespaces (`exec`, through nsenter). Ending the init ends everything in
+ * the sandbox; the two disks stay until `destroy`. `--die-with-parent` ends the sandbox with the
+ * server's process, so a crashed server never leaves machines running unaccounted.
+ */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Where the data disk is mounted inside the sandbox. */
+export const DATA_MOUNT = '/root/autodl-tmp';
+/** The system layer's writable directories, bound over the same paths inside the sandbox. */
+const SYSTEM_DIRS = ['root', 'home', 'etc', 'opt', 'var', 'srv'] as const;
+/** Host files copied into a new system layer's /etc: what a shell and name lookups need, no host secrets. */
+const ETC_FILES = ['bash.bashrc', 'profile', 'inputrc', 'nsswitch.conf', 'host.conf', 'resolv.conf', 'localtime', 'ld.so.cache', 'ld.so.conf', 'issue'];
+
+export interface SandboxPaths {
+  /** The instance's directory on its host. */
+  root: string;
+  system: string;
+  data: string;
+}
+
+export function sandboxPaths(hostDir: string, instanceId: string): SandboxPaths {
+  const root = path.join(hostDir, instanceId);
+  return { root, system: path.join(root, 'system'), data: path.join(root, 'data') };
+}
+
+/** Lays out a new instance's disks: an empty data disk and a system layer with a minimal /etc of its own. */
+export function layOut(paths: SandboxPaths, hostname: string): void {
+  for (const dir of SYSTEM_DIRS) mkdirSync(path.join(paths.system, dir), { recursive: true });
+  mkdirSync(paths.data, { recursive: true });
+  const etc = path.join(paths.system, 'etc');
+  for (const file of ETC_FILES) {
+    const from = path.join('/etc', file);
+    if (existsSync(from)) copyFileSync(from, path.join(etc, file));
+  }
+  writeFileSync(path.join(etc, 'hostname'), `${hostname}\n`);
+  writeFileSync(path.join(etc, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
+  writeFileSync(path.join(etc, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n');
+  writeFileSync(path.join(etc, 'group'), 'root:x:0:\nnogroup:x:65534:\n');
+  writeFileSync(path.join(paths.system, 'root', '.bashrc'), `[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\nexport PS1='root@${hostname}:\\w# '\n`);
+}
+
+/** Deletes both disks. */
+export function removeDisks(paths: SandboxPaths): void {
+  rmSync(paths.root, { recursive: true, force: true });
+}
+
+export interface SandboxOptions {
+  hostname: string;
+  /** Device nodes of the cards assigned to the instance (e.g. /dev/nvidia0); none in no-card mode. */
+  gpuDevices: readonly string[];
+  env: Readonly<Record<string, string>>;
+}
+
+/** bwrap's arguments for the instance: namespaces, the read-only base, the two disks. */
+export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
+  const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', opts.hostname, '--die-with-parent', '--clearenv'];
+  args.push('--ro-bind', '/usr', '/usr');
+  for (const link of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
+    if (existsSync(path.join('/usr', link))) args.push('--symlink', `usr/${link}`, `/${link}`);
+  }
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/run');
+  for (const dir of SYSTEM_DIRS) args.push('--bind', path.join(paths.system, dir), `/${dir}`);
+  args.push('--bind', paths.data, DATA_MOUNT);
+  for (const dev of opts.gpuDevices) args.push('--dev-bind', dev, dev);
+  const env = { HOME: '/root', USER: 'root', LANG: 'C.UTF-8', PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', TERM: 'xterm-256color', ...opts.env };
+  for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
+  args.push('--chdir', '/root');
+  return args;
+}
+
+/** The sandbox's main process (bwrap's own init is PID 1 and reaps orphans): waits until the sandbox ends. */
+const INIT = 'trap "exit 0" TERM INT; echo ready; while :; do sleep 3600 & wait $!; done';
+
+export interface RunningSandbox {
+  /** The bwrap process (its parent is this server). */
+  process: ChildProcess;
+  /** The host PID of the sandbox's PID 1 (bwrap's init), whose namespaces `exec` joins. */
+  initPid: number;
+  /** Resolves with the exit code when the sandbox has ended, for whatever reason. */
+  ended: Promise<number | null>;
+}
+
+/**
+ * Starts the sandbox; resolves once it is ready to join: bwrap tells its init's PID on an info
+ * descriptor as soon as it forked, before the new root is in place, so the main process says when
+ * it runs.
+ */
+export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bwrap = 'bwrap'): Promise<RunningSandbox> {
+  const child = spawn(bwrap, ['--info-fd', '3', ...bwrapArgs(paths, opts), '/bin/sh', '-c', INIT], {
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  });
+  const ended = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const failed = ended.then((code) => {
+    throw new Error(`沙箱启动失败（bwrap 退出码 ${code}）：${stderr.trim() || '无输出'}`);
+  });
+  const initPid = readUntil(child.stdio[3] as NodeJS.ReadableStream, /"child-pid"\s*:\s*(\d+)/).then((m) => Number(m[1]));
+  const ready = readUntil(child.stdout!, /ready\n/);
+  const [pid] = await Promise.race([Promise.all([initPid, ready]), failed]);
+  failed.catch(() => {}); // ended later on purpose (stop): not a start failure
+  return { process: child, initPid: pid, ended };
+}
+
+function readUntil(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve) => {
+    let text = '';
+    const onData = (c: Buffer) => {
+      text += c.toString();
+      const m = pattern.exec(text);
+      if (m) {
+        stream.off('data', onData);
+        resolve(m);
+      }
+    };
+    stream.on('data', onData);
+  });
+}
+
+/** Runs a command inside a running sandbox: in its namespaces, at its root, as its root user. */
+export function execIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[], options: SpawnOptions = {}): ChildProcess {
+  const pid = String(sandbox.initPid);
+  return spawn('nsenter', ['--target', pid, '--pid', '--mount', '--uts', '--ipc', '--root', '--wd', '--', ...command], {
+    ...options,
+    env: { HOME: '/root', USER: 'root', LANG: 'C.UTF-8', PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', TERM: 'xterm-256color', ...options.env },
+  });
+}
+
+/** Runs a command to its end inside the sandbox: its exit code and what it printed. */
+export function runIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = execIn(sandbox, command, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/**
+ * Ends the sandbox and waits until it has: bwrap's own init is PID 1 inside and ignores TERM, so the
+ * outer bwrap process is ended, which takes the namespace and everything in it along
+ * (`--die-with-parent`); KILL after `graceMs`.
+ */
+export async function stopSandbox(sandbox: RunningSandbox, graceMs = 3000): Promise<void> {
+  if (sandbox.process.exitCode !== null || sandbox.process.signalCode !== null) return;
+  sandbox.process.kill('SIGTERM');
+  const timer = setTimeout(() => sandbox.process.kill('SIGKILL'), graceMs);
+  await sandbox.ended;
+  clearTimeout(timer);
+}
+
+/** Whether bwrap can make a sandbox on this host (the `auto` choice of the compute driver). */
+export async function bwrapWorks(bwrap = 'bwrap'): Promise<{ ok: boolean; why: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(bwrap, ['--unshare-pid', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '/bin/true'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', (e) => resolve({ ok: false, why: `找不到 bwrap（${(e as NodeJS.ErrnoException).code ?? e.message}）：安装 Debian 软件包 bubblewrap` }));
+    child.once('close', (code) => resolve(code === 0 ? { ok: true, why: 'bwrap 可用' } : { ok: false, why: `bwrap 无法创建沙箱：${stderr.trim()}` }));
+  });
+}
+
