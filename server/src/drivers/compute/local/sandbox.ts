@@ -71,7 +71,14 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   for (const dir of SYSTEM_DIRS) args.push('--bind', path.join(paths.system, dir), `/${dir}`);
   args.push('--bind', paths.data, DATA_MOUNT);
   for (const dev of opts.gpuDevices) args.push('--dev-bind', dev, dev);
-  const env = { HOME: '/root', USER: 'root', LANG: 'C.UTF-8', PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', TERM: 'xterm-256color', ...opts.env };
+  const env = {
+    HOME: '/root',
+    USER: 'root',
+    LANG: 'C.UTF-8',
+    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    TERM: 'xterm-256color',
+    ...opts.env,
+  };
   for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
   args.push('--chdir', '/root');
   return args;
@@ -131,7 +138,14 @@ export function execIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string
   const pid = String(sandbox.initPid);
   return spawn('nsenter', ['--target', pid, '--pid', '--mount', '--uts', '--ipc', '--root', '--wd', '--', ...command], {
     ...options,
-    env: { HOME: '/root', USER: 'root', LANG: 'C.UTF-8', PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', TERM: 'xterm-256color', ...options.env },
+    env: {
+      HOME: '/root',
+      USER: 'root',
+      LANG: 'C.UTF-8',
+      PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      TERM: 'xterm-256color',
+      ...options.env,
+    },
   });
 }
 
@@ -164,13 +178,33 @@ export async function stopSandbox(sandbox: RunningSandbox, graceMs = 3000): Prom
 /** Whether bwrap can make a sandbox on this host (the `auto` choice of the compute driver). */
 export async function bwrapWorks(bwrap = 'bwrap'): Promise<{ ok: boolean; why: string }> {
   return new Promise((resolve) => {
-    const child = spawn(bwrap, ['--unshare-pid', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '/bin/true'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      bwrap,
+      [
+        '--unshare-pid',
+        '--ro-bind',
+        '/usr',
+        '/usr',
+        '--symlink',
+        'usr/bin',
+        '/bin',
+        '--symlink',
+        'usr/lib',
+        '/lib',
+        '--symlink',
+        'usr/lib64',
+        '/lib64',
+        '--proc',
+        '/proc',
+        '/bin/true',
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     child.once('error', (e) => resolve({ ok: false, why: `找不到 bwrap（${(e as NodeJS.ErrnoException).code ?? e.message}）：安装 Debian 软件包 bubblewrap` }));
     child.once('close', (code) => resolve(code === 0 ? { ok: true, why: 'bwrap 可用' } : { ok: false, why: `bwrap 无法创建沙箱：${stderr.trim()}` }));
   });
 }
-
