@@ -49,7 +49,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; driv
   };
 }
 
-async function openTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
+export async function openTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) return { database: await openDatabase({}), drop: async () => {} };
   const scratch = await createScratchDatabase(adminUrl, 'console_test');

@@ -21,4 +21,5 @@ export * from '../modules/instances/schema.js';
 export * from '../modules/images/schema.js';
 export * from '../modules/notices/schema.js';
 export * from '../drivers/compute/simulated-schema.js';
+export * from '../drivers/compute/local/schema.js';
 export * from '../modules/model/schema.js';

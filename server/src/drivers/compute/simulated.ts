@@ -11,6 +11,7 @@ import { and, asc, eq, gt, inArray, lte, ne, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { simEvents, simFaults, simLostHosts, simMachines, simOperations } from './simulated-schema.js';
+import { OperationLog } from './operations.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind } from './types.js';
 
 export type SimDelays = Record<OperationKind | 'boot', number>;
@@ -44,7 +45,7 @@ export function parseSimDelays(raw: string | undefined): SimDelays {
 type OpRow = typeof simOperations.$inferSelect;
 type MachineRow = typeof simMachines.$inferSelect;
 
-export class SimulatedComputeDriver implements ComputeDriver {
+export class SimulatedComputeDriver extends OperationLog implements ComputeDriver {
   readonly name = 'simulated';
 
   constructor(
@@ -52,34 +53,8 @@ export class SimulatedComputeDriver implements ComputeDriver {
     private clock: Clock,
     private delays: SimDelays = DEFAULT_SIM_DELAYS,
     private domain = 'gpu.local',
-  ) {}
-
-  create(opId: string, instanceId: string, spec: MachineSpec) {
-    return this.submit(opId, instanceId, 'create', spec);
-  }
-  start(opId: string, instanceId: string, opts: { gpu: boolean }) {
-    return this.submit(opId, instanceId, 'start', opts);
-  }
-  stop(opId: string, instanceId: string) {
-    return this.submit(opId, instanceId, 'stop', {});
-  }
-  restart(opId: string, instanceId: string) {
-    return this.submit(opId, instanceId, 'restart', {});
-  }
-  destroy(opId: string, instanceId: string) {
-    return this.submit(opId, instanceId, 'destroy', {});
-  }
-  resizeDisk(opId: string, instanceId: string, dataDiskGb: number) {
-    return this.submit(opId, instanceId, 'resizeDisk', { dataDiskGb });
-  }
-  migrate(opId: string, instanceId: string, targetHostId: string) {
-    return this.submit(opId, instanceId, 'migrate', { targetHostId });
-  }
-  changeBandwidth(opId: string, instanceId: string, bandwidthMbps: number) {
-    return this.submit(opId, instanceId, 'changeBandwidth', { bandwidthMbps });
-  }
-  saveImage(opId: string, instanceId: string, imageRef: string) {
-    return this.submit(opId, instanceId, 'saveImage', { imageRef });
+  ) {
+    super();
   }
 
   async status(instanceId: string): Promise<MachineStatus | null> {
@@ -182,7 +157,7 @@ export class SimulatedComputeDriver implements ComputeDriver {
 
   // --- the fleet at work ---------------------------------------------------------
 
-  private async submit(opId: string, instanceId: string, kind: OperationKind | 'boot', params: object, dueAt?: Date, tx: Tx | Db = this.db) {
+  protected async submit(opId: string, instanceId: string, kind: OperationKind | 'boot', params: object, dueAt?: Date, tx: Tx | Db = this.db) {
     const now = this.clock.now();
     await tx
       .insert(simOperations)

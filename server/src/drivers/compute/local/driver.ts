@@ -1,0 +1,330 @@
+/**
+ * The `local` compute driver (issue 15): every instance is a bubblewrap sandbox on this host
+ * (sandbox.ts), its disks under `<dir>/hosts/<hostId>/<instanceId>`. Operations really happen — a
+ * start runs the sandbox, a stop ends it, a release deletes the disks, a saved image is the system
+ * layer packed into `<dir>/images/<ref>.tar`, a migration moves the disks to another host's
+ * directory — one at a time per instance, and their outcome is an event, as from any backend.
+ *
+ * The sandboxes belong to this server process (they end with it): one process drives a host. After a
+ * restart the machines that should be running are started again. A sandbox that ends on its own is
+ * reported (`found`, stopped), never assumed running.
+ *
+ * Not yet: cgroup limits, an enforced data-disk size (a loop-mounted image), bandwidth limits; they
+ * are recorded, not applied.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { and, asc, eq, gt, inArray, ne } from 'drizzle-orm';
+import type { Clock } from '../../../clock.js';
+import type { Db } from '../../../db/client.js';
+import { localEvents, localMachines, localOperations } from './schema.js';
+import { OperationLog } from '../operations.js';
+import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind } from '../types.js';
+import { layOut, removeDisks, sandboxPaths, startSandbox, stopSandbox, type RunningSandbox, type SandboxPaths } from './sandbox.js';
+
+type MachineRow = typeof localMachines.$inferSelect;
+type Power = MachineRow['power'];
+
+export interface LocalDriverOptions {
+  db: Db;
+  clock: Clock;
+  /** Where hosts' disks and saved images live (DATA_DIR/local-compute). */
+  dir: string;
+  /** What the access details name as the SSH host. */
+  sshHost: string;
+  bwrap?: string;
+  log?: (message: string) => void;
+}
+
+/** What each operation needs the machine to be. */
+const NEEDS: Partial<Record<OperationKind, Power[]>> = {
+  start: ['stopped'],
+  stop: ['running'],
+  restart: ['running'],
+  resizeDisk: ['stopped'],
+  migrate: ['stopped'],
+  saveImage: ['stopped'],
+  changeBandwidth: ['running', 'stopped'],
+};
+
+export class LocalComputeDriver extends OperationLog implements ComputeDriver {
+  readonly name = 'local';
+  private readonly sandboxes = new Map<string, RunningSandbox>();
+  /** Each instance's operations, one after another. */
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly ready: Promise<void>;
+
+  constructor(private readonly opts: LocalDriverOptions) {
+    super();
+    mkdirSync(path.join(opts.dir, 'images'), { recursive: true });
+    this.ready = this.recover();
+  }
+
+  async status(instanceId: string): Promise<MachineStatus | null> {
+    await this.ready;
+    const [m] = await this.opts.db.select().from(localMachines).where(eq(localMachines.instanceId, instanceId));
+    const [pending] = await this.opts.db
+      .select({ opId: localOperations.opId })
+      .from(localOperations)
+      .where(and(eq(localOperations.instanceId, instanceId), eq(localOperations.state, 'pending')))
+      .limit(1);
+    if (!m) return pending ? { power: 'creating', gpu: false, lost: false, hostId: null, pendingOpId: pending.opId } : null;
+    return { power: m.power, gpu: m.gpu, lost: false, hostId: m.hostId, pendingOpId: pending?.opId ?? null };
+  }
+
+  async events(afterSeq: number, limit: number): Promise<DriverEvent[]> {
+    const rows = await this.opts.db.select().from(localEvents).where(gt(localEvents.seq, afterSeq)).orderBy(asc(localEvents.seq)).limit(limit);
+    return rows.map((r) => ({
+      seq: r.seq,
+      opId: r.opId,
+      instanceId: r.instanceId,
+      kind: r.kind as EventKind,
+      ok: r.ok,
+      error: r.error,
+      at: r.at,
+      ...(r.data as Pick<DriverEvent, 'access' | 'power' | 'imageSizeGb'>),
+    }));
+  }
+
+  /** What the data disks really hold, in GB (rounded up). */
+  async diskUsage(instanceIds: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (!instanceIds.length) return out;
+    const rows = await this.opts.db
+      .select()
+      .from(localMachines)
+      .where(and(inArray(localMachines.instanceId, instanceIds), ne(localMachines.power, 'destroyed')));
+    for (const m of rows) out.set(m.instanceId, Math.ceil((await bytesUnder(this.paths(m).data)) / 1024 ** 3));
+    return out;
+  }
+
+  /** The running sandbox of an instance (the terminal, SSH and notebook join it); null when it is not running. */
+  sandbox(instanceId: string): RunningSandbox | null {
+    return this.sandboxes.get(instanceId) ?? null;
+  }
+
+  /** Ends every sandbox without recording a stop, as the server's own end would (tests of a restart). */
+  async shutdown(): Promise<void> {
+    const running = [...this.sandboxes.values()];
+    this.sandboxes.clear();
+    await Promise.all(running.map((s) => stopSandbox(s)));
+  }
+
+  private paths(m: Pick<MachineRow, 'hostId' | 'instanceId'>): SandboxPaths {
+    return sandboxPaths(path.join(this.opts.dir, 'hosts', m.hostId), m.instanceId);
+  }
+
+  protected async submit(opId: string, instanceId: string, kind: OperationKind | 'boot', params: object) {
+    await this.ready;
+    const inserted = await this.opts.db
+      .insert(localOperations)
+      .values({ opId, instanceId, kind, params, state: 'pending', createdAt: this.opts.clock.now() })
+      .onConflictDoNothing()
+      .returning({ opId: localOperations.opId });
+    if (inserted.length) this.enqueue(instanceId, () => this.run(opId, instanceId, kind, params));
+  }
+
+  private enqueue(instanceId: string, work: () => Promise<void>) {
+    const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(work).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
+    this.queues.set(instanceId, next);
+  }
+
+  /** Resolves once every operation submitted so far has ended (tests). */
+  async settled(): Promise<void> {
+    await this.ready;
+    for (;;) {
+      const pending = [...this.queues.values()];
+      await Promise.all(pending);
+      if ([...this.queues.values()].every((p, i) => p === pending[i])) return;
+    }
+  }
+
+  private async run(opId: string, instanceId: string, kind: OperationKind | 'boot', params: object) {
+    const [machine] = await this.opts.db.select().from(localMachines).where(eq(localMachines.instanceId, instanceId));
+    let data: object = {};
+    let error: string | null = this.refusal(kind, machine);
+    if (!error) {
+      try {
+        data = await this.execute(kind, instanceId, params, machine);
+      } catch (e) {
+        error = e instanceof Error ? e.message : String(e);
+        if (kind === 'boot') await this.setMachine(instanceId, { power: 'destroyed' });
+      }
+    }
+    await this.opts.db
+      .update(localOperations)
+      .set({ state: error ? 'failed' : 'done', error })
+      .where(eq(localOperations.opId, opId));
+    await this.event({ opId, instanceId, kind, ok: !error, error, data });
+    if (kind === 'create' && !error) this.enqueue(instanceId, () => this.run(`${opId}:boot`, instanceId, 'boot', {}));
+  }
+
+  private refusal(kind: OperationKind | 'boot', m: MachineRow | undefined): string | null {
+    if (kind === 'create') return m ? '机器已存在' : null;
+    if (!m || m.power === 'destroyed') return '机器不存在';
+    if (kind === 'boot') return m.power === 'creating' ? null : `机器当前为 ${m.power}，不能启动`;
+    const allowed = NEEDS[kind];
+    return allowed && !allowed.includes(m.power) ? `机器当前为 ${m.power}，不能执行 ${kind}` : null;
+  }
+
+  private async execute(kind: OperationKind | 'boot', instanceId: string, params: object, m: MachineRow | undefined): Promise<object> {
+    switch (kind) {
+      case 'create': {
+        const spec = params as MachineSpec;
+        const row = { instanceId, hostId: spec.hostId ?? 'local', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, sshPort: portFor(instanceId) };
+        layOut(this.paths(row), hostnameOf(instanceId));
+        await this.opts.db
+          .insert(localMachines)
+          .values({ ...row, power: 'creating', bandwidthMbps: spec.bandwidthMbps, spec, updatedAt: this.opts.clock.now() });
+        return { access: { sshHost: this.opts.sshHost, sshPort: row.sshPort } };
+      }
+      case 'boot':
+        await this.runSandbox(m!, m!.gpu);
+        return {};
+      case 'start':
+        await this.runSandbox(m!, (params as { gpu: boolean }).gpu);
+        return {};
+      case 'stop':
+        await this.halt(m!, 'stopped');
+        return {};
+      case 'restart':
+        await this.halt(m!, 'stopped');
+        await this.runSandbox(m!, m!.gpu);
+        return {};
+      case 'destroy':
+        await this.halt(m!, 'destroyed');
+        removeDisks(this.paths(m!));
+        return {};
+      case 'resizeDisk':
+        await this.setMachine(instanceId, { diskGb: (params as { dataDiskGb: number }).dataDiskGb });
+        return {};
+      case 'changeBandwidth':
+        await this.setMachine(instanceId, { bandwidthMbps: (params as { bandwidthMbps: number }).bandwidthMbps });
+        return {};
+      case 'migrate': {
+        const target = { instanceId, hostId: (params as { targetHostId: string }).targetHostId };
+        const to = this.paths(target).root;
+        mkdirSync(path.dirname(to), { recursive: true });
+        renameSync(this.paths(m!).root, to);
+        await this.setMachine(instanceId, { hostId: target.hostId });
+        return {};
+      }
+      case 'saveImage': {
+        const file = path.join(this.opts.dir, 'images', `${safeName((params as { imageRef: string }).imageRef)}.tar`);
+        await packTar(this.paths(m!).system, file);
+        return { imageSizeGb: Math.max(1, Math.ceil(statSync(file).size / 1024 ** 3)) };
+      }
+    }
+  }
+
+  /** Runs the machine's sandbox and watches it: an end nobody asked for is reported. */
+  private async runSandbox(m: MachineRow, gpu: boolean) {
+    const sandbox = await startSandbox(
+      this.paths(m),
+      { hostname: hostnameOf(m.instanceId), gpuDevices: gpu ? gpuDevices(this.opts.log) : [], env: gpu ? {} : { CUDA_VISIBLE_DEVICES: '' } },
+      this.opts.bwrap,
+    );
+    this.sandboxes.set(m.instanceId, sandbox);
+    await this.setMachine(m.instanceId, { power: 'running', gpu });
+    void sandbox.ended.then(async () => {
+      if (this.sandboxes.get(m.instanceId) !== sandbox) return; // stopped on purpose
+      this.sandboxes.delete(m.instanceId);
+      await this.setMachine(m.instanceId, { power: 'stopped' });
+      await this.event({ opId: null, instanceId: m.instanceId, kind: 'found', ok: true, error: null, data: { power: 'stopped' } });
+    });
+  }
+
+  private async halt(m: MachineRow, power: Power) {
+    const sandbox = this.sandboxes.get(m.instanceId);
+    this.sandboxes.delete(m.instanceId);
+    if (sandbox) await stopSandbox(sandbox);
+    await this.setMachine(m.instanceId, { power });
+  }
+
+  private async setMachine(instanceId: string, set: Partial<MachineRow>) {
+    await this.opts.db
+      .update(localMachines)
+      .set({ ...set, updatedAt: this.opts.clock.now() })
+      .where(eq(localMachines.instanceId, instanceId));
+  }
+
+  private async event(e: { opId: string | null; instanceId: string; kind: EventKind; ok: boolean; error: string | null; data: object }) {
+    await this.opts.db.insert(localEvents).values({ ...e, at: this.opts.clock.now() });
+  }
+
+  /** After a restart: the machines that were running run again; operations cut short are failed. */
+  private async recover() {
+    const cut = await this.opts.db
+      .update(localOperations)
+      .set({ state: 'failed', error: '服务重启，操作中断' })
+      .where(eq(localOperations.state, 'pending'))
+      .returning();
+    for (const op of cut) await this.event({ opId: op.opId, instanceId: op.instanceId, kind: op.kind as EventKind, ok: false, error: op.error, data: {} });
+    const running = await this.opts.db.select().from(localMachines).where(eq(localMachines.power, 'running'));
+    for (const m of running) {
+      try {
+        await this.runSandbox(m, m.gpu);
+      } catch (e) {
+        await this.setMachine(m.instanceId, { power: 'stopped' });
+        await this.event({ opId: null, instanceId: m.instanceId, kind: 'found', ok: true, error: String(e), data: { power: 'stopped' } });
+      }
+    }
+  }
+}
+
+function hashOf(id: string): number {
+  return createHash('sha256').update(id).digest().readUInt32BE(0);
+}
+
+/** A stable SSH port per machine (the SSH gateway maps it to the sandbox). */
+function portFor(instanceId: string): number {
+  return 20000 + (hashOf(instanceId) % 40000);
+}
+
+function hostnameOf(instanceId: string): string {
+  return `instance-${instanceId.slice(0, 8)}`;
+}
+
+function safeName(ref: string): string {
+  return ref.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/** The host's NVIDIA card devices (none on a host without cards: GPU instances then run without them). */
+function gpuDevices(log?: (message: string) => void): string[] {
+  const cards = existsSync('/dev') ? readdirSync('/dev').filter((n) => /^nvidia\d+$/.test(n)) : [];
+  if (!cards.length) {
+    log?.('local compute: 本机没有 NVIDIA GPU，GPU 实例以无卡方式运行');
+    return [];
+  }
+  const common = ['nvidiactl', 'nvidia-uvm', 'nvidia-uvm-tools'].filter((n) => existsSync(`/dev/${n}`));
+  return [...cards, ...common].map((n) => `/dev/${n}`);
+}
+
+async function bytesUnder(dir: string): Promise<number> {
+  let total = 0;
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of entries) {
+    const full = path.join(dir, name);
+    const st = await lstat(full);
+    total += st.isDirectory() ? await bytesUnder(full) : st.size;
+  }
+  return total;
+}
+
+function packTar(dir: string, file: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const tar = spawn('tar', ['-C', dir, '-cf', file, '.'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    tar.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    tar.once('error', reject);
+    tar.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`保存镜像失败：${stderr.trim()}`))));
+  });
+}
