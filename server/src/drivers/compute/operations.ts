@@ -3,7 +3,7 @@
  * `submit(opId, instanceId, kind, params)`, a no-op for an id already submitted; the outcome comes
  * later as an event.
  */
-import type { MachineSpec, OperationKind } from './types.js';
+import type { DriverEvent, EventKind, MachineSpec, OperationKind } from './types.js';
 
 export abstract class OperationLog {
   protected abstract submit(opId: string, instanceId: string, kind: OperationKind, params: object): Promise<void>;
@@ -35,4 +35,27 @@ export abstract class OperationLog {
   saveImage(opId: string, instanceId: string, imageRef: string) {
     return this.submit(opId, instanceId, 'saveImage', { imageRef });
   }
+}
+
+/** An event as a driver's events table keeps it (the kind's own fields in `data`). */
+export function eventOfRow(r: {
+  seq: number;
+  opId: string | null;
+  instanceId: string;
+  kind: string;
+  ok: boolean;
+  error: string | null;
+  at: Date;
+  data: unknown;
+}): DriverEvent {
+  return {
+    seq: r.seq,
+    opId: r.opId,
+    instanceId: r.instanceId,
+    kind: r.kind as EventKind,
+    ok: r.ok,
+    error: r.error,
+    at: r.at,
+    ...(r.data as Pick<DriverEvent, 'access' | 'power' | 'imageSizeGb'>),
+  };
 }

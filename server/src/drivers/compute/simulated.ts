@@ -11,7 +11,7 @@ import { and, asc, eq, gt, inArray, lte, ne, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { simEvents, simFaults, simLostHosts, simMachines, simOperations } from './simulated-schema.js';
-import { OperationLog } from './operations.js';
+import { eventOfRow, OperationLog } from './operations.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind } from './types.js';
 
 export type SimDelays = Record<OperationKind | 'boot', number>;
@@ -79,16 +79,7 @@ export class SimulatedComputeDriver extends OperationLog implements ComputeDrive
   async events(afterSeq: number, limit: number): Promise<DriverEvent[]> {
     await this.advance();
     const rows = await this.db.select().from(simEvents).where(gt(simEvents.seq, afterSeq)).orderBy(asc(simEvents.seq)).limit(limit);
-    return rows.map((r) => ({
-      seq: r.seq,
-      opId: r.opId,
-      instanceId: r.instanceId,
-      kind: r.kind as EventKind,
-      ok: r.ok,
-      error: r.error,
-      at: r.at,
-      ...(r.data as Pick<DriverEvent, 'access' | 'power' | 'imageSizeGb'>),
-    }));
+    return rows.map(eventOfRow);
   }
 
   /**

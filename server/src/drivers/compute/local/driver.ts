@@ -21,7 +21,7 @@ import { and, asc, eq, gt, inArray, ne } from 'drizzle-orm';
 import type { Clock } from '../../../clock.js';
 import type { Db } from '../../../db/client.js';
 import { localEvents, localMachines, localOperations } from './schema.js';
-import { OperationLog } from '../operations.js';
+import { eventOfRow, OperationLog } from '../operations.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind } from '../types.js';
 import { layOut, removeDisks, sandboxPaths, startSandbox, stopSandbox, type RunningSandbox, type SandboxPaths } from './sandbox.js';
 
@@ -77,16 +77,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
 
   async events(afterSeq: number, limit: number): Promise<DriverEvent[]> {
     const rows = await this.opts.db.select().from(localEvents).where(gt(localEvents.seq, afterSeq)).orderBy(asc(localEvents.seq)).limit(limit);
-    return rows.map((r) => ({
-      seq: r.seq,
-      opId: r.opId,
-      instanceId: r.instanceId,
-      kind: r.kind as EventKind,
-      ok: r.ok,
-      error: r.error,
-      at: r.at,
-      ...(r.data as Pick<DriverEvent, 'access' | 'power' | 'imageSizeGb'>),
-    }));
+    return rows.map(eventOfRow);
   }
 
   /** What the data disks really hold, in GB (rounded up). */
