@@ -3,7 +3,7 @@
  * `submit(opId, instanceId, kind, params)`, a no-op for an id already submitted; the outcome comes
  * later as an event.
  */
-import type { DriverEvent, EventKind, MachineSpec, OperationKind } from './types.js';
+import type { DriverEvent, EventKind, MachinePower, MachineSpec, OperationKind } from './types.js';
 
 export abstract class OperationLog {
   protected abstract submit(opId: string, instanceId: string, kind: OperationKind, params: object): Promise<void>;
@@ -58,4 +58,22 @@ export function eventOfRow(r: {
     at: r.at,
     ...(r.data as Pick<DriverEvent, 'access' | 'power' | 'imageSizeGb'>),
   };
+}
+
+/** What each operation needs the machine to be (create needs no machine, destroy any). */
+const POWER_NEEDED: Partial<Record<OperationKind | 'boot', MachinePower[]>> = {
+  boot: ['creating'],
+  start: ['stopped'],
+  stop: ['running'],
+  restart: ['running'],
+  resizeDisk: ['stopped'],
+  migrate: ['stopped'],
+  saveImage: ['stopped'],
+  changeBandwidth: ['running', 'stopped'],
+};
+
+/** Why a backend refuses an operation the machine's state does not allow; null when it may run. */
+export function stateRefusal(kind: OperationKind | 'boot', power: MachinePower): string | null {
+  const allowed = POWER_NEEDED[kind];
+  return allowed && !allowed.includes(power) ? `机器当前为 ${power}，不能执行 ${kind}` : null;
 }

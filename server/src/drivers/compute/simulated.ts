@@ -11,7 +11,7 @@ import { and, asc, eq, gt, inArray, lte, ne, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { simEvents, simFaults, simLostHosts, simMachines, simOperations } from './simulated-schema.js';
-import { eventOfRow, OperationLog } from './operations.js';
+import { eventOfRow, OperationLog, stateRefusal } from './operations.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind } from './types.js';
 
 export type SimDelays = Record<OperationKind | 'boot', number>;
@@ -248,19 +248,7 @@ export class SimulatedComputeDriver extends OperationLog implements ComputeDrive
     if (hostId && (await tx.select().from(simLostHosts).where(eq(simLostHosts.hostId, hostId))).length) return `主机 ${hostId} 失联，操作超时`;
     if (op.kind === 'create') return m ? '机器已存在' : null;
     if (!m || m.power === 'destroyed') return '机器不存在';
-    const needs: Partial<Record<OpRow['kind'], MachineRow['power'][]>> = {
-      boot: ['creating'],
-      start: ['stopped'],
-      stop: ['running'],
-      restart: ['running'],
-      resizeDisk: ['stopped'],
-      migrate: ['stopped'],
-      saveImage: ['stopped'],
-      changeBandwidth: ['running', 'stopped'],
-    };
-    const allowed = needs[op.kind];
-    if (allowed && !allowed.includes(m.power)) return `机器当前为 ${m.power}，不能执行 ${op.kind}`;
-    return null;
+    return stateRefusal(op.kind as OperationKind | 'boot', m.power);
   }
 
   private async takeFault(tx: Tx, kind: string, hostId: string | null): Promise<string | null> {

@@ -21,7 +21,7 @@ import { and, asc, eq, gt, inArray, ne } from 'drizzle-orm';
 import type { Clock } from '../../../clock.js';
 import type { Db } from '../../../db/client.js';
 import { localEvents, localMachines, localOperations } from './schema.js';
-import { eventOfRow, OperationLog } from '../operations.js';
+import { eventOfRow, OperationLog, stateRefusal } from '../operations.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind } from '../types.js';
 import { layOut, removeDisks, sandboxPaths, startSandbox, stopSandbox, type RunningSandbox, type SandboxPaths } from './sandbox.js';
 
@@ -38,17 +38,6 @@ export interface LocalDriverOptions {
   bwrap?: string;
   log?: (message: string) => void;
 }
-
-/** What each operation needs the machine to be. */
-const NEEDS: Partial<Record<OperationKind, Power[]>> = {
-  start: ['stopped'],
-  stop: ['running'],
-  restart: ['running'],
-  resizeDisk: ['stopped'],
-  migrate: ['stopped'],
-  saveImage: ['stopped'],
-  changeBandwidth: ['running', 'stopped'],
-};
 
 export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   readonly name = 'local';
@@ -156,9 +145,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   private refusal(kind: OperationKind | 'boot', m: MachineRow | undefined): string | null {
     if (kind === 'create') return m ? '机器已存在' : null;
     if (!m || m.power === 'destroyed') return '机器不存在';
-    if (kind === 'boot') return m.power === 'creating' ? null : `机器当前为 ${m.power}，不能启动`;
-    const allowed = NEEDS[kind];
-    return allowed && !allowed.includes(m.power) ? `机器当前为 ${m.power}，不能执行 ${kind}` : null;
+    return stateRefusal(kind, m.power);
   }
 
   private async execute(kind: OperationKind | 'boot', instanceId: string, params: object, m: MachineRow | undefined): Promise<object> {
