@@ -13,6 +13,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 export interface RunningServer {
   url: string;
+  /** The server's DATA_DIR (its database, files and local instances' disks). */
+  dataDir: string;
   logs: string[];
   stop(): Promise<void>;
 }
@@ -40,6 +42,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
       PORT: String(port),
       HOST: '127.0.0.1',
       DEV_TOOLS: 'true',
+      COMPUTE_DRIVER: 'simulated',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'info',
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
@@ -63,6 +66,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
   }
   return {
     url,
+    dataDir,
     logs,
     async stop() {
       const exited = new Promise((r) => child.once('exit', r));

@@ -1,9 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
-/** The local compute driver on real bubblewrap sandboxes (Debian package `bubblewrap`; .ci/run installs it). */
+/**
+ * The local compute driver and what reaches into its machines, on real bubblewrap sandboxes (Debian
+ * package `bubblewrap`; .ci/run installs it): the driver's folder and every `*.sandbox.test.ts`.
+ */
 export default defineConfig({
   test: {
-    include: ['src/drivers/compute/local/**/*.test.ts'],
+    include: ['src/drivers/compute/local/**/*.test.ts', 'src/**/*.sandbox.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

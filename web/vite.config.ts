@@ -77,6 +77,6 @@ export default defineConfig({
   },
   server: {
     // Keys starting with ^ are regexes: match whole segments so a page like /apparatus is not sent to /api.
-    proxy: Object.fromEntries(API_PREFIXES.map((prefix) => [`^${prefix}(/|\\?|$)`, { target: API_TARGET }])),
+    proxy: Object.fromEntries(API_PREFIXES.map((prefix) => [`^${prefix}(/|\\?|$)`, { target: API_TARGET, ws: true }])),
   },
 });

@@ -113,6 +113,8 @@ export const API = {
   instanceTransferToLong: '/upgpu/api/v2.1/instances/:id/transfer-to-long',
   instanceTransferToLongPrice: '/upgpu/api/v2.1/instances/:id/transfer-to-long/price',
   instancePassword: '/upgpu/api/v2.1/instances/:id/password',
+  /** The web terminal: a WebSocket to a login shell inside the running instance (text out, JSON messages in). */
+  instanceTerminal: '/upgpu/api/v2.1/instances/:id/terminal',
   instanceMigrate: '/upgpu/api/v2.1/instances/:id/migrate',
   instanceMigrateTargets: '/upgpu/api/v2.1/instances/:id/migrate/targets',
   // My data (spec §2 /console/gpudata): images saved from instances, shared by link; data disks.

@@ -58,6 +58,9 @@ export const ERRORS = {
   BANDWIDTH_INVALID: { code: 40026002, message: '所选带宽不可用，请在可选档位中选择' },
   // Scheduled stop (定时关机), codes 4xx27xxx.
   SCHEDULED_STOP_TIME_INVALID: { code: 40027001, message: '定时关机时间须晚于当前时间，且在 30 天（720 小时）以内，请重新选择' },
+  // Ways into a running instance (web terminal), codes 4xx29xxx.
+  INSTANCE_NOT_RUNNING: { code: 40929001, message: '实例未运行，请先开机再打开终端' },
+  TERMINAL_UNAVAILABLE: { code: 40029001, message: '该实例暂不支持网页终端，请使用 SSH 登录' },
   // Notices: "有卡时通知我" subscriptions, codes 4xx28xxx.
   GPU_SUBSCRIPTION_LIMIT: { code: 40028001, message: '「有卡时通知我」最多同时订阅 20 个，请先在消息中心的「有卡提醒」中取消不需要的订阅' },
   // The model service: API keys, codes 4xx40xxx.

@@ -13,6 +13,7 @@ export * from './schemas/money.js';
 export * from './schemas/order.js';
 export * from './schemas/invoice.js';
 export * from './schemas/instance.js';
+export * from './schemas/terminal.js';
 export * from './schemas/account.js';
 export * from './schemas/storage.js';
 export * from './schemas/bandwidth.js';

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
+import fastifyWebsocket from '@fastify/websocket';
 import fastifyMultipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
@@ -35,6 +36,7 @@ import { orderRoutes } from './modules/orders/index.js';
 import { invoiceRoutes } from './modules/invoices/index.js';
 import { operatorRoutes } from './modules/operator/index.js';
 import { instanceRoutes } from './modules/instances/index.js';
+import { accessRoutes } from './modules/access/index.js';
 import { imageRoutes } from './modules/images/index.js';
 import { noticeRoutes } from './modules/notices/index.js';
 import { gatewayRoutes, modelRoutes } from './modules/model/index.js';
@@ -79,6 +81,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   const ctx = await createContext({ ...opts, log: app.log });
 
   await app.register(fastifyCookie);
+  await app.register(fastifyWebsocket, { options: { maxPayload: 1024 * 1024 } });
   await app.register(fastifyMultipart, { limits: { fileSize: opts.config.UPLOAD_MAX_BYTES, files: 1, fields: 10 } });
   await app.register(fastifySwagger, {
     openapi: {
@@ -145,6 +148,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => invoiceRoutes(scope, ctx));
   await app.register(async (scope) => operatorRoutes(scope, ctx));
   await app.register(async (scope) => instanceRoutes(scope, ctx));
+  await app.register(async (scope) => accessRoutes(scope, ctx));
   await app.register(async (scope) => imageRoutes(scope, ctx));
   await app.register(async (scope) => certificationRoutes(scope, ctx));
   await app.register(async (scope) => studentRoutes(scope, ctx));
@@ -164,6 +168,9 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   if (sandboxes.length && opts.config.devTools) await app.register(async (scope) => sandboxRoutes(scope, sandboxes));
 
   app.addHook('onClose', async () => {
+    ctx.accessGate.stop();
+    ctx.terminals.stop();
+    await ctx.drivers.compute.shutdown?.();
     await ctx.database.close();
   });
   void ERRORS;

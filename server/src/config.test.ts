@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, devToolsDecision, isLoopbackOrPrivate, loadConfig } from './config.js';
+import { chooseComputeDriver } from './drivers/compute/index.js';
 
 /** Every driver embedded, as `npm start` has them. */
 const EMBEDDED = { SMS_DRIVER: 'outbox', MAIL_DRIVER: 'outbox', PAYMENT_DRIVER: 'sandbox', COMPUTE_DRIVER: 'simulated' };
@@ -53,6 +54,18 @@ describe('dev tools (/dev/outbox, /dev/compute, the sandbox scan page): one deci
     for (const h of ['127.0.0.1', '127.8.9.10', '[::1]', '::ffff:10.0.0.1', 'fe80::1', 'app.localhost', '169.254.1.1'])
       expect(isLoopbackOrPrivate(h), h).toBe(true);
     for (const h of ['0.0.0.0', '::', '8.8.8.8', 'fc::1', '192.169.0.1', '11.0.0.1', '127.0.0.1.nip.io', '']) expect(isLoopbackOrPrivate(h), h).toBe(false);
+  });
+
+  it('COMPUTE_DRIVER=auto (the default) picks local sandboxes where bubblewrap works and the simulated fleet where not, saying why', () => {
+    expect(chooseComputeDriver('auto', () => ({ ok: true, why: 'bwrap 可用' }))).toEqual({ name: 'local', why: expect.stringContaining('bwrap 可用') });
+    const bare = chooseComputeDriver('auto', () => ({ ok: false, why: '找不到 bwrap（ENOENT）：安装 Debian 软件包 bubblewrap' }));
+    expect(bare).toEqual({ name: 'simulated', why: expect.stringContaining('安装 Debian 软件包 bubblewrap') });
+    expect(chooseComputeDriver('agent', () => ({ ok: true, why: '' })).name).toBe('agent');
+    const c = loadConfig({});
+    expect(['local', 'simulated']).toContain(c.COMPUTE_DRIVER);
+    expect(c.computeDriverReason).toMatch(/^COMPUTE_DRIVER=auto：/);
+    expect(loadConfig({ COMPUTE_DRIVER: 'simulated' })).toMatchObject({ COMPUTE_DRIVER: 'simulated', computeDriverReason: '已设置 COMPUTE_DRIVER=simulated' });
+    expect(() => loadConfig({ COMPUTE_DRIVER: 'cloud' })).toThrow(/COMPUTE_DRIVER/);
   });
 
   it('npm start with no settings listens on loopback only, with dev tools on', () => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { DEFAULT_CATALOGUE_FILE } from './modules/catalogue/index.js';
-import { COMPUTE_DRIVER_NAMES } from './drivers/compute/index.js';
+import { chooseComputeDriver, COMPUTE_DRIVER_NAMES, type ComputeDriverName } from './drivers/compute/index.js';
 import { NOTICE_KINDS, type NoticeKind } from '@console/contract';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no'], { error: '应为 true 或 false' }).transform((v) => ['true', '1', 'yes'].includes(v));
@@ -83,8 +83,12 @@ const envSchema = z.object({
   WECHAT_PLATFORM_CERT_SERIAL: z.string().optional(),
   WECHAT_PLATFORM_PUBLIC_KEY: z.string().optional(),
   WECHAT_BASE_URL: z.string().url().optional(),
-  /** Where instances run: `simulated` is the embedded fleet (sim_* tables, /dev/compute); `agent` a host-agent controller over HTTPS (drivers/compute/agent.ts). */
-  COMPUTE_DRIVER: z.enum(COMPUTE_DRIVER_NAMES).default('simulated'),
+  /**
+   * Where instances run: `local` sandboxes on this host (drivers/compute/local); `simulated` the embedded
+   * fleet (sim_* tables, /dev/compute); `agent` a host-agent controller over HTTPS (drivers/compute/agent.ts);
+   * `auto` local where bubblewrap works, otherwise simulated (chooseComputeDriver).
+   */
+  COMPUTE_DRIVER: z.enum([...COMPUTE_DRIVER_NAMES, 'auto']).default('auto'),
   /** The controller's base URL; plain http only to a loopback address (create carries SSH passwords). */
   COMPUTE_AGENT_URL: z
     .url({ error: '应为 https://host[:port][/path] 形式' })
@@ -175,7 +179,10 @@ function parseNoticeTemplates(v: string, ctx: z.RefinementCtx): Partial<Record<N
   return out;
 }
 
-export type Config = z.infer<typeof envSchema> & {
+export type Config = Omit<z.infer<typeof envSchema>, 'COMPUTE_DRIVER'> & {
+  /** The driver in use (`auto` resolved) and why, for the start-up log. */
+  COMPUTE_DRIVER: ComputeDriverName;
+  computeDriverReason: string;
   seedDemo: boolean;
   webDist: string;
   dataDir: string;
@@ -194,7 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`配置有误，请检查环境变量：\n${lines.join('\n')}`);
   }
-  const c = parsed.data;
+  const compute = chooseComputeDriver(parsed.data.COMPUTE_DRIVER);
+  const c = { ...parsed.data, COMPUTE_DRIVER: compute.name };
   requireTogether(c.SMS_DRIVER === 'aliyun', 'SMS_DRIVER=aliyun', {
     ALIYUN_SMS_ACCESS_KEY_ID: c.ALIYUN_SMS_ACCESS_KEY_ID,
     ALIYUN_SMS_ACCESS_KEY_SECRET: c.ALIYUN_SMS_ACCESS_KEY_SECRET,
@@ -220,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     ...c,
+    computeDriverReason: compute.why,
     devTools: devTools.on,
     devToolsReason: devTools.reason,
     dataDir: c.DATA_DIR ? path.resolve(env.INIT_CWD ?? process.cwd(), c.DATA_DIR) : fileURLToPath(new URL('../../data', import.meta.url)),

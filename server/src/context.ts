@@ -2,6 +2,7 @@
  * Everything a route needs, built once per server: configuration, the database, the drivers of
  * the outside worlds and the domain services. Tests build the same thing with other drivers.
  */
+import { AccessGate, Terminals } from './modules/access/index.js';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -139,6 +140,10 @@ export interface AppContext {
   modelUsage: ModelUsage;
   /** The online experience's conversations. */
   conversations: ConversationService;
+  /** Who may reach into a running instance, and closing what they may no longer reach. */
+  accessGate: AccessGate;
+  /** The web terminal's shells. */
+  terminals: Terminals;
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
   localOperatorToken: string | null;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
@@ -168,7 +173,7 @@ export async function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger
           config.PAYMENT_DRIVER === 'sandbox' ? { store: new DbSandboxStore(db), gatewayKeys: await sandboxGatewayKeys(db, clock.now()), log } : undefined,
       },
     );
-  const compute = given.compute ?? makeComputeDriver(config.COMPUTE_DRIVER, { config, db, clock });
+  const compute = given.compute ?? makeComputeDriver(config.COMPUTE_DRIVER, { config, db, clock, log: (m) => log.warn(m) });
   const realName: RealNameDriver =
     config.REALNAME_DRIVER === 'aliyun'
       ? new AliyunRealNameDriver({
@@ -253,7 +258,17 @@ export async function createContext(opts: {
   });
   const meter = new Meter(usage, resources);
   const passwords = new PasswordBox(await loadOrCreateSecret(db, 'instance-password-key', clock.now()));
-  const instanceViews = new InstanceViews({ db, clock, catalogue: catalogueStore, images, users, orders, passwords, publicBaseUrl: config.publicBaseUrl });
+  const instanceViews = new InstanceViews({
+    db,
+    clock,
+    catalogue: catalogueStore,
+    images,
+    users,
+    orders,
+    passwords,
+    publicBaseUrl: config.publicBaseUrl,
+    reach: { terminal: typeof drivers.compute.shell === 'function', simulatedPages: drivers.compute.name === 'simulated' },
+  });
   const bandwidthRefunds = new DowngradeRefunds({ clock, orders, checkout, gifts });
   // What each task does when the driver reports it (instances/tasks.ts): one line per task.
   const tasks: TaskHandlers = {
@@ -373,6 +388,11 @@ export async function createContext(opts: {
   const modelGateway = new ModelGateway({ db, clock, ledger, apiKeys, resources, onError: (e) => opts.log.error({ err: e }, 'model float write failed') });
   const modelUsage = new ModelUsage({ db, clock, retentionDays: config.MODEL_CALL_RETENTION_DAYS });
   const conversations = new ConversationService({ db, clock, models });
+  const accessGate = new AccessGate({ sessions, instanceOf: (user, id) => instanceViews.get(user, id) });
+  // Logging out and a child's rights changing end its connections into instances at once.
+  sessions.onRevoke(() => accessGate.recheckSoon());
+  children.onChange(() => accessGate.recheckSoon());
+  const terminals = new Terminals(drivers.compute);
   return {
     config,
     database,
@@ -421,6 +441,8 @@ export async function createContext(opts: {
     modelGateway,
     modelUsage,
     conversations,
+    accessGate,
+    terminals,
     localOperatorToken: null,
     reloadCatalogue,
     cookies: {

@@ -57,6 +57,7 @@ async function main() {
     process.on('exit', () => announced.remove());
   }
   app.log.info(`控制台已启动：http://localhost:${config.PORT}  （数据库：${database.kind === 'pglite' ? `内置 PGlite ${config.dataDir}` : 'PostgreSQL'}）`);
+  app.log.info(`计算驱动：${config.COMPUTE_DRIVER}（${config.computeDriverReason}）`);
   app.log.info(devToolsLine(config));
 }
 

@@ -31,6 +31,8 @@ export async function startTestServer(opts: { env?: Record<string, string>; driv
     WEB_DIST: path.join(dataDir, 'web'),
     // The embedded stand-ins' pages (/dev/outbox, /dev/compute, the sandbox scan page) that tests read and click.
     DEV_TOOLS: 'true',
+    // The simulated fleet unless a test asks for real sandboxes (its delays and faults are what the suites drive).
+    COMPUTE_DRIVER: 'simulated',
     ...opts.env,
   });
   const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));

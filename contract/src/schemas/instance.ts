@@ -225,6 +225,7 @@ export const instanceAccessSchema = z.object({
   sshCommand: z.string().describe('可直接复制的登录命令'),
   jupyterUrl: z.string().nullable(),
   appUrl: z.string().nullable().describe('镜像应用的访问地址'),
+  terminal: z.boolean().describe('运行中可在控制台打开网页终端'),
 });
 
 export const instanceSchema = z.object({

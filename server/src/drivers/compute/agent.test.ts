@@ -366,7 +366,6 @@ describe('COMPUTE_DRIVER=agent configuration', () => {
     expect(() => loadConfig({ ...base, COMPUTE_AGENT_SECRET: 'short' })).toThrow(/COMPUTE_AGENT_SECRET: 至少 32 个字符/);
     expect(() => loadConfig({ ...base, COMPUTE_AGENT_KEY_ID: 'has space' })).toThrow(ConfigError);
     expect(loadConfig({ ...base, COMPUTE_AGENT_URL: 'http://127.0.0.1:8090' }).COMPUTE_AGENT_URL).toBe('http://127.0.0.1:8090');
-    expect(loadConfig({}).COMPUTE_DRIVER).toBe('simulated');
   });
 });
 

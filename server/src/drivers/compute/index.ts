@@ -4,7 +4,10 @@
  */
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
+import path from 'node:path';
 import { AgentComputeDriver } from './agent.js';
+import { LocalComputeDriver } from './local/driver.js';
+import { bwrapWorks } from './local/sandbox.js';
 import { SimulatedComputeDriver, parseSimDelays } from './simulated.js';
 import type { ComputeDriver } from './types.js';
 
@@ -15,18 +18,23 @@ export interface ComputeDriverSettings {
   COMPUTE_AGENT_URL?: string;
   COMPUTE_AGENT_KEY_ID?: string;
   COMPUTE_AGENT_SECRET?: string;
+  dataDir: string;
+  publicBaseUrl: string;
 }
 
 export interface ComputeDriverDeps {
   config: ComputeDriverSettings;
   db: Db;
   clock: Clock;
+  log: (message: string) => void;
 }
 
 export const COMPUTE_DRIVERS = {
   simulated: ({ config, db, clock }) => new SimulatedComputeDriver(db, clock, parseSimDelays(config.COMPUTE_SIM_DELAYS), config.COMPUTE_SIM_DOMAIN),
   agent: ({ config }) =>
     new AgentComputeDriver({ baseUrl: config.COMPUTE_AGENT_URL!, keyId: config.COMPUTE_AGENT_KEY_ID!, secret: config.COMPUTE_AGENT_SECRET! }),
+  local: ({ config, db, clock, log }) =>
+    new LocalComputeDriver({ db, clock, log, dir: path.join(config.dataDir, 'local-compute'), sshHost: new URL(config.publicBaseUrl).hostname }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
 
 export type ComputeDriverName = keyof typeof COMPUTE_DRIVERS;
@@ -34,4 +42,19 @@ export const COMPUTE_DRIVER_NAMES = Object.keys(COMPUTE_DRIVERS) as [ComputeDriv
 
 export function makeComputeDriver(name: ComputeDriverName, deps: ComputeDriverDeps): ComputeDriver {
   return COMPUTE_DRIVERS[name](deps);
+}
+
+/**
+ * `COMPUTE_DRIVER=auto` (the default): real sandboxes where bubblewrap works, otherwise the
+ * simulated fleet, so `npm start` works on a bare machine; the reason goes to the start-up log.
+ */
+export function chooseComputeDriver(
+  wanted: ComputeDriverName | 'auto',
+  probe: () => { ok: boolean; why: string } = bwrapWorks,
+): { name: ComputeDriverName; why: string } {
+  if (wanted !== 'auto') return { name: wanted, why: `已设置 COMPUTE_DRIVER=${wanted}` };
+  const bwrap = probe();
+  return bwrap.ok
+    ? { name: 'local', why: 'COMPUTE_DRIVER=auto：本机 bwrap 可用，实例是本机上的沙箱' }
+    : { name: 'simulated', why: `COMPUTE_DRIVER=auto：${bwrap.why}，改用模拟机群` };
 }

@@ -86,4 +86,17 @@ export interface ComputeDriver {
   diskUsage(instanceIds: string[]): Promise<Map<string, number>>;
   /** Events after `afterSeq`, oldest first. */
   events(afterSeq: number, limit: number): Promise<DriverEvent[]>;
+  /**
+   * The command line of a login shell inside the running machine (the web terminal runs it under a
+   * pty); absent when the backend offers no shell to the console, null while the machine is not running.
+   */
+  shell?(instanceId: string): ShellCommand | null;
+  /** Ends what the driver runs inside this process, as the server stops (the machines' recorded state stays). */
+  shutdown?(): Promise<void>;
+}
+
+export interface ShellCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
 }

@@ -43,6 +43,11 @@ export interface InstanceViewDeps {
   orders: Pick<OrderService, 'uidsOf'>;
   passwords: PasswordBox;
   publicBaseUrl: string;
+  /**
+   * How the compute driver's machines are reached through the console: a web terminal (the driver
+   * gives shells), and the simulated fleet's own JupyterLab / application pages.
+   */
+  reach: { terminal: boolean; simulatedPages: boolean };
 }
 
 export class InstanceViews {
@@ -195,8 +200,12 @@ export class InstanceViews {
             sshUser: r.sshUser,
             sshPassword: password,
             sshCommand: `ssh -p ${r.sshPort} ${r.sshUser}@${r.sshHost}`,
-            jupyterUrl: r.category === 'Gpu' || r.category === 'App' ? `${this.deps.publicBaseUrl}/dev/compute/jupyter/${r.id}?token=${r.jupyterToken}` : null,
-            appUrl: app ? `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}` : null,
+            jupyterUrl:
+              this.deps.reach.simulatedPages && (r.category === 'Gpu' || r.category === 'App')
+                ? `${this.deps.publicBaseUrl}/dev/compute/jupyter/${r.id}?token=${r.jupyterToken}`
+                : null,
+            appUrl: this.deps.reach.simulatedPages && app ? `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}` : null,
+            terminal: this.deps.reach.terminal,
           }
         : null,
       // No-card mode only means something for a machine with cards.

@@ -39,6 +39,7 @@ async function twoServers(): Promise<{ a: TestServer; b: TestServer; close(): Pr
       CODE_IP_LIMIT_PER_HOUR: '10000',
       WEB_DIST: path.join(dataDir, 'web'),
       DEV_TOOLS: 'true',
+      COMPUTE_DRIVER: 'simulated',
     });
     const { app, ctx } = await buildApp({ config, database: await open(), clock, logger: false });
     await app.ready();

@@ -51,6 +51,7 @@ export class SessionService {
   private opened = new Map<string, OpenedToken>();
   private rows = new FreshReads((ids: string[]) => this.loadRows(ids));
   private rowsQuery: ReturnType<typeof sessionRowsQuery>;
+  private readonly revokeListeners: (() => void)[] = [];
 
   constructor(
     private db: Db,
@@ -130,11 +131,21 @@ export class SessionService {
     return new Map(rows.map((r) => [r.session.id, r]));
   }
 
+  /** Told after this process revoked sessions (the revocation may still be inside its transaction). */
+  onRevoke(listener: () => void): void {
+    this.revokeListeners.push(listener);
+  }
+
+  private revoked() {
+    for (const l of this.revokeListeners) l();
+  }
+
   async revoke(sessionId: string, reason: string, exec: Executor = this.db) {
     await exec
       .update(sessions)
       .set({ revokedAt: this.clock.now(), revokedReason: reason })
       .where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt)));
+    this.revoked();
   }
 
   /** Ends every session of a user, optionally keeping the one making the change. */
@@ -145,5 +156,6 @@ export class SessionService {
       .update(sessions)
       .set({ revokedAt: this.clock.now(), revokedReason: reason })
       .where(and(...conditions));
+    this.revoked();
   }
 }

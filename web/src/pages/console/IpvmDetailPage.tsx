@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { Alert, Button, Card, Descriptions, Empty, Flex, Result, Skeleton, Space, Tabs, Tooltip, Typography } from 'antd';
 import { ArrowLeftOutlined, EditOutlined, EyeInvisibleOutlined, EyeOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
@@ -30,7 +30,9 @@ import {
 import { OperationLogTable } from './instances/OperationLogTable';
 import { useInstanceActions } from './instances/useInstanceActions';
 
-const TABS = ['overview', 'access', 'billing', 'disk', 'log'] as const;
+const TABS = ['overview', 'access', 'terminal', 'billing', 'disk', 'log'] as const;
+/** xterm.js is loaded only when the terminal tab is opened. */
+const WebTerminal = lazy(() => import('./instances/WebTerminal'));
 type Tab = (typeof TABS)[number];
 
 const readTab = (p: URLSearchParams): Tab => ((TABS as readonly string[]).includes(p.get('tab') ?? '') ? (p.get('tab') as Tab) : 'overview');
@@ -174,6 +176,7 @@ function InstanceDetail({ instance: i }: { instance: Instance }) {
           items={[
             { key: 'overview', label: '概览', children: <Overview instance={i} onChangeBandwidth={() => actions.changeBandwidth(i)} /> },
             { key: 'access', label: '登录信息', children: <AccessPanel instance={i} /> },
+            ...(i.access?.terminal ? [{ key: 'terminal', label: '终端', children: <TerminalPanel instance={i} /> }] : []),
             {
               key: 'billing',
               label: '计费',
@@ -277,6 +280,15 @@ function BandwidthValue({ instance: i, onChange }: { instance: Instance; onChang
         </Button>
       )}
     </Space>
+  );
+}
+
+function TerminalPanel({ instance: i }: { instance: Instance }) {
+  if (i.status !== 'Running') return <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="实例未运行：开机后可在这里打开终端" />;
+  return (
+    <Suspense fallback={<Skeleton active paragraph={{ rows: 6 }} />}>
+      <WebTerminal instance={i} />
+    </Suspense>
   );
 }
 

@@ -22,8 +22,8 @@ import type { Clock } from '../../../clock.js';
 import type { Db } from '../../../db/client.js';
 import { localEvents, localMachines, localOperations } from './schema.js';
 import { eventOfRow, OperationLog, stateRefusal } from '../operations.js';
-import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind } from '../types.js';
-import { layOut, removeDisks, sandboxPaths, startSandbox, stopSandbox, type RunningSandbox, type SandboxPaths } from './sandbox.js';
+import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind, ShellCommand } from '../types.js';
+import { commandIn, layOut, removeDisks, sandboxPaths, startSandbox, stopSandbox, type RunningSandbox, type SandboxPaths } from './sandbox.js';
 
 type MachineRow = typeof localMachines.$inferSelect;
 type Power = MachineRow['power'];
@@ -84,6 +84,12 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   /** The running sandbox of an instance (the terminal, SSH and notebook join it); null when it is not running. */
   sandbox(instanceId: string): RunningSandbox | null {
     return this.sandboxes.get(instanceId) ?? null;
+  }
+
+  /** A login shell inside the running sandbox (the web terminal). */
+  shell(instanceId: string): ShellCommand | null {
+    const sandbox = this.sandboxes.get(instanceId);
+    return sandbox ? commandIn(sandbox, ['/bin/bash', '--login']) : null;
   }
 
   /** Ends every sandbox without recording a stop, as the server's own end would (tests of a restart). */

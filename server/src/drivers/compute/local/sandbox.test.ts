@@ -25,7 +25,10 @@ describe('local compute sandbox (bubblewrap)', () => {
   }
 
   it('works on this machine', async () => {
-    expect(await bwrapWorks()).toEqual({ ok: true, why: 'bwrap 可用' });
+    expect(bwrapWorks()).toEqual({ ok: true, why: 'bwrap 可用' });
+    const missing = bwrapWorks('/nonexistent/bwrap');
+    expect(missing.ok).toBe(false);
+    expect(missing.why).toContain('安装 Debian 软件包 bubblewrap');
   });
 
   it('keeps a file of the data disk and of the system layer across a stop and a new start, and removes both on destroy', async () => {

@@ -9,7 +9,7 @@
  * the sandbox; the two disks stay until `destroy`. `--die-with-parent` ends the sandbox with the
  * server's process, so a crashed server never leaves machines running unaccounted.
  */
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -71,14 +71,7 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   for (const dir of SYSTEM_DIRS) args.push('--bind', path.join(paths.system, dir), `/${dir}`);
   args.push('--bind', paths.data, DATA_MOUNT);
   for (const dev of opts.gpuDevices) args.push('--dev-bind', dev, dev);
-  const env = {
-    HOME: '/root',
-    USER: 'root',
-    LANG: 'C.UTF-8',
-    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-    TERM: 'xterm-256color',
-    ...opts.env,
-  };
+  const env = { ...SANDBOX_ENV, ...opts.env };
   for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
   args.push('--chdir', '/root');
   return args;
@@ -133,20 +126,25 @@ function readUntil(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<RegE
   });
 }
 
-/** Runs a command inside a running sandbox: in its namespaces, at its root, as its root user. */
+/** The environment a process started inside the sandbox sees (bwrap's --clearenv leaves it nothing else). */
+const SANDBOX_ENV = {
+  HOME: '/root',
+  USER: 'root',
+  LANG: 'C.UTF-8',
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  TERM: 'xterm-256color',
+};
+
+/** A command line that runs `command` inside a running sandbox: in its namespaces, at its root, as its root user. */
+export function commandIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[]): { file: string; args: string[]; env: Record<string, string> } {
+  const args = ['--target', String(sandbox.initPid), '--pid', '--mount', '--uts', '--ipc', '--root', '--wd', '--', ...command];
+  return { file: 'nsenter', args, env: { ...SANDBOX_ENV } };
+}
+
+/** Runs a command inside a running sandbox (commandIn). */
 export function execIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[], options: SpawnOptions = {}): ChildProcess {
-  const pid = String(sandbox.initPid);
-  return spawn('nsenter', ['--target', pid, '--pid', '--mount', '--uts', '--ipc', '--root', '--wd', '--', ...command], {
-    ...options,
-    env: {
-      HOME: '/root',
-      USER: 'root',
-      LANG: 'C.UTF-8',
-      PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-      TERM: 'xterm-256color',
-      ...options.env,
-    },
-  });
+  const line = commandIn(sandbox, command);
+  return spawn(line.file, line.args, { ...options, env: { ...line.env, ...options.env } });
 }
 
 /** Runs a command to its end inside the sandbox: its exit code and what it printed. */
@@ -175,36 +173,14 @@ export async function stopSandbox(sandbox: RunningSandbox, graceMs = 3000): Prom
   clearTimeout(timer);
 }
 
-/** Whether bwrap can make a sandbox on this host (the `auto` choice of the compute driver). */
-export async function bwrapWorks(bwrap = 'bwrap'): Promise<{ ok: boolean; why: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      bwrap,
-      [
-        '--unshare-pid',
-        '--ro-bind',
-        '/usr',
-        '/usr',
-        '--symlink',
-        'usr/bin',
-        '/bin',
-        '--symlink',
-        'usr/lib',
-        '/lib',
-        '--symlink',
-        'usr/lib64',
-        '/lib64',
-        '--proc',
-        '/proc',
-        '/bin/true',
-      ],
-      {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
-    let stderr = '';
-    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', (e) => resolve({ ok: false, why: `找不到 bwrap（${(e as NodeJS.ErrnoException).code ?? e.message}）：安装 Debian 软件包 bubblewrap` }));
-    child.once('close', (code) => resolve(code === 0 ? { ok: true, why: 'bwrap 可用' } : { ok: false, why: `bwrap 无法创建沙箱：${stderr.trim()}` }));
+/** Whether bwrap can make a sandbox on this host (the `auto` choice of the compute driver, taken once at start). */
+export function bwrapWorks(bwrap = 'bwrap'): { ok: boolean; why: string } {
+  const links = ['bin', 'lib', 'lib64'].filter((l) => existsSync(path.join('/usr', l))).flatMap((l) => ['--symlink', `usr/${l}`, `/${l}`]);
+  const run = spawnSync(bwrap, ['--unshare-pid', '--ro-bind', '/usr', '/usr', ...links, '--proc', '/proc', '/bin/true'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 10_000,
   });
+  if (run.error) return { ok: false, why: `找不到 bwrap（${(run.error as NodeJS.ErrnoException).code ?? run.error.message}）：安装 Debian 软件包 bubblewrap` };
+  if (run.status !== 0) return { ok: false, why: `bwrap 无法创建沙箱：${run.stderr.toString().trim() || `退出码 ${run.status}`}` };
+  return { ok: true, why: 'bwrap 可用' };
 }

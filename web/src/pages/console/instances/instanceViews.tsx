@@ -218,6 +218,11 @@ export function AccessCell({ instance: i }: { instance: Instance }) {
         <Typography.Text style={{ fontSize: 12 }} type="secondary" copyable={{ text: a.sshPassword, tooltips: ['复制密码', '已复制'] }}>
           密码
         </Typography.Text>
+        {running && a.terminal && (
+          <Link to={`${detailPathOf(i)}?tab=terminal`} style={{ fontSize: 12 }}>
+            终端
+          </Link>
+        )}
         {running && a.jupyterUrl && (
           <a href={a.jupyterUrl} target="_blank" rel="noreferrer" style={{ fontSize: 12 }}>
             JupyterLab

@@ -1,0 +1,77 @@
+/**
+ * Real instances (COMPUTE_DRIVER=local, bubblewrap sandboxes on this machine), in Chromium: a new
+ * account buys a post-paid CPU instance, opens its web terminal from the list, types a command and
+ * reads its output; a file written in the shell is on the instance's data disk.
+ */
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from './browser.js';
+import { animationsDone, rechargeInBrowser, registerInBrowser } from './console.js';
+import { startServer, type RunningServer } from './server.js';
+
+const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'terminal');
+const NAME = 'e2e-shell';
+
+describe('web terminal on a real instance', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+  let instanceId = '';
+
+  beforeAll(async () => {
+    mkdirSync(shots, { recursive: true });
+    server = await startServer({ COMPUTE_DRIVER: 'local' });
+    browser = await launchBrowser();
+    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' })).newPage();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  const shot = (name: string) => animationsDone(page).then(() => page.screenshot({ path: path.join(shots, `${name}.png`) }));
+  const row = () => page.locator('tr[data-row-key]').filter({ hasText: NAME });
+  /** What the terminal shows, row by row (xterm's DOM renderer). */
+  const screen = () => page.locator('[data-testid=web-terminal] .xterm-rows');
+
+  it('buys a post-paid CPU instance that comes up running and offers a terminal', async () => {
+    await registerInBrowser(page, server.url, '136', 'Shell12345');
+    await rechargeInBrowser(browser, page, server.url, 100);
+    await page.goto(`${server.url}/stats/purchase?category=Generic&sizeId=gen-c2m4&imageId=ubuntu-22.04&cycle=Hour&name=${NAME}`);
+    await page.getByTestId('quote-total').getByText('¥0.12').waitFor();
+    await page.getByRole('button', { name: '立即购买' }).click();
+    const confirm = page.locator('.ant-modal-confirm').filter({ hasText: '确认订单' });
+    await confirm.getByText(NAME).waitFor();
+    await animationsDone(page);
+    await confirm.getByRole('button', { name: '提交订单' }).click();
+    await page.waitForURL('**/console/generic/cpu', { timeout: 60_000 });
+    await row()
+      .locator('.ant-tag', { hasText: /^运行中$/ })
+      .waitFor({ timeout: 30_000 });
+    instanceId = (await row().getAttribute('data-row-key'))!;
+    await shot('10-list-running');
+  });
+
+  it('opens the terminal from the list, runs a command and reads its output', async () => {
+    await row().getByRole('link', { name: '终端' }).click();
+    await page.waitForURL((u) => u.searchParams.get('tab') === 'terminal');
+    await page.getByTestId('terminal-status').getByText('已连接').waitFor({ timeout: 15_000 });
+    await screen()
+      .getByText(/root@instance-/)
+      .waitFor();
+    await page.locator('[data-testid=web-terminal] .xterm-helper-textarea').focus();
+    await page.keyboard.type('echo hello-$((6*7)) > /root/autodl-tmp/from-browser.txt; cat /root/autodl-tmp/from-browser.txt; hostname\n');
+    await screen().getByText('hello-42', { exact: true }).waitFor();
+    await screen()
+      .getByText(`instance-${instanceId.slice(0, 8)}`, { exact: true })
+      .waitFor();
+    await shot('20-terminal');
+    // The file is on the instance's data disk on the host.
+    const dataDir = path.join(server.dataDir, 'local-compute', 'hosts');
+    const [hostDir] = readdirSync(dataDir).filter((h) => readdirSync(path.join(dataDir, h)).includes(instanceId));
+    expect(readFileSync(path.join(dataDir, hostDir!, instanceId, 'data', 'from-browser.txt'), 'utf8')).toBe('hello-42\n');
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * Who may reach into a running instance (web terminal now; SSH, notebook, service port and desktop
+ * later), and for how long: the session must be valid and the user must manage the instance (its
+ * owner, or a child with the category's permission, spec §6). A connection is admitted once and then
+ * watched: logging out, the session being revoked, the child losing the permission or the instance
+ * leaving 运行中 closes it at once — on the event where this process sees one, and within
+ * `RECHECK_MS` where it does not (another process revoked the session).
+ */
+import type { Instance } from '@console/contract';
+import type { FastifyRequest } from 'fastify';
+import { AppError, isAppError } from '../../http/errors.js';
+import { currentSession } from '../../http/auth.js';
+import type { SessionService, UserRow } from '../users/index.js';
+
+const RECHECK_MS = 2000;
+
+/** A connection into an instance, as the gate sees it. */
+export interface LiveAccess {
+  /** The session token it was admitted with. */
+  token: string;
+  instanceId: string;
+  /** Ends the connection, telling the user why. */
+  close(reason: string): void;
+}
+
+export interface AccessGateDeps {
+  sessions: SessionService;
+  /** The instance as its user may see it (throws when the user may not). */
+  instanceOf(user: UserRow, id: string): Promise<Instance>;
+}
+
+export class AccessGate {
+  private readonly live = new Set<LiveAccess>();
+  private readonly timer: NodeJS.Timeout;
+  private checking: Promise<void> | null = null;
+
+  constructor(private readonly deps: AccessGateDeps) {
+    this.timer = setInterval(() => void this.recheck(), RECHECK_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * The instance a request may reach: 403 for one that is not the caller's (or does not exist: no
+   * telling which), 409 when it is not running. Runs after requireAuth.
+   */
+  async admit(request: FastifyRequest, instanceId: string): Promise<Instance> {
+    checkOrigin(request);
+    const instance = await this.instanceFor(currentSession(request).user, instanceId);
+    if (instance.status !== 'Running') throw new AppError('INSTANCE_NOT_RUNNING');
+    return instance;
+  }
+
+  /** Watches an admitted connection until `forget`. */
+  watch(access: LiveAccess): void {
+    this.live.add(access);
+  }
+
+  forget(access: LiveAccess): void {
+    this.live.delete(access);
+  }
+
+  /** Something that may end connections happened (logout, a child's rights changed): look now. */
+  recheckSoon(): void {
+    setTimeout(() => void this.recheck(), 0).unref();
+  }
+
+  /** Closes every connection whose session or right has lapsed; resolves when the look is done. */
+  recheck(): Promise<void> {
+    this.checking ??= this.checkAll().finally(() => (this.checking = null));
+    return this.checking;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    for (const access of this.live) access.close('服务器正在停止');
+    this.live.clear();
+  }
+
+  private async checkAll() {
+    for (const access of [...this.live]) {
+      const reason = await this.lapsed(access);
+      if (reason && this.live.delete(access)) access.close(reason);
+    }
+  }
+
+  /** Why a connection may no longer stay open, or null when it may. */
+  private async lapsed(access: LiveAccess): Promise<string | null> {
+    try {
+      const { user } = await this.deps.sessions.verify(access.token);
+      const instance = await this.instanceFor(user, access.instanceId);
+      return instance.status === 'Running' ? null : '实例已不在运行中，连接已关闭';
+    } catch (e) {
+      if (isAppError(e, 'PERMISSION_DENIED')) return '已没有访问该实例的权限，连接已关闭';
+      if (e instanceof AppError) return `${e.message}，连接已关闭`;
+      return null; // a database hiccup is not a reason to cut a user off; the next look decides
+    }
+  }
+
+  private async instanceFor(user: UserRow, instanceId: string): Promise<Instance> {
+    try {
+      return await this.deps.instanceOf(user, instanceId);
+    } catch (e) {
+      if (isAppError(e, 'RECORD_NOT_FOUND') || isAppError(e, 'PERMISSION_DENIED')) {
+        throw new AppError('PERMISSION_DENIED', '无权访问该实例：只能打开自己（或主账号授权给你）的实例');
+      }
+      throw e;
+    }
+  }
+}
+
+/**
+ * A WebSocket is not bound by CORS: a page elsewhere could open one with the user's cookie (the
+ * cookie is SameSite=Lax, which browsers already withhold there). The Origin a browser sends must be
+ * this console's own host.
+ */
+function checkOrigin(request: FastifyRequest) {
+  const origin = request.headers.origin;
+  if (!origin) return;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    throw new AppError('PERMISSION_DENIED', '来源无效，已拒绝连接');
+  }
+  if (host !== request.headers.host) throw new AppError('PERMISSION_DENIED', '跨站连接已拒绝：请在控制台页面中打开');
+}

@@ -1,0 +1,148 @@
+/**
+ * The web terminal's shells: a login shell inside the instance (the compute driver's `shell`) under
+ * a pty, attached to one WebSocket at a time. A dropped connection does not end the shell: for
+ * `keepAliveMs` the same user may attach again and gets what the shell printed meanwhile (output is
+ * numbered by byte offset; the last `scrollbackBytes` are kept), so a network blip loses nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { spawn, type IPty } from 'node-pty';
+import type { ComputeDriver } from '../../drivers/compute/types.js';
+import { AppError } from '../../http/errors.js';
+
+export interface TerminalSink {
+  /** Output of the shell, in order. */
+  output(data: Buffer): void;
+  /** The shell ended (exit) or was ended (closed by the gate, the machine stopped). */
+  ended(reason: string): void;
+}
+
+interface Shell {
+  id: string;
+  instanceId: string;
+  userId: string;
+  pty: IPty;
+  /** Output kept for a reattach, and the offset of its first byte. */
+  kept: Buffer[];
+  keptFrom: number;
+  /** Bytes of output so far. */
+  offset: number;
+  sink: TerminalSink | null;
+  expiry: NodeJS.Timeout | null;
+}
+
+export interface TerminalOptions {
+  keepAliveMs?: number;
+  scrollbackBytes?: number;
+}
+
+export class Terminals {
+  private readonly shells = new Map<string, Shell>();
+  private readonly keepAliveMs: number;
+  private readonly scrollbackBytes: number;
+
+  constructor(
+    private readonly driver: ComputeDriver,
+    opts: TerminalOptions = {},
+  ) {
+    this.keepAliveMs = opts.keepAliveMs ?? 60_000;
+    this.scrollbackBytes = opts.scrollbackBytes ?? 256 * 1024;
+  }
+
+  /** Whether the driver offers shells at all (the detail page shows the terminal only then). */
+  get offered(): boolean {
+    return typeof this.driver.shell === 'function';
+  }
+
+  /** Starts a login shell in the instance and attaches `sink`; the shell's id and output offset 0. */
+  open(instanceId: string, userId: string, size: { cols: number; rows: number }, sink: TerminalSink): { id: string; offset: number } {
+    if (!this.driver.shell) throw new AppError('TERMINAL_UNAVAILABLE');
+    const line = this.driver.shell(instanceId);
+    if (!line) throw new AppError('INSTANCE_NOT_RUNNING');
+    const pty = spawn(line.file, line.args, { name: 'xterm-256color', cols: size.cols, rows: size.rows, env: line.env, encoding: null });
+    const shell: Shell = { id: randomUUID(), instanceId, userId, pty, kept: [], keptFrom: 0, offset: 0, sink, expiry: null };
+    this.shells.set(shell.id, shell);
+    pty.onData((chunk) => this.output(shell, Buffer.from(chunk as unknown as Uint8Array)));
+    pty.onExit(({ exitCode }) => this.end(shell, this.exitReason(instanceId, exitCode)));
+    return { id: shell.id, offset: 0 };
+  }
+
+  /**
+   * Attaches `sink` to a shell the same user left, replaying its output after `since`; null when
+   * the shell is gone (ended, expired, another user's or another instance's).
+   */
+  resume(id: string, instanceId: string, userId: string, since: number, sink: TerminalSink): { id: string; offset: number } | null {
+    const shell = this.shells.get(id);
+    if (!shell || shell.instanceId !== instanceId || shell.userId !== userId) return null;
+    if (shell.expiry) clearTimeout(shell.expiry);
+    shell.expiry = null;
+    shell.sink?.ended('终端已在其他窗口打开');
+    shell.sink = sink;
+    const from = Math.max(since, shell.keptFrom);
+    const missed = Buffer.concat(shell.kept).subarray(from - shell.keptFrom);
+    if (missed.length) sink.output(missed);
+    return { id: shell.id, offset: shell.offset };
+  }
+
+  input(id: string, data: string): void {
+    this.shells.get(id)?.pty.write(data);
+  }
+
+  resize(id: string, cols: number, rows: number): void {
+    this.shells.get(id)?.pty.resize(cols, rows);
+  }
+
+  /** The connection dropped: the shell waits `keepAliveMs` for a reattach. */
+  detach(id: string, sink: TerminalSink): void {
+    const shell = this.shells.get(id);
+    if (!shell || shell.sink !== sink) return;
+    shell.sink = null;
+    shell.expiry = setTimeout(() => this.end(shell, '终端长时间未连接，已关闭'), this.keepAliveMs);
+    shell.expiry.unref();
+  }
+
+  /** Ends shells at once (the gate closed their connection, the instance stopped). */
+  close(filter: { instanceId?: string; id?: string }, reason: string): void {
+    for (const shell of [...this.shells.values()]) {
+      if ((filter.id && shell.id !== filter.id) || (filter.instanceId && shell.instanceId !== filter.instanceId)) continue;
+      this.end(shell, reason);
+    }
+  }
+
+  /** How many shells are open (tests). */
+  get size(): number {
+    return this.shells.size;
+  }
+
+  stop(): void {
+    this.close({}, '服务器正在停止');
+  }
+
+  private exitReason(instanceId: string, exitCode: number): string {
+    if (!this.driver.shell?.(instanceId)) return '实例已关机或正在重启，终端已关闭；开机后可重新打开';
+    return exitCode === 0 ? '终端已退出，可点击「重新连接」打开新的终端' : `终端已退出（退出码 ${exitCode}），可点击「重新连接」打开新的终端`;
+  }
+
+  private output(shell: Shell, chunk: Buffer) {
+    shell.offset += chunk.length;
+    shell.kept.push(chunk);
+    let keptBytes = shell.offset - shell.keptFrom;
+    while (keptBytes - shell.kept[0]!.length >= this.scrollbackBytes) {
+      const dropped = shell.kept.shift()!;
+      shell.keptFrom += dropped.length;
+      keptBytes -= dropped.length;
+    }
+    shell.sink?.output(chunk);
+  }
+
+  private end(shell: Shell, reason: string) {
+    if (!this.shells.delete(shell.id)) return;
+    if (shell.expiry) clearTimeout(shell.expiry);
+    try {
+      shell.pty.kill('SIGKILL');
+    } catch {
+      /* already ended */
+    }
+    shell.sink?.ended(reason);
+    shell.sink = null;
+  }
+}
