@@ -1,9 +1,11 @@
 /**
  * Real instances (COMPUTE_DRIVER=local, bubblewrap sandboxes on this machine), in Chromium: a new
  * account buys a post-paid CPU instance, opens its web terminal from the list, types a command and
- * reads its output; a file written in the shell is on the instance's data disk.
+ * reads its output; a file written in the shell is on the instance's data disk; the login command and
+ * password of the 登录信息 tab work with OpenSSH's own ssh and scp.
  */
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -23,7 +25,7 @@ describe('web terminal on a real instance', () => {
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
-    server = await startServer({ COMPUTE_DRIVER: 'local' });
+    server = await startServer({ COMPUTE_DRIVER: 'local', SSH_GATEWAY_PORT: '0' });
     browser = await launchBrowser();
     page = await (await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' })).newPage();
   });
@@ -73,5 +75,32 @@ describe('web terminal on a real instance', () => {
     const dataDir = path.join(server.dataDir, 'local-compute', 'hosts');
     const [hostDir] = readdirSync(dataDir).filter((h) => readdirSync(path.join(dataDir, h)).includes(instanceId));
     expect(readFileSync(path.join(dataDir, hostDir!, instanceId, 'data', 'from-browser.txt'), 'utf8')).toBe('hello-42\n');
+  });
+
+  it('logs in with OpenSSH using the command and password of the 登录信息 tab, and copies a file back with scp', async () => {
+    await page.getByRole('tab', { name: '登录信息' }).click();
+    const command = (await page
+      .locator('tr', { has: page.locator('th', { hasText: '登录指令' }) })
+      .locator('.mono')
+      .first()
+      .textContent())!.trim();
+    const m = /^ssh -p (\d+) (\w+)@(\S+)$/.exec(command);
+    expect(m, command).not.toBeNull();
+    await page.getByRole('button', { name: '显示' }).click();
+    await shot('30-access');
+    const [, port, user, host] = m!;
+    const password = (await page.getByLabel('登录密码').textContent())!.trim();
+    expect(password).not.toContain('•');
+    // ssh reads the password from SSH_ASKPASS when forced to: no terminal needed.
+    const dir = mkdtempSync(path.join(tmpdir(), 'console-e2e-ssh-'));
+    const askpass = path.join(dir, 'askpass.sh');
+    writeFileSync(askpass, `#!/bin/sh\necho '${password}'\n`);
+    chmodSync(askpass, 0o700);
+    const env = { ...process.env, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force', DISPLAY: ':0' };
+    const opts = ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR'];
+    const out = execFileSync('ssh', [...opts, '-p', port!, `${user}@${host}`, 'cat /root/autodl-tmp/from-browser.txt; hostname'], { env, timeout: 20_000 });
+    expect(out.toString()).toBe(`hello-42\ninstance-${instanceId.slice(0, 8)}\n`);
+    execFileSync('scp', [...opts, '-P', port!, `${user}@${host}:/root/autodl-tmp/from-browser.txt`, path.join(dir, 'copy.txt')], { env, timeout: 20_000 });
+    expect(readFileSync(path.join(dir, 'copy.txt'), 'utf8')).toBe('hello-42\n');
   });
 });

@@ -36,7 +36,7 @@ import { orderRoutes } from './modules/orders/index.js';
 import { invoiceRoutes } from './modules/invoices/index.js';
 import { operatorRoutes } from './modules/operator/index.js';
 import { instanceRoutes } from './modules/instances/index.js';
-import { accessRoutes } from './modules/access/index.js';
+import { accessRoutes, SshGateway } from './modules/access/index.js';
 import { imageRoutes } from './modules/images/index.js';
 import { noticeRoutes } from './modules/notices/index.js';
 import { gatewayRoutes, modelRoutes } from './modules/model/index.js';
@@ -167,7 +167,32 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   const sandboxes = sandboxDrivers(ctx.drivers.payment);
   if (sandboxes.length && opts.config.devTools) await app.register(async (scope) => sandboxRoutes(scope, sandboxes));
 
+  // The SSH gateway comes up with the HTTP server, for drivers whose machines it can reach.
+  const compute = ctx.drivers.compute;
+  const ssh =
+    compute.shell && 'runningIds' in compute
+      ? new SshGateway({
+          driver: compute as typeof compute & { runningIds(): string[] },
+          login: (ids, user, password) => ctx.instances.sshLogin(ids, user, password),
+          hostKeyFile: path.join(opts.config.dataDir, 'ssh_host_rsa_key'),
+          log: (m) => app.log.warn(m),
+        })
+      : null;
+  if (ssh) {
+    app.addHook('onListen', async () => {
+      try {
+        ctx.sshEndpoint.port = await ssh.listen(opts.config.SSH_GATEWAY_PORT, opts.config.HOST);
+        app.log.info(`SSH 网关已启动：端口 ${ctx.sshEndpoint.port}`);
+      } catch (e) {
+        app.log.error(
+          `SSH 网关无法监听端口 ${opts.config.SSH_GATEWAY_PORT}（${(e as Error).message}）：实例暂时无法通过 SSH 登录；用 SSH_GATEWAY_PORT 换一个空闲端口后重启`,
+        );
+      }
+    });
+  }
+
   app.addHook('onClose', async () => {
+    await ssh?.close();
     ctx.accessGate.stop();
     ctx.terminals.stop();
     await ctx.drivers.compute.shutdown?.();

@@ -89,6 +89,8 @@ const envSchema = z.object({
    * `auto` local where bubblewrap works, otherwise simulated (chooseComputeDriver).
    */
   COMPUTE_DRIVER: z.enum([...COMPUTE_DRIVER_NAMES, 'auto']).default('auto'),
+  /** The SSH gateway into instances whose driver gives shells (local): `ssh -p <port> root@<PUBLIC_BASE_URL's host>`; 0: any free port. */
+  SSH_GATEWAY_PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).default(2222),
   /** The controller's base URL; plain http only to a loopback address (create carries SSH passwords). */
   COMPUTE_AGENT_URL: z
     .url({ error: '应为 https://host[:port][/path] 形式' })

@@ -144,6 +144,8 @@ export interface AppContext {
   accessGate: AccessGate;
   /** The web terminal's shells. */
   terminals: Terminals;
+  /** Where the SSH gateway listens (app.ts starts it with the HTTP server when the driver gives shells). */
+  sshEndpoint: { port: number };
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
   localOperatorToken: string | null;
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
@@ -151,7 +153,14 @@ export interface AppContext {
   cookies: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
 }
 
-export async function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger, clock: Clock, given: Partial<Drivers> = {}): Promise<Drivers> {
+export async function makeDrivers(
+  config: Config,
+  db: Db,
+  log: FastifyBaseLogger,
+  clock: Clock,
+  given: Partial<Drivers> = {},
+  sshEndpoint: { port: number } = { port: config.SSH_GATEWAY_PORT },
+): Promise<Drivers> {
   const sms: SmsDriver =
     config.SMS_DRIVER === 'aliyun'
       ? new AliyunSmsDriver({
@@ -173,7 +182,7 @@ export async function makeDrivers(config: Config, db: Db, log: FastifyBaseLogger
           config.PAYMENT_DRIVER === 'sandbox' ? { store: new DbSandboxStore(db), gatewayKeys: await sandboxGatewayKeys(db, clock.now()), log } : undefined,
       },
     );
-  const compute = given.compute ?? makeComputeDriver(config.COMPUTE_DRIVER, { config, db, clock, log: (m) => log.warn(m) });
+  const compute = given.compute ?? makeComputeDriver(config.COMPUTE_DRIVER, { config, db, clock, log: (m) => log.warn(m), sshPort: () => sshEndpoint.port });
   const realName: RealNameDriver =
     config.REALNAME_DRIVER === 'aliyun'
       ? new AliyunRealNameDriver({
@@ -194,7 +203,9 @@ export async function createContext(opts: {
 }): Promise<AppContext> {
   const { config, database, clock } = opts;
   const db = database.db;
-  const drivers = await makeDrivers(config, db, opts.log, clock, opts.drivers);
+  // The SSH gateway's port: the configured one, or the one it got (SSH_GATEWAY_PORT=0) once it listens.
+  const sshEndpoint = { port: config.SSH_GATEWAY_PORT };
+  const drivers = await makeDrivers(config, db, opts.log, clock, opts.drivers, sshEndpoint);
   const sessionKey = config.SESSION_SECRET ? Buffer.from(config.SESSION_SECRET, 'base64url') : await loadOrCreateSecret(db, 'session-key', clock.now());
   const codeKey = await loadOrCreateSecret(db, 'code-hmac-key', clock.now());
   const sessions = new SessionService(db, sessionKey, clock);
@@ -443,6 +454,7 @@ export async function createContext(opts: {
     conversations,
     accessGate,
     terminals,
+    sshEndpoint,
     localOperatorToken: null,
     reloadCatalogue,
     cookies: {

@@ -33,6 +33,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; driv
     DEV_TOOLS: 'true',
     // The simulated fleet unless a test asks for real sandboxes (its delays and faults are what the suites drive).
     COMPUTE_DRIVER: 'simulated',
+    SSH_GATEWAY_PORT: '0',
     ...opts.env,
   });
   const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));

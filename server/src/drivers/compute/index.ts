@@ -27,14 +27,16 @@ export interface ComputeDriverDeps {
   db: Db;
   clock: Clock;
   log: (message: string) => void;
+  /** The port the SSH gateway listens on (known once it does). */
+  sshPort: () => number;
 }
 
 export const COMPUTE_DRIVERS = {
   simulated: ({ config, db, clock }) => new SimulatedComputeDriver(db, clock, parseSimDelays(config.COMPUTE_SIM_DELAYS), config.COMPUTE_SIM_DOMAIN),
   agent: ({ config }) =>
     new AgentComputeDriver({ baseUrl: config.COMPUTE_AGENT_URL!, keyId: config.COMPUTE_AGENT_KEY_ID!, secret: config.COMPUTE_AGENT_SECRET! }),
-  local: ({ config, db, clock, log }) =>
-    new LocalComputeDriver({ db, clock, log, dir: path.join(config.dataDir, 'local-compute'), sshHost: new URL(config.publicBaseUrl).hostname }),
+  local: ({ config, db, clock, log, sshPort }) =>
+    new LocalComputeDriver({ db, clock, log, dir: path.join(config.dataDir, 'local-compute'), sshHost: new URL(config.publicBaseUrl).hostname, sshPort }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
 
 export type ComputeDriverName = keyof typeof COMPUTE_DRIVERS;

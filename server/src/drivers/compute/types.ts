@@ -87,10 +87,11 @@ export interface ComputeDriver {
   /** Events after `afterSeq`, oldest first. */
   events(afterSeq: number, limit: number): Promise<DriverEvent[]>;
   /**
-   * The command line of a login shell inside the running machine (the web terminal runs it under a
-   * pty); absent when the backend offers no shell to the console, null while the machine is not running.
+   * The command line that runs `command` (default: a login shell) inside the running machine, as its
+   * root user (the web terminal and the SSH gateway run it); absent when the backend gives the
+   * console no way in, null while the machine is not running.
    */
-  shell?(instanceId: string): ShellCommand | null;
+  shell?(instanceId: string, command?: string[]): ShellCommand | null;
   /** Ends what the driver runs inside this process, as the server stops (the machines' recorded state stays). */
   shutdown?(): Promise<void>;
 }

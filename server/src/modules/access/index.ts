@@ -2,3 +2,4 @@
 export * from './gate.js';
 export * from './terminal.js';
 export * from './routes.js';
+export * from './ssh-gateway.js';

@@ -7,39 +7,14 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { API, type Order, type TerminalServerMessage } from '@console/contract';
-import type { LocalComputeDriver } from '../../drivers/compute/local/driver.js';
-import { get, json, post, startTestServer, type TestServer } from '../../../test/harness.js';
-import { instanceKit, GPU_ORDER } from '../../../test/instances-kit.js';
+import { API, type TerminalServerMessage } from '@console/contract';
+import { post, startTestServer, type TestServer } from '../../../test/harness.js';
+import { listen, localKit } from '../../../test/local-kit.js';
 
 let s: TestServer;
 let base: string;
-const kit = instanceKit(() => s);
-const driver = () => s.ctx.drivers.compute as LocalComputeDriver;
-
-/** Lets the local driver finish what it was given and the reconciler read its events, until the instance has `status`. */
-async function reach(token: string, id: string, status: string) {
-  for (let i = 0; i < 50; i++) {
-    await driver().settled();
-    await s.ctx.reconciler.tick();
-    if ((await kit.instance(token, id)).status === status) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`instance ${id} never reached ${status}: ${(await kit.instance(token, id)).status}`);
-}
-
-async function runningInstance(token: string): Promise<string> {
-  const res = await post(
-    s.app,
-    GPU_ORDER,
-    { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: await kit.pickHost(), imageId: 'pytorch-2.3-cu121', cycle: 'Usage', duration: 1 },
-    token,
-  );
-  expect(res.statusCode, res.body).toBe(200);
-  const [order] = json<{ items: Order[] }>(await get(s.app, '/order/api/v2.1/orders?pageSize=1', token)).items;
-  await reach(token, order!.resourceId!, 'Running');
-  return order!.resourceId!;
-}
+const kit = localKit(() => s);
+const { reach, runningInstance } = kit;
 
 /** An open terminal: what arrived so far, and waiting for text to appear. */
 class Term {
@@ -107,8 +82,7 @@ async function refusal(id: string, token: string, headers: Record<string, string
 
 beforeAll(async () => {
   s = await startTestServer({ env: { COMPUTE_DRIVER: 'local' } });
-  await s.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(s.app.server.address() as { port: number }).port}`;
+  base = await listen(s);
 });
 afterAll(async () => s.close());
 

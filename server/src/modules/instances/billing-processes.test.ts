@@ -97,7 +97,13 @@ describe('meter ticks in two server processes', () => {
 
   /** The test's own server on the shared database (PGlite: only while no tick process has it open). */
   async function withServer<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
-    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', WEB_DIST: path.join(dataDir, 'web'), BILLING_TICK_SECONDS: '60', COMPUTE_DRIVER: 'simulated' });
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      WEB_DIST: path.join(dataDir, 'web'),
+      BILLING_TICK_SECONDS: '60',
+      COMPUTE_DRIVER: 'simulated',
+    });
     const database = await openDatabase({ url: dbUrl, dataDir: config.dataDir, poolSize: 5 });
     const { app, ctx } = await buildApp({ config, database, clock: new ManualClock(T0), logger: false });
     try {

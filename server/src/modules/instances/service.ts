@@ -21,7 +21,7 @@
  *   reconciler.ts       the driver's event stream into applyEvent
  * Each order type an instance is sold by has its fulfiller registered in context.ts.
  */
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { and, eq, inArray, isNull, like, ne, notInArray, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import {
@@ -507,6 +507,24 @@ export class InstanceService {
       .from(instances)
       .where(eq(instances.id, id));
     return row ?? null;
+  }
+
+  /**
+   * Which of these running instances an SSH login is for: the user name and the machine password
+   * the detail page shows (random per instance, so it names one machine); null when none.
+   */
+  async sshLogin(instanceIds: string[], user: string, password: string): Promise<string | null> {
+    if (!instanceIds.length) return null;
+    const rows = await this.deps.db
+      .select({ id: instances.id, sshUser: instances.sshUser, sshPasswordEnc: instances.sshPasswordEnc })
+      .from(instances)
+      .where(and(inArray(instances.id, instanceIds), eq(instances.status, 'Running')));
+    const given = createHash('sha256').update(password).digest();
+    for (const r of rows) {
+      const real = createHash('sha256').update(this.deps.passwords.open(r.sshPasswordEnc)).digest();
+      if (r.sshUser === user && timingSafeEqual(given, real)) return r.id;
+    }
+    return null;
   }
 
   /** Whether an order's operation is in the instance's log (its detail starts with the order number), so that a replayed fulfilment applies it once. */

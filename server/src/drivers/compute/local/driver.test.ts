@@ -46,7 +46,7 @@ describe('local compute driver', () => {
     rmSync(dir, { recursive: true, force: true });
   });
   const driver = () => {
-    const d = new LocalComputeDriver({ db: database.db, clock, dir, sshHost: '127.0.0.1' });
+    const d = new LocalComputeDriver({ db: database.db, clock, dir, sshHost: '127.0.0.1', sshPort: () => 2222 });
     drivers.push(d);
     return d;
   };
@@ -62,7 +62,7 @@ describe('local compute driver', () => {
     expect(await kinds(d, id)).toEqual(['create:ok', 'boot:ok']);
     expect(await d.status(id)).toMatchObject({ power: 'running', gpu: true, hostId: 'host-a', pendingOpId: null });
     const [created] = (await d.events(0, 1000)).filter((e) => e.instanceId === id);
-    expect(created!.access).toMatchObject({ sshHost: '127.0.0.1', sshPort: expect.any(Number) });
+    expect(created!.access).toMatchObject({ sshHost: '127.0.0.1', sshPort: 2222 });
     // No cards on this host: the GPU machine runs without them and says so to CUDA.
     expect(await runIn(d.sandbox(id)!, ['/bin/sh', '-c', `echo 数据 > ${DATA_MOUNT}/keep.txt; ls /dev | grep -c nvidia || true`])).toMatchObject({
       code: 0,

@@ -13,7 +13,6 @@
  * are recorded, not applied.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,8 +32,9 @@ export interface LocalDriverOptions {
   clock: Clock;
   /** Where hosts' disks and saved images live (DATA_DIR/local-compute). */
   dir: string;
-  /** What the access details name as the SSH host. */
+  /** What the access details name as the SSH host and port (the console's SSH gateway). */
   sshHost: string;
+  sshPort: () => number;
   bwrap?: string;
   log?: (message: string) => void;
 }
@@ -86,10 +86,15 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     return this.sandboxes.get(instanceId) ?? null;
   }
 
-  /** A login shell inside the running sandbox (the web terminal). */
-  shell(instanceId: string): ShellCommand | null {
+  /** A command (default: a login shell) inside the running sandbox: the web terminal and the SSH gateway. */
+  shell(instanceId: string, command: string[] = ['/bin/bash', '--login']): ShellCommand | null {
     const sandbox = this.sandboxes.get(instanceId);
-    return sandbox ? commandIn(sandbox, ['/bin/bash', '--login']) : null;
+    return sandbox ? commandIn(sandbox, command) : null;
+  }
+
+  /** The instances whose sandboxes run in this process. */
+  runningIds(): string[] {
+    return [...this.sandboxes.keys()];
   }
 
   /** Ends every sandbox without recording a stop, as the server's own end would (tests of a restart). */
@@ -158,7 +163,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     switch (kind) {
       case 'create': {
         const spec = params as MachineSpec;
-        const row = { instanceId, hostId: spec.hostId ?? 'local', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, sshPort: portFor(instanceId) };
+        const row = { instanceId, hostId: spec.hostId ?? 'local', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, sshPort: this.opts.sshPort() };
         layOut(this.paths(row), hostnameOf(instanceId));
         await this.opts.db
           .insert(localMachines)
@@ -257,15 +262,6 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
       }
     }
   }
-}
-
-function hashOf(id: string): number {
-  return createHash('sha256').update(id).digest().readUInt32BE(0);
-}
-
-/** A stable SSH port per machine (the SSH gateway maps it to the sandbox). */
-function portFor(instanceId: string): number {
-  return 20000 + (hashOf(instanceId) % 40000);
 }
 
 function hostnameOf(instanceId: string): string {

@@ -1,0 +1,136 @@
+/**
+ * The SSH gateway on real sandboxes: the login command and password of the detail page log into
+ * that instance (commands, a pty shell, sftp), and nothing else does.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, type ClientChannel, type SFTPWrapper } from 'ssh2';
+import { API, type Instance } from '@console/contract';
+import { put, startTestServer, type TestServer } from '../../../test/harness.js';
+import { listen, localKit } from '../../../test/local-kit.js';
+
+let s: TestServer;
+const kit = localKit(() => s);
+
+function connect(access: { sshPort: number; sshUser: string }, password: string): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const c = new Client();
+    c.once('ready', () => resolve(c));
+    c.once('error', reject);
+    c.connect({ host: '127.0.0.1', port: access.sshPort, username: access.sshUser, password, readyTimeout: 10_000 });
+  });
+}
+
+function run(c: Client, command: string): Promise<{ code: number; out: string }> {
+  return new Promise((resolve, reject) =>
+    c.exec(command, (err, ch) => {
+      if (err) return reject(err);
+      let out = '';
+      let code = -1;
+      ch.on('data', (d: Buffer) => (out += d.toString()));
+      ch.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      ch.on('exit', (c: number) => (code = c));
+      ch.on('close', () => resolve({ code, out }));
+    }),
+  );
+}
+
+function closed(c: Client): Promise<void> {
+  return new Promise((resolve) => c.once('close', () => resolve()));
+}
+
+async function diskOf(id: string) {
+  const row = await kit.row(id);
+  return path.join(s.dataDir, 'local-compute', 'hosts', row.hostId!, id, 'data');
+}
+
+beforeAll(async () => {
+  s = await startTestServer({ env: { COMPUTE_DRIVER: 'local' } });
+  await listen(s);
+});
+afterAll(async () => s.close());
+
+describe('SSH gateway', () => {
+  it('logs in with the detail page password: commands, exit codes, a pty shell, sftp both ways', async () => {
+    const u = await kit.fundedUser('100');
+    const id = await kit.runningInstance(u.token);
+    const a = (await kit.instance(u.token, id)).access!;
+    // The host of PUBLIC_BASE_URL (unset here: localhost), the gateway's port.
+    expect(a).toMatchObject({ sshHost: 'localhost', sshPort: s.ctx.sshEndpoint.port, sshUser: 'root' });
+    expect(a.sshCommand).toBe(`ssh -p ${s.ctx.sshEndpoint.port} root@localhost`);
+    writeFileSync(path.join(await diskOf(id), 'note.txt'), 'on-the-data-disk\n');
+
+    const c = await connect(a, a.sshPassword);
+    const uname = await run(c, 'uname -a');
+    expect(uname.code).toBe(0);
+    expect(uname.out).toMatch(/^Linux instance-/);
+    expect(await run(c, 'cat /root/autodl-tmp/note.txt')).toEqual({ code: 0, out: 'on-the-data-disk\n' });
+    expect((await run(c, 'exit 3')).code).toBe(3);
+
+    const shell = await new Promise<ClientChannel>((resolve, reject) =>
+      c.shell({ term: 'xterm', cols: 100, rows: 30 }, (e, ch) => (e ? reject(e) : resolve(ch))),
+    );
+    let screen = '';
+    shell.on('data', (d: Buffer) => (screen += d.toString()));
+    shell.write('echo pty-$((2+3)); stty size\n');
+    for (let i = 0; i < 100 && !/30 100/.test(screen); i++) await new Promise((r) => setTimeout(r, 30));
+    expect(screen).toContain('pty-5');
+    expect(screen).toMatch(/30 100/);
+    shell.end();
+
+    const sftp = await new Promise<SFTPWrapper>((resolve, reject) => c.sftp((e, w) => (e ? reject(e) : resolve(w))));
+    await new Promise<void>((resolve, reject) => sftp.writeFile('/root/autodl-tmp/uploaded.txt', 'via-sftp\n', (e) => (e ? reject(e) : resolve())));
+    expect(readFileSync(path.join(await diskOf(id), 'uploaded.txt'), 'utf8')).toBe('via-sftp\n');
+    const back = await new Promise<Buffer>((resolve, reject) => sftp.readFile('/root/autodl-tmp/note.txt', (e, b) => (e ? reject(e) : resolve(b))));
+    expect(back.toString()).toBe('on-the-data-disk\n');
+    // The host's files are not there to take.
+    const hostRoot = await new Promise<string[]>((resolve) => sftp.readdir('/root', (e, list) => resolve(e ? [] : list.map((f) => f.filename))));
+    expect(hostRoot).not.toContain('.npm');
+    c.end();
+  });
+
+  it('a password names one machine: another user gets into theirs only, a wrong one gets nowhere', async () => {
+    const a = await kit.fundedUser('100');
+    const b = await kit.fundedUser('100');
+    const idA = await kit.runningInstance(a.token);
+    const idB = await kit.runningInstance(b.token);
+    const accessB = (await kit.instance(b.token, idB)).access!;
+    const c = await connect(accessB, accessB.sshPassword);
+    expect((await run(c, 'hostname')).out.trim()).toBe(`instance-${idB.slice(0, 8)}`);
+    c.end();
+    const accessA = (await kit.instance(a.token, idA)).access!;
+    await expect(connect(accessA, `${accessA.sshPassword}x`)).rejects.toThrow(/authentication methods failed/);
+    await expect(connect({ ...accessA, sshUser: 'admin' }, accessA.sshPassword)).rejects.toThrow(/authentication methods failed/);
+  });
+
+  it('ends the session when the password is reset or the machine stops', async () => {
+    const u = await kit.fundedUser('100');
+    const id = await kit.runningInstance(u.token);
+    const a = (await kit.instance(u.token, id)).access!;
+    const first = await connect(a, a.sshPassword);
+    const ended = closed(first);
+    const reset = await put(s.app, API.instancePassword.replace(':id', id), undefined, u.token);
+    expect(reset.statusCode, reset.body).toBe(200);
+    await ended;
+    const fresh = (await kit.instance(u.token, id)).access!;
+    expect(fresh.sshPassword).not.toBe(a.sshPassword);
+    await expect(connect(a, a.sshPassword)).rejects.toThrow(/authentication methods failed/);
+
+    const second = await connect(fresh, fresh.sshPassword);
+    const stopped = closed(second);
+    await kit.act(u.token, id, 'stop');
+    await stopped;
+    await kit.reach(u.token, id, 'Stopped');
+    await expect(connect(fresh, fresh.sshPassword)).rejects.toThrow(/authentication methods failed/);
+  });
+
+  // Last: it locks 127.0.0.1 out for ten minutes.
+  it('refuses an address that keeps guessing, even with the right password', async () => {
+    const u = await kit.fundedUser('100');
+    const id = await kit.runningInstance(u.token);
+    const a: Instance['access'] = (await kit.instance(u.token, id)).access!;
+    for (let i = 0; i < 10; i++) await expect(connect(a, `wrong-${i}`)).rejects.toThrow();
+    await expect(connect(a, a.sshPassword)).rejects.toThrow(/authentication methods failed/);
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * What the tests on real sandboxes (COMPUTE_DRIVER=local, `*.sandbox.test.ts`) share: a listening
+ * server, and buying an instance and waiting for the driver to really bring it to a status.
+ */
+import { expect } from 'vitest';
+import type { Order } from '@console/contract';
+import type { LocalComputeDriver } from '../src/drivers/compute/local/driver.js';
+import { get, json, post, type TestServer } from './harness.js';
+import { GPU_ORDER, instanceKit } from './instances-kit.js';
+
+export function localKit(s: () => TestServer) {
+  const kit = instanceKit(s);
+  const driver = () => s().ctx.drivers.compute as LocalComputeDriver;
+  const local = {
+    ...kit,
+    driver,
+    /** Lets the driver finish what it was given and the reconciler read its events, until the instance has `status`. */
+    async reach(token: string, id: string, status: string) {
+      for (let i = 0; i < 50; i++) {
+        await driver().settled();
+        await s().ctx.reconciler.tick();
+        if ((await kit.instance(token, id)).status === status) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`instance ${id} never reached ${status}: ${(await kit.instance(token, id)).status}`);
+    },
+    /** Buys a post-paid RTX 4090 (a sandbox without cards here) and waits until it runs. */
+    async runningInstance(token: string): Promise<string> {
+      const res = await post(
+        s().app,
+        GPU_ORDER,
+        { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: await kit.pickHost(), imageId: 'pytorch-2.3-cu121', cycle: 'Usage', duration: 1 },
+        token,
+      );
+      expect(res.statusCode, res.body).toBe(200);
+      const [order] = json<{ items: Order[] }>(await get(s().app, '/order/api/v2.1/orders?pageSize=1', token)).items;
+      await local.reach(token, order!.resourceId!, 'Running');
+      return order!.resourceId!;
+    },
+  };
+  return local;
+}
+
+/** Starts listening on a free loopback port (the WebSocket and SSH tests need real sockets); the base URL. */
+export async function listen(s: TestServer): Promise<string> {
+  await s.app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(s.app.server.address() as { port: number }).port}`;
+}
