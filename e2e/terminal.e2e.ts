@@ -103,4 +103,17 @@ describe('web terminal on a real instance', () => {
     execFileSync('scp', [...opts, '-P', port!, `${user}@${host}:/root/autodl-tmp/from-browser.txt`, path.join(dir, 'copy.txt')], { env, timeout: 20_000 });
     expect(readFileSync(path.join(dir, 'copy.txt'), 'utf8')).toBe('hello-42\n');
   });
+
+  it('opens the notebook of the instance from the 登录信息 tab, through the console', async () => {
+    const [notebook] = await Promise.all([page.context().waitForEvent('page'), page.getByRole('link', { name: '打开 JupyterLab' }).click()]);
+    await notebook.waitForURL(`**/jupyter/${instanceId}/tree**`);
+    // The notebook starts with the machine: the first look may find it still starting.
+    for (let i = 0; i < 20 && !(await notebook.locator('#notebook_list').count()); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      await notebook.reload();
+    }
+    await notebook.locator('#notebook_list').getByText('autodl-tmp').waitFor({ timeout: 15_000 });
+    await notebook.screenshot({ path: path.join(shots, '40-notebook.png') });
+    await notebook.close();
+  });
 });

@@ -61,6 +61,8 @@ export const ERRORS = {
   // Ways into a running instance (web terminal), codes 4xx29xxx.
   INSTANCE_NOT_RUNNING: { code: 40929001, message: '实例未运行，请先开机再打开终端' },
   TERMINAL_UNAVAILABLE: { code: 40029001, message: '该实例暂不支持网页终端，请使用 SSH 登录' },
+  JUPYTER_UNAVAILABLE: { code: 40029002, message: '该实例暂不提供 Jupyter，请通过终端或 SSH 使用' },
+  JUPYTER_STARTING: { code: 50329001, message: 'Jupyter 正在启动，请几秒后刷新页面' },
   // Notices: "有卡时通知我" subscriptions, codes 4xx28xxx.
   GPU_SUBSCRIPTION_LIMIT: { code: 40028001, message: '「有卡时通知我」最多同时订阅 20 个，请先在消息中心的「有卡提醒」中取消不需要的订阅' },
   // The model service: API keys, codes 4xx40xxx.

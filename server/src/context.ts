@@ -278,7 +278,11 @@ export async function createContext(opts: {
     orders,
     passwords,
     publicBaseUrl: config.publicBaseUrl,
-    reach: { terminal: typeof drivers.compute.shell === 'function', simulatedPages: drivers.compute.name === 'simulated' },
+    reach: {
+      terminal: typeof drivers.compute.shell === 'function',
+      simulatedPages: drivers.compute.name === 'simulated',
+      notebookProxy: Boolean(drivers.compute.services?.includes('jupyter')),
+    },
   });
   const bandwidthRefunds = new DowngradeRefunds({ clock, orders, checkout, gifts });
   // What each task does when the driver reports it (instances/tasks.ts): one line per task.

@@ -92,6 +92,10 @@ export interface ComputeDriver {
    * console no way in, null while the machine is not running.
    */
   shell?(instanceId: string, command?: string[]): ShellCommand | null;
+  /** Services inside the running machines the console reaches through a Unix socket (socketOf). */
+  readonly services?: readonly MachineService[];
+  /** The Unix socket of a service inside the running machine (the console's reverse proxy connects to it); null when not running. */
+  socketOf?(instanceId: string, service: MachineService): string | null;
   /** Ends what the driver runs inside this process, as the server stops (the machines' recorded state stays). */
   shutdown?(): Promise<void>;
 }
@@ -101,3 +105,6 @@ export interface ShellCommand {
   args: string[];
   env: Record<string, string>;
 }
+
+/** JupyterLab / Notebook, served inside the machine under base URL `/jupyter/<instanceId>/`. */
+export type MachineService = 'jupyter';

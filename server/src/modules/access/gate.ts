@@ -6,7 +6,7 @@
  * leaving 运行中 closes it at once — on the event where this process sees one, and within
  * `RECHECK_MS` where it does not (another process revoked the session).
  */
-import type { Instance } from '@console/contract';
+import { SESSION_COOKIE, type Instance } from '@console/contract';
 import type { FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../../http/errors.js';
 import { currentSession } from '../../http/auth.js';
@@ -48,6 +48,18 @@ export class AccessGate {
     const instance = await this.instanceFor(currentSession(request).user, instanceId);
     if (instance.status !== 'Running') throw new AppError('INSTANCE_NOT_RUNNING');
     return instance;
+  }
+
+  /**
+   * As `admit`, for pages a browser opens in a tab of their own (the notebook): the session comes
+   * from the cookie only — the page's own `?token=` is the notebook's, not a console session.
+   * Returns the cookie the connection is watched with.
+   */
+  async admitBrowser(request: FastifyRequest, instanceId: string): Promise<{ instance: Instance; token: string }> {
+    const token = request.cookies?.[SESSION_COOKIE];
+    if (!token) throw new AppError('UNAUTHENTICATED', '请先在控制台登录，再从实例的登录信息中打开');
+    request.session = await this.deps.sessions.verify(token);
+    return { instance: await this.admit(request, instanceId), token };
   }
 
   /** Watches an admitted connection until `forget`. */

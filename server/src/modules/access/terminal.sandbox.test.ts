@@ -90,7 +90,7 @@ describe('web terminal', () => {
   it('runs a login shell inside the instance: its hostname, its data disk, resize', async () => {
     const u = await kit.fundedUser('100');
     const id = await runningInstance(u.token);
-    expect((await kit.instance(u.token, id)).access).toMatchObject({ terminal: true, jupyterUrl: null });
+    expect((await kit.instance(u.token, id)).access).toMatchObject({ terminal: true });
     const row = await kit.row(id);
     writeFileSync(path.join(s.dataDir, 'local-compute', 'hosts', row.hostId!, id, 'data', 'note.txt'), 'from-the-data-disk\n');
 

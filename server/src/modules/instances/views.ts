@@ -45,9 +45,10 @@ export interface InstanceViewDeps {
   publicBaseUrl: string;
   /**
    * How the compute driver's machines are reached through the console: a web terminal (the driver
-   * gives shells), and the simulated fleet's own JupyterLab / application pages.
+   * gives shells), the notebook inside the machine through the console's proxy (/jupyter/<id>/), and
+   * the simulated fleet's own JupyterLab / application pages.
    */
-  reach: { terminal: boolean; simulatedPages: boolean };
+  reach: { terminal: boolean; simulatedPages: boolean; notebookProxy: boolean };
 }
 
 export class InstanceViews {
@@ -149,6 +150,12 @@ export class InstanceViews {
     return { items, total, page: q.page, pageSize: q.pageSize };
   }
 
+  private jupyterUrl(r: InstanceRow): string | null {
+    if (this.deps.reach.notebookProxy) return `${this.deps.publicBaseUrl}/jupyter/${r.id}/tree`;
+    if (this.deps.reach.simulatedPages) return `${this.deps.publicBaseUrl}/dev/compute/jupyter/${r.id}?token=${r.jupyterToken}`;
+    return null;
+  }
+
   view(r: InstanceRow, snap: Snapshot, imageNames: Map<string, string> = new Map(), orderUids: Map<string, string> = new Map()): Instance {
     const region = snap.regions.find((x) => x.id === r.regionId);
     const host = r.hostId ? snap.hosts.find((h) => h.id === r.hostId) : undefined;
@@ -200,10 +207,8 @@ export class InstanceViews {
             sshUser: r.sshUser,
             sshPassword: password,
             sshCommand: `ssh -p ${r.sshPort} ${r.sshUser}@${r.sshHost}`,
-            jupyterUrl:
-              this.deps.reach.simulatedPages && (r.category === 'Gpu' || r.category === 'App')
-                ? `${this.deps.publicBaseUrl}/dev/compute/jupyter/${r.id}?token=${r.jupyterToken}`
-                : null,
+            // Machines people compute on; desktops, games and shops are reached by their desktop.
+            jupyterUrl: r.category === 'Gpu' || r.category === 'App' || r.category === 'Generic' ? this.jupyterUrl(r) : null,
             appUrl: this.deps.reach.simulatedPages && app ? `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}` : null,
             terminal: this.deps.reach.terminal,
           }

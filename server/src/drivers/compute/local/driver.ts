@@ -21,8 +21,20 @@ import type { Clock } from '../../../clock.js';
 import type { Db } from '../../../db/client.js';
 import { localEvents, localMachines, localOperations } from './schema.js';
 import { eventOfRow, OperationLog, stateRefusal } from '../operations.js';
-import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind, ShellCommand } from '../types.js';
-import { commandIn, layOut, removeDisks, sandboxPaths, startSandbox, stopSandbox, type RunningSandbox, type SandboxPaths } from './sandbox.js';
+import type { ComputeDriver, DriverEvent, EventKind, MachineService, MachineSpec, MachineStatus, OperationKind, ShellCommand } from '../types.js';
+import {
+  commandIn,
+  NOTEBOOK,
+  serviceSocket,
+  startNotebook,
+  layOut,
+  removeDisks,
+  sandboxPaths,
+  startSandbox,
+  stopSandbox,
+  type RunningSandbox,
+  type SandboxPaths,
+} from './sandbox.js';
 
 type MachineRow = typeof localMachines.$inferSelect;
 type Power = MachineRow['power'];
@@ -41,6 +53,8 @@ export interface LocalDriverOptions {
 
 export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   readonly name = 'local';
+  /** The notebook server runs in every sandbox when the host has Debian's python3-notebook. */
+  readonly services: readonly MachineService[] = existsSync(NOTEBOOK) ? ['jupyter'] : [];
   private readonly sandboxes = new Map<string, RunningSandbox>();
   /** Each instance's operations, one after another. */
   private readonly queues = new Map<string, Promise<void>>();
@@ -90,6 +104,12 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   shell(instanceId: string, command: string[] = ['/bin/bash', '--login']): ShellCommand | null {
     const sandbox = this.sandboxes.get(instanceId);
     return sandbox ? commandIn(sandbox, command) : null;
+  }
+
+  /** Services inside the running sandboxes, through a Unix socket on the sandbox's own /run. */
+  socketOf(instanceId: string, service: MachineService): string | null {
+    const sandbox = this.sandboxes.get(instanceId);
+    return sandbox && this.services.includes(service) ? serviceSocket(sandbox, service) : null;
   }
 
   /** The instances whose sandboxes run in this process. */
@@ -217,6 +237,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
       this.opts.bwrap,
     );
     this.sandboxes.set(m.instanceId, sandbox);
+    if (this.services.includes('jupyter')) startNotebook(sandbox, m.instanceId, (m.spec as MachineSpec).jupyterToken, this.opts.log);
     await this.setMachine(m.instanceId, { power: 'running', gpu });
     void sandbox.ended.then(async () => {
       if (this.sandboxes.get(m.instanceId) !== sandbox) return; // stopped on purpose

@@ -147,6 +147,40 @@ export function execIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string
   return spawn(line.file, line.args, { ...options, env: { ...line.env, ...options.env } });
 }
 
+/** Debian's python3-notebook: when the host has it, every sandbox serves a notebook. */
+export const NOTEBOOK = '/usr/bin/jupyter-notebook';
+
+/**
+ * Where a service inside the sandbox listens: a Unix socket on the sandbox's private /run, reached
+ * from the host through its init's root (no TCP port on the shared network, and a short path).
+ */
+export function serviceSocket(sandbox: Pick<RunningSandbox, 'initPid'>, service: string): string {
+  return `/proc/${sandbox.initPid}/root/run/${service}.sock`;
+}
+
+/**
+ * Starts the notebook server inside the sandbox under base URL /jupyter/<id>/, its token the
+ * instance's; it ends with the sandbox. Its first answer comes about 1.5 s later.
+ */
+export function startNotebook(sandbox: Pick<RunningSandbox, 'initPid'>, instanceId: string, token: string, log?: (m: string) => void): void {
+  const notebook = execIn(
+    sandbox,
+    [
+      NOTEBOOK,
+      '--sock=/run/jupyter.sock',
+      `--NotebookApp.base_url=/jupyter/${instanceId}/`,
+      `--NotebookApp.token=${token}`,
+      '--NotebookApp.password=',
+      '--NotebookApp.quit_button=False',
+      '--allow-root',
+      '--no-browser',
+      '--notebook-dir=/root',
+    ],
+    { stdio: 'ignore' },
+  );
+  notebook.once('error', (e) => log?.(`local compute: 笔记本服务无法启动（${e.message}）`));
+}
+
 /** Runs a command to its end inside the sandbox: its exit code and what it printed. */
 export function runIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {

@@ -1,0 +1,131 @@
+/**
+ * The notebook of a running instance at `/jupyter/<id>/…`: the console's reverse proxy to the
+ * notebook server inside the sandbox (its Unix socket, drivers' `socketOf`), HTTP and WebSocket
+ * (kernels, terminals). The browser brings the console's session cookie; the proxy adds the
+ * notebook's own token, so the user never handles it, and strips the console's cookie, so code in
+ * the machine never sees it. WebSockets are watched by the gate like the web terminal.
+ */
+import http from 'node:http';
+import type { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import WebSocket from 'ws';
+import { SESSION_COOKIE } from '@console/contract';
+import type { AppContext } from '../../context.js';
+import { AppError } from '../../http/errors.js';
+
+/** Headers that describe one hop, not the request (RFC 9110 §7.6.1). */
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host'];
+const WS_OWN = ['sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions'];
+
+interface Target {
+  socket: string;
+  token: string;
+  /** The console session cookie the connection was admitted with. */
+  session: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    notebook?: Target;
+  }
+}
+
+export async function jupyterRoutes(app: FastifyInstance, ctx: AppContext) {
+  const driver = ctx.drivers.compute;
+  // Bodies pass through untouched (uploads, notebook JSON).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+
+  const admit = async (req: FastifyRequest<{ Params: { id: string } }>) => {
+    const id = req.params.id;
+    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在`);
+    const { token: session } = await ctx.accessGate.admitBrowser(req, id);
+    const socket = driver.services?.includes('jupyter') ? driver.socketOf!(id, 'jupyter') : null;
+    if (!socket) throw new AppError('JUPYTER_UNAVAILABLE');
+    const access = await ctx.instances.accessOf(id);
+    req.notebook = { socket, token: access!.jupyterToken, session };
+  };
+
+  app.get<{ Params: { id: string } }>('/jupyter/:id', async (req, reply) => reply.redirect(`/jupyter/${req.params.id}/tree`));
+  app.route<{ Params: { id: string } }>({
+    method: 'GET',
+    url: '/jupyter/:id/*',
+    preHandler: admit,
+    handler: (req, reply) => forward(req, reply),
+    wsHandler: (socket, req) => relay(socket, req as FastifyRequest<{ Params: { id: string } }>, ctx),
+  });
+  app.route<{ Params: { id: string } }>({
+    method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+    url: '/jupyter/:id/*',
+    preHandler: admit,
+    handler: (req, reply) => forward(req, reply),
+  });
+}
+
+function upstreamHeaders(req: FastifyRequest, t: Target, drop: string[] = []): http.OutgoingHttpHeaders {
+  const headers: http.OutgoingHttpHeaders = {};
+  for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.includes(k) && !drop.includes(k) && v !== undefined) headers[k] = v;
+  const cookie = (req.headers.cookie ?? '')
+    .split(';')
+    .map((c) => c.trim())
+    .filter((c) => c && !c.startsWith(`${SESSION_COOKIE}=`))
+    .join('; ');
+  if (cookie) headers.cookie = cookie;
+  else delete headers.cookie;
+  headers.authorization = `token ${t.token}`;
+  // The notebook compares Origin with Host: it must see the console's host.
+  headers.host = req.headers.host ?? 'localhost';
+  return headers;
+}
+
+/** One HTTP request to the notebook and its answer, streamed both ways. */
+function forward(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const t = req.notebook!;
+  return new Promise((resolve, reject) => {
+    const upstream = http.request({ socketPath: t.socket, method: req.method, path: req.url, headers: upstreamHeaders(req, t) });
+    upstream.once('response', (res) => {
+      reply.hijack();
+      const headers = { ...res.headers };
+      for (const h of HOP_BY_HOP) delete headers[h];
+      reply.raw.writeHead(res.statusCode ?? 502, headers);
+      res.pipe(reply.raw);
+      res.once('end', () => resolve());
+      res.once('error', () => reply.raw.destroy());
+    });
+    // Not listening yet (it starts with the machine) or gone: the user should retry in a moment.
+    upstream.once('error', () => (reply.sent ? resolve() : reject(new AppError('JUPYTER_STARTING'))));
+    const body = req.body as Readable | undefined;
+    if (body && typeof body.pipe === 'function') body.pipe(upstream);
+    else upstream.end();
+  });
+}
+
+/** A WebSocket of the notebook (kernel channels, terminals), message by message. */
+function relay(client: WebSocket, req: FastifyRequest<{ Params: { id: string } }>, ctx: AppContext) {
+  const t = req.notebook!;
+  const upstream = new WebSocket(`ws+unix://${t.socket}:${req.url}`, {
+    headers: upstreamHeaders(req, t, WS_OWN) as Record<string, string>,
+    perMessageDeflate: false,
+  });
+  const waiting: [WebSocket.RawData, boolean][] = [];
+  const live = {
+    token: t.session,
+    instanceId: req.params.id,
+    close: () => {
+      client.close(4403, 'access ended');
+      upstream.terminate();
+    },
+  };
+  ctx.accessGate.watch(live);
+  client.on('message', (data, binary) => (upstream.readyState === WebSocket.OPEN ? upstream.send(data, { binary }) : waiting.push([data, binary])));
+  upstream.on('open', () => {
+    for (const [data, binary] of waiting.splice(0)) upstream.send(data, { binary });
+  });
+  upstream.on('message', (data, binary) => client.readyState === WebSocket.OPEN && client.send(data, { binary }));
+  upstream.on('close', () => client.close());
+  upstream.on('error', () => client.close(1011, 'notebook unavailable'));
+  client.on('close', () => {
+    ctx.accessGate.forget(live);
+    upstream.terminate();
+  });
+}

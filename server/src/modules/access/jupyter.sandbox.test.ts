@@ -1,0 +1,101 @@
+/**
+ * The notebook of a real sandbox behind the console's proxy: the owner's browser session reaches
+ * it (pages, REST, a kernel over WebSocket evaluating 1+1); nobody else does, and logging out ends
+ * the kernel connection.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { API, SESSION_COOKIE } from '@console/contract';
+import { post, startTestServer, type TestServer } from '../../../test/harness.js';
+import { listen, localKit } from '../../../test/local-kit.js';
+
+let s: TestServer;
+let base: string;
+const kit = localKit(() => s);
+const cookie = (token: string) => ({ cookie: `${SESSION_COOKIE}=${token}; other=1` });
+
+/** The notebook answers about 1.5 s after the machine starts: 503 until then. */
+async function untilUp(id: string, token: string) {
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(`${base}/jupyter/${id}/api/status`, { headers: cookie(token) });
+    if (res.status === 200) return;
+    expect(res.status).toBe(503);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the notebook never came up');
+}
+
+function execute(ws: WebSocket, code: string): Promise<string> {
+  const msgId = randomUUID();
+  ws.send(
+    JSON.stringify({
+      header: { msg_id: msgId, username: 'test', session: randomUUID(), msg_type: 'execute_request', version: '5.3', date: new Date().toISOString() },
+      parent_header: {},
+      metadata: {},
+      content: { code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false, stop_on_error: true },
+      channel: 'shell',
+      buffers: [],
+    }),
+  );
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no execute_result')), 20_000);
+    ws.on('message', (data) => {
+      const m = JSON.parse(data.toString()) as { msg_type: string; parent_header: { msg_id?: string }; content: { data?: Record<string, string> } };
+      if (m.msg_type === 'execute_result' && m.parent_header.msg_id === msgId) {
+        clearTimeout(timer);
+        resolve(m.content.data!['text/plain']!);
+      }
+    });
+  });
+}
+
+beforeAll(async () => {
+  s = await startTestServer({ env: { COMPUTE_DRIVER: 'local' } });
+  base = await listen(s);
+});
+afterAll(async () => s.close());
+
+describe('notebook proxy', () => {
+  it('serves the owner the notebook: its page, a kernel that evaluates 1+1, and ends the kernel socket on logout', async () => {
+    const u = await kit.fundedUser('100');
+    const id = await kit.runningInstance(u.token);
+    expect((await kit.instance(u.token, id)).access!.jupyterUrl).toBe(`${s.ctx.config.publicBaseUrl}/jupyter/${id}/tree`);
+    await untilUp(id, u.token);
+
+    const page = await fetch(`${base}/jupyter/${id}/tree`, { headers: cookie(u.token) });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Jupyter');
+
+    const started = await fetch(`${base}/jupyter/${id}/api/kernels`, {
+      method: 'POST',
+      headers: { ...cookie(u.token), 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'python3' }),
+    });
+    expect(started.status).toBe(201);
+    const kernel = (await started.json()) as { id: string };
+
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/jupyter/${id}/api/kernels/${kernel.id}/channels`, {
+      headers: { ...cookie(u.token), origin: base },
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    expect(await execute(ws, '1+1')).toBe('2');
+
+    const closed = new Promise((resolve) => ws.once('close', resolve));
+    expect((await post(s.app, API.logout, undefined, u.token)).statusCode).toBe(200);
+    await closed;
+    expect((await fetch(`${base}/jupyter/${id}/api/status`, { headers: cookie(u.token) })).status).toBe(401);
+  });
+
+  it('refuses another user, no session, a bearer header instead of the cookie, and a stopped machine', async () => {
+    const owner = await kit.fundedUser('100');
+    const other = await kit.fundedUser('100');
+    const id = await kit.runningInstance(owner.token);
+    expect((await fetch(`${base}/jupyter/${id}/tree`, { headers: cookie(other.token) })).status).toBe(403);
+    expect((await fetch(`${base}/jupyter/${id}/tree`)).status).toBe(401);
+    expect((await fetch(`${base}/jupyter/${id}/tree`, { headers: { authorization: `Bearer ${owner.token}` } })).status).toBe(401);
+    await kit.act(owner.token, id, 'stop');
+    await kit.reach(owner.token, id, 'Stopped');
+    expect((await fetch(`${base}/jupyter/${id}/tree`, { headers: cookie(owner.token) })).status).toBe(409);
+  });
+});
