@@ -5,6 +5,7 @@
 import { expect } from 'vitest';
 import type { Order } from '@console/contract';
 import type { LocalComputeDriver } from '../src/drivers/compute/local/driver.js';
+import { runIn } from '../src/drivers/compute/local/sandbox.js';
 import { get, json, post, type TestServer } from './harness.js';
 import { GPU_ORDER, instanceKit } from './instances-kit.js';
 
@@ -23,6 +24,18 @@ export function localKit(s: () => TestServer) {
         await new Promise((r) => setTimeout(r, 50));
       }
       throw new Error(`instance ${id} never reached ${status}: ${(await kit.instance(token, id)).status}`);
+    },
+    /** The command lines of the processes inside the instance's sandbox (waits until `ok` holds, up to ~3 s). */
+    async processesIn(id: string, ok: (lines: string[]) => boolean = () => true): Promise<string[]> {
+      let lines: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        const sandbox = driver().sandbox(id)!;
+        const r = await runIn(sandbox, ['/bin/sh', '-c', 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < $f; echo; done']);
+        lines = r.stdout.split('\n').filter(Boolean);
+        if (ok(lines)) return lines;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return lines;
     },
     /** Buys a post-paid RTX 4090 (a sandbox without cards here) and waits until it runs. */
     async runningInstance(token: string): Promise<string> {

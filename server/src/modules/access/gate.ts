@@ -13,6 +13,8 @@ import { currentSession } from '../../http/auth.js';
 import type { SessionService, UserRow } from '../users/index.js';
 
 const RECHECK_MS = 2000;
+/** A revocation inside a transaction is visible after its commit: the second look after an event. */
+const AFTER_COMMIT_MS = 300;
 
 /** A connection into an instance, as the gate sees it. */
 export interface LiveAccess {
@@ -33,6 +35,7 @@ export class AccessGate {
   private readonly live = new Set<LiveAccess>();
   private readonly timer: NodeJS.Timeout;
   private checking: Promise<void> | null = null;
+  private again = false;
 
   constructor(private readonly deps: AccessGateDeps) {
     this.timer = setInterval(() => void this.recheck(), RECHECK_MS);
@@ -71,15 +74,26 @@ export class AccessGate {
     this.live.delete(access);
   }
 
-  /** Something that may end connections happened (logout, a child's rights changed): look now. */
+  /**
+   * Something that may end connections happened (logout, a child's rights changed): look now, and
+   * once more shortly after, since the change may still be inside its transaction.
+   */
   recheckSoon(): void {
-    setTimeout(() => void this.recheck(), 0).unref();
+    for (const delay of [0, AFTER_COMMIT_MS]) setTimeout(() => void this.recheck(), delay).unref();
   }
 
-  /** Closes every connection whose session or right has lapsed; resolves when the look is done. */
-  recheck(): Promise<void> {
-    this.checking ??= this.checkAll().finally(() => (this.checking = null));
-    return this.checking;
+  /** Closes every connection whose session or right has lapsed; a call while a look is under way makes another follow it. */
+  async recheck(): Promise<void> {
+    if (this.checking) {
+      this.again = true; // a look under way may have passed the connection this is about
+      return this.checking;
+    }
+    this.checking = this.checkAll().finally(() => (this.checking = null));
+    await this.checking;
+    if (this.again) {
+      this.again = false;
+      await this.recheck();
+    }
   }
 
   stop(): void {
@@ -89,10 +103,12 @@ export class AccessGate {
   }
 
   private async checkAll() {
-    for (const access of [...this.live]) {
-      const reason = await this.lapsed(access);
-      if (reason && this.live.delete(access)) access.close(reason);
-    }
+    await Promise.all(
+      [...this.live].map(async (access) => {
+        const reason = await this.lapsed(access);
+        if (reason && this.live.delete(access)) access.close(reason);
+      }),
+    );
   }
 
   /** Why a connection may no longer stay open, or null when it may. */

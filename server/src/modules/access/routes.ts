@@ -11,6 +11,11 @@ import { currentSession, findToken } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import type { TerminalSink } from './terminal.js';
 
+/** Output queued for a slow reader above which the shell is held, and below which it goes on. */
+const HIGH_WATER = 1024 * 1024;
+const LOW_WATER = 128 * 1024;
+const PING_MS = 30_000;
+
 export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { terminals, accessGate } = ctx;
@@ -28,8 +33,23 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     (socket, req) => {
       const send = (m: TerminalServerMessage) => socket.readyState === socket.OPEN && socket.send(JSON.stringify(m));
+      let id = '';
+      let paused = false;
       const sink: TerminalSink = {
-        output: (data) => socket.readyState === socket.OPEN && socket.send(data, { binary: true }),
+        output: (data) => {
+          if (socket.readyState !== socket.OPEN) return;
+          // A reader slower than the shell (or gone quiet) holds the shell, not the server's memory.
+          socket.send(data, { binary: true }, () => {
+            if (paused && socket.bufferedAmount < LOW_WATER) {
+              paused = false;
+              terminals.unpause(id);
+            }
+          });
+          if (!paused && socket.bufferedAmount > HIGH_WATER) {
+            paused = true;
+            terminals.pause(id);
+          }
+        },
         ended: (message) => {
           send({ type: 'closed', message });
           socket.close(TERMINAL_CLOSE.ended, 'ended');
@@ -38,24 +58,35 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
       const user = currentSession(req).user;
       const { id: instanceId } = req.params;
       const q = req.query;
+      const size = { cols: q.cols, rows: q.rows };
       let shell: { id: string; offset: number } | null;
       let resumed = false;
       try {
-        shell = q.resume ? terminals.resume(q.resume, instanceId, user.id, q.since, sink) : null;
+        shell = q.resume ? terminals.resume(q.resume, instanceId, user.id, q.since, size, sink) : null;
         resumed = Boolean(shell);
-        shell ??= terminals.open(instanceId, user.id, { cols: q.cols, rows: q.rows }, sink);
+        shell ??= terminals.open(instanceId, user.id, size, sink);
       } catch (e) {
         const refusal = e instanceof AppError ? e : new AppError('INSTANCE_NOT_RUNNING');
         send({ type: 'closed', message: refusal.message });
         socket.close(4000 + refusal.status, 'refused');
         return;
       }
-      const id = shell.id;
+      id = shell.id;
       send({ type: 'ready', id, offset: shell.offset, resumed });
-      const live = { token: findToken(req)!.token, instanceId, close: (reason: string) => terminals.close({ id }, reason) };
+      const live = { token: findToken(req)!.token, instanceId, close: (reason: string) => terminals.close({ id, sink }, reason) };
       accessGate.watch(live);
+      // A peer that vanished without closing (a laptop asleep) is noticed and the shell detached.
+      let alive = true;
+      socket.on('pong', () => (alive = true));
+      const heartbeat = setInterval(() => {
+        if (!alive) return socket.terminate();
+        alive = false;
+        socket.ping();
+      }, PING_MS);
+      heartbeat.unref();
       socket.on('message', (raw, isBinary) => onMessage(raw, isBinary));
       socket.on('close', () => {
+        clearInterval(heartbeat);
         accessGate.forget(live);
         terminals.detach(id, sink);
       });

@@ -18,6 +18,10 @@ import type { ComputeDriver, ShellCommand } from '../../drivers/compute/types.js
 const MAX_FAILURES = 10;
 const FAIL_WINDOW_MS = 10 * 60_000;
 const RECHECK_MS = 3000;
+/** A connection that has not logged in by then is dropped; logins being checked at once per address. */
+const LOGIN_TIMEOUT_MS = 30_000;
+const MAX_PENDING_PER_ADDRESS = 3;
+
 const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
 
 export interface SshGatewayDeps {
@@ -40,16 +44,25 @@ export class SshGateway {
   private readonly server: ssh2.Server;
   private readonly failures = new Map<string, { count: number; since: number }>();
   private readonly logins = new Set<Login>();
+  /** Every connection, logged in or not (closing the gateway ends them all). */
+  private readonly clients = new Set<Connection>();
+  private readonly pending = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  private checking = false;
 
   constructor(private readonly deps: SshGatewayDeps) {
     this.server = new ssh2.Server({ hostKeys: [hostKey(deps.hostKeyFile)] }, (client, info) => this.accept(client, info.ip));
+    this.server.on('error', (e: Error) => deps.log(`SSH 网关出错：${e.message}`));
   }
 
   async listen(port: number, host: string): Promise<number> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => resolve());
+      const failed = (e: Error) => reject(e);
+      this.server.once('error', failed);
+      this.server.listen(port, host, () => {
+        this.server.off('error', failed);
+        resolve();
+      });
     });
     this.timer = setInterval(() => void this.recheck(), RECHECK_MS);
     this.timer.unref();
@@ -58,34 +71,50 @@ export class SshGateway {
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    for (const l of this.logins) l.client.end();
+    for (const c of this.clients) c.end();
     this.logins.clear();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    // Not awaited past a moment: a client that never answers must not hold the server's shutdown.
+    await Promise.race([new Promise<void>((resolve) => this.server.close(() => resolve())), new Promise((r) => setTimeout(r, 1000).unref())]);
   }
 
   private accept(client: Connection, ip: string) {
     let login: Login | null = null;
+    this.clients.add(client);
+    const timeout = setTimeout(() => !login && client.end(), LOGIN_TIMEOUT_MS);
+    timeout.unref();
     client.on('error', () => {}); // a client that goes away mid-handshake is not the server's problem
     client.on('authentication', (ctx) => {
       if (ctx.method !== 'password') return ctx.reject(['password']);
-      if (this.limited(ip)) return ctx.reject();
-      void this.deps.login(this.deps.driver.runningIds(), ctx.username, ctx.password).then(
-        (instanceId) => {
-          if (!instanceId) {
-            this.failed(ip);
-            return ctx.reject(['password']);
-          }
-          login = { client, instanceId, user: ctx.username, password: ctx.password };
-          ctx.accept();
-        },
-        () => ctx.reject(),
-      );
+      if (this.limited(ip) || (this.pending.get(ip) ?? 0) >= MAX_PENDING_PER_ADDRESS) return ctx.reject();
+      // Counted as a failure until it succeeds: parallel guesses cannot slip past the limit.
+      this.failed(ip);
+      this.pending.set(ip, (this.pending.get(ip) ?? 0) + 1);
+      void this.deps
+        .login(this.deps.driver.runningIds(), ctx.username, ctx.password)
+        .then(
+          (instanceId) => {
+            if (!instanceId) return ctx.reject(['password']);
+            this.succeeded(ip);
+            login = { client, instanceId, user: ctx.username, password: ctx.password };
+            ctx.accept();
+          },
+          () => ctx.reject(),
+        )
+        .finally(() => {
+          const left = (this.pending.get(ip) ?? 1) - 1;
+          if (left) this.pending.set(ip, left);
+          else this.pending.delete(ip);
+        });
     });
     client.on('ready', () => {
       this.logins.add(login!);
       client.on('session', (accept) => this.session(login!, accept()));
     });
-    client.on('close', () => login && this.logins.delete(login));
+    client.on('close', () => {
+      clearTimeout(timeout);
+      this.clients.delete(client);
+      if (login) this.logins.delete(login);
+    });
   }
 
   private session(login: Login, session: ssh2.Session) {
@@ -121,13 +150,21 @@ export class SshGateway {
 
   /** Ends the logins whose machine stopped or whose password was reset. */
   private async recheck() {
-    const running = new Set(this.deps.driver.runningIds());
-    for (const l of [...this.logins]) {
-      const still = running.has(l.instanceId) && (await this.deps.login([l.instanceId], l.user, l.password).catch(() => l.instanceId)) === l.instanceId;
-      if (!still) {
-        this.logins.delete(l);
-        l.client.end();
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      const running = new Set(this.deps.driver.runningIds());
+      for (const l of [...this.logins]) {
+        const still = running.has(l.instanceId) && (await this.deps.login([l.instanceId], l.user, l.password).catch(() => l.instanceId)) === l.instanceId;
+        if (!still) {
+          this.logins.delete(l);
+          l.client.end();
+        }
       }
+      const now = Date.now();
+      for (const [ip, f] of this.failures) if (now - f.since > FAIL_WINDOW_MS) this.failures.delete(ip);
+    } finally {
+      this.checking = false;
     }
   }
 
@@ -141,6 +178,12 @@ export class SshGateway {
     return f.count >= MAX_FAILURES;
   }
 
+  /** The guess counted by `failed` was right after all. */
+  private succeeded(ip: string) {
+    const f = this.failures.get(ip);
+    if (f && --f.count <= 0) this.failures.delete(ip);
+  }
+
   private failed(ip: string) {
     const f = this.failures.get(ip);
     if (f && Date.now() - f.since <= FAIL_WINDOW_MS) f.count++;
@@ -152,19 +195,35 @@ export class SshGateway {
 /** A shell or command on a pty (what `ssh host` and `ssh -t host cmd` ask for); returns how to resize it. */
 function runWithPty(channel: ServerChannel, line: ShellCommand, info: PseudoTtyInfo) {
   const term = spawnPty(line.file, line.args, { name: info.term || 'xterm-256color', cols: info.cols || 80, rows: info.rows || 24, env: line.env });
-  term.onData((d) => channel.write(d));
-  channel.on('data', (d: Buffer) => term.write(d.toString()));
+  let exited = false;
+  term.onData((d) => {
+    if (!channel.write(d)) {
+      term.pause();
+      channel.once('drain', () => term.resume());
+    }
+  });
+  channel.on('data', (d: Buffer) => {
+    try {
+      term.write(d as unknown as string); // node-pty writes a Buffer as is: a character split between packets stays whole
+    } catch {
+      /* ended */
+    }
+  });
   term.onExit(({ exitCode }) => {
+    exited = true;
     channel.exit(exitCode);
     channel.end();
   });
-  channel.on('close', () => term.kill());
+  // Hanging up the pty ends the shell inside; an exited pty's pid is never signalled.
+  channel.on('close', () => !exited && (term as typeof term & { destroy(): void }).destroy());
   return (cols: number, rows: number) => term.resize(cols, rows);
 }
 
 /** A command with plain pipes (`ssh host cmd`, scp, sftp): bytes in and out untouched. */
 function runWithPipes(channel: ServerChannel, line: ShellCommand) {
-  const child = spawnProcess(line.file, line.args, { env: line.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Its own process group: nsenter forks the command, and the whole group is ended with the channel.
+  const child = spawnProcess(line.file, line.args, { env: line.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  for (const stream of [child.stdin, child.stdout, child.stderr]) stream.on('error', () => {}); // EPIPE when the command ends first
   channel.pipe(child.stdin);
   child.stdout.pipe(channel, { end: false });
   child.stderr.pipe(channel.stderr, { end: false });
@@ -173,7 +232,17 @@ function runWithPipes(channel: ServerChannel, line: ShellCommand) {
     channel.end();
   });
   child.once('error', () => channel.end());
-  channel.on('close', () => child.exitCode === null && child.kill('SIGKILL'));
+  channel.on('close', () => {
+    if (child.exitCode === null && child.signalCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    child.stdout.destroy();
+    child.stderr.destroy();
+  });
 }
 
 /** The gateway's RSA host key, made once and kept (clients remember it). */

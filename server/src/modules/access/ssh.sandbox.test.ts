@@ -68,6 +68,23 @@ describe('SSH gateway', () => {
     expect(await run(c, 'cat /root/autodl-tmp/note.txt')).toEqual({ code: 0, out: 'on-the-data-disk\n' });
     expect((await run(c, 'exit 3')).code).toBe(3);
 
+    // A command whose channel closes (Ctrl-C, a dropped client) ends inside the machine too.
+    await new Promise<void>((resolve, reject) =>
+      c.exec('sleep 321', (err, ch) => {
+        if (err) return reject(err);
+        setTimeout(() => {
+          ch.close();
+          resolve();
+        }, 300);
+      }),
+    );
+    const left = await kit.processesIn(id, (lines) => !lines.some((l) => l.includes('sleep 321')));
+    expect(left.filter((l) => l.includes('sleep 321'))).toEqual([]);
+    expect(
+      left.some((l) => l.includes('sleep 3600')),
+      'the listing sees the sandbox init',
+    ).toBe(true);
+
     const shell = await new Promise<ClientChannel>((resolve, reject) =>
       c.shell({ term: 'xterm', cols: 100, rows: 30 }, (e, ch) => (e ? reject(e) : resolve(ch))),
     );

@@ -161,6 +161,13 @@ describe('web terminal', () => {
     await t.waitFor((x) => x.closeCode !== null, 'closed after logout');
     expect(t.closeCode).toBe(4000);
     expect(t.messages.at(-1)).toMatchObject({ type: 'closed', message: expect.stringContaining('登录已失效') });
+    // The shell inside the machine ended with it.
+    const left = await kit.processesIn(id, (lines) => !lines.some((l) => l.startsWith('/bin/bash --login')));
+    expect(left.filter((l) => l.startsWith('/bin/bash --login'))).toEqual([]);
+    expect(
+      left.some((l) => l.includes('sleep 3600')),
+      'the listing sees the sandbox init',
+    ).toBe(true);
 
     const fresh = await kit.fundedUser('100');
     const id2 = await runningInstance(fresh.token);

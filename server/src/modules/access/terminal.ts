@@ -35,6 +35,9 @@ export interface TerminalOptions {
   scrollbackBytes?: number;
 }
 
+/** Shells one user may have open at once (attached or waiting for a reattach): each is a process tree in a machine. */
+const MAX_SHELLS_PER_USER = 10;
+
 export class Terminals {
   private readonly shells = new Map<string, Shell>();
   private readonly keepAliveMs: number;
@@ -56,13 +59,14 @@ export class Terminals {
   /** Starts a login shell in the instance and attaches `sink`; the shell's id and output offset 0. */
   open(instanceId: string, userId: string, size: { cols: number; rows: number }, sink: TerminalSink): { id: string; offset: number } {
     if (!this.driver.shell) throw new AppError('TERMINAL_UNAVAILABLE');
+    if ([...this.shells.values()].filter((s) => s.userId === userId).length >= MAX_SHELLS_PER_USER) throw new AppError('TERMINAL_LIMIT');
     const line = this.driver.shell(instanceId);
     if (!line) throw new AppError('INSTANCE_NOT_RUNNING');
     const pty = spawn(line.file, line.args, { name: 'xterm-256color', cols: size.cols, rows: size.rows, env: line.env, encoding: null });
     const shell: Shell = { id: randomUUID(), instanceId, userId, pty, kept: [], keptFrom: 0, offset: 0, sink, expiry: null };
     this.shells.set(shell.id, shell);
     pty.onData((chunk) => this.output(shell, Buffer.from(chunk as unknown as Uint8Array)));
-    pty.onExit(({ exitCode }) => this.end(shell, this.exitReason(instanceId, exitCode)));
+    pty.onExit(({ exitCode }) => this.end(shell, this.exitReason(instanceId, exitCode), true));
     return { id: shell.id, offset: 0 };
   }
 
@@ -70,9 +74,17 @@ export class Terminals {
    * Attaches `sink` to a shell the same user left, replaying its output after `since`; null when
    * the shell is gone (ended, expired, another user's or another instance's).
    */
-  resume(id: string, instanceId: string, userId: string, since: number, sink: TerminalSink): { id: string; offset: number } | null {
+  resume(
+    id: string,
+    instanceId: string,
+    userId: string,
+    since: number,
+    size: { cols: number; rows: number },
+    sink: TerminalSink,
+  ): { id: string; offset: number } | null {
     const shell = this.shells.get(id);
     if (!shell || shell.instanceId !== instanceId || shell.userId !== userId) return null;
+    this.resize(id, size.cols, size.rows); // the window may have changed while it was away
     if (shell.expiry) clearTimeout(shell.expiry);
     shell.expiry = null;
     shell.sink?.ended('终端已在其他窗口打开');
@@ -83,12 +95,30 @@ export class Terminals {
     return { id: shell.id, offset: shell.offset };
   }
 
+  // The pty may have closed a moment before its exit is reported: a late keystroke or resize is dropped.
   input(id: string, data: string): void {
-    this.shells.get(id)?.pty.write(data);
+    try {
+      this.shells.get(id)?.pty.write(data);
+    } catch {
+      /* ended */
+    }
   }
 
   resize(id: string, cols: number, rows: number): void {
-    this.shells.get(id)?.pty.resize(cols, rows);
+    try {
+      this.shells.get(id)?.pty.resize(cols, rows);
+    } catch {
+      /* ended */
+    }
+  }
+
+  /** The connection cannot take output as fast as the shell makes it: hold the shell until it can. */
+  pause(id: string): void {
+    this.shells.get(id)?.pty.pause();
+  }
+
+  unpause(id: string): void {
+    this.shells.get(id)?.pty.resume();
   }
 
   /** The connection dropped: the shell waits `keepAliveMs` for a reattach. */
@@ -96,14 +126,18 @@ export class Terminals {
     const shell = this.shells.get(id);
     if (!shell || shell.sink !== sink) return;
     shell.sink = null;
+    shell.pty.resume(); // output goes to the kept scrollback meanwhile
     shell.expiry = setTimeout(() => this.end(shell, '终端长时间未连接，已关闭'), this.keepAliveMs);
     shell.expiry.unref();
   }
 
-  /** Ends shells at once (the gate closed their connection, the instance stopped). */
-  close(filter: { instanceId?: string; id?: string }, reason: string): void {
+  /**
+   * Ends shells at once (the gate closed their connection, the server stops); with `sink`, only if
+   * that connection still holds the shell (an old connection's lapse must not end a resumed shell).
+   */
+  close(filter: { id?: string; sink?: TerminalSink }, reason: string): void {
     for (const shell of [...this.shells.values()]) {
-      if ((filter.id && shell.id !== filter.id) || (filter.instanceId && shell.instanceId !== filter.instanceId)) continue;
+      if ((filter.id && shell.id !== filter.id) || (filter.sink && shell.sink !== filter.sink)) continue;
       this.end(shell, reason);
     }
   }
@@ -134,15 +168,22 @@ export class Terminals {
     shell.sink?.output(chunk);
   }
 
-  private end(shell: Shell, reason: string) {
+  private end(shell: Shell, reason: string, exited = false) {
     if (!this.shells.delete(shell.id)) return;
     if (shell.expiry) clearTimeout(shell.expiry);
-    try {
-      shell.pty.kill('SIGKILL');
-    } catch {
-      /* already ended */
-    }
+    // Closing the pty hangs up the shell inside the machine (nsenter's child, out of reach of a signal
+    // to nsenter). An exited pty's pid may already belong to another process: never signal it then.
+    if (!exited) hangUp(shell.pty);
     shell.sink?.ended(reason);
     shell.sink = null;
+  }
+}
+
+/** Closes the pty's master side (node-pty's destroy, missing from its typings): the session inside gets SIGHUP. */
+function hangUp(pty: IPty) {
+  try {
+    (pty as IPty & { destroy(): void }).destroy();
+  } catch {
+    /* already ended */
   }
 }

@@ -6,6 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bwrapWorks, DATA_MOUNT, layOut, removeDisks, runIn, sandboxPaths, startSandbox, stopSandbox, type RunningSandbox } from './sandbox.js';
 
@@ -69,6 +70,25 @@ describe('local compute sandbox (bubblewrap)', () => {
     expect(lines).not.toContain('work');
     // Its init, the shell, ps and wc (and the init's sleep): a handful, not the host's hundreds.
     expect(Number(lines.at(-1))).toBeLessThan(10);
+  });
+
+  it("reaches nothing listening on the host's loopback (the console's database), and its root has no power over the host", async () => {
+    const listening = createServer((c) => c.end('host-secret\n'));
+    await new Promise<void>((r) => listening.listen(0, '127.0.0.1', () => r()));
+    const port = (listening.address() as AddressInfo).port;
+    layOut(sandboxPaths(host, 'net'), 'inst-net');
+    const s = await started('net');
+    const probe = (addr: string) =>
+      runIn(s, ['/bin/bash', '-c', `timeout 3 bash -c 'exec 3<>/dev/tcp/${addr}/${port} && cat <&3' && echo reached || echo refused`]);
+    expect((await probe('127.0.0.1')).stdout).toContain('refused');
+    // slirp4netns's gateway to the host, with the host's loopback turned off.
+    expect((await probe('10.0.2.2')).stdout).toContain('refused');
+    listening.close();
+    const power = await runIn(s, ['/bin/bash', '-c', 'id -u; mknod /root/disk b 8 0 2>&1; mount -o remount,rw /usr 2>&1; touch /usr/x 2>&1; true']);
+    expect(power.stdout).toMatch(/^0\n/);
+    expect(power.stdout).toMatch(/mknod: .*Operation not permitted/);
+    expect(power.stdout).toMatch(/mount: \/usr: /); // refused, whatever the words
+    expect(power.stdout).toMatch(/touch: .*(Read-only file system|Permission denied)/);
   });
 
   it('notices a sandbox killed from outside', async () => {

@@ -1,6 +1,6 @@
 /**
  * One instance of the `local` compute driver (issue 15) as a bubblewrap sandbox on this host: its
- * own PID, IPC, UTS and mount namespaces, the host's `/usr` read-only as the base, a writable system
+ * own PID, IPC, UTS, mount and network namespaces, the host's `/usr` read-only as the base, a writable system
  * layer (系统盘: /root, /home, /etc, /opt, /var, /srv) and a data disk (数据盘, mounted at
  * /root/autodl-tmp as on AutoDL) under the instance's directory, and nothing else of the host's files.
  *
@@ -8,6 +8,11 @@
  * desktop later joins its namespaces (`exec`, through nsenter). Ending the init ends everything in
  * the sandbox; the two disks stay until `destroy`. `--die-with-parent` ends the sandbox with the
  * server's process, so a crashed server never leaves machines running unaccounted.
+ *
+ * The network is the sandbox's own: nothing listening on the host's loopback (the console's
+ * PostgreSQL, Redis…) or in another instance is reachable from it. Where Debian's `slirp4netns` is
+ * installed it gives the sandbox outgoing connections through user-space NAT (10.0.2.0/24, DNS at
+ * 10.0.2.3, the host's loopback refused); without it the sandbox has a loopback only.
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,7 +67,23 @@ export interface SandboxOptions {
 
 /** bwrap's arguments for the instance: namespaces, the read-only base, the two disks. */
 export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
-  const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', opts.hostname, '--die-with-parent', '--clearenv'];
+  // A user namespace of its own: the machine's root has its capabilities there only, so it cannot
+  // mount host devices, remount the read-only base or reach anything the binds do not show.
+  const args = [
+    '--unshare-user',
+    '--uid',
+    '0',
+    '--gid',
+    '0',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-net',
+    '--hostname',
+    opts.hostname,
+    '--die-with-parent',
+    '--clearenv',
+  ];
   args.push('--ro-bind', '/usr', '/usr');
   for (const link of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
     if (existsSync(path.join('/usr', link))) args.push('--symlink', `usr/${link}`, `/${link}`);
@@ -87,6 +108,8 @@ export interface RunningSandbox {
   initPid: number;
   /** Resolves with the exit code when the sandbox has ended, for whatever reason. */
   ended: Promise<number | null>;
+  /** The user-space NAT giving the sandbox outgoing connections (slirp4netns); null: loopback only. */
+  network: ChildProcess | null;
 }
 
 /**
@@ -108,7 +131,30 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
   const ready = readUntil(child.stdout!, /ready\n/);
   const [pid] = await Promise.race([Promise.all([initPid, ready]), failed]);
   failed.catch(() => {}); // ended later on purpose (stop): not a start failure
-  return { process: child, initPid: pid, ended };
+  const network = existsSync(SLIRP) ? await connectNetwork(pid, paths) : null;
+  void ended.then(() => network?.kill());
+  return { process: child, initPid: pid, ended, network };
+}
+
+const SLIRP = '/usr/bin/slirp4netns';
+
+/**
+ * Gives the sandbox's network namespace a tap device behind user-space NAT, and the NAT's DNS;
+ * resolves once the device is configured (slirp4netns writes to its ready descriptor).
+ */
+async function connectNetwork(initPid: number, paths: SandboxPaths): Promise<ChildProcess> {
+  writeFileSync(path.join(paths.system, 'etc', 'resolv.conf'), 'nameserver 10.0.2.3\n');
+  const slirp = spawn(SLIRP, ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', String(initPid), 'tap0'], {
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  slirp.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<never>((_, reject) =>
+    slirp.once('exit', (code) => reject(new Error(`沙箱网络启动失败（slirp4netns 退出码 ${code}）：${stderr.trim() || '无输出'}`))),
+  );
+  await Promise.race([readUntil(slirp.stdio[3] as NodeJS.ReadableStream, /1/), exited]);
+  exited.catch(() => {}); // ended later with the sandbox
+  return slirp;
 }
 
 function readUntil(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<RegExpExecArray> {
@@ -137,7 +183,8 @@ const SANDBOX_ENV = {
 
 /** A command line that runs `command` inside a running sandbox: in its namespaces, at its root, as its root user. */
 export function commandIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[]): { file: string; args: string[]; env: Record<string, string> } {
-  const args = ['--target', String(sandbox.initPid), '--pid', '--mount', '--uts', '--ipc', '--root', '--wd', '--', ...command];
+  // --user first: what joins has the capabilities of the sandbox's root, never the host's.
+  const args = ['--target', String(sandbox.initPid), '--user', '--pid', '--mount', '--uts', '--ipc', '--net', '--root', '--wd', '--', ...command];
   return { file: 'nsenter', args, env: { ...SANDBOX_ENV } };
 }
 
