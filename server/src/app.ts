@@ -36,7 +36,7 @@ import { orderRoutes } from './modules/orders/index.js';
 import { invoiceRoutes } from './modules/invoices/index.js';
 import { operatorRoutes } from './modules/operator/index.js';
 import { instanceRoutes } from './modules/instances/index.js';
-import { accessRoutes, jupyterRoutes, SshGateway } from './modules/access/index.js';
+import { accessRoutes, machineProxyRoutes, SshGateway } from './modules/access/index.js';
 import { imageRoutes } from './modules/images/index.js';
 import { noticeRoutes } from './modules/notices/index.js';
 import { gatewayRoutes, modelRoutes } from './modules/model/index.js';
@@ -149,8 +149,8 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => operatorRoutes(scope, ctx));
   await app.register(async (scope) => instanceRoutes(scope, ctx));
   await app.register(async (scope) => accessRoutes(scope, ctx));
-  // Its own scope: the notebook's request bodies pass through unparsed.
-  await app.register(async (scope) => jupyterRoutes(scope, ctx));
+  // Its own scope: request bodies into the machines' services pass through unparsed.
+  await app.register(async (scope) => machineProxyRoutes(scope, ctx));
   await app.register(async (scope) => imageRoutes(scope, ctx));
   await app.register(async (scope) => certificationRoutes(scope, ctx));
   await app.register(async (scope) => studentRoutes(scope, ctx));

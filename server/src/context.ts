@@ -282,6 +282,7 @@ export async function createContext(opts: {
       terminal: typeof drivers.compute.shell === 'function',
       simulatedPages: drivers.compute.name === 'simulated',
       notebookProxy: Boolean(drivers.compute.services?.includes('jupyter')),
+      serviceProxy: Boolean(drivers.compute.services?.includes('service')),
     },
   });
   const bandwidthRefunds = new DowngradeRefunds({ clock, orders, checkout, gifts });

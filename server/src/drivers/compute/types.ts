@@ -106,5 +106,8 @@ export interface ShellCommand {
   env: Record<string, string>;
 }
 
-/** JupyterLab / Notebook, served inside the machine under base URL `/jupyter/<instanceId>/`. */
-export type MachineService = 'jupyter';
+/**
+ * `jupyter`: the notebook, served inside the machine under base URL `/jupyter/<instanceId>/`;
+ * `service`: the 自定义服务 port (6006) inside the machine, as plain HTTP from its root.
+ */
+export type MachineService = 'jupyter' | 'service';

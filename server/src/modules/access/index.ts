@@ -3,4 +3,4 @@ export * from './gate.js';
 export * from './terminal.js';
 export * from './routes.js';
 export * from './ssh-gateway.js';
-export * from './jupyter-proxy.js';
+export * from './machine-proxy.js';

@@ -45,10 +45,11 @@ export interface InstanceViewDeps {
   publicBaseUrl: string;
   /**
    * How the compute driver's machines are reached through the console: a web terminal (the driver
-   * gives shells), the notebook inside the machine through the console's proxy (/jupyter/<id>/), and
+   * gives shells), the notebook and the 自定义服务 port inside the machine through the console's proxy
+   * (/jupyter/<id>/, /service/<id>/), and
    * the simulated fleet's own JupyterLab / application pages.
    */
-  reach: { terminal: boolean; simulatedPages: boolean; notebookProxy: boolean };
+  reach: { terminal: boolean; simulatedPages: boolean; notebookProxy: boolean; serviceProxy: boolean };
 }
 
 export class InstanceViews {
@@ -211,6 +212,7 @@ export class InstanceViews {
             jupyterUrl: r.category === 'Gpu' || r.category === 'App' || r.category === 'Generic' ? this.jupyterUrl(r) : null,
             appUrl: this.deps.reach.simulatedPages && app ? `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}` : null,
             terminal: this.deps.reach.terminal,
+            serviceUrl: this.deps.reach.serviceProxy ? `${this.deps.publicBaseUrl}/service/${r.id}/` : null,
           }
         : null,
       // No-card mode only means something for a machine with cards.

@@ -332,6 +332,28 @@ function AccessPanel({ instance: i }: { instance: Instance }) {
                 },
               ]
             : []),
+          ...(a.serviceUrl
+            ? [
+                {
+                  key: 'service',
+                  label: '自定义服务',
+                  children: (
+                    <Space size={8} wrap>
+                      {running ? (
+                        <a href={a.serviceUrl} target="_blank" rel="noreferrer">
+                          打开自定义服务
+                        </a>
+                      ) : (
+                        <Typography.Text type="secondary">开机后可用</Typography.Text>
+                      )}
+                      <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+                        在实例内启动监听 6006 端口的 HTTP 服务（如 TensorBoard）后即可从这里访问
+                      </Typography.Text>
+                    </Space>
+                  ),
+                },
+              ]
+            : []),
           ...(a.appUrl
             ? [
                 {

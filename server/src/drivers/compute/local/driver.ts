@@ -27,6 +27,8 @@ import {
   NOTEBOOK,
   serviceSocket,
   startNotebook,
+  startServiceRelay,
+  PYTHON,
   layOut,
   removeDisks,
   sandboxPaths,
@@ -53,8 +55,8 @@ export interface LocalDriverOptions {
 
 export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   readonly name = 'local';
-  /** The notebook server runs in every sandbox when the host has Debian's python3-notebook. */
-  readonly services: readonly MachineService[] = existsSync(NOTEBOOK) ? ['jupyter'] : [];
+  /** The notebook runs in every sandbox where the host has Debian's python3-notebook; the 6006 relay where it has python3. */
+  readonly services: readonly MachineService[] = [...(existsSync(NOTEBOOK) ? ['jupyter' as const] : []), ...(existsSync(PYTHON) ? ['service' as const] : [])];
   private readonly sandboxes = new Map<string, RunningSandbox>();
   /** Each instance's operations, one after another. */
   private readonly queues = new Map<string, Promise<void>>();
@@ -238,6 +240,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     );
     this.sandboxes.set(m.instanceId, sandbox);
     if (this.services.includes('jupyter')) startNotebook(sandbox, m.instanceId, (m.spec as MachineSpec).jupyterToken, this.opts.log);
+    if (this.services.includes('service')) startServiceRelay(sandbox, this.opts.log);
     await this.setMachine(m.instanceId, { power: 'running', gpu });
     void sandbox.ended.then(async () => {
       if (this.sandboxes.get(m.instanceId) !== sandbox) return; // stopped on purpose

@@ -228,6 +228,61 @@ export function startNotebook(sandbox: Pick<RunningSandbox, 'initPid'>, instance
   notebook.once('error', (e) => log?.(`local compute: 笔记本服务无法启动（${e.message}）`));
 }
 
+/** The 自定义服务 port: an HTTP service the user starts on it inside the machine is reachable through the console. */
+export const SERVICE_PORT = 6006;
+export const PYTHON = '/usr/bin/python3';
+
+/**
+ * Inside the sandbox: a Unix socket on /run whose connections are relayed to 127.0.0.1:6006 of the
+ * sandbox's own network (a half-close passes through, so HTTP bodies end right); nothing listening
+ * there is answered with a page saying how to start one.
+ */
+const SERVICE_RELAY = `
+import asyncio, os
+PORT = ${SERVICE_PORT}
+HINT = ('<meta charset="utf-8"><h3>实例内 %d 端口没有服务在监听</h3><p>请在实例中启动服务并监听 %d 端口，例如 TensorBoard：'
+        '<code>tensorboard --logdir /root/autodl-tmp/logs --port %d</code>，然后刷新本页。</p>' % (PORT, PORT, PORT)).encode()
+async def pump(r, w, half):
+    try:
+        while True:
+            data = await r.read(65536)
+            if not data:
+                break
+            w.write(data)
+            await w.drain()
+        if half and w.can_write_eof():
+            w.write_eof()
+        else:
+            w.close()
+    except Exception:
+        w.close()
+async def handle(cr, cw):
+    try:
+        ur, uw = await asyncio.open_connection('127.0.0.1', PORT)
+    except OSError:
+        cw.write(b'HTTP/1.1 502 Bad Gateway\\r\\nContent-Type: text/html; charset=utf-8\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n' % len(HINT) + HINT)
+        await cw.drain()
+        cw.close()
+        return
+    await asyncio.gather(pump(cr, uw, True), pump(ur, cw, False))
+    uw.close()
+    cw.close()
+async def main():
+    path = '/run/service.sock'
+    if os.path.exists(path):
+        os.unlink(path)
+    server = await asyncio.start_unix_server(handle, path)
+    async with server:
+        await server.serve_forever()
+asyncio.run(main())
+`;
+
+/** Starts the 自定义服务 relay inside the sandbox (serviceSocket(sandbox, 'service')); it ends with the sandbox. */
+export function startServiceRelay(sandbox: Pick<RunningSandbox, 'initPid'>, log?: (m: string) => void): void {
+  const relay = execIn(sandbox, [PYTHON, '-c', SERVICE_RELAY], { stdio: 'ignore' });
+  relay.once('error', (e) => log?.(`local compute: 自定义服务转发无法启动（${e.message}）`));
+}
+
 /** Runs a command to its end inside the sandbox: its exit code and what it printed. */
 export function runIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {

@@ -1,15 +1,20 @@
 /**
- * The notebook of a running instance at `/jupyter/<id>/…`: the console's reverse proxy to the
- * notebook server inside the sandbox (its Unix socket, drivers' `socketOf`), HTTP and WebSocket
- * (kernels, terminals). The browser brings the console's session cookie; the proxy adds the
- * notebook's own token, so the user never handles it, and strips the console's cookie, so code in
- * the machine never sees it. WebSockets are watched by the gate like the web terminal.
+ * The console's reverse proxy into services of a running instance, through their Unix sockets
+ * (drivers' `socketOf`), HTTP and WebSocket:
+ * - `/jupyter/<id>/…`: the notebook (kernels and terminals are WebSockets); the proxy adds the
+ *   notebook's own token, so the user never handles it;
+ * - `/service/<id>/…`: 自定义服务, whatever the user serves on port 6006 inside the machine (e.g.
+ *   TensorBoard), seen from its root (`X-Forwarded-Prefix` says where it is mounted).
+ * The browser brings the console's session cookie (owner or permitted child, running machine); the
+ * proxy strips it, so code in the machine never sees it. WebSockets are watched by the gate like
+ * the web terminal.
  */
 import http from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import WebSocket from 'ws';
-import { SESSION_COOKIE } from '@console/contract';
+import { SESSION_COOKIE, type ErrorName } from '@console/contract';
+import type { MachineService } from '../../drivers/compute/types.js';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../http/errors.js';
 
@@ -19,44 +24,70 @@ const WS_OWN = ['sec-websocket-key', 'sec-websocket-version', 'sec-websocket-ext
 
 interface Target {
   socket: string;
-  token: string;
+  /** The path inside the service. */
+  path: string;
+  /** Headers the service is given besides the browser's (the notebook's token). */
+  extra: Record<string, string>;
   /** The console session cookie the connection was admitted with. */
   session: string;
+  starting: ErrorName;
 }
+
+interface Mount {
+  prefix: '/jupyter' | '/service';
+  service: MachineService;
+  unavailable: ErrorName;
+  starting: ErrorName;
+  /** Where `/<prefix>/<id>` alone leads. */
+  home: string;
+  /** The service lives under the prefix itself (the notebook's base URL) or at its root. */
+  keepsPrefix: boolean;
+}
+
+const MOUNTS: Mount[] = [
+  { prefix: '/jupyter', service: 'jupyter', unavailable: 'JUPYTER_UNAVAILABLE', starting: 'JUPYTER_STARTING', home: 'tree', keepsPrefix: true },
+  { prefix: '/service', service: 'service', unavailable: 'SERVICE_UNAVAILABLE', starting: 'SERVICE_STARTING', home: '', keepsPrefix: false },
+];
 
 declare module 'fastify' {
   interface FastifyRequest {
-    notebook?: Target;
+    machineService?: Target;
   }
 }
 
-export async function jupyterRoutes(app: FastifyInstance, ctx: AppContext) {
-  const driver = ctx.drivers.compute;
+export async function machineProxyRoutes(app: FastifyInstance, ctx: AppContext) {
   // Bodies pass through untouched (uploads, notebook JSON).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+  for (const mount of MOUNTS) mountService(app, ctx, mount);
+}
 
+function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
+  const driver = ctx.drivers.compute;
   const admit = async (req: FastifyRequest<{ Params: { id: string } }>) => {
     const id = req.params.id;
     if (!/^[0-9a-f-]{36}$/i.test(id)) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在`);
     const { token: session } = await ctx.accessGate.admitBrowser(req, id);
-    const socket = driver.services?.includes('jupyter') ? driver.socketOf!(id, 'jupyter') : null;
-    if (!socket) throw new AppError('JUPYTER_UNAVAILABLE');
-    const access = await ctx.instances.accessOf(id);
-    req.notebook = { socket, token: access!.jupyterToken, session };
+    const socket = driver.services?.includes(m.service) ? driver.socketOf!(id, m.service) : null;
+    if (!socket) throw new AppError(m.unavailable);
+    const mounted = `${m.prefix}/${id}`;
+    const path = m.keepsPrefix ? req.url : req.url.slice(mounted.length) || '/';
+    const extra: Record<string, string> =
+      m.service === 'jupyter' ? { authorization: `token ${(await ctx.instances.accessOf(id))!.jupyterToken}` } : { 'x-forwarded-prefix': mounted };
+    req.machineService = { socket, path, extra, session, starting: m.starting };
   };
 
-  app.get<{ Params: { id: string } }>('/jupyter/:id', async (req, reply) => reply.redirect(`/jupyter/${req.params.id}/tree`));
+  app.get<{ Params: { id: string } }>(`${m.prefix}/:id`, async (req, reply) => reply.redirect(`${m.prefix}/${req.params.id}/${m.home}`));
   app.route<{ Params: { id: string } }>({
     method: 'GET',
-    url: '/jupyter/:id/*',
+    url: `${m.prefix}/:id/*`,
     preHandler: admit,
     handler: (req, reply) => forward(req, reply),
     wsHandler: (socket, req) => relay(socket, req as FastifyRequest<{ Params: { id: string } }>, ctx),
   });
   app.route<{ Params: { id: string } }>({
     method: ['POST', 'PUT', 'PATCH', 'DELETE'],
-    url: '/jupyter/:id/*',
+    url: `${m.prefix}/:id/*`,
     preHandler: admit,
     handler: (req, reply) => forward(req, reply),
   });
@@ -72,7 +103,7 @@ function upstreamHeaders(req: FastifyRequest, t: Target, drop: string[] = []): h
     .join('; ');
   if (cookie) headers.cookie = cookie;
   else delete headers.cookie;
-  headers.authorization = `token ${t.token}`;
+  Object.assign(headers, t.extra);
   // The notebook compares Origin with Host: it must see the console's host.
   headers.host = req.headers.host ?? 'localhost';
   return headers;
@@ -80,9 +111,9 @@ function upstreamHeaders(req: FastifyRequest, t: Target, drop: string[] = []): h
 
 /** One HTTP request to the notebook and its answer, streamed both ways. */
 function forward(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const t = req.notebook!;
+  const t = req.machineService!;
   return new Promise((resolve, reject) => {
-    const upstream = http.request({ socketPath: t.socket, method: req.method, path: req.url, headers: upstreamHeaders(req, t) });
+    const upstream = http.request({ socketPath: t.socket, method: req.method, path: t.path, headers: upstreamHeaders(req, t) });
     upstream.once('response', (res) => {
       reply.hijack();
       const headers = { ...res.headers };
@@ -93,17 +124,17 @@ function forward(req: FastifyRequest, reply: FastifyReply): Promise<void> {
       res.once('error', () => reply.raw.destroy());
     });
     // Not listening yet (it starts with the machine) or gone: the user should retry in a moment.
-    upstream.once('error', () => (reply.sent ? resolve() : reject(new AppError('JUPYTER_STARTING'))));
+    upstream.once('error', () => (reply.sent ? resolve() : reject(new AppError(t.starting))));
     const body = req.body as Readable | undefined;
     if (body && typeof body.pipe === 'function') body.pipe(upstream);
     else upstream.end();
   });
 }
 
-/** A WebSocket of the notebook (kernel channels, terminals), message by message. */
+/** A WebSocket of the service (the notebook's kernel channels and terminals), message by message. */
 function relay(client: WebSocket, req: FastifyRequest<{ Params: { id: string } }>, ctx: AppContext) {
-  const t = req.notebook!;
-  const upstream = new WebSocket(`ws+unix://${t.socket}:${req.url}`, {
+  const t = req.machineService!;
+  const upstream = new WebSocket(`ws+unix://${t.socket}:${t.path}`, {
     headers: upstreamHeaders(req, t, WS_OWN) as Record<string, string>,
     perMessageDeflate: false,
   });

@@ -1,14 +1,17 @@
 /**
- * The notebook of a real sandbox behind the console's proxy: the owner's browser session reaches
- * it (pages, REST, a kernel over WebSocket evaluating 1+1); nobody else does, and logging out ends
- * the kernel connection.
+ * The services of a real sandbox behind the console's proxy. The notebook: the owner's browser
+ * session reaches it (pages, REST, a kernel over WebSocket evaluating 1+1); nobody else does, and
+ * logging out ends the kernel connection. 自定义服务: what the user serves on port 6006 inside.
  */
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { API, SESSION_COOKIE } from '@console/contract';
 import { post, startTestServer, type TestServer } from '../../../test/harness.js';
 import { listen, localKit } from '../../../test/local-kit.js';
+import { execIn } from '../../drivers/compute/local/sandbox.js';
 
 let s: TestServer;
 let base: string;
@@ -55,6 +58,31 @@ beforeAll(async () => {
   base = await listen(s);
 });
 afterAll(async () => s.close());
+
+describe('自定义服务 (port 6006) proxy', () => {
+  it('says how to start a service until one listens, then serves it from its root; only to the owner', async () => {
+    const u = await kit.fundedUser('100');
+    const other = await kit.fundedUser('100');
+    const id = await kit.runningInstance(u.token);
+    const url = (await kit.instance(u.token, id)).access!.serviceUrl!;
+    expect(url).toBe(`${s.ctx.config.publicBaseUrl}/service/${id}/`);
+    const local = `${base}/service/${id}`;
+
+    let hint: Response | null = null;
+    for (let i = 0; i < 100 && (hint = await fetch(`${local}/`, { headers: cookie(u.token) })).status === 503; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(hint!.status).toBe(502);
+    expect(await hint!.text()).toContain('6006 端口没有服务在监听');
+
+    writeFileSync(path.join(s.dataDir, 'local-compute', 'hosts', (await kit.row(id)).hostId!, id, 'data', 'hello.txt'), 'served-from-6006\n');
+    execIn(kit.driver().sandbox(id)!, ['python3', '-m', 'http.server', '6006', '--bind', '127.0.0.1', '--directory', '/root/autodl-tmp'], { stdio: 'ignore' });
+    let served: Response | null = null;
+    for (let i = 0; i < 100 && (served = await fetch(`${local}/hello.txt`, { headers: cookie(u.token) })).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await served!.text()).toBe('served-from-6006\n');
+    expect((await fetch(`${local}/hello.txt`, { headers: cookie(other.token) })).status).toBe(403);
+    expect((await fetch(`${local}/hello.txt`)).status).toBe(401);
+  });
+});
 
 describe('notebook proxy', () => {
   it('serves the owner the notebook: its page, a kernel that evaluates 1+1, and ends the kernel socket on logout', async () => {
