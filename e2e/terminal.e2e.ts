@@ -2,7 +2,8 @@
  * Real instances (COMPUTE_DRIVER=local, bubblewrap sandboxes on this machine), in Chromium: a new
  * account buys a post-paid CPU instance, opens its web terminal from the list, types a command and
  * reads its output; a file written in the shell is on the instance's data disk; the login command and
- * password of the 登录信息 tab work with OpenSSH's own ssh and scp.
+ * password of the 登录信息 tab work with OpenSSH's own ssh and scp; a 云桌面's desktop is drawn in the
+ * browser at /rdp/:id and /free/:id.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { startServer, type RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'terminal');
 const NAME = 'e2e-shell';
+const DESK = 'e2e-desk';
 
 describe('web terminal on a real instance', () => {
   let server: RunningServer;
@@ -116,4 +118,41 @@ describe('web terminal on a real instance', () => {
     await notebook.screenshot({ path: path.join(shots, '40-notebook.png') });
     await notebook.close();
   });
+
+  it('buys a 云桌面 and sees its desktop drawn at /rdp/:id and alone in the window at /free/:id', async () => {
+    await page.goto(`${server.url}/stats/purchase?category=Desktop&regionId=bj-b&sizeId=dsk-c4m8&imageId=win-server-2022&cycle=Hour&name=${DESK}`);
+    await page.getByTestId('quote-total').getByText('¥0.35').waitFor();
+    await page.getByRole('button', { name: '立即购买' }).click();
+    const confirm = page.locator('.ant-modal-confirm').filter({ hasText: '确认订单' });
+    await confirm.getByText(DESK).waitFor();
+    await animationsDone(page);
+    await confirm.getByRole('button', { name: '提交订单' }).click();
+    await page.waitForURL('**/console/desktop', { timeout: 60_000 });
+    const desk = page.locator('tr[data-row-key]').filter({ hasText: DESK });
+    await desk.locator('.ant-tag', { hasText: /^运行中$/ }).waitFor({ timeout: 30_000 });
+    const deskId = (await desk.getAttribute('data-row-key'))!;
+
+    await desk.getByRole('link', { name: '远程桌面' }).click();
+    await page.waitForURL(`**/rdp/${deskId}`);
+    await page.getByTestId('desktop-status').getByText('已连接').waitFor({ timeout: 20_000 });
+    await expect.poll(() => canvasColours(page), { timeout: 15_000 }).toBeGreaterThan(1);
+    await shot('50-rdp');
+
+    await page.goto(`${server.url}/free/${deskId}`);
+    await expect.poll(() => canvasColours(page), { timeout: 20_000 }).toBeGreaterThan(1);
+    expect(await page.locator('.app-header').count()).toBe(0);
+    await page.screenshot({ path: path.join(shots, '51-free.png') });
+  });
 });
+
+/** How many colours the remote desktop's canvas shows (1: nothing drawn yet). */
+function canvasColours(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const canvas = document.querySelector<HTMLCanvasElement>('[data-testid=remote-desktop] canvas');
+    if (!canvas || !canvas.width) return 0;
+    const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+    const seen = new Set<number>();
+    for (let i = 0; i < data.length && seen.size < 10; i += 4 * 97) seen.add((data[i]! << 16) | (data[i + 1]! << 8) | data[i + 2]!);
+    return seen.size;
+  });
+}

@@ -115,6 +115,8 @@ export const API = {
   instancePassword: '/upgpu/api/v2.1/instances/:id/password',
   /** The web terminal: a WebSocket to a login shell inside the running instance (text out, JSON messages in). */
   instanceTerminal: '/upgpu/api/v2.1/instances/:id/terminal',
+  /** The desktop of a 云桌面 / 云游戏 / 跨境电商 machine: a WebSocket carrying VNC (RFB) for noVNC. */
+  instanceDesktop: '/upgpu/api/v2.1/instances/:id/desktop',
   instanceMigrate: '/upgpu/api/v2.1/instances/:id/migrate',
   instanceMigrateTargets: '/upgpu/api/v2.1/instances/:id/migrate/targets',
   // My data (spec §2 /console/gpudata): images saved from instances, shared by link; data disks.

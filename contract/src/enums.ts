@@ -13,6 +13,8 @@ export const InstanceCategory = labels({
   Ebusiness: '跨境电商',
 });
 export type InstanceCategory = keyof typeof InstanceCategory.map;
+/** Machines used through a graphical desktop in the browser (/rdp/:id): 云桌面, 云游戏, 跨境电商. */
+export const DESKTOP_CATEGORIES: readonly InstanceCategory[] = ['Desktop', 'Game', 'Ebusiness'];
 
 export const BillingCycle = labels({ Usage: '按量', Hour: '按时', Day: '按日', Week: '按周', Month: '按月' });
 export type BillingCycle = keyof typeof BillingCycle.map;

@@ -64,6 +64,7 @@ export const ERRORS = {
   JUPYTER_UNAVAILABLE: { code: 40029002, message: '该实例暂不提供 Jupyter，请通过终端或 SSH 使用' },
   JUPYTER_STARTING: { code: 50329001, message: 'Jupyter 正在启动，请几秒后刷新页面' },
   SERVICE_UNAVAILABLE: { code: 40029003, message: '该实例暂不提供自定义服务访问' },
+  DESKTOP_UNAVAILABLE: { code: 40029004, message: '该实例没有远程桌面：云桌面、云游戏和跨境电商实例开机后可用' },
   SERVICE_STARTING: { code: 50329002, message: '自定义服务的转发正在启动，请几秒后刷新页面' },
   TERMINAL_LIMIT: { code: 42929001, message: '打开的终端过多（每个账号最多 10 个），请先关闭不用的终端页面' },
   // Notices: "有卡时通知我" subscriptions, codes 4xx28xxx.

@@ -283,6 +283,7 @@ export async function createContext(opts: {
       simulatedPages: drivers.compute.name === 'simulated',
       notebookProxy: Boolean(drivers.compute.services?.includes('jupyter')),
       serviceProxy: Boolean(drivers.compute.services?.includes('service')),
+      desktop: Boolean(drivers.compute.services?.includes('desktop')),
     },
   });
   const bandwidthRefunds = new DowngradeRefunds({ clock, orders, checkout, gifts });

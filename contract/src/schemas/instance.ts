@@ -226,6 +226,7 @@ export const instanceAccessSchema = z.object({
   jupyterUrl: z.string().nullable(),
   appUrl: z.string().nullable().describe('镜像应用的访问地址'),
   terminal: z.boolean().describe('运行中可在控制台打开网页终端'),
+  desktop: z.boolean().describe('运行中可在浏览器中打开远程桌面（/rdp/:id）'),
   serviceUrl: z.string().nullable().describe('自定义服务：实例内监听 6006 端口的 HTTP 服务的访问地址'),
 });
 

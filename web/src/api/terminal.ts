@@ -21,10 +21,19 @@ const SOCKET_OPEN = 1;
 /** Waits before each automatic reconnect after a dropped connection; then the user decides. */
 const RETRY_DELAYS_MS = [300, 1000, 2000, 4000, 8000];
 
-export function terminalUrl(instanceId: string, query: Record<string, string | number>): string {
+/** A WebSocket address on the console's API (the session cookie goes with it). */
+export function socketUrl(path: string, query: Record<string, string | number> = {}): string {
   const origin = BASES.main.url || window.location.origin;
   const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
-  return `${origin.replace(/^http/, 'ws')}${API.instanceTerminal.replace(':id', encodeURIComponent(instanceId))}?${qs}`;
+  return `${origin.replace(/^http/, 'ws')}${path}${qs.size ? `?${qs}` : ''}`;
+}
+
+export function terminalUrl(instanceId: string, query: Record<string, string | number>): string {
+  return socketUrl(API.instanceTerminal.replace(':id', encodeURIComponent(instanceId)), query);
+}
+
+export function desktopUrl(instanceId: string): string {
+  return socketUrl(API.instanceDesktop.replace(':id', encodeURIComponent(instanceId)));
 }
 
 /**

@@ -122,6 +122,7 @@ export const machineSpecSchema = z.object({
   sshPassword: z.string().min(1).max(256),
   jupyterToken: z.string().max(256),
   appPort: z.number().int().min(1).max(65535).nullable(),
+  desktop: z.boolean().default(false),
 });
 const empty = z.object({}).strict();
 export const operationSchema = z.discriminatedUnion('kind', [

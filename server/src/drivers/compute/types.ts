@@ -24,6 +24,8 @@ export interface MachineSpec {
   jupyterToken: string;
   /** The port an image application listens on, if any. */
   appPort: number | null;
+  /** A graphical desktop the user reaches in the browser (云桌面, 云游戏, 跨境电商 machines). */
+  desktop?: boolean;
 }
 
 /** Where a user reaches the machine, known once it is created. */
@@ -108,6 +110,7 @@ export interface ShellCommand {
 
 /**
  * `jupyter`: the notebook, served inside the machine under base URL `/jupyter/<instanceId>/`;
- * `service`: the 自定义服务 port (6006) inside the machine, as plain HTTP from its root.
+ * `service`: the 自定义服务 port (6006) inside the machine, as plain HTTP from its root;
+ * `desktop`: the machine's desktop as a VNC (RFB) server.
  */
-export type MachineService = 'jupyter' | 'service';
+export type MachineService = 'jupyter' | 'service' | 'desktop';

@@ -2,6 +2,7 @@
  * The web terminal's WebSocket: admitted like any request (session, the instance is the caller's
  * and running), then watched by the gate for as long as it stays open.
  */
+import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { WebSocket } from 'ws';
@@ -105,4 +106,57 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
       }
     },
   );
+
+  r.get(
+    API.instanceDesktop,
+    {
+      websocket: true,
+      schema: { tags: ['实例'], summary: '远程桌面（WebSocket，VNC/RFB，供 noVNC 使用）', params: instanceIdParamsSchema },
+      onRequest: ctx.auth.requireAuth,
+      preHandler: async (req) => {
+        await accessGate.admit(req, req.params.id);
+        if (!ctx.drivers.compute.socketOf?.(req.params.id, 'desktop')) throw new AppError('DESKTOP_UNAVAILABLE');
+      },
+    },
+    (socket, req) => relayDesktop(socket, ctx.drivers.compute.socketOf!(req.params.id, 'desktop')!, req.params.id, findToken(req)!.token, ctx),
+  );
+}
+
+/** The desktop starts with the machine and takes a second or two: a connection that comes early waits for it this long. */
+const DESKTOP_START_MS = 15_000;
+
+/** The browser's noVNC WebSocket to the machine's VNC socket, bytes both ways; a slow browser holds the desktop's output. */
+function relayDesktop(client: WebSocket, socketPath: string, instanceId: string, token: string, ctx: AppContext) {
+  const live = { token, instanceId, close: () => client.close(TERMINAL_CLOSE.forbidden, 'access ended') };
+  ctx.accessGate.watch(live);
+  let vnc: net.Socket | null = null;
+  const waiting: Buffer[] = [];
+  client.on('message', (data) => (vnc ? vnc.write(data as Buffer) : waiting.push(data as Buffer)));
+  client.on('close', () => {
+    ctx.accessGate.forget(live);
+    vnc?.destroy();
+  });
+  const deadline = Date.now() + DESKTOP_START_MS;
+  const attempt = () => {
+    const socket = net.createConnection(socketPath);
+    socket.once('error', () => {
+      if (client.readyState !== client.OPEN) return;
+      if (Date.now() < deadline) setTimeout(attempt, 200);
+      else client.close(1011, 'desktop unavailable');
+    });
+    socket.once('connect', () => {
+      if (client.readyState !== client.OPEN) return socket.destroy();
+      vnc = socket;
+      for (const chunk of waiting.splice(0)) socket.write(chunk);
+      socket.on('data', (data) => {
+        if (client.readyState !== client.OPEN) return;
+        client.send(data, { binary: true }, () => {
+          if (socket.isPaused() && client.bufferedAmount < LOW_WATER) socket.resume();
+        });
+        if (client.bufferedAmount > HIGH_WATER) socket.pause();
+      });
+      socket.on('close', () => client.close());
+    });
+  };
+  attempt();
 }

@@ -25,6 +25,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { and, eq, inArray, isNull, like, ne, notInArray, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import {
+  DESKTOP_CATEGORIES,
   InstanceActionLabel,
   InstanceStatus,
   InstanceTaskLabel,
@@ -309,6 +310,7 @@ export class InstanceService {
     else if (action === 'release') await d.destroy(opId, row.id);
   }
 
+  /** The machine spec the driver creates from (desktop machines get a graphical desktop). */
   private specOf(row: InstanceRow): MachineSpec {
     return {
       hostId: row.hostId,
@@ -324,6 +326,7 @@ export class InstanceService {
       sshPassword: this.deps.passwords.open(row.sshPasswordEnc),
       jupyterToken: row.jupyterToken,
       appPort: null,
+      desktop: DESKTOP_CATEGORIES.includes(row.category),
     };
   }
 

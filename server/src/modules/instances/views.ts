@@ -18,6 +18,7 @@ import {
   type InstanceCategory,
   type InstanceOperation,
   type InstanceStatus as Status,
+  DESKTOP_CATEGORIES,
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
@@ -49,7 +50,7 @@ export interface InstanceViewDeps {
    * (/jupyter/<id>/, /service/<id>/), and
    * the simulated fleet's own JupyterLab / application pages.
    */
-  reach: { terminal: boolean; simulatedPages: boolean; notebookProxy: boolean; serviceProxy: boolean };
+  reach: { terminal: boolean; simulatedPages: boolean; notebookProxy: boolean; serviceProxy: boolean; desktop: boolean };
 }
 
 export class InstanceViews {
@@ -212,6 +213,7 @@ export class InstanceViews {
             jupyterUrl: r.category === 'Gpu' || r.category === 'App' || r.category === 'Generic' ? this.jupyterUrl(r) : null,
             appUrl: this.deps.reach.simulatedPages && app ? `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}` : null,
             terminal: this.deps.reach.terminal,
+            desktop: this.deps.reach.desktop && DESKTOP_CATEGORIES.includes(r.category),
             serviceUrl: this.deps.reach.serviceProxy ? `${this.deps.publicBaseUrl}/service/${r.id}/` : null,
           }
         : null,

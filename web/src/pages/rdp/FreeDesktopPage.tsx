@@ -1,13 +1,8 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { useParams } from 'react-router';
+import { DesktopView } from './DesktopView';
 
+/** /free/:id — the same desktop alone in the whole window, without the console frame. */
 export default function FreeDesktopPage() {
-  return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="免费云桌面" />
-      </Card>
-    </PageFrame>
-  );
+  const { id = '' } = useParams();
+  return <DesktopView instanceId={id} bare />;
 }

@@ -1,13 +1,8 @@
-import { Card } from 'antd';
-import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { useParams } from 'react-router';
+import { DesktopView } from './DesktopView';
 
+/** /rdp/:id — the machine's desktop in the console, with its toolbar. */
 export default function RdpPage() {
-  return (
-    <PageFrame>
-      <Card>
-        <UnderConstruction what="远程桌面" />
-      </Card>
-    </PageFrame>
-  );
+  const { id = '' } = useParams();
+  return <DesktopView instanceId={id} />;
 }

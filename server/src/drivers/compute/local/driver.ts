@@ -28,6 +28,8 @@ import {
   serviceSocket,
   startNotebook,
   startServiceRelay,
+  startDesktop,
+  DESKTOP_PROGRAMS,
   PYTHON,
   layOut,
   removeDisks,
@@ -55,8 +57,17 @@ export interface LocalDriverOptions {
 
 export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   readonly name = 'local';
-  /** The notebook runs in every sandbox where the host has Debian's python3-notebook; the 6006 relay where it has python3. */
-  readonly services: readonly MachineService[] = [...(existsSync(NOTEBOOK) ? ['jupyter' as const] : []), ...(existsSync(PYTHON) ? ['service' as const] : [])];
+  /**
+   * The notebook runs in every sandbox where the host has Debian's python3-notebook, the 6006 relay
+   * where it has python3, a desktop in machines that ask for one where it has xvfb, x11vnc, fluxbox.
+   */
+  readonly services: readonly MachineService[] = [
+    ...(existsSync(NOTEBOOK) ? ['jupyter' as const] : []),
+    ...(existsSync(PYTHON) ? ['service' as const] : []),
+    ...(DESKTOP_PROGRAMS.every((p) => existsSync(p)) ? ['desktop' as const] : []),
+  ];
+  /** The running machines that have a desktop (their spec asks for one). */
+  private readonly desktops = new Set<string>();
   private readonly sandboxes = new Map<string, RunningSandbox>();
   /** Each instance's operations, one after another. */
   private readonly queues = new Map<string, Promise<void>>();
@@ -111,7 +122,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   /** Services inside the running sandboxes, through a Unix socket on the sandbox's own /run. */
   socketOf(instanceId: string, service: MachineService): string | null {
     const sandbox = this.sandboxes.get(instanceId);
-    return sandbox && this.services.includes(service) ? serviceSocket(sandbox, service) : null;
+    if (!sandbox || !this.services.includes(service) || (service === 'desktop' && !this.desktops.has(instanceId))) return null;
+    return serviceSocket(sandbox, service);
   }
 
   /** The instances whose sandboxes run in this process. */
@@ -241,6 +253,11 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     this.sandboxes.set(m.instanceId, sandbox);
     if (this.services.includes('jupyter')) startNotebook(sandbox, m.instanceId, (m.spec as MachineSpec).jupyterToken, this.opts.log);
     if (this.services.includes('service')) startServiceRelay(sandbox, this.opts.log);
+    this.desktops.delete(m.instanceId);
+    if (this.services.includes('desktop') && (m.spec as MachineSpec).desktop) {
+      startDesktop(sandbox, this.opts.log);
+      this.desktops.add(m.instanceId);
+    }
     await this.setMachine(m.instanceId, { power: 'running', gpu });
     void sandbox.ended.then(async () => {
       if (this.sandboxes.get(m.instanceId) !== sandbox) return; // stopped on purpose

@@ -233,7 +233,7 @@ export function AccessCell({ instance: i }: { instance: Instance }) {
             打开应用
           </a>
         )}
-        {running && i.category === 'Desktop' && (
+        {running && a.desktop && (
           <Link to={PAGE.rdp.replace(':id', encodeURIComponent(i.id))} style={{ fontSize: 12 }}>
             远程桌面
           </Link>
