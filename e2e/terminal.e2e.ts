@@ -36,6 +36,21 @@ describe('web terminal on a real instance', () => {
     await server?.stop();
   });
 
+  /** Buys a post-paid machine on the purchase page and waits for its row to read 运行中; its id. */
+  async function buyRunning(query: string, name: string, hourly: string, listPath: string): Promise<string> {
+    await page.goto(`${server.url}/stats/purchase?${query}&cycle=Hour&name=${name}`);
+    await page.getByTestId('quote-total').getByText(hourly).waitFor();
+    await page.getByRole('button', { name: '立即购买' }).click();
+    const confirm = page.locator('.ant-modal-confirm').filter({ hasText: '确认订单' });
+    await confirm.getByText(name).waitFor();
+    await animationsDone(page);
+    await confirm.getByRole('button', { name: '提交订单' }).click();
+    await page.waitForURL(`**${listPath}`, { timeout: 60_000 });
+    const line = page.locator('tr[data-row-key]').filter({ hasText: name });
+    await line.locator('.ant-tag', { hasText: /^运行中$/ }).waitFor({ timeout: 30_000 });
+    return (await line.getAttribute('data-row-key'))!;
+  }
+
   const shot = (name: string) => animationsDone(page).then(() => page.screenshot({ path: path.join(shots, `${name}.png`) }));
   const row = () => page.locator('tr[data-row-key]').filter({ hasText: NAME });
   /** What the terminal shows, row by row (xterm's DOM renderer). */
@@ -44,18 +59,7 @@ describe('web terminal on a real instance', () => {
   it('buys a post-paid CPU instance that comes up running and offers a terminal', async () => {
     await registerInBrowser(page, server.url, '136', 'Shell12345');
     await rechargeInBrowser(browser, page, server.url, 100);
-    await page.goto(`${server.url}/stats/purchase?category=Generic&sizeId=gen-c2m4&imageId=ubuntu-22.04&cycle=Hour&name=${NAME}`);
-    await page.getByTestId('quote-total').getByText('¥0.12').waitFor();
-    await page.getByRole('button', { name: '立即购买' }).click();
-    const confirm = page.locator('.ant-modal-confirm').filter({ hasText: '确认订单' });
-    await confirm.getByText(NAME).waitFor();
-    await animationsDone(page);
-    await confirm.getByRole('button', { name: '提交订单' }).click();
-    await page.waitForURL('**/console/generic/cpu', { timeout: 60_000 });
-    await row()
-      .locator('.ant-tag', { hasText: /^运行中$/ })
-      .waitFor({ timeout: 30_000 });
-    instanceId = (await row().getAttribute('data-row-key'))!;
+    instanceId = await buyRunning('category=Generic&sizeId=gen-c2m4&imageId=ubuntu-22.04', NAME, '¥0.12', '/console/generic/cpu');
     await shot('10-list-running');
   });
 
@@ -120,17 +124,8 @@ describe('web terminal on a real instance', () => {
   });
 
   it('buys a 云桌面 and sees its desktop drawn at /rdp/:id and alone in the window at /free/:id', async () => {
-    await page.goto(`${server.url}/stats/purchase?category=Desktop&regionId=bj-b&sizeId=dsk-c4m8&imageId=win-server-2022&cycle=Hour&name=${DESK}`);
-    await page.getByTestId('quote-total').getByText('¥0.35').waitFor();
-    await page.getByRole('button', { name: '立即购买' }).click();
-    const confirm = page.locator('.ant-modal-confirm').filter({ hasText: '确认订单' });
-    await confirm.getByText(DESK).waitFor();
-    await animationsDone(page);
-    await confirm.getByRole('button', { name: '提交订单' }).click();
-    await page.waitForURL('**/console/desktop', { timeout: 60_000 });
+    const deskId = await buyRunning('category=Desktop&regionId=bj-b&sizeId=dsk-c4m8&imageId=win-server-2022', DESK, '¥0.35', '/console/desktop');
     const desk = page.locator('tr[data-row-key]').filter({ hasText: DESK });
-    await desk.locator('.ant-tag', { hasText: /^运行中$/ }).waitFor({ timeout: 30_000 });
-    const deskId = (await desk.getAttribute('data-row-key'))!;
 
     await desk.getByRole('link', { name: '远程桌面' }).click();
     await page.waitForURL(`**/rdp/${deskId}`);
