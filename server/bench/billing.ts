@@ -23,7 +23,7 @@ async function tickOver(adminUrl: string, instances: number, check: boolean): Pr
   const database = await openDatabase({ url: db.url, poolSize: 4 });
   try {
     const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));
-    const config = loadConfig({ DATA_DIR: '/tmp/console-bench', DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
+    const config = loadConfig({ DATA_DIR: '/tmp/console-bench', DATABASE_URL: db.url, LOG_LEVEL: 'silent', COMPUTE_DRIVER: 'simulated' });
     const ctx = await createContext({ config, database, clock, log: pino({ level: 'silent' }) });
     const accounts = Math.ceil(instances / PER_ACCOUNT);
     const run = (q: ReturnType<typeof sql>) => database.db.execute(q);

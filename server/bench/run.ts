@@ -7,7 +7,8 @@
  * of the machine's PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres;
  * skipped when none answers). While the PGlite server is up, the GPU market's first-load
  * JavaScript in Chromium (bench/assets.ts, ≤ 300 KB); then the model gateway against its upstream
- * called directly (bench/gateway.ts). Then, on PostgreSQL: ledger transfers
+ * called directly (bench/gateway.ts), and a real instance's start-to-usable time (bench/local-start.ts,
+ * under 3 s). Then, on PostgreSQL: ledger transfers
  * against pgbench (ratio 0.5) and one billing tick over 1,000 / 10,000 / 100,000 running
  * instances (100,000 under 10 s).
  */
@@ -17,6 +18,7 @@ import { benchBilling } from './billing.js';
 import { benchFirstLoad } from './assets.js';
 import { benchHttp } from './http.js';
 import { benchGateway } from './gateway.js';
+import { benchLocalStart } from './local-start.js';
 import { createScratchDatabase } from '../test/scratch-db.js';
 
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -59,6 +61,7 @@ async function ledgerOnPostgres(): Promise<boolean> {
 async function main() {
   let missed = await benchHttp(undefined, async (base) => ((await benchFirstLoad(base)) ? 0 : 1));
   missed += await benchGateway();
+  if (await benchLocalStart()) missed++;
   if (await postgresAnswers()) {
     missed += await httpOnPostgres();
     if (!(await ledgerOnPostgres())) missed++;

@@ -3,6 +3,7 @@
  * generator: the real app plus a bare route as the baseline. Prints its address on stdout.
  */
 import { buildApp } from '../src/app.js';
+import { startScheduler } from '../src/jobs/scheduler.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
@@ -12,7 +13,13 @@ import { yuanToUnits } from '@console/contract';
 import { DEMO_ACCOUNT, seedDemo } from '../src/db/seed.js';
 import { users } from '../src/db/schema.js';
 
-const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent', DATA_DIR: process.env.BENCH_DATA_DIR ?? '/tmp/console-bench' });
+// The simulated fleet unless a case asks for real sandboxes (local-start.ts).
+const config = loadConfig({
+  COMPUTE_DRIVER: 'simulated',
+  ...process.env,
+  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+  DATA_DIR: process.env.BENCH_DATA_DIR ?? '/tmp/console-bench',
+});
 const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
 const { app, ctx } = await buildApp({ config, database, clock: systemClock, logger: process.env.BENCH_LOG_LEVEL ? true : false });
 app.get('/__bench/bare', async () => ({ ok: true }));
@@ -29,6 +36,11 @@ if (process.env.BENCH_FUND_DEMO_YUAN) {
       { account: { userId: demo!.id, kind: 'cash' }, amount },
     ],
   });
+}
+if (process.env.BENCH_JOBS) {
+  // The background jobs of `npm start` (the reconciler that marks a machine 运行中): the local-start case needs them.
+  const stopJobs = startScheduler(ctx, app.log);
+  app.addHook('onClose', async () => stopJobs());
 }
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(JSON.stringify({ address, database: database.kind }));
