@@ -144,7 +144,7 @@ const SLIRP = '/usr/bin/slirp4netns';
  */
 async function connectNetwork(initPid: number, paths: SandboxPaths): Promise<ChildProcess> {
   writeFileSync(path.join(paths.system, 'etc', 'resolv.conf'), 'nameserver 10.0.2.3\n');
-  const slirp = spawn(SLIRP, ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', String(initPid), 'tap0'], {
+  const slirp = spawn(SLIRP, ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', `--userns-path=/proc/${initPid}/ns/user`, String(initPid), 'tap0'], {
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -183,8 +183,9 @@ const SANDBOX_ENV = {
 
 /** A command line that runs `command` inside a running sandbox: in its namespaces, at its root, as its root user. */
 export function commandIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[]): { file: string; args: string[]; env: Record<string, string> } {
-  // --user first: what joins has the capabilities of the sandbox's root, never the host's.
-  const args = ['--target', String(sandbox.initPid), '--user', '--pid', '--mount', '--uts', '--ipc', '--net', '--root', '--wd', '--', ...command];
+  // --user first: what joins has the capabilities of the sandbox's root, never the host's; the same
+  // credentials (as its root), which also works for a server that is not root (no setgroups there).
+  const args = ['--target', String(sandbox.initPid), '--preserve-credentials', '--user', '--pid', '--mount', '--uts', '--ipc', '--net', '--root', '--wd', '--', ...command];
   return { file: 'nsenter', args, env: { ...SANDBOX_ENV } };
 }
 
