@@ -115,6 +115,14 @@ export const API = {
   instancePassword: '/upgpu/api/v2.1/instances/:id/password',
   /** The web terminal: a WebSocket to a login shell inside the running instance (text out, JSON messages in). */
   instanceTerminal: '/upgpu/api/v2.1/instances/:id/terminal',
+  /** 文件存储: GET lists a folder (?path=), DELETE removes a file or folder (?path=). */
+  fileStore: '/upgpu/api/v2.1/filestore',
+  /** POST multipart (field `file`) into the folder ?path=. */
+  fileStoreUpload: '/upgpu/api/v2.1/filestore/upload',
+  /** GET one file (?path=) as a download. */
+  fileStoreDownload: '/upgpu/api/v2.1/filestore/download',
+  fileStoreFolder: '/upgpu/api/v2.1/filestore/folder',
+  fileStoreRename: '/upgpu/api/v2.1/filestore/rename',
   /** The desktop of a 云桌面 / 云游戏 / 跨境电商 machine: a WebSocket carrying VNC (RFB) for noVNC. */
   instanceDesktop: '/upgpu/api/v2.1/instances/:id/desktop',
   instanceMigrate: '/upgpu/api/v2.1/instances/:id/migrate',

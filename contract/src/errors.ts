@@ -67,6 +67,12 @@ export const ERRORS = {
   DESKTOP_UNAVAILABLE: { code: 40029004, message: '该实例没有远程桌面：云桌面、云游戏和跨境电商实例开机后可用' },
   SERVICE_STARTING: { code: 50329002, message: '自定义服务的转发正在启动，请几秒后刷新页面' },
   TERMINAL_LIMIT: { code: 42929001, message: '打开的终端过多（每个账号最多 10 个），请先关闭不用的终端页面' },
+  // 文件存储, codes 4xx31xxx.
+  FILESTORE_UNAVAILABLE: { code: 40031004, message: '文件存储仅在本机实例（COMPUTE_DRIVER=local）上提供' },
+  FILESTORE_QUOTA: { code: 40031001, message: '文件存储空间不足，请删除不需要的文件后再上传' },
+  FILESTORE_EXISTS: { code: 40931001, message: '同名的文件或文件夹已存在，请换一个名称' },
+  FILESTORE_NOT_A_FOLDER: { code: 40031002, message: '该路径不是文件夹' },
+  FILESTORE_NOT_A_FILE: { code: 40031003, message: '该路径不是文件（文件夹不能直接下载）' },
   // Notices: "有卡时通知我" subscriptions, codes 4xx28xxx.
   GPU_SUBSCRIPTION_LIMIT: { code: 40028001, message: '「有卡时通知我」最多同时订阅 20 个，请先在消息中心的「有卡提醒」中取消不需要的订阅' },
   // The model service: API keys, codes 4xx40xxx.

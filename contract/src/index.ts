@@ -14,6 +14,7 @@ export * from './schemas/order.js';
 export * from './schemas/invoice.js';
 export * from './schemas/instance.js';
 export * from './schemas/terminal.js';
+export * from './schemas/filestore.js';
 export * from './schemas/account.js';
 export * from './schemas/storage.js';
 export * from './schemas/bandwidth.js';

@@ -37,6 +37,7 @@ import { invoiceRoutes } from './modules/invoices/index.js';
 import { operatorRoutes } from './modules/operator/index.js';
 import { instanceRoutes } from './modules/instances/index.js';
 import { accessRoutes, machineProxyRoutes, SshGateway } from './modules/access/index.js';
+import { fileStoreRoutes } from './modules/filestore/index.js';
 import { imageRoutes } from './modules/images/index.js';
 import { noticeRoutes } from './modules/notices/index.js';
 import { gatewayRoutes, modelRoutes } from './modules/model/index.js';
@@ -149,6 +150,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => operatorRoutes(scope, ctx));
   await app.register(async (scope) => instanceRoutes(scope, ctx));
   await app.register(async (scope) => accessRoutes(scope, ctx));
+  await app.register(async (scope) => fileStoreRoutes(scope, ctx));
   // Its own scope: request bodies into the machines' services pass through unparsed.
   await app.register(async (scope) => machineProxyRoutes(scope, ctx));
   await app.register(async (scope) => imageRoutes(scope, ctx));

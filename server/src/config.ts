@@ -89,6 +89,8 @@ const envSchema = z.object({
    * `auto` local where bubblewrap works, otherwise simulated (chooseComputeDriver).
    */
   COMPUTE_DRIVER: z.enum([...COMPUTE_DRIVER_NAMES, 'auto']).default('auto'),
+  /** 文件存储: the free space of each account's file tree (mounted at /root/shared in its local instances), in GB. */
+  FILESTORE_QUOTA_GB: z.coerce.number({ error: '应为整数（GB）' }).int().min(1).max(100_000).default(20),
   /** The SSH gateway into instances whose driver gives shells (local): `ssh -p <port> root@<PUBLIC_BASE_URL's host>`; 0: any free port. */
   SSH_GATEWAY_PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).default(2222),
   /** The controller's base URL; plain http only to a loopback address (create carries SSH passwords). */

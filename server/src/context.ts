@@ -2,6 +2,7 @@
  * Everything a route needs, built once per server: configuration, the database, the drivers of
  * the outside worlds and the domain services. Tests build the same thing with other drivers.
  */
+import { FileStore } from './modules/filestore/index.js';
 import { AccessGate, Terminals } from './modules/access/index.js';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Clock } from './clock.js';
@@ -144,6 +145,8 @@ export interface AppContext {
   accessGate: AccessGate;
   /** The web terminal's shells. */
   terminals: Terminals;
+  /** 文件存储 (null unless instances are local sandboxes, the only machines that mount it). */
+  fileStore: FileStore | null;
   /** Where the SSH gateway listens (app.ts starts it with the HTTP server when the driver gives shells). */
   sshEndpoint: { port: number };
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
@@ -182,7 +185,16 @@ export async function makeDrivers(
           config.PAYMENT_DRIVER === 'sandbox' ? { store: new DbSandboxStore(db), gatewayKeys: await sandboxGatewayKeys(db, clock.now()), log } : undefined,
       },
     );
-  const compute = given.compute ?? makeComputeDriver(config.COMPUTE_DRIVER, { config, db, clock, log: (m) => log.warn(m), sshPort: () => sshEndpoint.port });
+  const compute =
+    given.compute ??
+    makeComputeDriver(config.COMPUTE_DRIVER, {
+      config,
+      db,
+      clock,
+      log: (m) => log.warn(m),
+      sshPort: () => sshEndpoint.port,
+      fileStoreRoot: fileStoreRoot(config),
+    });
   const realName: RealNameDriver =
     config.REALNAME_DRIVER === 'aliyun'
       ? new AliyunRealNameDriver({
@@ -410,6 +422,7 @@ export async function createContext(opts: {
   sessions.onRevoke(() => accessGate.recheckSoon());
   children.onChange(() => accessGate.recheckSoon());
   const terminals = new Terminals(drivers.compute);
+  const fileStore = drivers.compute.name === 'local' ? new FileStore({ root: fileStoreRoot(config), quotaBytes: config.FILESTORE_QUOTA_GB * 1024 ** 3 }) : null;
   return {
     config,
     database,
@@ -460,6 +473,7 @@ export async function createContext(opts: {
     conversations,
     accessGate,
     terminals,
+    fileStore,
     sshEndpoint,
     localOperatorToken: null,
     reloadCatalogue,
@@ -468,4 +482,9 @@ export async function createContext(opts: {
       clear: (reply) => void reply.clearCookie(SESSION_COOKIE, cookieOptions),
     },
   };
+}
+
+/** Where the accounts' 文件存储 trees live (the local driver mounts `<root>/<payerId>`). */
+export function fileStoreRoot(config: Pick<Config, 'dataDir'>): string {
+  return path.join(config.dataDir, 'filestore');
 }

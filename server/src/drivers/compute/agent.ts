@@ -123,6 +123,7 @@ export const machineSpecSchema = z.object({
   jupyterToken: z.string().max(256),
   appPort: z.number().int().min(1).max(65535).nullable(),
   desktop: z.boolean().default(false),
+  fileStoreId: z.string().max(128).optional(),
 });
 const empty = z.object({}).strict();
 export const operationSchema = z.discriminatedUnion('kind', [

@@ -29,14 +29,24 @@ export interface ComputeDriverDeps {
   log: (message: string) => void;
   /** The port the SSH gateway listens on (known once it does). */
   sshPort: () => number;
+  /** Where the accounts' 文件存储 trees live (mounted at /root/shared). */
+  fileStoreRoot: string;
 }
 
 export const COMPUTE_DRIVERS = {
   simulated: ({ config, db, clock }) => new SimulatedComputeDriver(db, clock, parseSimDelays(config.COMPUTE_SIM_DELAYS), config.COMPUTE_SIM_DOMAIN),
   agent: ({ config }) =>
     new AgentComputeDriver({ baseUrl: config.COMPUTE_AGENT_URL!, keyId: config.COMPUTE_AGENT_KEY_ID!, secret: config.COMPUTE_AGENT_SECRET! }),
-  local: ({ config, db, clock, log, sshPort }) =>
-    new LocalComputeDriver({ db, clock, log, dir: path.join(config.dataDir, 'local-compute'), sshHost: new URL(config.publicBaseUrl).hostname, sshPort }),
+  local: ({ config, db, clock, log, sshPort, fileStoreRoot }) =>
+    new LocalComputeDriver({
+      db,
+      clock,
+      log,
+      dir: path.join(config.dataDir, 'local-compute'),
+      sshHost: new URL(config.publicBaseUrl).hostname,
+      sshPort,
+      fileStoreRoot,
+    }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
 
 export type ComputeDriverName = keyof typeof COMPUTE_DRIVERS;

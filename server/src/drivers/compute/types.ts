@@ -26,6 +26,8 @@ export interface MachineSpec {
   appPort: number | null;
   /** A graphical desktop the user reaches in the browser (云桌面, 云游戏, 跨境电商 machines). */
   desktop?: boolean;
+  /** Whose 文件存储 the machine mounts at /root/shared (the paying account's id). */
+  fileStoreId?: string;
 }
 
 /** Where a user reaches the machine, known once it is created. */

@@ -327,6 +327,7 @@ export class InstanceService {
       jupyterToken: row.jupyterToken,
       appPort: null,
       desktop: DESKTOP_CATEGORIES.includes(row.category),
+      fileStoreId: row.userId,
     };
   }
 

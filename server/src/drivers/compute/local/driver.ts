@@ -51,6 +51,8 @@ export interface LocalDriverOptions {
   /** What the access details name as the SSH host and port (the console's SSH gateway). */
   sshHost: string;
   sshPort: () => number;
+  /** Where the accounts' 文件存储 trees live: a machine whose spec names one mounts it at /root/shared. */
+  fileStoreRoot?: string;
   bwrap?: string;
   log?: (message: string) => void;
 }
@@ -245,16 +247,24 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
 
   /** Runs the machine's sandbox and watches it: an end nobody asked for is reported. */
   private async runSandbox(m: MachineRow, gpu: boolean) {
+    const spec = m.spec as MachineSpec;
+    const sharedDir = spec.fileStoreId && this.opts.fileStoreRoot ? path.join(this.opts.fileStoreRoot, spec.fileStoreId) : undefined;
+    if (sharedDir) mkdirSync(sharedDir, { recursive: true });
     const sandbox = await startSandbox(
       this.paths(m),
-      { hostname: hostnameOf(m.instanceId), gpuDevices: gpu ? gpuDevices(this.opts.log) : [], env: gpu ? {} : { CUDA_VISIBLE_DEVICES: '' } },
+      {
+        hostname: hostnameOf(m.instanceId),
+        gpuDevices: gpu ? gpuDevices(this.opts.log) : [],
+        env: gpu ? {} : { CUDA_VISIBLE_DEVICES: '' },
+        sharedDir,
+      },
       this.opts.bwrap,
     );
     this.sandboxes.set(m.instanceId, sandbox);
-    if (this.services.includes('jupyter')) startNotebook(sandbox, m.instanceId, (m.spec as MachineSpec).jupyterToken, this.opts.log);
+    if (this.services.includes('jupyter')) startNotebook(sandbox, m.instanceId, spec.jupyterToken, this.opts.log);
     if (this.services.includes('service')) startServiceRelay(sandbox, this.opts.log);
     this.desktops.delete(m.instanceId);
-    if (this.services.includes('desktop') && (m.spec as MachineSpec).desktop) {
+    if (this.services.includes('desktop') && spec.desktop) {
       startDesktop(sandbox, this.opts.log);
       this.desktops.add(m.instanceId);
     }

@@ -86,6 +86,8 @@ describe('local compute sandbox (bubblewrap)', () => {
     listening.close();
     const power = await runIn(s, ['/bin/bash', '-c', 'id -u; mknod /root/disk b 8 0 2>&1; mount -o remount,rw /usr 2>&1; touch /usr/x 2>&1; true']);
     expect(power.stdout).toMatch(/^0\n/);
+    // Debian's alternatives resolve inside (awk is /etc/alternatives/awk → mawk).
+    expect((await runIn(s, ['awk', 'BEGIN { print 6 * 7 }'])).stdout).toBe('42\n');
     expect(power.stdout).toMatch(/mknod: .*Operation not permitted/);
     expect(power.stdout).toMatch(/mount: \/usr: /); // refused, whatever the words
     expect(power.stdout).toMatch(/touch: .*(Read-only file system|Permission denied)/);

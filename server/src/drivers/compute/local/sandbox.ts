@@ -15,7 +15,7 @@
  * 10.0.2.3, the host's loopback refused); without it the sandbox has a loopback only.
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Where the data disk is mounted inside the sandbox. */
@@ -46,6 +46,8 @@ export function layOut(paths: SandboxPaths, hostname: string): void {
     const from = path.join('/etc', file);
     if (existsSync(from)) copyFileSync(from, path.join(etc, file));
   }
+  // Debian's alternatives (awk, editor, pager…) are links through /etc/alternatives into /usr.
+  if (existsSync('/etc/alternatives')) cpSync('/etc/alternatives', path.join(etc, 'alternatives'), { recursive: true, verbatimSymlinks: true });
   writeFileSync(path.join(etc, 'hostname'), `${hostname}\n`);
   writeFileSync(path.join(etc, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
   writeFileSync(path.join(etc, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n');
@@ -63,7 +65,12 @@ export interface SandboxOptions {
   /** Device nodes of the cards assigned to the instance (e.g. /dev/nvidia0); none in no-card mode. */
   gpuDevices: readonly string[];
   env: Readonly<Record<string, string>>;
+  /** The account's 文件存储, mounted at SHARED_MOUNT. */
+  sharedDir?: string;
 }
+
+/** Where the account's 文件存储 is mounted inside the sandbox. */
+export const SHARED_MOUNT = '/root/shared';
 
 /** bwrap's arguments for the instance: namespaces, the read-only base, the two disks. */
 export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
@@ -91,6 +98,7 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/run');
   for (const dir of SYSTEM_DIRS) args.push('--bind', path.join(paths.system, dir), `/${dir}`);
   args.push('--bind', paths.data, DATA_MOUNT);
+  if (opts.sharedDir) args.push('--bind', opts.sharedDir, SHARED_MOUNT);
   for (const dev of opts.gpuDevices) args.push('--dev-bind', dev, dev);
   const env = { ...SANDBOX_ENV, ...opts.env };
   for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
@@ -144,9 +152,13 @@ const SLIRP = '/usr/bin/slirp4netns';
  */
 async function connectNetwork(initPid: number, paths: SandboxPaths): Promise<ChildProcess> {
   writeFileSync(path.join(paths.system, 'etc', 'resolv.conf'), 'nameserver 10.0.2.3\n');
-  const slirp = spawn(SLIRP, ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', `--userns-path=/proc/${initPid}/ns/user`, String(initPid), 'tap0'], {
-    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-  });
+  const slirp = spawn(
+    SLIRP,
+    ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', `--userns-path=/proc/${initPid}/ns/user`, String(initPid), 'tap0'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   slirp.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<never>((_, reject) =>
@@ -185,7 +197,21 @@ const SANDBOX_ENV = {
 export function commandIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[]): { file: string; args: string[]; env: Record<string, string> } {
   // --user first: what joins has the capabilities of the sandbox's root, never the host's; the same
   // credentials (as its root), which also works for a server that is not root (no setgroups there).
-  const args = ['--target', String(sandbox.initPid), '--preserve-credentials', '--user', '--pid', '--mount', '--uts', '--ipc', '--net', '--root', '--wd', '--', ...command];
+  const args = [
+    '--target',
+    String(sandbox.initPid),
+    '--preserve-credentials',
+    '--user',
+    '--pid',
+    '--mount',
+    '--uts',
+    '--ipc',
+    '--net',
+    '--root',
+    '--wd',
+    '--',
+    ...command,
+  ];
   return { file: 'nsenter', args, env: { ...SANDBOX_ENV } };
 }
 

@@ -1,0 +1,112 @@
+/**
+ * 文件存储 on real sandboxes: the console's file browser API on the account's tree, the same tree at
+ * /root/shared inside its local instances, and links planted from inside leading nowhere.
+ */
+import { existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API, type FileStoreListing } from '@console/contract';
+import { get, json, multipart, post, startTestServer, type TestServer } from '../../../test/harness.js';
+import { localKit } from '../../../test/local-kit.js';
+import { runIn } from '../../drivers/compute/local/sandbox.js';
+import { FileStore } from './store.js';
+
+let s: TestServer;
+const kit = localKit(() => s);
+
+const list = async (token: string, at = '/') => json<FileStoreListing>(await get(s.app, `${API.fileStore}?path=${encodeURIComponent(at)}`, token));
+async function upload(token: string, folder: string, name: string, content: string) {
+  const { payload, headers } = multipart(name, Buffer.from(content), 'text/plain');
+  return s.app.inject({
+    method: 'POST',
+    url: `${API.fileStoreUpload}?path=${encodeURIComponent(folder)}`,
+    payload,
+    headers: { ...headers, authorization: `Bearer ${token}` },
+  });
+}
+const download = (token: string, at: string) => get(s.app, `${API.fileStoreDownload}?path=${encodeURIComponent(at)}`, token);
+const remove = (token: string, at: string) =>
+  s.app.inject({ method: 'DELETE', url: `${API.fileStore}?path=${encodeURIComponent(at)}`, headers: { authorization: `Bearer ${token}` } });
+
+beforeAll(async () => {
+  s = await startTestServer({ env: { COMPUTE_DRIVER: 'local' } });
+});
+afterAll(async () => s.close());
+
+describe('文件存储', () => {
+  it('keeps folders and files: upload, list, download, rename, delete, with the space used', async () => {
+    const u = await kit.fundedUser('10');
+    expect(await list(u.token)).toMatchObject({ path: '/', entries: [], usedBytes: 0, quotaBytes: 20 * 1024 ** 3 });
+    expect((await post(s.app, API.fileStoreFolder, { parent: '/', name: '数据集' }, u.token)).statusCode).toBe(200);
+    const up = await upload(u.token, '/数据集', 'train.txt', 'line one\nline two\n');
+    expect(up.statusCode, up.body).toBe(200);
+    expect(json(up)).toMatchObject({ name: 'train.txt', path: '/数据集/train.txt', size: 18 });
+
+    expect((await list(u.token)).entries).toMatchObject([{ name: '数据集', dir: true }]);
+    const inside = await list(u.token, '/数据集');
+    expect(inside).toMatchObject({ entries: [{ name: 'train.txt', dir: false, size: 18 }], usedBytes: 18 });
+    const file = await download(u.token, '/数据集/train.txt');
+    expect(file.statusCode).toBe(200);
+    expect(file.body).toBe('line one\nline two\n');
+    expect(file.headers['content-disposition']).toContain("filename*=UTF-8''train.txt");
+
+    expect((await post(s.app, API.fileStoreRename, { path: '/数据集/train.txt', name: 'val.txt' }, u.token)).statusCode).toBe(200);
+    expect((await list(u.token, '/数据集')).entries.map((e) => e.name)).toEqual(['val.txt']);
+    expect((await remove(u.token, '/数据集')).statusCode).toBe(200);
+    expect(await list(u.token)).toMatchObject({ entries: [], usedBytes: 0 });
+  });
+
+  it('refuses what cannot be done with a clear code, changing nothing', async () => {
+    const u = await kit.fundedUser('10');
+    await upload(u.token, '/', 'a.txt', 'a');
+    expect(json(await upload(u.token, '/', 'a.txt', 'other'))).toMatchObject({ code: 40931001 });
+    expect((await download(u.token, '/a.txt')).body).toBe('a');
+    expect(json(await post(s.app, API.fileStoreFolder, { parent: '/', name: 'a.txt' }, u.token))).toMatchObject({ code: 40931001 });
+    expect(json(await post(s.app, API.fileStoreFolder, { parent: '/', name: '../up' }, u.token))).toMatchObject({ code: 40000001 });
+    expect((await get(s.app, `${API.fileStore}?path=${encodeURIComponent('/../..')}`, u.token)).statusCode).toBe(400);
+    expect(json(await get(s.app, `${API.fileStore}?path=/nope`, u.token))).toMatchObject({ code: 40400003 });
+    expect(json(await get(s.app, `${API.fileStore}?path=/a.txt`, u.token))).toMatchObject({ code: 40031002 });
+    expect(json(await post(s.app, API.fileStoreFolder, { parent: '/', name: 'd' }, u.token))).toMatchObject({ ok: true });
+    expect(json(await download(u.token, '/d'))).toMatchObject({ code: 40031003 });
+    expect((await remove(u.token, '/')).statusCode).toBe(400);
+    expect((await list(u.token)).entries.map((e) => e.name)).toEqual(['d', 'a.txt']);
+    // Another account has a tree of its own.
+    const other = await kit.fundedUser('10');
+    expect((await list(other.token)).entries).toEqual([]);
+    expect(json(await download(other.token, '/a.txt'))).toMatchObject({ code: 40400003 });
+  });
+
+  it('follows no link planted from inside a machine to the host', async () => {
+    const u = await kit.fundedUser('10');
+    const tree = s.ctx.fileStore!.treeOf(u.user.id);
+    symlinkSync('/etc/passwd', path.join(tree, 'passwd'));
+    symlinkSync('/root', path.join(tree, 'hostroot'));
+    expect((await list(u.token)).entries).toEqual([]);
+    expect(json(await download(u.token, '/passwd'))).toMatchObject({ code: 40400003 });
+    expect(json(await get(s.app, `${API.fileStore}?path=/hostroot`, u.token))).toMatchObject({ code: 40400003 });
+    expect(json(await upload(u.token, '/hostroot', 'x.txt', 'x'))).toMatchObject({ code: 40400003 });
+    expect(existsSync('/root/x.txt')).toBe(false);
+  });
+
+  it('stops an upload that would pass the quota and keeps nothing of it', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'console-filestore-'));
+    const store = new FileStore({ root, quotaBytes: 10 });
+    await expect(store.write('acct', '/', 'big.bin', Readable.from([Buffer.alloc(8), Buffer.alloc(8)]))).rejects.toMatchObject({ code: 40031001 });
+    expect((await store.list('acct', '/')).entries).toEqual([]);
+    expect(await store.write('acct', '/', 'ok.bin', Readable.from([Buffer.alloc(6)]))).toBe(6);
+  });
+
+  it('is the same tree at /root/shared in every local instance of the account', async () => {
+    const u = await kit.fundedUser('100');
+    await upload(u.token, '/', 'from-console.txt', 'uploaded in the console\n');
+    const id = await kit.runningInstance(u.token);
+    const sandbox = kit.driver().sandbox(id)!;
+    expect((await runIn(sandbox, ['cat', '/root/shared/from-console.txt'])).stdout).toBe('uploaded in the console\n');
+    await runIn(sandbox, ['/bin/sh', '-c', 'echo made-inside > /root/shared/from-machine.txt']);
+    expect((await download(u.token, '/from-machine.txt')).body).toBe('made-inside\n');
+    writeFileSync(path.join(s.ctx.fileStore!.treeOf(u.user.id), 'direct.txt'), 'x');
+    expect((await list(u.token)).entries.map((e) => e.name)).toEqual(['direct.txt', 'from-console.txt', 'from-machine.txt']);
+  });
+});

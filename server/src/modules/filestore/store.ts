@@ -1,0 +1,208 @@
+/**
+ * 文件存储: each paying account's own file tree under `<root>/<payerId>`, mounted read-write at
+ * /root/shared in its local instances (drivers/compute/local) and browsed from the console.
+ *
+ * The tree is written from inside the machines too, where a user may plant a symbolic link to any
+ * path, or swap a folder for one while the console works on it. So the console never touches the
+ * tree from the host: each operation runs in a throwaway bubblewrap sandbox that sees only that
+ * tree (at /t) and the read-only /usr, where a link can lead nowhere else.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import type { FileStoreEntry, FileStoreListing } from '@console/contract';
+import { AppError } from '../../http/errors.js';
+
+export interface FileStoreOptions {
+  /** Where the accounts' trees live (DATA_DIR/filestore). */
+  root: string;
+  quotaBytes: number;
+  bwrap?: string;
+}
+
+/** Exit codes of the scripts below, and what they mean to the user. */
+const REFUSALS = { 3: 'FILE_NOT_FOUND', 4: 'FILESTORE_NOT_A_FOLDER', 5: 'FILESTORE_EXISTS', 6: 'FILESTORE_NOT_A_FILE' } as const;
+
+const ENTRIES = '--entries--';
+
+const SCRIPTS = {
+  // $1 the folder: the size of every file in the tree (a line each), a marker, then one record per
+  // entry: type, size, mtime, name (NUL-ended; a name may hold anything but / and NUL).
+  list: `[ -e "$1" ] || exit 3; [ -d "$1" ] || exit 4
+find /t -type f -printf '%s\\n'; echo ${ENTRIES}
+find "$1" -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%f\\0'`,
+  used: `find /t -type f -printf '%s\\n'`,
+  mkdir: `[ -d "$1" ] || exit 3; [ -e "$1/$2" ] || [ -L "$1/$2" ] && exit 5; mkdir -- "$1/$2"`,
+  rename: `[ -e "$1" ] || [ -L "$1" ] || exit 3; [ -e "$2" ] || [ -L "$2" ] && exit 5; mv -T -- "$1" "$2"`,
+  remove: `[ -e "$1" ] || [ -L "$1" ] || exit 3; rm -rf -- "$1"`,
+  isFile: `[ -e "$1" ] || exit 3; [ -f "$1" ] || exit 6`,
+  read: `exec cat -- "$1"`,
+  // noclobber: a name that appeared meanwhile is not overwritten.
+  write: `[ -d "$1" ] || exit 3; [ -e "$1/$2" ] || [ -L "$1/$2" ] && exit 5; set -C; exec cat > "$1/$2"`,
+};
+
+export class FileStore {
+  constructor(private readonly opts: FileStoreOptions) {}
+
+  get quotaBytes(): number {
+    return this.opts.quotaBytes;
+  }
+
+  /** The account's tree on the host, created on first use (the local driver mounts it). */
+  treeOf(payerId: string): string {
+    const dir = path.join(this.opts.root, payerId);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
+  async list(payerId: string, at: string): Promise<FileStoreListing> {
+    const out = await this.run(payerId, 'list', [inTree(at)]);
+    const marker = out.indexOf(`${ENTRIES}\n`);
+    const usedBytes = sumLines(out.slice(0, marker));
+    const entries: FileStoreEntry[] = [];
+    for (const record of out.slice(marker + ENTRIES.length + 1).split('\0')) {
+      const [type, size, mtime, ...name] = record.split('\t');
+      // Links are not shown: the console cannot follow them anyway.
+      if (!name.length || (type !== 'd' && type !== 'f')) continue;
+      const n = name.join('\t');
+      entries.push({
+        name: n,
+        path: path.posix.join(at, n),
+        dir: type === 'd',
+        size: type === 'd' ? 0 : Number(size),
+        modifiedAt: new Date(Number(mtime) * 1000).toISOString(),
+      });
+    }
+    entries.sort((a, b) => Number(b.dir) - Number(a.dir) || a.name.localeCompare(b.name, 'zh-CN'));
+    return { path: at, entries, usedBytes, quotaBytes: this.opts.quotaBytes };
+  }
+
+  async makeFolder(payerId: string, parent: string, name: string): Promise<void> {
+    await this.run(payerId, 'mkdir', [inTree(parent), name]);
+  }
+
+  async rename(payerId: string, at: string, name: string): Promise<void> {
+    if (at === '/') throw new AppError('VALIDATION_FAILED', '根目录不能重命名');
+    await this.run(payerId, 'rename', [inTree(at), inTree(path.posix.join(path.posix.dirname(at), name))]);
+  }
+
+  async remove(payerId: string, at: string): Promise<void> {
+    if (at === '/') throw new AppError('VALIDATION_FAILED', '根目录不能删除');
+    await this.run(payerId, 'remove', [inTree(at)]);
+  }
+
+  /** A file's bytes, streamed (checked to be a file first, so a refusal comes before any byte). */
+  async read(payerId: string, at: string): Promise<Readable> {
+    await this.run(payerId, 'isFile', [inTree(at)]);
+    const child = this.spawn(payerId, 'read', [inTree(at)], 'ignore');
+    return child.stdout!;
+  }
+
+  /**
+   * Writes an uploaded file into a folder: never over an existing name, and stopped (leaving
+   * nothing behind) once it would pass the quota.
+   */
+  async write(payerId: string, folder: string, name: string, body: Readable): Promise<number> {
+    let room = this.opts.quotaBytes - sumLines(await this.run(payerId, 'used', []));
+    const child = this.spawn(payerId, 'write', [inTree(folder), name], 'pipe');
+    let written = 0;
+    let refusal: AppError | null = null;
+    const done = this.outcome(child);
+    body.on('data', (chunk: Buffer) => {
+      room -= chunk.length;
+      written += chunk.length;
+      if (room < 0 && !refusal) {
+        refusal = new AppError('FILESTORE_QUOTA');
+        body.destroy();
+        child.kill('SIGKILL');
+      }
+    });
+    body.pipe(child.stdin!);
+    child.stdin!.on('error', () => {}); // the script refused before reading
+    body.once('error', () => child.kill('SIGKILL'));
+    try {
+      await done;
+      if ((body as Readable & { truncated?: boolean }).truncated) refusal = new AppError('UPLOAD_TOO_LARGE');
+    } catch (e) {
+      refusal ??= e as AppError;
+    }
+    if (refusal) {
+      if (!(refusal instanceof AppError && (refusal.is('FILESTORE_EXISTS') || refusal.is('FILE_NOT_FOUND')))) {
+        await this.run(payerId, 'remove', [inTree(path.posix.join(folder, name))]).catch(() => {});
+      }
+      throw refusal;
+    }
+    return written;
+  }
+
+  private spawn(payerId: string, script: keyof typeof SCRIPTS, args: string[], stdin: 'pipe' | 'ignore') {
+    const tree = this.treeOf(payerId);
+    const links = ['bin', 'lib', 'lib64'].filter((l) => existsSync(path.join('/usr', l))).flatMap((l) => ['--symlink', `usr/${l}`, `/${l}`]);
+    return spawn(
+      this.opts.bwrap ?? 'bwrap',
+      [
+        '--unshare-all',
+        '--die-with-parent',
+        '--clearenv',
+        '--setenv',
+        'PATH',
+        '/usr/bin:/bin',
+        '--setenv',
+        'LC_ALL',
+        'C.UTF-8',
+        '--ro-bind',
+        '/usr',
+        '/usr',
+        ...links,
+        '--proc',
+        '/proc',
+        '--dev',
+        '/dev',
+        '--bind',
+        tree,
+        '/t',
+        '--chdir',
+        '/t',
+        '/bin/sh',
+        '-c',
+        SCRIPTS[script],
+        'sh',
+        ...args,
+      ],
+      { stdio: [stdin, 'pipe', 'pipe'] },
+    );
+  }
+
+  /** Runs a script to its end: its output, or the refusal its exit code stands for. */
+  private run(payerId: string, script: keyof typeof SCRIPTS, args: string[]): Promise<string> {
+    return this.outcome(this.spawn(payerId, script, args, 'ignore'));
+  }
+
+  private outcome(child: ReturnType<FileStore['spawn']>): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const out: Buffer[] = [];
+      let err = '';
+      child.stdout!.on('data', (c: Buffer) => out.push(c));
+      child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+      child.once('error', reject);
+      child.once('close', (code) => {
+        if (code === 0) return resolve(Buffer.concat(out).toString());
+        const refusal = REFUSALS[code as keyof typeof REFUSALS];
+        reject(refusal ? new AppError(refusal) : new Error(`文件存储操作失败（退出码 ${code}）：${err.trim()}`));
+      });
+    });
+  }
+}
+
+function sumLines(text: string): number {
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .reduce((sum, n) => sum + Number(n), 0);
+}
+
+/** A path of the API ("/a/b", validated by the contract) as seen inside the throwaway sandbox. */
+function inTree(at: string): string {
+  return at === '/' ? '/t' : `/t${at}`;
+}
