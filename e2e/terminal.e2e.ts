@@ -3,7 +3,7 @@
  * account buys a post-paid CPU instance, opens its web terminal from the list, types a command and
  * reads its output; a file written in the shell is on the instance's data disk; the login command and
  * password of the 登录信息 tab work with OpenSSH's own ssh and scp; a 云桌面's desktop is drawn in the
- * browser at /rdp/:id and /free/:id.
+ * browser at /rdp/:id and /free/:id; a file uploaded to 文件存储 is at /root/shared in the instance.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -121,6 +121,24 @@ describe('web terminal on a real instance', () => {
     await notebook.locator('#notebook_list').getByText('autodl-tmp').waitFor({ timeout: 15_000 });
     await notebook.screenshot({ path: path.join(shots, '40-notebook.png') });
     await notebook.close();
+  });
+
+  it('uploads a file to 文件存储 and reads it from the terminal at /root/shared', async () => {
+    await page.goto(`${server.url}/console/gpudata/files`);
+    await page.getByText('还没有文件').waitFor();
+    const upload = path.join(mkdtempSync(path.join(tmpdir(), 'console-e2e-upload-')), '训练配置.txt');
+    writeFileSync(upload, 'epochs=3\n');
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.getByRole('button', { name: '上传文件' }).click()]);
+    await chooser.setFiles(upload);
+    await page.locator('tr[data-row-key="/训练配置.txt"]').waitFor();
+    await page.getByTestId('filestore-usage').getByText('已用 9 B').waitFor();
+    await shot('45-filestore');
+
+    await page.goto(`${server.url}/console/ipvm/detail/Generic/${instanceId}?tab=terminal`);
+    await page.getByTestId('terminal-status').getByText('已连接').waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid=web-terminal] .xterm-helper-textarea').focus();
+    await page.keyboard.type('cat /root/shared/训练配置.txt\n');
+    await screen().getByText('epochs=3', { exact: true }).waitFor();
   });
 
   it('buys a 云桌面 and sees its desktop drawn at /rdp/:id and alone in the window at /free/:id', async () => {

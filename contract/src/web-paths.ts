@@ -35,6 +35,8 @@ export const PAGE = {
   app: '/console/app',
   gpudataMirror: '/console/gpudata/mirror',
   gpudataDisk: '/console/gpudata/disk',
+  /** 文件存储: the account's files, shared by its instances at /root/shared (issue 15; not in the spec's list). */
+  gpudataFiles: '/console/gpudata/files',
   generic: '/console/generic',
   cpu: '/console/generic/cpu',
   desktop: '/console/desktop',

@@ -57,6 +57,7 @@ export const PAGES: PageDef[] = [
   { path: PAGE.app, title: '镜像应用', layout: 'console', ...auth, perms: PERMS.app, page: () => import('./pages/console/AppPage') },
   { path: PAGE.gpudataMirror, title: '我的镜像', layout: 'console', ...auth, perms: PERMS.data, page: () => import('./pages/console/DataMirrorPage') },
   { path: PAGE.gpudataDisk, title: '数据盘', layout: 'console', ...auth, perms: PERMS.data, page: () => import('./pages/console/DataDiskPage') },
+  { path: PAGE.gpudataFiles, title: '文件存储', layout: 'console', ...auth, perms: PERMS.data, page: () => import('./pages/console/DataFilesPage') },
   { path: PAGE.cpu, mainOnly: true, title: 'CPU 实例', layout: 'console', ...auth, page: () => import('./pages/console/CpuPage') },
   { path: PAGE.desktop, mainOnly: true, title: '云桌面', layout: 'console', ...auth, page: () => import('./pages/console/DesktopPage') },
   { path: PAGE.ebusiness, mainOnly: true, title: '跨境电商', layout: 'console', ...auth, page: () => import('./pages/console/EbusinessPage') },

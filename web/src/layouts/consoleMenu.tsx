@@ -43,6 +43,7 @@ export const CONSOLE_MENU: MenuNode[] = [
     children: [
       { key: PAGE.gpudataMirror, label: '我的镜像' },
       { key: PAGE.gpudataDisk, label: '数据盘' },
+      { key: PAGE.gpudataFiles, label: '文件存储' },
     ],
   },
   { key: PAGE.cpu, label: 'CPU 实例', mainOnly: true, icon: <CloudServerOutlined /> },
