@@ -5,7 +5,10 @@
 import { z } from 'zod';
 
 const SEGMENT = /^[^/\0]{1,255}$/;
-const segmentOk = (s: string) => SEGMENT.test(s) && s !== '.' && s !== '..';
+/** Bytes of a name in UTF-8: Linux takes 255 per name (about 85 Chinese characters). */
+const utf8Bytes = (s: string) =>
+  [...s].reduce((n, ch) => n + (ch.codePointAt(0)! < 0x80 ? 1 : ch.codePointAt(0)! < 0x800 ? 2 : ch.codePointAt(0)! < 0x10000 ? 3 : 4), 0);
+const segmentOk = (s: string) => SEGMENT.test(s) && s !== '.' && s !== '..' && utf8Bytes(s) <= 255;
 
 /** A path inside the tree: "/" or "/a/b", no "." or ".." segments, no empty ones. */
 export const fileStorePathSchema = z
@@ -21,7 +24,7 @@ export const fileStoreNameSchema = z
   .trim()
   .min(1, { error: '请输入名称' })
   .max(255, { error: '名称最多 255 个字符' })
-  .refine(segmentOk, { error: '名称不能含 / ，也不能是 . 或 ..' });
+  .refine(segmentOk, { error: '名称不能含 / ，不能是 . 或 ..，且最多 255 字节（约 85 个汉字）' });
 
 export const fileStoreEntrySchema = z.object({
   name: z.string(),

@@ -98,8 +98,11 @@ export interface ComputeDriver {
   shell?(instanceId: string, command?: string[]): ShellCommand | null;
   /** Services inside the running machines the console reaches through a Unix socket (socketOf). */
   readonly services?: readonly MachineService[];
-  /** The Unix socket of a service inside the running machine (the console's reverse proxy connects to it); null when not running. */
-  socketOf?(instanceId: string, service: MachineService): string | null;
+  /**
+   * The Unix socket of a service inside the running machine, for the console to connect to (`path`;
+   * `close` once connected); null when it is not running or not listening yet.
+   */
+  socketOf?(instanceId: string, service: MachineService): { path: string; close(): void } | null;
   /** Ends what the driver runs inside this process, as the server stops (the machines' recorded state stays). */
   shutdown?(): Promise<void>;
 }

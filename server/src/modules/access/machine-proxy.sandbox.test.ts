@@ -4,14 +4,16 @@
  * logging out ends the kernel connection. 自定义服务: what the user serves on port 6006 inside.
  */
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { API, SESSION_COOKIE } from '@console/contract';
 import { post, startTestServer, type TestServer } from '../../../test/harness.js';
 import { listen, localKit } from '../../../test/local-kit.js';
-import { execIn } from '../../drivers/compute/local/sandbox.js';
+import { execIn, runIn } from '../../drivers/compute/local/sandbox.js';
 
 let s: TestServer;
 let base: string;
@@ -81,6 +83,17 @@ describe('自定义服务 (port 6006) proxy', () => {
     expect(await served!.text()).toBe('served-from-6006\n');
     expect((await fetch(`${local}/hello.txt`, { headers: cookie(other.token) })).status).toBe(403);
     expect((await fetch(`${local}/hello.txt`)).status).toBe(401);
+
+    // The machine's root swaps its socket for a link to a socket of the host: the console does not follow it.
+    const hostDir = mkdtempSync(path.join(tmpdir(), 'console-host-sock-'));
+    const hostSocket = path.join(hostDir, 'secret.sock');
+    const secret = createServer((c) => c.end('HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhost-secret'));
+    await new Promise<void>((r) => secret.listen(hostSocket, () => r()));
+    await runIn(kit.driver().sandbox(id)!, ['/bin/sh', '-c', `rm -f /run/service.sock && ln -s ${hostSocket} /run/service.sock`]);
+    const swapped = await fetch(`${local}/hello.txt`, { headers: cookie(u.token) });
+    expect(swapped.status).toBe(503);
+    expect(await swapped.text()).not.toContain('host-secret');
+    secret.close();
   });
 });
 

@@ -20,10 +20,16 @@ import { AppError } from '../../http/errors.js';
 
 /** Headers that describe one hop, not the request (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host'];
-const WS_OWN = ['sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions'];
+const WS_OWN = ['sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol'];
+/**
+ * What a service in a machine may not tell the browser about the console's own origin (it is
+ * served there): forget its data, pin HTTPS. Its cookies pass, but never one named like the session's.
+ */
+const NOT_FROM_MACHINES = ['clear-site-data', 'strict-transport-security'];
 
 interface Target {
-  socket: string;
+  /** Opens the service's socket for one connection (null: not listening). */
+  socket: () => { path: string; close(): void } | null;
   /** The path inside the service. */
   path: string;
   /** Headers the service is given besides the browser's (the notebook's token). */
@@ -68,8 +74,8 @@ function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
     const id = req.params.id;
     if (!/^[0-9a-f-]{36}$/i.test(id)) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在`);
     const { token: session } = await ctx.accessGate.admitBrowser(req, id);
-    const socket = driver.services?.includes(m.service) ? driver.socketOf!(id, m.service) : null;
-    if (!socket) throw new AppError(m.unavailable);
+    if (!driver.services?.includes(m.service)) throw new AppError(m.unavailable);
+    const socket = () => driver.socketOf!(id, m.service);
     const mounted = `${m.prefix}/${id}`;
     const path = m.keepsPrefix ? req.url : req.url.slice(mounted.length) || '/';
     const extra: Record<string, string> =
@@ -109,22 +115,40 @@ function upstreamHeaders(req: FastifyRequest, t: Target, drop: string[] = []): h
   return headers;
 }
 
-/** One HTTP request to the notebook and its answer, streamed both ways. */
+/** One HTTP request to the service and its answer, streamed both ways. */
 function forward(req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const t = req.machineService!;
+  const socket = t.socket();
+  if (!socket) return Promise.reject(new AppError(t.starting));
   return new Promise((resolve, reject) => {
-    const upstream = http.request({ socketPath: t.socket, method: req.method, path: t.path, headers: upstreamHeaders(req, t) });
+    const upstream = http.request({ socketPath: socket.path, method: req.method, path: t.path, headers: upstreamHeaders(req, t) });
+    upstream.once('socket', (s) => s.once('connect', () => socket.close()));
     upstream.once('response', (res) => {
       reply.hijack();
       const headers = { ...res.headers };
-      for (const h of HOP_BY_HOP) delete headers[h];
-      reply.raw.writeHead(res.statusCode ?? 502, headers);
+      for (const h of [...HOP_BY_HOP, ...NOT_FROM_MACHINES]) delete headers[h];
+      if (headers['set-cookie']) headers['set-cookie'] = headers['set-cookie'].filter((c) => !c.trim().startsWith(`${SESSION_COOKIE}=`));
+      // A status a browser cannot take (the service may answer anything) is a bad gateway.
+      const status = res.statusCode && res.statusCode >= 100 && res.statusCode <= 599 ? res.statusCode : 502;
+      try {
+        reply.raw.writeHead(status, headers);
+      } catch {
+        res.destroy();
+        reply.raw.destroy();
+        return resolve();
+      }
       res.pipe(reply.raw);
       res.once('end', () => resolve());
       res.once('error', () => reply.raw.destroy());
     });
+    // The browser left: so does the request to the service (a stream, a long poll).
+    reply.raw.once('close', () => upstream.destroy());
     // Not listening yet (it starts with the machine) or gone: the user should retry in a moment.
-    upstream.once('error', () => (reply.sent ? resolve() : reject(new AppError(t.starting))));
+    upstream.once('error', () => {
+      socket.close();
+      if (reply.sent) resolve();
+      else reject(new AppError(t.starting));
+    });
     const body = req.body as Readable | undefined;
     if (body && typeof body.pipe === 'function') body.pipe(upstream);
     else upstream.end();
@@ -134,7 +158,13 @@ function forward(req: FastifyRequest, reply: FastifyReply): Promise<void> {
 /** A WebSocket of the service (the notebook's kernel channels and terminals), message by message. */
 function relay(client: WebSocket, req: FastifyRequest<{ Params: { id: string } }>, ctx: AppContext) {
   const t = req.machineService!;
-  const upstream = new WebSocket(`ws+unix://${t.socket}:${t.path}`, {
+  const socket = t.socket();
+  if (!socket) return client.close(1011, 'service unavailable');
+  const protocols = (req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const upstream = new WebSocket(`ws+unix://${socket.path}:${t.path}`, protocols, {
     headers: upstreamHeaders(req, t, WS_OWN) as Record<string, string>,
     perMessageDeflate: false,
   });
@@ -149,7 +179,9 @@ function relay(client: WebSocket, req: FastifyRequest<{ Params: { id: string } }
   };
   ctx.accessGate.watch(live);
   client.on('message', (data, binary) => (upstream.readyState === WebSocket.OPEN ? upstream.send(data, { binary }) : waiting.push([data, binary])));
+  upstream.once('close', () => socket.close());
   upstream.on('open', () => {
+    socket.close();
     for (const [data, binary] of waiting.splice(0)) upstream.send(data, { binary });
   });
   upstream.on('message', (data, binary) => client.readyState === WebSocket.OPEN && client.send(data, { binary }));

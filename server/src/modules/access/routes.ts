@@ -114,11 +114,12 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { tags: ['实例'], summary: '远程桌面（WebSocket，VNC/RFB，供 noVNC 使用）', params: instanceIdParamsSchema },
       onRequest: ctx.auth.requireAuth,
       preHandler: async (req) => {
-        await accessGate.admit(req, req.params.id);
-        if (!ctx.drivers.compute.socketOf?.(req.params.id, 'desktop')) throw new AppError('DESKTOP_UNAVAILABLE');
+        const instance = await accessGate.admit(req, req.params.id);
+        // A machine without a desktop is refused; one whose desktop is still starting is waited for by the relay.
+        if (!instance.access?.desktop || !ctx.drivers.compute.socketOf) throw new AppError('DESKTOP_UNAVAILABLE');
       },
     },
-    (socket, req) => relayDesktop(socket, ctx.drivers.compute.socketOf!(req.params.id, 'desktop')!, req.params.id, findToken(req)!.token, ctx),
+    (socket, req) => relayDesktop(socket, () => ctx.drivers.compute.socketOf!(req.params.id, 'desktop'), req.params.id, findToken(req)!.token, ctx),
   );
 }
 
@@ -126,7 +127,7 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
 const DESKTOP_START_MS = 15_000;
 
 /** The browser's noVNC WebSocket to the machine's VNC socket, bytes both ways; a slow browser holds the desktop's output. */
-function relayDesktop(client: WebSocket, socketPath: string, instanceId: string, token: string, ctx: AppContext) {
+function relayDesktop(client: WebSocket, openSocket: () => { path: string; close(): void } | null, instanceId: string, token: string, ctx: AppContext) {
   const live = { token, instanceId, close: () => client.close(TERMINAL_CLOSE.forbidden, 'access ended') };
   ctx.accessGate.watch(live);
   let vnc: net.Socket | null = null;
@@ -138,13 +139,22 @@ function relayDesktop(client: WebSocket, socketPath: string, instanceId: string,
   });
   const deadline = Date.now() + DESKTOP_START_MS;
   const attempt = () => {
-    const socket = net.createConnection(socketPath);
+    const handle = openSocket();
+    if (!handle) {
+      if (client.readyState !== client.OPEN) return;
+      if (Date.now() < deadline) setTimeout(attempt, 200);
+      else client.close(1011, 'desktop unavailable');
+      return;
+    }
+    const socket = net.createConnection(handle.path);
+    socket.once('close', () => handle.close());
     socket.once('error', () => {
       if (client.readyState !== client.OPEN) return;
       if (Date.now() < deadline) setTimeout(attempt, 200);
       else client.close(1011, 'desktop unavailable');
     });
     socket.once('connect', () => {
+      handle.close();
       if (client.readyState !== client.OPEN) return socket.destroy();
       vnc = socket;
       for (const chunk of waiting.splice(0)) socket.write(chunk);

@@ -96,6 +96,11 @@ describe('文件存储', () => {
     await expect(store.write('acct', '/', 'big.bin', Readable.from([Buffer.alloc(8), Buffer.alloc(8)]))).rejects.toMatchObject({ code: 40031001 });
     expect((await store.list('acct', '/')).entries).toEqual([]);
     expect(await store.write('acct', '/', 'ok.bin', Readable.from([Buffer.alloc(6)]))).toBe(6);
+    // A refused upload never takes an existing name with it.
+    await store.makeFolder('acct', '/', 'data');
+    await store.write('acct', '/data', 'keep.txt', Readable.from([Buffer.from('k')]));
+    await expect(store.write('acct', '/', 'data', Readable.from([Buffer.alloc(8)]))).rejects.toBeDefined();
+    expect((await store.list('acct', '/data')).entries.map((e) => e.name)).toEqual(['keep.txt']);
   });
 
   it('is the same tree at /root/shared in every local instance of the account', async () => {

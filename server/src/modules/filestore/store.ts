@@ -8,9 +8,10 @@
  * tree (at /t) and the read-only /usr, where a link can lead nowhere else.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import type { FileStoreEntry, FileStoreListing } from '@console/contract';
 import { AppError } from '../../http/errors.js';
 
@@ -25,6 +26,8 @@ export interface FileStoreOptions {
 const REFUSALS = { 3: 'FILE_NOT_FOUND', 4: 'FILESTORE_NOT_A_FOLDER', 5: 'FILESTORE_EXISTS', 6: 'FILESTORE_NOT_A_FILE' } as const;
 
 const ENTRIES = '--entries--';
+/** The temporary names of uploads under way. */
+const UPLOADING = '.upload-';
 
 const SCRIPTS = {
   // $1 the folder: the size of every file in the tree (a line each), a marker, then one record per
@@ -38,8 +41,11 @@ find "$1" -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%f\\0'`,
   remove: `[ -e "$1" ] || [ -L "$1" ] || exit 3; rm -rf -- "$1"`,
   isFile: `[ -e "$1" ] || exit 3; [ -f "$1" ] || exit 6`,
   read: `exec cat -- "$1"`,
-  // noclobber: a name that appeared meanwhile is not overwritten.
-  write: `[ -d "$1" ] || exit 3; [ -e "$1/$2" ] || [ -L "$1/$2" ] && exit 5; set -C; exec cat > "$1/$2"`,
+  // Into a temporary name of its own ($3): a failed upload removes only what it wrote.
+  write: `[ -d "$1" ] || exit 3; [ -e "$1/$2" ] || [ -L "$1/$2" ] && exit 5; set -C; exec cat > "$1/$3"`,
+  // A hard link never replaces an existing name: one that appeared meanwhile wins, the upload is refused.
+  commit: `ln -- "$1/$3" "$1/$2" 2>/dev/null || { rm -f -- "$1/$3"; exit 5; }; rm -f -- "$1/$3"`,
+  discard: `rm -f -- "$1/$3"`,
 };
 
 export class FileStore {
@@ -66,6 +72,7 @@ export class FileStore {
       // Links are not shown: the console cannot follow them anyway.
       if (!name.length || (type !== 'd' && type !== 'f')) continue;
       const n = name.join('\t');
+      if (n.startsWith(UPLOADING)) continue; // an upload under way
       entries.push({
         name: n,
         path: path.posix.join(at, n),
@@ -92,11 +99,21 @@ export class FileStore {
     await this.run(payerId, 'remove', [inTree(at)]);
   }
 
-  /** A file's bytes, streamed (checked to be a file first, so a refusal comes before any byte). */
+  /**
+   * A file's bytes, streamed (checked to be a file first, so a refusal comes before any byte); a
+   * read that fails midway ends the stream with an error rather than a short file; a reader that
+   * goes away (the stream closed early) ends the reading.
+   */
   async read(payerId: string, at: string): Promise<Readable> {
     await this.run(payerId, 'isFile', [inTree(at)]);
     const child = this.spawn(payerId, 'read', [inTree(at)], 'ignore');
-    return child.stdout!;
+    const stream = new PassThrough();
+    child.stdout!.pipe(stream, { end: false });
+    child.stderr!.resume();
+    child.once('error', (e) => stream.destroy(e));
+    child.once('close', (code) => (code === 0 ? stream.end() : stream.destroy(new Error(`读取文件失败（退出码 ${code}）`))));
+    stream.once('close', () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
+    return stream;
   }
 
   /**
@@ -105,16 +122,17 @@ export class FileStore {
    */
   async write(payerId: string, folder: string, name: string, body: Readable): Promise<number> {
     let room = this.opts.quotaBytes - sumLines(await this.run(payerId, 'used', []));
-    const child = this.spawn(payerId, 'write', [inTree(folder), name], 'pipe');
+    const temp = `${UPLOADING}${randomUUID()}`;
+    const child = this.spawn(payerId, 'write', [inTree(folder), name, temp], 'pipe');
     let written = 0;
-    let refusal: AppError | null = null;
+    let refusal: Error | null = null;
     const done = this.outcome(child);
     body.on('data', (chunk: Buffer) => {
       room -= chunk.length;
       written += chunk.length;
       if (room < 0 && !refusal) {
         refusal = new AppError('FILESTORE_QUOTA');
-        body.destroy();
+        body.unpipe(child.stdin!);
         child.kill('SIGKILL');
       }
     });
@@ -123,16 +141,17 @@ export class FileStore {
     body.once('error', () => child.kill('SIGKILL'));
     try {
       await done;
-      if ((body as Readable & { truncated?: boolean }).truncated) refusal = new AppError('UPLOAD_TOO_LARGE');
+      // The upload limit is the quota: a file cut there did not fit.
+      if ((body as Readable & { truncated?: boolean }).truncated) refusal ??= new AppError('FILESTORE_QUOTA');
     } catch (e) {
-      refusal ??= e as AppError;
+      refusal ??= e as Error;
     }
     if (refusal) {
-      if (!(refusal instanceof AppError && (refusal.is('FILESTORE_EXISTS') || refusal.is('FILE_NOT_FOUND')))) {
-        await this.run(payerId, 'remove', [inTree(path.posix.join(folder, name))]).catch(() => {});
-      }
+      body.resume(); // read the rest so the refusal reaches the browser
+      await this.run(payerId, 'discard', [inTree(folder), name, temp]).catch(() => {});
       throw refusal;
     }
+    await this.run(payerId, 'commit', [inTree(folder), name, temp]);
     return written;
   }
 

@@ -74,8 +74,14 @@ function Desktop({ instance: i, bare }: { instance: Instance; bare: boolean }) {
     const r = new RFB(screen.current!, desktopUrl(i.id), { shared: true });
     r.scaleViewport = true;
     r.background = '#1e1b2e';
-    r.addEventListener('connect', () => setPhase('connected'));
+    // Events of a connection that "重新连接" replaced are not this one's.
+    r.addEventListener('connect', () => {
+      if (rfb.current !== r) return;
+      setPhase('connected');
+      setWhy(null);
+    });
     r.addEventListener('disconnect', (e) => {
+      if (rfb.current !== r) return;
       setPhase('disconnected');
       setWhy((e as CustomEvent<{ clean: boolean }>).detail.clean ? '远程桌面已断开' : '连接中断：实例可能已关机，或网络不通。请点击「重新连接」');
     });

@@ -122,7 +122,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   }
 
   /** Services inside the running sandboxes, through a Unix socket on the sandbox's own /run. */
-  socketOf(instanceId: string, service: MachineService): string | null {
+  socketOf(instanceId: string, service: MachineService): { path: string; close(): void } | null {
     const sandbox = this.sandboxes.get(instanceId);
     if (!sandbox || !this.services.includes(service) || (service === 'desktop' && !this.desktops.has(instanceId))) return null;
     return serviceSocket(sandbox, service);

@@ -93,6 +93,17 @@ describe('local compute sandbox (bubblewrap)', () => {
     expect(power.stdout).toMatch(/touch: .*(Read-only file system|Permission denied)/);
   });
 
+  it("writes nothing of the host's through a link the machine's root left in its /etc", async () => {
+    const victim = path.join(host, 'victim.txt');
+    writeFileSync(victim, 'untouched\n');
+    layOut(sandboxPaths(host, 'links'), 'inst-links');
+    const s = await started('links');
+    await runIn(s, ['/bin/sh', '-c', `ln -sf ${victim} /etc/resolv.conf`]);
+    await stopSandbox(s);
+    await started('links'); // a new start writes its resolv.conf
+    expect(readFileSync(victim, 'utf8')).toBe('untouched\n');
+  });
+
   it('notices a sandbox killed from outside', async () => {
     layOut(sandboxPaths(host, 'd'), 'inst-d');
     const d = await started('d');

@@ -15,7 +15,7 @@
  * 10.0.2.3, the host's loopback refused); without it the sandbox has a loopback only.
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, cpSync, existsSync, fstatSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Where the data disk is mounted inside the sandbox. */
@@ -151,7 +151,10 @@ const SLIRP = '/usr/bin/slirp4netns';
  * resolves once the device is configured (slirp4netns writes to its ready descriptor).
  */
 async function connectNetwork(initPid: number, paths: SandboxPaths): Promise<ChildProcess> {
-  writeFileSync(path.join(paths.system, 'etc', 'resolv.conf'), 'nameserver 10.0.2.3\n');
+  // The machine's root may have left a link there: remove it, and create the file anew (never follow one).
+  const resolv = path.join(paths.system, 'etc', 'resolv.conf');
+  rmSync(resolv, { force: true, recursive: true });
+  writeFileSync(resolv, 'nameserver 10.0.2.3\n', { flag: 'wx' });
   const slirp = spawn(
     SLIRP,
     ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', `--userns-path=/proc/${initPid}/ns/user`, String(initPid), 'tap0'],
@@ -224,12 +227,31 @@ export function execIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string
 /** Debian's python3-notebook: when the host has it, every sandbox serves a notebook. */
 export const NOTEBOOK = '/usr/bin/jupyter-notebook';
 
+/** open(2)'s O_PATH (Linux): a descriptor naming a file without opening it, here a socket or a folder. */
+const O_PATH = 0o10000000;
+
 /**
- * Where a service inside the sandbox listens: a Unix socket on the sandbox's private /run, reached
- * from the host through its init's root (no TCP port on the shared network, and a short path).
+ * Where a service inside the sandbox listens: a Unix socket on the sandbox's private /run (no TCP
+ * port on the host). The machine's root controls that folder and could leave a link there to a
+ * socket of the host (Docker's, PostgreSQL's), which a path would follow from the host's side. So
+ * the socket is reached through descriptors taken one step at a time without following links —
+ * the sandbox's root, its run, the socket — and the connection goes to `/proc/self/fd/<n>` of the
+ * last. `close` releases them once connected.
  */
-export function serviceSocket(sandbox: Pick<RunningSandbox, 'initPid'>, service: string): string {
-  return `/proc/${sandbox.initPid}/root/run/${service}.sock`;
+export function serviceSocket(sandbox: Pick<RunningSandbox, 'initPid'>, service: string): { path: string; close(): void } | null {
+  const opened: number[] = [];
+  const close = () => opened.splice(0).forEach((fd) => closeSync(fd));
+  try {
+    // The root link is followed on purpose: it is the sandbox's root as its init sees it.
+    opened.push(openSync(`/proc/${sandbox.initPid}/root`, O_PATH | constants.O_DIRECTORY));
+    opened.push(openSync(`/proc/self/fd/${opened[0]}/run`, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW));
+    opened.push(openSync(`/proc/self/fd/${opened[1]}/${service}.sock`, O_PATH | constants.O_NOFOLLOW));
+    if (!fstatSync(opened[2]!).isSocket()) throw new Error('not a socket');
+    return { path: `/proc/self/fd/${opened[2]}`, close };
+  } catch {
+    close();
+    return null;
+  }
 }
 
 /**
