@@ -17,6 +17,7 @@ import { SESSION_COOKIE, type ErrorName } from '@console/contract';
 import type { MachineService } from '../../drivers/compute/types.js';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../http/errors.js';
+import { keepAlive } from './routes.js';
 
 /** Headers that describe one hop, not the request (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host'];
@@ -164,6 +165,7 @@ function relay(client: WebSocket, req: FastifyRequest<{ Params: { id: string } }
     .split(',')
     .map((p) => p.trim())
     .filter(Boolean);
+  keepAlive(client);
   const upstream = new WebSocket(`ws+unix://${socket.path}:${t.path}`, protocols, {
     headers: upstreamHeaders(req, t, WS_OWN) as Record<string, string>,
     perMessageDeflate: false,

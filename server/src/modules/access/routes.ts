@@ -77,17 +77,9 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
       const live = { token: findToken(req)!.token, instanceId, close: (reason: string) => terminals.close({ id, sink }, reason) };
       accessGate.watch(live);
       // A peer that vanished without closing (a laptop asleep) is noticed and the shell detached.
-      let alive = true;
-      socket.on('pong', () => (alive = true));
-      const heartbeat = setInterval(() => {
-        if (!alive) return socket.terminate();
-        alive = false;
-        socket.ping();
-      }, PING_MS);
-      heartbeat.unref();
+      keepAlive(socket);
       socket.on('message', (raw, isBinary) => onMessage(raw, isBinary));
       socket.on('close', () => {
-        clearInterval(heartbeat);
         accessGate.forget(live);
         terminals.detach(id, sink);
       });
@@ -123,11 +115,25 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
   );
 }
 
+/** Pings a browser's WebSocket; one that stops answering (a laptop asleep) is dropped, and what it held with it. */
+export function keepAlive(socket: WebSocket): void {
+  let alive = true;
+  socket.on('pong', () => (alive = true));
+  const timer = setInterval(() => {
+    if (!alive) return socket.terminate();
+    alive = false;
+    socket.ping();
+  }, PING_MS);
+  timer.unref();
+  socket.once('close', () => clearInterval(timer));
+}
+
 /** The desktop starts with the machine and takes a second or two: a connection that comes early waits for it this long. */
 const DESKTOP_START_MS = 15_000;
 
 /** The browser's noVNC WebSocket to the machine's VNC socket, bytes both ways; a slow browser holds the desktop's output. */
 function relayDesktop(client: WebSocket, openSocket: () => { path: string; close(): void } | null, instanceId: string, token: string, ctx: AppContext) {
+  keepAlive(client);
   const live = { token, instanceId, close: () => client.close(TERMINAL_CLOSE.forbidden, 'access ended') };
   ctx.accessGate.watch(live);
   let vnc: net.Socket | null = null;
