@@ -49,6 +49,8 @@ find "$1" -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%f\\0'`,
 };
 
 export class FileStore {
+  private readonly made = new Set<string>();
+
   constructor(private readonly opts: FileStoreOptions) {}
 
   get quotaBytes(): number {
@@ -58,7 +60,11 @@ export class FileStore {
   /** The account's tree on the host, created on first use (the local driver mounts it). */
   treeOf(payerId: string): string {
     const dir = path.join(this.opts.root, payerId);
-    mkdirSync(dir, { recursive: true });
+    // Made once per account and process, not on every request.
+    if (!this.made.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      this.made.add(dir);
+    }
     return dir;
   }
 
