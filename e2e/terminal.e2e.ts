@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
 import { animationsDone, rechargeInBrowser, registerInBrowser } from './console.js';
-import { startServer, type RunningServer } from './server.js';
+import { freePort, startServer, type RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'terminal');
 const NAME = 'e2e-shell';
@@ -24,10 +24,18 @@ describe('web terminal on a real instance', () => {
   let browser: Browser;
   let page: Page;
   let instanceId = '';
+  let machinePort = 0;
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
-    server = await startServer({ COMPUTE_DRIVER: 'local', SSH_GATEWAY_PORT: '0' });
+    // Each instance's notebook on an origin of its own, as browsers resolve *.localhost to this machine.
+    machinePort = await freePort();
+    server = await startServer({
+      COMPUTE_DRIVER: 'local',
+      SSH_GATEWAY_PORT: '0',
+      MACHINE_PORT: String(machinePort),
+      MACHINE_BASE_URL: `http://{id}.localhost:${machinePort}`,
+    });
     browser = await launchBrowser();
     page = await (await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' })).newPage();
   });
@@ -120,6 +128,18 @@ describe('web terminal on a real instance', () => {
     }
     await notebook.locator('#notebook_list').getByText('autodl-tmp').waitFor({ timeout: 15_000 });
     await notebook.screenshot({ path: path.join(shots, '40-notebook.png') });
+    // Served on the instance's own origin: what runs in the machine cannot read the console's
+    // session nor call its API as the user.
+    expect(new URL(notebook.url()).origin).toBe(`http://${instanceId}.localhost:${machinePort}`);
+    const seen = await notebook.evaluate(async (consoleUrl) => {
+      const read = await fetch(`${consoleUrl}/userapi/api/v2.1/users/me/info`, { credentials: 'include' }).then(
+        () => 'read',
+        () => 'blocked',
+      );
+      return { storage: Object.keys(localStorage).length, ourCookies: /jweToken|machine-/.test(document.cookie), read };
+    }, server.url);
+    expect(seen).toEqual({ storage: 0, ourCookies: false, read: 'blocked' });
+    expect(await page.evaluate(() => Object.keys(localStorage).length)).toBeGreaterThan(0);
     await notebook.close();
   });
 

@@ -68,6 +68,7 @@ export async function benchLocalStart(): Promise<boolean> {
   const server = await startServer(undefined, {
     COMPUTE_DRIVER: 'local',
     SSH_GATEWAY_PORT: '0',
+    MACHINE_PORT: '0',
     BENCH_FUND_DEMO_YUAN: '100',
     BENCH_DATA_DIR: dataDir,
     BENCH_JOBS: '1',

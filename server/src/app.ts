@@ -7,7 +7,8 @@ import { studentRoutes } from './modules/students/index.js';
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyWebsocket from '@fastify/websocket';
 import fastifyMultipart from '@fastify/multipart';
@@ -22,7 +23,7 @@ import type { Config } from './config.js';
 import { createContext, type AppContext, type Drivers } from './context.js';
 import type { Database } from './db/client.js';
 import { LOG_SERIALIZERS } from './http/log.js';
-import { registerErrorHandling } from './http/errors.js';
+import { AppError, registerErrorHandling } from './http/errors.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { userRoutes } from './modules/users/index.js';
 import { verificationRoutes } from './modules/verification/index.js';
@@ -36,7 +37,7 @@ import { orderRoutes } from './modules/orders/index.js';
 import { invoiceRoutes } from './modules/invoices/index.js';
 import { operatorRoutes } from './modules/operator/index.js';
 import { instanceRoutes } from './modules/instances/index.js';
-import { accessRoutes, machineProxyRoutes, SshGateway } from './modules/access/index.js';
+import { accessRoutes, machineDoorRoutes, machineProxyRoutes, SshGateway } from './modules/access/index.js';
 import { fileStoreRoutes } from './modules/filestore/index.js';
 import { imageRoutes } from './modules/images/index.js';
 import { noticeRoutes } from './modules/notices/index.js';
@@ -151,8 +152,8 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => instanceRoutes(scope, ctx));
   await app.register(async (scope) => accessRoutes(scope, ctx));
   await app.register(async (scope) => fileStoreRoutes(scope, ctx));
-  // Its own scope: request bodies into the machines' services pass through unparsed.
-  await app.register(async (scope) => machineProxyRoutes(scope, ctx));
+  // The machines' web services are served elsewhere (machineListener); here, the doors to them.
+  await app.register(async (scope) => machineDoorRoutes(scope, ctx));
   await app.register(async (scope) => imageRoutes(scope, ctx));
   await app.register(async (scope) => certificationRoutes(scope, ctx));
   await app.register(async (scope) => studentRoutes(scope, ctx));
@@ -195,7 +196,27 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
     });
   }
 
+  // The machines' web services come up with it too, on their own listener (machine-origin.ts says why).
+  const machines = compute.services?.length ? await machineListener(ctx, app.log) : null;
+  if (machines) {
+    app.addHook('onListen', async () => {
+      try {
+        await machines.listen({ port: opts.config.machinePort, host: opts.config.HOST });
+        ctx.machineOrigins.port = (machines.server.address() as AddressInfo).port;
+        const shared = ctx.machineOrigins.perInstance
+          ? '每台实例一个来源'
+          : '所有实例共用一个来源；设置 MACHINE_BASE_URL=https://{id}.m.example.com（泛域名）让每台实例各用一个';
+        app.log.info(`JupyterLab 与自定义服务：${ctx.machineOrigins.template}（${shared}）`);
+      } catch (e) {
+        app.log.error(
+          `实例服务端口 ${opts.config.machinePort} 无法监听（${(e as Error).message}）：JupyterLab 与自定义服务暂时打不开；用 MACHINE_PORT 换一个空闲端口后重启`,
+        );
+      }
+    });
+  }
+
   app.addHook('onClose', async () => {
+    await machines?.close();
     await ssh?.close();
     ctx.accessGate.stop();
     ctx.terminals.stop();
@@ -204,4 +225,14 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   });
   void ERRORS;
   return { app, ctx };
+}
+
+/** The listener of the machines' web services: the proxy and its entry, nothing of the console. */
+async function machineListener(ctx: AppContext, log: FastifyBaseLogger): Promise<FastifyInstance> {
+  const machines = Fastify({ loggerInstance: log.child({ listener: 'machines' }), trustProxy: ctx.config.TRUST_PROXY, bodyLimit: 1024 * 1024 });
+  await machines.register(fastifyCookie);
+  await machines.register(fastifyWebsocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+  registerErrorHandling(machines, (req, reply) => reply.status(404).send(new AppError('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`).body()));
+  await machines.register(async (scope) => machineProxyRoutes(scope, ctx));
+  return machines;
 }

@@ -93,6 +93,23 @@ const envSchema = z.object({
   FILESTORE_QUOTA_GB: z.coerce.number({ error: '应为整数（GB）' }).int().min(1).max(100_000).default(20),
   /** The SSH gateway into instances whose driver gives shells (local): `ssh -p <port> root@<PUBLIC_BASE_URL's host>`; 0: any free port. */
   SSH_GATEWAY_PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).default(2222),
+  /**
+   * JupyterLab and 自定义服务 are served on a listener of their own (MACHINE_PORT), never on the console's
+   * origin: a page a machine serves must not read the console's storage or call its API as the user.
+   * 0: any free port; unset: the one after PORT.
+   */
+  MACHINE_PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).optional(),
+  /**
+   * Where browsers reach that listener, `{id}` standing for the instance: `https://{id}.m.example.com`
+   * (wildcard DNS and certificate) gives every instance an origin of its own. Unset: `{id}.localhost:MACHINE_PORT`
+   * when PUBLIC_BASE_URL is on localhost (browsers resolve it to this machine), otherwise its host at
+   * MACHINE_PORT, one origin shared by all instances (machineOrigins).
+   */
+  MACHINE_BASE_URL: z
+    .url({ protocol: /^https?$/, error: '应为 http(s)://host[:port] 形式，可含 {id}' })
+    .refine((v) => !v.includes('{id}') || /^https?:\/\/\{id\}\./.test(v), { error: '{id} 只能作为主机名的第一段，如 https://{id}.m.example.com' })
+    .refine((v) => /^https?:\/\/[^/?#]+\/?$/.test(v), { error: '只写协议、主机和端口，不带路径' })
+    .optional(),
   /** The controller's base URL; plain http only to a loopback address (create carries SSH passwords). */
   COMPUTE_AGENT_URL: z
     .url({ error: '应为 https://host[:port][/path] 形式' })
@@ -187,6 +204,8 @@ export type Config = Omit<z.infer<typeof envSchema>, 'COMPUTE_DRIVER'> & {
   /** The driver in use (`auto` resolved) and why, for the start-up log. */
   COMPUTE_DRIVER: ComputeDriverName;
   computeDriverReason: string;
+  /** The machine listener's port: MACHINE_PORT, or the one after PORT. */
+  machinePort: number;
   seedDemo: boolean;
   webDist: string;
   dataDir: string;
@@ -233,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     ...c,
     computeDriverReason: compute.why,
+    machinePort: c.MACHINE_PORT ?? (c.PORT && c.PORT < 65535 ? c.PORT + 1 : 0),
     devTools: devTools.on,
     devToolsReason: devTools.reason,
     dataDir: c.DATA_DIR ? path.resolve(env.INIT_CWD ?? process.cwd(), c.DATA_DIR) : fileURLToPath(new URL('../../data', import.meta.url)),

@@ -3,7 +3,7 @@
  * the outside worlds and the domain services. Tests build the same thing with other drivers.
  */
 import { FileStore } from './modules/filestore/index.js';
-import { AccessGate, Terminals } from './modules/access/index.js';
+import { AccessGate, MachineOrigins, Terminals } from './modules/access/index.js';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -147,6 +147,8 @@ export interface AppContext {
   terminals: Terminals;
   /** 文件存储 (null unless instances are local sandboxes, the only machines that mount it). */
   fileStore: FileStore | null;
+  /** Where browsers reach the machines' web services (app.ts starts their listener when the driver has any). */
+  machineOrigins: MachineOrigins;
   /** Where the SSH gateway listens (app.ts starts it with the HTTP server when the driver gives shells). */
   sshEndpoint: { port: number };
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
@@ -475,6 +477,7 @@ export async function createContext(opts: {
     terminals,
     fileStore,
     sshEndpoint,
+    machineOrigins: new MachineOrigins({ baseUrl: config.MACHINE_BASE_URL ?? null, publicBaseUrl: config.publicBaseUrl, sessionKey, clock }),
     localOperatorToken: null,
     reloadCatalogue,
     cookies: {

@@ -34,6 +34,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; driv
     // The simulated fleet unless a test asks for real sandboxes (its delays and faults are what the suites drive).
     COMPUTE_DRIVER: 'simulated',
     SSH_GATEWAY_PORT: '0',
+    MACHINE_PORT: '0',
     ...opts.env,
   });
   const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));

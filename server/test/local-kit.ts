@@ -2,7 +2,10 @@
  * What the tests on real sandboxes (COMPUTE_DRIVER=local, `*.sandbox.test.ts`) share: a listening
  * server, and buying an instance and waiting for the driver to really bring it to a status.
  */
+import http from 'node:http';
+import type { LookupFunction } from 'node:net';
 import { expect } from 'vitest';
+import { SESSION_COOKIE } from '@console/contract';
 import type { Order } from '@console/contract';
 import type { LocalComputeDriver } from '../src/drivers/compute/local/driver.js';
 import { runIn } from '../src/drivers/compute/local/sandbox.js';
@@ -58,4 +61,46 @@ export function localKit(s: () => TestServer) {
 export async function listen(s: TestServer): Promise<string> {
   await s.app.listen({ port: 0, host: '127.0.0.1' });
   return `http://127.0.0.1:${(s.app.server.address() as { port: number }).port}`;
+}
+
+/** Resolves `*.localhost` (the machines' origins) to this machine, as browsers do and Node does not. */
+export const localhostLookup = ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+  void hostname;
+  if (options?.all) callback(null, [{ address: '127.0.0.1', family: 4 }]);
+  else callback(null, '127.0.0.1', 4);
+}) as unknown as LookupFunction;
+
+export interface MachineResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+/** One request to a machine origin, no redirect followed. */
+export function machineRequest(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<MachineResponse> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: init.method ?? 'GET', headers: init.headers, lookup: localhostLookup }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+/**
+ * What a browser does with a machine link of the console (`/jupyter/<id>/…`, `/service/<id>/…`):
+ * the door with the console cookie, then the ticket on the machine's origin. The page's URL there
+ * and the cookie the machine origin set.
+ */
+export async function enterMachine(base: string, consoleToken: string, pathname: string): Promise<{ url: string; origin: string; cookie: string }> {
+  const door = await fetch(`${base}${pathname}`, { headers: { cookie: `${SESSION_COOKIE}=${consoleToken}` }, redirect: 'manual' });
+  expect(door.status, await door.clone().text()).toBe(302);
+  const entry = new URL(door.headers.get('location')!);
+  const entered = await machineRequest(entry.href);
+  expect(entered.status, entered.text).toBe(302);
+  const cookie = String(entered.headers['set-cookie']![0]!.split(';')[0]);
+  return { url: `${entry.origin}${entered.headers.location!}`, origin: entry.origin, cookie };
 }

@@ -55,11 +55,11 @@ export class AccessGate {
 
   /**
    * As `admit`, for pages a browser opens in a tab of their own (the notebook): the session comes
-   * from the cookie only — the page's own `?token=` is the notebook's, not a console session.
-   * Returns the cookie the connection is watched with.
+   * from a cookie — the console's (`token` absent) or the one the machine origin sealed it in — never
+   * from a header or the page's own `?token=` (the notebook's, not a console session).
+   * Returns the token the connection is watched with.
    */
-  async admitBrowser(request: FastifyRequest, instanceId: string): Promise<{ instance: Instance; token: string }> {
-    const token = request.cookies?.[SESSION_COOKIE];
+  async admitBrowser(request: FastifyRequest, instanceId: string, token = request.cookies?.[SESSION_COOKIE]): Promise<{ instance: Instance; token: string }> {
     if (!token) throw new AppError('UNAUTHENTICATED', '请先在控制台登录，再从实例的登录信息中打开');
     request.session = await this.deps.sessions.verify(token);
     return { instance: await this.admit(request, instanceId), token };

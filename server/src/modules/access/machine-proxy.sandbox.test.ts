@@ -1,7 +1,9 @@
 /**
- * The services of a real sandbox behind the console's proxy. The notebook: the owner's browser
- * session reaches it (pages, REST, a kernel over WebSocket evaluating 1+1); nobody else does, and
- * logging out ends the kernel connection. 自定义服务: what the user serves on port 6006 inside.
+ * The services of a real sandbox behind the proxy, on the machines' own origins. The console's
+ * links are doors: the owner's console cookie gets a one-use ticket to the instance's origin
+ * (`<id>.localhost:<MACHINE_PORT>`), which trades it for a cookie bound to that instance. The
+ * notebook: pages, REST, a kernel over WebSocket evaluating 1+1; logging out ends the kernel
+ * connection. 自定义服务: what the user serves on port 6006 inside. Nobody else gets in.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -12,18 +14,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { API, SESSION_COOKIE } from '@console/contract';
 import { post, startTestServer, type TestServer } from '../../../test/harness.js';
-import { listen, localKit } from '../../../test/local-kit.js';
+import { enterMachine, listen, localKit, localhostLookup, machineRequest } from '../../../test/local-kit.js';
 import { execIn, runIn } from '../../drivers/compute/local/sandbox.js';
 
 let s: TestServer;
 let base: string;
 const kit = localKit(() => s);
-const cookie = (token: string) => ({ cookie: `${SESSION_COOKIE}=${token}; other=1` });
+const consoleCookie = (token: string) => ({ cookie: `${SESSION_COOKIE}=${token}; other=1` });
 
 /** The notebook answers about 1.5 s after the machine starts: 503 until then. */
-async function untilUp(id: string, token: string) {
+async function untilUp(origin: string, id: string, cookie: string) {
   for (let i = 0; i < 100; i++) {
-    const res = await fetch(`${base}/jupyter/${id}/api/status`, { headers: cookie(token) });
+    const res = await machineRequest(`${origin}/jupyter/${id}/api/status`, { headers: { cookie } });
     if (res.status === 200) return;
     expect(res.status).toBe(503);
     await new Promise((r) => setTimeout(r, 100));
@@ -62,27 +64,40 @@ beforeAll(async () => {
 afterAll(async () => s.close());
 
 describe('自定义服务 (port 6006) proxy', () => {
-  it('says how to start a service until one listens, then serves it from its root; only to the owner', async () => {
+  it("says how to start a service until one listens, then serves it from its root on the instance's origin; only to the owner", async () => {
     const u = await kit.fundedUser('100');
     const other = await kit.fundedUser('100');
     const id = await kit.runningInstance(u.token);
     const url = (await kit.instance(u.token, id)).access!.serviceUrl!;
     expect(url).toBe(`${s.ctx.config.publicBaseUrl}/service/${id}/`);
-    const local = `${base}/service/${id}`;
+    const { url: page, origin, cookie } = await enterMachine(base, u.token, `/service/${id}/`);
+    expect(origin).toBe(`http://${id}.localhost:${s.ctx.machineOrigins.port}`);
+    expect(page).toBe(`${origin}/service/${id}/`);
+    const local = `${origin}/service/${id}`;
+    const get = (p: string, c = cookie) => machineRequest(`${local}${p}`, { headers: { cookie: c } });
 
-    let hint: Response | null = null;
-    for (let i = 0; i < 100 && (hint = await fetch(`${local}/`, { headers: cookie(u.token) })).status === 503; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(hint!.status).toBe(502);
-    expect(await hint!.text()).toContain('6006 端口没有服务在监听');
+    let hint = await get('/');
+    for (let i = 0; i < 100 && hint.status === 503; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      hint = await get('/');
+    }
+    expect(hint.status).toBe(502);
+    expect(hint.text).toContain('6006 端口没有服务在监听');
 
     writeFileSync(path.join(s.dataDir, 'local-compute', 'hosts', (await kit.row(id)).hostId!, id, 'data', 'hello.txt'), 'served-from-6006\n');
     execIn(kit.driver().sandbox(id)!, ['python3', '-m', 'http.server', '6006', '--bind', '127.0.0.1', '--directory', '/root/autodl-tmp'], { stdio: 'ignore' });
-    let served: Response | null = null;
-    for (let i = 0; i < 100 && (served = await fetch(`${local}/hello.txt`, { headers: cookie(u.token) })).status !== 200; i++)
+    let served = await get('/hello.txt');
+    for (let i = 0; i < 100 && served.status !== 200; i++) {
       await new Promise((r) => setTimeout(r, 50));
-    expect(await served!.text()).toBe('served-from-6006\n');
-    expect((await fetch(`${local}/hello.txt`, { headers: cookie(other.token) })).status).toBe(403);
-    expect((await fetch(`${local}/hello.txt`)).status).toBe(401);
+      served = await get('/hello.txt');
+    }
+    expect(served.text).toBe('served-from-6006\n');
+    expect((await fetch(`${base}/service/${id}/hello.txt`, { headers: consoleCookie(other.token), redirect: 'manual' })).status).toBe(403);
+    expect((await fetch(`${base}/service/${id}/hello.txt`, { redirect: 'manual' })).status).toBe(401);
+    // The console's own cookie means nothing on the machine origin; without the machine's, a page is sent to the door.
+    const bare = await get('/hello.txt', consoleCookie(u.token).cookie);
+    expect(bare.status).toBe(302);
+    expect(bare.headers.location).toBe(`${s.ctx.config.publicBaseUrl}/service/${id}/hello.txt`);
 
     // The machine's root swaps its socket for a link to a socket of the host: the console does not follow it.
     const hostDir = mkdtempSync(path.join(tmpdir(), 'console-host-sock-'));
@@ -90,9 +105,9 @@ describe('自定义服务 (port 6006) proxy', () => {
     const secret = createServer((c) => c.end('HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhost-secret'));
     await new Promise<void>((r) => secret.listen(hostSocket, () => r()));
     await runIn(kit.driver().sandbox(id)!, ['/bin/sh', '-c', `rm -f /run/service.sock && ln -s ${hostSocket} /run/service.sock`]);
-    const swapped = await fetch(`${local}/hello.txt`, { headers: cookie(u.token) });
+    const swapped = await get('/hello.txt');
     expect(swapped.status).toBe(503);
-    expect(await swapped.text()).not.toContain('host-secret');
+    expect(swapped.text).not.toContain('host-secret');
     secret.close();
   });
 });
@@ -102,22 +117,25 @@ describe('notebook proxy', () => {
     const u = await kit.fundedUser('100');
     const id = await kit.runningInstance(u.token);
     expect((await kit.instance(u.token, id)).access!.jupyterUrl).toBe(`${s.ctx.config.publicBaseUrl}/jupyter/${id}/tree`);
-    await untilUp(id, u.token);
+    const { url, origin, cookie } = await enterMachine(base, u.token, `/jupyter/${id}/tree`);
+    expect(url).toBe(`${origin}/jupyter/${id}/tree`);
+    await untilUp(origin, id, cookie);
 
-    const page = await fetch(`${base}/jupyter/${id}/tree`, { headers: cookie(u.token) });
+    const page = await machineRequest(url, { headers: { cookie } });
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain('Jupyter');
+    expect(page.text).toContain('Jupyter');
 
-    const started = await fetch(`${base}/jupyter/${id}/api/kernels`, {
+    const started = await machineRequest(`${origin}/jupyter/${id}/api/kernels`, {
       method: 'POST',
-      headers: { ...cookie(u.token), 'content-type': 'application/json' },
+      headers: { cookie, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'python3' }),
     });
     expect(started.status).toBe(201);
-    const kernel = (await started.json()) as { id: string };
+    const kernel = JSON.parse(started.text) as { id: string };
 
-    const ws = new WebSocket(`${base.replace('http', 'ws')}/jupyter/${id}/api/kernels/${kernel.id}/channels`, {
-      headers: { ...cookie(u.token), origin: base },
+    const ws = new WebSocket(`${origin.replace('http', 'ws')}/jupyter/${id}/api/kernels/${kernel.id}/channels`, {
+      headers: { cookie, origin },
+      lookup: localhostLookup,
     });
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     expect(await execute(ws, '1+1')).toBe('2');
@@ -125,18 +143,43 @@ describe('notebook proxy', () => {
     const closed = new Promise((resolve) => ws.once('close', resolve));
     expect((await post(s.app, API.logout, undefined, u.token)).statusCode).toBe(200);
     await closed;
-    expect((await fetch(`${base}/jupyter/${id}/api/status`, { headers: cookie(u.token) })).status).toBe(401);
+    expect((await machineRequest(`${origin}/jupyter/${id}/api/status`, { headers: { cookie } })).status).toBe(401);
   });
 
-  it('refuses another user, no session, a bearer header instead of the cookie, and a stopped machine', async () => {
+  it('refuses another user, no session, a bearer header instead of the cookie, and a stopped machine at the door', async () => {
     const owner = await kit.fundedUser('100');
     const other = await kit.fundedUser('100');
     const id = await kit.runningInstance(owner.token);
-    expect((await fetch(`${base}/jupyter/${id}/tree`, { headers: cookie(other.token) })).status).toBe(403);
-    expect((await fetch(`${base}/jupyter/${id}/tree`)).status).toBe(401);
-    expect((await fetch(`${base}/jupyter/${id}/tree`, { headers: { authorization: `Bearer ${owner.token}` } })).status).toBe(401);
+    const door = (headers: Record<string, string> = {}) => fetch(`${base}/jupyter/${id}/tree`, { headers, redirect: 'manual' });
+    expect((await door(consoleCookie(other.token))).status).toBe(403);
+    expect((await door()).status).toBe(401);
+    expect((await door({ authorization: `Bearer ${owner.token}` })).status).toBe(401);
     await kit.act(owner.token, id, 'stop');
     await kit.reach(owner.token, id, 'Stopped');
-    expect((await fetch(`${base}/jupyter/${id}/tree`, { headers: cookie(owner.token) })).status).toBe(409);
+    expect((await door(consoleCookie(owner.token))).status).toBe(409);
+  });
+
+  it('binds the machine origin to one instance: a ticket works once, a cookie opens only its own instance, forgeries nothing', async () => {
+    const u = await kit.fundedUser('100');
+    const a = await kit.runningInstance(u.token);
+    const b = await kit.runningInstance(u.token);
+    const door = await fetch(`${base}/jupyter/${a}/api/status`, { headers: consoleCookie(u.token), redirect: 'manual' });
+    const ticketUrl = door.headers.get('location')!;
+    const first = await machineRequest(ticketUrl);
+    expect(first.status).toBe(302);
+    expect(first.headers['set-cookie']![0]).toMatch(/HttpOnly/i);
+    expect((await machineRequest(ticketUrl)).status).toBe(401);
+
+    const cookieA = String(first.headers['set-cookie']![0]!.split(';')[0]);
+    const originB = s.ctx.machineOrigins.originOf(b);
+    // A's cookie, renamed for B and sent to B's origin: sealed for A, refused.
+    const forgedForB = cookieA.replace(`machine-${a}`, `machine-${b}`);
+    expect((await machineRequest(`${originB}/jupyter/${b}/api/status`, { method: 'POST', headers: { cookie: forgedForB } })).status).toBe(401);
+    expect((await machineRequest(`${originB}/jupyter/${b}/api/status`, { method: 'POST', headers: { cookie: `machine-${b}=nonsense` } })).status).toBe(401);
+    expect((await machineRequest(`${originB}${'/_console/enter'}?ticket=nonsense`)).status).toBe(401);
+
+    // The console's origin serves none of it: a POST or a WebSocket to the notebook there is not found.
+    const onConsole = await fetch(`${base}/jupyter/${a}/api/kernels`, { method: 'POST', headers: { authorization: `Bearer ${u.token}` } });
+    expect(onConsole.status).toBe(404);
   });
 });

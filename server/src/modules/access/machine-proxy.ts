@@ -1,11 +1,13 @@
 /**
- * The console's reverse proxy into services of a running instance, through their Unix sockets
- * (drivers' `socketOf`), HTTP and WebSocket:
+ * The reverse proxy into services of a running instance, through their Unix sockets (drivers'
+ * `socketOf`), HTTP and WebSocket, served on the machine listener (machine-origin.ts says why not
+ * on the console's origin):
  * - `/jupyter/<id>/…`: the notebook (kernels and terminals are WebSockets); the proxy adds the
  *   notebook's own token, so the user never handles it;
  * - `/service/<id>/…`: 自定义服务, whatever the user serves on port 6006 inside the machine (e.g.
  *   TensorBoard), seen from its root (`X-Forwarded-Prefix` says where it is mounted).
- * The browser brings the console's session cookie (owner or permitted child, running machine); the
+ * On the console, the same paths are doors that send the browser there (machineDoorRoutes).
+ * The browser brings the machine origin's cookie (owner or permitted child, running machine); the
  * proxy strips it, so code in the machine never sees it. WebSockets are watched by the gate like
  * the web terminal.
  */
@@ -18,15 +20,23 @@ import type { MachineService } from '../../drivers/compute/types.js';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../http/errors.js';
 import { keepAlive } from './routes.js';
+import { ENTER_PATH } from './machine-origin.js';
 
 /** Headers that describe one hop, not the request (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host'];
 const WS_OWN = ['sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol'];
 /**
- * What a service in a machine may not tell the browser about the console's own origin (it is
- * served there): forget its data, pin HTTPS. Its cookies pass, but never one named like the session's.
+ * What a service in a machine may not tell the browser: forget the data of its site (cookies are
+ * the whole host's, the console's included, when the origin is shared by port), pin HTTPS. Its
+ * cookies pass, but never one named like the console's or the machine origin's own.
  */
 const NOT_FROM_MACHINES = ['clear-site-data', 'strict-transport-security'];
+
+/** The console's session cookie and the machine origin's: never shown to a service, never set by one. */
+function isOurCookie(cookie: string): boolean {
+  const name = cookie.trim().split('=', 1)[0]!.trim();
+  return name === SESSION_COOKIE || name.startsWith('machine-');
+}
 
 interface Target {
   /** Opens the service's socket for one connection (null: not listening). */
@@ -35,7 +45,7 @@ interface Target {
   path: string;
   /** Headers the service is given besides the browser's (the notebook's token). */
   extra: Record<string, string>;
-  /** The console session cookie the connection was admitted with. */
+  /** The console session the connection was admitted with. */
   session: string;
   starting: ErrorName;
 }
@@ -62,19 +72,54 @@ declare module 'fastify' {
   }
 }
 
+/** The console's side: `/jupyter/<id>/…` and `/service/<id>/…` lead the browser to the machine origin. */
+export async function machineDoorRoutes(app: FastifyInstance, ctx: AppContext) {
+  for (const m of MOUNTS) {
+    const door = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+      const id = instanceIdOf(req);
+      const { token } = await ctx.accessGate.admitBrowser(req, id);
+      if (!ctx.drivers.compute.services?.includes(m.service)) throw new AppError(m.unavailable);
+      const mounted = `${m.prefix}/${id}`;
+      const rest = req.url.slice(req.url.indexOf(mounted) + mounted.length);
+      const to = rest.startsWith('/') ? `${mounted}${rest}` : `${mounted}/${m.home}`;
+      return reply.header('cache-control', 'no-store').redirect(await ctx.machineOrigins.entryUrl(token, id, to));
+    };
+    app.get(`${m.prefix}/:id`, door);
+    app.get(`${m.prefix}/:id/*`, door);
+  }
+}
+
+/** The machine listener's routes: the ticket's entry, and the services. */
 export async function machineProxyRoutes(app: FastifyInstance, ctx: AppContext) {
   // Bodies pass through untouched (uploads, notebook JSON).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+  app.get<{ Querystring: { ticket?: string } }>(ENTER_PATH, async (req, reply) => {
+    const entry = await ctx.machineOrigins.redeem(String(req.query.ticket ?? ''));
+    await ctx.accessGate.admitBrowser(req, entry.instanceId, entry.token);
+    const secure = ctx.machineOrigins.originOf(entry.instanceId).startsWith('https:');
+    reply.setCookie(ctx.machineOrigins.cookieName(entry.instanceId), entry.cookie, { httpOnly: true, sameSite: 'lax', path: '/', secure });
+    return reply.header('cache-control', 'no-store').redirect(entry.to);
+  });
   for (const mount of MOUNTS) mountService(app, ctx, mount);
+}
+
+function instanceIdOf(req: FastifyRequest<{ Params: { id: string } }>): string {
+  const id = req.params.id;
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在`);
+  return id;
 }
 
 function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
   const driver = ctx.drivers.compute;
-  const admit = async (req: FastifyRequest<{ Params: { id: string } }>) => {
-    const id = req.params.id;
-    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在`);
-    const { token: session } = await ctx.accessGate.admitBrowser(req, id);
+  const admit = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const id = instanceIdOf(req);
+    const sealed = req.cookies?.[ctx.machineOrigins.cookieName(id)];
+    // A page opened without the cookie (a bookmark, another browser): the console's door issues one.
+    if (!sealed && req.method === 'GET' && !req.headers.upgrade) {
+      return reply.header('cache-control', 'no-store').redirect(`${ctx.config.publicBaseUrl}${req.url}`);
+    }
+    const { token: session } = await ctx.accessGate.admitBrowser(req, id, await ctx.machineOrigins.sessionOf(sealed, id));
     if (!driver.services?.includes(m.service)) throw new AppError(m.unavailable);
     const socket = () => driver.socketOf!(id, m.service);
     const mounted = `${m.prefix}/${id}`;
@@ -84,7 +129,7 @@ function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
     req.machineService = { socket, path, extra, session, starting: m.starting };
   };
 
-  app.get<{ Params: { id: string } }>(`${m.prefix}/:id`, async (req, reply) => reply.redirect(`${m.prefix}/${req.params.id}/${m.home}`));
+  app.get<{ Params: { id: string } }>(`${m.prefix}/:id`, async (req, reply) => reply.redirect(`${m.prefix}/${instanceIdOf(req)}/${m.home}`));
   app.route<{ Params: { id: string } }>({
     method: 'GET',
     url: `${m.prefix}/:id/*`,
@@ -106,7 +151,7 @@ function upstreamHeaders(req: FastifyRequest, t: Target, drop: string[] = []): h
   const cookie = (req.headers.cookie ?? '')
     .split(';')
     .map((c) => c.trim())
-    .filter((c) => c && !c.startsWith(`${SESSION_COOKIE}=`))
+    .filter((c) => c && !isOurCookie(c))
     .join('; ');
   if (cookie) headers.cookie = cookie;
   else delete headers.cookie;
@@ -128,7 +173,7 @@ function forward(req: FastifyRequest, reply: FastifyReply): Promise<void> {
       reply.hijack();
       const headers = { ...res.headers };
       for (const h of [...HOP_BY_HOP, ...NOT_FROM_MACHINES]) delete headers[h];
-      if (headers['set-cookie']) headers['set-cookie'] = headers['set-cookie'].filter((c) => !c.trim().startsWith(`${SESSION_COOKIE}=`));
+      if (headers['set-cookie']) headers['set-cookie'] = headers['set-cookie'].filter((c) => !isOurCookie(c));
       // A status a browser cannot take (the service may answer anything) is a bad gateway.
       const status = res.statusCode && res.statusCode >= 100 && res.statusCode <= 599 ? res.statusCode : 502;
       try {

@@ -268,6 +268,8 @@ export function startNotebook(sandbox: Pick<RunningSandbox, 'initPid'>, instance
       `--NotebookApp.token=${token}`,
       '--NotebookApp.password=',
       '--NotebookApp.quit_button=False',
+      // Reached only through the console's proxy, under the machine origin's host (`<id>.localhost`, `<id>.m.example.com`).
+      '--NotebookApp.allow_remote_access=True',
       '--allow-root',
       '--no-browser',
       '--notebook-dir=/root',

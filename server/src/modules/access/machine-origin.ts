@@ -1,0 +1,129 @@
+/**
+ * Where the machines' web services (JupyterLab, 自定义服务) live in the browser: on an origin that is
+ * not the console's. Code running in a machine serves those pages; on the console's origin they
+ * could read the console's token from its storage and act as the user (a child's machine acting
+ * as the main account). So they are served by a listener of their own (MACHINE_PORT), and each
+ * instance gets an origin of its own where the host allows it (`{id}.localhost`, `{id}.m.example.com`),
+ * so one machine's pages cannot reach another's notebook either.
+ *
+ * The way in: the console's `/jupyter/<id>/…` and `/service/<id>/…` are doors. The browser arrives
+ * there with its console cookie; the door checks the session and the right to the instance and
+ * sends the browser to the machine origin with a ticket (sealed, one use, 60 s). The machine origin
+ * trades the ticket for a cookie of its own, sealed and bound to that instance, and every request
+ * there is checked again with the session inside it — logging out ends it at once.
+ */
+import { hkdfSync, randomUUID } from 'node:crypto';
+import { EncryptJWT, jwtDecrypt } from 'jose';
+import { SESSION_TTL_SECONDS } from '@console/contract';
+import type { Clock } from '../../clock.js';
+import { AppError } from '../../http/errors.js';
+
+const TICKET_SECONDS = 60;
+/** Where a ticket is traded for the machine origin's cookie. */
+export const ENTER_PATH = '/_console/enter';
+/** What the machine listener serves, under each instance's id. */
+export const MACHINE_PREFIXES = ['/jupyter', '/service'] as const;
+
+interface Sealed {
+  /** The console session the access rides on (checked on every request). */
+  tok: string;
+  iid: string;
+  /** Ticket only: where to go after entering. */
+  to?: string;
+  /** Ticket only: its one use. */
+  jti?: string;
+}
+
+export interface MachineOriginOptions {
+  /** MACHINE_BASE_URL (may hold `{id}`), or null to derive from the console's address. */
+  baseUrl: string | null;
+  publicBaseUrl: string;
+  sessionKey: Uint8Array;
+  clock: Clock;
+}
+
+export class MachineOrigins {
+  /** The port the machine listener took (MACHINE_PORT, or the free one it got for 0). */
+  port = 0;
+  private readonly key: Uint8Array;
+  /** Tickets used, until they would have expired anyway. */
+  private readonly spent = new Map<string, number>();
+
+  constructor(private readonly opts: MachineOriginOptions) {
+    this.key = new Uint8Array(hkdfSync('sha256', opts.sessionKey, 'machine-origin', 'ticket-and-cookie', 32));
+  }
+
+  /** The URL template in force: `{id}` in the host gives one origin per instance. */
+  get template(): string {
+    if (this.opts.baseUrl) return this.opts.baseUrl.replace(/\/$/, '');
+    const console = new URL(this.opts.publicBaseUrl);
+    const host = console.hostname === 'localhost' ? '{id}.localhost' : console.hostname;
+    return `${console.protocol}//${host}:${this.port}`;
+  }
+
+  /** True when every instance has an origin of its own. */
+  get perInstance(): boolean {
+    return this.template.includes('{id}');
+  }
+
+  originOf(instanceId: string): string {
+    return this.template.replace('{id}', instanceId);
+  }
+
+  /** The machine origin's cookie for one instance (per instance, so a shared origin holds several). */
+  cookieName(instanceId: string): string {
+    return `machine-${instanceId}`;
+  }
+
+  /** Where the door sends an admitted browser: `to` on the instance's origin, through a ticket. */
+  async entryUrl(token: string, instanceId: string, to: string): Promise<string> {
+    const ticket = await this.seal({ tok: token, iid: instanceId, to, jti: randomUUID() }, TICKET_SECONDS);
+    return `${this.originOf(instanceId)}${ENTER_PATH}?ticket=${encodeURIComponent(ticket)}`;
+  }
+
+  /** A ticket's content, once: a second use, an expired or a forged ticket is refused. */
+  async redeem(ticket: string): Promise<{ token: string; instanceId: string; to: string; cookie: string }> {
+    const t = await this.open(ticket);
+    if (!t.jti || !t.to || this.spent.has(t.jti)) throw new AppError('UNAUTHENTICATED', '链接已使用或已过期：请回到控制台重新打开');
+    this.forgetSpent();
+    this.spent.set(t.jti, this.opts.clock.now().getTime() + TICKET_SECONDS * 1000);
+    const cookie = await this.seal({ tok: t.tok, iid: t.iid }, SESSION_TTL_SECONDS);
+    return { token: t.tok, instanceId: t.iid, to: t.to, cookie };
+  }
+
+  /** The console session behind a machine cookie, which must be the given instance's. */
+  async sessionOf(cookie: string | undefined, instanceId: string): Promise<string> {
+    if (!cookie) throw new AppError('UNAUTHENTICATED', '请从控制台实例的登录信息中打开');
+    const c = await this.open(cookie);
+    if (c.iid !== instanceId || c.to) throw new AppError('UNAUTHENTICATED', '请从控制台实例的登录信息中打开');
+    return c.tok;
+  }
+
+  private async seal(content: Sealed, seconds: number): Promise<string> {
+    const now = Math.floor(this.opts.clock.now().getTime() / 1000);
+    return new EncryptJWT({ ...content })
+      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
+      .setIssuedAt(now)
+      .setExpirationTime(now + seconds)
+      .encrypt(this.key);
+  }
+
+  private async open(sealed: string): Promise<Sealed> {
+    try {
+      const { payload } = await jwtDecrypt(sealed, this.key, {
+        currentDate: this.opts.clock.now(),
+        keyManagementAlgorithms: ['dir'],
+        contentEncryptionAlgorithms: ['A256GCM'],
+      });
+      if (typeof payload.tok !== 'string' || typeof payload.iid !== 'string') throw new Error('shape');
+      return payload as unknown as Sealed;
+    } catch {
+      throw new AppError('UNAUTHENTICATED', '登录已失效或链接已过期：请回到控制台重新打开');
+    }
+  }
+
+  private forgetSpent() {
+    const now = this.opts.clock.now().getTime();
+    for (const [jti, until] of this.spent) if (until <= now) this.spent.delete(jti);
+  }
+}
