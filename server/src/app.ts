@@ -197,7 +197,12 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   }
 
   // The machines' web services come up with it too, on their own listener (machine-origin.ts says why).
-  const machines = compute.services?.length ? await machineListener(ctx, app.log) : null;
+  const machines = compute.services?.some((s) => s !== 'desktop') && ctx.machineOrigins.configured ? await machineListener(ctx, app.log) : null;
+  if (compute.services?.some((s) => s !== 'desktop') && !ctx.machineOrigins.configured) {
+    app.log.warn(
+      'JupyterLab 与自定义服务未开放：控制台不在 localhost 上，实例的网页需要各自的来源。设置 MACHINE_BASE_URL=https://{id}.example-machines.com（泛域名解析与证书，最好不与控制台同一主域）后重启',
+    );
+  }
   if (machines) {
     app.addHook('onListen', async () => {
       try {
@@ -205,7 +210,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
         ctx.machineOrigins.port = (machines.server.address() as AddressInfo).port;
         const shared = ctx.machineOrigins.perInstance
           ? '每台实例一个来源'
-          : '所有实例共用一个来源；设置 MACHINE_BASE_URL=https://{id}.m.example.com（泛域名）让每台实例各用一个';
+          : '所有实例共用一个来源；设置 MACHINE_BASE_URL=https://{id}.example-machines.com（泛域名）让每台实例各用一个';
         app.log.info(`JupyterLab 与自定义服务：${ctx.machineOrigins.template}（${shared}）`);
       } catch (e) {
         app.log.error(

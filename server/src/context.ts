@@ -283,6 +283,7 @@ export async function createContext(opts: {
   });
   const meter = new Meter(usage, resources);
   const passwords = new PasswordBox(await loadOrCreateSecret(db, 'instance-password-key', clock.now()));
+  const machineOrigins = new MachineOrigins({ baseUrl: config.MACHINE_BASE_URL ?? null, publicBaseUrl: config.publicBaseUrl, sessionKey, clock });
   const instanceViews = new InstanceViews({
     db,
     clock,
@@ -295,8 +296,9 @@ export async function createContext(opts: {
     reach: {
       terminal: typeof drivers.compute.shell === 'function',
       simulatedPages: drivers.compute.name === 'simulated',
-      notebookProxy: Boolean(drivers.compute.services?.includes('jupyter')),
-      serviceProxy: Boolean(drivers.compute.services?.includes('service')),
+      // Only where the machines' pages can have origins of their own (machine-origin.ts).
+      notebookProxy: Boolean(drivers.compute.services?.includes('jupyter')) && machineOrigins.configured,
+      serviceProxy: Boolean(drivers.compute.services?.includes('service')) && machineOrigins.configured,
       desktop: Boolean(drivers.compute.services?.includes('desktop')),
     },
   });
@@ -477,7 +479,7 @@ export async function createContext(opts: {
     terminals,
     fileStore,
     sshEndpoint,
-    machineOrigins: new MachineOrigins({ baseUrl: config.MACHINE_BASE_URL ?? null, publicBaseUrl: config.publicBaseUrl, sessionKey, clock }),
+    machineOrigins,
     localOperatorToken: null,
     reloadCatalogue,
     cookies: {

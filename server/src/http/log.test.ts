@@ -22,6 +22,7 @@ describe('session tokens in URLs', () => {
     expect(logged).toContain('/page?from=x&token=[已隐去]&tab=2');
     expect(logged).not.toContain('secret');
     expect(redactToken('/a?TOKEN=abc')).toBe('/a?TOKEN=[已隐去]');
+    expect(redactToken('/_console/enter?ticket=eyJ.abc&x=1')).toBe('/_console/enter?ticket=[已隐去]&x=1');
   });
 
   it('open pages but change nothing: a state change needs the Authorization header', async () => {

@@ -21,8 +21,6 @@ import { AppError } from '../../http/errors.js';
 const TICKET_SECONDS = 60;
 /** Where a ticket is traded for the machine origin's cookie. */
 export const ENTER_PATH = '/_console/enter';
-/** What the machine listener serves, under each instance's id. */
-export const MACHINE_PREFIXES = ['/jupyter', '/service'] as const;
 
 interface Sealed {
   /** The console session the access rides on (checked on every request). */
@@ -43,7 +41,7 @@ export interface MachineOriginOptions {
 }
 
 export class MachineOrigins {
-  /** The port the machine listener took (MACHINE_PORT, or the free one it got for 0). */
+  /** The port the machine listener took (MACHINE_PORT, or the free one it got for 0); 0 until it listens. */
   port = 0;
   private readonly key: Uint8Array;
   /** Tickets used, until they would have expired anyway. */
@@ -53,12 +51,25 @@ export class MachineOrigins {
     this.key = new Uint8Array(hkdfSync('sha256', opts.sessionKey, 'machine-origin', 'ticket-and-cookie', 32));
   }
 
+  /**
+   * Whether browsers can be sent to the machines: an origin per instance (`{id}` in MACHINE_BASE_URL,
+   * or a console on localhost), or one the operator chose to share (MACHINE_BASE_URL without `{id}`).
+   * A console elsewhere with neither has no safe place for them: the links are not offered.
+   */
+  get configured(): boolean {
+    return this.opts.baseUrl !== null || new URL(this.opts.publicBaseUrl).hostname === 'localhost';
+  }
+
+  /** Whether the listener is up and the machines can be reached now. */
+  get reachable(): boolean {
+    return this.configured && (this.port > 0 || this.opts.baseUrl !== null);
+  }
+
   /** The URL template in force: `{id}` in the host gives one origin per instance. */
   get template(): string {
     if (this.opts.baseUrl) return this.opts.baseUrl.replace(/\/$/, '');
-    const console = new URL(this.opts.publicBaseUrl);
-    const host = console.hostname === 'localhost' ? '{id}.localhost' : console.hostname;
-    return `${console.protocol}//${host}:${this.port}`;
+    // The listener speaks plain HTTP; a console on localhost reaches it at {id}.localhost.
+    return `http://{id}.localhost:${this.port}`;
   }
 
   /** True when every instance has an origin of its own. */
@@ -70,9 +81,25 @@ export class MachineOrigins {
     return this.template.replace('{id}', instanceId);
   }
 
-  /** The machine origin's cookie for one instance (per instance, so a shared origin holds several). */
+  /**
+   * Whether a request came to the instance's own origin. Per instance, a ticket or a cookie of one
+   * instance must never be used under another's host: a page there would run beside its notebook.
+   */
+  isOriginOf(host: string | undefined, instanceId: string): boolean {
+    if (!this.perInstance) return true;
+    return (host ?? '').toLowerCase() === new URL(this.originOf(instanceId)).host;
+  }
+
+  /**
+   * The machine origin's cookie for one instance (per instance, so a shared origin holds several).
+   * Over https the `__Host-` prefix: no sibling host can plant one with a `Domain`.
+   */
   cookieName(instanceId: string): string {
-    return `machine-${instanceId}`;
+    return `${this.secure ? '__Host-' : ''}machine-${instanceId}`;
+  }
+
+  get secure(): boolean {
+    return this.template.startsWith('https:');
   }
 
   /** Where the door sends an admitted browser: `to` on the instance's origin, through a ticket. */

@@ -112,6 +112,38 @@ describe('自定义服务 (port 6006) proxy', () => {
   });
 });
 
+/** Answers with the Cookie header it was given, and tries to set cookies of its own and of the console's. */
+const COOKIE_ECHO = `
+import http.server
+class Echo(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = (self.headers.get('Cookie') or '').encode()
+        self.send_response(200)
+        for c in ('machine-x=planted; Path=/', 'jweToken=planted; Path=/', 'theirs=kept; Path=/'):
+            self.send_header('Set-Cookie', c)
+        self.send_header('Content-Length', str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+http.server.HTTPServer(('127.0.0.1', 6006), Echo).serve_forever()
+`;
+
+describe('what a service sees and sets', () => {
+  it("never sees the console's cookie nor the machine origin's, and cannot set them; its own pass both ways", async () => {
+    const u = await kit.fundedUser('100');
+    const id = await kit.runningInstance(u.token);
+    const { origin, cookie } = await enterMachine(base, u.token, `/service/${id}/`);
+    execIn(kit.driver().sandbox(id)!, ['python3', '-c', COOKIE_ECHO], { stdio: 'ignore' });
+    const ask = () => machineRequest(`${origin}/service/${id}/`, { headers: { cookie: `${cookie}; ${SESSION_COOKIE}=${u.token}; theirs=1` } });
+    let res = await ask();
+    for (let i = 0; i < 100 && res.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      res = await ask();
+    }
+    expect(res.text).toBe('theirs=1');
+    expect(res.headers['set-cookie']).toEqual(['theirs=kept; Path=/']);
+  });
+});
+
 describe('notebook proxy', () => {
   it('serves the owner the notebook: its page, a kernel that evaluates 1+1, and ends the kernel socket on logout', async () => {
     const u = await kit.fundedUser('100');
@@ -178,8 +210,27 @@ describe('notebook proxy', () => {
     expect((await machineRequest(`${originB}/jupyter/${b}/api/status`, { method: 'POST', headers: { cookie: `machine-${b}=nonsense` } })).status).toBe(401);
     expect((await machineRequest(`${originB}${'/_console/enter'}?ticket=nonsense`)).status).toBe(401);
 
+    // Each instance under its own host only: A's ticket is not traded under B's host, A's cookie
+    // and path do not work there (a page of B cannot reach A's notebook), a garbage cookie sends a page back to the door.
+    const again = (await fetch(`${base}/jupyter/${a}/api/status`, { headers: consoleCookie(u.token), redirect: 'manual' })).headers.get('location')!;
+    const onB = new URL(again);
+    onB.host = new URL(originB).host;
+    expect((await machineRequest(onB.href)).status).toBe(401);
+    expect((await machineRequest(`${originB}/jupyter/${a}/api/status`, { method: 'POST', headers: { cookie: cookieA } })).status).toBe(404);
+    const garbage = await machineRequest(`${s.ctx.machineOrigins.originOf(a)}/jupyter/${a}/tree`, { headers: { cookie: `machine-${a}=stale` } });
+    expect([garbage.status, garbage.headers.location]).toEqual([302, `${s.ctx.config.publicBaseUrl}/jupyter/${a}/tree`]);
+    // Ids as the console writes them only (lower case): another spelling is another cookie, not this instance.
+    expect((await fetch(`${base}/jupyter/${a.toUpperCase()}/tree`, { headers: consoleCookie(u.token), redirect: 'manual' })).status).toBe(404);
+
     // The console's origin serves none of it: a POST or a WebSocket to the notebook there is not found.
     const onConsole = await fetch(`${base}/jupyter/${a}/api/kernels`, { method: 'POST', headers: { authorization: `Bearer ${u.token}` } });
     expect(onConsole.status).toBe(404);
+    // A WebSocket there reaches no kernel: it is closed without a message.
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/jupyter/${a}/api/kernels/x/channels`, { headers: consoleCookie(u.token) });
+    const messages: unknown[] = [];
+    ws.on('message', (m) => messages.push(m));
+    ws.on('error', () => {});
+    await new Promise((resolve) => ws.once('close', resolve));
+    expect(messages).toEqual([]);
   });
 });

@@ -35,7 +35,7 @@ const NOT_FROM_MACHINES = ['clear-site-data', 'strict-transport-security'];
 /** The console's session cookie and the machine origin's: never shown to a service, never set by one. */
 function isOurCookie(cookie: string): boolean {
   const name = cookie.trim().split('=', 1)[0]!.trim();
-  return name === SESSION_COOKIE || name.startsWith('machine-');
+  return name === SESSION_COOKIE || /^(__Host-)?machine-/i.test(name);
 }
 
 interface Target {
@@ -76,11 +76,11 @@ declare module 'fastify' {
 export async function machineDoorRoutes(app: FastifyInstance, ctx: AppContext) {
   for (const m of MOUNTS) {
     const door = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
-      const id = instanceIdOf(req);
+      const id = instanceIdOf(req, m);
       const { token } = await ctx.accessGate.admitBrowser(req, id);
-      if (!ctx.drivers.compute.services?.includes(m.service)) throw new AppError(m.unavailable);
+      if (!ctx.drivers.compute.services?.includes(m.service) || !ctx.machineOrigins.reachable) throw new AppError(m.unavailable);
       const mounted = `${m.prefix}/${id}`;
-      const rest = req.url.slice(req.url.indexOf(mounted) + mounted.length);
+      const rest = req.url.slice(mounted.length);
       const to = rest.startsWith('/') ? `${mounted}${rest}` : `${mounted}/${m.home}`;
       return reply.header('cache-control', 'no-store').redirect(await ctx.machineOrigins.entryUrl(token, id, to));
     };
@@ -94,42 +94,55 @@ export async function machineProxyRoutes(app: FastifyInstance, ctx: AppContext) 
   // Bodies pass through untouched (uploads, notebook JSON).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+  app.addHook('onSend', async (_req, reply) => {
+    if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
+  });
   app.get<{ Querystring: { ticket?: string } }>(ENTER_PATH, async (req, reply) => {
-    const entry = await ctx.machineOrigins.redeem(String(req.query.ticket ?? ''));
+    const origins = ctx.machineOrigins;
+    const entry = await origins.redeem(String(req.query.ticket ?? ''));
+    // A ticket of one instance is never traded under another's host.
+    if (!origins.isOriginOf(req.host, entry.instanceId)) throw new AppError('UNAUTHENTICATED', '链接与实例不符：请回到控制台重新打开');
     await ctx.accessGate.admitBrowser(req, entry.instanceId, entry.token);
-    const secure = ctx.machineOrigins.originOf(entry.instanceId).startsWith('https:');
-    reply.setCookie(ctx.machineOrigins.cookieName(entry.instanceId), entry.cookie, { httpOnly: true, sameSite: 'lax', path: '/', secure });
-    return reply.header('cache-control', 'no-store').redirect(entry.to);
+    reply.setCookie(origins.cookieName(entry.instanceId), entry.cookie, { httpOnly: true, sameSite: 'lax', path: '/', secure: origins.secure });
+    return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(entry.to);
   });
   for (const mount of MOUNTS) mountService(app, ctx, mount);
 }
 
-function instanceIdOf(req: FastifyRequest<{ Params: { id: string } }>): string {
+const INSTANCE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The instance a machine path names, written as the console writes it (lower case, not encoded). */
+function instanceIdOf(req: FastifyRequest<{ Params: { id: string } }>, m: Mount): string {
   const id = req.params.id;
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在`);
+  if (!INSTANCE_ID.test(id) || !req.url.startsWith(`${m.prefix}/${id}`)) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在`);
   return id;
 }
 
 function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
   const driver = ctx.drivers.compute;
   const admit = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
-    const id = instanceIdOf(req);
-    const sealed = req.cookies?.[ctx.machineOrigins.cookieName(id)];
-    // A page opened without the cookie (a bookmark, another browser): the console's door issues one.
-    if (!sealed && req.method === 'GET' && !req.headers.upgrade) {
-      return reply.header('cache-control', 'no-store').redirect(`${ctx.config.publicBaseUrl}${req.url}`);
+    const id = instanceIdOf(req, m);
+    // Each instance under its own host only: another instance's page never reaches this one's service.
+    if (!ctx.machineOrigins.isOriginOf(req.host, id)) throw new AppError('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`);
+    let token: string;
+    try {
+      token = await ctx.machineOrigins.sessionOf(req.cookies?.[ctx.machineOrigins.cookieName(id)], id);
+    } catch (e) {
+      // A page opened without a valid cookie (a bookmark, another browser, a new login): the console's door issues one.
+      if (req.method === 'GET' && !req.headers.upgrade) return reply.header('cache-control', 'no-store').redirect(`${ctx.config.publicBaseUrl}${req.url}`);
+      throw e;
     }
-    const { token: session } = await ctx.accessGate.admitBrowser(req, id, await ctx.machineOrigins.sessionOf(sealed, id));
-    if (!driver.services?.includes(m.service)) throw new AppError(m.unavailable);
+    const { token: session } = await ctx.accessGate.admitBrowser(req, id, token);
+    const access = await ctx.instances.accessOf(id);
+    if (!driver.services?.includes(m.service) || !access) throw new AppError(m.unavailable);
     const socket = () => driver.socketOf!(id, m.service);
     const mounted = `${m.prefix}/${id}`;
     const path = m.keepsPrefix ? req.url : req.url.slice(mounted.length) || '/';
-    const extra: Record<string, string> =
-      m.service === 'jupyter' ? { authorization: `token ${(await ctx.instances.accessOf(id))!.jupyterToken}` } : { 'x-forwarded-prefix': mounted };
+    const extra: Record<string, string> = m.service === 'jupyter' ? { authorization: `token ${access.jupyterToken}` } : { 'x-forwarded-prefix': mounted };
     req.machineService = { socket, path, extra, session, starting: m.starting };
   };
 
-  app.get<{ Params: { id: string } }>(`${m.prefix}/:id`, async (req, reply) => reply.redirect(`${m.prefix}/${instanceIdOf(req)}/${m.home}`));
+  app.get<{ Params: { id: string } }>(`${m.prefix}/:id`, async (req, reply) => reply.redirect(`${m.prefix}/${instanceIdOf(req, m)}/${m.home}`));
   app.route<{ Params: { id: string } }>({
     method: 'GET',
     url: `${m.prefix}/:id/*`,

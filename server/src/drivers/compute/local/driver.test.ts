@@ -1,7 +1,9 @@
 /**
  * The local compute driver on real sandboxes: a machine is created and boots, keeps its data disk
  * across stop/start and a restart of the server, reports a sandbox killed from outside, saves its
- * system layer as an image, moves between hosts, and is gone after destroy.
+ * system layer as an image, moves between hosts, and is gone after destroy. As root (this
+ * project's CI), a machine is held to its size: memory beyond it is refused, a full data disk
+ * refuses writes, 扩容 grows it.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -127,5 +129,52 @@ describe('local compute driver', () => {
     expect((await d.diskUsage([id])).get(id)).toBe(1);
     await d.destroy('s-6', id);
     await d.settled();
+  });
+
+  it('holds a machine to its size as root: memory beyond it is refused, a full data disk refuses writes until 扩容 grows it', async () => {
+    const d = driver();
+    if (process.getuid?.() !== 0) {
+      // Not root: nothing is enforced, and the driver says why (its log line at start).
+      expect(d.cgroups.version).toBeNull();
+      expect(d.diskImages).toMatchObject({ ok: false, why: expect.stringContaining('root') });
+      return;
+    }
+    expect(d.cgroups.version).not.toBeNull();
+    expect(d.diskImages.ok).toBe(true);
+    const id = randomUUID();
+    await d.create('l-1', id, { ...spec('host-a'), memoryGb: 1, cpu: 1, dataDiskGb: 1 });
+    await d.settled();
+    let sandbox = d.sandbox(id)!;
+    const inside = (script: string) => runIn(sandbox, ['/bin/sh', '-c', script]);
+
+    // 1 GB of memory: 300 MB fit, 1.5 GB do not (the kernel ends the process, not the machine).
+    expect(await inside(`python3 -c "x = b'a' * (300 * 1024**2); print(len(x) // 1024**2)"`)).toMatchObject({ code: 0, stdout: '300\n' });
+    const hog = await inside(`python3 -c "x = b'a' * (1536 * 1024**2); print('survived')"`);
+    expect(hog.stdout).not.toContain('survived');
+    expect(hog.code).not.toBe(0);
+    expect(await inside('echo still-running')).toMatchObject({ code: 0, stdout: 'still-running\n' });
+
+    // A 1 GB data disk: df says so, and writing 1.2 GB runs out of space.
+    const size = async () => Number((await inside(`df -B1 --output=size ${DATA_MOUNT} | tail -1`)).stdout.trim());
+    expect(Math.round((await size()) / 1024 ** 3)).toBe(1);
+    const fill = await inside(`dd if=/dev/zero of=${DATA_MOUNT}/fill bs=1M count=1200 2>&1`);
+    expect(fill.code).not.toBe(0);
+    expect(fill.stdout).toContain('No space left on device');
+
+    // 扩容 to 3 GB (a stopped machine, as the console asks): the file system has grown when it runs again.
+    await d.stop('l-2', id);
+    await d.resizeDisk('l-3', id, 3);
+    await d.start('l-4', id, { gpu: false });
+    await d.settled();
+    expect((await kinds(d, id)).slice(-3)).toEqual(['stop:ok', 'resizeDisk:ok', 'start:ok']);
+    sandbox = d.sandbox(id)!;
+    expect(Math.round((await size()) / 1024 ** 3)).toBe(3);
+    expect(await inside(`dd if=/dev/zero of=${DATA_MOUNT}/more bs=1M count=1024 2>/dev/null && echo written`)).toMatchObject({ code: 0, stdout: 'written\n' });
+    // What the disk holds: the first gigabyte that filled it and the one written since.
+    expect((await d.diskUsage([id])).get(id)).toBe(2);
+
+    await d.destroy('l-5', id);
+    await d.settled();
+    expect(existsSync(path.join(dir, 'hosts', 'host-a', id))).toBe(false);
   });
 });

@@ -9,8 +9,10 @@
  * restart the machines that should be running are started again. A sandbox that ends on its own is
  * reported (`found`, stopped), never assumed running.
  *
- * Not yet: cgroup limits, an enforced data-disk size (a loop-mounted image), bandwidth limits; they
- * are recorded, not applied.
+ * When the server runs as root the machine's size is enforced: a control group with its memory,
+ * CPU and process limits (cgroups.ts), and a data disk that is an ext4 image of the size bought
+ * (disk.ts). Otherwise they are recorded, not applied, and the log says so at start. Bandwidth
+ * limits are recorded, not applied.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
@@ -22,6 +24,8 @@ import type { Db } from '../../../db/client.js';
 import { localEvents, localMachines, localOperations } from './schema.js';
 import { eventOfRow, OperationLog, stateRefusal } from '../operations.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineService, MachineSpec, MachineStatus, OperationKind, ShellCommand } from '../types.js';
+import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
+import { diskImagesWork, growDisk, makeDiskImage, mountDisk, mountedDevice, unmountDisk, usedBytes } from './disk.js';
 import {
   commandIn,
   NOTEBOOK,
@@ -55,6 +59,8 @@ export interface LocalDriverOptions {
   fileStoreRoot?: string;
   bwrap?: string;
   log?: (message: string) => void;
+  /** Whether machines' sizes are enforced where the host allows it (default); false: never (tests of the plain layout). */
+  enforceLimits?: boolean;
 }
 
 export class LocalComputeDriver extends OperationLog implements ComputeDriver {
@@ -75,9 +81,21 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   private readonly queues = new Map<string, Promise<void>>();
   private readonly ready: Promise<void>;
 
+  /** The control groups that hold machines to their size (none: not enforced). */
+  readonly cgroups: Cgroups;
+  /** Whether data disks are images of their size, and why not. */
+  readonly diskImages: { ok: boolean; why: string };
+
   constructor(private readonly opts: LocalDriverOptions) {
     super();
     mkdirSync(path.join(opts.dir, 'images'), { recursive: true });
+    const enforce = opts.enforceLimits ?? true;
+    this.cgroups = enforce ? detectCgroups() : noCgroups('未启用');
+    this.diskImages = enforce ? diskImagesWork() : { ok: false, why: '未启用' };
+    opts.log?.(
+      `local compute: 实例规格限制——内存/CPU/进程数：${this.cgroups.version ? this.cgroups.why : `不生效（${this.cgroups.why}）`}；` +
+        `数据盘容量：${this.diskImages.ok ? '生效' : `不生效（${this.diskImages.why}）`}`,
+    );
     this.ready = this.recover();
   }
 
@@ -106,7 +124,10 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
       .select()
       .from(localMachines)
       .where(and(inArray(localMachines.instanceId, instanceIds), ne(localMachines.power, 'destroyed')));
-    for (const m of rows) out.set(m.instanceId, Math.ceil((await bytesUnder(this.paths(m).data)) / 1024 ** 3));
+    for (const m of rows) {
+      const data = this.paths(m).data;
+      out.set(m.instanceId, Math.ceil((mountedDevice(data) ? await usedBytes(data) : await bytesUnder(data)) / 1024 ** 3));
+    }
     return out;
   }
 
@@ -135,9 +156,14 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
 
   /** Ends every sandbox without recording a stop, as the server's own end would (tests of a restart). */
   async shutdown(): Promise<void> {
-    const running = [...this.sandboxes.values()];
+    const running = [...this.sandboxes.entries()];
     this.sandboxes.clear();
-    await Promise.all(running.map((s) => stopSandbox(s)));
+    await Promise.all(running.map(([, s]) => stopSandbox(s)));
+    await Promise.all(running.map(([id]) => this.releaseGroup(id)));
+    // The disks leave the host's mount table with the server; the next start mounts them again.
+    await this.ready;
+    const machines = await this.opts.db.select().from(localMachines).where(ne(localMachines.power, 'destroyed'));
+    for (const m of machines) await unmountDisk(this.paths(m).data).catch((e: unknown) => this.opts.log?.(`local compute: 数据盘卸载失败：${String(e)}`));
   }
 
   private paths(m: Pick<MachineRow, 'hostId' | 'instanceId'>): SandboxPaths {
@@ -201,6 +227,11 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         const spec = params as MachineSpec;
         const row = { instanceId, hostId: spec.hostId ?? 'local', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, sshPort: this.opts.sshPort() };
         layOut(this.paths(row), hostnameOf(instanceId));
+        // A size without a data disk (云桌面: its system disk only) keeps the folder, as the system layer is kept.
+        if (this.diskImages.ok && spec.dataDiskGb > 0) {
+          await makeDiskImage(this.paths(row).dataImage, spec.dataDiskGb);
+          await mountDisk(this.paths(row).dataImage, this.paths(row).data);
+        }
         await this.opts.db
           .insert(localMachines)
           .values({ ...row, power: 'creating', bandwidthMbps: spec.bandwidthMbps, spec, updatedAt: this.opts.clock.now() });
@@ -221,11 +252,15 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         return {};
       case 'destroy':
         await this.halt(m!, 'destroyed');
+        await unmountDisk(this.paths(m!).data);
         removeDisks(this.paths(m!));
         return {};
-      case 'resizeDisk':
-        await this.setMachine(instanceId, { diskGb: (params as { dataDiskGb: number }).dataDiskGb });
+      case 'resizeDisk': {
+        const gb = (params as { dataDiskGb: number }).dataDiskGb;
+        if (existsSync(this.paths(m!).dataImage)) await growDisk(this.paths(m!).dataImage, this.paths(m!).data, gb);
+        await this.setMachine(instanceId, { diskGb: gb });
         return {};
+      }
       case 'changeBandwidth':
         await this.setMachine(instanceId, { bandwidthMbps: (params as { bandwidthMbps: number }).bandwidthMbps });
         return {};
@@ -233,8 +268,10 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         const target = { instanceId, hostId: (params as { targetHostId: string }).targetHostId };
         const to = this.paths(target).root;
         mkdirSync(path.dirname(to), { recursive: true });
+        await unmountDisk(this.paths(m!).data);
         renameSync(this.paths(m!).root, to);
         await this.setMachine(instanceId, { hostId: target.hostId });
+        await this.attachDisk(target);
         return {};
       }
       case 'saveImage': {
@@ -250,6 +287,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     const spec = m.spec as MachineSpec;
     const sharedDir = spec.fileStoreId && this.opts.fileStoreRoot ? path.join(this.opts.fileStoreRoot, spec.fileStoreId) : undefined;
     if (sharedDir) mkdirSync(sharedDir, { recursive: true });
+    await this.attachDisk(m);
     const sandbox = await startSandbox(
       this.paths(m),
       {
@@ -257,6 +295,11 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         gpuDevices: gpu ? gpuDevices(this.opts.log) : [],
         env: gpu ? {} : { CUDA_VISIBLE_DEVICES: '' },
         sharedDir,
+        cgroupProcs: this.cgroups.make(m.instanceId, {
+          memoryBytes: Math.max(0.25, spec.memoryGb) * 1024 ** 3,
+          cpus: Math.max(0.1, spec.cpu),
+          pids: PIDS_PER_MACHINE,
+        }),
       },
       this.opts.bwrap,
     );
@@ -271,6 +314,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     await this.setMachine(m.instanceId, { power: 'running', gpu });
     void sandbox.ended.then(async () => {
       if (this.sandboxes.get(m.instanceId) !== sandbox) return; // stopped on purpose
+      await this.releaseGroup(m.instanceId);
       this.sandboxes.delete(m.instanceId);
       await this.setMachine(m.instanceId, { power: 'stopped' });
       await this.event({ opId: null, instanceId: m.instanceId, kind: 'found', ok: true, error: null, data: { power: 'stopped' } });
@@ -281,7 +325,19 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     const sandbox = this.sandboxes.get(m.instanceId);
     this.sandboxes.delete(m.instanceId);
     if (sandbox) await stopSandbox(sandbox);
+    await this.releaseGroup(m.instanceId);
     await this.setMachine(m.instanceId, { power });
+  }
+
+  /** The machine's control group, once its processes are gone (a group that stays is only logged: it holds nothing). */
+  private async releaseGroup(instanceId: string) {
+    await this.cgroups.remove(instanceId).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
+  }
+
+  /** Mounts the machine's data disk where it is an image (made while disks could be images). */
+  private async attachDisk(m: Pick<MachineRow, 'hostId' | 'instanceId'>) {
+    const { dataImage, data } = this.paths(m);
+    if (existsSync(dataImage)) await mountDisk(dataImage, data);
   }
 
   private async setMachine(instanceId: string, set: Partial<MachineRow>) {
@@ -303,7 +359,9 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
       .where(eq(localOperations.state, 'pending'))
       .returning();
     for (const op of cut) await this.event({ opId: op.opId, instanceId: op.instanceId, kind: op.kind as EventKind, ok: false, error: op.error, data: {} });
-    const running = await this.opts.db.select().from(localMachines).where(eq(localMachines.power, 'running'));
+    const kept = await this.opts.db.select().from(localMachines).where(ne(localMachines.power, 'destroyed'));
+    for (const m of kept) await this.attachDisk(m).catch((e: unknown) => this.opts.log?.(`local compute: 数据盘挂载失败（${m.instanceId}）：${String(e)}`));
+    const running = kept.filter((m) => m.power === 'running');
     for (const m of running) {
       try {
         await this.runSandbox(m, m.gpu);

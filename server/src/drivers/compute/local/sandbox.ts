@@ -29,12 +29,15 @@ export interface SandboxPaths {
   /** The instance's directory on its host. */
   root: string;
   system: string;
+  /** The data disk's folder (the image's mount point where there is one). */
   data: string;
+  /** The data disk's ext4 image (disk.ts), where disks are images. */
+  dataImage: string;
 }
 
 export function sandboxPaths(hostDir: string, instanceId: string): SandboxPaths {
   const root = path.join(hostDir, instanceId);
-  return { root, system: path.join(root, 'system'), data: path.join(root, 'data') };
+  return { root, system: path.join(root, 'system'), data: path.join(root, 'data'), dataImage: path.join(root, 'data.img') };
 }
 
 /** Lays out a new instance's disks: an empty data disk and a system layer with a minimal /etc of its own. */
@@ -67,6 +70,8 @@ export interface SandboxOptions {
   env: Readonly<Record<string, string>>;
   /** The account's 文件存储, mounted at SHARED_MOUNT. */
   sharedDir?: string;
+  /** The machine's control group (cgroups.ts): every process of the sandbox joins it first. */
+  cgroupProcs?: readonly string[];
 }
 
 /** Where the account's 文件存储 is mounted inside the sandbox. */
@@ -118,6 +123,20 @@ export interface RunningSandbox {
   ended: Promise<number | null>;
   /** The user-space NAT giving the sandbox outgoing connections (slirp4netns); null: loopback only. */
   network: ChildProcess | null;
+  /** What a process joining the sandbox joins first (its control group's `cgroup.procs`); none: no limits. */
+  cgroupProcs: readonly string[];
+}
+
+/** What it takes to run a process in a sandbox: its init (the namespaces) and its control groups. */
+export type Joinable = Pick<RunningSandbox, 'initPid'> & Partial<Pick<RunningSandbox, 'cgroupProcs'>>;
+
+/** Joins the control groups (a write of its own pid to each), then becomes the command; exits 125 if it cannot join. */
+const JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+
+/** The command line that runs `command` inside the given control groups from its first instruction. */
+export function joinAndExec(cgroupProcs: readonly string[], command: string[]): { file: string; args: string[] } {
+  if (!cgroupProcs.length) return { file: command[0]!, args: command.slice(1) };
+  return { file: '/bin/sh', args: ['-c', JOIN, 'join', ...cgroupProcs, '--', ...command] };
 }
 
 /**
@@ -126,9 +145,9 @@ export interface RunningSandbox {
  * it runs.
  */
 export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bwrap = 'bwrap'): Promise<RunningSandbox> {
-  const child = spawn(bwrap, ['--info-fd', '3', ...bwrapArgs(paths, opts), '/bin/sh', '-c', INIT], {
-    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-  });
+  const cgroupProcs = opts.cgroupProcs ?? [];
+  const line = joinAndExec(cgroupProcs, [bwrap, '--info-fd', '3', ...bwrapArgs(paths, opts), '/bin/sh', '-c', INIT]);
+  const child = spawn(line.file, line.args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
   const ended = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -141,7 +160,7 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
   failed.catch(() => {}); // ended later on purpose (stop): not a start failure
   const network = existsSync(SLIRP) ? await connectNetwork(pid, paths) : null;
   void ended.then(() => network?.kill());
-  return { process: child, initPid: pid, ended, network };
+  return { process: child, initPid: pid, ended, network, cgroupProcs };
 }
 
 const SLIRP = '/usr/bin/slirp4netns';
@@ -197,7 +216,7 @@ const SANDBOX_ENV = {
 };
 
 /** A command line that runs `command` inside a running sandbox: in its namespaces, at its root, as its root user. */
-export function commandIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[]): { file: string; args: string[]; env: Record<string, string> } {
+export function commandIn(sandbox: Joinable, command: string[]): { file: string; args: string[]; env: Record<string, string> } {
   // --user first: what joins has the capabilities of the sandbox's root, never the host's; the same
   // credentials (as its root), which also works for a server that is not root (no setgroups there).
   const args = [
@@ -215,11 +234,11 @@ export function commandIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: str
     '--',
     ...command,
   ];
-  return { file: 'nsenter', args, env: { ...SANDBOX_ENV } };
+  return { ...joinAndExec(sandbox.cgroupProcs ?? [], ['nsenter', ...args]), env: { ...SANDBOX_ENV } };
 }
 
 /** Runs a command inside a running sandbox (commandIn). */
-export function execIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[], options: SpawnOptions = {}): ChildProcess {
+export function execIn(sandbox: Joinable, command: string[], options: SpawnOptions = {}): ChildProcess {
   const line = commandIn(sandbox, command);
   return spawn(line.file, line.args, { ...options, env: { ...line.env, ...options.env } });
 }
@@ -238,7 +257,7 @@ const O_PATH = 0o10000000;
  * the sandbox's root, its run, the socket — and the connection goes to `/proc/self/fd/<n>` of the
  * last. `close` releases them once connected.
  */
-export function serviceSocket(sandbox: Pick<RunningSandbox, 'initPid'>, service: string): { path: string; close(): void } | null {
+export function serviceSocket(sandbox: Joinable, service: string): { path: string; close(): void } | null {
   const opened: number[] = [];
   const close = () => opened.splice(0).forEach((fd) => closeSync(fd));
   try {
@@ -258,7 +277,7 @@ export function serviceSocket(sandbox: Pick<RunningSandbox, 'initPid'>, service:
  * Starts the notebook server inside the sandbox under base URL /jupyter/<id>/, its token the
  * instance's; it ends with the sandbox. Its first answer comes about 1.5 s later.
  */
-export function startNotebook(sandbox: Pick<RunningSandbox, 'initPid'>, instanceId: string, token: string, log?: (m: string) => void): void {
+export function startNotebook(sandbox: Joinable, instanceId: string, token: string, log?: (m: string) => void): void {
   const notebook = execIn(
     sandbox,
     [
@@ -329,7 +348,7 @@ asyncio.run(main())
 `;
 
 /** Starts the 自定义服务 relay inside the sandbox (serviceSocket(sandbox, 'service')); it ends with the sandbox. */
-export function startServiceRelay(sandbox: Pick<RunningSandbox, 'initPid'>, log?: (m: string) => void): void {
+export function startServiceRelay(sandbox: Joinable, log?: (m: string) => void): void {
   const relay = execIn(sandbox, [PYTHON, '-c', SERVICE_RELAY], { stdio: 'ignore' });
   relay.once('error', (e) => log?.(`local compute: 自定义服务转发无法启动（${e.message}）`));
 }
@@ -351,13 +370,13 @@ exec x11vnc -display :1 -unixsock /run/desktop.sock -rfbport 0 -forever -shared 
 `;
 
 /** Starts the desktop inside the sandbox (serviceSocket(sandbox, 'desktop')); it ends with the sandbox. */
-export function startDesktop(sandbox: Pick<RunningSandbox, 'initPid'>, log?: (m: string) => void): void {
+export function startDesktop(sandbox: Joinable, log?: (m: string) => void): void {
   const desktop = execIn(sandbox, ['/bin/sh', '-c', DESKTOP], { stdio: 'ignore' });
   desktop.once('error', (e) => log?.(`local compute: 桌面无法启动（${e.message}）`));
 }
 
 /** Runs a command to its end inside the sandbox: its exit code and what it printed. */
-export function runIn(sandbox: Pick<RunningSandbox, 'initPid'>, command: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runIn(sandbox: Joinable, command: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = execIn(sandbox, command, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

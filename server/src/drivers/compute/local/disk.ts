@@ -1,0 +1,89 @@
+/**
+ * The local machine's data disk (数据盘) with the size the user bought: an ext4 file system in a
+ * sparse image beside the instance's directory, loop-mounted on its data folder while the machine
+ * exists (the sandbox binds that folder). A full disk refuses writes (ENOSPC) as a real one does;
+ * 扩容 grows the image and the file system, online. Loop mounts need root: without it the data disk
+ * is a plain folder whose size is not enforced (the driver says so in its log).
+ *
+ * The image is sparse and its inode tables are not zeroed (`noinit_itable`): a new 50 GB disk
+ * takes a few MB of the host and a few tens of milliseconds.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { stat, statfs, truncate } from 'node:fs/promises';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const GIB = 1024 ** 3;
+const MOUNT_OPTIONS = 'loop,noinit_itable,nosuid,nodev';
+
+/** Whether data disks can be real file systems here, and why not when they cannot. */
+export function diskImagesWork(): { ok: boolean; why: string } {
+  if (process.getuid?.() !== 0) return { ok: false, why: '服务器不以 root 运行，无法挂载磁盘镜像' };
+  for (const tool of ['/sbin/mkfs.ext4', '/sbin/resize2fs', '/bin/mount', '/sbin/losetup']) {
+    if (!existsSync(tool) && !existsSync(tool.replace(/^\/(s?bin)/, '/usr/$1')))
+      return { ok: false, why: `缺少 ${tool.split('/').pop()}（Debian 软件包 e2fsprogs、mount）` };
+  }
+  if (!existsSync('/dev/loop-control')) return { ok: false, why: '本机没有 loop 设备（/dev/loop-control）' };
+  return { ok: true, why: '数据盘为 ext4 镜像，容量生效' };
+}
+
+/** Makes an empty data disk of `gb` GiB in `image` (the file must not exist yet). */
+export async function makeDiskImage(image: string, gb: number): Promise<void> {
+  await run('truncate', ['-s', String(gb * GIB), image]);
+  // No blocks reserved for root (the user gets the whole size); the root folder the sandbox's root owns.
+  await run('mkfs.ext4', ['-q', '-F', '-m', '0', '-i', '65536', '-E', 'lazy_itable_init=1,lazy_journal_init=1,root_owner=0:0', image]);
+}
+
+/** The loop device mounted on `folder`, or null when nothing is. */
+export function mountedDevice(folder: string): string | null {
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const [left, right] = line.split(' - ');
+    if (!left || !right) continue;
+    if (unescapeMount(left.split(' ')[4]!) === folder) return right.split(' ')[1] ?? null;
+  }
+  return null;
+}
+
+/** Mounts the image on its folder, unless it already is (after a restart of the server). */
+export async function mountDisk(image: string, folder: string): Promise<void> {
+  if (mountedDevice(folder)) return;
+  await run('mount', ['-t', 'ext4', '-o', MOUNT_OPTIONS, image, folder]);
+}
+
+/** Unmounts the folder's disk (and frees its loop device); nothing mounted is fine. */
+export async function unmountDisk(folder: string): Promise<void> {
+  if (!mountedDevice(folder)) return;
+  await run('umount', [folder]);
+}
+
+/**
+ * Grows the disk to `gb` GiB (the machine is stopped: 扩容 asks for that); a smaller size leaves it
+ * as it is (disks only grow). Offline, on the image: growing a mounted ext4 takes CAP_SYS_RESOURCE,
+ * which a server in a container often lacks.
+ */
+export async function growDisk(image: string, folder: string, gb: number): Promise<void> {
+  const bytes = gb * GIB;
+  if (bytes <= (await stat(image)).size) return;
+  const wasMounted = mountedDevice(folder) !== null;
+  await unmountDisk(folder);
+  try {
+    await truncate(image, bytes);
+    // resize2fs asks for a freshly checked file system; -p repairs only what is safe to repair.
+    await run('e2fsck', ['-f', '-p', image]);
+    await run('resize2fs', [image]);
+  } finally {
+    if (wasMounted) await mountDisk(image, folder);
+  }
+}
+
+/** Bytes in use on the mounted disk. */
+export async function usedBytes(folder: string): Promise<number> {
+  const s = await statfs(folder);
+  return (s.blocks - s.bfree) * s.bsize;
+}
+
+/** mountinfo writes space, tab, newline and backslash as octal escapes. */
+function unescapeMount(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
+}
