@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
-import { animationsDone, rechargeInBrowser, registerInBrowser } from './console.js';
+import { animationsDone, buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
 import { freePort, startServer, type RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'terminal');
@@ -116,6 +116,49 @@ describe('web terminal on a real instance', () => {
     expect(out.toString()).toBe(`hello-42\ninstance-${instanceId.slice(0, 8)}\n`);
     execFileSync('scp', [...opts, '-P', port!, `${user}@${host}:/root/autodl-tmp/from-browser.txt`, path.join(dir, 'copy.txt')], { env, timeout: 20_000 });
     expect(readFileSync(path.join(dir, 'copy.txt'), 'utf8')).toBe('hello-42\n');
+  });
+
+  it('adds a public key in 账号中心 and logs in with OpenSSH and the 公钥登录 command, without a password', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'console-e2e-key-'));
+    const key = path.join(dir, 'id_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'e2e@laptop', '-f', key]);
+    await page.goto(`${server.url}/console/account?tab=sshKeys`);
+    await page
+      .getByRole('button', { name: /添\s*加\s*公\s*钥/ })
+      .first()
+      .click();
+    const dialog = page.getByRole('dialog', { name: '添加公钥' });
+    await dialog.getByLabel('名称').fill('e2e 笔记本');
+    await dialog.getByLabel('公钥', { exact: true }).fill(readFileSync(`${key}.pub`, 'utf8'));
+    await dialog.getByRole('button', { name: buttonLabel('添加') }).click();
+    const fingerprint = execFileSync('ssh-keygen', ['-lf', `${key}.pub`], { encoding: 'utf8' }).split(' ')[1]!;
+    await page.getByText(fingerprint).waitFor();
+    await shot('35-ssh-keys');
+
+    await page.goto(`${server.url}/console/ipvm/detail/Generic/${instanceId}?tab=login`);
+    await page.getByRole('tab', { name: '登录信息' }).click();
+    const command = (await page
+      .locator('tr', { has: page.locator('th', { hasText: '公钥登录' }) })
+      .locator('.mono')
+      .first()
+      .textContent())!.trim();
+    const m = /^ssh -p (\d+) (root\.[0-9a-f]{8})@(\S+)$/.exec(command);
+    expect(m, command).not.toBeNull();
+    const [, port, user, host] = m!;
+    const opts = [
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      'UserKnownHostsFile=/dev/null',
+      '-o',
+      'LogLevel=ERROR',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'IdentitiesOnly=yes',
+    ];
+    const out = execFileSync('ssh', [...opts, '-i', key, '-p', port!, `${user}@${host}`, 'hostname'], { timeout: 20_000 });
+    expect(out.toString()).toBe(`instance-${instanceId.slice(0, 8)}\n`);
   });
 
   it('opens the notebook of the instance from the 登录信息 tab, through the console', async () => {

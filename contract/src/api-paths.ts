@@ -14,6 +14,9 @@ export const API = {
   meLogo: '/api/v1/users/me/logo',
   /** 余额保底: post-paid instances stop when the spendable balance falls below it. */
   meBalanceFloor: '/userapi/api/v2.1/users/me/balance-floor',
+  /** 账号中心's SSH public keys (GET list, POST add) and one of them (DELETE). */
+  meSshKeys: '/userapi/api/v2.1/users/me/ssh-keys',
+  meSshKey: '/userapi/api/v2.1/users/me/ssh-keys/:id',
   userMoney: '/billing/api/v1/user/money',
   userStatement: '/billing/api/v1/user/statement',
   /** The ledger entries under one roll-up row of the statement. */

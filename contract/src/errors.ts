@@ -67,6 +67,12 @@ export const ERRORS = {
   DESKTOP_UNAVAILABLE: { code: 40029004, message: '该实例没有远程桌面：云桌面、云游戏和跨境电商实例开机后可用' },
   SERVICE_STARTING: { code: 50329002, message: '自定义服务的转发正在启动，请几秒后刷新页面' },
   TERMINAL_LIMIT: { code: 42929001, message: '打开的终端过多（每个账号最多 10 个），请先关闭不用的终端页面' },
+  SSH_KEY_INVALID: {
+    code: 40029005,
+    message: '公钥格式不正确：请粘贴 .pub 文件（如 ~/.ssh/id_ed25519.pub）的一整行，以 ssh-ed25519、ssh-rsa 或 ecdsa-sha2- 开头',
+  },
+  SSH_KEY_LIMIT: { code: 40029006, message: '每个账号最多添加 20 个公钥，请先删除不用的' },
+  SSH_KEY_DUPLICATE: { code: 40929002, message: '这个公钥已经添加过了' },
   // 文件存储, codes 4xx31xxx.
   FILESTORE_UNAVAILABLE: { code: 40031004, message: '文件存储仅在本机实例（COMPUTE_DRIVER=local）上提供' },
   FILESTORE_QUOTA: { code: 40031001, message: '文件存储空间不足，请删除不需要的文件后再上传' },

@@ -179,6 +179,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
       ? new SshGateway({
           driver: compute as typeof compute & { runningIds(): string[] },
           login: (ids, user, password) => ctx.instances.sshLogin(ids, user, password),
+          keyLogin: (ids, user, key, signed) => ctx.sshKeys.login(ids, user, key, signed),
           hostKeyFile: path.join(opts.config.dataDir, 'ssh_host_rsa_key'),
           log: (m) => app.log.warn(m),
         })

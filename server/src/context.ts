@@ -3,7 +3,7 @@
  * the outside worlds and the domain services. Tests build the same thing with other drivers.
  */
 import { FileStore } from './modules/filestore/index.js';
-import { AccessGate, MachineOrigins, Terminals } from './modules/access/index.js';
+import { AccessGate, MachineOrigins, SshKeyService, Terminals } from './modules/access/index.js';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -147,6 +147,8 @@ export interface AppContext {
   terminals: Terminals;
   /** 文件存储 (null unless instances are local sandboxes, the only machines that mount it). */
   fileStore: FileStore | null;
+  /** 账号中心's SSH public keys, and which instance a key logs into. */
+  sshKeys: SshKeyService;
   /** Where browsers reach the machines' web services (app.ts starts their listener when the driver has any). */
   machineOrigins: MachineOrigins;
   /** Where the SSH gateway listens (app.ts starts it with the HTTP server when the driver gives shells). */
@@ -422,6 +424,7 @@ export async function createContext(opts: {
   const modelUsage = new ModelUsage({ db, clock, retentionDays: config.MODEL_CALL_RETENTION_DAYS });
   const conversations = new ConversationService({ db, clock, models });
   const accessGate = new AccessGate({ sessions, instanceOf: (user, id) => instanceViews.get(user, id) });
+  const sshKeys = new SshKeyService({ db, clock, findUser: (id) => users.findById(id), instanceOf: (user, id) => instanceViews.get(user, id) });
   // Logging out and a child's rights changing end its connections into instances at once.
   sessions.onRevoke(() => accessGate.recheckSoon());
   children.onChange(() => accessGate.recheckSoon());
@@ -480,6 +483,7 @@ export async function createContext(opts: {
     fileStore,
     sshEndpoint,
     machineOrigins,
+    sshKeys,
     localOperatorToken: null,
     reloadCatalogue,
     cookies: {

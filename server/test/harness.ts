@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { utils as sshUtils } from 'ssh2';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { ManualClock } from '../src/clock.js';
@@ -72,6 +73,10 @@ export async function put(app: FastifyInstance, url: string, payload?: unknown, 
   return app.inject({ method: 'PUT', url, payload: payload as object, headers: token ? { authorization: `Bearer ${token}` } : {} });
 }
 
+export async function del(app: FastifyInstance, url: string, token?: string) {
+  return app.inject({ method: 'DELETE', url, headers: token ? { authorization: `Bearer ${token}` } : {} });
+}
+
 export async function get(app: FastifyInstance, url: string, token?: string) {
   return app.inject({ method: 'GET', url, headers: token ? { authorization: `Bearer ${token}` } : {} });
 }
@@ -124,3 +129,14 @@ export function multipart(name: string, content: Buffer, type = 'application/oct
 
 /** The smallest byte string the server recognises as a PNG. */
 export const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);
+
+/**
+ * An ed25519 key pair in OpenSSH format. ssh2's generator drops a leading zero byte of the public
+ * key about once in 256 (a 31-byte key no SSH server takes): such a pair is drawn again.
+ */
+export function ed25519KeyPair(): { public: string; private: string } {
+  for (;;) {
+    const pair = sshUtils.generateKeyPairSync('ed25519');
+    if (pair.public.startsWith('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI')) return pair;
+  }
+}

@@ -223,6 +223,7 @@ export const instanceAccessSchema = z.object({
   sshUser: z.string(),
   sshPassword: z.string(),
   sshCommand: z.string().describe('可直接复制的登录命令'),
+  sshKeyCommand: z.string().nullable().describe('用账号中心添加的公钥登录的命令（不需要密码）；网关不支持公钥时为 null'),
   jupyterUrl: z.string().nullable(),
   appUrl: z.string().nullable().describe('镜像应用的访问地址'),
   terminal: z.boolean().describe('运行中可在控制台打开网页终端'),

@@ -23,3 +23,4 @@ export * from '../modules/notices/schema.js';
 export * from '../drivers/compute/simulated-schema.js';
 export * from '../drivers/compute/local/schema.js';
 export * from '../modules/model/schema.js';
+export * from '../modules/access/schema.js';

@@ -16,15 +16,18 @@ import {
   type ReviewItemPage,
   type ReviewLogPage,
   type SpendLimit,
+  type SshKey,
+  type SshKeyCreate,
 } from '@console/contract';
 import { api } from './client';
 
-/** Query keys of the account center: certification, student verification and child accounts. */
+/** Query keys of the account center: certification, student verification, child accounts and SSH keys. */
 export const ACCOUNT_KEYS = {
   certify: ['certify'] as const,
   student: ['student'] as const,
   children: ['children'] as const,
   childList: (page: number, pageSize: number) => ['children', 'list', page, pageSize] as const,
+  sshKeys: ['sshKeys'] as const,
 };
 
 /** Everything the operator area reads; a decision invalidates all of it (queue, users, log). */
@@ -69,6 +72,15 @@ export const childApi = {
   setPassword: (id: string, password: string) => api.put<{ ok: true }>(API.childPassword, { id, password }),
   remove: (id: string) => api.delete<{ ok: true }>(API.child, { id }),
   login: (body: ChildLogin) => api.post<AuthResult>(API.childLogin, body),
+};
+
+/** SSH 公钥 (账号中心): keys that log into the instances the user may manage, without their password. */
+export const sshKeyApi = {
+  /** The tab shows a failed list itself (加载失败 with 重试). */
+  list: (signal?: AbortSignal) => api.get<{ items: SshKey[] }>(API.meSshKeys, undefined, { signal, silent: true }),
+  /** Quiet: the dialog shows a refused key under the field (SSH_KEY_INVALID / SSH_KEY_DUPLICATE) and passes the rest on. */
+  add: (body: SshKeyCreate) => api.post<SshKey>(API.meSshKeys, body, { silent: true, successMessage: `公钥「${body.name}」已添加` }),
+  remove: (id: string) => api.delete<{ ok: true }>(API.meSshKey, { id }, { successMessage: '公钥已删除' }),
 };
 
 export const operatorApi = {

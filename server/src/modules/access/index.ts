@@ -5,3 +5,4 @@ export * from './routes.js';
 export * from './ssh-gateway.js';
 export * from './machine-proxy.js';
 export * from './machine-origin.js';
+export * from './ssh-keys.js';

@@ -1,12 +1,25 @@
 /**
- * The web terminal's WebSocket: admitted like any request (session, the instance is the caller's
- * and running), then watched by the gate for as long as it stays open.
+ * The web terminal's and the desktop's WebSockets: admitted like any request (session, the instance
+ * is the caller's and running), then watched by the gate for as long as they stay open. And the
+ * user's SSH public keys, which the SSH gateway takes.
  */
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { WebSocket } from 'ws';
-import { API, instanceIdParamsSchema, TERMINAL_CLOSE, terminalClientMessageSchema, terminalQuerySchema, type TerminalServerMessage } from '@console/contract';
+import {
+  API,
+  instanceIdParamsSchema,
+  okSchema,
+  sshKeyCreateSchema,
+  sshKeyIdParamsSchema,
+  sshKeyListSchema,
+  sshKeySchema,
+  TERMINAL_CLOSE,
+  terminalClientMessageSchema,
+  terminalQuerySchema,
+  type TerminalServerMessage,
+} from '@console/contract';
 import type { AppContext } from '../../context.js';
 import { currentSession, findToken } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
@@ -112,6 +125,32 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     (socket, req) => relayDesktop(socket, () => ctx.drivers.compute.socketOf!(req.params.id, 'desktop'), req.params.id, findToken(req)!.token, ctx),
+  );
+
+  // 账号中心's SSH public keys: each user's own (a child's keys open what the child may manage).
+  const keys = { tags: ['账号'], onRequest: ctx.auth.requireAuth };
+  r.get(
+    API.meSshKeys,
+    { schema: { tags: keys.tags, summary: 'SSH 公钥列表', response: { 200: sshKeyListSchema } }, onRequest: keys.onRequest },
+    async (req) => ({
+      items: await ctx.sshKeys.list(currentSession(req).user.id),
+    }),
+  );
+  r.post(
+    API.meSshKeys,
+    { schema: { tags: keys.tags, summary: '添加 SSH 公钥', body: sshKeyCreateSchema, response: { 200: sshKeySchema } }, onRequest: keys.onRequest },
+    async (req) => ctx.sshKeys.add(currentSession(req).user.id, req.body),
+  );
+  r.delete(
+    API.meSshKey,
+    {
+      schema: { tags: keys.tags, summary: '删除 SSH 公钥（用它登录的会话随即断开）', params: sshKeyIdParamsSchema, response: { 200: okSchema } },
+      onRequest: keys.onRequest,
+    },
+    async (req) => {
+      await ctx.sshKeys.remove(currentSession(req).user.id, req.params.id);
+      return { ok: true as const };
+    },
   );
 }
 

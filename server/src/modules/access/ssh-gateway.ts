@@ -1,7 +1,8 @@
 /**
  * The SSH gateway (`SSH_GATEWAY_PORT`): one SSH server for every instance whose driver gives shells.
- * A login is `ssh -p <port> root@<host>` with the machine password of the detail page; the password
- * (random per instance) says which machine. Inside, a shell or command runs in the instance's sandbox
+ * A login is `ssh -p <port> root@<host>` with the machine password of the detail page (the password,
+ * random per instance, says which machine), or a public key of 账号中心 (`root.<id prefix>@<host>`
+ * says which machine; ssh-keys.ts). Inside, a shell or command runs in the instance's sandbox
  * (with a pty when the client asks for one), and the `sftp` subsystem is OpenSSH's sftp-server run
  * there too, so `sftp` and `scp` work. Wrong passwords are limited per address; a session ends when
  * its machine stops or its password is reset.
@@ -13,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { spawn as spawnPty } from 'node-pty';
 import ssh2, { type Connection, type PseudoTtyInfo, type ServerChannel } from 'ssh2';
 import type { ComputeDriver, ShellCommand } from '../../drivers/compute/types.js';
+import type { OfferedKey } from './ssh-keys.js';
 
 /** Failed logins an address may make in `FAIL_WINDOW_MS` before it is refused outright. */
 const MAX_FAILURES = 10;
@@ -23,11 +25,14 @@ const LOGIN_TIMEOUT_MS = 30_000;
 const MAX_PENDING_PER_ADDRESS = 3;
 
 const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
+const METHODS: ('password' | 'publickey')[] = ['publickey', 'password'];
 
 export interface SshGatewayDeps {
   driver: ComputeDriver & { runningIds(): string[] };
   /** Which of these running instances the user name and password log into (InstanceService.sshLogin). */
   login(instanceIds: string[], user: string, password: string): Promise<string | null>;
+  /** Which of them the user name and key log into (SshKeyService.login); with `signed`, the client's proof it holds the key. */
+  keyLogin(instanceIds: string[], user: string, key: OfferedKey, signed?: { blob: Buffer; signature: Buffer; hashAlgo?: string }): Promise<string | null>;
   /** Where the host key is kept (created on first start). */
   hostKeyFile: string;
   log: (message: string) => void;
@@ -37,7 +42,8 @@ interface Login {
   client: Connection;
   instanceId: string;
   user: string;
-  password: string;
+  /** What it logged in with, looked at again while it lasts. */
+  proof: { password: string } | { key: OfferedKey };
 }
 
 export class SshGateway {
@@ -84,18 +90,31 @@ export class SshGateway {
     timeout.unref();
     client.on('error', () => {}); // a client that goes away mid-handshake is not the server's problem
     client.on('authentication', (ctx) => {
-      if (ctx.method !== 'password') return ctx.reject(['password']);
+      if (ctx.method !== 'password' && ctx.method !== 'publickey') return ctx.reject(METHODS);
       if (this.limited(ip) || (this.pending.get(ip) ?? 0) >= MAX_PENDING_PER_ADDRESS) return ctx.reject();
+      // A client offering its keys one by one is not guessing; a password or a signature that fails is.
+      const proving = ctx.method === 'password' || Boolean(ctx.signature);
       // Counted as a failure until it succeeds: parallel guesses cannot slip past the limit.
-      this.failed(ip);
+      if (proving) this.failed(ip);
       this.pending.set(ip, (this.pending.get(ip) ?? 0) + 1);
-      void this.deps
-        .login(this.deps.driver.runningIds(), ctx.username, ctx.password)
+      const running = this.deps.driver.runningIds();
+      const attempt =
+        ctx.method === 'password'
+          ? this.deps.login(running, ctx.username, ctx.password)
+          : this.deps.keyLogin(
+              running,
+              ctx.username,
+              ctx.key,
+              ctx.signature ? { blob: ctx.blob!, signature: ctx.signature, hashAlgo: ctx.hashAlgo } : undefined,
+            );
+      void attempt
         .then(
           (instanceId) => {
-            if (!instanceId) return ctx.reject(['password']);
+            if (!instanceId) return ctx.reject(METHODS);
+            // A key without its signature yet: the client may go on and sign with it.
+            if (!proving) return ctx.accept();
             this.succeeded(ip);
-            login = { client, instanceId, user: ctx.username, password: ctx.password };
+            login = { client, instanceId, user: ctx.username, proof: ctx.method === 'password' ? { password: ctx.password } : { key: ctx.key } };
             ctx.accept();
           },
           () => ctx.reject(),
@@ -148,14 +167,16 @@ export class SshGateway {
     });
   }
 
-  /** Ends the logins whose machine stopped or whose password was reset. */
+  /** Ends the logins whose machine stopped, whose password was reset, or whose key was deleted or lost its right. */
   private async recheck() {
     if (this.checking) return;
     this.checking = true;
     try {
       const running = new Set(this.deps.driver.runningIds());
       for (const l of [...this.logins]) {
-        const still = running.has(l.instanceId) && (await this.deps.login([l.instanceId], l.user, l.password).catch(() => l.instanceId)) === l.instanceId;
+        const again =
+          'password' in l.proof ? this.deps.login([l.instanceId], l.user, l.proof.password) : this.deps.keyLogin([l.instanceId], l.user, l.proof.key);
+        const still = running.has(l.instanceId) && (await again.catch(() => l.instanceId)) === l.instanceId;
         if (!still) {
           this.logins.delete(l);
           l.client.end();

@@ -1,13 +1,14 @@
 /**
  * The SSH gateway on real sandboxes: the login command and password of the detail page log into
- * that instance (commands, a pty shell, sftp), and nothing else does.
+ * that instance (commands, a pty shell, sftp), and nothing else does; a public key of 账号中心 logs
+ * into the instances its user manages, until it is deleted.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, type ClientChannel, type SFTPWrapper } from 'ssh2';
 import { API, type Instance } from '@console/contract';
-import { put, startTestServer, type TestServer } from '../../../test/harness.js';
+import { del, ed25519KeyPair, get, json, post, put, startTestServer, type TestServer } from '../../../test/harness.js';
 import { listen, localKit } from '../../../test/local-kit.js';
 
 let s: TestServer;
@@ -19,6 +20,16 @@ function connect(access: { sshPort: number; sshUser: string }, password: string)
     c.once('ready', () => resolve(c));
     c.once('error', reject);
     c.connect({ host: '127.0.0.1', port: access.sshPort, username: access.sshUser, password, readyTimeout: 10_000 });
+  });
+}
+
+/** Logs in with a private key (OpenSSH format); rejects when the gateway refuses it. */
+function connectWithKey(port: number, username: string, privateKey: string): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const c = new Client();
+    c.once('ready', () => resolve(c));
+    c.once('error', reject);
+    c.connect({ host: '127.0.0.1', port, username, privateKey, readyTimeout: 10_000 });
   });
 }
 
@@ -143,6 +154,42 @@ describe('SSH gateway', () => {
   });
 
   // Last: it locks 127.0.0.1 out for ten minutes.
+  it("logs in with a public key of 账号中心: into the instance its user name names, nobody else's, and not after the key is deleted", async () => {
+    const u = await kit.fundedUser('100');
+    const other = await kit.fundedUser('100');
+    const first = await kit.runningInstance(u.token);
+    const theirs = await kit.runningInstance(other.token);
+    const port = s.ctx.sshEndpoint.port;
+    const pair = ed25519KeyPair();
+    const added = await post(s.app, API.meSshKeys, { name: '笔记本', publicKey: `${pair.public} me@laptop` }, u.token);
+    expect(added.statusCode, added.body).toBe(200);
+    const key = json<{ id: string; fingerprint: string }>(added);
+
+    // One running instance: plain root finds it; the detail page's command names it.
+    const a = (await kit.instance(u.token, first)).access!;
+    expect(a.sshKeyCommand).toBe(`ssh -p ${port} root.${first.slice(0, 8)}@localhost`);
+    const plain = await connectWithKey(port, 'root', pair.private);
+    expect((await run(plain, 'hostname')).out).toBe(`instance-${first.slice(0, 8)}\n`);
+    plain.end();
+
+    // Two: plain root is ambiguous and refused; the named one logs in.
+    const second = await kit.runningInstance(u.token);
+    await expect(connectWithKey(port, 'root', pair.private)).rejects.toThrow(/authentication/i);
+    const named = await connectWithKey(port, `root.${second.slice(0, 8)}`, pair.private);
+    expect((await run(named, 'hostname')).out).toBe(`instance-${second.slice(0, 8)}\n`);
+    // Another user's instance, named: refused. A key nobody added: refused.
+    await expect(connectWithKey(port, `root.${theirs.slice(0, 8)}`, pair.private)).rejects.toThrow(/authentication/i);
+    await expect(connectWithKey(port, `root.${first.slice(0, 8)}`, ed25519KeyPair().private)).rejects.toThrow(/authentication/i);
+    const listed = json<{ items: { lastUsedAt: string | null }[] }>(await get(s.app, API.meSshKeys, u.token)).items;
+    expect(listed[0]!.lastUsedAt).not.toBeNull();
+
+    // Deleting the key ends the session it opened and refuses the next.
+    const ended = closed(named);
+    expect((await del(s.app, API.meSshKey.replace(':id', key.id), u.token)).statusCode).toBe(200);
+    await ended;
+    await expect(connectWithKey(port, `root.${second.slice(0, 8)}`, pair.private)).rejects.toThrow(/authentication/i);
+  });
+
   it('refuses an address that keeps guessing, even with the right password', async () => {
     const u = await kit.fundedUser('100');
     const id = await kit.runningInstance(u.token);

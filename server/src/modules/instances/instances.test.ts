@@ -99,6 +99,8 @@ describe('instances', () => {
     inst = await only(u.token);
     expect(inst.status).toBe('Starting');
     expect(inst.access?.sshCommand).toMatch(/^ssh -p \d+ root@connect\.bj-b\.gpu\.local$/);
+    // The simulated fleet's machines are not behind the console's SSH gateway: no key login offered.
+    expect(inst.access?.sshKeyCommand).toBeNull();
     await settle(DELAYS.boot);
     inst = await only(u.token);
     expect(inst).toMatchObject({ status: 'Running', actions: ['stop', 'restart'] });

@@ -209,6 +209,8 @@ export class InstanceViews {
             sshUser: r.sshUser,
             sshPassword: password,
             sshCommand: `ssh -p ${r.sshPort} ${r.sshUser}@${r.sshHost}`,
+            // The console's own SSH gateway (machines with shells) also takes 账号中心's keys; the user name says which machine.
+            sshKeyCommand: this.deps.reach.terminal ? `ssh -p ${r.sshPort} ${r.sshUser}.${r.id.slice(0, 8)}@${r.sshHost}` : null,
             // Machines people compute on; desktops, games and shops are reached by their desktop.
             jupyterUrl: r.category === 'Gpu' || r.category === 'App' || r.category === 'Generic' ? this.jupyterUrl(r) : null,
             appUrl: this.deps.reach.simulatedPages && app ? `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}` : null,

@@ -74,6 +74,24 @@ describe('the instance detail page', () => {
     expect(screen.getByText('打开 JupyterLab').closest('a')!.getAttribute('href')).toBe('https://bj-b.gpu.example.com/jupyter/6f1c7a52');
   });
 
+  it('access tab: the 公钥登录 command and a link to manage the keys, when the gateway takes keys', async () => {
+    const access = { ...instance().access!, sshKeyCommand: 'ssh -p 2222 root.6f1c7a52@bj-b.gpu.example.com' };
+    instanceServer((url) => (url.pathname === ONE ? json(200, instance({ access })) : undefined));
+    renderApp(`${DETAIL}?tab=access`);
+    expect(await screen.findByText('ssh -p 2222 root.6f1c7a52@bj-b.gpu.example.com')).toBeTruthy();
+    expect(screen.getByText('公钥登录')).toBeTruthy();
+    expect(screen.getByText('管理公钥').closest('a')!.getAttribute('href')).toBe('/console/account?tab=sshKeys');
+    expect(screen.getByText('ssh -p 30022 root@bj-b.gpu.example.com')).toBeTruthy();
+  });
+
+  it('access tab: no 公钥登录 line when the gateway takes no keys', async () => {
+    instanceServer((url) => (url.pathname === ONE ? json(200, instance({ access: { ...instance().access!, sshKeyCommand: null } })) : undefined));
+    renderApp(`${DETAIL}?tab=access`);
+    expect(await screen.findByText('ssh -p 30022 root@bj-b.gpu.example.com')).toBeTruthy();
+    expect(screen.queryByText('公钥登录')).toBeNull();
+    expect(screen.queryByText('管理公钥')).toBeNull();
+  });
+
   it('billing tab: hourly prices of a post-paid instance, and the release warning', async () => {
     instanceServer((url) =>
       url.pathname === ONE

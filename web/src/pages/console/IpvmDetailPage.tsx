@@ -25,6 +25,7 @@ import {
   isBusy,
   listPathOf,
   scheduledStopText,
+  SSH_KEYS_PAGE,
   taskBlocked,
 } from './instances/instanceViews';
 import { OperationLogTable } from './instances/OperationLogTable';
@@ -313,6 +314,25 @@ function AccessPanel({ instance: i }: { instance: Instance }) {
               </Typography.Text>
             ),
           },
+          ...(a.sshKeyCommand
+            ? [
+                {
+                  key: 'sshKey',
+                  label: '公钥登录',
+                  children: (
+                    <Space size={8} wrap>
+                      <Typography.Text className="mono" copyable={{ text: a.sshKeyCommand, tooltips: ['复制公钥登录指令', '已复制'] }}>
+                        {a.sshKeyCommand}
+                      </Typography.Text>
+                      <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+                        用账号中心添加的公钥登录，无需密码
+                      </Typography.Text>
+                      <Link to={SSH_KEYS_PAGE}>管理公钥</Link>
+                    </Space>
+                  ),
+                },
+              ]
+            : []),
           { key: 'password', label: '密码', children: <PasswordText password={a.sshPassword} /> },
           { key: 'host', label: '主机地址', children: <span className="mono">{a.sshHost}</span> },
           { key: 'port', label: '端口', children: <span className="mono">{a.sshPort}</span> },

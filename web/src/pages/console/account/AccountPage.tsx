@@ -7,12 +7,13 @@ import { CertificationTab } from './CertificationTab';
 import { ChildrenTab } from './ChildrenTab';
 import { NoticesTab } from './NoticesTab';
 import { SecurityTab } from './SecurityTab';
+import { SshKeysTab } from './SshKeysTab';
 import { StudentTab } from './StudentTab';
 
-const TABS = ['basic', 'checkInfo', 'student', 'children', 'security', 'notices'] as const;
+const TABS = ['basic', 'checkInfo', 'student', 'children', 'security', 'sshKeys', 'notices'] as const;
 type Tab = (typeof TABS)[number];
-/** What a child account manages itself; the rest is its parent's. */
-const CHILD_TABS: readonly Tab[] = ['basic', 'security', 'notices'];
+/** What a child account manages itself; the rest is its parent's. Its SSH keys open the instances it may manage. */
+const CHILD_TABS: readonly Tab[] = ['basic', 'security', 'sshKeys', 'notices'];
 
 /** 账号中心 (spec §2): `?tab=checkInfo` opens certification, as the real-name gate expects. */
 export default function AccountPage() {
@@ -31,6 +32,7 @@ export default function AccountPage() {
     { key: 'student', label: '学生认证', children: <StudentTab /> },
     { key: 'children', label: '子账号', children: <ChildrenTab /> },
     { key: 'security', label: '安全设置', children: <SecurityTab /> },
+    { key: 'sshKeys', label: 'SSH 公钥', children: <SshKeysTab /> },
     { key: 'notices', label: '消息通知', children: <NoticesTab /> },
   ].filter((i) => allowed.includes(i.key as Tab));
   return (

@@ -72,6 +72,21 @@ describe('the GPU instance list', () => {
     expect([first.get('page'), first.get('pageSize')]).toEqual(['1', '10']);
   });
 
+  it('access: the 公钥登录 command and 管理公钥 where the gateway takes keys, nothing of it where it does not', async () => {
+    const keyed = instance({ access: { ...running.access!, sshKeyCommand: 'ssh -p 2222 root.6f1c7a52@bj-b.gpu.example.com' } });
+    instanceServer(listOf(() => [keyed, stopped]));
+    renderApp('/console/gpu-generic');
+
+    const row = await rowOf('训练机-1');
+    expect(within(row).getByText('公钥登录')).toBeTruthy();
+    expect(within(row).getByText('ssh -p 2222 root.6f1c7a52@bj-b.gpu.example.com')).toBeTruthy();
+    expect(within(row).getByText('管理公钥').closest('a')!.getAttribute('href')).toBe('/console/account?tab=sshKeys');
+
+    const other = await rowOf('推理机-2');
+    expect(within(other).queryByText('公钥登录')).toBeNull();
+    expect(within(other).queryByText('管理公钥')).toBeNull();
+  });
+
   it('enables only the actions the server allows now', async () => {
     instanceServer(listOf(() => [running, stopped]));
     renderApp('/console/gpu-generic');

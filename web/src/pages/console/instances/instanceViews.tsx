@@ -198,6 +198,9 @@ export function BillingCell({ instance: i }: { instance: Instance }) {
   );
 }
 
+/** 账号中心's SSH 公钥 tab, where the keys of an instance's 公钥登录 command are managed. */
+export const SSH_KEYS_PAGE = `${PAGE.account}?tab=sshKeys`;
+
 /** Login and links. SSH details are shown whenever the instance has them; the web links only while it runs. */
 export function AccessCell({ instance: i }: { instance: Instance }) {
   const a = i.access;
@@ -214,10 +217,31 @@ export function AccessCell({ instance: i }: { instance: Instance }) {
       >
         {a.sshCommand}
       </Typography.Text>
+      {a.sshKeyCommand && (
+        <Flex gap={4} align="baseline" style={{ minWidth: 0 }}>
+          <Typography.Text type="secondary" style={{ fontSize: 12, whiteSpace: 'nowrap' }}>
+            公钥登录
+          </Typography.Text>
+          <Typography.Text
+            className="mono"
+            style={{ fontSize: 12, minWidth: 0 }}
+            ellipsis={{ tooltip: a.sshKeyCommand }}
+            copyable={{ text: a.sshKeyCommand, tooltips: ['复制公钥登录指令', '已复制'] }}
+            type={running ? undefined : 'secondary'}
+          >
+            {a.sshKeyCommand}
+          </Typography.Text>
+        </Flex>
+      )}
       <Space size={12} wrap>
         <Typography.Text style={{ fontSize: 12 }} type="secondary" copyable={{ text: a.sshPassword, tooltips: ['复制密码', '已复制'] }}>
           密码
         </Typography.Text>
+        {a.sshKeyCommand && (
+          <Link to={SSH_KEYS_PAGE} style={{ fontSize: 12 }}>
+            管理公钥
+          </Link>
+        )}
         {running && a.terminal && (
           <Link to={`${detailPathOf(i)}?tab=terminal`} style={{ fontSize: 12 }}>
             终端

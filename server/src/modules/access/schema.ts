@@ -1,0 +1,26 @@
+/** The tables of the access module (only it reads and writes them; see DESIGN.md "Boundaries"). */
+import { index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { ts } from '../../db/columns.js';
+import { users } from '../users/schema.js';
+
+/**
+ * 账号中心's SSH public keys: a key logs into the SSH gateway of every instance its user may manage.
+ * `blob` is the key as the SSH wire format has it (base64 of the `.pub` line's second field), the
+ * fingerprint OpenSSH's SHA256 of it: a user holds a key once.
+ */
+export const sshKeys = pgTable(
+  'ssh_keys',
+  {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    name: text('name').notNull(),
+    algorithm: text('algorithm').notNull(),
+    blob: text('blob').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    createdAt: ts('created_at').notNull(),
+    lastUsedAt: ts('last_used_at'),
+  },
+  (t) => [uniqueIndex('ssh_keys_user_fingerprint_uq').on(t.userId, t.fingerprint), index('ssh_keys_fingerprint_idx').on(t.fingerprint)],
+);
