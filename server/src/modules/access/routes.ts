@@ -94,7 +94,10 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
       socket.on('message', (raw, isBinary) => onMessage(raw, isBinary));
       socket.on('close', () => {
         accessGate.forget(live);
-        terminals.detach(id, sink);
+        // While it waits for a reattach the shell stays watched with the session that opened it:
+        // logging out or losing the right ends it at once, not when the wait runs out.
+        const waiting = { ...live, close: (reason: string) => terminals.close({ id, detached: true }, reason) };
+        if (terminals.detach(id, sink, () => accessGate.forget(waiting))) accessGate.watch(waiting);
       });
 
       function onMessage(raw: WebSocket.RawData, isBinary: boolean) {

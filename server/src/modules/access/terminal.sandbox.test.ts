@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { API, type TerminalServerMessage } from '@console/contract';
 import { post, startTestServer, type TestServer } from '../../../test/harness.js';
@@ -168,6 +168,18 @@ describe('web terminal', () => {
       left.some((l) => l.includes('sleep 3600')),
       'the listing sees the sandbox init',
     ).toBe(true);
+
+    // A shell left waiting for a reattach (its connection dropped) ends at logout too, not when the wait runs out.
+    const again = await kit.fundedUser('100');
+    const idle = await runningInstance(again.token);
+    const waiting = await Term.open(idle, again.token);
+    await waiting.waitFor((x) => Boolean(x.ready()), 'ready');
+    const before = s.ctx.terminals.size;
+    waiting.ws.close();
+    await waiting.waitFor((x) => x.closeCode !== null, 'dropped');
+    expect(s.ctx.terminals.size).toBe(before);
+    expect((await post(s.app, API.logout, undefined, again.token)).statusCode).toBe(200);
+    await vi.waitFor(() => expect(s.ctx.terminals.size).toBe(before - 1), { timeout: 3000, interval: 50 });
 
     const fresh = await kit.fundedUser('100');
     const id2 = await runningInstance(fresh.token);

@@ -28,6 +28,8 @@ interface Shell {
   offset: number;
   sink: TerminalSink | null;
   expiry: NodeJS.Timeout | null;
+  /** Told when a detached shell stops waiting (resumed or ended). */
+  leftWaiting: (() => void) | null;
 }
 
 export interface TerminalOptions {
@@ -63,7 +65,7 @@ export class Terminals {
     const line = this.driver.shell(instanceId);
     if (!line) throw new AppError('INSTANCE_NOT_RUNNING');
     const pty = spawn(line.file, line.args, { name: 'xterm-256color', cols: size.cols, rows: size.rows, env: line.env, encoding: null });
-    const shell: Shell = { id: randomUUID(), instanceId, userId, pty, kept: [], keptFrom: 0, offset: 0, sink, expiry: null };
+    const shell: Shell = { id: randomUUID(), instanceId, userId, pty, kept: [], keptFrom: 0, offset: 0, sink, expiry: null, leftWaiting: null };
     this.shells.set(shell.id, shell);
     pty.onData((chunk) => this.output(shell, Buffer.from(chunk as unknown as Uint8Array)));
     pty.onExit(({ exitCode }) => this.end(shell, this.exitReason(instanceId, exitCode), true));
@@ -87,6 +89,7 @@ export class Terminals {
     this.resize(id, size.cols, size.rows); // the window may have changed while it was away
     if (shell.expiry) clearTimeout(shell.expiry);
     shell.expiry = null;
+    this.stopWaiting(shell);
     shell.sink?.ended('终端已在其他窗口打开');
     shell.sink = sink;
     const from = Math.max(since, shell.keptFrom);
@@ -121,23 +124,29 @@ export class Terminals {
     this.shells.get(id)?.pty.resume();
   }
 
-  /** The connection dropped: the shell waits `keepAliveMs` for a reattach. */
-  detach(id: string, sink: TerminalSink): void {
+  /**
+   * The connection dropped: the shell waits `keepAliveMs` for a reattach; `leftWaiting` is told when
+   * it stops waiting (resumed or ended). False when the connection no longer held the shell.
+   */
+  detach(id: string, sink: TerminalSink, leftWaiting?: () => void): boolean {
     const shell = this.shells.get(id);
-    if (!shell || shell.sink !== sink) return;
+    if (!shell || shell.sink !== sink) return false;
     shell.sink = null;
+    shell.leftWaiting = leftWaiting ?? null;
     shell.pty.resume(); // output goes to the kept scrollback meanwhile
     shell.expiry = setTimeout(() => this.end(shell, '终端长时间未连接，已关闭'), this.keepAliveMs);
     shell.expiry.unref();
+    return true;
   }
 
   /**
    * Ends shells at once (the gate closed their connection, the server stops); with `sink`, only if
-   * that connection still holds the shell (an old connection's lapse must not end a resumed shell).
+   * that connection still holds the shell (an old connection's lapse must not end a resumed shell);
+   * with `detached`, only while no connection holds it.
    */
-  close(filter: { id?: string; sink?: TerminalSink }, reason: string): void {
+  close(filter: { id?: string; sink?: TerminalSink; detached?: boolean }, reason: string): void {
     for (const shell of [...this.shells.values()]) {
-      if ((filter.id && shell.id !== filter.id) || (filter.sink && shell.sink !== filter.sink)) continue;
+      if ((filter.id && shell.id !== filter.id) || (filter.sink && shell.sink !== filter.sink) || (filter.detached && shell.sink)) continue;
       this.end(shell, reason);
     }
   }
@@ -156,6 +165,12 @@ export class Terminals {
     return exitCode === 0 ? '终端已退出，可点击「重新连接」打开新的终端' : `终端已退出（退出码 ${exitCode}），可点击「重新连接」打开新的终端`;
   }
 
+  private stopWaiting(shell: Shell) {
+    const told = shell.leftWaiting;
+    shell.leftWaiting = null;
+    told?.();
+  }
+
   private output(shell: Shell, chunk: Buffer) {
     shell.offset += chunk.length;
     shell.kept.push(chunk);
@@ -171,6 +186,7 @@ export class Terminals {
   private end(shell: Shell, reason: string, exited = false) {
     if (!this.shells.delete(shell.id)) return;
     if (shell.expiry) clearTimeout(shell.expiry);
+    this.stopWaiting(shell);
     // Closing the pty hangs up the shell inside the machine (nsenter's child, out of reach of a signal
     // to nsenter). An exited pty's pid may already belong to another process: never signal it then.
     if (!exited) hangUp(shell.pty);
