@@ -19,8 +19,11 @@ export const terminalClientMessageSchema = z.discriminatedUnion('type', [
 ]);
 
 export const terminalServerMessageSchema = z.discriminatedUnion('type', [
-  /** Attached: the shell's id (for a resume) and the offset its next output starts at. */
-  z.object({ type: z.literal('ready'), id: z.uuid(), offset: z.number().int(), resumed: z.boolean() }),
+  /**
+   * Attached: the shell's id (for a resume) and the offset its next output starts at; on a resume,
+   * `lost` bytes of what it printed meanwhile were past the kept scrollback and are not replayed.
+   */
+  z.object({ type: z.literal('ready'), id: z.uuid(), offset: z.number().int(), resumed: z.boolean(), lost: z.number().int().min(0).default(0) }),
   /** The shell ended or was closed; the message says why and what to do. */
   z.object({ type: z.literal('closed'), message: z.string() }),
   /** A message from the client was refused (the shell goes on). */

@@ -86,6 +86,18 @@ describe('TerminalConnection', () => {
     expect(t.notices).toEqual([]);
   });
 
+  it('says how much output was lost when the shell printed more than it keeps while the connection was away', async () => {
+    const t = connection();
+    t.c.connect();
+    t.sockets[0]!.open();
+    t.sockets[0]!.text({ type: 'ready', id: SHELL, offset: 0, resumed: false });
+    t.sockets[0]!.drop();
+    await vi.advanceTimersByTimeAsync(300);
+    t.sockets[1]!.open();
+    t.sockets[1]!.text({ type: 'ready', id: SHELL, offset: 400_000, resumed: true, lost: 140_000 });
+    expect(t.notices).toEqual(['断线期间的输出较多，有 137 KB 超出缓存未能补回']);
+  });
+
   it('says so when the old shell was gone and a new one opened', async () => {
     const t = connection();
     t.c.connect();

@@ -78,6 +78,7 @@ export class TerminalConnection {
       if (!m.success) return;
       if (m.data.type === 'ready') {
         if (this.shellId && !m.data.resumed) this.events.notice('原终端已关闭，已打开新的终端');
+        if (m.data.lost > 0) this.events.notice(`断线期间的输出较多，有 ${Math.ceil(m.data.lost / 1024)} KB 超出缓存未能补回`);
         this.shellId = m.data.id;
         this.received = m.data.offset;
         this.attempt = 0;

@@ -73,7 +73,7 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
       const { id: instanceId } = req.params;
       const q = req.query;
       const size = { cols: q.cols, rows: q.rows };
-      let shell: { id: string; offset: number } | null;
+      let shell: { id: string; offset: number; lost?: number } | null;
       let resumed = false;
       try {
         shell = q.resume ? terminals.resume(q.resume, instanceId, user.id, q.since, size, sink) : null;
@@ -86,7 +86,7 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
         return;
       }
       id = shell.id;
-      send({ type: 'ready', id, offset: shell.offset, resumed });
+      send({ type: 'ready', id, offset: shell.offset, resumed, lost: shell.lost ?? 0 });
       const live = { token: findToken(req)!.token, instanceId, close: (reason: string) => terminals.close({ id, sink }, reason) };
       accessGate.watch(live);
       // A peer that vanished without closing (a laptop asleep) is noticed and the shell detached.

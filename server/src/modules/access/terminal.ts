@@ -83,7 +83,7 @@ export class Terminals {
     since: number,
     size: { cols: number; rows: number },
     sink: TerminalSink,
-  ): { id: string; offset: number } | null {
+  ): { id: string; offset: number; lost: number } | null {
     const shell = this.shells.get(id);
     if (!shell || shell.instanceId !== instanceId || shell.userId !== userId) return null;
     this.resize(id, size.cols, size.rows); // the window may have changed while it was away
@@ -95,7 +95,7 @@ export class Terminals {
     const from = Math.max(since, shell.keptFrom);
     const missed = Buffer.concat(shell.kept).subarray(from - shell.keptFrom);
     if (missed.length) sink.output(missed);
-    return { id: shell.id, offset: shell.offset };
+    return { id: shell.id, offset: shell.offset, lost: Math.max(0, Math.min(shell.keptFrom, shell.offset) - since) };
   }
 
   // The pty may have closed a moment before its exit is reported: a late keystroke or resize is dropped.
