@@ -46,6 +46,8 @@ import { OperatorService } from './modules/operator/index.js';
 import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
 import type { ComputeDriver } from './drivers/compute/types.js';
 import { makeComputeDriver } from './drivers/compute/index.js';
+import { LocalComputeDriver } from './drivers/compute/local/driver.js';
+import { treeImageGb } from './drivers/compute/local/disk.js';
 import { InstanceService } from './modules/instances/index.js';
 import { InstanceCreation } from './modules/instances/index.js';
 import { DiskService, ResizeDiskTask } from './modules/instances/index.js';
@@ -429,7 +431,14 @@ export async function createContext(opts: {
   sessions.onRevoke(() => accessGate.recheckSoon());
   children.onChange(() => accessGate.recheckSoon());
   const terminals = new Terminals(drivers.compute);
-  const fileStore = drivers.compute.name === 'local' ? new FileStore({ root: fileStoreRoot(config), quotaBytes: config.FILESTORE_QUOTA_GB * 1024 ** 3 }) : null;
+  const fileStore =
+    drivers.compute instanceof LocalComputeDriver
+      ? new FileStore({
+          root: fileStoreRoot(config),
+          quotaBytes: config.FILESTORE_QUOTA_GB * 1024 ** 3,
+          imageGb: drivers.compute.diskImages.ok ? treeImageGb(config.FILESTORE_QUOTA_GB) : null,
+        })
+      : null;
   return {
     config,
     database,

@@ -18,6 +18,7 @@ export interface ComputeDriverSettings {
   COMPUTE_AGENT_URL?: string;
   COMPUTE_AGENT_KEY_ID?: string;
   COMPUTE_AGENT_SECRET?: string;
+  FILESTORE_QUOTA_GB?: number;
   dataDir: string;
   publicBaseUrl: string;
 }
@@ -46,6 +47,7 @@ export const COMPUTE_DRIVERS = {
       sshHost: new URL(config.publicBaseUrl).hostname,
       sshPort,
       fileStoreRoot,
+      fileStoreQuotaGb: config.FILESTORE_QUOTA_GB,
     }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
 

@@ -16,10 +16,11 @@ import { FileStore } from './store.js';
 let s: TestServer;
 const kit = localKit(() => s);
 
-const list = async (token: string, at = '/') => json<FileStoreListing>(await get(s.app, `${API.fileStore}?path=${encodeURIComponent(at)}`, token));
-async function upload(token: string, folder: string, name: string, content: string) {
+const list = async (token: string, at = '/', server = s) =>
+  json<FileStoreListing>(await get(server.app, `${API.fileStore}?path=${encodeURIComponent(at)}`, token));
+async function upload(token: string, folder: string, name: string, content: string, server = s) {
   const { payload, headers } = multipart(name, Buffer.from(content), 'text/plain');
-  return s.app.inject({
+  return server.app.inject({
     method: 'POST',
     url: `${API.fileStoreUpload}?path=${encodeURIComponent(folder)}`,
     payload,
@@ -113,5 +114,29 @@ describe('文件存储', () => {
     expect((await download(u.token, '/from-machine.txt')).body).toBe('made-inside\n');
     writeFileSync(path.join(s.ctx.fileStore!.treeOf(u.user.id), 'direct.txt'), 'x');
     expect((await list(u.token)).entries.map((e) => e.name)).toEqual(['direct.txt', 'from-console.txt', 'from-machine.txt']);
+  });
+
+  it('holds writes from inside the machines to the quota too, as root: the tree is a file system of its size', async () => {
+    const small = await startTestServer({ env: { COMPUTE_DRIVER: 'local', FILESTORE_QUOTA_GB: '1' } });
+    try {
+      const k = localKit(() => small);
+      const u = await k.fundedUser('100');
+      const id = await k.runningInstance(u.token);
+      const fill = await runIn(k.driver().sandbox(id)!, ['/bin/sh', '-c', 'dd if=/dev/zero of=/root/shared/fill bs=1M count=1300 2>&1']);
+      if (process.getuid?.() !== 0) {
+        // Not root: no images; the quota holds for the console's uploads only (the test above).
+        expect(fill.code).toBe(0);
+        return;
+      }
+      expect(fill.code).not.toBe(0);
+      expect(fill.stdout).toContain('No space left on device');
+      // The console sees what the machine wrote (its file system's own lost+found is not shown), and uploads no more.
+      const listing = await list(u.token, '/', small);
+      expect(listing.entries.map((e) => e.name)).toEqual(['fill']);
+      expect(listing.usedBytes).toBeGreaterThan(1024 ** 3);
+      expect(json(await upload(u.token, '/', 'more.txt', 'x', small)).code).toBe(40031001);
+    } finally {
+      await small.close();
+    }
   });
 });

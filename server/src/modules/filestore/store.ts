@@ -14,16 +14,23 @@ import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FileStoreEntry, FileStoreListing } from '@console/contract';
 import { AppError } from '../../http/errors.js';
+import { ensureTree } from '../../drivers/compute/local/disk.js';
 
 export interface FileStoreOptions {
   /** Where the accounts' trees live (DATA_DIR/filestore). */
   root: string;
   quotaBytes: number;
+  /**
+   * Each tree an ext4 image of this many GiB (treeImageGb of the quota), so that writes from inside
+   * the machines stop at the quota too; null where images cannot be mounted (not root): the quota
+   * then holds for the console's uploads only.
+   */
+  imageGb?: number | null;
   bwrap?: string;
 }
 
 /** Exit codes of the scripts below, and what they mean to the user. */
-const REFUSALS = { 3: 'FILE_NOT_FOUND', 4: 'FILESTORE_NOT_A_FOLDER', 5: 'FILESTORE_EXISTS', 6: 'FILESTORE_NOT_A_FILE' } as const;
+const REFUSALS = { 3: 'FILE_NOT_FOUND', 4: 'FILESTORE_NOT_A_FOLDER', 5: 'FILESTORE_EXISTS', 6: 'FILESTORE_NOT_A_FILE', 7: 'FILESTORE_QUOTA' } as const;
 
 const ENTRIES = '--entries--';
 /** The temporary names of uploads under way. */
@@ -36,13 +43,14 @@ const SCRIPTS = {
 find /t -type f -printf '%s\\n'; echo ${ENTRIES}
 find "$1" -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%f\\0'`,
   used: `find /t -type f -printf '%s\\n'`,
-  mkdir: `[ -d "$1" ] || exit 3; [ -e "$1/$2" ] || [ -L "$1/$2" ] && exit 5; mkdir -- "$1/$2"`,
+  mkdir: `[ -d "$1" ] || exit 3; [ -e "$1/$2" ] || [ -L "$1/$2" ] && exit 5; mkdir -- "$1/$2" || exit 7`,
   rename: `[ -e "$1" ] || [ -L "$1" ] || exit 3; [ -e "$2" ] || [ -L "$2" ] && exit 5; mv -T -- "$1" "$2"`,
   remove: `[ -e "$1" ] || [ -L "$1" ] || exit 3; rm -rf -- "$1"`,
   isFile: `[ -e "$1" ] || exit 3; [ -f "$1" ] || exit 6`,
   read: `exec cat -- "$1"`,
   // Into a temporary name of its own ($3): a failed upload removes only what it wrote.
-  write: `[ -d "$1" ] || exit 3; [ -e "$1/$2" ] || [ -L "$1/$2" ] && exit 5; set -C; exec cat > "$1/$3"`,
+  // A write that fails is the tree's file system being full (its image is the quota): exit 7.
+  write: `[ -d "$1" ] || exit 3; [ -e "$1/$2" ] || [ -L "$1/$2" ] && exit 5; set -C; cat > "$1/$3" || exit 7`,
   // A hard link never replaces an existing name: one that appeared meanwhile wins, the upload is refused.
   commit: `ln -- "$1/$3" "$1/$2" 2>/dev/null || { rm -f -- "$1/$3"; exit 5; }; rm -f -- "$1/$3"`,
   discard: `rm -f -- "$1/$3"`,
@@ -55,6 +63,13 @@ export class FileStore {
 
   get quotaBytes(): number {
     return this.opts.quotaBytes;
+  }
+
+  /** The account's tree on the host, mounted where it is an image: what operations on it wait for. */
+  private async ready(payerId: string): Promise<string> {
+    const dir = this.treeOf(payerId);
+    if (this.opts.imageGb) await ensureTree(dir, this.opts.imageGb);
+    return dir;
   }
 
   /** The account's tree on the host, created on first use (the local driver mounts it). */
@@ -79,6 +94,7 @@ export class FileStore {
       if (!name.length || (type !== 'd' && type !== 'f')) continue;
       const n = name.join('\t');
       if (n.startsWith(UPLOADING)) continue; // an upload under way
+      if (at === '/' && n === 'lost+found' && type === 'd') continue; // the tree's file system's own
       entries.push({
         name: n,
         path: path.posix.join(at, n),
@@ -112,7 +128,7 @@ export class FileStore {
    */
   async read(payerId: string, at: string): Promise<Readable> {
     await this.run(payerId, 'isFile', [inTree(at)]);
-    const child = this.spawn(payerId, 'read', [inTree(at)], 'ignore');
+    const child = await this.spawn(payerId, 'read', [inTree(at)], 'ignore');
     const stream = new PassThrough();
     child.stdout!.pipe(stream, { end: false });
     child.stderr!.resume();
@@ -129,7 +145,7 @@ export class FileStore {
   async write(payerId: string, folder: string, name: string, body: Readable): Promise<number> {
     let room = this.opts.quotaBytes - sumLines(await this.run(payerId, 'used', []));
     const temp = `${UPLOADING}${randomUUID()}`;
-    const child = this.spawn(payerId, 'write', [inTree(folder), name, temp], 'pipe');
+    const child = await this.spawn(payerId, 'write', [inTree(folder), name, temp], 'pipe');
     let written = 0;
     let refusal: Error | null = null;
     const done = this.outcome(child);
@@ -161,8 +177,8 @@ export class FileStore {
     return written;
   }
 
-  private spawn(payerId: string, script: keyof typeof SCRIPTS, args: string[], stdin: 'pipe' | 'ignore') {
-    const tree = this.treeOf(payerId);
+  private async spawn(payerId: string, script: keyof typeof SCRIPTS, args: string[], stdin: 'pipe' | 'ignore') {
+    const tree = await this.ready(payerId);
     const links = ['bin', 'lib', 'lib64'].filter((l) => existsSync(path.join('/usr', l))).flatMap((l) => ['--symlink', `usr/${l}`, `/${l}`]);
     return spawn(
       this.opts.bwrap ?? 'bwrap',
@@ -200,11 +216,11 @@ export class FileStore {
   }
 
   /** Runs a script to its end: its output, or the refusal its exit code stands for. */
-  private run(payerId: string, script: keyof typeof SCRIPTS, args: string[]): Promise<string> {
-    return this.outcome(this.spawn(payerId, script, args, 'ignore'));
+  private async run(payerId: string, script: keyof typeof SCRIPTS, args: string[]): Promise<string> {
+    return this.outcome(await this.spawn(payerId, script, args, 'ignore'));
   }
 
-  private outcome(child: ReturnType<FileStore['spawn']>): Promise<string> {
+  private outcome(child: Awaited<ReturnType<FileStore['spawn']>>): Promise<string> {
     return new Promise((resolve, reject) => {
       const out: Buffer[] = [];
       let err = '';

@@ -9,7 +9,7 @@
  * takes a few MB of the host and a few tens of milliseconds.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { stat, statfs, truncate } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
@@ -28,9 +28,9 @@ export function diskImagesWork(): { ok: boolean; why: string } {
   return { ok: true, why: '数据盘为 ext4 镜像，容量生效' };
 }
 
-/** Makes an empty data disk of `gb` GiB in `image` (the file must not exist yet). */
+/** Makes an empty file system of `gb` GiB (whole 4 KiB blocks) in `image` (the file must not exist yet). */
 export async function makeDiskImage(image: string, gb: number): Promise<void> {
-  await run('truncate', ['-s', String(gb * GIB), image]);
+  await run('truncate', ['-s', String(Math.ceil((gb * GIB) / 4096) * 4096), image]);
   // No blocks reserved for root (the user gets the whole size); the root folder the sandbox's root owns.
   await run('mkfs.ext4', ['-q', '-F', '-m', '0', '-i', '65536', '-E', 'lazy_itable_init=1,lazy_journal_init=1,root_owner=0:0', image]);
 }
@@ -86,4 +86,45 @@ export async function usedBytes(folder: string): Promise<number> {
 /** mountinfo writes space, tab, newline and backslash as octal escapes. */
 function unescapeMount(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
+}
+
+/** The image of a tree with a quota of `quotaGb`: the quota, and room for the file system's own tables and journal. */
+export function treeImageGb(quotaGb: number): number {
+  return quotaGb * 1.03 + 1 / 16;
+}
+
+/** Trees mounted by this process (ensureTree), unmounted with it (unmountTrees). */
+const trees = new Map<string, Promise<boolean>>();
+
+/**
+ * A folder that is an ext4 image of `gb` GiB beside it (`<folder>.img`), made on first use and
+ * mounted once per process however many callers ask at once: 文件存储's per-account tree, which
+ * the console writes through the API and the machines write at /root/shared, so only the file
+ * system can hold both to the quota. A folder that already holds files without an image (made
+ * before images were possible) stays a plain folder. Resolves whether the size is enforced.
+ */
+export function ensureTree(folder: string, gb: number): Promise<boolean> {
+  let mounted = trees.get(folder);
+  if (!mounted) {
+    mounted = (async () => {
+      const image = `${folder}.img`;
+      mkdirSync(folder, { recursive: true });
+      if (!existsSync(image)) {
+        if (readdirSync(folder).length) return false;
+        await makeDiskImage(image, gb);
+      }
+      await mountDisk(image, folder);
+      return true;
+    })();
+    trees.set(folder, mounted);
+    mounted.catch(() => trees.delete(folder));
+  }
+  return mounted;
+}
+
+/** Unmounts every tree this process mounted (the server stops). */
+export async function unmountTrees(): Promise<void> {
+  const folders = [...trees.keys()];
+  trees.clear();
+  for (const folder of folders) await unmountDisk(folder).catch(() => {});
 }

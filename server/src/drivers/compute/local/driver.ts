@@ -25,7 +25,7 @@ import { localEvents, localMachines, localOperations } from './schema.js';
 import { eventOfRow, OperationLog, stateRefusal } from '../operations.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineService, MachineSpec, MachineStatus, OperationKind, ShellCommand } from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
-import { diskImagesWork, growDisk, makeDiskImage, mountDisk, mountedDevice, unmountDisk, usedBytes } from './disk.js';
+import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
 import {
   commandIn,
   NOTEBOOK,
@@ -57,6 +57,8 @@ export interface LocalDriverOptions {
   sshPort: () => number;
   /** Where the accounts' 文件存储 trees live: a machine whose spec names one mounts it at /root/shared. */
   fileStoreRoot?: string;
+  /** Their quota (FILESTORE_QUOTA_GB): each tree an image of that size where disks can be images. */
+  fileStoreQuotaGb?: number;
   bwrap?: string;
   log?: (message: string) => void;
   /** Whether machines' sizes are enforced where the host allows it (default); false: never (tests of the plain layout). */
@@ -164,6 +166,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     await this.ready;
     const machines = await this.opts.db.select().from(localMachines).where(ne(localMachines.power, 'destroyed'));
     for (const m of machines) await unmountDisk(this.paths(m).data).catch((e: unknown) => this.opts.log?.(`local compute: 数据盘卸载失败：${String(e)}`));
+    await unmountTrees();
   }
 
   private paths(m: Pick<MachineRow, 'hostId' | 'instanceId'>): SandboxPaths {
@@ -286,7 +289,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   private async runSandbox(m: MachineRow, gpu: boolean) {
     const spec = m.spec as MachineSpec;
     const sharedDir = spec.fileStoreId && this.opts.fileStoreRoot ? path.join(this.opts.fileStoreRoot, spec.fileStoreId) : undefined;
-    if (sharedDir) mkdirSync(sharedDir, { recursive: true });
+    if (sharedDir && this.diskImages.ok && this.opts.fileStoreQuotaGb) await ensureTree(sharedDir, treeImageGb(this.opts.fileStoreQuotaGb));
+    else if (sharedDir) mkdirSync(sharedDir, { recursive: true });
     await this.attachDisk(m);
     const sandbox = await startSandbox(
       this.paths(m),
