@@ -2,8 +2,9 @@ import { afterAll, afterEach } from 'vitest';
 import { cleanup, configure } from '@testing-library/react';
 import { message, Modal, notification } from 'antd';
 
-// The first render of a lazy page transforms antd on the fly: allow for it.
-configure({ asyncUtilTimeout: 5000 });
+// The first render of a lazy page transforms antd on the fly, and a machine busy with other suites
+// (CI runs them side by side with the server's) is slow to paint: allow for both.
+configure({ asyncUtilTimeout: 10_000 });
 
 // jsdom lacks the browser APIs antd's responsive components read on mount.
 if (!window.matchMedia) {
