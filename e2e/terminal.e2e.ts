@@ -205,7 +205,7 @@ describe('web terminal on a real instance', () => {
   });
 
   it('buys a 云桌面 and sees its desktop drawn at /rdp/:id and alone in the window at /free/:id', async () => {
-    const deskId = await buyRunning('category=Desktop&regionId=bj-b&sizeId=dsk-c4m8&imageId=win-server-2022', DESK, '¥0.35', '/console/desktop');
+    const deskId = await buyRunning('category=Desktop&regionId=bj-b&sizeId=dsk-c4m8&imageId=ubuntu-22.04-desktop', DESK, '¥0.35', '/console/desktop');
     const desk = page.locator('tr[data-row-key]').filter({ hasText: DESK });
 
     await desk.getByRole('link', { name: '远程桌面' }).click();

@@ -44,7 +44,7 @@ import { ResourceService } from './modules/resources/index.js';
 import { InvoiceService } from './modules/invoices/index.js';
 import { OperatorService } from './modules/operator/index.js';
 import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
-import type { ComputeDriver } from './drivers/compute/types.js';
+import { osFamilyOf, type ComputeDriver } from './drivers/compute/types.js';
 import { makeComputeDriver } from './drivers/compute/index.js';
 import { LocalComputeDriver } from './drivers/compute/local/driver.js';
 import { treeImageGb } from './drivers/compute/local/disk.js';
@@ -274,7 +274,8 @@ export async function createContext(opts: {
   orders.registerFulfiller('Ai', resources, ['NewBuy']);
   const inventory = new InventoryService(catalogueStore, clock);
   const images = new ImageService({ db, clock, catalogue: catalogueStore, users });
-  const catalogue = new CatalogueService(catalogueStore, vouchers, clock, images);
+  const osFamilies = drivers.compute.osFamilies;
+  const catalogue = new CatalogueService(catalogueStore, vouchers, clock, images, (image) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)));
   const purchase = new PurchaseService({
     db,
     clock,

@@ -5,6 +5,13 @@
  * event stream. The server owns placement and capacity (catalogue inventory); the driver executes.
  */
 
+export type OsFamily = 'linux' | 'windows';
+
+/** The family of a catalogue image's `os` ("Windows Server 2022", "Ubuntu 22.04"). */
+export function osFamilyOf(os: string): OsFamily {
+  return /windows/i.test(os) ? 'windows' : 'linux';
+}
+
 export interface MachineSpec {
   hostId: string | null;
   regionId: string;
@@ -98,6 +105,8 @@ export interface ComputeDriver {
   shell?(instanceId: string, command?: string[]): ShellCommand | null;
   /** Services inside the running machines the console reaches through a Unix socket (socketOf). */
   readonly services?: readonly MachineService[];
+  /** The operating systems its machines can run (an image's `os` says which it needs); absent: any. */
+  readonly osFamilies?: readonly OsFamily[];
   /**
    * The Unix socket of a service inside the running machine, for the console to connect to (`path`;
    * `close` once connected); null when it is not running or not listening yet.

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { API, type Order } from '@console/contract';
+import { API, ERRORS, type Order } from '@console/contract';
 import { get, json, post, startTestServer, type TestServer } from '../../../test/harness.js';
 import { listen, localKit } from '../../../test/local-kit.js';
 
@@ -13,7 +13,7 @@ let base: string;
 const kit = localKit(() => s);
 
 async function runningDesktop(token: string): Promise<string> {
-  const res = await post(s.app, API.orderCreate, { sizeId: 'dsk-c4m8', regionId: 'bj-b', imageId: 'win-server-2022', cycle: 'Usage', duration: 1 }, token);
+  const res = await post(s.app, API.orderCreate, { sizeId: 'dsk-c4m8', regionId: 'bj-b', imageId: 'ubuntu-22.04-desktop', cycle: 'Usage', duration: 1 }, token);
   expect(res.statusCode, res.body).toBe(200);
   const [order] = json<{ items: Order[] }>(await get(s.app, '/order/api/v2.1/orders?pageSize=1', token)).items;
   await kit.reach(token, order!.resourceId!, 'Running');
@@ -57,5 +57,14 @@ describe('remote desktop', () => {
     const gpu = await kit.runningInstance(u.token);
     expect((await kit.instance(u.token, gpu)).access).toMatchObject({ desktop: false });
     await expect(rfbGreeting(gpu, u.token)).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('offers the desktops this host can run: Linux ones, not Windows images, which are refused if asked for', async () => {
+    const u = await kit.fundedUser('100');
+    const images = json<{ items: { id: string; os: string }[] }>(await get(s.app, '/infra/api/v2.1/images?filterBy=category,Desktop')).items;
+    expect(images.map((i) => i.id)).toEqual(['ubuntu-22.04-desktop']);
+    const res = await post(s.app, API.orderCreate, { sizeId: 'dsk-c4m8', regionId: 'bj-b', imageId: 'win-server-2022', cycle: 'Usage', duration: 1 }, u.token);
+    expect(json(res)).toMatchObject({ code: ERRORS.IMAGE_INCOMPATIBLE.code, detail: expect.stringContaining('无法运行') });
+    expect(json<{ items: unknown[] }>(await get(s.app, '/order/api/v2.1/orders?pageSize=1', u.token)).items).toEqual([]);
   });
 });

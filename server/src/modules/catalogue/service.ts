@@ -82,6 +82,8 @@ export class CatalogueService {
     private vouchers: VoucherService,
     private clock: Clock,
     private userImages?: UserImageLookup,
+    /** Whether the machines can run an image (the compute driver's operating systems); absent: all can. */
+    private runs: (image: { os: string }) => boolean = () => true,
   ) {}
 
   snapshot() {
@@ -308,6 +310,7 @@ export class CatalogueService {
       const f = filters(q.filterBy, ['category', 'kind', 'os', 'framework']);
       const rows = snap.images.filter(
         (i) =>
+          this.runs(i) &&
           (!f.category || i.forCategories.includes(f.category)) &&
           (!f.kind || i.kind === f.kind) &&
           (!f.os || i.os.toLowerCase().includes(f.os.toLowerCase())) &&
@@ -323,7 +326,7 @@ export class CatalogueService {
       const type = q.gpuTypeId ? this.mustFindGpuType(snap, q.gpuTypeId) : undefined;
       const maxCuda = type ? this.maxCudaOf(snap, type.id) : undefined;
       const items = snap.images
-        .filter((i) => i.forGpu && (!q.framework || i.framework.toLowerCase() === q.framework.toLowerCase()))
+        .filter((i) => i.forGpu && this.runs(i) && (!q.framework || i.framework.toLowerCase() === q.framework.toLowerCase()))
         .filter((i) => !type || imageFits(i, type, maxCuda) === null)
         .map(imageView);
       return { items };
@@ -666,6 +669,7 @@ export class CatalogueService {
   private mustFindImage(snap: Snapshot, id: string) {
     const i = snap.images.find((x) => x.id === id);
     if (!i) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `镜像 ${id} 不存在`);
+    if (!this.runs(i)) throw new AppError('IMAGE_INCOMPATIBLE', `${i.name}（${i.os}）在本平台的机器上无法运行，请选择其他镜像`);
     return i;
   }
 }

@@ -76,6 +76,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     ...(existsSync(PYTHON) ? ['service' as const] : []),
     ...(DESKTOP_PROGRAMS.every((p) => existsSync(p)) ? ['desktop' as const] : []),
   ];
+  /** Sandboxes on this host's Linux: a Windows image is not offered. */
+  readonly osFamilies = ['linux'] as const;
   /** The running machines that have a desktop (their spec asks for one). */
   private readonly desktops = new Set<string>();
   private readonly sandboxes = new Map<string, RunningSandbox>();
