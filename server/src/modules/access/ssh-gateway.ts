@@ -23,6 +23,8 @@ const RECHECK_MS = 3000;
 /** A connection that has not logged in by then is dropped; logins being checked at once per address. */
 const LOGIN_TIMEOUT_MS = 30_000;
 const MAX_PENDING_PER_ADDRESS = 3;
+/** Keys one connection may offer before it is refused outright (a client with many keys offers a few). */
+const MAX_KEY_QUERIES = 10;
 
 const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
 const METHODS: ('password' | 'publickey')[] = ['publickey', 'password'];
@@ -85,6 +87,7 @@ export class SshGateway {
 
   private accept(client: Connection, ip: string) {
     let login: Login | null = null;
+    let queries = 0;
     this.clients.add(client);
     const timeout = setTimeout(() => !login && client.end(), LOGIN_TIMEOUT_MS);
     timeout.unref();
@@ -94,6 +97,7 @@ export class SshGateway {
       if (this.limited(ip) || (this.pending.get(ip) ?? 0) >= MAX_PENDING_PER_ADDRESS) return ctx.reject();
       // A client offering its keys one by one is not guessing; a password or a signature that fails is.
       const proving = ctx.method === 'password' || Boolean(ctx.signature);
+      if (!proving && ++queries > MAX_KEY_QUERIES) return ctx.reject(['password']);
       // Counted as a failure until it succeeds: parallel guesses cannot slip past the limit.
       if (proving) this.failed(ip);
       this.pending.set(ip, (this.pending.get(ip) ?? 0) + 1);

@@ -4,8 +4,10 @@
  * the same rule as every other way in), as long as the key stays: deleting it, losing the right or
  * the instance stopping ends such a session (the gateway looks again every few seconds).
  *
- * Which instance: `root.<first 8 hex of its id>` names it (the detail page's 公钥登录 command);
- * plain `root` is the one running instance the key opens, when there is exactly one.
+ * Which instance: `root.<first 8 hex of its id>` names it (the detail page's 公钥登录 command).
+ * Never plain `root`: a public key is public, and anyone could add someone else's to their own
+ * account — `ssh root@host` (the password command, which tries keys first) would then land its
+ * owner in the other account's machine.
  */
 import { createHash, createPublicKey, randomUUID } from 'node:crypto';
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
@@ -19,6 +21,8 @@ import { sshKeys } from './schema.js';
 
 /** RSA keys shorter than this are refused (OpenSSH itself refuses below 1024; 2048 is today's floor). */
 const MIN_RSA_BITS = 2048;
+/** OpenSSH's own ceiling: a longer key costs the gateway seconds per login. */
+const MAX_RSA_BITS = 16_384;
 const ALGORITHMS = /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521))$/;
 
 export interface SshKeyDeps {
@@ -86,7 +90,7 @@ export class SshKeyService {
     const opens = new Set<string>();
     const used: string[] = [];
     for (const row of rows) {
-      const owner = await this.deps.findUser(row.userId);
+      const owner = await this.activeUser(row.userId);
       if (!owner) continue;
       for (const id of candidates) {
         if (!(await this.manages(owner, id))) continue;
@@ -98,6 +102,17 @@ export class SshKeyService {
     if (opens.size !== 1) return null;
     if (signed) await this.deps.db.update(sshKeys).set({ lastUsedAt: this.deps.clock.now() }).where(inArray(sshKeys.id, used));
     return [...opens][0]!;
+  }
+
+  /** A key's user, if that account may still log in (not disabled or deleted, nor its main account disabled). */
+  private async activeUser(id: string): Promise<UserRow | null> {
+    const user = await this.deps.findUser(id);
+    if (!user || user.disabled || user.deletedAt) return null;
+    if (user.parentId) {
+      const parent = await this.deps.findUser(user.parentId);
+      if (!parent || parent.disabled || parent.deletedAt) return null;
+    }
+    return user;
   }
 
   /** The stored keys equal to the offered one (any user's: one key may be several users'). */
@@ -120,17 +135,22 @@ export class SshKeyService {
   }
 }
 
-/** The instances a user name may mean: `root.<id prefix>` one of them, `root` any. */
+/** The instances a user name means: `root.<first 8 hex of the id>`. */
 function instancesNamed(instanceIds: string[], user: string): string[] {
-  const m = /^root(?:\.([0-9a-f]{8,36}))?$/.exec(user);
-  if (!m) return [];
-  return m[1] ? instanceIds.filter((id) => id.startsWith(m[1]!)) : instanceIds;
+  const m = /^root\.([0-9a-f]{8})$/.exec(user);
+  return m ? instanceIds.filter((id) => id.startsWith(m[1]!)) : [];
 }
 
 function verifies(row: KeyRow, signed: { blob: Buffer; signature: Buffer; hashAlgo?: string }): boolean {
+  // RSA signatures over SHA-1 (ssh-rsa) are refused, as OpenSSH does since 8.8: rsa-sha2-256/512 only.
+  if (row.algorithm === 'ssh-rsa' && signed.hashAlgo !== 'sha256' && signed.hashAlgo !== 'sha512') return false;
   const parsed = ssh2.utils.parseKey(`${row.algorithm} ${row.blob}`);
   if (parsed instanceof Error || Array.isArray(parsed)) return false;
-  return parsed.verify(signed.blob, signed.signature, signed.hashAlgo as never) === true;
+  try {
+    return parsed.verify(signed.blob, signed.signature, signed.hashAlgo as never) === true;
+  } catch {
+    return false;
+  }
 }
 
 /** OpenSSH's fingerprint: SHA256 of the key's wire form, base64 without padding. */
@@ -143,13 +163,22 @@ export function parsePublicKey(line: string): Pick<KeyRow, 'algorithm' | 'blob' 
   const text = line.trim();
   if (/PRIVATE KEY/.test(text)) throw new AppError('SSH_KEY_INVALID', '这是私钥：请粘贴以 .pub 结尾的公钥文件内容，私钥不要交给任何人');
   if (/[\r\n]/.test(text)) throw new AppError('SSH_KEY_INVALID', '一次只能添加一个公钥（一行）');
-  const parsed = ssh2.utils.parseKey(text);
+  let parsed: ReturnType<typeof ssh2.utils.parseKey>;
+  let bits = 0;
+  try {
+    // ssh2 throws rather than answers for some malformed keys (an RSA blob with an empty modulus).
+    parsed = ssh2.utils.parseKey(text);
+    // The key must load as a real public key (a point on its curve, a usable modulus).
+    if (!(parsed instanceof Error) && !Array.isArray(parsed) && !parsed.isPrivateKey()) {
+      bits = createPublicKey(parsed.getPublicPEM()).asymmetricKeyDetails?.modulusLength ?? 0;
+    }
+  } catch {
+    throw new AppError('SSH_KEY_INVALID');
+  }
   if (parsed instanceof Error || Array.isArray(parsed) || parsed.isPrivateKey()) throw new AppError('SSH_KEY_INVALID');
   if (!ALGORITHMS.test(parsed.type)) throw new AppError('SSH_KEY_INVALID', `不支持 ${parsed.type} 类型的公钥：请使用 ed25519、RSA 或 ECDSA`);
-  if (parsed.type === 'ssh-rsa') {
-    const bits = createPublicKey(parsed.getPublicPEM()).asymmetricKeyDetails?.modulusLength ?? 0;
-    if (bits < MIN_RSA_BITS)
-      throw new AppError('SSH_KEY_INVALID', `RSA 公钥至少 ${MIN_RSA_BITS} 位（这个是 ${bits} 位）：请用 ssh-keygen -t ed25519 生成新的密钥`);
+  if (parsed.type === 'ssh-rsa' && (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS)) {
+    throw new AppError('SSH_KEY_INVALID', `RSA 公钥应为 ${MIN_RSA_BITS}–${MAX_RSA_BITS} 位（这个是 ${bits} 位）：请用 ssh-keygen -t ed25519 生成新的密钥`);
   }
   const blob = parsed.getPublicSSH();
   return { algorithm: parsed.type, blob: blob.toString('base64'), fingerprint: fingerprintOf(blob) };

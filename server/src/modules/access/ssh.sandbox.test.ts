@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, type ClientChannel, type SFTPWrapper } from 'ssh2';
+import { BaseAgent, Client, utils as sshUtils, type ClientChannel, type ParsedKey, type SFTPWrapper } from 'ssh2';
 import { API, type Instance } from '@console/contract';
 import { del, ed25519KeyPair, get, json, post, put, startTestServer, type TestServer } from '../../../test/harness.js';
 import { listen, localKit } from '../../../test/local-kit.js';
@@ -30,6 +30,26 @@ function connectWithKey(port: number, username: string, privateKey: string): Pro
     c.once('ready', () => resolve(c));
     c.once('error', reject);
     c.connect({ host: '127.0.0.1', port, username, privateKey, readyTimeout: 10_000 });
+  });
+}
+
+/** Offers `publicKey` but signs with another private key (an agent that does not hold the key): what an impostor would do. */
+function connectSigningWith(port: number, username: string, publicKey: string, otherPrivate: string): Promise<Client> {
+  const signer = sshUtils.parseKey(otherPrivate) as ParsedKey;
+  const offered = sshUtils.parseKey(publicKey) as ParsedKey;
+  class Impostor extends BaseAgent {
+    getIdentities(cb: (err: Error | undefined, keys?: ParsedKey[]) => void) {
+      cb(undefined, [offered]);
+    }
+    sign(_key: ParsedKey, data: Buffer, _options: unknown, cb?: (err: Error | undefined, signature?: Buffer) => void) {
+      cb?.(undefined, signer.sign(data));
+    }
+  }
+  return new Promise((resolve, reject) => {
+    const c = new Client();
+    c.once('ready', () => resolve(c));
+    c.once('error', reject);
+    c.connect({ host: '127.0.0.1', port, username, agent: new Impostor(), readyTimeout: 10_000 });
   });
 }
 
@@ -165,18 +185,23 @@ describe('SSH gateway', () => {
     expect(added.statusCode, added.body).toBe(200);
     const key = json<{ id: string; fingerprint: string }>(added);
 
-    // One running instance: plain root finds it; the detail page's command names it.
+    // The detail page's command names the machine; plain root never logs in with a key (someone
+    // else may have added this public key to their own account).
     const a = (await kit.instance(u.token, first)).access!;
     expect(a.sshKeyCommand).toBe(`ssh -p ${port} root.${first.slice(0, 8)}@localhost`);
-    const plain = await connectWithKey(port, 'root', pair.private);
+    await expect(connectWithKey(port, 'root', pair.private)).rejects.toThrow(/authentication/i);
+    const plain = await connectWithKey(port, `root.${first.slice(0, 8)}`, pair.private);
     expect((await run(plain, 'hostname')).out).toBe(`instance-${first.slice(0, 8)}\n`);
     plain.end();
-
-    // Two: plain root is ambiguous and refused; the named one logs in.
     const second = await kit.runningInstance(u.token);
-    await expect(connectWithKey(port, 'root', pair.private)).rejects.toThrow(/authentication/i);
     const named = await connectWithKey(port, `root.${second.slice(0, 8)}`, pair.private);
     expect((await run(named, 'hostname')).out).toBe(`instance-${second.slice(0, 8)}\n`);
+    // The password works under that name too.
+    const byPassword = await connect({ sshPort: port, sshUser: `root.${first.slice(0, 8)}` }, a.sshPassword);
+    expect((await run(byPassword, 'hostname')).out).toBe(`instance-${first.slice(0, 8)}\n`);
+    byPassword.end();
+    // The key's holder must prove it: the public key offered, a signature made with another key, is refused.
+    await expect(connectSigningWith(port, `root.${first.slice(0, 8)}`, pair.public, ed25519KeyPair().private)).rejects.toThrow(/authentication/i);
     // Another user's instance, named: refused. A key nobody added: refused.
     await expect(connectWithKey(port, `root.${theirs.slice(0, 8)}`, pair.private)).rejects.toThrow(/authentication/i);
     await expect(connectWithKey(port, `root.${first.slice(0, 8)}`, ed25519KeyPair().private)).rejects.toThrow(/authentication/i);

@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FileStoreEntry, FileStoreListing } from '@console/contract';
@@ -59,7 +59,11 @@ find "$1" -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%f\\0'`,
 export class FileStore {
   private readonly made = new Set<string>();
 
-  constructor(private readonly opts: FileStoreOptions) {}
+  constructor(private readonly opts: FileStoreOptions) {
+    // Only the server reaches the trees (the machines' root writes them, setuid files included).
+    mkdirSync(opts.root, { recursive: true, mode: 0o700 });
+    chmodSync(opts.root, 0o700);
+  }
 
   get quotaBytes(): number {
     return this.opts.quotaBytes;
@@ -149,18 +153,22 @@ export class FileStore {
     let written = 0;
     let refusal: Error | null = null;
     const done = this.outcome(child);
+    // Stopped by ending what the script reads, never by a signal: one that lands while bubblewrap is
+    // still setting up can leave its child holding our pipes, and the upload would wait forever.
+    const stop = (why: Error) => {
+      if (refusal) return;
+      refusal = why;
+      body.unpipe(child.stdin!);
+      child.stdin!.end();
+    };
     body.on('data', (chunk: Buffer) => {
       room -= chunk.length;
       written += chunk.length;
-      if (room < 0 && !refusal) {
-        refusal = new AppError('FILESTORE_QUOTA');
-        body.unpipe(child.stdin!);
-        child.kill('SIGKILL');
-      }
+      if (room < 0) stop(new AppError('FILESTORE_QUOTA'));
     });
     body.pipe(child.stdin!);
     child.stdin!.on('error', () => {}); // the script refused before reading
-    body.once('error', () => child.kill('SIGKILL'));
+    body.once('error', (e) => stop(e));
     try {
       await done;
       // The upload limit is the quota: a file cut there did not fit.

@@ -526,7 +526,9 @@ export class InstanceService {
     const given = createHash('sha256').update(password).digest();
     for (const r of rows) {
       const real = createHash('sha256').update(this.deps.passwords.open(r.sshPasswordEnc)).digest();
-      if (r.sshUser === user && timingSafeEqual(given, real)) return r.id;
+      // `root.<id prefix>` (the 公钥登录 command's user) names the machine too: a password after a refused key works there as well.
+      const named = r.sshUser === user || user === `${r.sshUser}.${r.id.slice(0, 8)}`;
+      if (named && timingSafeEqual(given, real)) return r.id;
     }
     return null;
   }

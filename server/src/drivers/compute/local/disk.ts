@@ -60,20 +60,28 @@ export async function unmountDisk(folder: string): Promise<void> {
 /**
  * Grows the disk to `gb` GiB (the machine is stopped: 扩容 asks for that); a smaller size leaves it
  * as it is (disks only grow). Offline, on the image: growing a mounted ext4 takes CAP_SYS_RESOURCE,
- * which a server in a container often lacks.
+ * which a server in a container often lacks. Checked first, then the image grown, then the file
+ * system to the image: a try cut short anywhere is finished by the next.
  */
 export async function growDisk(image: string, folder: string, gb: number): Promise<void> {
-  const bytes = gb * GIB;
-  if (bytes <= (await stat(image)).size) return;
+  const bytes = Math.ceil((gb * GIB) / 4096) * 4096;
   const wasMounted = mountedDevice(folder) !== null;
   await unmountDisk(folder);
   try {
-    await truncate(image, bytes);
-    // resize2fs asks for a freshly checked file system; -p repairs only what is safe to repair.
-    await run('e2fsck', ['-f', '-p', image]);
+    await check(image);
+    if (bytes > (await stat(image)).size) await truncate(image, bytes);
     await run('resize2fs', [image]);
   } finally {
     if (wasMounted) await mountDisk(image, folder);
+  }
+}
+
+/** e2fsck's preen: exit 1 is "errors corrected", which is what a check is for. */
+async function check(image: string): Promise<void> {
+  try {
+    await run('e2fsck', ['-f', '-p', image]);
+  } catch (e) {
+    if ((e as { code?: number }).code !== 1) throw new Error('数据盘检查未通过，请联系运营方处理', { cause: e });
   }
 }
 

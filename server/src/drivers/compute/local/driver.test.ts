@@ -147,6 +147,13 @@ describe('local compute driver', () => {
     let sandbox = d.sandbox(id)!;
     const inside = (script: string) => runIn(sandbox, ['/bin/sh', '-c', script]);
 
+    // Its root cannot lift them: no remounting (the base stays read-only), no cgroup mounts, no user
+    // namespace of its own to get those powers in.
+    for (const attempt of ['mount -o remount,rw,bind /usr', 'touch /usr/bin/planted', 'unshare -U true', 'unshare -C -m true', 'mount -t cgroup2 none /mnt']) {
+      expect((await inside(`${attempt} 2>/dev/null`)).code, attempt).not.toBe(0);
+    }
+    expect(existsSync('/usr/bin/planted')).toBe(false);
+
     // 1 GB of memory: 300 MB fit, 1.5 GB do not (the kernel ends the process, not the machine).
     expect(await inside(`python3 -c "x = b'a' * (300 * 1024**2); print(len(x) // 1024**2)"`)).toMatchObject({ code: 0, stdout: '300\n' });
     const hog = await inside(`python3 -c "x = b'a' * (1536 * 1024**2); print('survived')"`);

@@ -15,7 +15,7 @@
  * limits are recorded, not applied.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { and, asc, eq, gt, inArray, ne } from 'drizzle-orm';
@@ -85,6 +85,10 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   private readonly queues = new Map<string, Promise<void>>();
   private readonly ready: Promise<void>;
 
+  private readonly dir: string;
+  /** Each running sandbox's control group (a name per run: a late cleanup never touches the next run's). */
+  private readonly groups = new Map<RunningSandbox, string>();
+  private runs = 0;
   /** The control groups that hold machines to their size (none: not enforced). */
   readonly cgroups: Cgroups;
   /** Whether data disks are images of their size, and why not. */
@@ -93,6 +97,10 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   constructor(private readonly opts: LocalDriverOptions) {
     super();
     mkdirSync(path.join(opts.dir, 'images'), { recursive: true });
+    // Only the server reaches the machines' disks (a machine's root may leave a setuid file in its system layer).
+    chmodSync(opts.dir, 0o700);
+    // Mount points are compared as the kernel writes them: no link in the path.
+    this.dir = realpathSync(opts.dir);
     const enforce = opts.enforceLimits ?? true;
     this.cgroups = enforce ? detectCgroups() : noCgroups('未启用');
     this.diskImages = enforce ? diskImagesWork() : { ok: false, why: '未启用' };
@@ -163,7 +171,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     const running = [...this.sandboxes.entries()];
     this.sandboxes.clear();
     await Promise.all(running.map(([, s]) => stopSandbox(s)));
-    await Promise.all(running.map(([id]) => this.releaseGroup(id)));
+    await Promise.all(running.map(([, sandbox]) => this.releaseGroup(sandbox)));
     // The disks leave the host's mount table with the server; the next start mounts them again.
     await this.ready;
     const machines = await this.opts.db.select().from(localMachines).where(ne(localMachines.power, 'destroyed'));
@@ -172,7 +180,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   }
 
   private paths(m: Pick<MachineRow, 'hostId' | 'instanceId'>): SandboxPaths {
-    return sandboxPaths(path.join(this.opts.dir, 'hosts', m.hostId), m.instanceId);
+    return sandboxPaths(path.join(this.dir, 'hosts', m.hostId), m.instanceId);
   }
 
   protected async submit(opId: string, instanceId: string, kind: OperationKind | 'boot', params: object) {
@@ -209,7 +217,10 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         data = await this.execute(kind, instanceId, params, machine);
       } catch (e) {
         error = e instanceof Error ? e.message : String(e);
-        if (kind === 'boot') await this.setMachine(instanceId, { power: 'destroyed' });
+        if (kind === 'boot') {
+          await this.dropDisks(machine!).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
+          await this.setMachine(instanceId, { power: 'destroyed' });
+        }
       }
     }
     await this.opts.db
@@ -256,9 +267,10 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         await this.runSandbox(m!, m!.gpu);
         return {};
       case 'destroy':
-        await this.halt(m!, 'destroyed');
-        await unmountDisk(this.paths(m!).data);
-        removeDisks(this.paths(m!));
+        // Destroyed once the disks are gone: a failure on the way leaves it stopped, and destroy can run again.
+        await this.halt(m!, 'stopped');
+        await this.dropDisks(m!);
+        await this.setMachine(instanceId, { power: 'destroyed' });
         return {};
       case 'resizeDisk': {
         const gb = (params as { dataDiskGb: number }).dataDiskGb;
@@ -280,7 +292,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         return {};
       }
       case 'saveImage': {
-        const file = path.join(this.opts.dir, 'images', `${safeName((params as { imageRef: string }).imageRef)}.tar`);
+        const file = path.join(this.dir, 'images', `${safeName((params as { imageRef: string }).imageRef)}.tar`);
         await packTar(this.paths(m!).system, file);
         return { imageSizeGb: Math.max(1, Math.ceil(statSync(file).size / 1024 ** 3)) };
       }
@@ -294,21 +306,30 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     if (sharedDir && this.diskImages.ok && this.opts.fileStoreQuotaGb) await ensureTree(sharedDir, treeImageGb(this.opts.fileStoreQuotaGb));
     else if (sharedDir) mkdirSync(sharedDir, { recursive: true });
     await this.attachDisk(m);
-    const sandbox = await startSandbox(
-      this.paths(m),
-      {
-        hostname: hostnameOf(m.instanceId),
-        gpuDevices: gpu ? gpuDevices(this.opts.log) : [],
-        env: gpu ? {} : { CUDA_VISIBLE_DEVICES: '' },
-        sharedDir,
-        cgroupProcs: this.cgroups.make(m.instanceId, {
-          memoryBytes: Math.max(0.25, spec.memoryGb) * 1024 ** 3,
-          cpus: Math.max(0.1, spec.cpu),
-          pids: PIDS_PER_MACHINE,
-        }),
-      },
-      this.opts.bwrap,
-    );
+    const group = `${m.instanceId}-${(this.runs++).toString(36)}`;
+    const cgroupProcs = this.cgroups.make(group, {
+      memoryBytes: Math.floor(Math.max(0.25, spec.memoryGb) * 1024 ** 3),
+      cpus: Math.max(0.1, spec.cpu),
+      pids: PIDS_PER_MACHINE,
+    });
+    let sandbox: RunningSandbox;
+    try {
+      sandbox = await startSandbox(
+        this.paths(m),
+        {
+          hostname: hostnameOf(m.instanceId),
+          gpuDevices: gpu ? gpuDevices(this.opts.log) : [],
+          env: gpu ? {} : { CUDA_VISIBLE_DEVICES: '' },
+          sharedDir,
+          cgroupProcs,
+        },
+        this.opts.bwrap,
+      );
+    } catch (e) {
+      await this.cgroups.remove(group).catch(() => {});
+      throw e;
+    }
+    this.groups.set(sandbox, group);
     this.sandboxes.set(m.instanceId, sandbox);
     if (this.services.includes('jupyter')) startNotebook(sandbox, m.instanceId, spec.jupyterToken, this.opts.log);
     if (this.services.includes('service')) startServiceRelay(sandbox, this.opts.log);
@@ -320,24 +341,35 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     await this.setMachine(m.instanceId, { power: 'running', gpu });
     void sandbox.ended.then(async () => {
       if (this.sandboxes.get(m.instanceId) !== sandbox) return; // stopped on purpose
-      await this.releaseGroup(m.instanceId);
+      // Told at once, before anything that waits: a start meanwhile must find it stopped and keep its new sandbox.
       this.sandboxes.delete(m.instanceId);
       await this.setMachine(m.instanceId, { power: 'stopped' });
       await this.event({ opId: null, instanceId: m.instanceId, kind: 'found', ok: true, error: null, data: { power: 'stopped' } });
+      await this.releaseGroup(sandbox);
     });
   }
 
   private async halt(m: MachineRow, power: Power) {
     const sandbox = this.sandboxes.get(m.instanceId);
     this.sandboxes.delete(m.instanceId);
-    if (sandbox) await stopSandbox(sandbox);
-    await this.releaseGroup(m.instanceId);
+    if (sandbox) {
+      await stopSandbox(sandbox);
+      await this.releaseGroup(sandbox);
+    }
     await this.setMachine(m.instanceId, { power });
   }
 
-  /** The machine's control group, once its processes are gone (a group that stays is only logged: it holds nothing). */
-  private async releaseGroup(instanceId: string) {
-    await this.cgroups.remove(instanceId).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
+  /** A run's control group, once its processes are gone (a group that stays is only logged: it holds nothing). */
+  private async releaseGroup(sandbox: RunningSandbox) {
+    const group = this.groups.get(sandbox);
+    this.groups.delete(sandbox);
+    if (group) await this.cgroups.remove(group).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
+  }
+
+  /** Unmounts and deletes a machine's disks. */
+  private async dropDisks(m: Pick<MachineRow, 'hostId' | 'instanceId'>) {
+    await unmountDisk(this.paths(m).data);
+    await removeDisks(this.paths(m));
   }
 
   /** Mounts the machine's data disk where it is an image (made while disks could be images). */

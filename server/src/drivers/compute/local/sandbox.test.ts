@@ -45,7 +45,7 @@ describe('local compute sandbox (bubblewrap)', () => {
     const read = await runIn(second, ['/bin/sh', '-c', `cat ${DATA_MOUNT}/note.txt /root/sys.txt; echo "gpus=[$CUDA_VISIBLE_DEVICES]"`]);
     expect(read).toMatchObject({ code: 0, stdout: '训练数据\nsys\ngpus=[]\n' });
     await stopSandbox(second);
-    removeDisks(paths);
+    await removeDisks(paths);
     expect(() => readFileSync(path.join(paths.data, 'note.txt'))).toThrow();
   });
 

@@ -58,9 +58,18 @@ export function layOut(paths: SandboxPaths, hostname: string): void {
   writeFileSync(path.join(paths.system, 'root', '.bashrc'), `[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\nexport PS1='root@${hostname}:\\w# '\n`);
 }
 
-/** Deletes both disks. */
-export function removeDisks(paths: SandboxPaths): void {
-  rmSync(paths.root, { recursive: true, force: true });
+/**
+ * Deletes both disks. `rm` rather than Node's rmSync, which overflows its stack on the deep trees a
+ * machine's root can leave; never into another file system (a data disk still mounted stays).
+ */
+export function removeDisks(paths: SandboxPaths): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const rm = spawn('rm', ['-rf', '--one-file-system', '--', paths.root], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    rm.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    rm.once('error', reject);
+    rm.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`删除磁盘失败：${stderr.trim().slice(0, 200)}`))));
+  });
 }
 
 export interface SandboxOptions {
@@ -95,6 +104,11 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
     opts.hostname,
     '--die-with-parent',
     '--clearenv',
+    // No user namespaces inside: one would hand its creator every capability over what it then makes.
+    '--disable-userns',
+    '--cap-drop',
+    'ALL',
+    ...MACHINE_CAPS.flatMap((c) => ['--cap-add', `CAP_${c.toUpperCase()}`]),
   ];
   args.push('--ro-bind', '/usr', '/usr');
   for (const link of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
@@ -110,6 +124,30 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   args.push('--chdir', '/root');
   return args;
 }
+
+/**
+ * What the machine's root may do: a container runtime's default set (what package managers, sshd,
+ * ping and chown need), without CAP_SYS_ADMIN — no mounts, so no remounting the read-only base, no
+ * mounting a cgroup hierarchy to lift its own limits — and nothing else that reaches past the
+ * machine. Every process of the machine has at most these: bwrap's init by --cap-drop/--cap-add,
+ * each one joining later (shell, SSH, notebook, desktop) by setpriv before it runs (commandIn).
+ */
+export const MACHINE_CAPS = [
+  'chown',
+  'dac_override',
+  'fowner',
+  'fsetid',
+  'kill',
+  'setgid',
+  'setuid',
+  'setpcap',
+  'setfcap',
+  'net_bind_service',
+  'net_raw',
+  'sys_chroot',
+  'audit_write',
+] as const;
+const SETPRIV = '/usr/bin/setpriv';
 
 /** The sandbox's main process (bwrap's own init is PID 1 and reaps orphans): waits until the sandbox ends. */
 const INIT = 'trap "exit 0" TERM INT; echo ready; while :; do sleep 3600 & wait $!; done';
@@ -176,7 +214,16 @@ async function connectNetwork(initPid: number, paths: SandboxPaths): Promise<Chi
   writeFileSync(resolv, 'nameserver 10.0.2.3\n', { flag: 'wx' });
   const slirp = spawn(
     SLIRP,
-    ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', `--userns-path=/proc/${initPid}/ns/user`, String(initPid), 'tap0'],
+    [
+      '--configure',
+      '--mtu=65520',
+      '--disable-host-loopback',
+      '--ready-fd=3',
+      // As root it joins the network namespace by its path with its own powers (the sandbox's user
+      // namespace is nested under the one owning that network: --disable-userns); otherwise through the sandbox's.
+      ...(process.getuid?.() === 0 ? ['--netns-type=path', `/proc/${initPid}/ns/net`] : [`--userns-path=/proc/${initPid}/ns/user`, String(initPid)]),
+      'tap0',
+    ],
     {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
     },
@@ -231,6 +278,12 @@ export function commandIn(sandbox: Joinable, command: string[]): { file: string;
     '--net',
     '--root',
     '--wd',
+    '--',
+    SETPRIV,
+    '--bounding-set',
+    ['-all', ...MACHINE_CAPS.map((c) => `+${c}`)].join(','),
+    '--inh-caps',
+    '-all',
     '--',
     ...command,
   ];
