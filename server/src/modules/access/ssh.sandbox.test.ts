@@ -215,6 +215,27 @@ describe('SSH gateway', () => {
     await expect(connectWithKey(port, `root.${second.slice(0, 8)}`, pair.private)).rejects.toThrow(/authentication/i);
   });
 
+  it('lets a child that manages the instance (GPU and 财务 permissions) in with its own key, and not once its main account disables it', async () => {
+    const parent = await kit.fundedUser('100');
+    const id = await kit.runningInstance(parent.token);
+    const port = s.ctx.sshEndpoint.port;
+    const created = await post(s.app, API.children, { childName: 'ops_key', password: 'Child1234', permissions: { gpu: true, finance: true } }, parent.token);
+    expect(created.statusCode, created.body).toBe(200);
+    const child = json<{ id: string }>(created);
+    const login = await post(s.app, API.childLogin, { parentMobile: parent.mobile, childName: 'ops_key', password: 'Child1234' });
+    const childToken = json<{ token: string }>(login).token;
+    const pair = ed25519KeyPair();
+    expect((await post(s.app, API.meSshKeys, { name: '运维', publicKey: pair.public }, childToken)).statusCode).toBe(200);
+
+    const c = await connectWithKey(port, `root.${id.slice(0, 8)}`, pair.private);
+    expect((await run(c, 'hostname')).out).toBe(`instance-${id.slice(0, 8)}\n`);
+    // Disabled by its main account: the open session ends, and the key opens nothing more.
+    const ended = closed(c);
+    expect((await put(s.app, API.child.replace(':id', child.id), { disabled: true }, parent.token)).statusCode).toBe(200);
+    await ended;
+    await expect(connectWithKey(port, `root.${id.slice(0, 8)}`, pair.private)).rejects.toThrow(/authentication/i);
+  });
+
   it('refuses an address that keeps guessing, even with the right password', async () => {
     const u = await kit.fundedUser('100');
     const id = await kit.runningInstance(u.token);
