@@ -198,8 +198,10 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   }
 
   // The machines' web services come up with it too, on their own listener (machine-origin.ts says why).
-  const machines = compute.services?.some((s) => s !== 'desktop') && ctx.machineOrigins.configured ? await machineListener(ctx, app.log) : null;
-  if (compute.services?.some((s) => s !== 'desktop') && !ctx.machineOrigins.configured) {
+  // The desktop is relayed by the console itself; the other services are web pages of their own.
+  const servesPages = Boolean(compute.services?.some((s) => s !== 'desktop'));
+  const machines = servesPages && ctx.machineOrigins.configured ? await machineListener(ctx, app.log) : null;
+  if (servesPages && !ctx.machineOrigins.configured) {
     app.log.warn(
       'JupyterLab 与自定义服务未开放：控制台不在 localhost 上，实例的网页需要各自的来源。设置 MACHINE_BASE_URL=https://{id}.example-machines.com（泛域名解析与证书，最好不与控制台同一主域）后重启',
     );

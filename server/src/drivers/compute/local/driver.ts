@@ -274,7 +274,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         return {};
       case 'resizeDisk': {
         const gb = (params as { dataDiskGb: number }).dataDiskGb;
-        if (existsSync(this.paths(m!).dataImage)) await growDisk(this.paths(m!).dataImage, this.paths(m!).data, gb);
+        const { dataImage, data } = this.paths(m!);
+        if (existsSync(dataImage)) await growDisk(dataImage, data, gb);
         await this.setMachine(instanceId, { diskGb: gb });
         return {};
       }
