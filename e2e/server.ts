@@ -3,7 +3,7 @@
  * embedded database, and stops it afterwards. The built console must exist (npm run build).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,6 +34,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
   if (!existsSync(path.join(root, 'web', 'dist', 'index.html'))) throw new Error('web/dist is missing: run `npm run build` first');
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'console-e2e-'));
+  // Walkable by the machines' own uids (as root, a machine runs as one: drivers/compute/local/host-uids.ts).
+  chmodSync(dataDir, 0o711);
   const logs: string[] = [];
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
     cwd: root,

@@ -4,7 +4,7 @@
  * coming up, the reconciler (every RECONCILE_INTERVAL_MS, 1 s by default) marking it 运行中, the
  * terminal's WebSocket and the login shell. Target: under 3 s. Skipped where bubblewrap cannot run.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
@@ -65,6 +65,7 @@ export async function benchLocalStart(): Promise<boolean> {
     return false;
   }
   const dataDir = mkdtempSync(path.join(tmpdir(), 'console-bench-local-'));
+  chmodSync(dataDir, 0o711); // walkable by the machines' own uids (host-uids.ts)
   const server = await startServer(undefined, {
     COMPUTE_DRIVER: 'local',
     SSH_GATEWAY_PORT: '0',

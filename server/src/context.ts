@@ -438,6 +438,7 @@ export async function createContext(opts: {
           root: fileStoreRoot(config),
           quotaBytes: config.FILESTORE_QUOTA_GB * 1024 ** 3,
           imageGb: drivers.compute.diskImages.ok ? treeImageGb(config.FILESTORE_QUOTA_GB) : null,
+          hostUidOf: drivers.compute.hostUidMode.ok ? (payerId) => (drivers.compute as LocalComputeDriver).hostUidOf(payerId) : undefined,
         })
       : null;
   return {

@@ -2,7 +2,7 @@
  * A real server for tests: the same buildApp as production, on an in-memory PGlite, or on a fresh
  * PostgreSQL database when TEST_DATABASE_URL is set (the suite runs against both).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { utils as sshUtils } from 'ssh2';
@@ -24,10 +24,12 @@ export interface TestServer {
 
 export async function startTestServer(opts: { env?: Record<string, string>; drivers?: Partial<Drivers> } = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'console-test-'));
+  // Walkable by the machines' own uids (as root, a machine runs as one: drivers/compute/local/host-uids.ts).
+  chmodSync(dataDir, 0o711);
   const { database, drop } = await openTestDatabase();
   const config = loadConfig({
     DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     CODE_IP_LIMIT_PER_HOUR: '10000',
     WEB_DIST: path.join(dataDir, 'web'),
     // The embedded stand-ins' pages (/dev/outbox, /dev/compute, the sandbox scan page) that tests read and click.

@@ -2,7 +2,7 @@
  * 文件存储 on real sandboxes: the console's file browser API on the account's tree, the same tree at
  * /root/shared inside its local instances, and links planted from inside leading nowhere.
  */
-import { existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -110,6 +110,16 @@ describe('文件存储', () => {
     const id = await kit.runningInstance(u.token);
     const sandbox = kit.driver().sandbox(id)!;
     expect((await runIn(sandbox, ['cat', '/root/shared/from-console.txt'])).stdout).toBe('uploaded in the console\n');
+    // What the console wrote is the machine root's to change (as root, both run as the account's host uid).
+    expect(await runIn(sandbox, ['/bin/sh', '-c', 'echo edited >> /root/shared/from-console.txt && stat -c %u /root/shared/from-console.txt'])).toMatchObject({
+      code: 0,
+      stdout: '0\n',
+    });
+    if (process.getuid?.() === 0) {
+      const onHost = statSync(path.join(s.ctx.fileStore!.treeOf(u.user.id), 'from-console.txt'));
+      expect(onHost.uid).toBe(await kit.driver().hostUidOf(u.user.id));
+      expect(onHost.uid).not.toBe(0);
+    }
     await runIn(sandbox, ['/bin/sh', '-c', 'echo made-inside > /root/shared/from-machine.txt']);
     expect((await download(u.token, '/from-machine.txt')).body).toBe('made-inside\n');
     writeFileSync(path.join(s.ctx.fileStore!.treeOf(u.user.id), 'direct.txt'), 'x');

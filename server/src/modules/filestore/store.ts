@@ -9,12 +9,13 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FileStoreEntry, FileStoreListing } from '@console/contract';
 import { AppError } from '../../http/errors.js';
 import { ensureTree } from '../../drivers/compute/local/disk.js';
+import { ownTree, throwaway } from '../../drivers/compute/local/sandbox.js';
 
 export interface FileStoreOptions {
   /** Where the accounts' trees live (DATA_DIR/filestore). */
@@ -26,6 +27,8 @@ export interface FileStoreOptions {
    * then holds for the console's uploads only.
    */
   imageGb?: number | null;
+  /** The host uid the account's machines run as (the local driver's hostUidOf); absent or null: the server's own. */
+  hostUidOf?: (payerId: string) => Promise<number | null>;
   bwrap?: string;
 }
 
@@ -60,20 +63,23 @@ export class FileStore {
   private readonly made = new Set<string>();
 
   constructor(private readonly opts: FileStoreOptions) {
-    // Only the server reaches the trees (the machines' root writes them, setuid files included).
+    // The accounts' uids walk down to their trees, without listing them; where machines run as the
+    // server's uid, only the server reaches them (a machine's root may leave setuid files there).
     mkdirSync(opts.root, { recursive: true, mode: 0o700 });
-    chmodSync(opts.root, 0o700);
+    chmodSync(opts.root, opts.hostUidOf ? 0o711 : 0o700);
   }
 
   get quotaBytes(): number {
     return this.opts.quotaBytes;
   }
 
-  /** The account's tree on the host, mounted where it is an image: what operations on it wait for. */
-  private async ready(payerId: string): Promise<string> {
-    const dir = this.treeOf(payerId);
-    if (this.opts.imageGb) await ensureTree(dir, this.opts.imageGb);
-    return dir;
+  /** The account's tree on the host (mounted where it is an image) and the uid that owns it: what operations wait for. */
+  private async ready(payerId: string): Promise<{ tree: string; uid: number | null }> {
+    const tree = this.treeOf(payerId);
+    const uid = (await this.opts.hostUidOf?.(payerId)) ?? null;
+    if (this.opts.imageGb) await ensureTree(tree, this.opts.imageGb, uid);
+    await ownTree(tree, uid);
+    return { tree, uid };
   }
 
   /** The account's tree on the host, created on first use (the local driver mounts it). */
@@ -138,7 +144,9 @@ export class FileStore {
     child.stderr!.resume();
     child.once('error', (e) => stream.destroy(e));
     child.once('close', (code) => (code === 0 ? stream.end() : stream.destroy(new Error(`读取文件失败（退出码 ${code}）`))));
-    stream.once('close', () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
+    // A reader gone: the pipe closed, \`cat\` ends on its next write (EPIPE). Never a signal: one that
+    // lands while bubblewrap is still setting up can leave its child running, holding the pipe.
+    stream.once('close', () => child.stdout!.destroy());
     return stream;
   }
 
@@ -186,41 +194,9 @@ export class FileStore {
   }
 
   private async spawn(payerId: string, script: keyof typeof SCRIPTS, args: string[], stdin: 'pipe' | 'ignore') {
-    const tree = await this.ready(payerId);
-    const links = ['bin', 'lib', 'lib64'].filter((l) => existsSync(path.join('/usr', l))).flatMap((l) => ['--symlink', `usr/${l}`, `/${l}`]);
-    return spawn(
-      this.opts.bwrap ?? 'bwrap',
-      [
-        '--unshare-all',
-        '--die-with-parent',
-        '--clearenv',
-        '--setenv',
-        'PATH',
-        '/usr/bin:/bin',
-        '--setenv',
-        'LC_ALL',
-        'C.UTF-8',
-        '--ro-bind',
-        '/usr',
-        '/usr',
-        ...links,
-        '--proc',
-        '/proc',
-        '--dev',
-        '/dev',
-        '--bind',
-        tree,
-        '/t',
-        '--chdir',
-        '/t',
-        '/bin/sh',
-        '-c',
-        SCRIPTS[script],
-        'sh',
-        ...args,
-      ],
-      { stdio: [stdin, 'pipe', 'pipe'] },
-    );
+    const { tree, uid } = await this.ready(payerId);
+    const line = throwaway({ '/t': tree }, ['--chdir', '/t', '/bin/sh', '-c', SCRIPTS[script], 'sh', ...args], uid, this.opts.bwrap);
+    return spawn(line.file, line.args, { stdio: [stdin, 'pipe', 'pipe'] });
   }
 
   /** Runs a script to its end: its output, or the refusal its exit code stands for. */

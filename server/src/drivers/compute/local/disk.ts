@@ -9,8 +9,9 @@
  * takes a few MB of the host and a few tens of milliseconds.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { stat, statfs, truncate } from 'node:fs/promises';
+import { existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { chmod, stat, statfs, truncate } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -28,11 +29,17 @@ export function diskImagesWork(): { ok: boolean; why: string } {
   return { ok: true, why: '数据盘为 ext4 镜像，容量生效' };
 }
 
-/** Makes an empty file system of `gb` GiB (whole 4 KiB blocks) in `image` (the file must not exist yet). */
-export async function makeDiskImage(image: string, gb: number): Promise<void> {
+/**
+ * Makes an empty file system of `gb` GiB (whole 4 KiB blocks) in `image` (the file must not exist
+ * yet), its root folder owned by the machine's host uid (null: the server's); the image file itself
+ * is the server's alone.
+ */
+export async function makeDiskImage(image: string, gb: number, uid: number | null = null): Promise<void> {
   await run('truncate', ['-s', String(Math.ceil((gb * GIB) / 4096) * 4096), image]);
-  // No blocks reserved for root (the user gets the whole size); the root folder the sandbox's root owns.
-  await run('mkfs.ext4', ['-q', '-F', '-m', '0', '-i', '65536', '-E', 'lazy_itable_init=1,lazy_journal_init=1,root_owner=0:0', image]);
+  await chmod(image, 0o600);
+  const owner = uid ?? process.getuid?.() ?? 0;
+  // No blocks reserved for root (the user gets the whole size).
+  await run('mkfs.ext4', ['-q', '-F', '-m', '0', '-i', '65536', '-E', `lazy_itable_init=1,lazy_journal_init=1,root_owner=${owner}:${owner}`, image]);
 }
 
 /** The loop device mounted on `folder`, or null when nothing is. */
@@ -45,10 +52,15 @@ export function mountedDevice(folder: string): string | null {
   return null;
 }
 
-/** Mounts the image on its folder, unless it already is (after a restart of the server). */
-export async function mountDisk(image: string, folder: string): Promise<void> {
-  if (mountedDevice(folder)) return;
-  await run('mount', ['-t', 'ext4', '-o', MOUNT_OPTIONS, image, folder]);
+/**
+ * Mounts the image on its folder, unless it already is (after a restart of the server). mkfs makes
+ * `lost+found` the server's whatever the root's owner: it is given to the machine's uid, whose
+ * file system it is.
+ */
+export async function mountDisk(image: string, folder: string, uid: number | null = null): Promise<void> {
+  if (!mountedDevice(folder)) await run('mount', ['-t', 'ext4', '-o', MOUNT_OPTIONS, image, folder]);
+  const lostFound = path.join(folder, 'lost+found');
+  if (uid != null && existsSync(lostFound) && lstatSync(lostFound).uid !== uid) lchownSync(lostFound, uid, uid);
 }
 
 /** Unmounts the folder's disk (and frees its loop device); nothing mounted is fine. */
@@ -111,7 +123,7 @@ const trees = new Map<string, Promise<boolean>>();
  * system can hold both to the quota. A folder that already holds files without an image (made
  * before images were possible) stays a plain folder. Resolves whether the size is enforced.
  */
-export function ensureTree(folder: string, gb: number): Promise<boolean> {
+export function ensureTree(folder: string, gb: number, uid: number | null = null): Promise<boolean> {
   let mounted = trees.get(folder);
   if (!mounted) {
     mounted = (async () => {
@@ -119,9 +131,9 @@ export function ensureTree(folder: string, gb: number): Promise<boolean> {
       mkdirSync(folder, { recursive: true });
       if (!existsSync(image)) {
         if (readdirSync(folder).length) return false;
-        await makeDiskImage(image, gb);
+        await makeDiskImage(image, gb, uid);
       }
-      await mountDisk(image, folder);
+      await mountDisk(image, folder, uid);
       return true;
     })();
     trees.set(folder, mounted);

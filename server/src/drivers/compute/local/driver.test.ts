@@ -129,6 +129,61 @@ describe('local compute driver', () => {
     expect((await d.diskUsage([id])).get(id)).toBe(1);
     await d.destroy('s-6', id);
     await d.settled();
+
+    // A new machine from the saved image: the system layer's file is there, under its own name, on an empty data disk.
+    const copy = randomUUID();
+    await d.create('s-7', copy, { ...spec('host-a'), userImageRef: 'user-image-1' });
+    await d.settled();
+    expect(await kinds(d, copy)).toEqual(['create:ok', 'boot:ok']);
+    expect(
+      await runIn(d.sandbox(copy)!, ['/bin/sh', '-c', `cat /root/app.conf; hostname; cat /etc/hostname; ls ${DATA_MOUNT} | grep -vx lost+found; true`]),
+    ).toMatchObject({
+      code: 0,
+      stdout: `conf\ninstance-${copy.slice(0, 8)}\ninstance-${copy.slice(0, 8)}\n`,
+    });
+    // An image that does not exist: the create fails and says so, leaving nothing.
+    const none = randomUUID();
+    await d.create('s-8', none, { ...spec('host-a'), userImageRef: 'no-such-image' });
+    await d.settled();
+    expect(await kinds(d, none)).toEqual(['create:镜像文件不存在，无法从该镜像创建实例']);
+    await d.destroy('s-9', copy);
+    await d.settled();
+  });
+
+  it("runs each account's machines as a host uid of its own when root: files, processes and a setuid file are that uid's, never the host root's", async () => {
+    const d = driver();
+    if (process.getuid?.() !== 0) {
+      expect(d.hostUidMode).toMatchObject({ ok: false, why: expect.stringContaining('root') });
+      return;
+    }
+    expect(d.hostUidMode.ok).toBe(true);
+    const [a1, a2, b1] = [randomUUID(), randomUUID(), randomUUID()];
+    const accountA = randomUUID();
+    await d.create('u-1', a1, { ...spec('host-a'), fileStoreId: accountA });
+    await d.create('u-2', a2, { ...spec('host-a'), fileStoreId: accountA });
+    await d.create('u-3', b1, spec('host-a'));
+    await d.settled();
+    const uidA = (await d.hostUidOf(accountA))!;
+    expect(uidA).toBeGreaterThan(1_000_000);
+    expect(await d.hostUidOf(b1)).not.toBe(uidA);
+    // Root inside, the account's uid outside: the machine's processes and what they write.
+    const inside = await runIn(d.sandbox(a1)!, [
+      '/bin/sh',
+      '-c',
+      `id -u; echo x > ${DATA_MOUNT}/f; echo y > /root/g; cp /bin/sh /root/suid-sh; chmod 4755 /root/suid-sh`,
+    ]);
+    expect(inside.stdout.split('\n')[0]).toBe('0');
+    const hostPid = Number(readFileSync(`/proc/${d.sandbox(a1)!.initPid}/status`, 'utf8').match(/^Uid:\s+(\d+)/m)![1]);
+    expect(hostPid).toBe(uidA);
+    const machineDir = path.join(dir, 'hosts', 'host-a', a1);
+    for (const f of ['data/f', 'system/root/g', 'system/root/suid-sh']) expect(statSync(path.join(machineDir, f)).uid, f).toBe(uidA);
+    expect(statSync(path.join(machineDir, 'system/root/suid-sh')).mode & 0o4000).toBe(0o4000); // setuid, to the machine's uid only
+    // The account's two machines share the uid; another machine cannot enter this one's disks.
+    expect(Number(readFileSync(`/proc/${d.sandbox(a2)!.initPid}/status`, 'utf8').match(/^Uid:\s+(\d+)/m)![1])).toBe(uidA);
+    for (const disk of ['system', 'data']) expect(statSync(path.join(machineDir, disk)).mode & 0o077, disk).toBe(0);
+    expect(statSync(path.join(machineDir, 'data.img')).mode & 0o777).toBe(0o600);
+    for (const id of [a1, a2, b1]) await d.destroy(`u-d-${id}`, id);
+    await d.settled();
   });
 
   it('holds a machine to its size as root: memory beyond it is refused, a full data disk refuses writes until 扩容 grows it', async () => {

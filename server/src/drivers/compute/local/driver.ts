@@ -14,7 +14,6 @@
  * (disk.ts). Otherwise they are recorded, not applied, and the log says so at start. Bandwidth
  * limits are recorded, not applied.
  */
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -26,9 +25,13 @@ import { eventOfRow, OperationLog, stateRefusal } from '../operations.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineService, MachineSpec, MachineStatus, OperationKind, ShellCommand } from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
+import { HostUids, hostUidsWork } from './host-uids.js';
 import {
   commandIn,
+  layOutFromImage,
   NOTEBOOK,
+  ownTree,
+  packImage,
   serviceSocket,
   startNotebook,
   startServiceRelay,
@@ -93,20 +96,27 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   readonly cgroups: Cgroups;
   /** Whether data disks are images of their size, and why not. */
   readonly diskImages: { ok: boolean; why: string };
+  /** Whether machines run as host uids of their own (host-uids.ts), and why not. */
+  readonly hostUidMode: { ok: boolean; why: string };
+  private readonly hostUids: HostUids | null;
 
   constructor(private readonly opts: LocalDriverOptions) {
     super();
-    mkdirSync(path.join(opts.dir, 'images'), { recursive: true });
-    // Only the server reaches the machines' disks (a machine's root may leave a setuid file in its system layer).
-    chmodSync(opts.dir, 0o700);
+    mkdirSync(path.join(opts.dir, 'images'), { recursive: true, mode: 0o700 });
     // Mount points are compared as the kernel writes them: no link in the path.
     this.dir = realpathSync(opts.dir);
     const enforce = opts.enforceLimits ?? true;
     this.cgroups = enforce ? detectCgroups() : noCgroups('未启用');
     this.diskImages = enforce ? diskImagesWork() : { ok: false, why: '未启用' };
+    this.hostUidMode = enforce ? hostUidsWork(path.dirname(this.dir)) : { ok: false, why: '未启用' };
+    this.hostUids = this.hostUidMode.ok ? new HostUids(opts.db) : null;
+    // Machines running as their own uids walk down to their disks (not list them: a machine's folder
+    // is named by its id); otherwise only the server reaches them, as a machine's root is the server's uid.
+    chmodSync(this.dir, this.hostUids ? 0o711 : 0o700);
     opts.log?.(
       `local compute: 实例规格限制——内存/CPU/进程数：${this.cgroups.version ? this.cgroups.why : `不生效（${this.cgroups.why}）`}；` +
-        `数据盘容量：${this.diskImages.ok ? '生效' : `不生效（${this.diskImages.why}）`}`,
+        `数据盘容量：${this.diskImages.ok ? '生效' : `不生效（${this.diskImages.why}）`}；` +
+        `实例 root 映射到宿主非特权用户：${this.hostUidMode.ok ? '生效' : `不生效（${this.hostUidMode.why}）`}`,
     );
     this.ready = this.recover();
   }
@@ -143,6 +153,19 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     return out;
   }
 
+  /**
+   * The host uid of an account's machines and its 文件存储 (null: machines run as the server's own
+   * uid). 文件存储's operations run as it too, so what the console writes the machines may change.
+   */
+  async hostUidOf(payerId: string): Promise<number | null> {
+    return this.hostUids ? this.hostUids.of(payerId) : null;
+  }
+
+  /** A machine's host uid: its account's where it mounts the account's 文件存储, else its own. */
+  private uidOf(instanceId: string, spec: MachineSpec): Promise<number | null> {
+    return this.hostUidOf(spec.fileStoreId ?? instanceId);
+  }
+
   /** The running sandbox of an instance (the terminal, SSH and notebook join it); null when it is not running. */
   sandbox(instanceId: string): RunningSandbox | null {
     return this.sandboxes.get(instanceId) ?? null;
@@ -177,6 +200,11 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     const machines = await this.opts.db.select().from(localMachines).where(ne(localMachines.power, 'destroyed'));
     for (const m of machines) await unmountDisk(this.paths(m).data).catch((e: unknown) => this.opts.log?.(`local compute: 数据盘卸载失败：${String(e)}`));
     await unmountTrees();
+  }
+
+  /** Where a saved image's archive lives. */
+  private imageFile(ref: string): string {
+    return path.join(this.dir, 'images', `${safeName(ref)}.tar`);
   }
 
   private paths(m: Pick<MachineRow, 'hostId' | 'instanceId'>): SandboxPaths {
@@ -242,11 +270,13 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
       case 'create': {
         const spec = params as MachineSpec;
         const row = { instanceId, hostId: spec.hostId ?? 'local', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, sshPort: this.opts.sshPort() };
-        layOut(this.paths(row), hostnameOf(instanceId));
+        const uid = await this.uidOf(instanceId, spec);
+        if (spec.userImageRef) await layOutFromImage(this.paths(row), hostnameOf(instanceId), uid, this.imageFile(spec.userImageRef), this.opts.bwrap);
+        else await layOut(this.paths(row), hostnameOf(instanceId), uid);
         // A size without a data disk (云桌面: its system disk only) keeps the folder, as the system layer is kept.
         if (this.diskImages.ok && spec.dataDiskGb > 0) {
-          await makeDiskImage(this.paths(row).dataImage, spec.dataDiskGb);
-          await mountDisk(this.paths(row).dataImage, this.paths(row).data);
+          await makeDiskImage(this.paths(row).dataImage, spec.dataDiskGb, uid);
+          await mountDisk(this.paths(row).dataImage, this.paths(row).data, uid);
         }
         await this.opts.db
           .insert(localMachines)
@@ -285,7 +315,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
       case 'migrate': {
         const target = { instanceId, hostId: (params as { targetHostId: string }).targetHostId };
         const to = this.paths(target).root;
-        mkdirSync(path.dirname(to), { recursive: true });
+        mkdirSync(path.dirname(to), { recursive: true, mode: 0o711 });
         await unmountDisk(this.paths(m!).data);
         renameSync(this.paths(m!).root, to);
         await this.setMachine(instanceId, { hostId: target.hostId });
@@ -293,8 +323,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         return {};
       }
       case 'saveImage': {
-        const file = path.join(this.dir, 'images', `${safeName((params as { imageRef: string }).imageRef)}.tar`);
-        await packTar(this.paths(m!).system, file);
+        const file = this.imageFile((params as { imageRef: string }).imageRef);
+        await packImage(this.paths(m!), file, await this.uidOf(instanceId, m!.spec as MachineSpec), this.opts.bwrap);
         return { imageSizeGb: Math.max(1, Math.ceil(statSync(file).size / 1024 ** 3)) };
       }
     }
@@ -303,10 +333,18 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   /** Runs the machine's sandbox and watches it: an end nobody asked for is reported. */
   private async runSandbox(m: MachineRow, gpu: boolean) {
     const spec = m.spec as MachineSpec;
+    const uid = await this.uidOf(m.instanceId, spec);
     const sharedDir = spec.fileStoreId && this.opts.fileStoreRoot ? path.join(this.opts.fileStoreRoot, spec.fileStoreId) : undefined;
-    if (sharedDir && this.diskImages.ok && this.opts.fileStoreQuotaGb) await ensureTree(sharedDir, treeImageGb(this.opts.fileStoreQuotaGb));
+    if (sharedDir && this.diskImages.ok && this.opts.fileStoreQuotaGb) await ensureTree(sharedDir, treeImageGb(this.opts.fileStoreQuotaGb), uid);
     else if (sharedDir) mkdirSync(sharedDir, { recursive: true });
-    await this.attachDisk(m);
+    if (sharedDir) await ownTree(sharedDir, uid);
+    await this.attachDisk(m, uid);
+    // A machine laid out before it had a uid of its own (or under another) is handed to it; its two
+    // disks are its uid's alone (the folder above them is walkable by every machine's uid).
+    for (const disk of [this.paths(m).system, this.paths(m).data]) {
+      await ownTree(disk, uid);
+      chmodSync(disk, 0o700);
+    }
     const group = `${m.instanceId}-${(this.runs++).toString(36)}`;
     const cgroupProcs = this.cgroups.make(group, {
       memoryBytes: Math.floor(Math.max(0.25, spec.memoryGb) * 1024 ** 3),
@@ -323,6 +361,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
           env: gpu ? {} : { CUDA_VISIBLE_DEVICES: '' },
           sharedDir,
           cgroupProcs,
+          hostUid: uid,
         },
         this.opts.bwrap,
       );
@@ -374,9 +413,9 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   }
 
   /** Mounts the machine's data disk where it is an image (made while disks could be images). */
-  private async attachDisk(m: Pick<MachineRow, 'hostId' | 'instanceId'>) {
+  private async attachDisk(m: Pick<MachineRow, 'hostId' | 'instanceId'>, uid: number | null = null) {
     const { dataImage, data } = this.paths(m);
-    if (existsSync(dataImage)) await mountDisk(dataImage, data);
+    if (existsSync(dataImage)) await mountDisk(dataImage, data, uid);
   }
 
   private async setMachine(instanceId: string, set: Partial<MachineRow>) {
@@ -445,14 +484,4 @@ async function bytesUnder(dir: string): Promise<number> {
     total += st.isDirectory() ? await bytesUnder(full) : st.size;
   }
   return total;
-}
-
-function packTar(dir: string, file: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const tar = spawn('tar', ['-C', dir, '-cf', file, '.'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    tar.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    tar.once('error', reject);
-    tar.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`保存镜像失败：${stderr.trim()}`))));
-  });
 }

@@ -34,7 +34,7 @@ describe('local compute sandbox (bubblewrap)', () => {
 
   it('keeps a file of the data disk and of the system layer across a stop and a new start, and removes both on destroy', async () => {
     const paths = sandboxPaths(host, 'a');
-    layOut(paths, 'inst-a');
+    await layOut(paths, 'inst-a', null);
     const first = await started('a');
     const wrote = await runIn(first, ['/bin/sh', '-c', `echo 训练数据 > ${DATA_MOUNT}/note.txt && echo sys > /root/sys.txt && hostname && pwd && id -u`]);
     expect(wrote).toMatchObject({ code: 0, stdout: 'inst-a\n/root\n0\n' });
@@ -51,8 +51,8 @@ describe('local compute sandbox (bubblewrap)', () => {
 
   it("sees neither the host's files nor another instance's, and its processes are its own", async () => {
     writeFileSync(path.join(host, 'host-secret.txt'), 'secret');
-    layOut(sandboxPaths(host, 'b'), 'inst-b');
-    layOut(sandboxPaths(host, 'c'), 'inst-c');
+    await layOut(sandboxPaths(host, 'b'), 'inst-b', null);
+    await layOut(sandboxPaths(host, 'c'), 'inst-c', null);
     const b = await started('b');
     const c = await started('c');
     await runIn(c, ['/bin/sh', '-c', `echo c-only > ${DATA_MOUNT}/c.txt`]);
@@ -76,7 +76,7 @@ describe('local compute sandbox (bubblewrap)', () => {
     const listening = createServer((c) => c.end('host-secret\n'));
     await new Promise<void>((r) => listening.listen(0, '127.0.0.1', () => r()));
     const port = (listening.address() as AddressInfo).port;
-    layOut(sandboxPaths(host, 'net'), 'inst-net');
+    await layOut(sandboxPaths(host, 'net'), 'inst-net', null);
     const s = await started('net');
     const probe = (addr: string) =>
       runIn(s, ['/bin/bash', '-c', `timeout 3 bash -c 'exec 3<>/dev/tcp/${addr}/${port} && cat <&3' && echo reached || echo refused`]);
@@ -96,7 +96,7 @@ describe('local compute sandbox (bubblewrap)', () => {
   it("writes nothing of the host's through a link the machine's root left in its /etc", async () => {
     const victim = path.join(host, 'victim.txt');
     writeFileSync(victim, 'untouched\n');
-    layOut(sandboxPaths(host, 'links'), 'inst-links');
+    await layOut(sandboxPaths(host, 'links'), 'inst-links', null);
     const s = await started('links');
     await runIn(s, ['/bin/sh', '-c', `ln -sf ${victim} /etc/resolv.conf`]);
     await stopSandbox(s);
@@ -105,7 +105,7 @@ describe('local compute sandbox (bubblewrap)', () => {
   });
 
   it('notices a sandbox killed from outside', async () => {
-    layOut(sandboxPaths(host, 'd'), 'inst-d');
+    await layOut(sandboxPaths(host, 'd'), 'inst-d', null);
     const d = await started('d');
     process.kill(d.initPid, 'SIGKILL');
     expect(await d.ended).not.toBe(0);

@@ -14,9 +14,26 @@
  * installed it gives the sandbox outgoing connections through user-space NAT (10.0.2.0/24, DNS at
  * 10.0.2.3, the host's loopback refused); without it the sandbox has a loopback only.
  */
-import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { closeSync, constants, copyFileSync, cpSync, existsSync, fstatSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  fchownSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { asHostUser, SETPRIV } from './host-uids.js';
 
 /** Where the data disk is mounted inside the sandbox. */
 export const DATA_MOUNT = '/root/autodl-tmp';
@@ -40,8 +57,12 @@ export function sandboxPaths(hostDir: string, instanceId: string): SandboxPaths 
   return { root, system: path.join(root, 'system'), data: path.join(root, 'data'), dataImage: path.join(root, 'data.img') };
 }
 
-/** Lays out a new instance's disks: an empty data disk and a system layer with a minimal /etc of its own. */
-export function layOut(paths: SandboxPaths, hostname: string): void {
+/**
+ * Lays out a new instance's disks: an empty data disk and a system layer with a minimal /etc of its
+ * own, both owned by the machine's host uid (null: the server's own).
+ */
+export async function layOut(paths: SandboxPaths, hostname: string, uid: number | null): Promise<void> {
+  makeRoot(paths);
   for (const dir of SYSTEM_DIRS) mkdirSync(path.join(paths.system, dir), { recursive: true });
   mkdirSync(paths.data, { recursive: true });
   const etc = path.join(paths.system, 'etc');
@@ -51,11 +72,137 @@ export function layOut(paths: SandboxPaths, hostname: string): void {
   }
   // Debian's alternatives (awk, editor, pager…) are links through /etc/alternatives into /usr.
   if (existsSync('/etc/alternatives')) cpSync('/etc/alternatives', path.join(etc, 'alternatives'), { recursive: true, verbatimSymlinks: true });
-  writeFileSync(path.join(etc, 'hostname'), `${hostname}\n`);
-  writeFileSync(path.join(etc, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
-  writeFileSync(path.join(etc, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n');
-  writeFileSync(path.join(etc, 'group'), 'root:x:0:\nnogroup:x:65534:\n');
-  writeFileSync(path.join(paths.system, 'root', '.bashrc'), `[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\nexport PS1='root@${hostname}:\\w# '\n`);
+  writeFresh(path.join(etc, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n', null);
+  writeFresh(path.join(etc, 'group'), 'root:x:0:\nnogroup:x:65534:\n', null);
+  // \h: the prompt names the machine it runs on, also in an instance made from a saved image.
+  writeFresh(path.join(paths.system, 'root', '.bashrc'), `[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\nexport PS1='root@\\h:\\w# '\n`, null);
+  chmodSync(path.join(paths.system, 'root'), 0o700);
+  nameMachine(paths, hostname, null);
+  await ownTree(paths.system, uid);
+  await ownTree(paths.data, uid);
+}
+
+/**
+ * Lays out a new instance from an image the user saved (packImage): its system layer unpacked, by a
+ * throwaway sandbox running as the machine's uid that sees only the new layer — the archive is what
+ * a machine's root made, links to anywhere included — then named anew.
+ */
+export async function layOutFromImage(paths: SandboxPaths, hostname: string, uid: number | null, image: string, bwrap = 'bwrap'): Promise<void> {
+  makeRoot(paths);
+  mkdirSync(paths.system, { recursive: true });
+  mkdirSync(paths.data, { recursive: true });
+  await ownTree(paths.system, uid);
+  await ownTree(paths.data, uid);
+  if (!existsSync(image)) throw new Error('镜像文件不存在，无法从该镜像创建实例');
+  const archive = await open(image, 'r');
+  try {
+    const tar = throwaway({ '/s': paths.system }, ['tar', '-x', '-f', '-', '-C', '/s', '--no-same-owner', '--delay-directory-restore'], uid, bwrap);
+    await finished(spawn(tar.file, tar.args, { stdio: [archive.fd, 'ignore', 'pipe'] }), '镜像解包失败');
+  } finally {
+    await archive.close();
+  }
+  // Bound over the machine's /root, /etc…: real folders, never a link the image planted.
+  for (const dir of SYSTEM_DIRS) {
+    const at = path.join(paths.system, dir);
+    const st = lstatOrNull(at);
+    if (st && !st.isDirectory()) throw new Error(`镜像内容无效：/${dir} 不是目录`);
+    if (!st) {
+      mkdirSync(at);
+      await ownTree(at, uid);
+    }
+  }
+  nameMachine(paths, hostname, uid);
+}
+
+/** The instance's own folder: the server's, walkable (not listable) so that the machine's uid reaches its disks. */
+function makeRoot(paths: SandboxPaths): void {
+  mkdirSync(paths.root, { recursive: true, mode: 0o711 });
+  chmodSync(paths.root, 0o711);
+}
+
+/** The machine's hostname in its /etc. */
+function nameMachine(paths: SandboxPaths, hostname: string, uid: number | null): void {
+  const etc = path.join(paths.system, 'etc');
+  writeFresh(path.join(etc, 'hostname'), `${hostname}\n`, uid);
+  writeFresh(path.join(etc, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`, uid);
+}
+
+/**
+ * Writes a file of a machine's system layer from the host: whatever the machine's root left under
+ * that name (a link to a host file, a folder) is removed first, and the file is created anew
+ * (never followed), owned by the machine's uid.
+ */
+export function writeFresh(file: string, content: string, uid: number | null): void {
+  rmSync(file, { force: true, recursive: true });
+  const fd = openSync(file, 'wx', 0o644);
+  try {
+    writeSync(fd, content);
+    if (uid != null) fchownSync(fd, uid, uid);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const exec = promisify(execFile);
+
+/** Gives a tree to the machine's uid (links themselves, never what they point at); null: nothing to do. */
+export async function ownTree(dir: string, uid: number | null): Promise<void> {
+  if (uid == null) return;
+  const st = lstatSync(dir);
+  if (st.uid === uid && st.gid === uid && !st.isSymbolicLink()) return;
+  await exec('chown', ['-R', '-P', `${uid}:${uid}`, '--', dir]);
+}
+
+function lstatOrNull(file: string) {
+  try {
+    return lstatSync(file);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The command line of a throwaway sandbox: nothing of the host but the read-only /usr and the given
+ * folders (destination → host path), no network, running `command` as the given host uid (its root
+ * inside). 文件存储's operations and unpacking an image run in one.
+ */
+export function throwaway(binds: Record<string, string>, command: string[], uid: number | null, bwrap = 'bwrap'): { file: string; args: string[] } {
+  const links = ['bin', 'lib', 'lib64'].filter((l) => existsSync(path.join('/usr', l))).flatMap((l) => ['--symlink', `usr/${l}`, `/${l}`]);
+  const line = [
+    ...asHostUser(uid),
+    bwrap,
+    '--unshare-all',
+    ...(uid == null ? [] : ['--uid', '0', '--gid', '0']),
+    '--die-with-parent',
+    '--clearenv',
+    '--setenv',
+    'PATH',
+    '/usr/bin:/bin',
+    '--setenv',
+    'LC_ALL',
+    'C.UTF-8',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    ...links,
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    ...Object.entries(binds).flatMap(([dest, src]) => ['--bind', src, dest]),
+    ...command,
+  ];
+  return { file: line[0]!, args: line.slice(1) };
+}
+
+/** Resolves when the process ends with exit code 0; rejects with `what` and its error output otherwise. */
+function finished(child: ChildProcess, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stderr = '';
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${what}：${stderr.trim().slice(0, 300) || `退出码 ${code}`}`))));
+  });
 }
 
 /**
@@ -63,13 +210,24 @@ export function layOut(paths: SandboxPaths, hostname: string): void {
  * machine's root can leave; never into another file system (a data disk still mounted stays).
  */
 export function removeDisks(paths: SandboxPaths): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const rm = spawn('rm', ['-rf', '--one-file-system', '--', paths.root], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    rm.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    rm.once('error', reject);
-    rm.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`删除磁盘失败：${stderr.trim().slice(0, 200)}`))));
-  });
+  return finished(spawn('rm', ['-rf', '--one-file-system', '--', paths.root], { stdio: ['ignore', 'ignore', 'pipe'] }), '删除磁盘失败');
+}
+
+/**
+ * Packs a machine's system layer into `file` (a saved image), in a throwaway sandbox as the
+ * machine's uid that sees that layer only: what its root left there is read as the machine sees it.
+ */
+export async function packImage(paths: SandboxPaths, file: string, uid: number | null, bwrap = 'bwrap'): Promise<void> {
+  const out = await open(file, 'wx', 0o600);
+  try {
+    const tar = throwaway({ '/s': paths.system }, ['tar', '-c', '-f', '-', '-C', '/s', '--numeric-owner', '.'], uid, bwrap);
+    await finished(spawn(tar.file, tar.args, { stdio: ['ignore', out.fd, 'pipe'] }), '保存镜像失败');
+  } catch (e) {
+    rmSync(file, { force: true });
+    throw e;
+  } finally {
+    await out.close();
+  }
 }
 
 export interface SandboxOptions {
@@ -81,6 +239,8 @@ export interface SandboxOptions {
   sharedDir?: string;
   /** The machine's control group (cgroups.ts): every process of the sandbox joins it first. */
   cgroupProcs?: readonly string[];
+  /** The host uid the machine runs as (host-uids.ts); null: the server's own. */
+  hostUid?: number | null;
 }
 
 /** Where the account's 文件存储 is mounted inside the sandbox. */
@@ -105,7 +265,9 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
     '--die-with-parent',
     '--clearenv',
     // No user namespaces inside: one would hand its creator every capability over what it then makes.
-    '--disable-userns',
+    // It nests the sandbox's user namespace, which a server that is not root could then not join
+    // (commandIn): there the machine's root is the server's own uid, with nothing more to gain.
+    ...(process.getuid?.() === 0 ? ['--disable-userns'] : []),
     '--cap-drop',
     'ALL',
     ...MACHINE_CAPS.flatMap((c) => ['--cap-add', `CAP_${c.toUpperCase()}`]),
@@ -147,7 +309,6 @@ export const MACHINE_CAPS = [
   'sys_chroot',
   'audit_write',
 ] as const;
-const SETPRIV = '/usr/bin/setpriv';
 
 /** The sandbox's main process (bwrap's own init is PID 1 and reaps orphans): waits until the sandbox ends. */
 const INIT = 'trap "exit 0" TERM INT; echo ready; while :; do sleep 3600 & wait $!; done';
@@ -163,10 +324,12 @@ export interface RunningSandbox {
   network: ChildProcess | null;
   /** What a process joining the sandbox joins first (its control group's `cgroup.procs`); none: no limits. */
   cgroupProcs: readonly string[];
+  /** The host uid its processes run as; null: the server's own. */
+  hostUid: number | null;
 }
 
-/** What it takes to run a process in a sandbox: its init (the namespaces) and its control groups. */
-export type Joinable = Pick<RunningSandbox, 'initPid'> & Partial<Pick<RunningSandbox, 'cgroupProcs'>>;
+/** What it takes to run a process in a sandbox: its init (the namespaces), its control groups, its uid. */
+export type Joinable = Pick<RunningSandbox, 'initPid'> & Partial<Pick<RunningSandbox, 'cgroupProcs' | 'hostUid'>>;
 
 /** Joins the control groups (a write of its own pid to each), then becomes the command; exits 125 if it cannot join. */
 const JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
@@ -184,7 +347,8 @@ export function joinAndExec(cgroupProcs: readonly string[], command: string[]): 
  */
 export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bwrap = 'bwrap'): Promise<RunningSandbox> {
   const cgroupProcs = opts.cgroupProcs ?? [];
-  const line = joinAndExec(cgroupProcs, [bwrap, '--info-fd', '3', ...bwrapArgs(paths, opts), '/bin/sh', '-c', INIT]);
+  // Into the control group as root, then the machine's uid, then bubblewrap: its user namespace maps root onto that uid.
+  const line = joinAndExec(cgroupProcs, [...asHostUser(opts.hostUid), bwrap, '--info-fd', '3', ...bwrapArgs(paths, opts), '/bin/sh', '-c', INIT]);
   const child = spawn(line.file, line.args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
   const ended = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
@@ -196,9 +360,9 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
   const ready = readUntil(child.stdout!, /ready\n/);
   const [pid] = await Promise.race([Promise.all([initPid, ready]), failed]);
   failed.catch(() => {}); // ended later on purpose (stop): not a start failure
-  const network = existsSync(SLIRP) ? await connectNetwork(pid, paths) : null;
+  const network = existsSync(SLIRP) ? await connectNetwork(pid, paths, opts.hostUid ?? null) : null;
   void ended.then(() => network?.kill());
-  return { process: child, initPid: pid, ended, network, cgroupProcs };
+  return { process: child, initPid: pid, ended, network, cgroupProcs, hostUid: opts.hostUid ?? null };
 }
 
 const SLIRP = '/usr/bin/slirp4netns';
@@ -207,11 +371,8 @@ const SLIRP = '/usr/bin/slirp4netns';
  * Gives the sandbox's network namespace a tap device behind user-space NAT, and the NAT's DNS;
  * resolves once the device is configured (slirp4netns writes to its ready descriptor).
  */
-async function connectNetwork(initPid: number, paths: SandboxPaths): Promise<ChildProcess> {
-  // The machine's root may have left a link there: remove it, and create the file anew (never follow one).
-  const resolv = path.join(paths.system, 'etc', 'resolv.conf');
-  rmSync(resolv, { force: true, recursive: true });
-  writeFileSync(resolv, 'nameserver 10.0.2.3\n', { flag: 'wx' });
+async function connectNetwork(initPid: number, paths: SandboxPaths, uid: number | null): Promise<ChildProcess> {
+  writeFresh(path.join(paths.system, 'etc', 'resolv.conf'), 'nameserver 10.0.2.3\n', uid);
   const slirp = spawn(
     SLIRP,
     [
@@ -264,12 +425,14 @@ const SANDBOX_ENV = {
 
 /** A command line that runs `command` inside a running sandbox: in its namespaces, at its root, as its root user. */
 export function commandIn(sandbox: Joinable, command: string[]): { file: string; args: string[]; env: Record<string, string> } {
-  // --user first: what joins has the capabilities of the sandbox's root, never the host's; the same
-  // credentials (as its root), which also works for a server that is not root (no setgroups there).
+  // The sandbox's root inside: a machine with a host uid of its own is joined by the server's root,
+  // which becomes that uid as it enters (nsenter's setuid(0) in the user namespace); otherwise the
+  // joiner keeps its credentials, the server's uid, which is the sandbox's root. Either way what
+  // joins has the capabilities of the sandbox's root only, never the host's.
   const args = [
     '--target',
     String(sandbox.initPid),
-    '--preserve-credentials',
+    ...(sandbox.hostUid == null ? ['--preserve-credentials'] : []),
     '--user',
     '--pid',
     '--mount',

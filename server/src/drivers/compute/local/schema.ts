@@ -1,5 +1,5 @@
 /** The tables of drivers/compute/local (only it reads and writes them; see DESIGN.md "Boundaries"). */
-import { bigserial, boolean, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, boolean, integer, jsonb, pgTable, serial, text, uuid } from 'drizzle-orm/pg-core';
 import { ts } from '../../../db/columns.js';
 
 /** Each instance's sandbox as this host knows it: where its disks are and whether it should run. */
@@ -35,4 +35,10 @@ export const localEvents = pgTable('local_events', {
   error: text('error'),
   data: jsonb('data').notNull(),
   at: ts('at').notNull(),
+});
+
+/** The host uid each owner's machines run as (host-uids.ts): HOST_UID_BASE + seq, handed out once. */
+export const localHostUids = pgTable('local_host_uids', {
+  owner: text('owner').primaryKey(),
+  seq: serial('seq').notNull().unique(),
 });
