@@ -88,13 +88,27 @@ export async function growDisk(image: string, folder: string, gb: number): Promi
   }
 }
 
-/** e2fsck's preen: exit 1 is "errors corrected", which is what a check is for. */
+/**
+ * e2fsck's preen: exit 1 is "errors corrected", which is what a check is for. Only once no loop
+ * device holds the image any more: a mount namespace the host cannot see (a sandbox still on its
+ * way out) may still have the file system mounted, and checking a mounted one would damage it.
+ */
 async function check(image: string): Promise<void> {
+  for (let i = 0; (await loopDevicesOf(image)).length; i++) {
+    if (i >= 100) throw new Error('数据盘仍在使用中，请稍后重试');
+    await new Promise((r) => setTimeout(r, 50));
+  }
   try {
     await run('e2fsck', ['-f', '-p', image]);
   } catch (e) {
     if ((e as { code?: number }).code !== 1) throw new Error('数据盘检查未通过，请联系运营方处理', { cause: e });
   }
+}
+
+/** The loop devices backed by the image (a mounted image has one; autoclear frees it with the last mount). */
+async function loopDevicesOf(image: string): Promise<string[]> {
+  const { stdout } = await run('losetup', ['-j', image]);
+  return stdout.split('\n').filter(Boolean);
 }
 
 /** Bytes in use on the mounted disk. */

@@ -4,7 +4,7 @@
  * another instance's, and a sandbox killed from outside is noticed.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -72,10 +72,15 @@ describe('local compute sandbox (bubblewrap)', () => {
     expect(Number(lines.at(-1))).toBeLessThan(10);
   });
 
-  it("reaches nothing listening on the host's loopback (the console's database), and its root has no power over the host", async () => {
+  it("reaches nothing listening on the host's loopback (the console's database) but the network outside, and its root has no power over the host", async () => {
     const listening = createServer((c) => c.end('host-secret\n'));
-    await new Promise<void>((r) => listening.listen(0, '127.0.0.1', () => r()));
+    await new Promise<void>((r) => listening.listen(0, '0.0.0.0', () => r()));
     const port = (listening.address() as AddressInfo).port;
+    // The host's address on its network: what the machine's outgoing traffic does reach, through the NAT.
+    const external = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    expect(external, 'this host has a network address').toBeDefined();
     await layOut(sandboxPaths(host, 'net'), 'inst-net', null);
     const s = await started('net');
     const probe = (addr: string) =>
@@ -83,6 +88,7 @@ describe('local compute sandbox (bubblewrap)', () => {
     expect((await probe('127.0.0.1')).stdout).toContain('refused');
     // slirp4netns's gateway to the host, with the host's loopback turned off.
     expect((await probe('10.0.2.2')).stdout).toContain('refused');
+    expect((await probe(external!)).stdout).toBe('host-secret\nreached\n');
     listening.close();
     const power = await runIn(s, ['/bin/bash', '-c', 'id -u; mknod /root/disk b 8 0 2>&1; mount -o remount,rw /usr 2>&1; touch /usr/x 2>&1; true']);
     expect(power.stdout).toMatch(/^0\n/);

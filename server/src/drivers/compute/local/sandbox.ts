@@ -360,7 +360,7 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
   const ready = readUntil(child.stdout!, /ready\n/);
   const [pid] = await Promise.race([Promise.all([initPid, ready]), failed]);
   failed.catch(() => {}); // ended later on purpose (stop): not a start failure
-  const network = existsSync(SLIRP) ? await connectNetwork(pid, paths, opts.hostUid ?? null) : null;
+  const network = existsSync(SLIRP) ? await connectNetwork(pid, paths, opts.hostUid ?? null, cgroupProcs) : null;
   void ended.then(() => network?.kill());
   return { process: child, initPid: pid, ended, network, cgroupProcs, hostUid: opts.hostUid ?? null };
 }
@@ -371,24 +371,25 @@ const SLIRP = '/usr/bin/slirp4netns';
  * Gives the sandbox's network namespace a tap device behind user-space NAT, and the NAT's DNS;
  * resolves once the device is configured (slirp4netns writes to its ready descriptor).
  */
-async function connectNetwork(initPid: number, paths: SandboxPaths, uid: number | null): Promise<ChildProcess> {
+async function connectNetwork(initPid: number, paths: SandboxPaths, uid: number | null, cgroupProcs: readonly string[]): Promise<ChildProcess> {
   writeFresh(path.join(paths.system, 'etc', 'resolv.conf'), 'nameserver 10.0.2.3\n', uid);
-  const slirp = spawn(
+  // In the machine's control group (its traffic's memory and CPU are the machine's), in a mount
+  // namespace of its own with no capabilities left, and with its system calls filtered: it parses
+  // what the machine sends.
+  const line = joinAndExec(cgroupProcs, [
     SLIRP,
-    [
-      '--configure',
-      '--mtu=65520',
-      '--disable-host-loopback',
-      '--ready-fd=3',
-      // As root it joins the network namespace by its path with its own powers (the sandbox's user
-      // namespace is nested under the one owning that network: --disable-userns); otherwise through the sandbox's.
-      ...(process.getuid?.() === 0 ? ['--netns-type=path', `/proc/${initPid}/ns/net`] : [`--userns-path=/proc/${initPid}/ns/user`, String(initPid)]),
-      'tap0',
-    ],
-    {
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-    },
-  );
+    '--enable-sandbox',
+    '--enable-seccomp',
+    '--configure',
+    '--mtu=65520',
+    '--disable-host-loopback',
+    '--ready-fd=3',
+    // As root it joins the network namespace by its path with its own powers (the sandbox's user
+    // namespace is nested under the one owning that network: --disable-userns); otherwise through the sandbox's.
+    ...(process.getuid?.() === 0 ? ['--netns-type=path', `/proc/${initPid}/ns/net`] : [`--userns-path=/proc/${initPid}/ns/user`, String(initPid)]),
+    'tap0',
+  ]);
+  const slirp = spawn(line.file, line.args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
   let stderr = '';
   slirp.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<never>((_, reject) =>
