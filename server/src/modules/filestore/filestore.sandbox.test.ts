@@ -119,6 +119,8 @@ describe('文件存储', () => {
       const onHost = statSync(path.join(s.ctx.fileStore!.treeOf(u.user.id), 'from-console.txt'));
       expect(onHost.uid).toBe(await kit.driver().hostUidOf(u.user.id));
       expect(onHost.uid).not.toBe(0);
+      // The machines' uids walk through DATA_DIR to their disks and trees, and into nothing else of it.
+      expect(statSync(path.join(s.dataDir, 'files')).mode & 0o077).toBe(0);
     }
     await runIn(sandbox, ['/bin/sh', '-c', 'echo made-inside > /root/shared/from-machine.txt']);
     expect((await download(u.token, '/from-machine.txt')).body).toBe('made-inside\n');

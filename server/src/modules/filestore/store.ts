@@ -195,7 +195,7 @@ export class FileStore {
 
   private async spawn(payerId: string, script: keyof typeof SCRIPTS, args: string[], stdin: 'pipe' | 'ignore') {
     const { tree, uid } = await this.ready(payerId);
-    const line = throwaway({ '/t': tree }, ['--chdir', '/t', '/bin/sh', '-c', SCRIPTS[script], 'sh', ...args], uid, this.opts.bwrap);
+    const line = throwaway({ rw: { '/t': tree } }, ['--chdir', '/t', '/bin/sh', '-c', SCRIPTS[script], 'sh', ...args], uid, this.opts.bwrap);
     return spawn(line.file, line.args, { stdio: [stdin, 'pipe', 'pipe'] });
   }
 

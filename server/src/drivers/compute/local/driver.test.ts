@@ -5,7 +5,7 @@
  * project's CI), a machine is held to its size: memory beyond it is refused, a full data disk
  * refuses writes, 扩容 grows it.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -114,7 +114,12 @@ describe('local compute driver', () => {
     const id = randomUUID();
     await d.create('s-1', id, spec('host-a'));
     await d.settled();
-    await runIn(d.sandbox(id)!, ['/bin/sh', '-c', `echo conf > /root/app.conf; echo data > ${DATA_MOUNT}/d.txt`]);
+    // The image will also hold a folder where the new machine's /etc/hostname is written.
+    await runIn(d.sandbox(id)!, [
+      '/bin/sh',
+      '-c',
+      `echo conf > /root/app.conf; echo data > ${DATA_MOUNT}/d.txt; rm /etc/hostname; mkdir -p /etc/hostname/$(seq -s / 200)`,
+    ]);
     await d.stop('s-2', id);
     await d.saveImage('s-3', id, 'user-image-1');
     await d.migrate('s-4', id, 'host-b');
@@ -146,17 +151,29 @@ describe('local compute driver', () => {
     await d.create('s-8', none, { ...spec('host-a'), userImageRef: 'no-such-image' });
     await d.settled();
     expect(await kinds(d, none)).toEqual(['create:镜像文件不存在，无法从该镜像创建实例']);
+    expect(existsSync(path.join(dir, 'hosts', 'host-a', none))).toBe(false);
     await d.destroy('s-9', copy);
     await d.settled();
   });
 
   it("runs each account's machines as a host uid of its own when root: files, processes and a setuid file are that uid's, never the host root's", async () => {
+    // What an earlier version left open (only the driver's folder was shut then) is shut at start.
+    const old = path.join(dir, 'hosts', 'host-old', randomUUID());
+    mkdirSync(path.join(old, 'system'), { recursive: true, mode: 0o755 });
+    writeFileSync(path.join(old, 'data.img'), '', { mode: 0o644 });
+    writeFileSync(path.join(dir, 'images', 'old.tar'), '', { mode: 0o644 });
     const d = driver();
     if (process.getuid?.() !== 0) {
       expect(d.hostUidMode).toMatchObject({ ok: false, why: expect.stringContaining('root') });
       return;
     }
     expect(d.hostUidMode.ok).toBe(true);
+    expect(statSync(path.join(old, 'system')).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(old, 'data.img')).mode & 0o777).toBe(0o600);
+    expect(statSync(path.join(dir, 'images', 'old.tar')).mode & 0o777).toBe(0o600);
+    expect(statSync(path.join(dir, 'images')).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(dir, 'hosts')).mode & 0o777).toBe(0o711);
+    rmSync(path.dirname(old), { recursive: true });
     const [a1, a2, b1] = [randomUUID(), randomUUID(), randomUUID()];
     const accountA = randomUUID();
     await d.create('u-1', a1, { ...spec('host-a'), fileStoreId: accountA });

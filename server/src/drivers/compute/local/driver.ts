@@ -14,7 +14,7 @@
  * (disk.ts). Otherwise they are recorded, not applied, and the log says so at start. Bandwidth
  * limits are recorded, not applied.
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { and, asc, eq, gt, inArray, ne } from 'drizzle-orm';
@@ -88,7 +88,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   private readonly queues = new Map<string, Promise<void>>();
   private readonly ready: Promise<void>;
 
-  private readonly dir: string;
+  /** Where hosts' disks and saved images live (the real path of LocalDriverOptions.dir). */
+  readonly dir: string;
   /** Each running sandbox's control group (a name per run: a late cleanup never touches the next run's). */
   private readonly groups = new Map<RunningSandbox, string>();
   private runs = 0;
@@ -99,6 +100,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   /** Whether machines run as host uids of their own (host-uids.ts), and why not. */
   readonly hostUidMode: { ok: boolean; why: string };
   private readonly hostUids: HostUids | null;
+  /** The machines' /etc/resolv.conf: the NAT's name server. */
+  private readonly resolvConf: string;
 
   constructor(private readonly opts: LocalDriverOptions) {
     super();
@@ -113,6 +116,9 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     // Machines running as their own uids walk down to their disks (not list them: a machine's folder
     // is named by its id); otherwise only the server reaches them, as a machine's root is the server's uid.
     chmodSync(this.dir, this.hostUids ? 0o711 : 0o700);
+    if (this.hostUids) lockDown(this.dir);
+    this.resolvConf = path.join(this.dir, 'resolv.conf');
+    writeFileSync(this.resolvConf, 'nameserver 10.0.2.3\n', { mode: 0o644 });
     opts.log?.(
       `local compute: 实例规格限制——内存/CPU/进程数：${this.cgroups.version ? this.cgroups.why : `不生效（${this.cgroups.why}）`}；` +
         `数据盘容量：${this.diskImages.ok ? '生效' : `不生效（${this.diskImages.why}）`}；` +
@@ -271,12 +277,19 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         const spec = params as MachineSpec;
         const row = { instanceId, hostId: spec.hostId ?? 'local', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, sshPort: this.opts.sshPort() };
         const uid = await this.uidOf(instanceId, spec);
-        if (spec.userImageRef) await layOutFromImage(this.paths(row), hostnameOf(instanceId), uid, this.imageFile(spec.userImageRef), this.opts.bwrap);
-        else await layOut(this.paths(row), hostnameOf(instanceId), uid);
-        // A size without a data disk (云桌面: its system disk only) keeps the folder, as the system layer is kept.
-        if (this.diskImages.ok && spec.dataDiskGb > 0) {
-          await makeDiskImage(this.paths(row).dataImage, spec.dataDiskGb, uid);
-          await mountDisk(this.paths(row).dataImage, this.paths(row).data, uid);
+        // What an earlier try cut short left there goes first; what this one leaves, if it fails.
+        await this.dropDisks(row);
+        try {
+          if (spec.userImageRef) await layOutFromImage(this.paths(row), hostnameOf(instanceId), uid, this.imageFile(spec.userImageRef), this.opts.bwrap);
+          else await layOut(this.paths(row), hostnameOf(instanceId), uid);
+          // A size without a data disk (云桌面: its system disk only) keeps the folder, as the system layer is kept.
+          if (this.diskImages.ok && spec.dataDiskGb > 0) {
+            await makeDiskImage(this.paths(row).dataImage, spec.dataDiskGb, uid);
+            await mountDisk(this.paths(row).dataImage, this.paths(row).data, uid);
+          }
+        } catch (e) {
+          await this.dropDisks(row).catch(() => {});
+          throw e;
         }
         await this.opts.db
           .insert(localMachines)
@@ -362,6 +375,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
           sharedDir,
           cgroupProcs,
           hostUid: uid,
+          resolvConf: this.resolvConf,
         },
         this.opts.bwrap,
       );
@@ -484,4 +498,28 @@ async function bytesUnder(dir: string): Promise<number> {
     total += st.isDirectory() ? await bytesUnder(full) : st.size;
   }
   return total;
+}
+
+/**
+ * Folders and files under the driver's folder as machines with uids of their own need them, whatever
+ * an earlier version left (it had only the top folder shut, and machines ran as the server's uid):
+ * hosts walkable, each machine's disks its uid's alone (handed over at its next start), images and
+ * disk image files the server's only.
+ */
+function lockDown(dir: string): void {
+  const images = path.join(dir, 'images');
+  chmodSync(images, 0o700);
+  for (const name of readdirSync(images)) chmodSync(path.join(images, name), 0o600);
+  const hosts = path.join(dir, 'hosts');
+  if (!existsSync(hosts)) return;
+  chmodSync(hosts, 0o711);
+  for (const host of readdirSync(hosts)) {
+    chmodSync(path.join(hosts, host), 0o711);
+    for (const id of readdirSync(path.join(hosts, host))) {
+      const paths = sandboxPaths(path.join(hosts, host), id);
+      chmodSync(paths.root, 0o711);
+      for (const disk of [paths.system, paths.data]) if (existsSync(disk)) chmodSync(disk, 0o700);
+      if (existsSync(paths.dataImage)) chmodSync(paths.dataImage, 0o600);
+    }
+  }
 }

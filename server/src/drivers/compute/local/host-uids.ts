@@ -10,7 +10,7 @@
  * All machines of an account share its uid (they share /root/shared, so each must be able to write
  * what another wrote); a machine without 文件存储 gets one of its own.
  */
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Db } from '../../../db/client.js';
 import { localHostUids } from './schema.js';
@@ -64,5 +64,22 @@ export class HostUids {
     const uid = HOST_UID_BASE + row!.seq;
     this.known.set(owner, uid);
     return uid;
+  }
+}
+
+/**
+ * DATA_DIR as machines with uids of their own need it: walkable (they reach their disks and 文件存储
+ * through it), and nothing else in it open to them — the embedded database (PGlite writes its files
+ * 0666), uploaded files, keys. Each other entry is shut to the server's uid; `files` (made on the
+ * first upload) is made now, shut. A machine never sees DATA_DIR from inside its sandbox: this is
+ * for one that got out of it.
+ */
+export function shutDataDir(dataDir: string, open: readonly string[]): void {
+  mkdirSync(path.join(dataDir, 'files'), { recursive: true, mode: 0o700 });
+  for (const name of readdirSync(dataDir)) {
+    if (open.includes(name)) continue;
+    const at = path.join(dataDir, name);
+    const st = lstatSync(at);
+    if (!st.isSymbolicLink()) chmodSync(at, st.mode & 0o700);
   }
 }

@@ -3,7 +3,7 @@
  * it): the disks survive a stop and a new start, an instance sees neither the host's files nor
  * another instance's, and a sandbox killed from outside is noticed.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
@@ -17,7 +17,9 @@ describe('local compute sandbox (bubblewrap)', () => {
     for (const s of running) await stopSandbox(s);
     rmSync(host, { recursive: true, force: true });
   });
-  const opts = (hostname: string) => ({ hostname, gpuDevices: [], env: { CUDA_VISIBLE_DEVICES: '' } });
+  const resolvConf = path.join(host, 'resolv.conf');
+  writeFileSync(resolvConf, 'nameserver 10.0.2.3\n');
+  const opts = (hostname: string) => ({ hostname, gpuDevices: [], env: { CUDA_VISIBLE_DEVICES: '' }, resolvConf });
   async function started(id: string) {
     const paths = sandboxPaths(host, id);
     const s = await startSandbox(paths, opts(`inst-${id}`));
@@ -97,17 +99,37 @@ describe('local compute sandbox (bubblewrap)', () => {
     expect(power.stdout).toMatch(/mknod: .*Operation not permitted/);
     expect(power.stdout).toMatch(/mount: \/usr: /); // refused, whatever the words
     expect(power.stdout).toMatch(/touch: .*(Read-only file system|Permission denied)/);
+
+    // What the loader of a process joining the machine reads (it holds every capability of the
+    // machine's namespace until setpriv drops them) is the host's and stays so: no preload, no
+    // cache, no library link of the root folder can be planted.
+    for (const attempt of [
+      'echo /root/evil.so > /etc/ld.so.preload',
+      'rm -f /etc/ld.so.preload',
+      'mv /etc/ld.so.preload /root/',
+      'cp /bin/true /etc/ld.so.cache',
+      'ln -sfn /root /lib64',
+      'mkdir /evil',
+      'echo nameserver 1.1.1.1 > /etc/resolv.conf',
+    ]) {
+      expect((await runIn(s, ['/bin/sh', '-c', `${attempt} 2>/dev/null`])).code, attempt).not.toBe(0);
+    }
+    expect((await runIn(s, ['/bin/sh', '-c', 'cat /etc/ld.so.preload; cat /etc/resolv.conf; ls -l /lib64 | cut -c1'])).stdout).toBe('nameserver 10.0.2.3\nl\n');
   });
 
-  it("writes nothing of the host's through a link the machine's root left in its /etc", async () => {
+  it("binds the host's files over a link or a folder left in the machine's /etc (a saved image may hold any), touching nothing of the host's", async () => {
     const victim = path.join(host, 'victim.txt');
     writeFileSync(victim, 'untouched\n');
-    await layOut(sandboxPaths(host, 'links'), 'inst-links', null);
+    const paths = sandboxPaths(host, 'links');
+    await layOut(paths, 'inst-links', null);
+    const etc = path.join(paths.system, 'etc');
+    rmSync(path.join(etc, 'resolv.conf'), { force: true });
+    symlinkSync(victim, path.join(etc, 'resolv.conf'));
+    rmSync(path.join(etc, 'ld.so.preload'), { force: true });
+    mkdirSync(path.join(etc, 'ld.so.preload', 'a', 'b'), { recursive: true });
     const s = await started('links');
-    await runIn(s, ['/bin/sh', '-c', `ln -sf ${victim} /etc/resolv.conf`]);
-    await stopSandbox(s);
-    await started('links'); // a new start writes its resolv.conf
     expect(readFileSync(victim, 'utf8')).toBe('untouched\n');
+    expect((await runIn(s, ['/bin/sh', '-c', 'cat /etc/resolv.conf; test -d /etc/ld.so.preload || echo file'])).stdout).toBe('nameserver 10.0.2.3\nfile\n');
   });
 
   it('notices a sandbox killed from outside', async () => {

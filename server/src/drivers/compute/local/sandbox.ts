@@ -28,6 +28,7 @@ import {
   mkdirSync,
   openSync,
   rmSync,
+  unlinkSync,
   writeSync,
 } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -63,8 +64,7 @@ export function sandboxPaths(hostDir: string, instanceId: string): SandboxPaths 
  */
 export async function layOut(paths: SandboxPaths, hostname: string, uid: number | null): Promise<void> {
   makeRoot(paths);
-  for (const dir of SYSTEM_DIRS) mkdirSync(path.join(paths.system, dir), { recursive: true });
-  mkdirSync(paths.data, { recursive: true });
+  for (const dir of SYSTEM_DIRS) mkdirSync(path.join(paths.system, dir));
   const etc = path.join(paths.system, 'etc');
   for (const file of ETC_FILES) {
     const from = path.join('/etc', file);
@@ -72,12 +72,12 @@ export async function layOut(paths: SandboxPaths, hostname: string, uid: number 
   }
   // Debian's alternatives (awk, editor, pager…) are links through /etc/alternatives into /usr.
   if (existsSync('/etc/alternatives')) cpSync('/etc/alternatives', path.join(etc, 'alternatives'), { recursive: true, verbatimSymlinks: true });
-  writeFresh(path.join(etc, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n', null);
-  writeFresh(path.join(etc, 'group'), 'root:x:0:\nnogroup:x:65534:\n', null);
+  await writeFresh(path.join(etc, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n', null);
+  await writeFresh(path.join(etc, 'group'), 'root:x:0:\nnogroup:x:65534:\n', null);
   // \h: the prompt names the machine it runs on, also in an instance made from a saved image.
-  writeFresh(path.join(paths.system, 'root', '.bashrc'), `[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\nexport PS1='root@\\h:\\w# '\n`, null);
+  await writeFresh(path.join(paths.system, 'root', '.bashrc'), `[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\nexport PS1='root@\\h:\\w# '\n`, null);
   chmodSync(path.join(paths.system, 'root'), 0o700);
-  nameMachine(paths, hostname, null);
+  await nameMachine(paths, hostname, null);
   await ownTree(paths.system, uid);
   await ownTree(paths.data, uid);
 }
@@ -88,15 +88,13 @@ export async function layOut(paths: SandboxPaths, hostname: string, uid: number 
  * a machine's root made, links to anywhere included — then named anew.
  */
 export async function layOutFromImage(paths: SandboxPaths, hostname: string, uid: number | null, image: string, bwrap = 'bwrap'): Promise<void> {
+  if (!existsSync(image)) throw new Error('镜像文件不存在，无法从该镜像创建实例');
   makeRoot(paths);
-  mkdirSync(paths.system, { recursive: true });
-  mkdirSync(paths.data, { recursive: true });
   await ownTree(paths.system, uid);
   await ownTree(paths.data, uid);
-  if (!existsSync(image)) throw new Error('镜像文件不存在，无法从该镜像创建实例');
   const archive = await open(image, 'r');
   try {
-    const tar = throwaway({ '/s': paths.system }, ['tar', '-x', '-f', '-', '-C', '/s', '--no-same-owner', '--delay-directory-restore'], uid, bwrap);
+    const tar = throwaway({ rw: { '/s': paths.system } }, ['tar', '-x', '-f', '-', '-C', '/s', '--no-same-owner', '--delay-directory-restore'], uid, bwrap);
     await finished(spawn(tar.file, tar.args, { stdio: [archive.fd, 'ignore', 'pipe'] }), '镜像解包失败');
   } finally {
     await archive.close();
@@ -111,29 +109,35 @@ export async function layOutFromImage(paths: SandboxPaths, hostname: string, uid
       await ownTree(at, uid);
     }
   }
-  nameMachine(paths, hostname, uid);
+  await nameMachine(paths, hostname, uid);
 }
 
-/** The instance's own folder: the server's, walkable (not listable) so that the machine's uid reaches its disks. */
+/**
+ * The instance's own folder, new (what a try cut short left there is the caller's to remove): the
+ * server's, walkable but not listable, so that the machine's uid reaches its two disks, which are its alone.
+ */
 function makeRoot(paths: SandboxPaths): void {
-  mkdirSync(paths.root, { recursive: true, mode: 0o711 });
+  mkdirSync(path.dirname(paths.root), { recursive: true, mode: 0o711 });
+  mkdirSync(paths.root, { mode: 0o711 });
   chmodSync(paths.root, 0o711);
+  mkdirSync(paths.system, { mode: 0o700 });
+  mkdirSync(paths.data, { mode: 0o700 });
 }
 
 /** The machine's hostname in its /etc. */
-function nameMachine(paths: SandboxPaths, hostname: string, uid: number | null): void {
+async function nameMachine(paths: SandboxPaths, hostname: string, uid: number | null): Promise<void> {
   const etc = path.join(paths.system, 'etc');
-  writeFresh(path.join(etc, 'hostname'), `${hostname}\n`, uid);
-  writeFresh(path.join(etc, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`, uid);
+  await writeFresh(path.join(etc, 'hostname'), `${hostname}\n`, uid);
+  await writeFresh(path.join(etc, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`, uid);
 }
 
 /**
  * Writes a file of a machine's system layer from the host: whatever the machine's root left under
- * that name (a link to a host file, a folder) is removed first, and the file is created anew
- * (never followed), owned by the machine's uid.
+ * that name (a link to a host file, a folder of any depth) is removed first, and the file is created
+ * anew (never followed), owned by the machine's uid.
  */
-export function writeFresh(file: string, content: string, uid: number | null): void {
-  rmSync(file, { force: true, recursive: true });
+export async function writeFresh(file: string, content: string, uid: number | null): Promise<void> {
+  await clearEntry(file);
   const fd = openSync(file, 'wx', 0o644);
   try {
     writeSync(fd, content);
@@ -143,14 +147,28 @@ export function writeFresh(file: string, content: string, uid: number | null): v
   }
 }
 
+/** Removes whatever is at `file` without following a link or entering another file system. */
+async function clearEntry(file: string): Promise<void> {
+  const st = lstatOrNull(file);
+  if (!st) return;
+  if (st.isDirectory()) await exec('rm', ['-rf', '--one-file-system', '--', file]);
+  else unlinkSync(file);
+}
+
 const exec = promisify(execFile);
 
-/** Gives a tree to the machine's uid (links themselves, never what they point at); null: nothing to do. */
+/**
+ * Gives a tree to the machine's uid, or back to the server's where machines run as the server
+ * (links themselves, never what they point at). Only the top folder is looked at: a tree already
+ * its owner's is left alone.
+ */
 export async function ownTree(dir: string, uid: number | null): Promise<void> {
-  if (uid == null) return;
+  const owner = uid ?? process.getuid?.();
+  const group = uid ?? process.getgid?.();
+  if (owner === undefined || group === undefined) return;
   const st = lstatSync(dir);
-  if (st.uid === uid && st.gid === uid && !st.isSymbolicLink()) return;
-  await exec('chown', ['-R', '-P', `${uid}:${uid}`, '--', dir]);
+  if (st.uid === owner && st.gid === group && !st.isSymbolicLink()) return;
+  await exec('chown', ['-R', '-P', `${owner}:${group}`, '--', dir]);
 }
 
 function lstatOrNull(file: string) {
@@ -166,7 +184,12 @@ function lstatOrNull(file: string) {
  * folders (destination → host path), no network, running `command` as the given host uid (its root
  * inside). 文件存储's operations and unpacking an image run in one.
  */
-export function throwaway(binds: Record<string, string>, command: string[], uid: number | null, bwrap = 'bwrap'): { file: string; args: string[] } {
+export function throwaway(
+  binds: { rw?: Record<string, string>; ro?: Record<string, string> },
+  command: string[],
+  uid: number | null,
+  bwrap = 'bwrap',
+): { file: string; args: string[] } {
   const links = ['bin', 'lib', 'lib64'].filter((l) => existsSync(path.join('/usr', l))).flatMap((l) => ['--symlink', `usr/${l}`, `/${l}`]);
   const line = [
     ...asHostUser(uid),
@@ -189,7 +212,8 @@ export function throwaway(binds: Record<string, string>, command: string[], uid:
     '/proc',
     '--dev',
     '/dev',
-    ...Object.entries(binds).flatMap(([dest, src]) => ['--bind', src, dest]),
+    ...Object.entries(binds.rw ?? {}).flatMap(([dest, src]) => ['--bind', src, dest]),
+    ...Object.entries(binds.ro ?? {}).flatMap(([dest, src]) => ['--ro-bind', src, dest]),
     ...command,
   ];
   return { file: line[0]!, args: line.slice(1) };
@@ -220,7 +244,7 @@ export function removeDisks(paths: SandboxPaths): Promise<void> {
 export async function packImage(paths: SandboxPaths, file: string, uid: number | null, bwrap = 'bwrap'): Promise<void> {
   const out = await open(file, 'wx', 0o600);
   try {
-    const tar = throwaway({ '/s': paths.system }, ['tar', '-c', '-f', '-', '-C', '/s', '--numeric-owner', '.'], uid, bwrap);
+    const tar = throwaway({ ro: { '/s': paths.system } }, ['tar', '-c', '-f', '-', '-C', '/s', '--numeric-owner', '.'], uid, bwrap);
     await finished(spawn(tar.file, tar.args, { stdio: ['ignore', out.fd, 'pipe'] }), '保存镜像失败');
   } catch (e) {
     rmSync(file, { force: true });
@@ -241,7 +265,17 @@ export interface SandboxOptions {
   cgroupProcs?: readonly string[];
   /** The host uid the machine runs as (host-uids.ts); null: the server's own. */
   hostUid?: number | null;
+  /** A host file bound read-only at /etc/resolv.conf (the NAT's name server), where the sandbox has one. */
+  resolvConf?: string;
 }
+
+/**
+ * Files of the machine's /etc the host binds its own over, read-only. The dynamic loader's: a
+ * process joining the machine (commandIn) runs setpriv with every capability of the machine's user
+ * namespace until setpriv has dropped them, and a preload or a cache the machine's root planted
+ * would run its code with them. And the name server the NAT answers on.
+ */
+const BOUND_ETC = ['ld.so.preload', 'ld.so.cache', 'resolv.conf'] as const;
 
 /** Where the account's 文件存储 is mounted inside the sandbox. */
 export const SHARED_MOUNT = '/root/shared';
@@ -278,12 +312,16 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   }
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/run');
   for (const dir of SYSTEM_DIRS) args.push('--bind', path.join(paths.system, dir), `/${dir}`);
+  args.push('--ro-bind', '/dev/null', '/etc/ld.so.preload');
+  if (existsSync('/etc/ld.so.cache')) args.push('--ro-bind', '/etc/ld.so.cache', '/etc/ld.so.cache');
+  if (opts.resolvConf) args.push('--ro-bind', opts.resolvConf, '/etc/resolv.conf');
   args.push('--bind', paths.data, DATA_MOUNT);
   if (opts.sharedDir) args.push('--bind', opts.sharedDir, SHARED_MOUNT);
   for (const dev of opts.gpuDevices) args.push('--dev-bind', dev, dev);
   const env = { ...SANDBOX_ENV, ...opts.env };
   for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
-  args.push('--chdir', '/root');
+  // The root folder read-only: the links /lib, /lib64 and /bin there are what the loader goes through.
+  args.push('--chdir', '/root', '--remount-ro', '/');
   return args;
 }
 
@@ -346,6 +384,12 @@ export function joinAndExec(cgroupProcs: readonly string[], command: string[]): 
  * it runs.
  */
 export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bwrap = 'bwrap'): Promise<RunningSandbox> {
+  // The host's files are bound over plain files: a link or a folder the machine's root left at
+  // one of those names (it is stopped now) is removed, so that the bind lands where it should.
+  for (const name of BOUND_ETC) {
+    const at = path.join(paths.system, 'etc', name);
+    if (lstatOrNull(at)?.isFile() === false) await clearEntry(at);
+  }
   const cgroupProcs = opts.cgroupProcs ?? [];
   // Into the control group as root, then the machine's uid, then bubblewrap: its user namespace maps root onto that uid.
   const line = joinAndExec(cgroupProcs, [...asHostUser(opts.hostUid), bwrap, '--info-fd', '3', ...bwrapArgs(paths, opts), '/bin/sh', '-c', INIT]);
@@ -358,21 +402,27 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
   });
   const initPid = readUntil(child.stdio[3] as NodeJS.ReadableStream, /"child-pid"\s*:\s*(\d+)/).then((m) => Number(m[1]));
   const ready = readUntil(child.stdout!, /ready\n/);
-  const [pid] = await Promise.race([Promise.all([initPid, ready]), failed]);
   failed.catch(() => {}); // ended later on purpose (stop): not a start failure
-  const network = existsSync(SLIRP) ? await connectNetwork(pid, paths, opts.hostUid ?? null, cgroupProcs) : null;
-  void ended.then(() => network?.kill());
-  return { process: child, initPid: pid, ended, network, cgroupProcs, hostUid: opts.hostUid ?? null };
+  try {
+    const [pid] = await Promise.race([Promise.all([initPid, ready]), failed]);
+    const network = existsSync(SLIRP) ? await connectNetwork(pid, cgroupProcs) : null;
+    void ended.then(() => network?.kill());
+    return { process: child, initPid: pid, ended, network, cgroupProcs, hostUid: opts.hostUid ?? null };
+  } catch (e) {
+    // Never a sandbox left running that nobody tracks (its disks mounted, its control group held).
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await ended;
+    throw e;
+  }
 }
 
 const SLIRP = '/usr/bin/slirp4netns';
 
 /**
- * Gives the sandbox's network namespace a tap device behind user-space NAT, and the NAT's DNS;
- * resolves once the device is configured (slirp4netns writes to its ready descriptor).
+ * Gives the sandbox's network namespace a tap device behind user-space NAT (its DNS at 10.0.2.3:
+ * SandboxOptions.resolvConf); resolves once the device is configured (slirp4netns writes to its ready descriptor).
  */
-async function connectNetwork(initPid: number, paths: SandboxPaths, uid: number | null, cgroupProcs: readonly string[]): Promise<ChildProcess> {
-  writeFresh(path.join(paths.system, 'etc', 'resolv.conf'), 'nameserver 10.0.2.3\n', uid);
+async function connectNetwork(initPid: number, cgroupProcs: readonly string[]): Promise<ChildProcess> {
   // In the machine's control group (its traffic's memory and CPU are the machine's), in a mount
   // namespace of its own with no capabilities left, and with its system calls filtered: it parses
   // what the machine sends.
