@@ -126,6 +126,21 @@ export const API = {
   fileStoreDownload: '/upgpu/api/v2.1/filestore/download',
   fileStoreFolder: '/upgpu/api/v2.1/filestore/folder',
   fileStoreRename: '/upgpu/api/v2.1/filestore/rename',
+  // AI 绘图 datasets (/sd/dataset): images and their captions, the input of LoRA training.
+  sdDatasets: '/upgpu/api/v2.1/sd/datasets',
+  sdDataset: '/upgpu/api/v2.1/sd/datasets/:id',
+  /** GET lists the images (paged); POST multipart (fields `file`, one or more) adds images. */
+  sdDatasetImages: '/upgpu/api/v2.1/sd/datasets/:id/images',
+  /** PUT sets the caption, DELETE removes the image. */
+  sdDatasetImage: '/upgpu/api/v2.1/sd/datasets/:id/images/:imageId',
+  /** GET the image's bytes (works as an <img> source: the session cookie is enough for reading). */
+  sdDatasetImageFile: '/upgpu/api/v2.1/sd/datasets/:id/images/:imageId/file',
+  /** POST captions in bulk: set several, prefix a trigger word, find and replace. */
+  sdDatasetCaptions: '/upgpu/api/v2.1/sd/datasets/:id/captions',
+  /** POST multipart (field `file`): a zip of images with same-name .txt captions. */
+  sdDatasetImport: '/upgpu/api/v2.1/sd/datasets/:id/import',
+  /** GET the dataset as a zip laid out for sd-scripts: `<repeats>_<trigger>/<image>` and `<image>.txt`. */
+  sdDatasetExport: '/upgpu/api/v2.1/sd/datasets/:id/export',
   /** The desktop of a 云桌面 / 云游戏 / 跨境电商 machine: a WebSocket carrying VNC (RFB) for noVNC. */
   instanceDesktop: '/upgpu/api/v2.1/instances/:id/desktop',
   instanceMigrate: '/upgpu/api/v2.1/instances/:id/migrate',

@@ -15,6 +15,7 @@ export * from './schemas/invoice.js';
 export * from './schemas/instance.js';
 export * from './schemas/terminal.js';
 export * from './schemas/filestore.js';
+export * from './schemas/dataset.js';
 export * from './schemas/ssh-key.js';
 export * from './schemas/account.js';
 export * from './schemas/storage.js';

@@ -25,3 +25,8 @@ export function payerIdOf(user: { id: string; isChild: boolean; parentId: string
 export function seesPayerFinance(user: { isChild: boolean; finance?: boolean }): boolean {
   return !user.isChild || user.finance === true;
 }
+
+/** Whether an account has passed real-name certification (spec §4/§5's gate): personal or enterprise, succeeded. */
+export function isCertified(user: { certStatus: string; certType: string }): boolean {
+  return user.certStatus === 'Succeed' && user.certType !== 'Uncertified';
+}

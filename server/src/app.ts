@@ -40,6 +40,7 @@ import { instanceRoutes } from './modules/instances/index.js';
 import { accessRoutes, machineDoorRoutes, machineProxyRoutes, SshGateway } from './modules/access/index.js';
 import { fileStoreRoutes } from './modules/filestore/index.js';
 import { imageRoutes } from './modules/images/index.js';
+import { datasetRoutes } from './modules/datasets/index.js';
 import { noticeRoutes } from './modules/notices/index.js';
 import { gatewayRoutes, modelRoutes } from './modules/model/index.js';
 import { SimulatedComputeDriver } from './drivers/compute/simulated.js';
@@ -155,6 +156,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   // The machines' web services are served elsewhere (machineListener); here, the doors to them.
   await app.register(async (scope) => machineDoorRoutes(scope, ctx));
   await app.register(async (scope) => imageRoutes(scope, ctx));
+  await app.register(async (scope) => datasetRoutes(scope, ctx));
   await app.register(async (scope) => certificationRoutes(scope, ctx));
   await app.register(async (scope) => studentRoutes(scope, ctx));
   await app.register(async (scope) => childRoutes(scope, ctx));

@@ -59,6 +59,7 @@ import type { TaskHandlers } from './modules/instances/index.js';
 import { DowngradeRefunds } from './modules/instances/index.js';
 import { InstanceViews } from './modules/instances/index.js';
 import { ImageService } from './modules/images/index.js';
+import { DatasetService } from './modules/datasets/index.js';
 import { InstanceBilling, METER_LANES, Meter } from './modules/instances/index.js';
 import { Reconciler } from './modules/instances/index.js';
 import { PrepaidService } from './modules/instances/index.js';
@@ -119,6 +120,7 @@ export interface AppContext {
   migration: MigrationService;
   saveImage: SaveImageService;
   images: ImageService;
+  datasets: DatasetService;
   disks: DiskService;
   instanceBilling: InstanceBilling;
   /** Prepaid instances: auto-renewal and refund of unused time. */
@@ -477,6 +479,7 @@ export async function createContext(opts: {
     migration,
     saveImage,
     images,
+    datasets: new DatasetService({ db, clock, storage: drivers.storage, users }),
     disks,
     instanceBilling,
     prepaid,

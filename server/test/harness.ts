@@ -5,6 +5,8 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
+import { API, type PermissionFlag } from '@console/contract';
 import { utils as sshUtils } from 'ssh2';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
@@ -127,6 +129,65 @@ export function multipart(name: string, content: Buffer, type = 'application/oct
     payload: Buffer.concat([Buffer.from(head), content, Buffer.from(`\r\n--${boundary}--\r\n`)]),
     headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
   };
+}
+
+/** A multipart/form-data body with several `file` fields (a bulk upload). */
+export function multipartFiles(files: { name: string; content: Buffer; type?: string }[]) {
+  const boundary = '----console-test-files';
+  const parts = files.map((f) =>
+    Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${f.name}"\r\nContent-Type: ${f.type ?? 'application/octet-stream'}\r\n\r\n`,
+      ),
+      f.content,
+      Buffer.from('\r\n'),
+    ]),
+  );
+  return {
+    payload: Buffer.concat([...parts, Buffer.from(`--${boundary}--\r\n`)]),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+  };
+}
+
+/** A real PNG of `width`×`height` in one colour (browsers draw it), e.g. for datasets. */
+export function pngImage(width: number, height: number, rgb: [number, number, number] = [120, 80, 200]): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const out = Buffer.alloc(12 + data.length);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc32(body), 8 + data.length);
+    return out;
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
+  const raw = Buffer.concat(Array.from({ length: height }, () => row));
+  return Buffer.concat([PNG.subarray(0, 8), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+export const CHILD_PASSWORD = 'Kid12345';
+
+/** A child account of `parent` with the given permissions, logged in. */
+export async function childAccount(
+  s: TestServer,
+  parent: { token: string; mobile: string },
+  childName: string,
+  permissions: Partial<Record<PermissionFlag, boolean>>,
+) {
+  const made = await post(s.app, API.children, { childName, password: CHILD_PASSWORD, permissions }, parent.token);
+  if (made.statusCode !== 200) throw new Error(`child ${made.statusCode}: ${made.body}`);
+  const login = await post(s.app, API.childLogin, { parentMobile: parent.mobile, childName, password: CHILD_PASSWORD });
+  return { id: json<{ id: string }>(made).id, token: json<{ token: string }>(login).token };
+}
+
+/** Real-name certification (personal) through the API, with the sandbox driver's accepted identity. */
+export async function certify(s: TestServer, token: string): Promise<void> {
+  await post(s.app, API.certifyPersonal, { name: '张三丰', idNumber: '11010519491231002X' }, token);
+  const done = await post(s.app, API.certifyPersonalConfirm, undefined, token);
+  if (done.statusCode !== 200) throw new Error(`certify ${done.statusCode}: ${done.body}`);
 }
 
 /** The smallest byte string the server recognises as a PNG. */

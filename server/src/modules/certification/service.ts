@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, ne } from 'drizzle-orm';
-import { canCert, type CertAction, type CertifyInfo, type EnterpriseCertify, type PersonalCertify, type ReviewDecision } from '@console/contract';
+import { canCert, isCertified, type CertAction, type CertifyInfo, type EnterpriseCertify, type PersonalCertify, type ReviewDecision } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor } from '../../db/client.js';
 import { accountReviews, certifications } from './schema.js';
@@ -47,7 +47,7 @@ export class CertificationService {
     return {
       certType: user!.certType,
       certStatus: user!.certStatus,
-      certified: user!.certStatus === 'Succeed' && user!.certType !== 'Uncertified',
+      certified: isCertified(user!),
       personal: p ? { ...base(p), name: maskName(p.realName), idNumber: p.idNumberMasked } : null,
       enterprise: e
         ? {

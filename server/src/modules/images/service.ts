@@ -12,6 +12,7 @@ import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { ImageStatus, USER_IMAGE_MAX_GB, imageSharePath, type InstanceCategory, type SharedImage, type UserImage, type UserImagePage } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
+import { isUniqueViolation } from '../../db/results.js';
 import { userImages } from './schema.js';
 import { AppError, isAppError } from '../../http/errors.js';
 import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
@@ -250,12 +251,4 @@ export class ImageService {
 function maskEmail(email: string): string {
   const [name = '', domain = ''] = email.split('@');
   return `${name.slice(0, 2)}***@${domain}`;
-}
-
-/** PostgreSQL's unique_violation, through drizzle's wrapping (PGlite and node-postgres alike). */
-function isUniqueViolation(e: unknown): boolean {
-  for (let cur = e as { code?: string; cause?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
-    if (cur.code === '23505') return true;
-  }
-  return false;
 }

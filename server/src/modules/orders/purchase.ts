@@ -20,6 +20,7 @@ import {
   type PermissionFlag,
   type Quote,
   type SizeOrderRequest,
+  isCertified,
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
@@ -60,8 +61,7 @@ export class PurchaseService {
   assertMayBuy(user: UserRow, category: string): void {
     const flag = BUY_PERMISSION[category];
     if (user.isChild && (!flag || !user[flag])) throw new AppError('PERMISSION_DENIED', flag ? `需要权限：${flag}` : '子账号不能购买该类产品');
-    const certified = user.certStatus === 'Succeed' && user.certType !== 'Uncertified';
-    if (category !== 'Ai' && this.deps.requireRealName && !certified) throw new AppError('CERTIFICATION_REQUIRED');
+    if (category !== 'Ai' && this.deps.requireRealName && !isCertified(user)) throw new AppError('CERTIFICATION_REQUIRED');
   }
 
   /**

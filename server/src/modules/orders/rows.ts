@@ -123,11 +123,3 @@ export function orderView(r: OrderRow, parts: OrderPart[]): Order {
     createdAt: r.createdAt.toISOString(),
   };
 }
-
-/** PostgreSQL's unique_violation, through drizzle's wrapping (PGlite and node-postgres alike). */
-export function isUniqueViolation(e: unknown): boolean {
-  for (let cur = e as { code?: string; cause?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
-    if (cur.code === '23505') return true;
-  }
-  return false;
-}

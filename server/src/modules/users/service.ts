@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, gt, ilike, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
-import { isStrongPassword, type User } from '@console/contract';
+import { isCertified, isStrongPassword, type User } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor, Tx } from '../../db/client.js';
 import { loginFailures, users } from './schema.js';
@@ -325,7 +325,7 @@ export class UserService {
       childName: row.childName,
       isStudent: row.isStudent,
       isChild: row.isChild,
-      certified: row.certStatus === 'Succeed' && row.certType !== 'Uncertified',
+      certified: isCertified(row),
       userVersion: row.userVersion,
       firstVisit: row.firstVisit,
       openModal: row.openModal,

@@ -1,0 +1,414 @@
+/**
+ * AI 绘图 datasets (issue 16): a paying account's sets of images with a caption each, kept the way
+ * kohya sd-scripts reads them (an image and its same-name `.txt`). The images' bytes live in the
+ * storage driver, their captions and facts here. Creating a dataset needs real-name certification
+ * (spec §4/§5, 40311001); a dataset holds at most 512 images (spec §9), each checked by its content.
+ */
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import path from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { unzipSync, Zip, ZipPassThrough } from 'fflate';
+import {
+  DATASET_IMAGE_EXTENSIONS,
+  DATASET_MAX_CAPTION,
+  DATASET_MAX_IMAGE_BYTES,
+  DATASET_MAX_IMAGES,
+  DATASET_MAX_PER_ACCOUNT,
+  isCertified,
+  type Dataset,
+  type DatasetImage,
+  type DatasetUploadResult,
+  type PageOf,
+  type datasetSchema,
+  type datasetImageSchema,
+} from '@console/contract';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/client.js';
+import { isUniqueViolation } from '../../db/results.js';
+import type { StorageDriver } from '../../drivers/storage/types.js';
+import { AppError } from '../../http/errors.js';
+import type { UserService } from '../users/index.js';
+import { CONTENT_TYPE_OF, EXTENSION_OF, imageInfo } from './image-info.js';
+import { sdDatasetImages, sdDatasets } from './schema.js';
+
+type DatasetRow = typeof sdDatasets.$inferSelect;
+type ImageRow = typeof sdDatasetImages.$inferSelect;
+type CaptionsRequest =
+  { op: 'set'; captions: { id: string; caption: string }[] } | { op: 'prefix'; text: string } | { op: 'replace'; find: string; replace: string };
+
+/** A zip imported at once is read into memory: its size, and what it may unpack to. */
+export const DATASET_MAX_ZIP_BYTES = 200 * 1024 * 1024;
+const MAX_UNPACKED_BYTES = 1024 * 1024 * 1024;
+
+export class DatasetService {
+  constructor(
+    private deps: {
+      db: Db;
+      clock: Clock;
+      storage: StorageDriver;
+      /** Whether the paying account is certified (spec §5's gate). */
+      users: Pick<UserService, 'findById'>;
+    },
+  ) {}
+
+  async list(payerId: string, q: { page: number; pageSize: number }): Promise<PageOf<typeof datasetSchema>> {
+    const { db } = this.deps;
+    const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(sdDatasets).where(eq(sdDatasets.userId, payerId));
+    const rows = await db
+      .select()
+      .from(sdDatasets)
+      .where(eq(sdDatasets.userId, payerId))
+      .orderBy(desc(sdDatasets.createdAt), desc(sdDatasets.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
+    return { items: await this.views(rows), total: n, page: q.page, pageSize: q.pageSize };
+  }
+
+  async create(payerId: string, createdBy: string, body: { name: string; kind: Dataset['kind']; description: string; triggerWord: string }): Promise<Dataset> {
+    const payer = await this.deps.users.findById(payerId);
+    if (!payer || !isCertified(payer)) throw new AppError('CERTIFICATION_REQUIRED');
+    const now = this.deps.clock.now();
+    const row = await this.deps.db.transaction(async (tx) => {
+      // One account's creations take turns, so two at once cannot both pass the limit.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sd_datasets:${payerId}`}))`);
+      const [{ n } = { n: 0 }] = await tx.select({ n: count() }).from(sdDatasets).where(eq(sdDatasets.userId, payerId));
+      if (n >= DATASET_MAX_PER_ACCOUNT) throw new AppError('DATASET_LIMIT');
+      const [created] = await tx
+        .insert(sdDatasets)
+        .values({ id: randomUUID(), userId: payerId, createdBy, ...body, createdAt: now, updatedAt: now })
+        .returning();
+      return created!;
+    });
+    return (await this.views([row]))[0]!;
+  }
+
+  async get(payerId: string, id: string): Promise<Dataset> {
+    return (await this.views([await this.own(payerId, id)]))[0]!;
+  }
+
+  async update(payerId: string, id: string, body: Partial<Pick<Dataset, 'name' | 'kind' | 'description' | 'triggerWord'>>): Promise<Dataset> {
+    await this.own(payerId, id);
+    const [row] = await this.deps.db
+      .update(sdDatasets)
+      .set({ ...body, updatedAt: this.deps.clock.now() })
+      .where(eq(sdDatasets.id, id))
+      .returning();
+    return (await this.views([row!]))[0]!;
+  }
+
+  /** Deletes the dataset, its rows first (the images cascade), then their bytes. */
+  async remove(payerId: string, id: string): Promise<void> {
+    await this.own(payerId, id);
+    const keys = await this.deps.db.select({ key: sdDatasetImages.storageKey }).from(sdDatasetImages).where(eq(sdDatasetImages.datasetId, id));
+    await this.deps.db.delete(sdDatasets).where(eq(sdDatasets.id, id));
+    for (const { key } of keys) await this.deps.storage.delete(key).catch(() => {});
+  }
+
+  async images(payerId: string, id: string, q: { page: number; pageSize: number; uncaptioned?: boolean }): Promise<PageOf<typeof datasetImageSchema>> {
+    await this.own(payerId, id);
+    const where = q.uncaptioned ? and(eq(sdDatasetImages.datasetId, id), eq(sdDatasetImages.caption, '')) : eq(sdDatasetImages.datasetId, id);
+    const [{ n } = { n: 0 }] = await this.deps.db.select({ n: count() }).from(sdDatasetImages).where(where);
+    const rows = await this.deps.db
+      .select()
+      .from(sdDatasetImages)
+      .where(where)
+      .orderBy(asc(sdDatasetImages.createdAt), asc(sdDatasetImages.name))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
+    return { items: rows.map(imageView), total: n, page: q.page, pageSize: q.pageSize };
+  }
+
+  /**
+   * Adds one image: checked by its content, named after the file with the extension of what it
+   * really is. Its bytes are stored first and removed again if the row cannot be written (the
+   * dataset filled meanwhile, the name taken), so nothing is left behind by a refusal.
+   */
+  async addImage(payerId: string, id: string, fileName: string, bytes: Buffer, caption = ''): Promise<DatasetImage> {
+    await this.own(payerId, id);
+    if (bytes.length > DATASET_MAX_IMAGE_BYTES) throw new AppError('DATASET_IMAGE_TOO_LARGE');
+    const info = imageInfo(bytes);
+    if (!info) throw new AppError('DATASET_IMAGE_INVALID');
+    const name = imageName(fileName, EXTENSION_OF[info.format]);
+    if (caption.length > DATASET_MAX_CAPTION) throw new AppError('VALIDATION_FAILED', `「${name}」的标注超过 ${DATASET_MAX_CAPTION} 个字符`);
+    if ((await this.imageCount(id)) >= DATASET_MAX_IMAGES) throw new AppError('DATASET_FULL');
+    const imageId = randomUUID();
+    const storageKey = `datasets/${id}/${imageId}`;
+    await this.deps.storage.put(storageKey, bytes, CONTENT_TYPE_OF[info.format]);
+    try {
+      const row = await this.deps.db.transaction(async (tx) => {
+        // The dataset's row is the turn every addition waits for: the 512th image is added once.
+        await tx.select({ id: sdDatasets.id }).from(sdDatasets).where(eq(sdDatasets.id, id)).for('update');
+        const [{ n } = { n: 0 }] = await tx.select({ n: count() }).from(sdDatasetImages).where(eq(sdDatasetImages.datasetId, id));
+        if (n >= DATASET_MAX_IMAGES) throw new AppError('DATASET_FULL');
+        const now = this.deps.clock.now();
+        const [inserted] = await tx
+          .insert(sdDatasetImages)
+          .values({ id: imageId, datasetId: id, name, ...info, bytes: bytes.length, caption, storageKey, createdAt: now })
+          .returning();
+        await tx.update(sdDatasets).set({ updatedAt: now }).where(eq(sdDatasets.id, id));
+        return inserted!;
+      });
+      return imageView(row);
+    } catch (e) {
+      await this.deps.storage.delete(storageKey).catch(() => {});
+      if (isUniqueViolation(e)) throw new AppError('DATASET_IMAGE_EXISTS', `「${name}」`);
+      throw e;
+    }
+  }
+
+  async setCaption(payerId: string, id: string, imageId: string, caption: string): Promise<DatasetImage> {
+    await this.own(payerId, id);
+    const [row] = await this.deps.db
+      .update(sdDatasetImages)
+      .set({ caption })
+      .where(and(eq(sdDatasetImages.id, imageId), eq(sdDatasetImages.datasetId, id)))
+      .returning();
+    if (!row) throw new AppError('DATASET_IMAGE_NOT_FOUND');
+    return imageView(row);
+  }
+
+  /**
+   * Captions in bulk, all or nothing: several set at once (every id must be the dataset's), a text
+   * put in front of every caption that does not start with it yet (a trigger word), or a literal
+   * find and replace. Answers how many captions changed.
+   */
+  async captions(payerId: string, id: string, req: CaptionsRequest): Promise<{ changed: number }> {
+    await this.own(payerId, id);
+    return this.deps.db.transaction(async (tx) => {
+      await tx.select({ id: sdDatasets.id }).from(sdDatasets).where(eq(sdDatasets.id, id)).for('update');
+      const rows = await tx
+        .select({ id: sdDatasetImages.id, name: sdDatasetImages.name, caption: sdDatasetImages.caption })
+        .from(sdDatasetImages)
+        .where(eq(sdDatasetImages.datasetId, id));
+      const next = new Map<string, string>();
+      if (req.op === 'set') {
+        const known = new Set(rows.map((r) => r.id));
+        const missing = req.captions.find((c) => !known.has(c.id));
+        if (missing) throw new AppError('DATASET_IMAGE_NOT_FOUND', missing.id);
+        for (const c of req.captions) next.set(c.id, c.caption);
+      } else {
+        for (const r of rows) next.set(r.id, req.op === 'prefix' ? prefixed(r.caption, req.text) : r.caption.split(req.find).join(req.replace));
+      }
+      let changed = 0;
+      for (const r of rows) {
+        const caption = next.get(r.id);
+        if (caption === undefined || caption === r.caption) continue;
+        if (caption.length > DATASET_MAX_CAPTION) throw new AppError('VALIDATION_FAILED', `「${r.name}」的标注将超过 ${DATASET_MAX_CAPTION} 个字符`);
+        await tx.update(sdDatasetImages).set({ caption }).where(eq(sdDatasetImages.id, r.id));
+        changed++;
+      }
+      return { changed };
+    });
+  }
+
+  async removeImage(payerId: string, id: string, imageId: string): Promise<void> {
+    await this.own(payerId, id);
+    const [row] = await this.deps.db
+      .delete(sdDatasetImages)
+      .where(and(eq(sdDatasetImages.id, imageId), eq(sdDatasetImages.datasetId, id)))
+      .returning({ key: sdDatasetImages.storageKey });
+    if (!row) throw new AppError('DATASET_IMAGE_NOT_FOUND');
+    await this.deps.storage.delete(row.key).catch(() => {});
+  }
+
+  async imageFile(payerId: string, id: string, imageId: string): Promise<{ body: Readable; contentType: string; size: number }> {
+    await this.own(payerId, id);
+    const [row] = await this.deps.db
+      .select()
+      .from(sdDatasetImages)
+      .where(and(eq(sdDatasetImages.id, imageId), eq(sdDatasetImages.datasetId, id)));
+    const file = row && (await this.deps.storage.get(row.storageKey));
+    if (!file) throw new AppError('DATASET_IMAGE_NOT_FOUND');
+    return { ...file, contentType: CONTENT_TYPE_OF[row.format] };
+  }
+
+  /**
+   * Imports a zip of images with same-name `.txt` captions (any folders; macOS's `__MACOSX` and
+   * hidden files skipped), image by image: each is taken or refused on its own, as an upload is.
+   */
+  async importZip(payerId: string, id: string, zip: Buffer): Promise<DatasetUploadResult> {
+    await this.own(payerId, id);
+    if (zip.length > DATASET_MAX_ZIP_BYTES) throw new AppError('DATASET_ZIP_TOO_LARGE');
+    const tooLarge: string[] = [];
+    let unpacked = 0;
+    let files: Record<string, Uint8Array>;
+    try {
+      files = unzipSync(zip, {
+        filter: (f) => {
+          const base = path.posix.basename(f.name);
+          if (f.name.endsWith('/') || f.name.startsWith('__MACOSX/') || base.startsWith('.')) return false;
+          const ext = path.posix.extname(base).toLowerCase();
+          if (ext !== '.txt' && !(DATASET_IMAGE_EXTENSIONS as readonly string[]).includes(ext)) return false;
+          if (f.originalSize > (ext === '.txt' ? 64 * 1024 : DATASET_MAX_IMAGE_BYTES)) {
+            tooLarge.push(f.name);
+            return false;
+          }
+          unpacked += f.originalSize;
+          return unpacked <= MAX_UNPACKED_BYTES;
+        },
+      });
+    } catch {
+      throw new AppError('DATASET_ZIP_INVALID');
+    }
+    const result: DatasetUploadResult = { added: [], refused: [] };
+    const refuse = (name: string, e: unknown) => {
+      if (!(e instanceof AppError)) throw e;
+      result.refused.push({ name, code: e.code, message: e.message });
+    };
+    for (const name of tooLarge) refuse(name, new AppError('DATASET_IMAGE_TOO_LARGE'));
+    const names = Object.keys(files).sort();
+    for (const name of names.filter((n) => !n.toLowerCase().endsWith('.txt'))) {
+      const txt = files[name.slice(0, name.length - path.posix.extname(name).length) + '.txt'];
+      const caption = txt
+        ? Buffer.from(txt)
+            .toString('utf8')
+            .replace(/^\uFEFF/, '')
+            .trim()
+        : '';
+      try {
+        result.added.push(await this.addImage(payerId, id, path.posix.basename(name), Buffer.from(files[name]!), caption));
+      } catch (e) {
+        refuse(name, e);
+      }
+    }
+    return result;
+  }
+
+  /**
+   * The dataset as a zip laid out for sd-scripts: one folder `<repeats>_<trigger>` holding every
+   * image and its caption as the same-name `.txt`. Streamed: images are stored as they are (they
+   * are compressed already), one after another from the storage driver.
+   */
+  async exportZip(payerId: string, id: string, repeats: number): Promise<{ body: Readable; fileName: string }> {
+    const dataset = await this.own(payerId, id);
+    const rows = await this.deps.db.select().from(sdDatasetImages).where(eq(sdDatasetImages.datasetId, id)).orderBy(asc(sdDatasetImages.name));
+    if (!rows.length) throw new AppError('DATASET_EMPTY');
+    const folder = `${repeats}_${dataset.triggerWord || 'dataset'}`;
+    const out = new PassThrough();
+    const zip = new Zip((err, chunk, final) => {
+      if (err) return out.destroy(err);
+      out.write(chunk);
+      if (final) out.end();
+    });
+    const write = async (row: ImageRow) => {
+      const file = await this.deps.storage.get(row.storageKey);
+      if (!file) throw new Error(`图片 ${row.name} 的文件缺失`);
+      const entry = new ZipPassThrough(`${folder}/${row.name}`);
+      zip.add(entry);
+      for await (const chunk of file.body) {
+        entry.push(chunk as Buffer);
+        if (out.writableNeedDrain) await once(out, 'drain');
+      }
+      entry.push(new Uint8Array(0), true);
+      const caption = new ZipPassThrough(`${folder}/${row.name.slice(0, -path.posix.extname(row.name).length)}.txt`);
+      zip.add(caption);
+      caption.push(Buffer.from(row.caption, 'utf8'), true);
+    };
+    void (async () => {
+      for (const row of rows) {
+        if (out.destroyed) return;
+        await write(row);
+      }
+      zip.end();
+    })().catch((e: unknown) => out.destroy(e as Error));
+    return { body: out, fileName: `${safeFileName(dataset.name)}.zip` };
+  }
+
+  private async own(payerId: string, id: string): Promise<DatasetRow> {
+    const [row] = await this.deps.db
+      .select()
+      .from(sdDatasets)
+      .where(and(eq(sdDatasets.id, id), eq(sdDatasets.userId, payerId)));
+    if (!row) throw new AppError('DATASET_NOT_FOUND');
+    return row;
+  }
+
+  private async imageCount(id: string): Promise<number> {
+    const [{ n } = { n: 0 }] = await this.deps.db.select({ n: count() }).from(sdDatasetImages).where(eq(sdDatasetImages.datasetId, id));
+    return n;
+  }
+
+  /** Rows as the API shows them, with their images' count, size, uncaptioned count and cover, in one query. */
+  private async views(rows: DatasetRow[]): Promise<Dataset[]> {
+    if (!rows.length) return [];
+    const stats = await this.deps.db
+      .select({
+        datasetId: sdDatasetImages.datasetId,
+        n: count(),
+        bytes: sql<string>`coalesce(sum(${sdDatasetImages.bytes}), 0)::text`,
+        uncaptioned: sql<number>`count(*) filter (where ${sdDatasetImages.caption} = '')::int`,
+        cover: sql<string>`(array_agg(${sdDatasetImages.id} order by ${sdDatasetImages.createdAt}, ${sdDatasetImages.name}))[1]`,
+      })
+      .from(sdDatasetImages)
+      .where(
+        inArray(
+          sdDatasetImages.datasetId,
+          rows.map((r) => r.id),
+        ),
+      )
+      .groupBy(sdDatasetImages.datasetId);
+    const byId = new Map(stats.map((s) => [s.datasetId, s]));
+    return rows.map((r) => {
+      const s = byId.get(r.id);
+      return {
+        id: r.id,
+        name: r.name,
+        kind: r.kind,
+        description: r.description,
+        triggerWord: r.triggerWord,
+        imageCount: s?.n ?? 0,
+        uncaptioned: s?.uncaptioned ?? 0,
+        bytes: Number(s?.bytes ?? 0),
+        coverImageId: s?.cover ?? null,
+        createdAt: r.createdAt.toISOString(),
+        updatedAt: r.updatedAt.toISOString(),
+      };
+    });
+  }
+}
+
+function imageView(r: ImageRow): DatasetImage {
+  return {
+    id: r.id,
+    name: r.name,
+    format: r.format,
+    width: r.width,
+    height: r.height,
+    bytes: r.bytes,
+    caption: r.caption,
+    createdAt: r.createdAt.toISOString(),
+  };
+}
+
+/**
+ * An image's name in the dataset: the uploaded file's own name (its folders dropped), with the
+ * extension of what the file really is; no control characters or slashes, at most 100 characters.
+ */
+export function imageName(fileName: string, extension: string): string {
+  const base = fileName.split(/[\\/]/).pop() ?? '';
+  const ext = path.posix.extname(base);
+  const stem = ext ? base.slice(0, -ext.length) : base;
+  const clean = [...stem]
+    .filter((ch) => !isControl(ch))
+    .join('')
+    .trim()
+    .slice(0, 100);
+  return `${clean || 'image'}${extension}`;
+}
+
+/** A trigger word in front of a caption (comma-separated, as sd-scripts' tags are), once. */
+function prefixed(caption: string, text: string): string {
+  if (caption === text || caption.startsWith(`${text},`)) return caption;
+  return caption ? `${text}, ${caption}` : text;
+}
+
+function safeFileName(name: string): string {
+  return [...name].map((ch) => (isControl(ch) || '\\/:*?"<>|'.includes(ch) ? '_' : ch)).join('') || 'dataset';
+}
+
+function isControl(ch: string): boolean {
+  const c = ch.codePointAt(0)!;
+  return c < 0x20 || c === 0x7f;
+}
