@@ -21,6 +21,8 @@ export interface PagedListPageProps<T extends object, P extends ListPage<T>> {
   table: Pick<TableProps<T>, 'rowKey' | 'columns' | 'scroll'>;
   /** Dialogs the page opens. */
   children?: ReactNode;
+  /** Actions in the header, before the refresh button (e.g. the page's 创建 button). */
+  extra?: ReactNode;
 }
 
 /** A console page that is one server-paged table: header with refresh, a notice, the table, paging in the URL. */
@@ -33,6 +35,7 @@ export function PagedListPage<T extends object, P extends ListPage<T>>({
   unit,
   table,
   children,
+  extra,
 }: PagedListPageProps<T, P>) {
   const { paging, set } = useUrlPaging();
   const list = usePagedQuery({
@@ -44,7 +47,14 @@ export function PagedListPage<T extends object, P extends ListPage<T>>({
   const { title, description } = notice(list.data);
 
   return (
-    <PageFrame extra={<RefreshButton list={list} />}>
+    <PageFrame
+      extra={
+        <Flex gap={8}>
+          {extra}
+          <RefreshButton list={list} />
+        </Flex>
+      }
+    >
       <Card>
         <Flex vertical gap={16}>
           <Alert type="info" showIcon title={title} description={description} />

@@ -27,19 +27,8 @@ import { FILESTORE_KEYS, fileStoreApi } from '../../api/filestore';
 import { LoadError } from '../../components/LoadError';
 import { PageFrame } from '../../components/PageFrame';
 import { formatTime } from '../../components/orderViews';
+import { formatBytes } from '../../components/format';
 import { session } from '../../session/store';
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let v = n / 1024;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ${units[u]}`;
-}
 
 const parentOf = (p: string) => p.slice(0, p.lastIndexOf('/')) || '/';
 

@@ -1,0 +1,132 @@
+/**
+ * The dataset part of the AI image area in Chromium: a certified account creates a dataset, uploads
+ * images (one of them not an image, refused with the reason), captions one in place, puts the trigger
+ * word in front of every caption, and finds the export link of the sd-scripts layout.
+ */
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { deflateSync, crc32 } from 'node:zlib';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from './browser.js';
+import { animationsDone, registerInBrowser } from './console.js';
+import { startServer, type RunningServer } from './server.js';
+
+const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'datasets');
+
+/** A real PNG in one colour, as a camera or a drawing program would save one. */
+function png(width: number, height: number, rgb: [number, number, number]): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const out = Buffer.alloc(12 + data.length);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc32(body), 8 + data.length);
+    return out;
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
+  const raw = Buffer.concat(Array.from({ length: height }, () => row));
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+describe('datasets journey', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    mkdirSync(shots, { recursive: true });
+    server = await startServer();
+    browser = await launchBrowser();
+    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' })).newPage();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+  const shot = (name: string) => animationsDone(page).then(() => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true }));
+
+  it('creates a dataset as a certified account and uploads images, the non-image refused with its reason', async () => {
+    await registerInBrowser(page, server.url, '137', 'Draw12345');
+    // Certified through the API with the page's own session (the certification pages have their own journey).
+    const certified = await page.evaluate(async () => {
+      const authorization = `Bearer ${localStorage.getItem('token')}`;
+      const body = JSON.stringify({ name: '张三丰', idNumber: '11010519491231002X' });
+      await fetch('/api/v1/certify/personal', { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body });
+      return (await fetch('/api/v1/certify/personal/confirm', { method: 'POST', headers: { authorization } })).status;
+    });
+    expect(certified).toBe(200);
+    await page.goto(`${server.url}/sd/dataset`);
+    await page.getByText('还没有数据集').waitFor();
+    await page.getByRole('button', { name: '创建数据集' }).click();
+    await page.waitForURL('**/sd/dataset/create');
+    await page.getByLabel('数据集名称').fill('紫发少女');
+    await page.getByLabel('触发词').fill('purplegirl');
+    await page.getByLabel('描述').fill('同一角色的多角度图片');
+    await shot('1-create');
+    await page.getByRole('button', { name: '创建并上传图片' }).click();
+    await page.waitForURL('**/sd/dataset/detail/upload?id=*');
+    await page.getByText('已有 0 / 512 张图片').waitFor();
+
+    await page
+      .getByTestId('dataset-upload')
+      .locator('input[type=file]')
+      .setInputFiles([
+        { name: 'front.png', mimeType: 'image/png', buffer: png(96, 128, [150, 90, 210]) },
+        { name: 'side.png', mimeType: 'image/png', buffer: png(128, 96, [90, 60, 160]) },
+        { name: 'back.png', mimeType: 'image/png', buffer: png(64, 64, [200, 160, 230]) },
+        { name: 'notes.png', mimeType: 'image/png', buffer: Buffer.from('a text file with an image name') },
+      ]);
+    const summary = page.getByTestId('upload-summary');
+    await summary.getByText(/成功 3 张/).waitFor({ timeout: 20_000 });
+    await summary.getByText(/「notes.png」：文件不是可用的图片/).waitFor();
+    await shot('2-upload');
+  });
+
+  it('captions an image in place and puts the trigger word in front of every caption', async () => {
+    await page.getByRole('button', { name: '完成，去标注' }).click();
+    await page.waitForURL('**/sd/dataset/detail?id=*');
+    await page.getByTestId('dataset-count').getByText('3 / 512').waitFor();
+    await expect.poll(() => page.getByTestId('dataset-image').count()).toBe(3);
+    // Every thumbnail is drawn (the image endpoint answers the session cookie).
+    await expect
+      .poll(() => page.locator('[data-testid=dataset-image] img').evaluateAll((imgs) => imgs.every((i) => (i as HTMLImageElement).naturalWidth > 0)), {
+        timeout: 10_000,
+      })
+      .toBe(true);
+
+    await page.getByLabel('front.png 的标注').fill('1girl, purple hair, smiling');
+    await page.getByLabel('side.png 的标注').click(); // leaving the field saves it
+    await page.getByText('标注已保存').waitFor();
+    await page.getByRole('checkbox', { name: '只看未标注' }).check();
+    await expect.poll(() => page.getByTestId('dataset-image').count()).toBe(2);
+    await page.getByRole('checkbox', { name: '只看未标注' }).uncheck();
+
+    await expect.poll(() => page.getByLabel('加在每条标注前面的文字').inputValue()).toBe('purplegirl');
+    await page.getByRole('button', { name: '加到开头' }).click();
+    await page.getByText('已修改 3 条标注').waitFor();
+    await expect.poll(() => page.getByLabel('front.png 的标注').inputValue()).toBe('purplegirl, 1girl, purple hair, smiling');
+    await expect.poll(() => page.getByLabel('back.png 的标注').inputValue()).toBe('purplegirl');
+    await shot('3-captions');
+
+    await page.getByRole('button', { name: /导\s*出/ }).click();
+    const download = page.getByRole('link', { name: /下载 zip/ });
+    await download.waitFor();
+    expect(await download.getAttribute('href')).toMatch(/\/sd\/datasets\/[0-9a-f-]+\/export\?repeats=10$/);
+    const res = await page.evaluate(
+      async (href) => {
+        const r = await fetch(href!);
+        return { status: r.status, type: r.headers.get('content-type'), size: (await r.arrayBuffer()).byteLength };
+      },
+      await download.getAttribute('href'),
+    );
+    expect(res).toMatchObject({ status: 200, type: 'application/zip' });
+    expect(res.size).toBeGreaterThan(100);
+  });
+});
