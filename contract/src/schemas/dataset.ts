@@ -86,6 +86,9 @@ export const datasetImageListQuerySchema = pagingQuerySchema.extend({
     .optional(),
 });
 
+/** ?thumb=1: the thumbnail (WebP) instead of the image itself. */
+export const datasetImageFileQuerySchema = z.object({ thumb: z.enum(['1'], { error: 'thumb 只能是 1' }).optional() });
+
 export const datasetCaptionRequestSchema = z.object({ caption: captionSchema });
 
 /** Captions changed in bulk: one by one, a trigger word in front of every caption, or find and replace. */

@@ -33,7 +33,7 @@ export const datasetApi = {
   captions: (id: string, body: CaptionsBulk) => api.post<{ changed: number }>(API.sdDatasetCaptions, { id, ...body }),
   removeImage: (id: string, imageId: string) => api.delete<{ ok: true }>(API.sdDatasetImage, { id, imageId }, { successMessage: '图片已删除' }),
   /** Plain links: the session cookie authenticates reading. */
-  imageUrl: (id: string, imageId: string) => BASES.main.url + fill(API.sdDatasetImageFile, id, imageId),
+  imageUrl: (id: string, imageId: string, thumb = false) => BASES.main.url + fill(API.sdDatasetImageFile, id, imageId) + (thumb ? '?thumb=1' : ''),
   exportUrl: (id: string, repeats: number) => `${BASES.main.url}${fill(API.sdDatasetExport, id)}?repeats=${repeats}`,
   uploadUrl: (id: string) => BASES.main.url + fill(API.sdDatasetImages, id),
   importUrl: (id: string) => BASES.main.url + fill(API.sdDatasetImport, id),

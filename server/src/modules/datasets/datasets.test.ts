@@ -6,6 +6,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { strToU8, unzipSync, zipSync } from 'fflate';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, type Dataset, type DatasetImage, type DatasetUploadResult, type PageOf, type datasetImageSchema } from '@console/contract';
 import {
@@ -24,14 +25,26 @@ import {
   type TestServer,
 } from '../../../test/harness.js';
 
-/** The first bytes of a JPEG: SOI, a JFIF segment, a baseline frame header of 64×48. */
-const JPEG = Buffer.concat([
-  Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]),
-  Buffer.from('JFIF\0', 'latin1'),
-  Buffer.alloc(9),
-  Buffer.from([0xff, 0xc0, 0x00, 0x11, 0x08, 0x00, 0x30, 0x00, 0x40, 0x03]),
-  Buffer.alloc(32),
-]);
+/** A real JPEG of 64×48, and a PNG whose header is right but whose pixels are cut off. */
+const JPEG = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 200, b: 90 } } })
+  .jpeg()
+  .toBuffer();
+const TRUNCATED_PNG = pngImage(300, 300).subarray(0, 60);
+/** An uncompressed 24-bit BMP of 3×2 (rows bottom-up, each padded to 4 bytes). */
+function bmp24(width: number, height: number): Buffer {
+  const stride = Math.ceil((width * 3) / 4) * 4;
+  const b = Buffer.alloc(54 + stride * height, 0x80);
+  b.write('BM', 0, 'latin1');
+  b.writeUInt32LE(b.length, 2);
+  b.writeUInt32LE(54, 10);
+  b.writeUInt32LE(40, 14);
+  b.writeInt32LE(width, 18);
+  b.writeInt32LE(height, 22);
+  b.writeUInt16LE(1, 26);
+  b.writeUInt16LE(24, 28);
+  b.writeUInt32LE(0, 30);
+  return b;
+}
 
 let s: TestServer;
 beforeAll(async () => {
@@ -56,11 +69,14 @@ async function upload(token: string, id: string, files: { name: string; content:
 }
 const images = async (token: string, id: string, query = '') =>
   json<PageOf<typeof datasetImageSchema>>(await get(s.app, `${path_(API.sdDatasetImages, id)}?pageSize=100${query}`, token));
-/** Objects the storage driver holds for datasets (the local driver keeps a `.type` file beside each). */
+/** Images the storage driver holds for datasets (beside each: its thumbnail, and the local driver's `.type` files). */
 function storedFiles(): number {
   const root = path.join(s.dataDir, 'files', 'datasets');
   if (!existsSync(root)) return 0;
-  return readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && !e.name.endsWith('.type')).length;
+  const files = readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && !e.name.endsWith('.type'));
+  const thumbs = files.filter((e) => e.name.endsWith('.thumb')).length;
+  expect(thumbs * 2).toBe(files.length); // every image has its thumbnail, and no thumbnail is left alone
+  return thumbs;
 }
 
 describe('datasets', () => {
@@ -98,31 +114,39 @@ describe('datasets', () => {
       { name: 'girl_02.png', content: JPEG }, // a JPEG named .png: kept, as .jpg
       { name: 'notes.png', content: Buffer.from('just text, not an image') },
       { name: 'huge.png', content: Buffer.concat([pngImage(8, 8), Buffer.alloc(20 * 1024 * 1024)]) },
+      { name: 'cut.png', content: TRUNCATED_PNG },
+      { name: 'scan.bmp', content: bmp24(3, 2) },
     ]);
     expect(res.statusCode, res.body).toBe(200);
     const result = json<DatasetUploadResult>(res);
     expect(result.added).toMatchObject([
       { name: 'girl_01.png', format: 'png', width: 64, height: 96, caption: '' },
       { name: 'girl_02.jpg', format: 'jpeg', width: 64, height: 48 },
+      { name: 'scan.bmp', format: 'bmp', width: 3, height: 2 },
     ]);
     expect(result.refused).toEqual([
       expect.objectContaining({ name: 'notes.png', code: 40050001 }),
       expect.objectContaining({ name: 'huge.png', code: 41350001 }),
+      expect.objectContaining({ name: 'cut.png', code: 40050001 }),
     ]);
-    expect(storedFiles()).toBe(before + 2);
+    expect(storedFiles()).toBe(before + 3);
 
     // The same name again is refused (a caption file pairs with one image).
     const again = json<DatasetUploadResult>(await upload(u.token, d.id, [{ name: 'girl_01.png', content: pngImage(10, 10) }]));
     expect(again.refused).toEqual([expect.objectContaining({ code: 40950001 })]);
-    expect(storedFiles()).toBe(before + 2);
+    expect(storedFiles()).toBe(before + 3);
 
     const file = await get(s.app, path_(API.sdDatasetImageFile, d.id, result.added[0]!.id), u.token);
     expect(file.statusCode).toBe(200);
     expect(file.headers['content-type']).toBe('image/png');
     expect(file.rawPayload.equals(pngImage(64, 96))).toBe(true);
+    // The thumbnail: WebP, the picture's proportions within 320 px (never enlarged).
+    const thumb = await get(s.app, `${path_(API.sdDatasetImageFile, d.id, result.added[0]!.id)}?thumb=1`, u.token);
+    expect(thumb.headers['content-type']).toBe('image/webp');
+    expect(await sharp(thumb.rawPayload).metadata()).toMatchObject({ format: 'webp', width: 64, height: 96 });
     expect(await get(s.app, path_(API.sdDataset, d.id), u.token).then(json)).toMatchObject({
-      imageCount: 2,
-      uncaptioned: 2,
+      imageCount: 3,
+      uncaptioned: 3,
       coverImageId: result.added[0]!.id,
     });
   });

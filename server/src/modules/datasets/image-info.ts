@@ -1,7 +1,10 @@
 /**
  * What an uploaded file really is, read from its first bytes (the name's extension is the user's
  * word only): PNG, JPEG, WebP or BMP, and the picture's size. Anything else is not an image here.
+ * An image is then decoded whole (sharp; BMP by hand, as libvips has no BMP loader) to make its
+ * thumbnail: a file whose header looks right but whose pixels do not decode is refused too.
  */
+import sharp from 'sharp';
 import type { DatasetImage } from '@console/contract';
 
 export interface ImageInfo {
@@ -78,4 +81,57 @@ function bmp(b: Buffer): ImageInfo | null {
   if (header === 12) return { format: 'bmp', width: b.readUInt16LE(18), height: b.readUInt16LE(20) };
   if (header < 40 || b.length < 26) return null;
   return { format: 'bmp', width: Math.abs(b.readInt32LE(18)), height: Math.abs(b.readInt32LE(22)) };
+}
+
+/** The thumbnails' longest side, in pixels (the dataset page shows them 160 px high, sharp on 2× screens). */
+export const THUMBNAIL_SIDE = 320;
+
+/**
+ * The image checked and its thumbnail (WebP), or null when the file is not an image it claims to
+ * be: an unknown header, pixels that do not decode, a BMP kind other than uncompressed 24/32 bits.
+ */
+export async function inspectImage(bytes: Buffer): Promise<{ info: ImageInfo; thumbnail: Buffer } | null> {
+  const info = imageInfo(bytes);
+  if (!info) return null;
+  try {
+    const source = info.format === 'bmp' ? bmpPixels(bytes) : sharp(bytes, { failOn: 'error', limitInputPixels: MAX_SIDE * MAX_SIDE });
+    if (!source) return null;
+    const thumbnail = await source
+      .rotate() // a phone's EXIF orientation, as the picture is seen
+      .resize({ width: THUMBNAIL_SIDE, height: THUMBNAIL_SIDE, fit: 'inside', withoutEnlargement: true })
+      .webp({ quality: 80 })
+      .toBuffer();
+    return { info, thumbnail };
+  } catch {
+    return null;
+  }
+}
+
+/** An uncompressed 24- or 32-bit BMP's pixels for sharp; null for any other kind. */
+function bmpPixels(b: Buffer): sharp.Sharp | null {
+  const header = b.readUInt32LE(14);
+  if (header < 40) return null;
+  const width = b.readInt32LE(18);
+  const rawHeight = b.readInt32LE(22);
+  const bits = b.readUInt16LE(28);
+  const compression = b.readUInt32LE(30);
+  if ((bits !== 24 && bits !== 32) || (compression !== 0 && !(compression === 3 && bits === 32)) || width <= 0) return null;
+  const height = Math.abs(rawHeight);
+  const offset = b.readUInt32LE(10);
+  const stride = Math.ceil((width * bits) / 32) * 4;
+  if (offset + stride * height > b.length) return null;
+  const bytesPer = bits / 8;
+  const rgb = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    // Rows are stored bottom-up unless the height is negative.
+    const row = offset + (rawHeight > 0 ? height - 1 - y : y) * stride;
+    for (let x = 0; x < width; x++) {
+      const at = row + x * bytesPer;
+      const to = (y * width + x) * 3;
+      rgb[to] = b[at + 2]!;
+      rgb[to + 1] = b[at + 1]!;
+      rgb[to + 2] = b[at]!;
+    }
+  }
+  return sharp(rgb, { raw: { width, height, channels: 3 } });
 }

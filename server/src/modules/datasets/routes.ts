@@ -14,6 +14,7 @@ import {
   datasetCreateRequestSchema,
   datasetExportQuerySchema,
   datasetIdParamsSchema,
+  datasetImageFileQuerySchema,
   datasetImageListQuerySchema,
   datasetImageParamsSchema,
   datasetImageSchema,
@@ -106,14 +107,18 @@ export async function datasetRoutes(app: FastifyInstance, ctx: AppContext) {
       return { ok: true as const };
     },
   );
-  r.get(API.sdDatasetImageFile, { schema: { tags, summary: '图片文件', params: datasetImageParamsSchema }, onRequest }, async (req, reply) => {
-    const file = await s.imageFile(payerOf(req), req.params.id, req.params.imageId);
-    reply.header('content-type', file.contentType);
-    reply.header('content-length', file.size);
-    reply.header('cache-control', 'private, max-age=3600');
-    reply.header('x-content-type-options', 'nosniff');
-    return reply.send(file.body);
-  });
+  r.get(
+    API.sdDatasetImageFile,
+    { schema: { tags, summary: '图片文件（?thumb=1 为缩略图）', params: datasetImageParamsSchema, querystring: datasetImageFileQuerySchema }, onRequest },
+    async (req, reply) => {
+      const file = await s.imageFile(payerOf(req), req.params.id, req.params.imageId, req.query.thumb === '1');
+      reply.header('content-type', file.contentType);
+      reply.header('content-length', file.size);
+      reply.header('cache-control', 'private, max-age=3600');
+      reply.header('x-content-type-options', 'nosniff');
+      return reply.send(file.body);
+    },
+  );
   r.post(
     API.sdDatasetCaptions,
     {

@@ -30,7 +30,7 @@ import { isUniqueViolation } from '../../db/results.js';
 import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import type { UserService } from '../users/index.js';
-import { CONTENT_TYPE_OF, EXTENSION_OF, imageInfo } from './image-info.js';
+import { CONTENT_TYPE_OF, EXTENSION_OF, inspectImage } from './image-info.js';
 import { sdDatasetImages, sdDatasets } from './schema.js';
 
 type DatasetRow = typeof sdDatasets.$inferSelect;
@@ -103,7 +103,7 @@ export class DatasetService {
     await this.own(payerId, id);
     const keys = await this.deps.db.select({ key: sdDatasetImages.storageKey }).from(sdDatasetImages).where(eq(sdDatasetImages.datasetId, id));
     await this.deps.db.delete(sdDatasets).where(eq(sdDatasets.id, id));
-    for (const { key } of keys) await this.deps.storage.delete(key).catch(() => {});
+    for (const { key } of keys) await this.dropFiles(key);
   }
 
   async images(payerId: string, id: string, q: { page: number; pageSize: number; uncaptioned?: boolean }): Promise<PageOf<typeof datasetImageSchema>> {
@@ -128,14 +128,16 @@ export class DatasetService {
   async addImage(payerId: string, id: string, fileName: string, bytes: Buffer, caption = ''): Promise<DatasetImage> {
     await this.own(payerId, id);
     if (bytes.length > DATASET_MAX_IMAGE_BYTES) throw new AppError('DATASET_IMAGE_TOO_LARGE');
-    const info = imageInfo(bytes);
-    if (!info) throw new AppError('DATASET_IMAGE_INVALID');
+    const inspected = await inspectImage(bytes);
+    if (!inspected) throw new AppError('DATASET_IMAGE_INVALID');
+    const { info, thumbnail } = inspected;
     const name = imageName(fileName, EXTENSION_OF[info.format]);
     if (caption.length > DATASET_MAX_CAPTION) throw new AppError('VALIDATION_FAILED', `「${name}」的标注超过 ${DATASET_MAX_CAPTION} 个字符`);
     if ((await this.imageCount(id)) >= DATASET_MAX_IMAGES) throw new AppError('DATASET_FULL');
     const imageId = randomUUID();
     const storageKey = `datasets/${id}/${imageId}`;
     await this.deps.storage.put(storageKey, bytes, CONTENT_TYPE_OF[info.format]);
+    await this.deps.storage.put(thumbnailKey(storageKey), thumbnail, 'image/webp');
     try {
       const row = await this.deps.db.transaction(async (tx) => {
         // The dataset's row is the turn every addition waits for: the 512th image is added once.
@@ -152,7 +154,7 @@ export class DatasetService {
       });
       return imageView(row);
     } catch (e) {
-      await this.deps.storage.delete(storageKey).catch(() => {});
+      await this.dropFiles(storageKey);
       if (isUniqueViolation(e)) throw new AppError('DATASET_IMAGE_EXISTS', `「${name}」`);
       throw e;
     }
@@ -210,18 +212,24 @@ export class DatasetService {
       .where(and(eq(sdDatasetImages.id, imageId), eq(sdDatasetImages.datasetId, id)))
       .returning({ key: sdDatasetImages.storageKey });
     if (!row) throw new AppError('DATASET_IMAGE_NOT_FOUND');
-    await this.deps.storage.delete(row.key).catch(() => {});
+    await this.dropFiles(row.key);
   }
 
-  async imageFile(payerId: string, id: string, imageId: string): Promise<{ body: Readable; contentType: string; size: number }> {
+  /** The image's bytes, or its thumbnail (WebP, at most THUMBNAIL_SIDE pixels a side). */
+  async imageFile(payerId: string, id: string, imageId: string, thumbnail = false): Promise<{ body: Readable; contentType: string; size: number }> {
     await this.own(payerId, id);
     const [row] = await this.deps.db
       .select()
       .from(sdDatasetImages)
       .where(and(eq(sdDatasetImages.id, imageId), eq(sdDatasetImages.datasetId, id)));
-    const file = row && (await this.deps.storage.get(row.storageKey));
+    const file = row && (await this.deps.storage.get(thumbnail ? thumbnailKey(row.storageKey) : row.storageKey));
     if (!file) throw new AppError('DATASET_IMAGE_NOT_FOUND');
-    return { ...file, contentType: CONTENT_TYPE_OF[row.format] };
+    return thumbnail ? file : { ...file, contentType: CONTENT_TYPE_OF[row.format] };
+  }
+
+  /** An image's stored files (the picture and its thumbnail), gone; a failure only leaves a file nobody reaches. */
+  private async dropFiles(key: string): Promise<void> {
+    for (const k of [key, thumbnailKey(key)]) await this.deps.storage.delete(k).catch(() => {});
   }
 
   /**
@@ -411,4 +419,9 @@ function safeFileName(name: string): string {
 function isControl(ch: string): boolean {
   const c = ch.codePointAt(0)!;
   return c < 0x20 || c === 0x7f;
+}
+
+/** Where an image's thumbnail is stored, beside it. */
+function thumbnailKey(storageKey: string): string {
+  return `${storageKey}.thumb`;
 }
