@@ -1,0 +1,108 @@
+/**
+ * LoRA training (/sd/train): the parameters users know from kohya sd-scripts, each with its range,
+ * its default and a one-line Chinese hint; presets by dataset type; the base models offered; and the
+ * step count every estimate (time, price) starts from. The job API itself comes with the trainer.
+ */
+import { z } from 'zod';
+import type { DatasetKind } from './dataset.js';
+
+/** The base models a LoRA is trained on, with their native resolution and default CLIP skip. */
+export const SD_BASE_MODELS = [
+  { id: 'sd15', name: 'Stable Diffusion 1.5', family: 'sd15', resolution: 512, clipSkip: 2 },
+  { id: 'sdxl', name: 'Stable Diffusion XL 1.0', family: 'sdxl', resolution: 1024, clipSkip: 1 },
+] as const;
+export type SdBaseModelId = (typeof SD_BASE_MODELS)[number]['id'];
+export const sdBaseModelIdSchema = z.enum(SD_BASE_MODELS.map((m) => m.id) as [SdBaseModelId, ...SdBaseModelId[]], { error: '请选择底模' });
+
+export const LORA_OPTIMIZERS = ['AdamW8bit', 'AdamW', 'Lion', 'Prodigy', 'Adafactor'] as const;
+export const LORA_SCHEDULERS = ['cosine', 'cosine_with_restarts', 'constant', 'constant_with_warmup', 'linear', 'polynomial'] as const;
+
+const int = (label: string, min: number, max: number) =>
+  z
+    .number({ error: `${label}应为数字` })
+    .int({ error: `${label}应为整数` })
+    .min(min, { error: `${label}最小为 ${min}` })
+    .max(max, { error: `${label}最大为 ${max}` });
+const rate = (label: string, min: number, max: number) =>
+  z
+    .number({ error: `${label}应为数字` })
+    .min(min, { error: `${label}最小为 ${min}` })
+    .max(max, { error: `${label}最大为 ${max}` });
+
+/** sd-scripts' parameters of a LoRA job (train_network.py), with the ranges the console allows. */
+export const loraParamsSchema = z
+  .object({
+    resolution: int('分辨率', 256, 2048).refine((v) => v % 64 === 0, { error: '分辨率应为 64 的倍数' }),
+    repeats: int('重复次数', 1, 100),
+    epochs: int('训练轮数', 1, 100),
+    batchSize: int('批大小', 1, 8),
+    unetLr: rate('UNet 学习率', 0.000001, 0.01),
+    textEncoderLr: rate('文本编码器学习率', 0, 0.001),
+    networkDim: int('网络维度', 1, 256),
+    networkAlpha: int('网络 Alpha', 1, 256),
+    optimizer: z.enum(LORA_OPTIMIZERS, { error: '请选择优化器' }),
+    scheduler: z.enum(LORA_SCHEDULERS, { error: '请选择学习率调度器' }),
+    seed: int('随机种子', 0, 2147483647),
+    shuffleCaption: z.boolean({ error: '打乱标注应为是或否' }),
+    keepTokens: int('保留词数', 0, 10),
+    clipSkip: int('CLIP 跳层', 1, 12),
+    noiseOffset: rate('噪声偏移', 0, 1),
+    minSnrGamma: rate('Min-SNR Gamma', 0, 20),
+  })
+  .refine((p) => p.networkAlpha <= p.networkDim, { error: '网络 Alpha 不能大于网络维度', path: ['networkAlpha'] });
+export type LoraParams = z.infer<typeof loraParamsSchema>;
+
+/** One line each, shown under the field. */
+export const LORA_PARAM_HINTS: Record<keyof LoraParams, string> = {
+  resolution: '训练图片缩放到的边长；SD1.5 常用 512，SDXL 常用 1024，越大越慢',
+  repeats: '每轮中每张图片学习的次数；图片少时调大',
+  epochs: '把整个数据集学完一遍为一轮；每轮结束保存一个模型并出样图',
+  batchSize: '每步同时学习的图片数；调大更快但更占显存',
+  unetLr: '画面学习的速度；过大容易过拟合，常用 1e-4',
+  textEncoderLr: '提示词理解的学习速度；常为 UNet 学习率的一半，0 为不训练',
+  networkDim: 'LoRA 的容量；人物 16-32，画风 32-128，越大文件越大',
+  networkAlpha: '缩放学习强度，不大于网络维度；常取维度的一半',
+  optimizer: 'AdamW8bit 省显存且稳定；Prodigy 可自适应学习率',
+  scheduler: '学习率随训练进度的变化方式；cosine 最常用',
+  seed: '相同种子和参数可复现训练结果',
+  shuffleCaption: '每次打乱标注中逗号分隔的标签顺序，减少对顺序的依赖',
+  keepTokens: '打乱时保持开头的几个标签不动，通常为 1（触发词）',
+  clipSkip: '跳过文本编码器最后几层；二次元模型常用 2',
+  noiseOffset: '改善很亮或很暗画面的生成，常用 0-0.1',
+  minSnrGamma: '平衡各噪声强度下的学习，常用 5，0 为关闭',
+};
+
+const COMMON = {
+  batchSize: 2,
+  unetLr: 0.0001,
+  textEncoderLr: 0.00005,
+  optimizer: 'AdamW8bit',
+  scheduler: 'cosine',
+  seed: 42,
+  keepTokens: 1,
+  noiseOffset: 0,
+  minSnrGamma: 5,
+} as const;
+
+/** Starting points by dataset type, for a base model (its resolution and CLIP skip). */
+export function loraPreset(kind: DatasetKind, base: SdBaseModelId): LoraParams {
+  const model = SD_BASE_MODELS.find((m) => m.id === base)!;
+  const byKind: Record<DatasetKind, Pick<LoraParams, 'repeats' | 'epochs' | 'networkDim' | 'networkAlpha' | 'shuffleCaption'>> = {
+    person: { repeats: 10, epochs: 10, networkDim: 32, networkAlpha: 16, shuffleCaption: true },
+    style: { repeats: 5, epochs: 15, networkDim: 64, networkAlpha: 32, shuffleCaption: true },
+    concept: { repeats: 8, epochs: 12, networkDim: 32, networkAlpha: 16, shuffleCaption: false },
+  };
+  return {
+    ...COMMON,
+    ...byKind[kind],
+    resolution: model.resolution,
+    clipSkip: model.clipSkip,
+    batchSize: model.family === 'sdxl' ? 1 : COMMON.batchSize,
+  };
+}
+
+/** The steps of a job as sd-scripts counts them: per epoch ⌈images × repeats ÷ batch⌉. */
+export function loraSteps(images: number, p: Pick<LoraParams, 'repeats' | 'epochs' | 'batchSize'>): { perEpoch: number; total: number } {
+  const perEpoch = Math.ceil((images * p.repeats) / p.batchSize);
+  return { perEpoch, total: perEpoch * p.epochs };
+}
