@@ -22,15 +22,27 @@ export const datasetKindSchema = z.enum(['person', 'style', 'concept'], { error:
 export type DatasetKind = z.infer<typeof datasetKindSchema>;
 export const DATASET_KIND_LABELS: Record<DatasetKind, string> = { person: '人物', style: '画风', concept: '概念' };
 
-const nameSchema = z.string({ error: '请输入数据集名称' }).trim().min(1, { error: '请输入数据集名称' }).max(40, { error: '数据集名称最多 40 个字符' });
-const descriptionSchema = z.string({ error: '描述应为文字' }).trim().max(500, { error: '描述最多 500 个字符' });
+/** PostgreSQL's text takes no NUL character: refused with the field's own message, never a 500. */
+const noNul = (s: string) => !s.includes('\0');
+const NUL_MESSAGE = { error: '不能包含空字符（\\0）' };
+
+const nameSchema = z
+  .string({ error: '请输入数据集名称' })
+  .trim()
+  .min(1, { error: '请输入数据集名称' })
+  .max(40, { error: '数据集名称最多 40 个字符' })
+  .refine(noNul, NUL_MESSAGE);
+const descriptionSchema = z.string({ error: '描述应为文字' }).trim().max(500, { error: '描述最多 500 个字符' }).refine(noNul, NUL_MESSAGE);
 /** The trigger word a LoRA learns (the export folder's `<repeats>_<trigger>`): letters, digits, _ and -. */
 export const triggerWordSchema = z
   .string({ error: '触发词应为文字' })
   .trim()
   .max(40, { error: '触发词最多 40 个字符' })
   .regex(/^[A-Za-z0-9_-]*$/, { error: '触发词只能包含英文字母、数字、下划线和短横线' });
-export const captionSchema = z.string({ error: '标注应为文字' }).max(DATASET_MAX_CAPTION, { error: `标注最多 ${DATASET_MAX_CAPTION} 个字符` });
+export const captionSchema = z
+  .string({ error: '标注应为文字' })
+  .max(DATASET_MAX_CAPTION, { error: `标注最多 ${DATASET_MAX_CAPTION} 个字符` })
+  .refine(noNul, NUL_MESSAGE);
 
 export const datasetCreateRequestSchema = z.object({
   name: nameSchema,
@@ -102,11 +114,14 @@ export const datasetCaptionsRequestSchema = z.discriminatedUnion(
         .min(1, { error: '请至少给出一条标注' })
         .max(DATASET_MAX_IMAGES, { error: `一次最多 ${DATASET_MAX_IMAGES} 条` }),
     }),
-    z.object({ op: z.literal('prefix'), text: z.string().trim().min(1, { error: '请输入要加在前面的文字' }).max(200, { error: '最多 200 个字符' }) }),
+    z.object({
+      op: z.literal('prefix'),
+      text: z.string().trim().min(1, { error: '请输入要加在前面的文字' }).max(200, { error: '最多 200 个字符' }).refine(noNul, NUL_MESSAGE),
+    }),
     z.object({
       op: z.literal('replace'),
-      find: z.string().min(1, { error: '请输入要查找的文字' }).max(200, { error: '最多 200 个字符' }),
-      replace: z.string().max(200, { error: '最多 200 个字符' }),
+      find: z.string().min(1, { error: '请输入要查找的文字' }).max(200, { error: '最多 200 个字符' }).refine(noNul, NUL_MESSAGE),
+      replace: z.string().max(200, { error: '最多 200 个字符' }).refine(noNul, NUL_MESSAGE),
     }),
   ],
   { error: '请选择批量操作：set、prefix 或 replace' },

@@ -42,6 +42,13 @@ const FASTIFY_CODES: Record<string, ErrorName> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'VALIDATION_FAILED',
 };
 
+/**
+ * A multipart body cut short or without its boundary: busboy (under @fastify/multipart) throws plain
+ * errors with no code, known by their words.
+ */
+const BUSBOY_MESSAGES =
+  /^(Unexpected end of (multipart data|form)|Multipart: Boundary not found|Malformed part header|Part terminated early|Unexpected end of file)/;
+
 /** Whether `e` is the catalogue's error `name`. */
 export function isAppError(e: unknown, name: ErrorName): e is AppError {
   return e instanceof AppError && e.is(name);
@@ -56,6 +63,7 @@ export function toAppError(error: FastifyError | Error): AppError | null {
   }
   const code = (error as FastifyError).code;
   if (code && FASTIFY_CODES[code]) return new AppError(FASTIFY_CODES[code]);
+  if (!code && BUSBOY_MESSAGES.test(error.message)) return new AppError('UPLOAD_MALFORMED');
   const status = (error as FastifyError).statusCode;
   if (status && status >= 400 && status < 500) return new AppError('VALIDATION_FAILED', error.message);
   return null;

@@ -255,6 +255,50 @@ describe('datasets', () => {
     expect(json(await get(s.app, path_(API.sdDatasetExport, empty.id), u.token))).toMatchObject({ code: 40050005 });
   });
 
+  it('refuses what would break the data or the server with a clear code: NUL, a cut-off upload, one caption file for two images, a zip that lies about its sizes', async () => {
+    const u = await certifiedUser();
+    const d = await dataset(u.token);
+    expect(json(await post(s.app, API.sdDatasets, { name: 'a\u0000b', kind: 'person' }, u.token)).code).toBe(40000001);
+    const [img] = json<DatasetUploadResult>(await upload(u.token, d.id, [{ name: 'a.png', content: pngImage(4, 4) }])).added;
+    expect(json(await put(s.app, path_(API.sdDatasetImage, d.id, img!.id), { caption: 'x\u0000' }, u.token)).code).toBe(40000001);
+    expect(json(await post(s.app, path_(API.sdDatasetCaptions, d.id), { op: 'replace', find: 'x', replace: '\u0000' }, u.token)).code).toBe(40000001);
+
+    const cut = await s.app.inject({
+      method: 'POST',
+      url: path_(API.sdDatasetImages, d.id),
+      payload: '--b\r\nContent-Disposition: form-data; name="file"; filename="b.png"\r\n\r\nabc',
+      headers: { 'content-type': 'multipart/form-data; boundary=b', authorization: `Bearer ${u.token}` },
+    });
+    expect(cut.statusCode).toBe(400);
+    expect(json(cut).code).toBe(40010011);
+
+    // a.jpg and A.PNG would share a.txt with a.png in an export.
+    const same = json<DatasetUploadResult>(
+      await upload(u.token, d.id, [
+        { name: 'a.jpg', content: JPEG },
+        { name: 'A.PNG', content: pngImage(4, 4) },
+      ]),
+    );
+    expect(same.refused.map((r) => r.code)).toEqual([40950001, 40950001]);
+
+    // A stored entry whose central directory says it unpacks to nothing (what an overlapping-entries bomb relies on).
+    const zip = Buffer.from(zipSync({ 'c.png': [pngImage(4, 4), { level: 0 }] }));
+    const central = zip.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
+    zip.writeUInt32LE(0, central + 24);
+    const { payload, headers } = multipartFiles([{ name: 'bomb.zip', content: zip }]);
+    const bomb = await s.app.inject({
+      method: 'POST',
+      url: path_(API.sdDatasetImport, d.id),
+      payload,
+      headers: { ...headers, authorization: `Bearer ${u.token}` },
+    });
+    expect(json(bomb).code).toBe(40050004);
+    expect((await images(u.token, d.id)).total).toBe(1);
+
+    expect((await del(s.app, path_(API.sdDataset, d.id), u.token)).statusCode).toBe(200);
+    expect(json(await put(s.app, path_(API.sdDataset, d.id), { name: '改名' }, u.token)).code).toBe(40450001);
+  });
+
   it("keeps each account's datasets its own, lets a child with gpu work on its parent's, and deletes a dataset with its files", async () => {
     const owner = await certifiedUser();
     const d = await dataset(owner.token);

@@ -92,9 +92,37 @@ export const THUMBNAIL_SIDE = 320;
  */
 export async function inspectImage(bytes: Buffer): Promise<{ info: ImageInfo; thumbnail: Buffer } | null> {
   const info = imageInfo(bytes);
-  if (!info) return null;
+  if (!info || info.width * info.height > MAX_PIXELS) return null;
+  return decoding.run(() => thumbnailOf(bytes, info));
+}
+
+/**
+ * The most pixels a picture may have: a decoded 40-megapixel image takes some 120 MB (a progressive
+ * JPEG several times that), so a small file cannot make the server decode a huge one.
+ */
+const MAX_PIXELS = 40_000_000;
+
+/** Decodes at once, across the process: two, however many uploads arrive together. */
+const decoding = (() => {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return {
+    async run<T>(task: () => Promise<T>): Promise<T> {
+      if (running >= 2) await new Promise<void>((resolve) => waiting.push(resolve));
+      running++;
+      try {
+        return await task();
+      } finally {
+        running--;
+        waiting.shift()?.();
+      }
+    },
+  };
+})();
+
+async function thumbnailOf(bytes: Buffer, info: ImageInfo): Promise<{ info: ImageInfo; thumbnail: Buffer } | null> {
   try {
-    const source = info.format === 'bmp' ? bmpPixels(bytes) : sharp(bytes, { failOn: 'error', limitInputPixels: MAX_SIDE * MAX_SIDE });
+    const source = info.format === 'bmp' ? bmpPixels(bytes) : sharp(bytes, { failOn: 'error', limitInputPixels: MAX_PIXELS });
     if (!source) return null;
     const thumbnail = await source
       .rotate() // a phone's EXIF orientation, as the picture is seen

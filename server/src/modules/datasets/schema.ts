@@ -1,4 +1,5 @@
 /** The tables of the datasets module (only it reads and writes them; see DESIGN.md "Boundaries"). */
+import { sql } from 'drizzle-orm';
 import { bigint, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { ts } from '../../db/columns.js';
 import { users } from '../users/schema.js';
@@ -41,8 +42,9 @@ export const sdDatasetImages = pgTable(
     createdAt: ts('created_at').notNull(),
   },
   (t) => [
-    // sd-scripts pairs an image with the same-name .txt: names are unique in a dataset (40950001).
-    uniqueIndex('sd_dataset_images_name_uq').on(t.datasetId, t.name),
+    // sd-scripts pairs an image with the same-name .txt: names without their extension are unique in
+    // a dataset, whatever the case (a.png and A.jpg would share a.txt on an export; 40950001).
+    uniqueIndex('sd_dataset_images_stem_uq').on(t.datasetId, sql`lower(regexp_replace(${t.name}, '\\.[^.]*$', ''))`),
     index('sd_dataset_images_dataset_idx').on(t.datasetId, t.createdAt),
   ],
 );

@@ -5,7 +5,6 @@
  * (spec §4/§5, 40311001); a dataset holds at most 512 images (spec §9), each checked by its content.
  */
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
@@ -38,9 +37,10 @@ type ImageRow = typeof sdDatasetImages.$inferSelect;
 type CaptionsRequest =
   { op: 'set'; captions: { id: string; caption: string }[] } | { op: 'prefix'; text: string } | { op: 'replace'; find: string; replace: string };
 
-/** A zip imported at once is read into memory: its size, and what it may unpack to. */
+/** A zip imported at once is read into memory: its size, what it may unpack to, how many entries it may hold. */
 export const DATASET_MAX_ZIP_BYTES = 200 * 1024 * 1024;
-const MAX_UNPACKED_BYTES = 1024 * 1024 * 1024;
+const MAX_UNPACKED_BYTES = 256 * 1024 * 1024;
+const MAX_ZIP_ENTRIES = 2 * 512 + 64;
 
 export class DatasetService {
   constructor(
@@ -89,21 +89,32 @@ export class DatasetService {
   }
 
   async update(payerId: string, id: string, body: Partial<Pick<Dataset, 'name' | 'kind' | 'description' | 'triggerWord'>>): Promise<Dataset> {
-    await this.own(payerId, id);
     const [row] = await this.deps.db
       .update(sdDatasets)
       .set({ ...body, updatedAt: this.deps.clock.now() })
-      .where(eq(sdDatasets.id, id))
+      .where(and(eq(sdDatasets.id, id), eq(sdDatasets.userId, payerId)))
       .returning();
-    return (await this.views([row!]))[0]!;
+    if (!row) throw new AppError('DATASET_NOT_FOUND');
+    return (await this.views([row]))[0]!;
   }
 
-  /** Deletes the dataset, its rows first (the images cascade), then their bytes. */
+  /**
+   * Deletes the dataset, its rows first (the images cascade), then their bytes. Under the dataset
+   * row's lock, which every addition takes: the keys read are all there are.
+   */
   async remove(payerId: string, id: string): Promise<void> {
-    await this.own(payerId, id);
-    const keys = await this.deps.db.select({ key: sdDatasetImages.storageKey }).from(sdDatasetImages).where(eq(sdDatasetImages.datasetId, id));
-    await this.deps.db.delete(sdDatasets).where(eq(sdDatasets.id, id));
-    for (const { key } of keys) await this.dropFiles(key);
+    const keys = await this.deps.db.transaction(async (tx) => {
+      const [row] = await tx
+        .select({ id: sdDatasets.id })
+        .from(sdDatasets)
+        .where(and(eq(sdDatasets.id, id), eq(sdDatasets.userId, payerId)))
+        .for('update');
+      if (!row) throw new AppError('DATASET_NOT_FOUND');
+      const rows = await tx.select({ key: sdDatasetImages.storageKey }).from(sdDatasetImages).where(eq(sdDatasetImages.datasetId, id));
+      await tx.delete(sdDatasets).where(eq(sdDatasets.id, id));
+      return rows.map((r) => r.key);
+    });
+    for (const key of keys) await this.dropFiles(key);
   }
 
   async images(payerId: string, id: string, q: { page: number; pageSize: number; uncaptioned?: boolean }): Promise<PageOf<typeof datasetImageSchema>> {
@@ -128,20 +139,23 @@ export class DatasetService {
   async addImage(payerId: string, id: string, fileName: string, bytes: Buffer, caption = ''): Promise<DatasetImage> {
     await this.own(payerId, id);
     if (bytes.length > DATASET_MAX_IMAGE_BYTES) throw new AppError('DATASET_IMAGE_TOO_LARGE');
+    // A full dataset refuses before any decoding.
+    if ((await this.imageCount(id)) >= DATASET_MAX_IMAGES) throw new AppError('DATASET_FULL');
     const inspected = await inspectImage(bytes);
     if (!inspected) throw new AppError('DATASET_IMAGE_INVALID');
     const { info, thumbnail } = inspected;
     const name = imageName(fileName, EXTENSION_OF[info.format]);
     if (caption.length > DATASET_MAX_CAPTION) throw new AppError('VALIDATION_FAILED', `「${name}」的标注超过 ${DATASET_MAX_CAPTION} 个字符`);
-    if ((await this.imageCount(id)) >= DATASET_MAX_IMAGES) throw new AppError('DATASET_FULL');
     const imageId = randomUUID();
     const storageKey = `datasets/${id}/${imageId}`;
     await this.deps.storage.put(storageKey, bytes, CONTENT_TYPE_OF[info.format]);
     await this.deps.storage.put(thumbnailKey(storageKey), thumbnail, 'image/webp');
     try {
       const row = await this.deps.db.transaction(async (tx) => {
-        // The dataset's row is the turn every addition waits for: the 512th image is added once.
-        await tx.select({ id: sdDatasets.id }).from(sdDatasets).where(eq(sdDatasets.id, id)).for('update');
+        // The dataset's row is the turn every addition waits for: the 512th image is added once,
+        // and none lands in a dataset deleted meanwhile.
+        const [locked] = await tx.select({ id: sdDatasets.id }).from(sdDatasets).where(eq(sdDatasets.id, id)).for('update');
+        if (!locked) throw new AppError('DATASET_NOT_FOUND');
         const [{ n } = { n: 0 }] = await tx.select({ n: count() }).from(sdDatasetImages).where(eq(sdDatasetImages.datasetId, id));
         if (n >= DATASET_MAX_IMAGES) throw new AppError('DATASET_FULL');
         const now = this.deps.clock.now();
@@ -241,6 +255,7 @@ export class DatasetService {
     if (zip.length > DATASET_MAX_ZIP_BYTES) throw new AppError('DATASET_ZIP_TOO_LARGE');
     const tooLarge: string[] = [];
     let unpacked = 0;
+    let entries = 0;
     let files: Record<string, Uint8Array>;
     try {
       files = unzipSync(zip, {
@@ -249,16 +264,21 @@ export class DatasetService {
           if (f.name.endsWith('/') || f.name.startsWith('__MACOSX/') || base.startsWith('.')) return false;
           const ext = path.posix.extname(base).toLowerCase();
           if (ext !== '.txt' && !(DATASET_IMAGE_EXTENSIONS as readonly string[]).includes(ext)) return false;
-          if (f.originalSize > (ext === '.txt' ? 64 * 1024 : DATASET_MAX_IMAGE_BYTES)) {
+          // A stored entry is copied by its compressed size whatever it declares: both must agree.
+          if (f.compression === 0 && f.size !== f.originalSize) throw new AppError('DATASET_ZIP_INVALID');
+          if (++entries > MAX_ZIP_ENTRIES) throw new AppError('DATASET_ZIP_INVALID', `压缩包中的文件超过 ${MAX_ZIP_ENTRIES} 个`);
+          const size = Math.max(f.size, f.originalSize);
+          if (size > (ext === '.txt' ? 64 * 1024 : DATASET_MAX_IMAGE_BYTES)) {
             tooLarge.push(f.name);
             return false;
           }
-          unpacked += f.originalSize;
-          return unpacked <= MAX_UNPACKED_BYTES;
+          unpacked += size;
+          if (unpacked > MAX_UNPACKED_BYTES) throw new AppError('DATASET_ZIP_TOO_LARGE');
+          return true;
         },
       });
-    } catch {
-      throw new AppError('DATASET_ZIP_INVALID');
+    } catch (e) {
+      throw e instanceof AppError ? e : new AppError('DATASET_ZIP_INVALID');
     }
     const result: DatasetUploadResult = { added: [], refused: [] };
     const refuse = (name: string, e: unknown) => {
@@ -273,6 +293,8 @@ export class DatasetService {
         ? Buffer.from(txt)
             .toString('utf8')
             .replace(/^\uFEFF/, '')
+            .split('\0') // no database text takes NUL
+            .join('')
             .trim()
         : '';
       try {
@@ -305,9 +327,14 @@ export class DatasetService {
       if (!file) throw new Error(`图片 ${row.name} 的文件缺失`);
       const entry = new ZipPassThrough(`${folder}/${row.name}`);
       zip.add(entry);
-      for await (const chunk of file.body) {
-        entry.push(chunk as Buffer);
-        if (out.writableNeedDrain) await once(out, 'drain');
+      try {
+        for await (const chunk of file.body) {
+          if (out.destroyed) return;
+          entry.push(chunk as Buffer);
+          if (out.writableNeedDrain) await drainedOrClosed(out);
+        }
+      } finally {
+        file.body.destroy();
       }
       entry.push(new Uint8Array(0), true);
       const caption = new ZipPassThrough(`${folder}/${row.name.slice(0, -path.posix.extname(row.name).length)}.txt`);
@@ -424,4 +451,17 @@ function isControl(ch: string): boolean {
 /** Where an image's thumbnail is stored, beside it. */
 function thumbnailKey(storageKey: string): string {
   return `${storageKey}.thumb`;
+}
+
+/** Resolves when the stream wants more, or when it is gone (the client went away): never waits forever. */
+function drainedOrClosed(out: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
 }

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { App, Button, Card, Checkbox, Descriptions, Empty, Flex, Input, InputNumber, List, Popconfirm, Popover, Space, Tag, Typography } from 'antd';
 import { DeleteOutlined, DownloadOutlined, UploadOutlined } from '@ant-design/icons';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -34,6 +34,11 @@ export default function DatasetDetailPage() {
     placeholderData: keepPreviousData,
   });
   const refresh = () => void queryClient.invalidateQueries({ queryKey: DATASET_KEYS.all });
+  // The last image of the last page deleted: back to the page before, rather than an empty one.
+  const lastPage = Math.max(1, Math.ceil((images.data?.total ?? 0) / PAGE_SIZE));
+  useEffect(() => {
+    if (images.data && page > lastPage) setPage(lastPage);
+  }, [images.data, page, lastPage]);
   const remove = useMutation({
     mutationFn: () => datasetApi.remove(id),
     onSuccess: () => {
@@ -159,12 +164,14 @@ function ImageCard({ datasetId, image, onChanged }: { datasetId: string; image: 
       size="small"
       data-testid="dataset-image"
       cover={
-        <img
-          alt={image.name}
-          src={datasetApi.imageUrl(datasetId, image.id)}
-          loading="lazy"
-          style={{ height: 160, objectFit: 'cover', background: '#f5f5f5' }}
-        />
+        <a href={datasetApi.imageUrl(datasetId, image.id)} target="_blank" rel="noreferrer" title="查看原图">
+          <img
+            alt={image.name}
+            src={datasetApi.imageUrl(datasetId, image.id, true)}
+            loading="lazy"
+            style={{ height: 160, width: '100%', objectFit: 'cover', background: '#f5f5f5' }}
+          />
+        </a>
       }
     >
       <Flex justify="space-between" align="center" gap={8}>

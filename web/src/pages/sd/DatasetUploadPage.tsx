@@ -1,5 +1,5 @@
-import { useMemo, useRef, useState } from 'react';
-import { Alert, Button, Card, Flex, Progress, Space, Typography, Upload, type UploadProps } from 'antd';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Alert, App, Button, Card, Flex, Progress, Space, Typography, Upload, type UploadProps } from 'antd';
 import { FileZipOutlined, InboxOutlined } from '@ant-design/icons';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate, useSearchParams } from 'react-router';
@@ -20,6 +20,18 @@ interface Outcome {
 }
 
 /** Runs at most `n` tasks at a time, in the order they were given. */
+/** `fn` called once calls have paused for `ms`. */
+function useDebounced(fn: () => void, ms: number): () => void {
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const latest = useRef(fn);
+  latest.current = fn;
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return useCallback(() => {
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => latest.current(), ms);
+  }, [ms]);
+}
+
 function useLimiter(n: number) {
   const running = useRef(0);
   const waiting = useRef<(() => void)[]>([]);
@@ -73,18 +85,35 @@ export default function DatasetUploadPage() {
   const [params] = useSearchParams();
   const id = params.get('id') ?? '';
   const navigate = useNavigate();
+  const { message } = App.useApp();
   const queryClient = useQueryClient();
   const limiter = useLimiter(PARALLEL);
   const [outcomes, setOutcomes] = useState<Outcome[]>([]);
   const dataset = useQuery({ queryKey: DATASET_KEYS.one(id), queryFn: ({ signal }) => datasetApi.get(id, signal), enabled: !!id });
 
+  // Lists refreshed once the uploads pause, not once per file (500 files, 500 refetches).
+  const refreshSoon = useDebounced(() => void queryClient.invalidateQueries({ queryKey: DATASET_KEYS.all }), 800);
   const record = (result: DatasetUploadResult) => {
     setOutcomes((o) => [
       ...o,
       ...result.added.map((i) => ({ name: i.name, ok: true })),
       ...result.refused.map((r) => ({ name: r.name, ok: false, message: r.message })),
     ]);
-    void queryClient.invalidateQueries({ queryKey: DATASET_KEYS.all });
+    refreshSoon();
+  };
+  // Files beyond the room left are not sent at all (each would be refused, after its whole upload).
+  // Counted from the images there were when the page opened, plus those picked here since (less the refused).
+  const picked = useRef(0);
+  const atOpen = useRef<number | null>(null);
+  if (dataset.data && atOpen.current === null) atOpen.current = dataset.data.imageCount;
+  const beforeUpload: UploadProps['beforeUpload'] = () => {
+    const room = DATASET_MAX_IMAGES - (atOpen.current ?? 0) - picked.current + outcomes.filter((o) => !o.ok).length;
+    if (room <= 0) {
+      void message.warning(`数据集最多 ${DATASET_MAX_IMAGES} 张图片，多出的图片未上传`, 5);
+      return Upload.LIST_IGNORE;
+    }
+    picked.current++;
+    return true;
   };
   const request =
     (url: string): UploadProps['customRequest'] =>
@@ -124,7 +153,14 @@ export default function DatasetUploadPage() {
           description="支持 png、jpg、webp、bmp，单张不超过 20MB，按文件内容识别格式；同名图片会被拒绝（标注以同名 .txt 对应图片）。"
         />
         <Card title="上传图片" data-testid="dataset-upload">
-          <Upload.Dragger multiple accept={DATASET_IMAGE_EXTENSIONS.join(',')} customRequest={request(datasetApi.uploadUrl(id))} disabled={!d} listType="text">
+          <Upload.Dragger
+            multiple
+            accept={DATASET_IMAGE_EXTENSIONS.join(',')}
+            customRequest={request(datasetApi.uploadUrl(id))}
+            beforeUpload={beforeUpload}
+            disabled={!d}
+            listType="text"
+          >
             <p className="ant-upload-drag-icon">
               <InboxOutlined />
             </p>

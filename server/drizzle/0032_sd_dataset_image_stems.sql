@@ -1,0 +1,2 @@
+DROP INDEX "sd_dataset_images_name_uq";--> statement-breakpoint
+CREATE UNIQUE INDEX "sd_dataset_images_stem_uq" ON "sd_dataset_images" USING btree ("dataset_id",lower(regexp_replace("name", '\.[^.]*$', '')));
