@@ -128,5 +128,10 @@ describe('datasets journey', () => {
     );
     expect(res).toMatchObject({ status: 200, type: 'application/zip' });
     expect(res.size).toBeGreaterThan(100);
+
+    await page.goto(`${server.url}/sd/dataset`);
+    const row = page.locator('tr[data-row-key]').filter({ hasText: '紫发少女' });
+    await row.getByText('3 / 512').waitFor();
+    await shot('4-list');
   });
 });

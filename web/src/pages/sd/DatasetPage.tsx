@@ -73,7 +73,7 @@ export default function DatasetPage() {
     {
       title: '操作',
       key: 'actions',
-      width: 200,
+      width: 250,
       fixed: 'right',
       render: (_, d) => (
         <Space size={0} wrap>
@@ -108,7 +108,7 @@ export default function DatasetPage() {
       })}
       empty={{ text: '还没有数据集', to: PAGE.sdDatasetCreate, action: '创建第一个数据集' }}
       unit="个数据集"
-      table={{ rowKey: 'id', columns, scroll: { x: 1040 } }}
+      table={{ rowKey: 'id', columns, scroll: { x: 1090 } }}
     />
   );
 }
