@@ -48,7 +48,6 @@ import { osFamilyOf, type ComputeDriver } from './drivers/compute/types.js';
 import { makeComputeDriver } from './drivers/compute/index.js';
 import { LocalComputeDriver } from './drivers/compute/local/driver.js';
 import { treeImageGb } from './drivers/compute/local/disk.js';
-import { shutDataDir } from './drivers/compute/local/host-uids.js';
 import { InstanceService } from './modules/instances/index.js';
 import { InstanceCreation } from './modules/instances/index.js';
 import { DiskService, ResizeDiskTask } from './modules/instances/index.js';
@@ -435,8 +434,6 @@ export async function createContext(opts: {
   sessions.onRevoke(() => accessGate.recheckSoon());
   children.onChange(() => accessGate.recheckSoon());
   const terminals = new Terminals(drivers.compute);
-  if (drivers.compute instanceof LocalComputeDriver && drivers.compute.hostUidMode.ok)
-    shutDataDir(config.dataDir, [path.basename(drivers.compute.dir), path.basename(fileStoreRoot(config))]);
   const fileStore =
     drivers.compute instanceof LocalComputeDriver
       ? new FileStore({

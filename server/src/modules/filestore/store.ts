@@ -79,6 +79,7 @@ export class FileStore {
     const uid = (await this.opts.hostUidOf?.(payerId)) ?? null;
     if (this.opts.imageGb) await ensureTree(tree, this.opts.imageGb, uid);
     await ownTree(tree, uid);
+    if (uid !== null) chmodSync(tree, 0o700); // the account's alone
     return { tree, uid };
   }
 

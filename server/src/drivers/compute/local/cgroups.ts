@@ -7,7 +7,7 @@
  * each nsenter in `joinAndExec`), so nothing in the machine escapes its size. Without root, or
  * without the controllers, the machine runs unlimited and the driver says so in its log.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface MachineLimits {
@@ -30,6 +30,12 @@ export interface Cgroups {
   make(instanceId: string, limits: MachineLimits): string[];
   /** Removes the instance's group once its processes have ended. */
   remove(instanceId: string): Promise<void>;
+  /**
+   * Ends whatever is left in these machines' groups and removes them: at the driver's start, a
+   * group of one of its machines is a leftover of the server that ran it before, and a machine
+   * whose root cut it loose from its sandbox must not run on untracked and unbilled.
+   */
+  sweep(instanceIds: readonly string[]): Promise<void>;
 }
 
 /** The cgroups of this host as this process may use them (taken once, at the driver's start). */
@@ -50,7 +56,7 @@ export function detectCgroups(): Cgroups {
 
 /** No limits, for the reason given. */
 export function noCgroups(why: string): Cgroups {
-  return { version: null, why, make: () => [], remove: async () => {} };
+  return { version: null, why, make: () => [], remove: async () => {}, sweep: async () => {} };
 }
 
 /** v1: each controller's hierarchy, at this process's own group in it, with a group for the machines. */
@@ -113,6 +119,20 @@ function groups(version: 'v1' | 'v2', parents: Record<string, string>): Cgroups 
         writeFileSync(path.join(d, 'pids.max'), String(limits.pids));
       }
       return dirs(instanceId).map((d) => path.join(d, 'cgroup.procs'));
+    },
+    async sweep(instanceIds) {
+      const ids = new Set(instanceIds);
+      const groupsThere = Object.values(parents).flatMap((p) =>
+        readdirSync(p, { withFileTypes: true })
+          .filter((e) => e.isDirectory())
+          .map((e) => e.name),
+      );
+      // Group names are `<instanceId>-<run>`.
+      const names = new Set(groupsThere.filter((n) => ids.has(n.slice(0, n.lastIndexOf('-')))));
+      for (const name of names) {
+        for (const d of dirs(name)) endProcesses(path.join(d, 'cgroup.procs'));
+        await this.remove(name);
+      }
     },
     async remove(instanceId) {
       for (const d of dirs(instanceId)) {

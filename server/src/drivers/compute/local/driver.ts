@@ -25,7 +25,7 @@ import { eventOfRow, OperationLog, stateRefusal } from '../operations.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineService, MachineSpec, MachineStatus, OperationKind, ShellCommand } from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
-import { HostUids, hostUidsWork } from './host-uids.js';
+import { HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
 import {
   commandIn,
   layOutFromImage,
@@ -92,7 +92,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   readonly dir: string;
   /** Each running sandbox's control group (a name per run: a late cleanup never touches the next run's). */
   private readonly groups = new Map<RunningSandbox, string>();
-  private runs = 0;
+  /** Run names start from the process's start time: never a group name a server before this one used. */
+  private runs = Date.now();
   /** The control groups that hold machines to their size (none: not enforced). */
   readonly cgroups: Cgroups;
   /** Whether data disks are images of their size, and why not. */
@@ -116,7 +117,11 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     // Machines running as their own uids walk down to their disks (not list them: a machine's folder
     // is named by its id); otherwise only the server reaches them, as a machine's root is the server's uid.
     chmodSync(this.dir, this.hostUids ? 0o711 : 0o700);
-    if (this.hostUids) lockDown(this.dir);
+    if (this.hostUids) {
+      lockDown(this.dir);
+      // Before any machine runs (recover below): the rest of DATA_DIR — the database, uploads — shut to them.
+      shutDataDir(path.dirname(this.dir), [path.basename(this.dir), ...(opts.fileStoreRoot ? [path.basename(opts.fileStoreRoot)] : [])]);
+    }
     this.resolvConf = path.join(this.dir, 'resolv.conf');
     writeFileSync(this.resolvConf, 'nameserver 10.0.2.3\n', { mode: 0o644 });
     opts.log?.(
@@ -287,13 +292,13 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
             await makeDiskImage(this.paths(row).dataImage, spec.dataDiskGb, uid);
             await mountDisk(this.paths(row).dataImage, this.paths(row).data, uid);
           }
+          await this.opts.db
+            .insert(localMachines)
+            .values({ ...row, power: 'creating', bandwidthMbps: spec.bandwidthMbps, spec, updatedAt: this.opts.clock.now() });
         } catch (e) {
           await this.dropDisks(row).catch(() => {});
           throw e;
         }
-        await this.opts.db
-          .insert(localMachines)
-          .values({ ...row, power: 'creating', bandwidthMbps: spec.bandwidthMbps, spec, updatedAt: this.opts.clock.now() });
         return { access: { sshHost: this.opts.sshHost, sshPort: row.sshPort } };
       }
       case 'boot':
@@ -350,7 +355,10 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     const sharedDir = spec.fileStoreId && this.opts.fileStoreRoot ? path.join(this.opts.fileStoreRoot, spec.fileStoreId) : undefined;
     if (sharedDir && this.diskImages.ok && this.opts.fileStoreQuotaGb) await ensureTree(sharedDir, treeImageGb(this.opts.fileStoreQuotaGb), uid);
     else if (sharedDir) mkdirSync(sharedDir, { recursive: true });
-    if (sharedDir) await ownTree(sharedDir, uid);
+    if (sharedDir) {
+      await ownTree(sharedDir, uid);
+      chmodSync(sharedDir, 0o700); // the account's alone
+    }
     await this.attachDisk(m, uid);
     // A machine laid out before it had a uid of its own (or under another) is handed to it; its two
     // disks are its uid's alone (the folder above them is walkable by every machine's uid).
@@ -452,6 +460,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
       .returning();
     for (const op of cut) await this.event({ opId: op.opId, instanceId: op.instanceId, kind: op.kind as EventKind, ok: false, error: op.error, data: {} });
     const kept = await this.opts.db.select().from(localMachines).where(ne(localMachines.power, 'destroyed'));
+    await this.cgroups.sweep(kept.map((m) => m.instanceId)).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
     for (const m of kept) await this.attachDisk(m).catch((e: unknown) => this.opts.log?.(`local compute: 数据盘挂载失败（${m.instanceId}）：${String(e)}`));
     const running = kept.filter((m) => m.power === 'running');
     for (const m of running) {

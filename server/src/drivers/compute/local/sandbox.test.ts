@@ -127,9 +127,15 @@ describe('local compute sandbox (bubblewrap)', () => {
     symlinkSync(victim, path.join(etc, 'resolv.conf'));
     rmSync(path.join(etc, 'ld.so.preload'), { force: true });
     mkdirSync(path.join(etc, 'ld.so.preload', 'a', 'b'), { recursive: true });
+    // The data disk's place a link to /etc: bound there, it would cover the loader's files bound above.
+    rmSync(path.join(paths.system, 'root', 'autodl-tmp'), { recursive: true, force: true });
+    symlinkSync('../etc', path.join(paths.system, 'root', 'autodl-tmp'));
     const s = await started('links');
     expect(readFileSync(victim, 'utf8')).toBe('untouched\n');
     expect((await runIn(s, ['/bin/sh', '-c', 'cat /etc/resolv.conf; test -d /etc/ld.so.preload || echo file'])).stdout).toBe('nameserver 10.0.2.3\nfile\n');
+    expect((await runIn(s, ['/bin/sh', '-c', 'echo x > /etc/ld.so.preload 2>/dev/null || echo refused; test -L /root/autodl-tmp || echo folder'])).stdout).toBe(
+      'refused\nfolder\n',
+    );
   });
 
   it('notices a sandbox killed from outside', async () => {

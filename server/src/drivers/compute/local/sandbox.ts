@@ -313,7 +313,8 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/run');
   for (const dir of SYSTEM_DIRS) args.push('--bind', path.join(paths.system, dir), `/${dir}`);
   args.push('--ro-bind', '/dev/null', '/etc/ld.so.preload');
-  if (existsSync('/etc/ld.so.cache')) args.push('--ro-bind', '/etc/ld.so.cache', '/etc/ld.so.cache');
+  // A host without a cache: an empty one, never the machine's own.
+  args.push('--ro-bind', existsSync('/etc/ld.so.cache') ? '/etc/ld.so.cache' : '/dev/null', '/etc/ld.so.cache');
   if (opts.resolvConf) args.push('--ro-bind', opts.resolvConf, '/etc/resolv.conf');
   args.push('--bind', paths.data, DATA_MOUNT);
   if (opts.sharedDir) args.push('--bind', opts.sharedDir, SHARED_MOUNT);
@@ -390,6 +391,16 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
     const at = path.join(paths.system, 'etc', name);
     if (lstatOrNull(at)?.isFile() === false) await clearEntry(at);
   }
+  // The disks are bound over folders of the machine's /root: real folders, never a link that would
+  // send the bind elsewhere (over /etc, say, uncovering the loader's files bound above).
+  for (const mount of [DATA_MOUNT, SHARED_MOUNT]) {
+    const at = path.join(paths.system, mount);
+    if (lstatOrNull(at)?.isDirectory() === false) await clearEntry(at);
+    if (!lstatOrNull(at)) {
+      mkdirSync(at);
+      await ownTree(at, opts.hostUid ?? null);
+    }
+  }
   const cgroupProcs = opts.cgroupProcs ?? [];
   // Into the control group as root, then the machine's uid, then bubblewrap: its user namespace maps root onto that uid.
   const line = joinAndExec(cgroupProcs, [...asHostUser(opts.hostUid), bwrap, '--info-fd', '3', ...bwrapArgs(paths, opts), '/bin/sh', '-c', INIT]);
@@ -434,12 +445,14 @@ async function connectNetwork(initPid: number, cgroupProcs: readonly string[]): 
     '--mtu=65520',
     '--disable-host-loopback',
     '--ready-fd=3',
+    // It ends when this descriptor closes: with the server, whatever happens to the sandbox.
+    '--exit-fd=4',
     // As root it joins the network namespace by its path with its own powers (the sandbox's user
     // namespace is nested under the one owning that network: --disable-userns); otherwise through the sandbox's.
     ...(process.getuid?.() === 0 ? ['--netns-type=path', `/proc/${initPid}/ns/net`] : [`--userns-path=/proc/${initPid}/ns/user`, String(initPid)]),
     'tap0',
   ]);
-  const slirp = spawn(line.file, line.args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+  const slirp = spawn(line.file, line.args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
   let stderr = '';
   slirp.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<never>((_, reject) =>
@@ -662,10 +675,20 @@ export function runIn(sandbox: Joinable, command: string[]): Promise<{ code: num
  */
 export async function stopSandbox(sandbox: RunningSandbox, graceMs = 3000): Promise<void> {
   if (sandbox.process.exitCode !== null || sandbox.process.signalCode !== null) return;
-  sandbox.process.kill('SIGTERM');
-  const timer = setTimeout(() => sandbox.process.kill('SIGKILL'), graceMs);
+  // The namespace's first process, killed: everything in it goes with it. Not only through the
+  // outer bwrap's death signal, which the machine's root could have cleared in it (same uid, ptrace).
+  try {
+    process.kill(sandbox.initPid, 'SIGKILL');
+  } catch {
+    // gone already
+  }
+  // The outer bwrap then reaps it and ends by itself (ended first, the first process would stay a
+  // zombie of the host's init); told to only if it does not.
+  const term = setTimeout(() => sandbox.process.kill('SIGTERM'), 1000);
+  const kill = setTimeout(() => sandbox.process.kill('SIGKILL'), graceMs);
   await sandbox.ended;
-  clearTimeout(timer);
+  clearTimeout(term);
+  clearTimeout(kill);
 }
 
 /** Whether bwrap can make a sandbox on this host (the `auto` choice of the compute driver, taken once at start). */
