@@ -148,9 +148,9 @@ export class DatasetService {
     if (caption.length > DATASET_MAX_CAPTION) throw new AppError('VALIDATION_FAILED', `「${name}」的标注超过 ${DATASET_MAX_CAPTION} 个字符`);
     const imageId = randomUUID();
     const storageKey = `datasets/${id}/${imageId}`;
-    await this.deps.storage.put(storageKey, bytes, CONTENT_TYPE_OF[info.format]);
-    await this.deps.storage.put(thumbnailKey(storageKey), thumbnail, 'image/webp');
     try {
+      await this.deps.storage.put(storageKey, bytes, CONTENT_TYPE_OF[info.format]);
+      await this.deps.storage.put(thumbnailKey(storageKey), thumbnail, 'image/webp');
       const row = await this.deps.db.transaction(async (tx) => {
         // The dataset's row is the turn every addition waits for: the 512th image is added once,
         // and none lands in a dataset deleted meanwhile.
