@@ -106,3 +106,44 @@ export function loraSteps(images: number, p: Pick<LoraParams, 'repeats' | 'epoch
   const perEpoch = Math.ceil((images * p.repeats) / p.batchSize);
   return { perEpoch, total: perEpoch * p.epochs };
 }
+
+/**
+ * Seconds per step on the reference card (an RTX 4090) at batch 1 and the model's native resolution;
+ * a step's time grows with the pixels and nearly with the batch. What kohya sd-scripts users report.
+ */
+const SECONDS_PER_STEP: Record<(typeof SD_BASE_MODELS)[number]['family'], number> = { sd15: 0.45, sdxl: 1.3 };
+/** Fixed time of a job: loading the model, caching latents, saving each epoch. */
+const SETUP_SECONDS = 60;
+const SAVE_SECONDS_PER_EPOCH = 5;
+
+/** The smallest charge of a job, in 0.0001 yuan: ¥0.50. */
+export const LORA_MIN_CHARGE_UNITS = 5000n;
+
+export interface LoraEstimate {
+  steps: { perEpoch: number; total: number };
+  /** Estimated GPU time, in whole seconds. */
+  seconds: number;
+  /** The estimated charge, in 0.0001 yuan: the GPU's hourly rate for that time, at least the minimum; what is held at start. */
+  units: bigint;
+}
+
+/**
+ * What a job will take and cost before it starts: its steps, the GPU time they need on the
+ * reference card and that time at the GPU's hourly rate (0.0001 yuan per hour), rounded up to
+ * whole units and never below the minimum. Settlement charges per finished epoch its share of it.
+ */
+export function loraEstimate(images: number, p: LoraParams, base: SdBaseModelId, ratePerHourUnits: bigint): LoraEstimate {
+  const model = SD_BASE_MODELS.find((m) => m.id === base)!;
+  const steps = loraSteps(images, p);
+  const pixels = (p.resolution / model.resolution) ** 2;
+  const perStep = SECONDS_PER_STEP[model.family] * pixels * p.batchSize ** 0.9;
+  const seconds = Math.ceil(SETUP_SECONDS + steps.total * perStep + SAVE_SECONDS_PER_EPOCH * p.epochs);
+  const units = (BigInt(seconds) * ratePerHourUnits + 3599n) / 3600n;
+  return { steps, seconds, units: units < LORA_MIN_CHARGE_UNITS ? LORA_MIN_CHARGE_UNITS : units };
+}
+
+/** What finished epochs owe of a job's estimate: each its equal share, the last one the rest (never more than held). */
+export function loraEpochCharge(estimate: bigint, epochs: number, epoch: number): bigint {
+  const share = estimate / BigInt(epochs);
+  return epoch < epochs ? share : estimate - share * BigInt(epochs - 1);
+}
