@@ -61,6 +61,8 @@ find "$1" -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%f\\0'`,
 
 export class FileStore {
   private readonly made = new Set<string>();
+  /** Trees handed to their account's uid by this process. */
+  private readonly owned = new Set<string>();
 
   constructor(private readonly opts: FileStoreOptions) {
     // The accounts' uids walk down to their trees, without listing them; where machines run as the
@@ -78,8 +80,12 @@ export class FileStore {
     const tree = this.treeOf(payerId);
     const uid = (await this.opts.hostUidOf?.(payerId)) ?? null;
     if (this.opts.imageGb) await ensureTree(tree, this.opts.imageGb, uid);
-    await ownTree(tree, uid);
-    if (uid !== null) chmodSync(tree, 0o700); // the account's alone
+    // Given to the account's uid once per tree and process, not on every operation.
+    if (!this.owned.has(tree)) {
+      await ownTree(tree, uid);
+      if (uid !== null) chmodSync(tree, 0o700); // the account's alone
+      this.owned.add(tree);
+    }
     return { tree, uid };
   }
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { API, type ApiKey, type ApiKeyCreated, type ApiKeyPage, type Child, type ModelPage, type PermissionFlag } from '@console/contract';
-import { get, json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+import { API, type ApiKey, type ApiKeyCreated, type ApiKeyPage, type ModelPage, type PermissionFlag } from '@console/contract';
+import { childAccount, get, json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
 import { ManualClock } from '../../clock.js';
 import { modelApiKeys } from '../../db/schema.js';
 import { DEFAULT_CATALOGUE_FILE, readCatalogueFile, type CatalogueStore, type ModelChannelEntry, type ModelEntry } from '../catalogue/index.js';
@@ -13,7 +13,6 @@ import { ModelCatalogue } from './catalogue.js';
 
 const KEYS = API.modelKeys;
 const keyUrl = (id: string) => `/api/v1/model/keys/${id}`;
-const CHILD_PASSWORD = 'Kid12345';
 
 function catalogueWith(edit: (c: any) => void): string {
   const c = JSON.parse(readFileSync(DEFAULT_CATALOGUE_FILE, 'utf8'));
@@ -134,12 +133,8 @@ describe('model square and API keys', () => {
   });
   afterAll(async () => s.close());
 
-  async function child(parent: { token: string; mobile: string }, childName: string, permissions: Partial<Record<PermissionFlag, boolean>>) {
-    const made = await post(s.app, API.children, { childName, password: CHILD_PASSWORD, permissions }, parent.token);
-    expect(made.statusCode, made.body).toBe(200);
-    const login = await post(s.app, API.childLogin, { parentMobile: parent.mobile, childName, password: CHILD_PASSWORD });
-    return { id: json<Child>(made).id, token: json<{ token: string }>(login).token };
-  }
+  const child = (parent: { token: string; mobile: string }, childName: string, permissions: Partial<Record<PermissionFlag, boolean>>) =>
+    childAccount(s, parent, childName, permissions);
   async function createKey(token: string, body: Record<string, unknown> = {}) {
     const res = await post(s.app, KEYS, { name: 'test', ...body }, token);
     expect(res.statusCode, res.body).toBe(200);

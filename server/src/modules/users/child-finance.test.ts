@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, orderPath, yuanToUnits, type Child, type Instance, type Order, type PermissionFlag } from '@console/contract';
-import { get, json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+import { childAccount, get, json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
 
-const CHILD_PASSWORD = 'Kid12345';
 const DELAYS = 'create=1000,boot=1000,start=1000,stop=1000,restart=1000,destroy=1000';
 const POSTPAID_GPU = { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', cycle: 'Usage', duration: 1 };
 
@@ -27,12 +26,8 @@ describe('child accounts and the 财务 permission', () => {
     });
     return u;
   }
-  async function child(parent: { token: string; mobile: string }, childName: string, permissions: Partial<Record<PermissionFlag, boolean>>) {
-    const made = await post(s.app, API.children, { childName, password: CHILD_PASSWORD, permissions }, parent.token);
-    expect(made.statusCode, made.body).toBe(200);
-    const login = await post(s.app, API.childLogin, { parentMobile: parent.mobile, childName, password: CHILD_PASSWORD });
-    return { id: json<Child>(made).id, token: json<{ token: string }>(login).token };
-  }
+  const child = (parent: { token: string; mobile: string }, childName: string, permissions: Partial<Record<PermissionFlag, boolean>>) =>
+    childAccount(s, parent, childName, permissions);
   const orderList = async (token: string) => json<{ items: Order[]; total: number }>(await get(s.app, API.orderList, token));
   const instanceList = async (token: string) => json<{ items: Instance[] }>(await get(s.app, API.instances, token)).items;
   const logInstances = async (token: string) =>
