@@ -141,6 +141,19 @@ export const API = {
   sdDatasetImport: '/upgpu/api/v2.1/sd/datasets/:id/import',
   /** GET the dataset as a zip laid out for sd-scripts: `<repeats>_<trigger>/<image>` and `<image>.txt`. */
   sdDatasetExport: '/upgpu/api/v2.1/sd/datasets/:id/export',
+  // LoRA training (/sd/train): a quote before start, jobs, their live progress and files.
+  sdTrainQuote: '/upgpu/api/v2.1/sd/train/quote',
+  /** GET lists the jobs (paged); POST starts one (the estimate is held from the cash). */
+  sdTrainJobs: '/upgpu/api/v2.1/sd/train/jobs',
+  /** GET one job; DELETE removes a finished one with its files. */
+  sdTrainJob: '/upgpu/api/v2.1/sd/train/jobs/:id',
+  sdTrainJobCancel: '/upgpu/api/v2.1/sd/train/jobs/:id/cancel',
+  /** GET server-sent events: the job (as GET returns it) each time it changes, until it ends. */
+  sdTrainJobEvents: '/upgpu/api/v2.1/sd/train/jobs/:id/events',
+  /** GET an epoch's LoRA file (.safetensors) as a download. */
+  sdTrainJobLora: '/upgpu/api/v2.1/sd/train/jobs/:id/epochs/:epoch/lora',
+  /** GET an epoch's sample image (PNG). */
+  sdTrainJobSample: '/upgpu/api/v2.1/sd/train/jobs/:id/epochs/:epoch/sample',
   /** The desktop of a 云桌面 / 云游戏 / 跨境电商 machine: a WebSocket carrying VNC (RFB) for noVNC. */
   instanceDesktop: '/upgpu/api/v2.1/instances/:id/desktop',
   instanceMigrate: '/upgpu/api/v2.1/instances/:id/migrate',

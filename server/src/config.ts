@@ -161,6 +161,12 @@ const envSchema = z.object({
   REQUIRE_REALNAME_FOR_PURCHASE: bool.default(false),
   /** The embedded model's output pace in tokens per second (default 40). */
   MODEL_EMBEDDED_TOKENS_PER_SECOND: z.coerce.number().int().min(1).max(1_000_000).optional(),
+  /** The embedded image backend's pace: how many times faster than an RTX 4090 its LoRA jobs run (demonstrations, tests). */
+  IMAGE_BACKEND_SPEEDUP: z.coerce.number().min(0.01).max(100_000).default(1),
+  /** LoRA jobs the image backend runs at once (all processes together); more wait 排队中. */
+  TRAINER_CAPACITY: z.coerce.number().int().min(1).max(64).default(2),
+  /** How often running LoRA jobs are moved forward. */
+  TRAINING_TICK_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   /** Days the model gateway's call log is kept (their hourly sums stay for the stats). */
   MODEL_CALL_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   /** Most child accounts one main account may have. */

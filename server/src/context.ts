@@ -59,6 +59,9 @@ import { DowngradeRefunds } from './modules/instances/index.js';
 import { InstanceViews } from './modules/instances/index.js';
 import { ImageService } from './modules/images/index.js';
 import { DatasetService } from './modules/datasets/index.js';
+import { TrainingService } from './modules/training/index.js';
+import { EmbeddedTrainer } from './drivers/image-backend/embedded-trainer.js';
+import type { TrainerDriver } from './drivers/image-backend/types.js';
 import { InstanceBilling, METER_LANES, Meter } from './modules/instances/index.js';
 import { Reconciler } from './modules/instances/index.js';
 import { PrepaidService } from './modules/instances/index.js';
@@ -82,6 +85,7 @@ export interface Drivers {
   payment: PaymentDrivers;
   compute: ComputeDriver;
   realName: RealNameDriver;
+  trainer: TrainerDriver;
 }
 
 export interface AppContext {
@@ -120,6 +124,7 @@ export interface AppContext {
   saveImage: SaveImageService;
   images: ImageService;
   datasets: DatasetService;
+  training: TrainingService;
   disks: DiskService;
   instanceBilling: InstanceBilling;
   /** Prepaid instances: auto-renewal and refund of unused time. */
@@ -211,7 +216,8 @@ export async function makeDrivers(
           endpoint: config.ALIYUN_REALNAME_ENDPOINT,
         })
       : new SandboxRealNameDriver(config.REALNAME_SANDBOX_REJECT);
-  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, realName, ...given };
+  const trainer = new EmbeddedTrainer(clock, config.IMAGE_BACKEND_SPEEDUP);
+  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, realName, trainer, ...given };
 }
 
 export async function createContext(opts: {
@@ -277,6 +283,7 @@ export async function createContext(opts: {
   const inventory = new InventoryService(catalogueStore, clock);
   const images = new ImageService({ db, clock, catalogue: catalogueStore, users });
   const osFamilies = drivers.compute.osFamilies;
+  const datasets = new DatasetService({ db, clock, storage: drivers.storage, users });
   const catalogue = new CatalogueService(catalogueStore, vouchers, clock, images, (image) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)));
   const purchase = new PurchaseService({
     db,
@@ -476,7 +483,17 @@ export async function createContext(opts: {
     migration,
     saveImage,
     images,
-    datasets: new DatasetService({ db, clock, storage: drivers.storage, users }),
+    datasets,
+    training: new TrainingService({
+      db,
+      clock,
+      ledger,
+      storage: drivers.storage,
+      datasets,
+      catalogue,
+      trainer: drivers.trainer,
+      capacity: config.TRAINER_CAPACITY,
+    }),
     disks,
     instanceBilling,
     prepaid,

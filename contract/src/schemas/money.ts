@@ -85,6 +85,9 @@ const TRANSFER_KIND_LABELS = {
   refund_out: '退回原支付渠道',
   model_hold: '大模型调用预扣',
   model_usage: '大模型调用结算',
+  train_hold: 'LoRA 训练预扣',
+  train_usage: 'LoRA 训练结算',
+  train_release: 'LoRA 训练退回',
 } as const;
 export type TransferKind = keyof typeof TRANSFER_KIND_LABELS;
 export const TransferKind = {

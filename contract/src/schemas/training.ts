@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { DatasetKind } from './dataset.js';
+import { pagingQuerySchema } from './common.js';
 
 /** The base models a LoRA is trained on, with their native resolution and default CLIP skip. */
 export const SD_BASE_MODELS = [
@@ -116,6 +117,26 @@ const SECONDS_PER_STEP: Record<(typeof SD_BASE_MODELS)[number]['family'], number
 const SETUP_SECONDS = 60;
 const SAVE_SECONDS_PER_EPOCH = 5;
 
+/** The GPU a job is priced on and (by the production backend) run on. */
+export const LORA_TRAINING_GPU = 'rtx4090';
+
+/** How a job spends its time on the reference card: what the estimate adds up and the embedded trainer keeps to. */
+export interface LoraTimeline {
+  setupSeconds: number;
+  secondsPerStep: number;
+  saveSecondsPerEpoch: number;
+}
+
+export function loraTimeline(p: Pick<LoraParams, 'resolution' | 'batchSize'>, base: SdBaseModelId): LoraTimeline {
+  const model = SD_BASE_MODELS.find((m) => m.id === base)!;
+  const pixels = (p.resolution / model.resolution) ** 2;
+  return {
+    setupSeconds: SETUP_SECONDS,
+    secondsPerStep: SECONDS_PER_STEP[model.family] * pixels * p.batchSize ** 0.9,
+    saveSecondsPerEpoch: SAVE_SECONDS_PER_EPOCH,
+  };
+}
+
 /** The smallest charge of a job, in 0.0001 yuan: ¥0.50. */
 export const LORA_MIN_CHARGE_UNITS = 5000n;
 
@@ -133,11 +154,9 @@ export interface LoraEstimate {
  * whole units and never below the minimum. Settlement charges per finished epoch its share of it.
  */
 export function loraEstimate(images: number, p: LoraParams, base: SdBaseModelId, ratePerHourUnits: bigint): LoraEstimate {
-  const model = SD_BASE_MODELS.find((m) => m.id === base)!;
   const steps = loraSteps(images, p);
-  const pixels = (p.resolution / model.resolution) ** 2;
-  const perStep = SECONDS_PER_STEP[model.family] * pixels * p.batchSize ** 0.9;
-  const seconds = Math.ceil(SETUP_SECONDS + steps.total * perStep + SAVE_SECONDS_PER_EPOCH * p.epochs);
+  const t = loraTimeline(p, base);
+  const seconds = Math.ceil(t.setupSeconds + steps.total * t.secondsPerStep + t.saveSecondsPerEpoch * p.epochs);
   const units = (BigInt(seconds) * ratePerHourUnits + 3599n) / 3600n;
   return { steps, seconds, units: units < LORA_MIN_CHARGE_UNITS ? LORA_MIN_CHARGE_UNITS : units };
 }
@@ -147,3 +166,109 @@ export function loraEpochCharge(estimate: bigint, epochs: number, epoch: number)
   const share = estimate / BigInt(epochs);
   return epoch < epochs ? share : estimate - share * BigInt(epochs - 1);
 }
+
+// --- the job API (/sd/train) ---------------------------------------------------------------------
+
+export const LORA_JOB_STATUSES = ['queued', 'preparing', 'training', 'saving', 'done', 'failed', 'cancelled'] as const;
+export type LoraJobStatus = (typeof LORA_JOB_STATUSES)[number];
+export const LORA_JOB_STATUS_LABELS: Record<LoraJobStatus, string> = {
+  queued: '排队中',
+  preparing: '准备中',
+  training: '训练中',
+  saving: '保存中',
+  done: '已完成',
+  failed: '失败',
+  cancelled: '已取消',
+};
+/** Statuses a job can still leave: it holds money and can be cancelled. */
+export const LORA_JOB_ACTIVE: readonly LoraJobStatus[] = ['queued', 'preparing', 'training', 'saving'];
+export const isLoraJobActive = (s: LoraJobStatus) => LORA_JOB_ACTIVE.includes(s);
+/** Jobs one account may have queued or running at once. */
+export const LORA_MAX_ACTIVE_JOBS = 3;
+
+/** The LoRA's file name (sd-scripts' output_name): letters, digits, _ and -. */
+export const loraOutputNameSchema = z
+  .string({ error: '请输入模型名称' })
+  .trim()
+  .min(1, { error: '请输入模型名称' })
+  .max(40, { error: '模型名称最多 40 个字符' })
+  .regex(/^[A-Za-z0-9_-]+$/, { error: '模型名称只能包含英文字母、数字、下划线和短横线' });
+
+export const loraQuoteRequestSchema = z.object({
+  datasetId: z.uuid({ error: '请选择数据集' }),
+  baseModel: sdBaseModelIdSchema,
+  params: loraParamsSchema,
+});
+export const loraQuoteSchema = z.object({
+  images: z.number().int(),
+  steps: z.object({ perEpoch: z.number().int(), total: z.number().int() }),
+  /** Estimated GPU time in seconds. */
+  seconds: z.number().int(),
+  gpuName: z.string(),
+  /** The GPU's hourly rate the estimate is priced at. */
+  ratePerHour: z.string().describe('金额，单位 0.0001 元的整数字符串'),
+  /** What is held at start: the estimate, at least the minimum. */
+  amount: z.string().describe('金额，单位 0.0001 元的整数字符串'),
+  minimum: z.string().describe('金额，单位 0.0001 元的整数字符串'),
+});
+export type LoraQuote = z.infer<typeof loraQuoteSchema>;
+
+export const loraJobCreateRequestSchema = loraQuoteRequestSchema.extend({
+  name: loraOutputNameSchema,
+  /** The client's id for this start: the same id sent twice (a double click, a retry) starts one job. */
+  requestId: z.uuid({ error: 'requestId 格式不正确' }),
+});
+
+export const loraEpochSchema = z.object({
+  epoch: z.number().int(),
+  /** The LoRA file's size in bytes. */
+  bytes: z.number().int(),
+  samples: z.number().int(),
+  createdAt: z.string(),
+});
+
+export const loraJobSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  datasetId: z.string().nullable(),
+  datasetName: z.string(),
+  triggerWord: z.string(),
+  baseModel: sdBaseModelIdSchema,
+  params: loraParamsSchema,
+  status: z.enum(LORA_JOB_STATUSES),
+  images: z.number().int(),
+  steps: z.object({ perEpoch: z.number().int(), total: z.number().int() }),
+  /** Steps done so far. */
+  step: z.number().int(),
+  /** Epochs finished (their files saved and charged). */
+  epoch: z.number().int(),
+  estimateSeconds: z.number().int(),
+  /** Seconds still to go while active; null otherwise. */
+  etaSeconds: z.number().int().nullable(),
+  /** The loss curve: [step, loss] pairs, at most a few hundred (thinned as it grows). */
+  loss: z.array(z.tuple([z.number(), z.number()])),
+  /** The trainer's log, last lines. */
+  log: z.array(z.string()),
+  epochs: z.array(loraEpochSchema),
+  held: z.string().describe('预扣金额，单位 0.0001 元'),
+  charged: z.string().describe('已结算金额，单位 0.0001 元'),
+  refunded: z.string().describe('已退回金额，单位 0.0001 元'),
+  error: z.string().nullable(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  updatedAt: z.string(),
+});
+export type LoraJob = z.infer<typeof loraJobSchema>;
+
+export const loraJobParamsSchema = z.object({ id: z.uuid({ error: '任务 ID 格式不正确' }) });
+export const loraEpochParamsSchema = z.object({
+  id: z.uuid({ error: '任务 ID 格式不正确' }),
+  epoch: z
+    .string()
+    .regex(/^\d{1,3}$/, { error: '轮次应为整数' })
+    .transform(Number),
+});
+export const loraJobListQuerySchema = pagingQuerySchema.extend({
+  status: z.enum(['active', 'done'], { error: 'status 只能是 active 或 done' }).optional(),
+});

@@ -213,6 +213,15 @@ export class CatalogueService {
     }));
   }
 
+  /** A GPU type's name and its hourly rate after discount (post-paid Usage, else Hour), in 0.0001 yuan; null when not sold. */
+  async gpuHourlyRate(gpuTypeId: string): Promise<{ name: string; ratePerHour: bigint } | null> {
+    const snap = await this.store.get();
+    const type = snap.gpuTypes.find((g) => g.id === gpuTypeId);
+    const prices = snap.prices.get(priceKey('gpu', gpuTypeId));
+    const price = prices?.get('Usage') ?? prices?.get('Hour');
+    return type && price ? { name: type.name, ratePerHour: discounted(price) } : null;
+  }
+
   gpuTypes(): Promise<{ items: GpuType[] }> {
     return this.memoised('gpuTypes', (snap) => {
       const hosts = liveHosts(snap);

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { unzipSync, Zip, ZipPassThrough } from 'fflate';
 import {
@@ -24,7 +25,7 @@ import {
   type datasetImageSchema,
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/client.js';
+import type { Db, Executor } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/results.js';
 import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
@@ -349,6 +350,41 @@ export class DatasetService {
       zip.end();
     })().catch((e: unknown) => out.destroy(e as Error));
     return { body: out, fileName: `${safeFileName(dataset.name)}.zip` };
+  }
+
+  /** What a LoRA job takes at its start: the dataset as it is now and its images' ids, oldest first. */
+  async forTraining(payerId: string, id: string): Promise<{ dataset: Dataset; imageIds: string[] }> {
+    const row = await this.own(payerId, id);
+    const images = await this.deps.db
+      .select({ id: sdDatasetImages.id })
+      .from(sdDatasetImages)
+      .where(eq(sdDatasetImages.datasetId, id))
+      .orderBy(asc(sdDatasetImages.createdAt), asc(sdDatasetImages.id));
+    const [dataset] = await this.views([row]);
+    return { dataset: dataset!, imageIds: images.map((i) => i.id) };
+  }
+
+  /** The images a job took at its start that are still there, each with its caption and a reader of its bytes. */
+  async trainingImages(
+    datasetId: string,
+    imageIds: string[],
+    exec: Executor = this.deps.db,
+  ): Promise<{ name: string; caption: string; read: () => Promise<Buffer> }[]> {
+    if (!imageIds.length) return [];
+    const rows = await exec
+      .select()
+      .from(sdDatasetImages)
+      .where(and(eq(sdDatasetImages.datasetId, datasetId), inArray(sdDatasetImages.id, imageIds)))
+      .orderBy(asc(sdDatasetImages.createdAt), asc(sdDatasetImages.id));
+    return rows.map((row) => ({
+      name: row.name,
+      caption: row.caption,
+      read: async () => {
+        const file = await this.deps.storage.get(row.storageKey);
+        if (!file) throw new AppError('DATASET_IMAGE_NOT_FOUND');
+        return buffer(file.body);
+      },
+    }));
   }
 
   private async own(payerId: string, id: string): Promise<DatasetRow> {

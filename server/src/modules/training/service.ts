@@ -1,0 +1,553 @@
+/**
+ * LoRA training (/sd/train, issue 16): jobs on a dataset, run by the image backend's trainer, paid
+ * from the cash as the work is done.
+ *
+ * Money: the quote (estimated GPU time × the training GPU's hourly rate, at least the minimum) is
+ * held from the cash at the start (`train:<id>:hold`); each finished epoch moves its share of the
+ * hold to revenue (`train:<id>:epoch:<n>`, contract `loraEpochCharge`, so the epochs add up to the
+ * hold exactly); a cancel returns what is still held (`train:<id>:release`) and a failure returns
+ * everything, the epochs' charges included (`train:<id>:refund`). Every transfer has its key, so a
+ * tick replayed after a crash moves nothing twice.
+ *
+ * State machine: queued → preparing → training → saving → done, and failed / cancelled from any
+ * active status. One place moves a job: `advance`, under the job's row lock (SKIP LOCKED, so
+ * several processes share the work), or `cancel`. A job is run by one process (`runner`); a runner
+ * silent for STALE_RUNNER_MS (a crash, a restart) has its jobs taken over and started again from
+ * their last saved epoch.
+ */
+import { randomUUID } from 'node:crypto';
+import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import {
+  LORA_JOB_ACTIVE,
+  LORA_MAX_ACTIVE_JOBS,
+  LORA_MIN_CHARGE_UNITS,
+  LORA_TRAINING_GPU,
+  isLoraJobActive,
+  loraEpochCharge,
+  loraEstimate,
+  loraTimeline,
+  type LoraJob,
+  type LoraParams,
+  type LoraQuote,
+  type PageOf,
+  type SdBaseModelId,
+  formatBeijing,
+  formatYuan,
+  type loraJobSchema,
+} from '@console/contract';
+import type { Readable } from 'node:stream';
+import type { Clock } from '../../clock.js';
+import type { Db, Tx } from '../../db/client.js';
+import { isUniqueViolation } from '../../db/results.js';
+import type { TrainerDriver, TrainerEvent, TrainingImage } from '../../drivers/image-backend/types.js';
+import type { StorageDriver } from '../../drivers/storage/types.js';
+import { AppError } from '../../http/errors.js';
+import type { CatalogueService } from '../catalogue/index.js';
+import type { DatasetService } from '../datasets/index.js';
+import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
+import { sdTrainEpochs, sdTrainJobs } from './schema.js';
+
+type JobRow = typeof sdTrainJobs.$inferSelect;
+type EpochRow = typeof sdTrainEpochs.$inferSelect;
+
+/** A runner that has not reported for this long has stopped: its jobs are taken over. */
+export const STALE_RUNNER_MS = 15_000;
+/** A job started this many times without finishing fails (and is refunded) instead of starting again. */
+export const MAX_RUNS = 5;
+/** The log keeps its last lines; the loss curve is thinned when it grows past this many points. */
+const LOG_LINES = 200;
+const LOSS_POINTS = 600;
+
+export interface QuoteInput {
+  datasetId: string;
+  baseModel: SdBaseModelId;
+  params: LoraParams;
+}
+
+export class TrainingService {
+  /** This process, as the runner of the jobs it starts. */
+  readonly runnerId = randomUUID();
+
+  constructor(
+    private deps: {
+      db: Db;
+      clock: Clock;
+      ledger: LedgerService;
+      storage: StorageDriver;
+      datasets: Pick<DatasetService, 'forTraining' | 'trainingImages'>;
+      catalogue: Pick<CatalogueService, 'gpuHourlyRate'>;
+      trainer: TrainerDriver;
+      /** Jobs the backend runs at once (all processes together); more wait queued. */
+      capacity: number;
+    },
+  ) {}
+
+  // --- the account holder's calls ---------------------------------------------------------------
+
+  async quote(payerId: string, body: QuoteInput): Promise<LoraQuote> {
+    const { imageIds } = await this.deps.datasets.forTraining(payerId, body.datasetId);
+    return (await this.price(imageIds, body)).quote;
+  }
+
+  /** Starts a job: the quote held from the cash and the job queued, in one transaction; the same requestId twice starts one job. */
+  async create(payerId: string, actorId: string, body: QuoteInput & { name: string; requestId: string }): Promise<LoraJob> {
+    const again = await this.byRequest(payerId, body.requestId);
+    if (again) return again;
+    const { dataset, imageIds } = await this.deps.datasets.forTraining(payerId, body.datasetId);
+    const { quote, units } = await this.price(imageIds, body);
+    const now = this.deps.clock.now();
+    const id = randomUUID();
+    try {
+      await this.deps.db.transaction(async (tx) => {
+        // One account's starts take turns, so two at once cannot both pass the limit.
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sd_train_jobs:${payerId}`}))`);
+        const [{ n } = { n: 0 }] = await tx
+          .select({ n: count() })
+          .from(sdTrainJobs)
+          .where(and(eq(sdTrainJobs.userId, payerId), inArray(sdTrainJobs.status, [...LORA_JOB_ACTIVE])));
+        if (n >= LORA_MAX_ACTIVE_JOBS) throw new AppError('TRAIN_ACTIVE_LIMIT');
+        await tx.insert(sdTrainJobs).values({
+          id,
+          userId: payerId,
+          createdBy: actorId,
+          requestId: body.requestId,
+          datasetId: dataset.id,
+          datasetName: dataset.name,
+          kind: dataset.kind,
+          triggerWord: dataset.triggerWord,
+          imageIds,
+          name: body.name,
+          baseModel: body.baseModel,
+          params: body.params,
+          status: 'queued',
+          stepsPerEpoch: quote.steps.perEpoch,
+          stepsTotal: quote.steps.total,
+          estimateSeconds: quote.seconds,
+          ratePerHour: BigInt(quote.ratePerHour),
+          held: units,
+          log: [`${beijing(now)} 已预扣 ¥${yuan(units)}，排队等待 GPU`],
+          createdAt: now,
+          updatedAt: now,
+        });
+        await this.post(tx, this.holdTransfer(id, payerId, actorId, units, body.name)).catch((e: unknown) => {
+          throw e instanceof AppError && e.is('INSUFFICIENT_BALANCE') ? new AppError('TRAIN_INSUFFICIENT_CASH') : e;
+        });
+      });
+    } catch (e) {
+      // The same request raced itself: the other one started the job.
+      if (isUniqueViolation(e)) {
+        const won = await this.byRequest(payerId, body.requestId);
+        if (won) return won;
+      }
+      throw e;
+    }
+    return this.get(payerId, id);
+  }
+
+  async list(payerId: string, q: { page: number; pageSize: number; status?: 'active' | 'done' }): Promise<PageOf<typeof loraJobSchema>> {
+    const where = and(
+      eq(sdTrainJobs.userId, payerId),
+      q.status === 'active' ? inArray(sdTrainJobs.status, [...LORA_JOB_ACTIVE]) : undefined,
+      q.status === 'done' ? sql`${sdTrainJobs.status} not in ('queued', 'preparing', 'training', 'saving')` : undefined,
+    );
+    const [{ n } = { n: 0 }] = await this.deps.db.select({ n: count() }).from(sdTrainJobs).where(where);
+    const rows = await this.deps.db
+      .select()
+      .from(sdTrainJobs)
+      .where(where)
+      .orderBy(desc(sdTrainJobs.createdAt), desc(sdTrainJobs.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
+    return { items: await this.views(rows), total: n, page: q.page, pageSize: q.pageSize };
+  }
+
+  async get(payerId: string, id: string): Promise<LoraJob> {
+    const [view] = await this.views([await this.own(payerId, id)]);
+    return view!;
+  }
+
+  /** When the job last changed (what the live page watches), or null when it is not the payer's. */
+  async changedAt(payerId: string, id: string): Promise<{ updatedAt: number; active: boolean } | null> {
+    const [row] = await this.deps.db
+      .select({ updatedAt: sdTrainJobs.updatedAt, status: sdTrainJobs.status })
+      .from(sdTrainJobs)
+      .where(and(eq(sdTrainJobs.id, id), eq(sdTrainJobs.userId, payerId)));
+    return row ? { updatedAt: row.updatedAt.getTime(), active: isLoraJobActive(row.status) } : null;
+  }
+
+  /** Stops an active job: the finished epochs stay charged, the rest of the hold goes back to the cash. */
+  async cancel(payerId: string, id: string, actorId: string): Promise<LoraJob> {
+    await this.deps.db.transaction(async (tx) => {
+      const row = await lockOwn(tx, payerId, id);
+      if (!isLoraJobActive(row.status)) throw new AppError('TRAIN_JOB_ENDED');
+      await this.deps.trainer.cancel(id);
+      const rest = row.held - row.charged;
+      if (rest > 0n) await this.post(tx, this.returnTransfer(row, 'release', rest, 0n, actorId));
+      const now = this.deps.clock.now();
+      const note = `${beijing(now)} 已取消：完成 ${row.epoch} 轮，结算 ¥${yuan(row.charged)}，退回 ¥${yuan(rest)}`;
+      await tx
+        .update(sdTrainJobs)
+        .set({ status: 'cancelled', refunded: rest, finishedAt: now, updatedAt: now, log: appendLog(row.log, [note]) })
+        .where(eq(sdTrainJobs.id, id));
+    });
+    return this.get(payerId, id);
+  }
+
+  /** Deletes a finished job and its files. */
+  async remove(payerId: string, id: string): Promise<void> {
+    const epochs = await this.deps.db.transaction(async (tx) => {
+      const row = await lockOwn(tx, payerId, id);
+      if (isLoraJobActive(row.status)) throw new AppError('TRAIN_JOB_ACTIVE');
+      const files = await tx.select().from(sdTrainEpochs).where(eq(sdTrainEpochs.jobId, id));
+      await tx.delete(sdTrainJobs).where(eq(sdTrainJobs.id, id));
+      return files;
+    });
+    // After the commit: a failed delete leaves only a file nobody reaches.
+    for (const e of epochs) for (const key of [e.loraKey, ...e.sampleKeys]) await this.deps.storage.delete(key).catch(() => {});
+  }
+
+  /** An epoch's LoRA file or its first sample image. */
+  async epochFile(
+    payerId: string,
+    id: string,
+    epoch: number,
+    what: 'lora' | 'sample',
+  ): Promise<{ body: Readable; contentType: string; size: number; fileName: string }> {
+    const job = await this.own(payerId, id);
+    const [row] = await this.deps.db
+      .select()
+      .from(sdTrainEpochs)
+      .where(and(eq(sdTrainEpochs.jobId, id), eq(sdTrainEpochs.epoch, epoch)));
+    const key = row && (what === 'lora' ? row.loraKey : row.sampleKeys[0]);
+    const file = key ? await this.deps.storage.get(key) : null;
+    if (!file) throw new AppError('TRAIN_EPOCH_NOT_FOUND');
+    const fileName = what === 'lora' ? loraFileName(job.name, epoch) : `${job.name}-${pad(epoch)}.png`;
+    return { ...file, fileName };
+  }
+
+  // --- the runner ---------------------------------------------------------------------------------
+
+  /** Moves every active job forward (the scheduler calls it every second); returns how many changed. */
+  async tick(): Promise<number> {
+    const rows = await this.deps.db
+      .select({ id: sdTrainJobs.id })
+      .from(sdTrainJobs)
+      .where(inArray(sdTrainJobs.status, [...LORA_JOB_ACTIVE]))
+      .orderBy(asc(sdTrainJobs.createdAt));
+    let changed = 0;
+    for (const { id } of rows) if (await this.advance(id)) changed++;
+    return changed;
+  }
+
+  /** One job, under its row lock: started when the backend has room, polled, taken over when its runner went silent. */
+  private async advance(id: string): Promise<boolean> {
+    return this.deps.db.transaction(async (tx) => {
+      const [row] = await tx.select().from(sdTrainJobs).where(eq(sdTrainJobs.id, id)).for('update', { skipLocked: true });
+      if (!row || !isLoraJobActive(row.status)) return false;
+      const now = this.deps.clock.now();
+      if (row.status === 'queued') return this.startIfRoom(tx, row, now);
+      if (row.runner !== this.runnerId) {
+        const silent = !row.heartbeatAt || now.getTime() - row.heartbeatAt.getTime() >= STALE_RUNNER_MS;
+        return silent ? this.restart(tx, row, now, `运行节点失联，从第 ${row.epoch} 轮结束处继续训练`) : false;
+      }
+      const events = await this.deps.trainer.poll(id);
+      if (events === null) return this.restart(tx, row, now, `训练进程已中断，从第 ${row.epoch} 轮结束处继续训练`);
+      return this.apply(tx, row, events, now);
+    });
+  }
+
+  private async startIfRoom(tx: Tx, row: JobRow, now: Date): Promise<boolean> {
+    const [{ n } = { n: 0 }] = await tx
+      .select({ n: count() })
+      .from(sdTrainJobs)
+      .where(inArray(sdTrainJobs.status, ['preparing', 'training', 'saving']));
+    if (n >= this.deps.capacity) return false;
+    return this.run(tx, row, now, `${beijing(now)} 开始准备：加载底模和数据集`);
+  }
+
+  private async restart(tx: Tx, row: JobRow, now: Date, why: string): Promise<boolean> {
+    if (row.runs >= MAX_RUNS) return this.fail(tx, row, now, `训练进程多次中断（${row.runs} 次），任务已停止；费用已全部退回`);
+    return this.run(tx, row, now, `${beijing(now)} ${why}`);
+  }
+
+  /** Starts the job on the backend (again, after its saved epochs) with the images it took at its start. */
+  private async run(tx: Tx, row: JobRow, now: Date, note: string): Promise<boolean> {
+    const images: TrainingImage[] = row.datasetId ? await this.deps.datasets.trainingImages(row.datasetId, row.imageIds, tx) : [];
+    if (!images.length) return this.fail(tx, row, now, '数据集或其中的图片已被删除，训练无法进行；费用已全部退回');
+    await this.deps.trainer.start({
+      jobId: row.id,
+      params: row.params,
+      baseModel: row.baseModel,
+      outputName: row.name,
+      triggerWord: row.triggerWord,
+      kind: row.kind,
+      images,
+      steps: { perEpoch: row.stepsPerEpoch, total: row.stepsTotal },
+      fromEpoch: row.epoch,
+    });
+    await tx
+      .update(sdTrainJobs)
+      .set({
+        status: 'preparing',
+        runner: this.runnerId,
+        heartbeatAt: now,
+        runs: row.runs + 1,
+        step: row.epoch * row.stepsPerEpoch,
+        startedAt: row.startedAt ?? now,
+        log: appendLog(row.log, [note]),
+        updatedAt: now,
+      })
+      .where(eq(sdTrainJobs.id, row.id));
+    return true;
+  }
+
+  /** What the backend reported, applied in order: progress, saved epochs (stored and charged), the end. */
+  private async apply(tx: Tx, row: JobRow, events: TrainerEvent[], now: Date): Promise<boolean> {
+    let { status, step, epoch, charged, loss } = row;
+    const lines: string[] = [];
+    for (const e of events) {
+      if (e.type === 'failed') return this.fail(tx, row, now, e.reason, lines);
+      if (e.type === 'phase') status = e.phase;
+      else if (e.type === 'log') lines.push(e.line);
+      else if (e.type === 'progress') {
+        step = e.step;
+        loss = thin([...loss, ...e.loss]);
+      } else if (e.type === 'epoch') {
+        charged += await this.saveEpoch(tx, row, e, now);
+        epoch = e.epoch;
+        step = Math.max(step, e.epoch * row.stepsPerEpoch);
+      } else if (e.type === 'done') status = 'done';
+    }
+    const ended = status === 'done';
+    if (ended) lines.push(`${beijing(now)} 训练完成：共 ${epoch} 轮，结算 ¥${yuan(charged)}`);
+    const changed = events.length > 0;
+    await tx
+      .update(sdTrainJobs)
+      .set({
+        heartbeatAt: now,
+        ...(changed ? { status, step, epoch, charged, loss, log: appendLog(row.log, lines), updatedAt: now } : {}),
+        ...(ended ? { finishedAt: now } : {}),
+      })
+      .where(eq(sdTrainJobs.id, row.id));
+    return changed;
+  }
+
+  /** An epoch's files into storage and its share of the hold to revenue; what it charged. */
+  private async saveEpoch(tx: Tx, row: JobRow, e: Extract<TrainerEvent, { type: 'epoch' }>, now: Date): Promise<bigint> {
+    const loraKey = `train/${row.id}/${loraFileName(row.name, e.epoch)}`;
+    const sampleKeys = e.samples.map((_, i) => `train/${row.id}/sample-${pad(e.epoch)}-${i}.png`);
+    await this.deps.storage.put(loraKey, e.lora, 'application/octet-stream');
+    for (const [i, sample] of e.samples.entries()) await this.deps.storage.put(sampleKeys[i]!, sample, 'image/png');
+    await tx
+      .insert(sdTrainEpochs)
+      .values({ jobId: row.id, epoch: e.epoch, loraKey, loraBytes: e.lora.length, sampleKeys, createdAt: now })
+      .onConflictDoNothing();
+    const share = loraEpochCharge(row.held, row.params.epochs, e.epoch);
+    const posted = await this.post(tx, {
+      key: `train:${row.id}:epoch:${e.epoch}`,
+      kind: 'train_usage',
+      memo: `LoRA 训练「${row.name}」第 ${e.epoch}/${row.params.epochs} 轮`,
+      actorId: row.createdBy,
+      legs: [
+        { account: holdAccount(row.id), amount: -share },
+        { account: { platform: 'revenue' }, amount: share },
+      ],
+    });
+    return posted.replayed ? 0n : share;
+  }
+
+  /** Ends a job as failed: everything it paid goes back to the cash, the epochs' charges included. */
+  private async fail(tx: Tx, row: JobRow, now: Date, reason: string, lines: string[] = []): Promise<boolean> {
+    const held = row.held - row.charged;
+    await this.post(tx, this.returnTransfer(row, 'refund', held, row.charged, null));
+    await tx
+      .update(sdTrainJobs)
+      .set({
+        status: 'failed',
+        error: reason,
+        charged: 0n,
+        refunded: row.held,
+        finishedAt: now,
+        heartbeatAt: now,
+        updatedAt: now,
+        log: appendLog(row.log, [...lines, `${beijing(now)} 训练失败：${reason}`]),
+      })
+      .where(eq(sdTrainJobs.id, row.id));
+    return true;
+  }
+
+  // --- money -------------------------------------------------------------------------------------
+
+  private async price(imageIds: string[], body: QuoteInput): Promise<{ quote: LoraQuote; units: bigint }> {
+    if (!imageIds.length) throw new AppError('DATASET_EMPTY');
+    const gpu = await this.deps.catalogue.gpuHourlyRate(LORA_TRAINING_GPU);
+    if (!gpu) throw new AppError('TRAIN_GPU_UNAVAILABLE');
+    const estimate = loraEstimate(imageIds.length, body.params, body.baseModel, gpu.ratePerHour);
+    return {
+      units: estimate.units,
+      quote: {
+        images: imageIds.length,
+        steps: estimate.steps,
+        seconds: estimate.seconds,
+        gpuName: gpu.name,
+        ratePerHour: String(gpu.ratePerHour),
+        amount: String(estimate.units),
+        minimum: String(LORA_MIN_CHARGE_UNITS),
+      },
+    };
+  }
+
+  private holdTransfer(id: string, payerId: string, actorId: string, units: bigint, name: string): TransferInput {
+    return {
+      key: `train:${id}:hold`,
+      kind: 'train_hold',
+      memo: `LoRA 训练「${name}」预扣`,
+      actorId,
+      legs: [
+        { account: { userId: payerId, kind: 'cash' }, amount: -units },
+        { account: holdAccount(id), amount: units },
+      ],
+    };
+  }
+
+  /** Money back to the cash: what is still held, and (on a failure) what the epochs were charged. */
+  private returnTransfer(row: JobRow, why: 'release' | 'refund', held: bigint, charged: bigint, actorId: string | null): TransferInput {
+    const legs = [
+      { account: holdAccount(row.id), amount: -held },
+      { account: { platform: 'revenue' } as AccountRef, amount: -charged },
+      { account: { userId: row.userId, kind: 'cash' } as AccountRef, amount: held + charged },
+    ].filter((l) => l.amount !== 0n);
+    return {
+      key: `train:${row.id}:${why}`,
+      kind: 'train_release',
+      memo: why === 'release' ? `LoRA 训练「${row.name}」取消，退回未用部分` : `LoRA 训练「${row.name}」失败，全额退回`,
+      actorId,
+      legs,
+    };
+  }
+
+  private async post(tx: Tx, t: TransferInput) {
+    if (t.legs.length < 2) return { transferId: '', replayed: false };
+    return this.deps.ledger.post(t, tx);
+  }
+
+  // --- views -------------------------------------------------------------------------------------
+
+  private async byRequest(payerId: string, requestId: string): Promise<LoraJob | null> {
+    const [row] = await this.deps.db
+      .select()
+      .from(sdTrainJobs)
+      .where(and(eq(sdTrainJobs.userId, payerId), eq(sdTrainJobs.requestId, requestId)));
+    return row ? (await this.views([row]))[0]! : null;
+  }
+
+  private async own(payerId: string, id: string): Promise<JobRow> {
+    const [row] = await this.deps.db
+      .select()
+      .from(sdTrainJobs)
+      .where(and(eq(sdTrainJobs.id, id), eq(sdTrainJobs.userId, payerId)));
+    if (!row) throw new AppError('TRAIN_JOB_NOT_FOUND');
+    return row;
+  }
+
+  private async views(rows: JobRow[]): Promise<LoraJob[]> {
+    if (!rows.length) return [];
+    const epochs = await this.deps.db
+      .select()
+      .from(sdTrainEpochs)
+      .where(
+        inArray(
+          sdTrainEpochs.jobId,
+          rows.map((r) => r.id),
+        ),
+      )
+      .orderBy(asc(sdTrainEpochs.epoch));
+    return rows.map((r) =>
+      this.view(
+        r,
+        epochs.filter((e) => e.jobId === r.id),
+      ),
+    );
+  }
+
+  private view(r: JobRow, epochs: EpochRow[]): LoraJob {
+    return {
+      id: r.id,
+      name: r.name,
+      datasetId: r.datasetId,
+      datasetName: r.datasetName,
+      triggerWord: r.triggerWord,
+      baseModel: r.baseModel,
+      params: r.params,
+      status: r.status,
+      images: r.imageIds.length,
+      steps: { perEpoch: r.stepsPerEpoch, total: r.stepsTotal },
+      step: r.step,
+      epoch: r.epoch,
+      estimateSeconds: r.estimateSeconds,
+      etaSeconds: isLoraJobActive(r.status) ? this.eta(r) : null,
+      loss: r.loss,
+      log: r.log,
+      epochs: epochs.map((e) => ({ epoch: e.epoch, bytes: e.loraBytes, samples: e.sampleKeys.length, createdAt: e.createdAt.toISOString() })),
+      held: String(r.held),
+      charged: String(r.charged),
+      refunded: String(r.refunded),
+      error: r.error,
+      createdAt: r.createdAt.toISOString(),
+      startedAt: r.startedAt?.toISOString() ?? null,
+      finishedAt: r.finishedAt?.toISOString() ?? null,
+      updatedAt: r.updatedAt.toISOString(),
+    };
+  }
+
+  /** Seconds still to go at the backend's pace: the steps and saves left, and the setup while not yet training. */
+  private eta(r: JobRow): number {
+    const t = loraTimeline(r.params, r.baseModel);
+    const setup = r.status === 'queued' || r.status === 'preparing' ? t.setupSeconds : 0;
+    const seconds = setup + (r.stepsTotal - r.step) * t.secondsPerStep + (r.params.epochs - r.epoch) * t.saveSecondsPerEpoch;
+    return Math.ceil(seconds / this.deps.trainer.speedup);
+  }
+}
+
+/** The payer's job, locked for the rest of the transaction. */
+async function lockOwn(tx: Tx, payerId: string, id: string): Promise<JobRow> {
+  const [row] = await tx
+    .select()
+    .from(sdTrainJobs)
+    .where(and(eq(sdTrainJobs.id, id), eq(sdTrainJobs.userId, payerId)))
+    .for('update');
+  if (!row) throw new AppError('TRAIN_JOB_NOT_FOUND');
+  return row;
+}
+
+function holdAccount(jobId: string): AccountRef {
+  return { platform: 'hold', name: laneShard(jobId, { index: 0, count: 1 }) };
+}
+
+/** sd-scripts' file name of an epoch's LoRA. */
+function loraFileName(name: string, epoch: number): string {
+  return `${name}-${pad(epoch)}.safetensors`;
+}
+
+function pad(epoch: number): string {
+  return String(epoch).padStart(6, '0');
+}
+
+function appendLog(log: string[], lines: string[]): string[] {
+  return lines.length ? [...log, ...lines].slice(-LOG_LINES) : log;
+}
+
+/** The loss curve thinned to every other point when it grows too long (the last point kept). */
+function thin(points: [number, number][]): [number, number][] {
+  if (points.length <= LOSS_POINTS) return points;
+  return points.filter((_, i) => i % 2 === 0 || i === points.length - 1);
+}
+
+function yuan(units: bigint): string {
+  return formatYuan(units);
+}
+
+/** A log line's time: Beijing, to the second. */
+function beijing(d: Date): string {
+  return formatBeijing(d, 'second');
+}
