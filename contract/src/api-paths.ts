@@ -154,6 +154,20 @@ export const API = {
   sdTrainJobLora: '/upgpu/api/v2.1/sd/train/jobs/:id/epochs/:epoch/lora',
   /** GET an epoch's sample image (PNG). */
   sdTrainJobSample: '/upgpu/api/v2.1/sd/train/jobs/:id/epochs/:epoch/sample',
+  // Image generation (/sd/diffusion): tasks, their images (the gallery) and the LoRAs they may use.
+  sdDiffusionQuote: '/upgpu/api/v2.1/sd/diffusion/quote',
+  /** GET lists the tasks (paged, newest first); POST submits one (its price held from the cash). */
+  sdDiffusionTasks: '/upgpu/api/v2.1/sd/diffusion/tasks',
+  sdDiffusionTask: '/upgpu/api/v2.1/sd/diffusion/tasks/:id',
+  sdDiffusionTaskCancel: '/upgpu/api/v2.1/sd/diffusion/tasks/:id/cancel',
+  /** GET the gallery: every image made, newest first (paged). */
+  sdDiffusionImages: '/upgpu/api/v2.1/sd/diffusion/images',
+  /** DELETE removes an image from the gallery. */
+  sdDiffusionImage: '/upgpu/api/v2.1/sd/diffusion/images/:id',
+  /** GET the image (PNG). */
+  sdDiffusionImageFile: '/upgpu/api/v2.1/sd/diffusion/images/:id/file',
+  /** GET the LoRAs a task may use: the account's trained ones and the public ones. */
+  sdLoras: '/upgpu/api/v2.1/sd/loras',
   /** The desktop of a 云桌面 / 云游戏 / 跨境电商 machine: a WebSocket carrying VNC (RFB) for noVNC. */
   instanceDesktop: '/upgpu/api/v2.1/instances/:id/desktop',
   instanceMigrate: '/upgpu/api/v2.1/instances/:id/migrate',

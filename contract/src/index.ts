@@ -17,6 +17,7 @@ export * from './schemas/terminal.js';
 export * from './schemas/filestore.js';
 export * from './schemas/dataset.js';
 export * from './schemas/training.js';
+export * from './schemas/diffusion.js';
 export * from './schemas/ssh-key.js';
 export * from './schemas/account.js';
 export * from './schemas/storage.js';

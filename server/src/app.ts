@@ -42,6 +42,7 @@ import { fileStoreRoutes } from './modules/filestore/index.js';
 import { imageRoutes } from './modules/images/index.js';
 import { datasetRoutes } from './modules/datasets/index.js';
 import { trainingRoutes } from './modules/training/index.js';
+import { diffusionRoutes } from './modules/diffusion/index.js';
 import { noticeRoutes } from './modules/notices/index.js';
 import { gatewayRoutes, modelRoutes } from './modules/model/index.js';
 import { SimulatedComputeDriver } from './drivers/compute/simulated.js';
@@ -159,6 +160,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => imageRoutes(scope, ctx));
   await app.register(async (scope) => datasetRoutes(scope, ctx));
   await app.register(async (scope) => trainingRoutes(scope, ctx));
+  await app.register(async (scope) => diffusionRoutes(scope, ctx));
   await app.register(async (scope) => certificationRoutes(scope, ctx));
   await app.register(async (scope) => studentRoutes(scope, ctx));
   await app.register(async (scope) => childRoutes(scope, ctx));

@@ -165,8 +165,10 @@ const envSchema = z.object({
   IMAGE_BACKEND_SPEEDUP: z.coerce.number().min(0.01).max(100_000).default(1),
   /** LoRA jobs the image backend runs at once (all processes together); more wait 排队中. */
   TRAINER_CAPACITY: z.coerce.number().int().min(1).max(64).default(2),
-  /** How often running LoRA jobs are moved forward. */
-  TRAINING_TICK_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  /** Image generation tasks the backend runs at once (all processes together). */
+  PAINTER_CAPACITY: z.coerce.number().int().min(1).max(64).default(2),
+  /** How often running LoRA jobs and image generations are moved forward (and their live pages read). */
+  IMAGE_BACKEND_TICK_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   /** Days the model gateway's call log is kept (their hourly sums stay for the stats). */
   MODEL_CALL_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   /** Most child accounts one main account may have. */

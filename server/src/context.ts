@@ -61,7 +61,9 @@ import { ImageService } from './modules/images/index.js';
 import { DatasetService } from './modules/datasets/index.js';
 import { TrainingService } from './modules/training/index.js';
 import { EmbeddedTrainer } from './drivers/image-backend/embedded-trainer.js';
-import type { TrainerDriver } from './drivers/image-backend/types.js';
+import type { PainterDriver, TrainerDriver } from './drivers/image-backend/types.js';
+import { EmbeddedPainter } from './drivers/image-backend/embedded-painter.js';
+import { DiffusionService } from './modules/diffusion/index.js';
 import { InstanceBilling, METER_LANES, Meter } from './modules/instances/index.js';
 import { Reconciler } from './modules/instances/index.js';
 import { PrepaidService } from './modules/instances/index.js';
@@ -86,6 +88,7 @@ export interface Drivers {
   compute: ComputeDriver;
   realName: RealNameDriver;
   trainer: TrainerDriver;
+  painter: PainterDriver;
 }
 
 export interface AppContext {
@@ -125,6 +128,7 @@ export interface AppContext {
   images: ImageService;
   datasets: DatasetService;
   training: TrainingService;
+  diffusion: DiffusionService;
   disks: DiskService;
   instanceBilling: InstanceBilling;
   /** Prepaid instances: auto-renewal and refund of unused time. */
@@ -217,7 +221,8 @@ export async function makeDrivers(
         })
       : new SandboxRealNameDriver(config.REALNAME_SANDBOX_REJECT);
   const trainer = new EmbeddedTrainer(clock, config.IMAGE_BACKEND_SPEEDUP);
-  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, realName, trainer, ...given };
+  const painter = new EmbeddedPainter(clock, config.IMAGE_BACKEND_SPEEDUP);
+  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, realName, trainer, painter, ...given };
 }
 
 export async function createContext(opts: {
@@ -285,6 +290,16 @@ export async function createContext(opts: {
   const osFamilies = drivers.compute.osFamilies;
   const datasets = new DatasetService({ db, clock, storage: drivers.storage, users });
   const catalogue = new CatalogueService(catalogueStore, vouchers, clock, images, (image) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)));
+  const training = new TrainingService({
+    db,
+    clock,
+    ledger,
+    storage: drivers.storage,
+    datasets,
+    catalogue,
+    trainer: drivers.trainer,
+    capacity: config.TRAINER_CAPACITY,
+  });
   const purchase = new PurchaseService({
     db,
     clock,
@@ -484,15 +499,16 @@ export async function createContext(opts: {
     saveImage,
     images,
     datasets,
-    training: new TrainingService({
+    training,
+    diffusion: new DiffusionService({
       db,
       clock,
       ledger,
       storage: drivers.storage,
-      datasets,
       catalogue,
-      trainer: drivers.trainer,
-      capacity: config.TRAINER_CAPACITY,
+      training,
+      painter: drivers.painter,
+      capacity: config.PAINTER_CAPACITY,
     }),
     disks,
     instanceBilling,

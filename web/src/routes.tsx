@@ -78,12 +78,20 @@ export const PAGES: PageDef[] = [
   { path: PAGE.resource, title: '资源包', layout: 'console', ...auth, page: () => import('./pages/cost/ResourcePage') },
 
   // LoRA / SD and compute center
-  { path: PAGE.sdTrain, title: 'LoRA 训练', layout: 'console', ...auth, page: () => import('./pages/sd/TrainPage') },
-  { path: PAGE.sdDiffusion, title: 'LoRA 生图', layout: 'console', ...auth, page: () => import('./pages/sd/DiffusionPage') },
-  { path: PAGE.sdDataset, title: '数据集', layout: 'console', ...auth, page: () => import('./pages/sd/DatasetPage') },
-  { path: PAGE.sdDatasetCreate, title: '创建数据集', layout: 'console', ...auth, requireCert: true, page: () => import('./pages/sd/DatasetCreatePage') },
-  { path: PAGE.sdDatasetDetail, title: '数据集详情', layout: 'console', ...auth, page: () => import('./pages/sd/DatasetDetailPage') },
-  { path: PAGE.sdDatasetUpload, title: '上传图片', layout: 'console', ...auth, page: () => import('./pages/sd/DatasetUploadPage') },
+  { path: PAGE.sdTrain, title: 'LoRA 训练', layout: 'console', ...auth, perms: PERMS.sd, page: () => import('./pages/sd/TrainPage') },
+  { path: PAGE.sdDiffusion, title: 'LoRA 生图', layout: 'console', ...auth, perms: PERMS.sd, page: () => import('./pages/sd/DiffusionPage') },
+  { path: PAGE.sdDataset, title: '数据集', layout: 'console', ...auth, perms: PERMS.sd, page: () => import('./pages/sd/DatasetPage') },
+  {
+    path: PAGE.sdDatasetCreate,
+    title: '创建数据集',
+    layout: 'console',
+    ...auth,
+    perms: PERMS.sd,
+    requireCert: true,
+    page: () => import('./pages/sd/DatasetCreatePage'),
+  },
+  { path: PAGE.sdDatasetDetail, title: '数据集详情', layout: 'console', ...auth, perms: PERMS.sd, page: () => import('./pages/sd/DatasetDetailPage') },
+  { path: PAGE.sdDatasetUpload, title: '上传图片', layout: 'console', ...auth, perms: PERMS.sd, page: () => import('./pages/sd/DatasetUploadPage') },
   { path: PAGE.computeCenter, title: '算力中心', layout: 'console', ...auth, page: () => import('./pages/compute/ComputeCenterPage') },
   { path: PAGE.computeDetail, title: '算力详情', layout: 'console', ...auth, page: () => import('./pages/compute/ComputeDetailPage') },
 

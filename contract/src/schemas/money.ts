@@ -88,6 +88,9 @@ const TRANSFER_KIND_LABELS = {
   train_hold: 'LoRA 训练预扣',
   train_usage: 'LoRA 训练结算',
   train_release: 'LoRA 训练退回',
+  diffusion_hold: 'AI 绘图预扣',
+  diffusion_usage: 'AI 绘图结算',
+  diffusion_release: 'AI 绘图退回',
 } as const;
 export type TransferKind = keyof typeof TRANSFER_KIND_LABELS;
 export const TransferKind = {

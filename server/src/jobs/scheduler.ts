@@ -30,7 +30,8 @@ export function jobsOf(ctx: AppContext): Record<string, Job> {
     'instances.held-cards': { run: () => ctx.instanceBilling.heldCardsTick(), everyMs: slow },
     'instances.expiring-notice': { run: () => ctx.prepaid.expiringNoticeTick(), everyMs: slow },
     'notices.gpu-available': { run: () => ctx.gpuSubscriptions.tick(), everyMs: slow },
-    'training.advance': { run: () => ctx.training.tick(), everyMs: ctx.config.TRAINING_TICK_MS },
+    'training.advance': { run: () => ctx.training.tick(), everyMs: ctx.config.IMAGE_BACKEND_TICK_MS },
+    'diffusion.advance': { run: () => ctx.diffusion.tick(), everyMs: ctx.config.IMAGE_BACKEND_TICK_MS },
     'model.stale-holds': { run: () => ctx.modelGateway.sweepStaleHolds(), everyMs: slow },
     // Rewrites the last hours' sums each time (nothing to report); the stats read newer hours from the calls, so minutes do not matter.
     'model.usage-rollup': { run: () => ctx.modelUsage.rollup().then(() => 0), everyMs: 5 * 60_000 },

@@ -15,6 +15,8 @@ export const PERMS = {
   // "openYunBucket and image: data disk": either flag opens my data.
   data: ['openYunBucket', 'image'],
   model: ['usingLLM'],
+  // The AI 绘图 area (datasets, LoRA training, generation) spends the parent's money on GPU time, as the server checks.
+  sd: ['createGPUInstance', 'gpu'],
   // "createGPUInstance or gpu: also IPVM detail and remote desktop".
   instanceDetail: ['createGPUInstance', 'gpu'],
   // 财务: the parent's money (balance, recharge, deposit, the finance page); without it a child sees only what it bought.

@@ -16,6 +16,8 @@ export interface RenderParams {
   height: number;
   steps: number;
   cfg: number;
+  /** The sampler's name: another sampler takes another path to another picture. */
+  sampler?: string;
   /** Each LoRA's colour (RGB, 0–1; the embedded trainer derives it from its dataset) and weight. */
   loras: { color: [number, number, number]; weight: number }[];
 }
@@ -102,7 +104,7 @@ function hueOf(word: string): number {
 
 function seedOf(p: RenderParams): number {
   const h = createHash('sha256')
-    .update(JSON.stringify([p.seed, p.prompt, p.negativePrompt, p.width, p.height, p.steps, p.cfg]))
+    .update(JSON.stringify([p.seed, p.prompt, p.negativePrompt, p.width, p.height, p.steps, p.cfg, ...(p.sampler ? [p.sampler] : [])]))
     .digest();
   return h.readUInt32BE(0);
 }

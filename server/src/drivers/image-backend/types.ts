@@ -1,5 +1,5 @@
 /**
- * The image backend: where LoRA jobs (and, later, image generations) run. The embedded trainer
+ * The image backend: where LoRA jobs and image generations run. The embedded trainer
  * (embedded-trainer.ts) does the work on this machine's CPU on the server's clock; a production
  * backend runs kohya sd-scripts on a GPU instance and reports through the same calls.
  *
@@ -8,7 +8,7 @@
  * restarted) answers the poll with null, and the console starts the run again from its last saved
  * epoch, as sd-scripts resumes from a saved state.
  */
-import type { DatasetKind, LoraParams, SdBaseModelId } from '@console/contract';
+import type { DatasetKind, DiffusionParams, LoraParams, SdBaseModelId } from '@console/contract';
 
 export interface TrainingImage {
   name: string;
@@ -50,4 +50,30 @@ export interface TrainerDriver {
   poll(jobId: string): Promise<TrainerEvent[] | null>;
   /** Stops a run; a run it does not know is already stopped. */
   cancel(jobId: string): Promise<void>;
+}
+
+/** A txt2img task: its images are made one after another, image i with seed + i (as WebUI's batches do). */
+export interface PaintingTask {
+  taskId: string;
+  params: Omit<DiffusionParams, 'loras'> & { seed: number };
+  /** Each LoRA's colour (the embedded trainer's files carry one) and weight; a real backend loads the files. */
+  loras: { color: [number, number, number]; weight: number }[];
+  /** Images an earlier run of this task finished: this run makes the rest. */
+  fromImage: number;
+}
+
+export type PainterEvent =
+  /** The image being made and its sampling step. */
+  | { type: 'progress'; image: number; step: number }
+  | { type: 'image'; index: number; seed: number; png: Buffer }
+  | { type: 'done' }
+  | { type: 'failed'; reason: string };
+
+export interface PainterDriver {
+  readonly name: string;
+  readonly speedup: number;
+  start(task: PaintingTask): Promise<void>;
+  /** What the task did since the last poll; null when the backend does not know it. */
+  poll(taskId: string): Promise<PainterEvent[] | null>;
+  cancel(taskId: string): Promise<void>;
 }

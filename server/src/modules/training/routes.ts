@@ -72,7 +72,7 @@ export async function trainingRoutes(app: FastifyInstance, ctx: AppContext) {
       const first = await s.get(payer, req.params.id); // 404 before the stream opens
       reply.hijack();
       // Read at the pace the jobs move.
-      await streamJob(reply.raw, s, payer, first, ctx.config.TRAINING_TICK_MS);
+      await streamJob(reply.raw, s, payer, first, ctx.config.IMAGE_BACKEND_TICK_MS);
     },
   );
   for (const [path, what] of [

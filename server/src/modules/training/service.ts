@@ -29,6 +29,7 @@ import {
   type LoraJob,
   type LoraParams,
   type LoraQuote,
+  type LoraOption,
   type PageOf,
   type SdBaseModelId,
   formatBeijing,
@@ -36,6 +37,7 @@ import {
   type loraJobSchema,
 } from '@console/contract';
 import type { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/results.js';
@@ -223,6 +225,44 @@ export class TrainingService {
     if (!file) throw new AppError('TRAIN_EPOCH_NOT_FOUND');
     const fileName = what === 'lora' ? loraFileName(job.name, epoch) : `${job.name}-${pad(epoch)}.png`;
     return { ...file, fileName };
+  }
+
+  /** A saved epoch's LoRA as image generation uses it: its name, base model and its file; null when there is none. */
+  async lora(payerId: string, jobId: string, epoch: number): Promise<{ name: string; baseModel: SdBaseModelId; file: Buffer } | null> {
+    const [row] = await this.deps.db
+      .select({ name: sdTrainJobs.name, baseModel: sdTrainJobs.baseModel, status: sdTrainJobs.status, loraKey: sdTrainEpochs.loraKey })
+      .from(sdTrainEpochs)
+      .innerJoin(sdTrainJobs, eq(sdTrainJobs.id, sdTrainEpochs.jobId))
+      .where(and(eq(sdTrainJobs.id, jobId), eq(sdTrainJobs.userId, payerId), eq(sdTrainEpochs.epoch, epoch)));
+    // A failed job was refunded: its files are not the account's to use.
+    if (!row || row.status === 'failed') return null;
+    const file = await this.deps.storage.get(row.loraKey);
+    return file ? { name: `${row.name}-${pad(epoch)}`, baseModel: row.baseModel, file: await buffer(file.body) } : null;
+  }
+
+  /** The account's LoRAs for the generation form: every saved epoch of its jobs that did not fail, the newest first. */
+  async loraOptions(payerId: string): Promise<LoraOption[]> {
+    const rows = await this.deps.db
+      .select({
+        jobId: sdTrainJobs.id,
+        name: sdTrainJobs.name,
+        baseModel: sdTrainJobs.baseModel,
+        triggerWord: sdTrainJobs.triggerWord,
+        epoch: sdTrainEpochs.epoch,
+      })
+      .from(sdTrainEpochs)
+      .innerJoin(sdTrainJobs, eq(sdTrainJobs.id, sdTrainEpochs.jobId))
+      .where(and(eq(sdTrainJobs.userId, payerId), sql`${sdTrainJobs.status} <> 'failed'`))
+      .orderBy(desc(sdTrainJobs.createdAt), desc(sdTrainEpochs.epoch))
+      .limit(500);
+    return rows.map((r) => ({
+      source: 'job' as const,
+      ref: r.jobId,
+      epoch: r.epoch,
+      name: `${r.name}-${pad(r.epoch)}`,
+      baseModel: r.baseModel,
+      triggerWord: r.triggerWord,
+    }));
   }
 
   // --- the runner ---------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import { STALE_RUNNER_MS, TrainingService } from './service.js';
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ env: { TRAINER_CAPACITY: '2', TRAINING_TICK_MS: '100' } });
+  s = await startTestServer({ env: { TRAINER_CAPACITY: '2', IMAGE_BACKEND_TICK_MS: '100' } });
 });
 afterAll(async () => s.close());
 
@@ -367,7 +367,7 @@ describe('live progress', () => {
     const ds = await dataset(u.token, 4);
     const j = json<LoraJob>(await start(u.token, ds));
     const stream = get(s.app, fill(API.sdTrainJobEvents, j.id), u.token);
-    // Move the job while the stream watches (it reads every TRAINING_TICK_MS = 100 ms of real time).
+    // Move the job while the stream watches (it reads every IMAGE_BACKEND_TICK_MS = 100 ms of real time).
     await new Promise((resolve) => setTimeout(resolve, 250));
     await s.ctx.training.tick();
     for (const seconds of [61, 2, 6, 10, 10]) {

@@ -1,0 +1,403 @@
+/**
+ * Image generation (/sd/diffusion, issue 16): txt2img tasks run by the image backend's painter,
+ * paid per image from the cash, and the gallery of what they made.
+ *
+ * Money: the task's images at their price (GPU seconds × the generation GPU's rate, contract
+ * `diffusionImageUnits`) are held from the cash at submit (`gen:<id>:hold`); each finished image
+ * moves its price to revenue (`gen:<id>:image:<i>`); a cancel or a failure returns what is still
+ * held (`gen:<id>:release`), so an image that was not made is never paid for.
+ *
+ * A task is moved only under its row lock (SKIP LOCKED) by the process running it; a silent
+ * runner's task is started again from its first unfinished image, as training resumes (the images
+ * are deterministic in their seed, so a restart makes the same pictures).
+ */
+import { randomInt, randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import {
+  DIFFUSION_GPU,
+  DIFFUSION_MAX_ACTIVE,
+  PUBLIC_LORAS,
+  diffusionImageSeconds,
+  diffusionImageUnits,
+  type DiffusionImage,
+  type DiffusionParams,
+  type DiffusionQuote,
+  type DiffusionTask,
+  type LoraOption,
+  type LoraRef,
+  type PageOf,
+  type diffusionImageSchema,
+  type diffusionTaskSchema,
+} from '@console/contract';
+import type { Clock } from '../../clock.js';
+import type { Db, Tx } from '../../db/client.js';
+import { isUniqueViolation } from '../../db/results.js';
+import { loraColorOf } from '../../drivers/image-backend/lora-file.js';
+import type { PainterDriver, PainterEvent } from '../../drivers/image-backend/types.js';
+import type { StorageDriver } from '../../drivers/storage/types.js';
+import { AppError } from '../../http/errors.js';
+import type { CatalogueService } from '../catalogue/index.js';
+import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
+import type { TrainingService } from '../training/index.js';
+import { STALE_RUNNER_MS } from '../training/index.js';
+import { sdGenImages, sdGenTasks, type UsedLora } from './schema.js';
+
+type TaskRow = typeof sdGenTasks.$inferSelect;
+type ImageRow = typeof sdGenImages.$inferSelect;
+const ACTIVE = ['queued', 'running'] as const;
+const MAX_RUNS = 5;
+
+export class DiffusionService {
+  readonly runnerId = randomUUID();
+
+  constructor(
+    private deps: {
+      db: Db;
+      clock: Clock;
+      ledger: LedgerService;
+      storage: StorageDriver;
+      catalogue: Pick<CatalogueService, 'gpuHourlyRate'>;
+      training: Pick<TrainingService, 'lora' | 'loraOptions'>;
+      painter: PainterDriver;
+      /** Tasks the backend runs at once (all processes together); more wait queued. */
+      capacity: number;
+    },
+  ) {}
+
+  async loraOptions(payerId: string): Promise<LoraOption[]> {
+    const mine = await this.deps.training.loraOptions(payerId);
+    const shared = PUBLIC_LORAS.map((l) => ({ source: 'public' as const, ref: l.id, epoch: null, name: l.name, baseModel: l.baseModel, triggerWord: '' }));
+    return [...mine, ...shared];
+  }
+
+  async quote(params: DiffusionParams): Promise<DiffusionQuote> {
+    const gpu = await this.gpu();
+    const perImage = diffusionImageUnits(params, gpu.ratePerHour);
+    return {
+      seconds: Math.round(diffusionImageSeconds(params) * 10) / 10,
+      gpuName: gpu.name,
+      ratePerHour: String(gpu.ratePerHour),
+      perImage: String(perImage),
+      total: String(perImage * BigInt(params.batchCount)),
+    };
+  }
+
+  /** Submits a task: its LoRAs checked, its price held, in one transaction; the same requestId twice makes one task. */
+  async create(payerId: string, actorId: string, body: DiffusionParams & { requestId: string }): Promise<DiffusionTask> {
+    const again = await this.byRequest(payerId, body.requestId);
+    if (again) return again;
+    const { requestId, loras: refs, ...rest } = body;
+    const loras = await Promise.all(refs.map((ref) => this.resolveLora(payerId, ref, body.baseModel)));
+    const params = { ...rest, seed: rest.seed === -1 ? randomInt(0, 2 ** 32 - 1) : rest.seed };
+    const unitPrice = BigInt((await this.quote(body)).perImage);
+    const held = unitPrice * BigInt(body.batchCount);
+    const now = this.deps.clock.now();
+    const id = randomUUID();
+    try {
+      await this.deps.db.transaction(async (tx) => {
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sd_gen_tasks:${payerId}`}))`);
+        const [{ n } = { n: 0 }] = await tx
+          .select({ n: count() })
+          .from(sdGenTasks)
+          .where(and(eq(sdGenTasks.userId, payerId), inArray(sdGenTasks.status, [...ACTIVE])));
+        if (n >= DIFFUSION_MAX_ACTIVE) throw new AppError('DIFFUSION_ACTIVE_LIMIT');
+        await tx
+          .insert(sdGenTasks)
+          .values({ id, userId: payerId, createdBy: actorId, requestId, params, loras, status: 'queued', unitPrice, held, createdAt: now, updatedAt: now });
+        await this.deps.ledger
+          .post(
+            {
+              key: `gen:${id}:hold`,
+              kind: 'diffusion_hold',
+              memo: `AI 绘图 ${body.batchCount} 张预扣`,
+              actorId,
+              legs: [
+                { account: { userId: payerId, kind: 'cash' }, amount: -held },
+                { account: holdAccount(id), amount: held },
+              ],
+            },
+            tx,
+          )
+          .catch((e: unknown) => {
+            throw e instanceof AppError && e.is('INSUFFICIENT_BALANCE') ? new AppError('DIFFUSION_INSUFFICIENT_CASH') : e;
+          });
+      });
+    } catch (e) {
+      if (isUniqueViolation(e)) {
+        const won = await this.byRequest(payerId, requestId);
+        if (won) return won;
+      }
+      throw e;
+    }
+    return this.get(payerId, id);
+  }
+
+  async list(payerId: string, q: { page: number; pageSize: number; status?: 'active' | 'done' }): Promise<PageOf<typeof diffusionTaskSchema>> {
+    const where = and(
+      eq(sdGenTasks.userId, payerId),
+      q.status === 'active' ? inArray(sdGenTasks.status, [...ACTIVE]) : undefined,
+      q.status === 'done' ? sql`${sdGenTasks.status} not in ('queued', 'running')` : undefined,
+    );
+    const [{ n } = { n: 0 }] = await this.deps.db.select({ n: count() }).from(sdGenTasks).where(where);
+    const rows = await this.deps.db
+      .select()
+      .from(sdGenTasks)
+      .where(where)
+      .orderBy(desc(sdGenTasks.createdAt), desc(sdGenTasks.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
+    return { items: await this.taskViews(rows), total: n, page: q.page, pageSize: q.pageSize };
+  }
+
+  async get(payerId: string, id: string): Promise<DiffusionTask> {
+    const [row] = await this.deps.db
+      .select()
+      .from(sdGenTasks)
+      .where(and(eq(sdGenTasks.id, id), eq(sdGenTasks.userId, payerId)));
+    if (!row) throw new AppError('DIFFUSION_TASK_NOT_FOUND');
+    return (await this.taskViews([row]))[0]!;
+  }
+
+  /** Stops a task: the images made stay paid, the rest of the hold goes back to the cash. */
+  async cancel(payerId: string, id: string, actorId: string): Promise<DiffusionTask> {
+    await this.deps.db.transaction(async (tx) => {
+      const [row] = await tx
+        .select()
+        .from(sdGenTasks)
+        .where(and(eq(sdGenTasks.id, id), eq(sdGenTasks.userId, payerId)))
+        .for('update');
+      if (!row) throw new AppError('DIFFUSION_TASK_NOT_FOUND');
+      if (!(ACTIVE as readonly string[]).includes(row.status)) throw new AppError('DIFFUSION_TASK_ENDED');
+      await this.deps.painter.cancel(id);
+      await this.end(tx, row, 'cancelled', null, actorId);
+    });
+    return this.get(payerId, id);
+  }
+
+  async gallery(payerId: string, q: { page: number; pageSize: number }): Promise<PageOf<typeof diffusionImageSchema>> {
+    const [{ n } = { n: 0 }] = await this.deps.db.select({ n: count() }).from(sdGenImages).where(eq(sdGenImages.userId, payerId));
+    const rows = await this.deps.db
+      .select({ image: sdGenImages, task: sdGenTasks })
+      .from(sdGenImages)
+      .innerJoin(sdGenTasks, eq(sdGenTasks.id, sdGenImages.taskId))
+      .where(eq(sdGenImages.userId, payerId))
+      .orderBy(desc(sdGenImages.createdAt), desc(sdGenImages.index))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
+    return { items: rows.map((r) => imageView(r.image, r.task)), total: n, page: q.page, pageSize: q.pageSize };
+  }
+
+  async removeImage(payerId: string, id: string): Promise<void> {
+    const [row] = await this.deps.db
+      .delete(sdGenImages)
+      .where(and(eq(sdGenImages.id, id), eq(sdGenImages.userId, payerId)))
+      .returning();
+    if (!row) throw new AppError('DIFFUSION_IMAGE_NOT_FOUND');
+    await this.deps.storage.delete(row.storageKey).catch(() => {});
+  }
+
+  async imageFile(payerId: string, id: string): Promise<{ body: Readable; size: number; fileName: string }> {
+    const [row] = await this.deps.db
+      .select()
+      .from(sdGenImages)
+      .where(and(eq(sdGenImages.id, id), eq(sdGenImages.userId, payerId)));
+    const file = row && (await this.deps.storage.get(row.storageKey));
+    if (!file) throw new AppError('DIFFUSION_IMAGE_NOT_FOUND');
+    return { body: file.body, size: file.size, fileName: `sd-${row.seed}-${row.id.slice(0, 8)}.png` };
+  }
+
+  // --- the runner ---------------------------------------------------------------------------------
+
+  async tick(): Promise<number> {
+    const rows = await this.deps.db
+      .select({ id: sdGenTasks.id })
+      .from(sdGenTasks)
+      .where(inArray(sdGenTasks.status, [...ACTIVE]))
+      .orderBy(asc(sdGenTasks.createdAt));
+    let changed = 0;
+    for (const { id } of rows) if (await this.advance(id)) changed++;
+    return changed;
+  }
+
+  private async advance(id: string): Promise<boolean> {
+    return this.deps.db.transaction(async (tx) => {
+      const [row] = await tx.select().from(sdGenTasks).where(eq(sdGenTasks.id, id)).for('update', { skipLocked: true });
+      if (!row || !(ACTIVE as readonly string[]).includes(row.status)) return false;
+      const now = this.deps.clock.now();
+      if (row.status === 'queued') {
+        const [{ n } = { n: 0 }] = await tx.select({ n: count() }).from(sdGenTasks).where(eq(sdGenTasks.status, 'running'));
+        return n < this.deps.capacity ? this.run(tx, row, now) : false;
+      }
+      if (row.runner !== this.runnerId) {
+        const silent = !row.heartbeatAt || now.getTime() - row.heartbeatAt.getTime() >= STALE_RUNNER_MS;
+        return silent ? this.run(tx, row, now) : false;
+      }
+      const events = await this.deps.painter.poll(id);
+      return events === null ? this.run(tx, row, now) : this.apply(tx, row, events, now);
+    });
+  }
+
+  /** Starts (or starts again) the task on the backend from its first unfinished image. */
+  private async run(tx: Tx, row: TaskRow, now: Date): Promise<boolean> {
+    if (row.runs >= MAX_RUNS) return this.end(tx, row, 'failed', `生成进程多次中断（${row.runs} 次），未生成的图片已退款`, null);
+    await this.deps.painter.start({
+      taskId: row.id,
+      params: row.params,
+      loras: row.loras.map((l) => ({ color: l.color, weight: l.ref.weight })),
+      fromImage: row.done,
+    });
+    await tx
+      .update(sdGenTasks)
+      .set({ status: 'running', runner: this.runnerId, heartbeatAt: now, runs: row.runs + 1, step: 0, updatedAt: now })
+      .where(eq(sdGenTasks.id, row.id));
+    return true;
+  }
+
+  private async apply(tx: Tx, row: TaskRow, events: PainterEvent[], now: Date): Promise<boolean> {
+    let { done, step, charged } = row;
+    for (const e of events) {
+      if (e.type === 'failed') return this.end(tx, { ...row, done, charged }, 'failed', e.reason, null);
+      if (e.type === 'progress') step = e.step;
+      else if (e.type === 'image') {
+        charged += await this.saveImage(tx, row, e, now);
+        done = e.index + 1;
+        step = 0;
+      } else if (e.type === 'done') return this.end(tx, { ...row, done, charged }, 'done', null, null);
+    }
+    await tx
+      .update(sdGenTasks)
+      .set({ heartbeatAt: now, ...(events.length ? { done, step, charged, updatedAt: now } : {}) })
+      .where(eq(sdGenTasks.id, row.id));
+    return events.length > 0;
+  }
+
+  /** The image into storage and the gallery, and its price from the hold to revenue; what it charged. */
+  private async saveImage(tx: Tx, row: TaskRow, e: Extract<PainterEvent, { type: 'image' }>, now: Date): Promise<bigint> {
+    const storageKey = `gen/${row.id}/${e.index}.png`;
+    await this.deps.storage.put(storageKey, e.png, 'image/png');
+    await tx
+      .insert(sdGenImages)
+      .values({ id: randomUUID(), taskId: row.id, userId: row.userId, index: e.index, seed: e.seed, storageKey, bytes: e.png.length, createdAt: now })
+      .onConflictDoNothing();
+    const posted = await this.deps.ledger.post(
+      {
+        key: `gen:${row.id}:image:${e.index}`,
+        kind: 'diffusion_usage',
+        memo: `AI 绘图第 ${e.index + 1}/${row.params.batchCount} 张`,
+        actorId: row.createdBy,
+        legs: [
+          { account: holdAccount(row.id), amount: -row.unitPrice },
+          { account: { platform: 'revenue' }, amount: row.unitPrice },
+        ],
+      },
+      tx,
+    );
+    return posted.replayed ? 0n : row.unitPrice;
+  }
+
+  /** Ends a task (done, cancelled or failed): whatever is still held goes back to the cash. */
+  private async end(tx: Tx, row: TaskRow, status: 'done' | 'cancelled' | 'failed', error: string | null, actorId: string | null): Promise<boolean> {
+    const rest = row.held - row.charged;
+    if (rest > 0n) {
+      const transfer: TransferInput = {
+        key: `gen:${row.id}:release`,
+        kind: 'diffusion_release',
+        memo: status === 'cancelled' ? 'AI 绘图取消，退回未生成部分' : 'AI 绘图未生成部分退回',
+        actorId,
+        legs: [
+          { account: holdAccount(row.id), amount: -rest },
+          { account: { userId: row.userId, kind: 'cash' }, amount: rest },
+        ],
+      };
+      await this.deps.ledger.post(transfer, tx);
+    }
+    const now = this.deps.clock.now();
+    await tx
+      .update(sdGenTasks)
+      .set({ status, error, done: row.done, charged: row.charged, refunded: rest, finishedAt: now, heartbeatAt: now, updatedAt: now })
+      .where(eq(sdGenTasks.id, row.id));
+    return true;
+  }
+
+  // --- LoRAs, prices and views ------------------------------------------------------------------------
+
+  private async resolveLora(payerId: string, ref: LoraRef, baseModel: DiffusionParams['baseModel']): Promise<UsedLora> {
+    if (ref.source === 'public') {
+      const lora = PUBLIC_LORAS.find((l) => l.id === ref.id)!;
+      if (lora.baseModel !== baseModel) throw new AppError('DIFFUSION_LORA_MISMATCH');
+      return { ref, name: lora.name, color: [...lora.color] };
+    }
+    const lora = await this.deps.training.lora(payerId, ref.jobId, ref.epoch);
+    if (!lora) throw new AppError('DIFFUSION_LORA_NOT_FOUND');
+    if (lora.baseModel !== baseModel) throw new AppError('DIFFUSION_LORA_MISMATCH');
+    return { ref, name: lora.name, color: loraColorOf(lora.file) };
+  }
+
+  private async gpu() {
+    const gpu = await this.deps.catalogue.gpuHourlyRate(DIFFUSION_GPU);
+    if (!gpu) throw new AppError('TRAIN_GPU_UNAVAILABLE');
+    return gpu;
+  }
+
+  private async byRequest(payerId: string, requestId: string): Promise<DiffusionTask | null> {
+    const [row] = await this.deps.db
+      .select()
+      .from(sdGenTasks)
+      .where(and(eq(sdGenTasks.userId, payerId), eq(sdGenTasks.requestId, requestId)));
+    return row ? (await this.taskViews([row]))[0]! : null;
+  }
+
+  private async taskViews(rows: TaskRow[]): Promise<DiffusionTask[]> {
+    if (!rows.length) return [];
+    const images = await this.deps.db
+      .select()
+      .from(sdGenImages)
+      .where(
+        inArray(
+          sdGenImages.taskId,
+          rows.map((r) => r.id),
+        ),
+      )
+      .orderBy(asc(sdGenImages.index));
+    return rows.map((r) => ({
+      id: r.id,
+      status: r.status,
+      prompt: r.params.prompt,
+      baseModel: r.params.baseModel,
+      batchCount: r.params.batchCount,
+      done: r.done,
+      step: r.step,
+      steps: r.params.steps,
+      seed: r.params.seed,
+      held: String(r.held),
+      charged: String(r.charged),
+      refunded: String(r.refunded),
+      error: r.error,
+      images: images.filter((i) => i.taskId === r.id).map((i) => imageView(i, r)),
+      createdAt: r.createdAt.toISOString(),
+      finishedAt: r.finishedAt?.toISOString() ?? null,
+    }));
+  }
+}
+
+function imageView(i: ImageRow, task: TaskRow): DiffusionImage {
+  const { batchCount: _batch, ...params } = task.params;
+  void _batch;
+  return {
+    id: i.id,
+    taskId: i.taskId,
+    index: i.index,
+    seed: i.seed,
+    width: task.params.width,
+    height: task.params.height,
+    bytes: i.bytes,
+    params: { ...params, seed: i.seed, loras: task.loras.map((l) => l.ref) },
+    loras: task.loras.map((l) => ({ source: l.ref.source, ref: l.ref.source === 'job' ? l.ref.jobId : l.ref.id, name: l.name, weight: l.ref.weight })),
+    createdAt: i.createdAt.toISOString(),
+  };
+}
+
+function holdAccount(taskId: string): AccountRef {
+  return { platform: 'hold', name: laneShard(taskId, { index: 0, count: 1 }) };
+}
