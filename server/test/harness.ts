@@ -203,3 +203,20 @@ export function ed25519KeyPair(): { public: string; private: string } {
     if (pair.public.startsWith('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI')) return pair;
   }
 }
+
+/** Buys the RTX 4090 时长包 through the API (paid from the balance) and sets what it holds to `ms` of card time; returns its id. */
+export async function buyCardTime(s: TestServer, token: string, ms: bigint): Promise<string> {
+  const order = json<{ orderUid: string }>(await post(s.app, API.aiOrderCreate, { productId: 'gpu-hours-4090-100' }, token));
+  const paid = await post(s.app, `/order/api/v2.1/tiio/resource/${order.orderUid}/pay`, { method: 'Balance' }, token);
+  if (json(paid).status !== 'Success') throw new Error(`package ${paid.statusCode}: ${paid.body}`);
+  const res = await s.ctx.db.execute(
+    `update resource_packages p set total = ${ms}, remain = ${ms} from orders o where o.id = p.order_id and o.order_uid = '${order.orderUid}' returning p.id`,
+  );
+  return (res as unknown as { rows: { id: string }[] }).rows[0]!.id;
+}
+
+/** What a 时长包 has left, in card-milliseconds. */
+export async function cardTimeLeft(s: TestServer, packageId: string): Promise<bigint> {
+  const res = await s.ctx.db.execute(`select remain::text as r from resource_packages where id = '${packageId}'`);
+  return BigInt((res as unknown as { rows: { r: string }[] }).rows[0]!.r);
+}

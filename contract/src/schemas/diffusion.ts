@@ -140,7 +140,9 @@ export const diffusionQuoteSchema = z.object({
   gpuName: z.string(),
   ratePerHour: z.string().describe('金额，单位 0.0001 元的整数字符串'),
   perImage: z.string().describe('每张价格，单位 0.0001 元'),
-  total: z.string().describe('本次预扣，单位 0.0001 元'),
+  /** Images the account's RTX 4090 时长包 would pay for (drawn before the cash). */
+  packageImages: z.number().int(),
+  total: z.string().describe('本次从现金预扣（时长包支付的张数除外），单位 0.0001 元'),
 });
 export type DiffusionQuote = z.infer<typeof diffusionQuoteSchema>;
 
@@ -188,6 +190,8 @@ export const diffusionTaskSchema = z.object({
   step: z.number().int(),
   steps: z.number().int(),
   seed: z.number().int(),
+  /** Images paid by the account's 时长包 (the first ones made). */
+  packageImages: z.number().int(),
   held: z.string(),
   charged: z.string(),
   refunded: z.string(),

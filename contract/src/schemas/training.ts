@@ -207,7 +207,11 @@ export const loraQuoteSchema = z.object({
   gpuName: z.string(),
   /** The GPU's hourly rate the estimate is priced at. */
   ratePerHour: z.string().describe('金额，单位 0.0001 元的整数字符串'),
-  /** What is held at start: the estimate, at least the minimum. */
+  /** The estimate at the rate, at least the minimum. */
+  listAmount: z.string().describe('金额，单位 0.0001 元的整数字符串'),
+  /** GPU seconds the account's RTX 4090 时长包 would pay for (drawn before the cash). */
+  packageSeconds: z.number().int(),
+  /** What is held from the cash at start: the estimate less the part the packages pay for. */
   amount: z.string().describe('金额，单位 0.0001 元的整数字符串'),
   minimum: z.string().describe('金额，单位 0.0001 元的整数字符串'),
 });
@@ -250,6 +254,9 @@ export const loraJobSchema = z.object({
   /** The trainer's log, last lines. */
   log: z.array(z.string()),
   epochs: z.array(loraEpochSchema),
+  /** GPU seconds reserved from the account's 时长包 at start, and those the finished epochs used. */
+  packageSeconds: z.number(),
+  packageUsedSeconds: z.number(),
   held: z.string().describe('预扣金额，单位 0.0001 元'),
   charged: z.string().describe('已结算金额，单位 0.0001 元'),
   refunded: z.string().describe('已退回金额，单位 0.0001 元'),

@@ -20,6 +20,8 @@ import {
   type diffusionImageSchema,
 } from '@console/contract';
 import {
+  buyCardTime,
+  cardTimeLeft,
   certify,
   childAccount,
   countRows,
@@ -223,6 +225,7 @@ describe('a task from submit to the gallery', () => {
       storage: s.ctx.drivers.storage,
       catalogue: s.ctx.catalogue,
       training: s.ctx.training,
+      resources: s.ctx.resources,
       painter: new EmbeddedPainter(s.clock),
       capacity: 2,
     });
@@ -233,6 +236,32 @@ describe('a task from submit to the gallery', () => {
     expect(done).toMatchObject({ status: 'done', done: 3, charged: t.held });
     expect(done.images.map((i) => i.index)).toEqual([0, 1, 2]);
     expect(await cash(u.user.id)).toBe(yuanToUnits('10') - BigInt(t.held));
+  });
+});
+
+describe('时长包 before the cash', () => {
+  it('the package pays for the first whole images, the cash for the rest; a cancel gives back the time of images not made', async () => {
+    const u = await userWithCash('300'); // the package costs ¥168
+    const imageMs = BigInt(Math.ceil(IMAGE_SECONDS * 1000));
+    const pkg = await buyCardTime(s, u.token, imageMs + imageMs / 2n);
+    const params = { ...PARAMS, batchCount: 3 };
+    const quote = json(await post(s.app, API.sdDiffusionQuote, params, u.token));
+    expect(quote).toMatchObject({ packageImages: 1, total: String(BigInt(quote.perImage) * 2n) });
+    const cashBefore = await cash(u.user.id);
+
+    const first = json<DiffusionTask>(await submit(u.token, { batchCount: 3 }));
+    expect(first).toMatchObject({ packageImages: 1, held: quote.total });
+    expect(await cardTimeLeft(s, pkg)).toBe(imageMs / 2n);
+    json(await post(s.app, fill(API.sdDiffusionTaskCancel, first.id), undefined, u.token));
+    expect(await cardTimeLeft(s, pkg)).toBe(imageMs + imageMs / 2n);
+    expect(await cash(u.user.id)).toBe(cashBefore);
+
+    const t = json<DiffusionTask>(await submit(u.token, { batchCount: 3 }));
+    const done = await finish(u.token, t.id);
+    expect(done).toMatchObject({ status: 'done', done: 3, packageImages: 1, charged: quote.total });
+    expect(await cardTimeLeft(s, pkg)).toBe(imageMs / 2n);
+    expect(await cash(u.user.id)).toBe(cashBefore - BigInt(quote.total));
+    expect((await checkLedger(s.ctx.db)).problems).toEqual([]);
   });
 });
 

@@ -40,7 +40,7 @@ export async function diffusionRoutes(app: FastifyInstance, ctx: AppContext) {
   r.post(
     API.sdDiffusionQuote,
     { schema: { tags, summary: '生成报价：每张 GPU 秒数和价格', body: diffusionParamsSchema, response: { 200: diffusionQuoteSchema } }, onRequest },
-    async (req) => s.quote(req.body),
+    async (req) => s.quote(req.body, payerOf(req)),
   );
   r.get(
     API.sdDiffusionTasks,

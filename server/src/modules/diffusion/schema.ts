@@ -29,6 +29,11 @@ export const sdGenTasks = pgTable(
     done: integer('done').notNull().default(0),
     step: integer('step').notNull().default(0),
     unitPrice: bigint('unit_price', { mode: 'bigint' }).notNull(),
+    /** One image's card time (ms), and how many of the first images the payer's 时长包 pay for (reserved at submit). */
+    imageMs: bigint('image_ms', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
+    packageImages: integer('package_images').notNull().default(0),
     held: bigint('held', { mode: 'bigint' }).notNull(),
     charged: bigint('charged', { mode: 'bigint' })
       .notNull()

@@ -39,6 +39,7 @@ import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueService } from '../catalogue/index.js';
 import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
+import type { ResourceService } from '../resources/index.js';
 import type { TrainingService } from '../training/index.js';
 import { STALE_RUNNER_MS } from '../training/index.js';
 import { sdGenImages, sdGenTasks, type UsedLora } from './schema.js';
@@ -59,6 +60,8 @@ export class DiffusionService {
       storage: StorageDriver;
       catalogue: Pick<CatalogueService, 'gpuHourlyRate'>;
       training: Pick<TrainingService, 'lora' | 'loraOptions'>;
+      /** The payer's RTX 4090 时长包, drawn before the cash (whole images). */
+      resources: Pick<ResourceService, 'cardTimeLeft' | 'reserveCardTime' | 'releaseCardTime'>;
       painter: PainterDriver;
       /** Tasks the backend runs at once (all processes together); more wait queued. */
       capacity: number;
@@ -71,15 +74,19 @@ export class DiffusionService {
     return [...mine, ...shared];
   }
 
-  async quote(params: DiffusionParams): Promise<DiffusionQuote> {
+  /** The price of a task; with a payer, the images its 时长包 would pay for are left out of the cash total. */
+  async quote(params: DiffusionParams, payerId?: string): Promise<DiffusionQuote> {
     const gpu = await this.gpu();
     const perImage = diffusionImageUnits(params, gpu.ratePerHour);
+    const left = payerId ? await this.deps.resources.cardTimeLeft(payerId, DIFFUSION_GPU) : 0n;
+    const packageImages = Math.min(params.batchCount, Number(left / imageMsOf(params)));
     return {
       seconds: Math.round(diffusionImageSeconds(params) * 10) / 10,
       gpuName: gpu.name,
       ratePerHour: String(gpu.ratePerHour),
       perImage: String(perImage),
-      total: String(perImage * BigInt(params.batchCount)),
+      packageImages,
+      total: String(perImage * BigInt(params.batchCount - packageImages)),
     };
   }
 
@@ -91,7 +98,7 @@ export class DiffusionService {
     const loras = await Promise.all(refs.map((ref) => this.resolveLora(payerId, ref, body.baseModel)));
     const params = { ...rest, seed: rest.seed === -1 ? randomInt(0, 2 ** 32 - 1) : rest.seed };
     const unitPrice = BigInt((await this.quote(body)).perImage);
-    const held = unitPrice * BigInt(body.batchCount);
+    const imageMs = imageMsOf(body);
     const now = this.deps.clock.now();
     const id = randomUUID();
     try {
@@ -102,15 +109,32 @@ export class DiffusionService {
           .from(sdGenTasks)
           .where(and(eq(sdGenTasks.userId, payerId), inArray(sdGenTasks.status, [...ACTIVE])));
         if (n >= DIFFUSION_MAX_ACTIVE) throw new AppError('DIFFUSION_ACTIVE_LIMIT');
-        await tx
-          .insert(sdGenTasks)
-          .values({ id, userId: payerId, createdBy: actorId, requestId, params, loras, status: 'queued', unitPrice, held, createdAt: now, updatedAt: now });
+        // The packages pay for the first images, whole ones; the cash holds the rest.
+        const reserved = await this.deps.resources.reserveCardTime(tx, payerId, jobRef(id), DIFFUSION_GPU, imageMs * BigInt(body.batchCount), imageMs);
+        const packageImages = Number(reserved / imageMs);
+        const held = unitPrice * BigInt(body.batchCount - packageImages);
+        await tx.insert(sdGenTasks).values({
+          id,
+          userId: payerId,
+          createdBy: actorId,
+          requestId,
+          params,
+          loras,
+          status: 'queued',
+          unitPrice,
+          imageMs,
+          packageImages,
+          held,
+          createdAt: now,
+          updatedAt: now,
+        });
+        if (held === 0n) return;
         await this.deps.ledger
           .post(
             {
               key: `gen:${id}:hold`,
               kind: 'diffusion_hold',
-              memo: `AI 绘图 ${body.batchCount} 张预扣`,
+              memo: `AI 绘图预扣（现金支付 ${body.batchCount - packageImages} 张）`,
               actorId,
               legs: [
                 { account: { userId: payerId, kind: 'cash' }, amount: -held },
@@ -280,6 +304,7 @@ export class DiffusionService {
       .insert(sdGenImages)
       .values({ id: randomUUID(), taskId: row.id, userId: row.userId, index: e.index, seed: e.seed, storageKey, bytes: e.png.length, createdAt: now })
       .onConflictDoNothing();
+    if (e.index < row.packageImages) return 0n; // paid by the packages at submit
     const posted = await this.deps.ledger.post(
       {
         key: `gen:${row.id}:image:${e.index}`,
@@ -298,6 +323,8 @@ export class DiffusionService {
 
   /** Ends a task (done, cancelled or failed): whatever is still held goes back to the cash. */
   private async end(tx: Tx, row: TaskRow, status: 'done' | 'cancelled' | 'failed', error: string | null, actorId: string | null): Promise<boolean> {
+    const unmadeOnPackages = Math.max(0, row.packageImages - row.done);
+    await this.deps.resources.releaseCardTime(tx, jobRef(row.id), row.imageMs * BigInt(unmadeOnPackages));
     const rest = row.held - row.charged;
     if (rest > 0n) {
       const transfer: TransferInput = {
@@ -370,6 +397,7 @@ export class DiffusionService {
       step: r.step,
       steps: r.params.steps,
       seed: r.params.seed,
+      packageImages: r.packageImages,
       held: String(r.held),
       charged: String(r.charged),
       refunded: String(r.refunded),
@@ -396,6 +424,16 @@ function imageView(i: ImageRow, task: TaskRow): DiffusionImage {
     loras: task.loras.map((l) => ({ source: l.ref.source, ref: l.ref.source === 'job' ? l.ref.jobId : l.ref.id, name: l.name, weight: l.ref.weight })),
     createdAt: i.createdAt.toISOString(),
   };
+}
+
+/** The task's reservation in the 时长包 (resource_package_usages.job_ref). */
+function jobRef(id: string): string {
+  return `gen:${id}`;
+}
+
+/** One image's card time in whole milliseconds (what a package pays for it). */
+function imageMsOf(p: Pick<DiffusionParams, 'baseModel' | 'width' | 'height' | 'steps'>): bigint {
+  return BigInt(Math.ceil(diffusionImageSeconds(p) * 1000));
 }
 
 function holdAccount(taskId: string): AccountRef {

@@ -46,6 +46,8 @@ export const resourcePackageUsages = pgTable(
     segment: ts('segment'),
     /** Or the model gateway call whose tokens it paid for (reserved at the hold, trimmed at settle). */
     modelCallId: uuid('model_call_id'),
+    /** Or the job whose GPU time it pays for: `train:<job>` (LoRA training) or `gen:<task>` (image generation). */
+    jobRef: text('job_ref'),
     amount: bigint('amount', { mode: 'bigint' }).notNull(),
     key: text('key').notNull(),
     createdAt: ts('created_at').notNull(),
@@ -54,6 +56,9 @@ export const resourcePackageUsages = pgTable(
     uniqueIndex('resource_package_usages_key_uq').on(t.key),
     index('resource_package_usages_run_idx').on(t.instanceId, t.segment),
     index('resource_package_usages_package_idx').on(t.packageId),
+    index('resource_package_usages_job_idx')
+      .on(t.jobRef)
+      .where(sql`${t.jobRef} is not null`),
     index('resource_package_usages_call_idx')
       .on(t.modelCallId)
       .where(sql`${t.modelCallId} is not null`),

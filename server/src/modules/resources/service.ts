@@ -258,30 +258,99 @@ export class ResourceService implements Fulfiller {
     // A call that found no package at its hold is paid in cash (a package bought meanwhile pays for the next call).
     if (reserved === 0) return 0;
     if (used > reserved) return reserved + (await this.reserveTokens(tx, payerId, callId, used - reserved));
-    let back = BigInt(reserved - used);
+    const back = BigInt(reserved - used);
     if (back === 0n) return used;
     const rows = rowsOf<{ id: string; package_id: string; amount: string }>(
       await tx.execute(sql`select u.id, u.package_id, u.amount::text as amount from resource_package_usages u
         join resource_packages p on p.id = u.package_id
         where u.model_call_id = ${callId}::uuid order by p.expires_at desc, p.id desc for update of u, p`),
     );
-    for (const r of rows) {
-      if (back <= 0n) break;
-      const amount = BigInt(r.amount);
-      const give = amount < back ? amount : back;
-      back -= give;
-      await tx.execute(sql`update resource_packages set remain = remain + ${give} where id = ${r.package_id}::uuid`);
-      await tx.execute(
-        give === amount
-          ? sql`delete from resource_package_usages where id = ${r.id}`
-          : sql`update resource_package_usages set amount = amount - ${give} where id = ${r.id}`,
-      );
-    }
+    await giveBack(tx, rows, back);
     return used;
+  }
+
+  /** The card time (ms) the payer's usable packages of a GPU type have left, read without a lock (quotes). */
+  async cardTimeLeft(payerId: string, gpuTypeId: string): Promise<bigint> {
+    const [row] = await this.deps.db
+      .select({ left: sql<string>`coalesce(sum(${resourcePackages.remain}), 0)::text` })
+      .from(resourcePackages)
+      .where(this.usableCardTime(payerId, gpuTypeId));
+    return BigInt(row?.left ?? '0');
+  }
+
+  /**
+   * Reserves card time of the payer's `gpuTypeId` packages for a job (`ref`: `train:<id>`,
+   * `gen:<id>`), earliest expiry first, in the caller's transaction: up to `ms`, and in whole
+   * multiples of `grain` (an image is paid by a package or by cash, never by both). Returns the
+   * milliseconds reserved. The job uses them as it goes; what it does not use is given back.
+   */
+  async reserveCardTime(tx: Tx, payerId: string, ref: string, gpuTypeId: string, ms: bigint, grain = 1n): Promise<bigint> {
+    if (ms <= 0n) return 0n;
+    const packages = await tx
+      .select({ id: resourcePackages.id, remain: resourcePackages.remain })
+      .from(resourcePackages)
+      .where(this.usableCardTime(payerId, gpuTypeId))
+      .orderBy(asc(resourcePackages.expiresAt), asc(resourcePackages.createdAt), asc(resourcePackages.id))
+      .for('update');
+    const left = packages.reduce((n, p) => n + p.remain, 0n);
+    const want = ((left < ms ? left : ms) / grain) * grain;
+    let need = want;
+    const takes: { id: string; amount: bigint }[] = [];
+    for (const p of packages) {
+      if (need <= 0n) break;
+      const take = p.remain < need ? p.remain : need;
+      takes.push({ id: p.id, amount: take });
+      need -= take;
+    }
+    if (!takes.length) return 0n;
+    const now = this.deps.clock.now().toISOString();
+    await tx.execute(sql`update resource_packages p set remain = p.remain - v.amount
+      from unnest(${pgArray(takes.map((t) => t.id))}::uuid[], ${pgArray(takes.map((t) => t.amount))}::bigint[]) as v(id, amount) where p.id = v.id`);
+    await tx.execute(sql`insert into resource_package_usages (package_id, user_id, job_ref, amount, key, created_at)
+      select v.p, ${payerId}::uuid, ${ref}, v.a, ${ref} || ':' || v.p, ${now}::timestamptz
+      from unnest(${pgArray(takes.map((t) => t.id))}::uuid[], ${pgArray(takes.map((t) => t.amount))}::bigint[]) as v(p, a)`);
+    return want;
+  }
+
+  /** Gives `ms` of a job's reserved card time back to its packages, the latest-expiring first (a cancel, a failure). */
+  async releaseCardTime(tx: Tx, ref: string, ms: bigint): Promise<void> {
+    const back = ms;
+    if (back <= 0n) return;
+    const rows = rowsOf<{ id: string; package_id: string; amount: string }>(
+      await tx.execute(sql`select u.id, u.package_id, u.amount::text as amount from resource_package_usages u
+        join resource_packages p on p.id = u.package_id
+        where u.job_ref = ${ref} order by p.expires_at desc, p.id desc for update of u, p`),
+    );
+    await giveBack(tx, rows, back);
+  }
+
+  private usableCardTime(payerId: string, gpuTypeId: string) {
+    return and(
+      eq(resourcePackages.userId, payerId),
+      eq(resourcePackages.gpuTypeId, gpuTypeId),
+      gt(resourcePackages.remain, 0n),
+      gt(resourcePackages.expiresAt, this.deps.clock.now()),
+    );
   }
 
   describe(product: ResourceProductEntry, count: number) {
     return `${product.name} × ${count}（¥${formatYuan(yuanToUnits(product.price) * BigInt(count))}）`;
+  }
+}
+
+/** Returns `back` of what usage rows took to their packages, in the rows' order (the caller locked them); a row given back whole is deleted. */
+async function giveBack(tx: Tx, rows: { id: string; package_id: string; amount: string }[], back: bigint): Promise<void> {
+  for (const r of rows) {
+    if (back <= 0n) break;
+    const amount = BigInt(r.amount);
+    const give = amount < back ? amount : back;
+    back -= give;
+    await tx.execute(sql`update resource_packages set remain = remain + ${give} where id = ${r.package_id}::uuid`);
+    await tx.execute(
+      give === amount
+        ? sql`delete from resource_package_usages where id = ${r.id}`
+        : sql`update resource_package_usages set amount = amount - ${give} where id = ${r.id}`,
+    );
   }
 }
 

@@ -33,6 +33,13 @@ export const sdTrainJobs = pgTable(
     epoch: integer('epoch').notNull().default(0),
     estimateSeconds: integer('estimate_seconds').notNull(),
     ratePerHour: bigint('rate_per_hour', { mode: 'bigint' }).notNull(),
+    /** Card time (ms) reserved from the payer's 时长包 at the start, and what the finished epochs used of it. */
+    packageMs: bigint('package_ms', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
+    packageUsedMs: bigint('package_used_ms', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
     held: bigint('held', { mode: 'bigint' }).notNull(),
     charged: bigint('charged', { mode: 'bigint' })
       .notNull()

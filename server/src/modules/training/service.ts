@@ -29,6 +29,7 @@ import {
   type LoraJob,
   type LoraParams,
   type LoraQuote,
+  type LoraEstimate,
   type LoraOption,
   type PageOf,
   type SdBaseModelId,
@@ -46,6 +47,7 @@ import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueService } from '../catalogue/index.js';
 import type { DatasetService } from '../datasets/index.js';
+import type { ResourceService } from '../resources/index.js';
 import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
 import { sdTrainEpochs, sdTrainJobs } from './schema.js';
 
@@ -78,6 +80,8 @@ export class TrainingService {
       storage: StorageDriver;
       datasets: Pick<DatasetService, 'forTraining' | 'trainingImages'>;
       catalogue: Pick<CatalogueService, 'gpuHourlyRate'>;
+      /** The payer's RTX 4090 时长包, drawn before the cash. */
+      resources: Pick<ResourceService, 'cardTimeLeft' | 'reserveCardTime' | 'releaseCardTime'>;
       trainer: TrainerDriver;
       /** Jobs the backend runs at once (all processes together); more wait queued. */
       capacity: number;
@@ -88,7 +92,9 @@ export class TrainingService {
 
   async quote(payerId: string, body: QuoteInput): Promise<LoraQuote> {
     const { imageIds } = await this.deps.datasets.forTraining(payerId, body.datasetId);
-    return (await this.price(imageIds, body)).quote;
+    const { quote, estimate } = await this.price(imageIds, body);
+    const split = splitEstimate(estimate, await this.deps.resources.cardTimeLeft(payerId, LORA_TRAINING_GPU));
+    return { ...quote, packageSeconds: Number(split.packageMs / 1000n), amount: String(split.cash) };
   }
 
   /** Starts a job: the quote held from the cash and the job queued, in one transaction; the same requestId twice starts one job. */
@@ -96,7 +102,7 @@ export class TrainingService {
     const again = await this.byRequest(payerId, body.requestId);
     if (again) return again;
     const { dataset, imageIds } = await this.deps.datasets.forTraining(payerId, body.datasetId);
-    const { quote, units } = await this.price(imageIds, body);
+    const { quote, estimate } = await this.price(imageIds, body);
     const now = this.deps.clock.now();
     const id = randomUUID();
     try {
@@ -108,6 +114,9 @@ export class TrainingService {
           .from(sdTrainJobs)
           .where(and(eq(sdTrainJobs.userId, payerId), inArray(sdTrainJobs.status, [...LORA_JOB_ACTIVE])));
         if (n >= LORA_MAX_ACTIVE_JOBS) throw new AppError('TRAIN_ACTIVE_LIMIT');
+        // The packages first: what they reserve is not held from the cash.
+        const reserved = await this.deps.resources.reserveCardTime(tx, payerId, jobRef(id), LORA_TRAINING_GPU, estimateMs(estimate));
+        const { cash: units, packageMs } = splitEstimate(estimate, reserved);
         await tx.insert(sdTrainJobs).values({
           id,
           userId: payerId,
@@ -127,13 +136,15 @@ export class TrainingService {
           estimateSeconds: quote.seconds,
           ratePerHour: BigInt(quote.ratePerHour),
           held: units,
-          log: [`${beijing(now)} 已预扣 ¥${yuan(units)}，排队等待 GPU`],
+          packageMs,
+          log: [`${beijing(now)} ${packageMs > 0n ? `时长包预留 ${hours(packageMs)} 小时，` : ''}已预扣 ¥${yuan(units)}，排队等待 GPU`],
           createdAt: now,
           updatedAt: now,
         });
-        await this.post(tx, this.holdTransfer(id, payerId, actorId, units, body.name)).catch((e: unknown) => {
-          throw e instanceof AppError && e.is('INSUFFICIENT_BALANCE') ? new AppError('TRAIN_INSUFFICIENT_CASH') : e;
-        });
+        if (units > 0n)
+          await this.post(tx, this.holdTransfer(id, payerId, actorId, units, body.name)).catch((e: unknown) => {
+            throw e instanceof AppError && e.is('INSUFFICIENT_BALANCE') ? new AppError('TRAIN_INSUFFICIENT_CASH') : e;
+          });
       });
     } catch (e) {
       // The same request raced itself: the other one started the job.
@@ -185,6 +196,7 @@ export class TrainingService {
       await this.deps.trainer.cancel(id);
       const rest = row.held - row.charged;
       if (rest > 0n) await this.post(tx, this.returnTransfer(row, 'release', rest, 0n, actorId));
+      await this.deps.resources.releaseCardTime(tx, jobRef(id), row.packageMs - row.packageUsedMs);
       const now = this.deps.clock.now();
       const note = `${beijing(now)} 已取消：完成 ${row.epoch} 轮，结算 ¥${yuan(row.charged)}，退回 ¥${yuan(rest)}`;
       await tx
@@ -343,7 +355,7 @@ export class TrainingService {
 
   /** What the backend reported, applied in order: progress, saved epochs (stored and charged), the end. */
   private async apply(tx: Tx, row: JobRow, events: TrainerEvent[], now: Date): Promise<boolean> {
-    let { status, step, epoch, charged, loss } = row;
+    let { status, step, epoch, charged, loss, packageUsedMs } = row;
     const lines: string[] = [];
     for (const e of events) {
       if (e.type === 'failed') return this.fail(tx, row, now, e.reason, lines);
@@ -354,6 +366,7 @@ export class TrainingService {
         loss = thin([...loss, ...e.loss]);
       } else if (e.type === 'epoch') {
         charged += await this.saveEpoch(tx, row, e, now);
+        packageUsedMs += loraEpochCharge(row.packageMs, row.params.epochs, e.epoch);
         epoch = e.epoch;
         step = Math.max(step, e.epoch * row.stepsPerEpoch);
       } else if (e.type === 'done') status = 'done';
@@ -365,7 +378,7 @@ export class TrainingService {
       .update(sdTrainJobs)
       .set({
         heartbeatAt: now,
-        ...(changed ? { status, step, epoch, charged, loss, log: appendLog(row.log, lines), updatedAt: now } : {}),
+        ...(changed ? { status, step, epoch, charged, packageUsedMs, loss, log: appendLog(row.log, lines), updatedAt: now } : {}),
         ...(ended ? { finishedAt: now } : {}),
       })
       .where(eq(sdTrainJobs.id, row.id));
@@ -383,6 +396,7 @@ export class TrainingService {
       .values({ jobId: row.id, epoch: e.epoch, loraKey, loraBytes: e.lora.length, sampleKeys, createdAt: now })
       .onConflictDoNothing();
     const share = loraEpochCharge(row.held, row.params.epochs, e.epoch);
+    if (share === 0n) return 0n; // paid by the packages
     const posted = await this.post(tx, {
       key: `train:${row.id}:epoch:${e.epoch}`,
       kind: 'train_usage',
@@ -400,6 +414,7 @@ export class TrainingService {
   private async fail(tx: Tx, row: JobRow, now: Date, reason: string, lines: string[] = []): Promise<boolean> {
     const held = row.held - row.charged;
     await this.post(tx, this.returnTransfer(row, 'refund', held, row.charged, null));
+    await this.deps.resources.releaseCardTime(tx, jobRef(row.id), row.packageMs);
     await tx
       .update(sdTrainJobs)
       .set({
@@ -407,6 +422,7 @@ export class TrainingService {
         error: reason,
         charged: 0n,
         refunded: row.held,
+        packageUsedMs: 0n,
         finishedAt: now,
         heartbeatAt: now,
         updatedAt: now,
@@ -418,20 +434,20 @@ export class TrainingService {
 
   // --- money -------------------------------------------------------------------------------------
 
-  private async price(imageIds: string[], body: QuoteInput): Promise<{ quote: LoraQuote; units: bigint }> {
+  private async price(imageIds: string[], body: QuoteInput): Promise<{ quote: Omit<LoraQuote, 'packageSeconds' | 'amount'>; estimate: LoraEstimate }> {
     if (!imageIds.length) throw new AppError('DATASET_EMPTY');
     const gpu = await this.deps.catalogue.gpuHourlyRate(LORA_TRAINING_GPU);
     if (!gpu) throw new AppError('TRAIN_GPU_UNAVAILABLE');
     const estimate = loraEstimate(imageIds.length, body.params, body.baseModel, gpu.ratePerHour);
     return {
-      units: estimate.units,
+      estimate,
       quote: {
         images: imageIds.length,
         steps: estimate.steps,
         seconds: estimate.seconds,
         gpuName: gpu.name,
         ratePerHour: String(gpu.ratePerHour),
-        amount: String(estimate.units),
+        listAmount: String(estimate.units),
         minimum: String(LORA_MIN_CHARGE_UNITS),
       },
     };
@@ -529,6 +545,8 @@ export class TrainingService {
       loss: r.loss,
       log: r.log,
       epochs: epochs.map((e) => ({ epoch: e.epoch, bytes: e.loraBytes, samples: e.sampleKeys.length, createdAt: e.createdAt.toISOString() })),
+      packageSeconds: Number(r.packageMs) / 1000,
+      packageUsedSeconds: Number(r.packageUsedMs) / 1000,
       held: String(r.held),
       charged: String(r.charged),
       refunded: String(r.refunded),
@@ -558,6 +576,29 @@ async function lockOwn(tx: Tx, payerId: string, id: string): Promise<JobRow> {
     .for('update');
   if (!row) throw new AppError('TRAIN_JOB_NOT_FOUND');
   return row;
+}
+
+/** The job's reservation in the 时长包 (resource_package_usages.job_ref). */
+function jobRef(id: string): string {
+  return `train:${id}`;
+}
+
+function estimateMs(estimate: LoraEstimate): bigint {
+  return BigInt(estimate.seconds) * 1000n;
+}
+
+/**
+ * What the packages pay of an estimate (up to its GPU time) and what the cash holds: the estimate's
+ * price in proportion to the time the packages do not cover, rounded up.
+ */
+export function splitEstimate(estimate: LoraEstimate, packageMsAvailable: bigint): { packageMs: bigint; cash: bigint } {
+  const total = estimateMs(estimate);
+  const packageMs = packageMsAvailable < total ? packageMsAvailable : total;
+  return { packageMs, cash: (estimate.units * (total - packageMs) + total - 1n) / total };
+}
+
+function hours(ms: bigint): string {
+  return (Number(ms) / 3_600_000).toFixed(4).replace(/\.?0+$/, '');
 }
 
 function holdAccount(jobId: string): AccountRef {

@@ -1,0 +1,2 @@
+ALTER TABLE "resource_package_usages" ADD COLUMN "job_ref" text;--> statement-breakpoint
+CREATE INDEX "resource_package_usages_job_idx" ON "resource_package_usages" USING btree ("job_ref") WHERE "resource_package_usages"."job_ref" is not null;
