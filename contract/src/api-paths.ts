@@ -43,6 +43,8 @@ export const API = {
   orderListCsv: '/order/api/v2.1/orders/export',
   resourceProducts: '/shinichi/api/v2.1/tiio/resource/products',
   resourcePackages: '/order/api/v2.1/resource/packages',
+  /** GET what one package paid for, newest first (paged): /compute/detail. */
+  resourcePackageUsages: '/order/api/v2.1/resource/packages/:id/usages',
   // Catalogue (spec §7)
   sizes: '/infra/api/v2.1/sizes',
   regions: '/infra/api/v2.1/regions',

@@ -172,6 +172,9 @@ export const resourceProductSchema = z.object({
   price: moneySchema,
   validDays: z.number().int(),
   description: z.string(),
+  /** A GPU-hour package: its card type, and what its hours cost at that card's hourly rate (the discount is against it). */
+  gpuTypeId: z.string().nullable().optional(),
+  listPrice: moneySchema.nullable().optional(),
 });
 export type ResourceProduct = z.infer<typeof resourceProductSchema>;
 export const resourceProductListSchema = z.object({ items: z.array(resourceProductSchema) });
@@ -190,3 +193,15 @@ export const resourcePackageSchema = z.object({
 });
 export type ResourcePackage = z.infer<typeof resourcePackageSchema>;
 export const resourcePackageListSchema = z.object({ items: z.array(resourcePackageSchema) });
+
+/** What a package paid for (/compute/detail): an instance's post-paid run, a model call, a LoRA job or an image task. */
+export const RESOURCE_USAGE_KINDS = { instance: '实例按量运行', model: '大模型调用', train: 'LoRA 训练', gen: 'AI 绘图' } as const;
+export const resourceUsageSchema = z.object({
+  kind: z.enum(Object.keys(RESOURCE_USAGE_KINDS) as [keyof typeof RESOURCE_USAGE_KINDS, ...(keyof typeof RESOURCE_USAGE_KINDS)[]]),
+  /** The instance, call, job or task id. */
+  ref: z.string(),
+  amount: z.string().describe('抵扣量（单位同资源包；卡时可带 4 位小数）'),
+  createdAt: z.string(),
+});
+export type ResourceUsage = z.infer<typeof resourceUsageSchema>;
+export const resourcePackageParamsSchema = z.object({ id: z.uuid({ error: '资源包 ID 格式不正确' }) });

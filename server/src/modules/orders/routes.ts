@@ -17,6 +17,10 @@ import {
   usageBillSchema,
   resourcePackageListSchema,
   resourceProductListSchema,
+  resourcePackageParamsSchema,
+  resourceUsageSchema,
+  pageOf,
+  pagingQuerySchema,
   sizeOrderRequestSchema,
   type OrderKind,
 } from '@console/contract';
@@ -134,8 +138,22 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
   }
 
   r.get(API.resourceProducts, { schema: { tags, summary: '可购买的资源包', response: { 200: resourceProductListSchema } } }, async () => ({
-    items: await ctx.resources.products(),
+    items: await ctx.resources.products(async (gpuTypeId) => (await ctx.catalogue.gpuHourlyRate(gpuTypeId))?.ratePerHour ?? null),
   }));
+  r.get(
+    API.resourcePackageUsages,
+    {
+      schema: {
+        tags,
+        summary: '资源包抵扣明细',
+        params: resourcePackageParamsSchema,
+        querystring: pagingQuerySchema,
+        response: { 200: pageOf(resourceUsageSchema) },
+      },
+      onRequest: requireAuth,
+    },
+    async (req) => ctx.resources.usages(payerOf(req), req.params.id, req.query),
+  );
   r.get(
     API.resourcePackages,
     { schema: { tags, summary: '我的资源包', response: { 200: resourcePackageListSchema } }, onRequest: requireAuth },

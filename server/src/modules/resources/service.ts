@@ -10,13 +10,13 @@
  * the same transaction as the run it covers and its decremented `remain`.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm';
-import { formatYuan, yuanToUnits, type OrderPrice } from '@console/contract';
+import { and, asc, count, desc, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm';
+import { formatYuan, yuanToUnits, type OrderPrice, type PageOf, type ResourceUsage, type resourceUsageSchema } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { pgArray } from '../../db/arrays.js';
 import { rowsOf } from '../../db/results.js';
-import { resourcePackages } from './schema.js';
+import { resourcePackageUsages, resourcePackages } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import type { ResourceProductEntry } from '../catalogue/index.js';
@@ -49,9 +49,44 @@ export class ResourceService implements Fulfiller {
     },
   ) {}
 
-  async products() {
+  /** What is on sale; a GPU-hour package with its hours' price at the card's hourly rate (`rateOf`), so its discount shows. */
+  async products(rateOf: (gpuTypeId: string) => Promise<bigint | null> = async () => null) {
     const { resourceProducts } = await this.deps.catalogue.get();
-    return resourceProducts.map((p) => ({ ...p, price: String(yuanToUnits(p.price)) }));
+    return Promise.all(
+      resourceProducts.map(async (p) => {
+        const rate = p.gpuTypeId ? await rateOf(p.gpuTypeId) : null;
+        return {
+          ...p,
+          price: String(yuanToUnits(p.price)),
+          gpuTypeId: p.gpuTypeId ?? null,
+          listPrice: rate === null ? null : String(rate * BigInt(p.quantity)),
+        };
+      }),
+    );
+  }
+
+  /** What one of the payer's packages paid for, newest first (in the package's unit). */
+  async usages(payerId: string, packageId: string, q: { page: number; pageSize: number }): Promise<PageOf<typeof resourceUsageSchema>> {
+    const [pkg] = await this.deps.db
+      .select()
+      .from(resourcePackages)
+      .where(and(eq(resourcePackages.id, packageId), eq(resourcePackages.userId, payerId)));
+    if (!pkg) throw new AppError('RESOURCE_PACKAGE_NOT_FOUND');
+    const where = eq(resourcePackageUsages.packageId, packageId);
+    const [{ n } = { n: 0 }] = await this.deps.db.select({ n: count() }).from(resourcePackageUsages).where(where);
+    const rows = await this.deps.db
+      .select()
+      .from(resourcePackageUsages)
+      .where(where)
+      .orderBy(desc(resourcePackageUsages.createdAt), desc(resourcePackageUsages.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize);
+    return {
+      items: rows.map((u) => ({ ...usageOf(u), amount: inUnits(u.amount, pkg.unitScale), createdAt: u.createdAt.toISOString() })),
+      total: n,
+      page: q.page,
+      pageSize: q.pageSize,
+    };
   }
 
   async product(id: string): Promise<ResourceProductEntry> {
@@ -336,6 +371,14 @@ export class ResourceService implements Fulfiller {
   describe(product: ResourceProductEntry, count: number) {
     return `${product.name} × ${count}（¥${formatYuan(yuanToUnits(product.price) * BigInt(count))}）`;
   }
+}
+
+/** What a usage row paid for, by the column it names. */
+function usageOf(u: typeof resourcePackageUsages.$inferSelect): Pick<ResourceUsage, 'kind' | 'ref'> {
+  if (u.instanceId) return { kind: 'instance', ref: u.instanceId };
+  if (u.modelCallId) return { kind: 'model', ref: u.modelCallId };
+  const [kind, ref] = (u.jobRef ?? 'train:').split(':') as ['train' | 'gen', string];
+  return { kind, ref };
 }
 
 /** Returns `back` of what usage rows took to their packages, in the rows' order (the caller locked them); a row given back whole is deleted. */

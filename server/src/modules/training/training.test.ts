@@ -306,6 +306,15 @@ describe('时长包 before the cash', () => {
     await run(60 + 0.45 * 12 + 15 + 1);
     expect(await job(u.token, j.id)).toMatchObject({ status: 'done', charged: '0', packageUsedSeconds: quote.seconds });
     expect(await cash(u.user.id)).toBe(cashBefore);
+    // The package's history (/compute/detail) names the job and the hours it took.
+    const usages = json<{ items: { kind: string; ref: string; amount: string }[] }>(await get(s.app, API.resourcePackageUsages.replace(':id', pkg), u.token));
+    expect(usages.items).toEqual([expect.objectContaining({ kind: 'train', ref: j.id, amount: String(Math.floor((quote.seconds / 3600) * 10000) / 10000) })]);
+    const stranger = await userWithCash('0');
+    expect(json(await get(s.app, API.resourcePackageUsages.replace(':id', pkg), stranger.token)).code).toBe(40450008);
+    // On sale with its hours' price at the card's rate, so the discount shows.
+    const products = json<{ items: { id: string; price: string; listPrice: string | null }[] }>(await get(s.app, API.resourceProducts));
+    expect(products.items.find((p) => p.id === 'gpu-hours-4090-100')).toMatchObject({ price: '1680000', listPrice: '1980000' });
+    expect(products.items.find((p) => p.id === 'llm-tokens-10m')).toMatchObject({ listPrice: null });
 
     // Half the estimate left in the package: about half the price held from the cash.
     const half = BigInt(quote.seconds) * 500n;

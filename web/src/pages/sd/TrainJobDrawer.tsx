@@ -82,6 +82,9 @@ function Money({ job }: { job: LoraJob }) {
       <Statistic title="预扣" value={formatYuan(job.held, { symbol: true })} />
       <Statistic title="已结算" value={formatYuan(job.charged, { symbol: true })} />
       <Statistic title="已退回" value={formatYuan(job.refunded, { symbol: true })} />
+      {job.packageSeconds > 0 && (
+        <Statistic title="时长包已用 / 预留" value={`${formatDuration(job.packageUsedSeconds)} / ${formatDuration(job.packageSeconds)}`} />
+      )}
     </Flex>
   );
 }

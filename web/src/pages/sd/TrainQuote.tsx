@@ -47,6 +47,13 @@ export function QuoteView({ quote }: { quote: LoraQuote }) {
         <Descriptions.Item label="计费">
           {quote.gpuName} · <Price units={quote.ratePerHour} per="时" size="sm" />
         </Descriptions.Item>
+        {quote.packageSeconds > 0 && (
+          <Descriptions.Item label="时长包抵扣">
+            <span data-testid="quote-package">
+              {formatEstimate(quote.packageSeconds)}（原价 ¥{formatYuan(quote.listAmount)}）
+            </span>
+          </Descriptions.Item>
+        )}
       </Descriptions>
       <Flex align="baseline" gap={8}>
         <span>预计费用</span>
@@ -55,7 +62,7 @@ export function QuoteView({ quote }: { quote: LoraQuote }) {
         </span>
       </Flex>
       <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-        按 GPU 时长计费，最低 ¥{formatYuan(quote.minimum)}；开始时从现金余额预扣，按完成的轮次结算，未用完的退回。
+        按 GPU 时长计费，最低 ¥{formatYuan(quote.minimum)}；RTX 4090 时长包先抵扣，其余开始时从现金余额预扣，按完成的轮次结算，未用完的退回。
       </Typography.Text>
     </Flex>
   );
@@ -164,6 +171,9 @@ export function StartModal({
             <Descriptions.Item label="训练量">
               {epochs} 轮 · 共 {pending.quote.steps.total} 步 · {formatEstimate(pending.quote.seconds)}
             </Descriptions.Item>
+            {pending.quote.packageSeconds > 0 && (
+              <Descriptions.Item label="时长包抵扣">{formatEstimate(pending.quote.packageSeconds)} GPU 时长</Descriptions.Item>
+            )}
             <Descriptions.Item label="预扣金额">
               <span data-testid="start-amount">
                 <Price units={amount} size="md" />
