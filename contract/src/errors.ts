@@ -98,6 +98,7 @@ export const ERRORS = {
   DIFFUSION_LORA_MISMATCH: { code: 40050007, message: 'LoRA 与所选底模不匹配（SD1.5 的 LoRA 只能用于 SD1.5，SDXL 同理），请更换底模或 LoRA' },
   DIFFUSION_ACTIVE_LIMIT: { code: 40050008, message: '同时进行的生成任务最多 3 个，请等任务完成后再试' },
   DIFFUSION_TASK_ENDED: { code: 40950004, message: '任务已结束，无需取消' },
+  DIFFUSION_GPU_UNAVAILABLE: { code: 50350002, message: '生成所用的 GPU 暂未上架，请稍后再试或联系客服' },
   DIFFUSION_INSUFFICIENT_CASH: { code: 40011011, message: '现金余额不足以预扣本次生成的费用，请充值后再试（赠送金不能用于生成）' },
   TRAIN_INSUFFICIENT_CASH: { code: 40011010, message: '现金余额不足以预扣本次训练的预估费用，请充值后再试（赠送金不能用于训练）' },
   FILESTORE_UNAVAILABLE: { code: 40031004, message: '文件存储仅在本机实例（COMPUTE_DRIVER=local）上提供' },

@@ -300,6 +300,7 @@ export async function createContext(opts: {
     catalogue,
     trainer: drivers.trainer,
     capacity: config.TRAINER_CAPACITY,
+    tickMs: config.IMAGE_BACKEND_TICK_MS,
   });
   const purchase = new PurchaseService({
     db,
@@ -511,6 +512,7 @@ export async function createContext(opts: {
       resources,
       painter: drivers.painter,
       capacity: config.PAINTER_CAPACITY,
+      tickMs: config.IMAGE_BACKEND_TICK_MS,
     }),
     disks,
     instanceBilling,

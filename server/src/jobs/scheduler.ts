@@ -2,7 +2,8 @@
  * Periodic work: expire unpaid orders and QR payments, finish orders a crashed process left paid,
  * take expired gift credit and vouchers off balances; read the compute driver's events; charge
  * post-paid instances, their data disks, stop expired ones and those whose scheduled stop (定时关机)
- * is due, and release those past their grace period. Every job is safe to run in several processes
+ * is due, and release those past their grace period; move LoRA jobs and image generations forward
+ * on the image backend. Every job is safe to run in several processes
  * at once (guarded status moves, row locks with SKIP LOCKED, idempotency keys), so each process
  * simply runs them; nothing depends on process memory.
  */

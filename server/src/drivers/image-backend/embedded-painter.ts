@@ -18,7 +18,11 @@ interface Task {
   /** The next image to finish. */
   next: number;
   lastStep: number;
+  polledAt: number;
 }
+
+/** Longer than any runner stays silent before its work is taken over (STALE_RUNNER_MS and three ticks). */
+const FORGET_AFTER_MS = 5 * 60_000;
 
 export class EmbeddedPainter implements PainterDriver {
   readonly name = 'embedded';
@@ -30,7 +34,14 @@ export class EmbeddedPainter implements PainterDriver {
   ) {}
 
   async start(task: PaintingTask): Promise<void> {
-    this.tasks.set(task.taskId, { task, startedAt: this.clock.now().getTime(), next: task.fromImage, lastStep: -1 });
+    this.sweep();
+    this.tasks.set(task.taskId, { task, startedAt: this.clock.now().getTime(), next: task.fromImage, lastStep: -1, polledAt: this.clock.now().getTime() });
+  }
+
+  /** A task nobody polled for a while was cancelled or taken over by another process: forgotten. */
+  private sweep() {
+    const before = this.clock.now().getTime() - FORGET_AFTER_MS;
+    for (const [id, t] of this.tasks) if (t.polledAt < before) this.tasks.delete(id);
   }
 
   async cancel(taskId: string): Promise<void> {
@@ -40,6 +51,7 @@ export class EmbeddedPainter implements PainterDriver {
   async poll(taskId: string): Promise<PainterEvent[] | null> {
     const t = this.tasks.get(taskId);
     if (!t) return null;
+    t.polledAt = this.clock.now().getTime();
     const events: PainterEvent[] = [];
     try {
       await this.advance(t, events);
@@ -56,7 +68,8 @@ export class EmbeddedPainter implements PainterDriver {
     const elapsed = ((this.clock.now().getTime() - t.startedAt) * this.speedup) / 1000;
     // The epsilon: an image due exactly now is done, whatever the binary fractions say.
     const finished = Math.min(params.batchCount, t.task.fromImage + Math.floor(elapsed / perImage + 1e-9));
-    while (t.next < finished) {
+    // One picture per poll at most: the rest are due at the next poll, and a poll stays short.
+    if (t.next < finished) {
       const seed = (params.seed + t.next) % 4294967296;
       const png = await renderImage({ ...params, seed, loras: t.task.loras });
       events.push({ type: 'image', index: t.next, seed, png });
@@ -67,6 +80,7 @@ export class EmbeddedPainter implements PainterDriver {
       events.push({ type: 'done' });
       return;
     }
+    if (t.next < finished) return; // behind: the next poll paints the next one
     const into = elapsed - (t.next - t.task.fromImage) * perImage;
     const step = Math.min(params.steps, Math.floor((into / perImage) * params.steps));
     if (step !== t.lastStep) {

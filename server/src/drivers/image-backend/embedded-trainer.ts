@@ -38,7 +38,11 @@ interface Run {
   /** Epochs saved, including those of earlier runs. */
   saved: number;
   pending: TrainerEvent[];
+  polledAt: number;
 }
+
+/** Longer than any runner stays silent before its work is taken over (STALE_RUNNER_MS and three ticks). */
+const FORGET_AFTER_MS = 5 * 60_000;
 
 export class EmbeddedTrainer implements TrainerDriver {
   readonly name = 'embedded';
@@ -50,13 +54,21 @@ export class EmbeddedTrainer implements TrainerDriver {
     readonly speedup = 1,
   ) {}
 
+  /** A run nobody polled for a while was cancelled or taken over by another process: forgotten. */
+  private sweep() {
+    const before = this.clock.now().getTime() - FORGET_AFTER_MS;
+    for (const [id, r] of this.runs) if (r.polledAt < before) this.runs.delete(id);
+  }
+
   async start(run: TrainingRun): Promise<void> {
+    this.sweep();
     const features = decodeAll(run);
     features.catch(() => {}); // read at the end of preparing
     const p = run.params;
     this.runs.set(run.jobId, {
       run,
       startedAt: this.clock.now().getTime(),
+      polledAt: this.clock.now().getTime(),
       features,
       phase: 'preparing',
       learner: null,
@@ -81,6 +93,7 @@ export class EmbeddedTrainer implements TrainerDriver {
   async poll(jobId: string): Promise<TrainerEvent[] | null> {
     const r = this.runs.get(jobId);
     if (!r) return null;
+    r.polledAt = this.clock.now().getTime();
     try {
       await this.advance(r);
     } catch (e) {

@@ -24,15 +24,30 @@ export interface RenderParams {
 
 type Rgb = [number, number, number];
 
-/** The picture as a PNG. */
+/** Rows painted between two yields to the event loop: a large picture never blocks the server for long. */
+const ROWS_PER_SLICE = 32;
+
+/** The picture as a PNG, painted a slice of rows at a time. */
 export async function renderImage(p: RenderParams): Promise<Buffer> {
-  return sharp(renderPixels(p), { raw: { width: p.width, height: p.height, channels: 3 } })
+  const painter = rowPainter(p);
+  for (let y = 0; y < p.height; y += ROWS_PER_SLICE) {
+    painter.paint(y, Math.min(p.height, y + ROWS_PER_SLICE));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return sharp(painter.out, { raw: { width: p.width, height: p.height, channels: 3 } })
     .png({ compressionLevel: 6 })
     .toBuffer();
 }
 
 /** The picture's RGB bytes, row by row. */
 export function renderPixels(p: RenderParams): Buffer {
+  const painter = rowPainter(p);
+  painter.paint(0, p.height);
+  return painter.out;
+}
+
+/** Paints rows in order (the noise is drawn pixel by pixel from one seeded sequence, so the order matters). */
+function rowPainter(p: RenderParams): { out: Buffer; paint: (from: number, to: number) => void } {
   const random = mulberry32(seedOf(p));
   const palette = paletteOf(p);
   const tint = tintOf(p.loras);
@@ -49,24 +64,26 @@ export function renderPixels(p: RenderParams): Buffer {
   const out = Buffer.alloc(p.width * p.height * 3);
   const top = palette[0]!;
   const bottom = palette[palette.length - 1]!;
-  for (let y = 0; y < p.height; y++) {
-    const t = y / Math.max(1, p.height - 1);
-    for (let x = 0; x < p.width; x++) {
-      let c: Rgb = [top[0] + (bottom[0] - top[0]) * t, top[1] + (bottom[1] - top[1]) * t, top[2] + (bottom[2] - top[2]) * t];
-      for (const s of shapes) {
-        const d = Math.hypot(x - s.x, y - s.y) / s.r;
-        if (d >= 1) continue;
-        const a = s.alpha * (1 - d * d); // soft edge
-        c = [c[0] + (s.color[0] - c[0]) * a, c[1] + (s.color[1] - c[1]) * a, c[2] + (s.color[2] - c[2]) * a];
+  const paint = (from: number, to: number) => {
+    for (let y = from; y < to; y++) {
+      const t = y / Math.max(1, p.height - 1);
+      for (let x = 0; x < p.width; x++) {
+        let c: Rgb = [top[0] + (bottom[0] - top[0]) * t, top[1] + (bottom[1] - top[1]) * t, top[2] + (bottom[2] - top[2]) * t];
+        for (const s of shapes) {
+          const d = Math.hypot(x - s.x, y - s.y) / s.r;
+          if (d >= 1) continue;
+          const a = s.alpha * (1 - d * d); // soft edge
+          c = [c[0] + (s.color[0] - c[0]) * a, c[1] + (s.color[1] - c[1]) * a, c[2] + (s.color[2] - c[2]) * a];
+        }
+        if (tint) c = [c[0] + (tint.color[0] - c[0]) * tint.amount, c[1] + (tint.color[1] - c[1]) * tint.amount, c[2] + (tint.color[2] - c[2]) * tint.amount];
+        const grey = (c[0] + c[1] + c[2]) / 3;
+        const n = (random() - 0.5) * noise;
+        const at = (y * p.width + x) * 3;
+        for (let k = 0; k < 3; k++) out[at + k] = clamp(grey + (c[k]! - grey) * strength + n);
       }
-      if (tint) c = [c[0] + (tint.color[0] - c[0]) * tint.amount, c[1] + (tint.color[1] - c[1]) * tint.amount, c[2] + (tint.color[2] - c[2]) * tint.amount];
-      const grey = (c[0] + c[1] + c[2]) / 3;
-      const n = (random() - 0.5) * noise;
-      const at = (y * p.width + x) * 3;
-      for (let k = 0; k < 3; k++) out[at + k] = clamp(grey + (c[k]! - grey) * strength + n);
     }
-  }
-  return out;
+  };
+  return { out, paint };
 }
 
 /** The words of a prompt (comma or space separated, weights like (word:1.2) reduced to the word). */

@@ -83,9 +83,10 @@ const submit = (token: string, extra: Partial<DiffusionParams> & { requestId?: s
 const task = async (token: string, id: string) => json<DiffusionTask>(await get(s.app, fill(API.sdDiffusionTask, id), token));
 const file = async (token: string, imageId: string) => (await get(s.app, fill(API.sdDiffusionImageFile, imageId), token)).rawPayload;
 
+/** Moves the clock, then ticks as the scheduler would until nothing changes (the painter makes one picture per poll). */
 async function run(seconds: number, service: DiffusionService = s.ctx.diffusion) {
   s.clock.advance(seconds * 1000);
-  await service.tick();
+  for (let i = 0; i < 10 && (await service.tick()) > 0; i++);
 }
 
 /** Runs a task to its end and returns it. */

@@ -41,7 +41,7 @@ import type { CatalogueService } from '../catalogue/index.js';
 import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { TrainingService } from '../training/index.js';
-import { STALE_RUNNER_MS } from '../training/index.js';
+import { advanceEach, advanceRun, staleAfter } from '../training/index.js';
 import { sdGenImages, sdGenTasks, type UsedLora } from './schema.js';
 
 type TaskRow = typeof sdGenTasks.$inferSelect;
@@ -65,6 +65,8 @@ export class DiffusionService {
       painter: PainterDriver;
       /** Tasks the backend runs at once (all processes together); more wait queued. */
       capacity: number;
+      /** How often the runner ticks (a runner silent for three ticks has stopped). */
+      tickMs?: number;
     },
   ) {}
 
@@ -101,9 +103,16 @@ export class DiffusionService {
     const imageMs = imageMsOf(body);
     const now = this.deps.clock.now();
     const id = randomUUID();
+    let made: string = id;
     try {
       await this.deps.db.transaction(async (tx) => {
         await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sd_gen_tasks:${payerId}`}))`);
+        // The same request that waited for the lock finds the task the first one made.
+        const [same] = await tx
+          .select({ id: sdGenTasks.id })
+          .from(sdGenTasks)
+          .where(and(eq(sdGenTasks.userId, payerId), eq(sdGenTasks.requestId, requestId)));
+        if (same) return (made = same.id);
         const [{ n } = { n: 0 }] = await tx
           .select({ n: count() })
           .from(sdGenTasks)
@@ -154,7 +163,7 @@ export class DiffusionService {
       }
       throw e;
     }
-    return this.get(payerId, id);
+    return this.get(payerId, made);
   }
 
   async list(payerId: string, q: { page: number; pageSize: number; status?: 'active' | 'done' }): Promise<PageOf<typeof diffusionTaskSchema>> {
@@ -193,9 +202,10 @@ export class DiffusionService {
         .for('update');
       if (!row) throw new AppError('DIFFUSION_TASK_NOT_FOUND');
       if (!(ACTIVE as readonly string[]).includes(row.status)) throw new AppError('DIFFUSION_TASK_ENDED');
-      await this.deps.painter.cancel(id);
       await this.end(tx, row, 'cancelled', null, actorId);
     });
+    // After the commit: a cancel that rolled back leaves the run going.
+    await this.deps.painter.cancel(id);
     return this.get(payerId, id);
   }
 
@@ -239,26 +249,35 @@ export class DiffusionService {
       .from(sdGenTasks)
       .where(inArray(sdGenTasks.status, [...ACTIVE]))
       .orderBy(asc(sdGenTasks.createdAt));
-    let changed = 0;
-    for (const { id } of rows) if (await this.advance(id)) changed++;
-    return changed;
+    return advanceEach(
+      rows.map((r) => r.id),
+      (id) => this.advance(id),
+    );
   }
 
-  private async advance(id: string): Promise<boolean> {
-    return this.deps.db.transaction(async (tx) => {
-      const [row] = await tx.select().from(sdGenTasks).where(eq(sdGenTasks.id, id)).for('update', { skipLocked: true });
-      if (!row || !(ACTIVE as readonly string[]).includes(row.status)) return false;
-      const now = this.deps.clock.now();
-      if (row.status === 'queued') {
+  private advance(id: string): Promise<boolean> {
+    const byId = eq(sdGenTasks.id, id);
+    return advanceRun<TaskRow, PainterEvent>({
+      db: this.deps.db,
+      clock: this.deps.clock,
+      runnerId: this.runnerId,
+      staleMs: staleAfter(this.deps.tickMs),
+      peek: async () => (await this.deps.db.select({ runner: sdGenTasks.runner, status: sdGenTasks.status }).from(sdGenTasks).where(byId))[0],
+      lock: async (tx, wait) => {
+        const q = tx.select().from(sdGenTasks).where(byId);
+        return (await (wait ? q.for('update') : q.for('update', { skipLocked: true })))[0];
+      },
+      isActive: (status) => (ACTIVE as readonly string[]).includes(status),
+      poll: () => this.deps.painter.poll(id),
+      drop: () => this.deps.painter.cancel(id),
+      start: async (tx, row, now) => {
+        // Starts take turns across processes, so two cannot both take the last place.
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtext('sd_gen_tasks:capacity'))`);
         const [{ n } = { n: 0 }] = await tx.select({ n: count() }).from(sdGenTasks).where(eq(sdGenTasks.status, 'running'));
         return n < this.deps.capacity ? this.run(tx, row, now) : false;
-      }
-      if (row.runner !== this.runnerId) {
-        const silent = !row.heartbeatAt || now.getTime() - row.heartbeatAt.getTime() >= STALE_RUNNER_MS;
-        return silent ? this.run(tx, row, now) : false;
-      }
-      const events = await this.deps.painter.poll(id);
-      return events === null ? this.run(tx, row, now) : this.apply(tx, row, events, now);
+      },
+      takeOver: (tx, row, now) => this.run(tx, row, now),
+      apply: (tx, row, events, now) => this.apply(tx, row, events, now),
     });
   }
 
@@ -363,7 +382,7 @@ export class DiffusionService {
 
   private async gpu() {
     const gpu = await this.deps.catalogue.gpuHourlyRate(DIFFUSION_GPU);
-    if (!gpu) throw new AppError('TRAIN_GPU_UNAVAILABLE');
+    if (!gpu) throw new AppError('DIFFUSION_GPU_UNAVAILABLE');
     return gpu;
   }
 

@@ -49,13 +49,12 @@ import type { CatalogueService } from '../catalogue/index.js';
 import type { DatasetService } from '../datasets/index.js';
 import type { ResourceService } from '../resources/index.js';
 import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
+import { advanceEach, advanceRun, staleAfter } from './runner.js';
 import { sdTrainEpochs, sdTrainJobs } from './schema.js';
 
 type JobRow = typeof sdTrainJobs.$inferSelect;
 type EpochRow = typeof sdTrainEpochs.$inferSelect;
 
-/** A runner that has not reported for this long has stopped: its jobs are taken over. */
-export const STALE_RUNNER_MS = 15_000;
 /** A job started this many times without finishing fails (and is refunded) instead of starting again. */
 export const MAX_RUNS = 5;
 /** The log keeps its last lines; the loss curve is thinned when it grows past this many points. */
@@ -85,6 +84,8 @@ export class TrainingService {
       trainer: TrainerDriver;
       /** Jobs the backend runs at once (all processes together); more wait queued. */
       capacity: number;
+      /** How often the runner ticks: a runner silent for three ticks (at least STALE_RUNNER_MS) has stopped. */
+      tickMs?: number;
     },
   ) {}
 
@@ -105,10 +106,17 @@ export class TrainingService {
     const { quote, estimate } = await this.price(imageIds, body);
     const now = this.deps.clock.now();
     const id = randomUUID();
+    let started: string = id;
     try {
       await this.deps.db.transaction(async (tx) => {
         // One account's starts take turns, so two at once cannot both pass the limit.
         await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sd_train_jobs:${payerId}`}))`);
+        // The same request that waited for the lock finds the job the first one started.
+        const [same] = await tx
+          .select({ id: sdTrainJobs.id })
+          .from(sdTrainJobs)
+          .where(and(eq(sdTrainJobs.userId, payerId), eq(sdTrainJobs.requestId, body.requestId)));
+        if (same) return (started = same.id);
         const [{ n } = { n: 0 }] = await tx
           .select({ n: count() })
           .from(sdTrainJobs)
@@ -154,7 +162,7 @@ export class TrainingService {
       }
       throw e;
     }
-    return this.get(payerId, id);
+    return this.get(payerId, started);
   }
 
   async list(payerId: string, q: { page: number; pageSize: number; status?: 'active' | 'done' }): Promise<PageOf<typeof loraJobSchema>> {
@@ -193,18 +201,23 @@ export class TrainingService {
     await this.deps.db.transaction(async (tx) => {
       const row = await lockOwn(tx, payerId, id);
       if (!isLoraJobActive(row.status)) throw new AppError('TRAIN_JOB_ENDED');
-      await this.deps.trainer.cancel(id);
-      const rest = row.held - row.charged;
-      if (rest > 0n) await this.post(tx, this.returnTransfer(row, 'release', rest, 0n, actorId));
-      await this.deps.resources.releaseCardTime(tx, jobRef(id), row.packageMs - row.packageUsedMs);
-      const now = this.deps.clock.now();
-      const note = `${beijing(now)} 已取消：完成 ${row.epoch} 轮，结算 ¥${yuan(row.charged)}，退回 ¥${yuan(rest)}`;
-      await tx
-        .update(sdTrainJobs)
-        .set({ status: 'cancelled', refunded: rest, finishedAt: now, updatedAt: now, log: appendLog(row.log, [note]) })
-        .where(eq(sdTrainJobs.id, id));
+      await this.stop(tx, row, this.deps.clock.now(), actorId, '已取消');
     });
+    // After the commit: a cancel that rolled back leaves the run going.
+    await this.deps.trainer.cancel(id);
     return this.get(payerId, id);
+  }
+
+  /** Ends a job keeping what its finished epochs were charged: the rest of the hold and of the 时长包 time goes back. */
+  private async stop(tx: Tx, row: JobRow, now: Date, actorId: string | null, why: string): Promise<void> {
+    const rest = row.held - row.charged;
+    if (rest > 0n) await this.post(tx, this.returnTransfer(row, 'release', rest, 0n, actorId));
+    await this.deps.resources.releaseCardTime(tx, jobRef(row.id), row.packageMs - row.packageUsedMs);
+    const note = `${beijing(now)} ${why}：完成 ${row.epoch} 轮，结算 ¥${yuan(row.charged)}，退回 ¥${yuan(rest)}`;
+    await tx
+      .update(sdTrainJobs)
+      .set({ status: 'cancelled', refunded: rest, finishedAt: now, heartbeatAt: now, updatedAt: now, log: appendLog(row.log, [note]) })
+      .where(eq(sdTrainJobs.id, row.id));
   }
 
   /** Deletes a finished job and its files. */
@@ -228,6 +241,8 @@ export class TrainingService {
     what: 'lora' | 'sample',
   ): Promise<{ body: Readable; contentType: string; size: number; fileName: string }> {
     const job = await this.own(payerId, id);
+    // A failed job was refunded in full: its files are not the account's.
+    if (job.status === 'failed') throw new AppError('TRAIN_EPOCH_NOT_FOUND');
     const [row] = await this.deps.db
       .select()
       .from(sdTrainEpochs)
@@ -286,29 +301,37 @@ export class TrainingService {
       .from(sdTrainJobs)
       .where(inArray(sdTrainJobs.status, [...LORA_JOB_ACTIVE]))
       .orderBy(asc(sdTrainJobs.createdAt));
-    let changed = 0;
-    for (const { id } of rows) if (await this.advance(id)) changed++;
-    return changed;
+    return advanceEach(
+      rows.map((r) => r.id),
+      (id) => this.advance(id),
+    );
   }
 
-  /** One job, under its row lock: started when the backend has room, polled, taken over when its runner went silent. */
-  private async advance(id: string): Promise<boolean> {
-    return this.deps.db.transaction(async (tx) => {
-      const [row] = await tx.select().from(sdTrainJobs).where(eq(sdTrainJobs.id, id)).for('update', { skipLocked: true });
-      if (!row || !isLoraJobActive(row.status)) return false;
-      const now = this.deps.clock.now();
-      if (row.status === 'queued') return this.startIfRoom(tx, row, now);
-      if (row.runner !== this.runnerId) {
-        const silent = !row.heartbeatAt || now.getTime() - row.heartbeatAt.getTime() >= STALE_RUNNER_MS;
-        return silent ? this.restart(tx, row, now, `运行节点失联，从第 ${row.epoch} 轮结束处继续训练`) : false;
-      }
-      const events = await this.deps.trainer.poll(id);
-      if (events === null) return this.restart(tx, row, now, `训练进程已中断，从第 ${row.epoch} 轮结束处继续训练`);
-      return this.apply(tx, row, events, now);
+  private advance(id: string): Promise<boolean> {
+    const byId = eq(sdTrainJobs.id, id);
+    return advanceRun<JobRow, TrainerEvent>({
+      db: this.deps.db,
+      clock: this.deps.clock,
+      runnerId: this.runnerId,
+      staleMs: staleAfter(this.deps.tickMs),
+      peek: async () => (await this.deps.db.select({ runner: sdTrainJobs.runner, status: sdTrainJobs.status }).from(sdTrainJobs).where(byId))[0],
+      lock: async (tx, wait) => {
+        const q = tx.select().from(sdTrainJobs).where(byId);
+        return (await (wait ? q.for('update') : q.for('update', { skipLocked: true })))[0];
+      },
+      isActive: (status) => isLoraJobActive(status as LoraJob['status']),
+      poll: () => this.deps.trainer.poll(id),
+      drop: () => this.deps.trainer.cancel(id),
+      start: (tx, row, now) => this.startIfRoom(tx, row, now),
+      takeOver: (tx, row, now, why) =>
+        this.restart(tx, row, now, `${why === 'silent' ? '运行节点失联' : '训练进程已中断'}，从第 ${row.epoch} 轮结束处继续训练`),
+      apply: (tx, row, events, now) => this.apply(tx, row, events, now),
     });
   }
 
   private async startIfRoom(tx: Tx, row: JobRow, now: Date): Promise<boolean> {
+    // Starts take turns across processes, so two cannot both take the last place.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('sd_train_jobs:capacity'))`);
     const [{ n } = { n: 0 }] = await tx
       .select({ n: count() })
       .from(sdTrainJobs)
@@ -325,7 +348,14 @@ export class TrainingService {
   /** Starts the job on the backend (again, after its saved epochs) with the images it took at its start. */
   private async run(tx: Tx, row: JobRow, now: Date, note: string): Promise<boolean> {
     const images: TrainingImage[] = row.datasetId ? await this.deps.datasets.trainingImages(row.datasetId, row.imageIds, tx) : [];
-    if (!images.length) return this.fail(tx, row, now, '数据集或其中的图片已被删除，训练无法进行；费用已全部退回');
+    if (!images.length) {
+      // Epochs already saved were delivered (their files are there): they stay paid, as on a cancel.
+      if (row.epoch > 0) {
+        await this.stop(tx, row, now, null, '数据集或其中的图片已被删除，训练无法继续');
+        return true;
+      }
+      return this.fail(tx, row, now, '数据集或其中的图片已被删除，训练无法进行；费用已全部退回');
+    }
     await this.deps.trainer.start({
       jobId: row.id,
       params: row.params,
@@ -358,7 +388,7 @@ export class TrainingService {
     let { status, step, epoch, charged, loss, packageUsedMs } = row;
     const lines: string[] = [];
     for (const e of events) {
-      if (e.type === 'failed') return this.fail(tx, row, now, e.reason, lines);
+      if (e.type === 'failed') return this.fail(tx, { ...row, charged, epoch, packageUsedMs }, now, e.reason, lines);
       if (e.type === 'phase') status = e.phase;
       else if (e.type === 'log') lines.push(e.line);
       else if (e.type === 'progress') {
@@ -372,13 +402,20 @@ export class TrainingService {
       } else if (e.type === 'done') status = 'done';
     }
     const ended = status === 'done';
-    if (ended) lines.push(`${beijing(now)} 训练完成：共 ${epoch} 轮，结算 ¥${yuan(charged)}`);
+    let refunded = row.refunded;
+    if (ended) {
+      lines.push(`${beijing(now)} 训练完成：共 ${epoch} 轮，结算 ¥${yuan(charged)}`);
+      // The epochs' shares add up to the hold; should a backend end with fewer, nothing stays held.
+      refunded = row.held - charged;
+      if (refunded > 0n) await this.post(tx, this.returnTransfer(row, 'release', refunded, 0n, null));
+      await this.deps.resources.releaseCardTime(tx, jobRef(row.id), row.packageMs - packageUsedMs);
+    }
     const changed = events.length > 0;
     await tx
       .update(sdTrainJobs)
       .set({
         heartbeatAt: now,
-        ...(changed ? { status, step, epoch, charged, packageUsedMs, loss, log: appendLog(row.log, lines), updatedAt: now } : {}),
+        ...(changed ? { status, step, epoch, charged, packageUsedMs, refunded, loss, log: appendLog(row.log, lines), updatedAt: now } : {}),
         ...(ended ? { finishedAt: now } : {}),
       })
       .where(eq(sdTrainJobs.id, row.id));

@@ -36,7 +36,8 @@ import { parseSafetensors, valuesOf } from '../../drivers/image-backend/safetens
 import { EmbeddedTrainer } from '../../drivers/image-backend/embedded-trainer.js';
 import type { TrainerDriver } from '../../drivers/image-backend/types.js';
 import { checkLedger } from '../ledger/index.js';
-import { STALE_RUNNER_MS, TrainingService } from './service.js';
+import { STALE_RUNNER_MS } from './runner.js';
+import { TrainingService } from './service.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -373,6 +374,79 @@ describe('the queue and replays', () => {
     expect(json<LoraJob>(x).id).toBe(json<LoraJob>(y).id);
     expect(await cash(u.user.id)).toBe(yuanToUnits('100') - BigInt(json<LoraJob>(x).held));
     await post(s.app, fill(API.sdTrainJobCancel, json<LoraJob>(x).id), undefined, u.token);
+  });
+});
+
+/** What a job left in the platform's hold account: 0 once it has ended, whatever happened. */
+async function stillHeld(jobId: string): Promise<bigint> {
+  const res = await s.ctx.db.execute(`select coalesce(sum(e.amount), 0)::text as held from ledger_entries e
+    join ledger_transfers t on t.id = e.transfer_id join ledger_accounts a on a.id = e.account_id
+    where t.idempotency_key like 'train:${jobId}:%' and a.kind = 'hold'`);
+  return BigInt((res as unknown as { rows: { held: string }[] }).rows[0]!.held);
+}
+
+describe('when things go wrong in the middle', () => {
+  it('a failure reported with an epoch in the same poll refunds that epoch too, and the failed job’s files are gone', async () => {
+    const u = await userWithCash('100');
+    const ds = await dataset(u.token, 4);
+    const j = json<LoraJob>(await start(u.token, ds));
+    await s.ctx.training.tick();
+    await run(60 + 0.45 * 4 + 5);
+    const trainer = s.ctx.drivers.trainer;
+    const poll = trainer.poll.bind(trainer);
+    trainer.poll = async (id) => {
+      const events = await poll(id);
+      return id === j.id && events ? [...events, { type: 'failed', reason: '显存不足' }] : events;
+    };
+    try {
+      await run(0.45 * 4 + 5); // epoch 2 is saved and charged, then the failure
+    } finally {
+      trainer.poll = poll;
+    }
+    expect(await job(u.token, j.id)).toMatchObject({ status: 'failed', charged: '0', refunded: j.held });
+    expect(await cash(u.user.id)).toBe(yuanToUnits('100'));
+    expect(await stillHeld(j.id)).toBe(0n);
+    expect(json(await get(s.app, fill(API.sdTrainJobLora, j.id, 1), u.token)).code).toBe(40450004);
+  });
+
+  it('an epoch that could not be stored is trained again, not skipped: the job still ends with every epoch and nothing held', async () => {
+    const u = await userWithCash('100');
+    const ds = await dataset(u.token, 4);
+    const j = json<LoraJob>(await start(u.token, ds));
+    await s.ctx.training.tick();
+    const storage = s.ctx.drivers.storage;
+    const put = storage.put.bind(storage);
+    let failures = 0;
+    storage.put = async (key, body, type) => {
+      if (key.endsWith('-000002.safetensors') && failures++ === 0) throw new Error('ENOSPC: no space left on device');
+      return put(key, body, type);
+    };
+    try {
+      s.clock.advance((60 + (0.45 * 4 + 5) * 2) * 1000);
+      await expect(s.ctx.training.tick()).rejects.toThrow('ENOSPC');
+      expect((await job(u.token, j.id)).epoch).toBe(0); // nothing of that poll was kept
+      for (let i = 0; i < 4; i++) await run(60 + 0.45 * 12 + 15);
+    } finally {
+      storage.put = put;
+    }
+    const done = await job(u.token, j.id);
+    expect(done).toMatchObject({ status: 'done', epoch: 3, charged: j.held });
+    expect(done.epochs.map((e) => e.epoch)).toEqual([1, 2, 3]);
+    expect(await stillHeld(j.id)).toBe(0n);
+  });
+
+  it('the same request sent twice at once at the active limit returns the one job to both', async () => {
+    const u = await userWithCash('100');
+    const ds = await dataset(u.token, 1);
+    await start(u.token, ds);
+    await start(u.token, ds);
+    const requestId = randomUUID();
+    const [x, y] = await Promise.all([start(u.token, ds, { requestId }), start(u.token, ds, { requestId })]);
+    expect([x.statusCode, y.statusCode]).toEqual([200, 200]);
+    expect(json<LoraJob>(x).id).toBe(json<LoraJob>(y).id);
+    for (const j of json<{ items: LoraJob[] }>(await get(s.app, `${API.sdTrainJobs}?status=active`, u.token)).items) {
+      await post(s.app, fill(API.sdTrainJobCancel, j.id), undefined, u.token);
+    }
   });
 });
 
