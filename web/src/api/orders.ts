@@ -10,9 +10,11 @@ import {
   type OrderQr,
   type OrderStatus,
   type OrderType,
+  type PageOf,
   type PayOrderRequest,
   type ResourcePackage,
   type ResourceProduct,
+  type resourceUsageSchema,
   type SizeOrderRequest,
   type UsageBill,
   type Voucher,
@@ -46,6 +48,8 @@ export const ORDER_KEYS = {
   /** The payment of one order (GET …/pay), polled while a QR code is shown or the delivery runs. */
   payStatus: (uid: string) => ['orders', 'pay', uid] as const,
   packages: ['resource', 'packages'] as const,
+  /** What one package paid for, a page of it (under `packages`: a refresh of the packages refreshes it too). */
+  packageUsages: (id: string, page: number, pageSize: number) => ['resource', 'packages', id, 'usages', page, pageSize] as const,
   products: ['resource', 'products'] as const,
   vouchers: (category: string) => ['vouchers', 'usable', category] as const,
 };
@@ -87,6 +91,9 @@ export const ordersApi = {
   createSizeOrder: (body: SizeOrderRequest) => api.post<Order>(API.orderCreate, body, { silent: true }),
   createResourceOrder: (body: { productId: string; count: number }) => api.post<Order>(API.aiOrderCreate, body),
   resourcePackages: (signal?: AbortSignal) => api.get<{ items: ResourcePackage[] }>(API.resourcePackages, undefined, { signal }),
+  /** Silent: /compute/detail shows "not found" (40450008) and load errors itself. */
+  resourcePackageUsages: (id: string, q: { page: number; pageSize: number }, signal?: AbortSignal) =>
+    api.get<PageOf<typeof resourceUsageSchema>>(API.resourcePackageUsages, { id, ...q }, { signal, silent: true }),
 };
 
 /**

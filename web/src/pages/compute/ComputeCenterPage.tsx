@@ -1,19 +1,26 @@
-import { Card, Tabs } from 'antd';
+import { Tabs } from 'antd';
 import { PageFrame } from '../../components/PageFrame';
-import { UnderConstruction } from '../../components/UnderConstruction';
+import { ComputeMine } from './ComputeMine';
+import { ComputeShop } from './ComputeShop';
+import { useComputeTab, type ComputeTab } from './computeViews';
 
-/** /compute/center holds two tabs (spec §2): my compute and the compute shop. */
+/**
+ * /compute/center — 算力中心 (spec §2): 算力商城 sells GPU 时长包 and shows the two ways to run
+ * SD WebUI / ComfyUI; 我的算力 shows the account's 时长包, the work running on GPU time and its
+ * compute instances. The tab is kept in the URL (?tab=shop|mine).
+ */
 export default function ComputeCenterPage() {
+  const tab = useComputeTab();
   return (
     <PageFrame>
-      <Card>
-        <Tabs
-          items={[
-            { key: 'mine', label: '我的算力', children: <UnderConstruction what="我的算力" /> },
-            { key: 'shop', label: '算力商城', children: <UnderConstruction what="算力商城" /> },
-          ]}
-        />
-      </Card>
+      <Tabs
+        activeKey={tab.value}
+        onChange={(key) => tab.set(key as ComputeTab)}
+        items={[
+          { key: 'shop', label: '算力商城', children: <ComputeShop /> },
+          { key: 'mine', label: '我的算力', children: <ComputeMine toShop={() => tab.set('shop')} /> },
+        ]}
+      />
     </PageFrame>
   );
 }

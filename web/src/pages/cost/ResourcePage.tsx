@@ -1,16 +1,16 @@
 import { useState } from 'react';
-import { Button, Card, Empty, Flex, InputNumber, Progress, Skeleton, Table, Tag, Typography } from 'antd';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Card, Empty, Flex, Progress, Skeleton, Table, Tag, Typography } from 'antd';
+import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
-import type { Order, ResourcePackage, ResourceProduct } from '@console/contract';
+import type { Order, ResourcePackage } from '@console/contract';
 import { ORDER_KEYS, ordersApi } from '../../api/orders';
 import { LoadError } from '../../components/LoadError';
 import { OrderPayModal } from '../../components/OrderPayModal';
-import { formatQuantity, formatTime, orderDetailPath } from '../../components/orderViews';
+import { formatTime, orderDetailPath } from '../../components/orderViews';
 import { catalogueQueries } from '../../api/catalogue';
 import { PageFrame } from '../../components/PageFrame';
-import { Price } from '../../components/Price';
+import { packageQuantity, remainPercent, ResourceProductCard } from '../../components/resourceViews';
 import { UnpaidOrderBanner } from '../../components/UnpaidOrderBanner';
 
 /** /console/cost/resource: buy resource packages (as model orders) and watch what is left of them. */
@@ -41,72 +41,12 @@ function Products({ onOrdered }: { onOrdered: (o: Order) => void }) {
       ) : (
         <div className="resource-grid">
           {products.data.items.map((p) => (
-            <ProductCard key={p.id} product={p} onOrdered={onOrdered} />
+            <ResourceProductCard key={p.id} product={p} onOrdered={onOrdered} />
           ))}
         </div>
       )}
     </Card>
   );
-}
-
-function ProductCard({ product: p, onOrdered }: { product: ResourceProduct; onOrdered: (o: Order) => void }) {
-  const queryClient = useQueryClient();
-  const [count, setCount] = useState<number | null>(1);
-  const valid = count !== null && Number.isInteger(count) && count >= 1 && count <= 100;
-  const buy = useMutation({
-    mutationFn: () => ordersApi.createResourceOrder({ productId: p.id, count: count! }),
-    onSuccess: (order) => {
-      void queryClient.invalidateQueries({ queryKey: ORDER_KEYS.all });
-      onOrdered(order);
-    },
-    // A refusal (e.g. UNPAID_ORDER_EXISTS) is shown by the request layer; the banner lists that order.
-    onError: () => void queryClient.invalidateQueries({ queryKey: ORDER_KEYS.unpaid }),
-  });
-  return (
-    <section className="resource-card" aria-label={`资源包 ${p.name}`}>
-      <Typography.Text strong className="resource-card-name">
-        {p.name}
-      </Typography.Text>
-      <div className="resource-card-quantity">{formatQuantity(p.quantity, p.unit)}</div>
-      <Typography.Paragraph type="secondary" className="resource-card-desc">
-        {p.description}
-      </Typography.Paragraph>
-      <Flex justify="space-between" align="baseline">
-        <Price units={p.price} per="份" size="lg" />
-        <Tag color="purple" style={{ marginInlineEnd: 0 }}>
-          有效期 {p.validDays} 天
-        </Tag>
-      </Flex>
-      <Flex align="center" justify="space-between" gap={8} className="resource-card-buy">
-        <Flex align="center" gap={8}>
-          <Typography.Text type="secondary">数量</Typography.Text>
-          <InputNumber aria-label={`购买数量 ${p.name}`} min={1} max={100} precision={0} value={count} onChange={setCount} style={{ width: 88 }} />
-        </Flex>
-        <Typography.Text type="secondary">合计 {valid ? <Price units={String(BigInt(p.price) * BigInt(count!))} /> : '--'}</Typography.Text>
-      </Flex>
-      <Button type="primary" block disabled={!valid} loading={buy.isPending} onClick={() => buy.mutate()}>
-        立即购买
-      </Button>
-    </section>
-  );
-}
-
-/**
- * A package's quantity as shown: card hours arrive as decimal hours (metered to the millisecond)
- * and are shown to 0.01 h, rounded down so the page never promises more than is left; tokens
- * are whole numbers in 万 / 亿.
- */
-function packageQuantity(quantity: string, p: Pick<ResourcePackage, 'unit' | 'gpuTypeId'>): string {
-  if (!p.gpuTypeId) return formatQuantity(quantity, p.unit);
-  const [whole = '0', frac = ''] = quantity.split('.');
-  const cents = frac.slice(0, 2).replace(/0+$/, '');
-  return `${whole}${cents ? `.${cents}` : ''} ${p.unit}`;
-}
-
-/** What is left as a share of the total, to 0.1 %. */
-function remainPercent(remain: string, total: string): number {
-  const t = Number(total);
-  return t > 0 ? Math.floor((Number(remain) / t) * 1000) / 10 : 0;
 }
 
 function Packages() {
