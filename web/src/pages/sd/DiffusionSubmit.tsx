@@ -1,0 +1,217 @@
+/** The price of what the form would make, and 生成: one requestId per submit, a confirmation from ¥1 up, 余额不足 with a way to recharge. */
+import { useRef, useState } from 'react';
+import { Alert, App, Button, Flex, Spin, Typography } from 'antd';
+import { ThunderboltOutlined } from '@ant-design/icons';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
+import { DIFFUSION_MAX_ACTIVE, formatYuan, PAGE, type DiffusionParams, type DiffusionQuote, type DiffusionTask } from '@console/contract';
+import { reactToError } from '../../api/client';
+import { DIFFUSION_KEYS, diffusionApi, storeSubmittedTask, type DiffusionSubmit } from '../../api/diffusion';
+import { ApiError, CLIENT_MESSAGES, isApiError } from '../../api/errors';
+import { getApiUi } from '../../api/ui';
+import { formatUnitPrice, Price } from '../../components/Price';
+import { useMoneyQuery } from '../../session/useSession';
+import { useDebouncedValue } from '../stats/useQuote';
+import { pricedPart, type DraftErrors } from './diffusionDraft';
+import { Note } from './diffusionViews';
+import { formatDuration } from './trainViews';
+
+/** Typing a number sends one quote when the typing stops, not one per key. */
+export const DIFFUSION_QUOTE_DEBOUNCE_MS = 400;
+/** From this total (¥1, in 0.0001 yuan) 生成 asks first; below it the held amount on the quote line is confirmation enough. */
+export const CONFIRM_FROM_UNITS = 10_000n;
+
+/**
+ * The server's quote for `params` once they stopped changing; `settling` while what is shown is not yet
+ * their price. The price depends on the size, steps and count only: a new prompt asks nothing again.
+ */
+export function useDiffusionQuote(params: DiffusionParams | null) {
+  const settled = useDebouncedValue(params, DIFFUSION_QUOTE_DEBOUNCE_MS);
+  const priced = settled && pricedPart(settled);
+  const query = useQuery({
+    queryKey: DIFFUSION_KEYS.quote(priced),
+    queryFn: ({ signal }) => diffusionApi.quote(settled!, signal),
+    enabled: settled !== null,
+    placeholderData: keepPreviousData,
+    staleTime: 15_000,
+  });
+  const settling = JSON.stringify(priced) !== JSON.stringify(params && pricedPart(params)) || query.isPlaceholderData || query.isFetching;
+  return { query, settling };
+}
+
+/** Why no price is asked for yet, in the words of what to do next. */
+export function quoteBlocker(errors: DraftErrors): string | null {
+  const other = Object.entries(errors).find(([k]) => k !== 'prompt');
+  if (other) return `参数有误，修正后显示费用：${other[1]}`;
+  if (errors.prompt === '请输入提示词') return '填写提示词后显示费用';
+  if (errors.prompt) return `参数有误，修正后显示费用：${errors.prompt}`;
+  return null;
+}
+
+/** What the 时长包 pays of a quote, in a sentence; empty when it pays nothing. */
+export function packageText(packageImages: number, count: number): string {
+  if (packageImages <= 0) return '';
+  return packageImages >= count
+    ? `全部 ${count} 张由 RTX 4090 时长包支付`
+    : `其中 ${packageImages} 张由 RTX 4090 时长包支付，现金只预扣其余 ${count - packageImages} 张`;
+}
+
+function QuoteView({ quote, count }: { quote: DiffusionQuote; count: number }) {
+  return (
+    <Flex vertical gap={4}>
+      <Flex align="baseline" justify="space-between" gap={8} wrap>
+        <span>
+          共 {count} 张，现金预扣{' '}
+          <span data-testid="quote-total">
+            <Price units={quote.total} size="lg" />
+          </span>
+        </span>
+        <span data-testid="quote-per-image">每张 ¥{formatUnitPrice(quote.perImage)}</span>
+      </Flex>
+      {quote.packageImages > 0 && (
+        <Typography.Text type="success" style={{ fontSize: 12 }} data-testid="quote-package">
+          {packageText(quote.packageImages, count)}
+        </Typography.Text>
+      )}
+      <Note>
+        <span data-testid="quote-seconds">
+          预计每张 {quote.seconds} 秒，共约 {formatDuration(quote.seconds * count)}（不含排队）
+        </span>
+        {' · '}
+        {quote.gpuName} <Price units={quote.ratePerHour} per="时" size="sm" />
+      </Note>
+    </Flex>
+  );
+}
+
+/** Where the price would be: why there is none yet, the price, or why asking for it failed. */
+function QuotePanel({
+  quote,
+  settling,
+  blocked,
+  count,
+}: {
+  quote: ReturnType<typeof useDiffusionQuote>['query'];
+  settling: boolean;
+  blocked: string | null;
+  count: number;
+}) {
+  if (blocked) return <Typography.Text type="secondary">{blocked}</Typography.Text>;
+  if (quote.isError && !settling) return <Alert type="error" showIcon title={`询价失败：${quote.error.message}`} />;
+  if (!quote.data) return <Spin size="small" description="正在计算费用…" />;
+  return (
+    <Spin spinning={settling} size="small">
+      <QuoteView quote={quote.data} count={count} />
+    </Spin>
+  );
+}
+
+/** Whether a failed submit certainly made nothing (the server answered no), so the next try is a new submit. */
+const refused = (e: ApiError) => e.kind === 'http' && e.status >= 400 && e.status < 500;
+
+/**
+ * Submits a task. Each submit has its own requestId; a retry of the same parameters after a network
+ * error or a 5xx keeps it (the task may exist: the server returns it instead of making another), a
+ * refusal or a success starts the next one afresh. A second click while one is on its way sends nothing.
+ */
+export function useSubmitTask(onSubmitted: (task: DiffusionTask) => void) {
+  const queryClient = useQueryClient();
+  const attempt = useRef<{ key: string; requestId: string } | null>(null);
+  const inFlight = useRef(false);
+  const [cashError, setCashError] = useState<string | null>(null);
+  const mutation = useMutation({
+    mutationFn: (body: DiffusionSubmit) => diffusionApi.submit(body),
+    onMutate: () => setCashError(null),
+    onSuccess: (task) => {
+      attempt.current = null;
+      storeSubmittedTask(queryClient, task);
+      onSubmitted(task);
+    },
+    onError: (e) => {
+      const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
+      if (refused(error)) attempt.current = null;
+      if (isApiError(error, 'DIFFUSION_LORA_NOT_FOUND', 'DIFFUSION_LORA_MISMATCH')) void queryClient.invalidateQueries({ queryKey: DIFFUSION_KEYS.loras });
+      if (isApiError(error, 'DIFFUSION_INSUFFICIENT_CASH')) setCashError(error.detail ? `${error.message}：${error.detail}` : error.message);
+      else reactToError(error, getApiUi());
+    },
+    onSettled: () => {
+      inFlight.current = false;
+    },
+  });
+  const submit = (params: DiffusionParams): Promise<void> => {
+    if (inFlight.current) return Promise.resolve();
+    const key = JSON.stringify(params);
+    if (attempt.current?.key !== key) attempt.current = { key, requestId: crypto.randomUUID() };
+    inFlight.current = true;
+    return mutation.mutateAsync({ ...params, requestId: attempt.current.requestId }).then(
+      () => undefined,
+      () => undefined,
+    );
+  };
+  return { submit, pending: mutation.isPending, cashError };
+}
+
+/** The foot of the form: the price, 生成, and what is held and returned. */
+export function SubmitPanel({
+  params,
+  errors,
+  onSubmitted,
+}: {
+  params: DiffusionParams | null;
+  errors: DraftErrors;
+  onSubmitted: (task: DiffusionTask) => void;
+}) {
+  const { modal } = App.useApp();
+  const navigate = useNavigate();
+  const money = useMoneyQuery();
+  const { query: quote, settling } = useDiffusionQuote(params);
+  const { submit, pending, cashError } = useSubmitTask(onSubmitted);
+  const blocked = quoteBlocker(errors);
+  const ready = !!params && !!quote.data && !quote.isError && !settling;
+  // A double click opens one confirmation, not two.
+  const confirming = useRef(false);
+
+  const go = () => {
+    if (!params || !quote.data || !ready || confirming.current) return;
+    const q = quote.data;
+    if (BigInt(q.total) < CONFIRM_FROM_UNITS) return void submit(params);
+    confirming.current = true;
+    const packages = packageText(q.packageImages, params.batchCount);
+    modal.confirm({
+      title: '确认生成',
+      content: `将生成 ${params.batchCount} 张图片，从现金余额预扣 ¥${formatYuan(q.total)}（每张 ¥${formatUnitPrice(q.perImage)}${packages ? `；${packages}` : ''}）。每生成一张结算一张；取消时已生成的照常结算，其余退回；生成失败退回未生成部分。`,
+      okText: '确认生成',
+      cancelText: '取消',
+      onOk: () => submit(params),
+      afterClose: () => {
+        confirming.current = false;
+      },
+    });
+  };
+
+  return (
+    <Flex vertical gap={12} data-testid="quote-panel">
+      <QuotePanel quote={quote} settling={settling} blocked={blocked} count={params?.batchCount ?? 0} />
+      <Button type="primary" size="large" block icon={<ThunderboltOutlined />} disabled={!ready} loading={pending} onClick={go}>
+        生成
+      </Button>
+      {cashError && (
+        <Alert
+          type="error"
+          showIcon
+          title={cashError}
+          action={
+            <Button size="small" type="primary" onClick={() => navigate(PAGE.recharge)}>
+              去充值
+            </Button>
+          }
+        />
+      )}
+      <Note>
+        按张计费：RTX 4090 时长包先抵扣整张，其余提交时从现金余额预扣（赠送金不能用于生成）
+        {money.data && `，当前现金余额 ¥${formatYuan(money.data.cash)}`}；每生成一张结算一张，取消或失败时未生成部分退回。同时进行的任务最多{' '}
+        {DIFFUSION_MAX_ACTIVE} 个。
+      </Note>
+    </Flex>
+  );
+}
