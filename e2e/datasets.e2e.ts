@@ -2,7 +2,9 @@
  * The AI image area in Chromium: a certified account creates a dataset, uploads images (one of them
  * not an image, refused with the reason), captions one in place, puts the trigger word in front of
  * every caption, finds the export link of the sd-scripts layout; then recharges, trains a LoRA on the
- * dataset (the embedded trainer runs 40 times faster than a 4090 here) and watches it to the end.
+ * dataset (the embedded backend runs 40 times faster than a 4090 here) and watches it to the end,
+ * generates an image with that LoRA and finds it in the gallery, and buys an RTX 4090 时长包 in the
+ * compute center that the next image is paid from, as the package's history shows.
  */
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +13,7 @@ import { deflateSync, crc32 } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
-import { animationsDone, rechargeInBrowser, registerInBrowser } from './console.js';
+import { animationsDone, buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
 import { startServer, type RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'datasets');
@@ -175,5 +177,71 @@ describe('AI image journey', () => {
       return ((await r.json()) as { cash: string }).cash;
     });
     expect(Number(money) / 10000).toBeCloseTo(50 - Number(quoted.slice(1)), 2);
+  });
+  /** Fills the prompt and picks the LoRA trained above on /sd/diffusion. */
+  async function promptWithLora() {
+    await page.goto(`${server.url}/sd/diffusion`);
+    await page.locator('#sd-prompt').fill('purplegirl, 1girl, smiling, garden');
+    await page.locator('#sd-lora').click();
+    await page.locator('.ant-select-item-option').filter({ hasText: 'purplegirl-000002' }).click();
+    await page.getByTestId('lora-name').getByText('purplegirl-000002').waitFor();
+    await page.getByTestId('quote-total').waitFor({ timeout: 10_000 });
+  }
+
+  it('generates an image with the trained LoRA and finds it in the gallery', async () => {
+    await promptWithLora();
+    await shot('7-diffusion-form');
+    await page
+      .getByTestId('quote-panel')
+      .getByRole('button', { name: /生\s*成/ })
+      .click();
+    const gallery = page.getByTestId('gallery-image');
+    await expect.poll(() => gallery.count(), { timeout: 30_000 }).toBe(1);
+    await expect
+      .poll(
+        () =>
+          gallery
+            .locator('img')
+            .first()
+            .evaluate((i) => (i as HTMLImageElement).naturalWidth),
+        { timeout: 10_000 },
+      )
+      .toBe(512);
+    await gallery
+      .getByText(/purplegirl-000002/)
+      .first()
+      .waitFor();
+    await shot('8-gallery');
+  });
+
+  it('buys an RTX 4090 时长包 in the compute center and the next image is paid from it', async () => {
+    await page.goto(`${server.url}/compute/center`);
+    const card = page.getByLabel('资源包 RTX 4090 时长包 10 小时');
+    await card.getByRole('button', { name: '立即购买' }).click();
+    await animationsDone(page);
+    await page.locator('.ant-modal-confirm').getByRole('button', { name: '确认购买' }).click();
+    const dialog = page.locator('.ant-modal').filter({ hasText: '支付订单' });
+    await dialog.getByRole('button', { name: /余额支付 ¥/ }).click();
+    await page
+      .locator('.ant-modal-confirm')
+      .filter({ hasText: /确认支付 ¥/ })
+      .getByRole('button', { name: '确认支付' })
+      .click();
+    await dialog.getByText('支付成功').waitFor({ timeout: 20_000 });
+    await dialog.getByRole('button', { name: buttonLabel('完成') }).click();
+
+    await promptWithLora();
+    await page.getByTestId('quote-package').waitFor();
+    await page
+      .getByTestId('quote-panel')
+      .getByRole('button', { name: /生\s*成/ })
+      .click();
+    await expect.poll(() => page.getByTestId('gallery-image').count(), { timeout: 30_000 }).toBe(2);
+
+    await page.goto(`${server.url}/compute/center?tab=mine`);
+    await page.getByRole('link', { name: '详情 RTX 4090 时长包 10 小时' }).click();
+    await page.waitForURL('**/compute/detail?id=*');
+    await page.locator('tr').filter({ hasText: 'AI 绘图' }).first().waitFor({ timeout: 10_000 });
+    await shot('9-package-detail');
   });
 });
