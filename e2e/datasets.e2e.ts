@@ -206,7 +206,7 @@ describe('AI image journey', () => {
             .evaluate((i) => (i as HTMLImageElement).naturalWidth),
         { timeout: 10_000 },
       )
-      .toBe(512);
+      .toBe(320); // the grid shows the thumbnail
     await gallery
       .getByText(/purplegirl-000002/)
       .first()

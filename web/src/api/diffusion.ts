@@ -49,6 +49,8 @@ export const diffusionApi = {
   removeImage: (id: string) => api.delete<{ ok: true }>(API.sdDiffusionImage, { id }, { successMessage: '图片已删除' }),
   /** Plain links: the session cookie authenticates reading. */
   imageUrl: (id: string) => BASES.main.url + fill(API.sdDiffusionImageFile, id),
+  /** The grid's small WebP (the preview opens the full picture). */
+  thumbUrl: (id: string) => `${BASES.main.url}${fill(API.sdDiffusionImageFile, id)}?thumb=1`,
   downloadUrl: (id: string) => `${BASES.main.url}${fill(API.sdDiffusionImageFile, id)}?download=1`,
 };
 

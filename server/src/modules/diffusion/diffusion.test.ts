@@ -153,6 +153,9 @@ describe('a task from submit to the gallery', () => {
     const png = await file(u.token, first.id);
     expect(png.subarray(1, 4).toString()).toBe('PNG');
     expect(png.readUInt32BE(16)).toBe(256); // the PNG's own width
+    const thumb = await get(s.app, `${fill(API.sdDiffusionImageFile, first.id)}?thumb=1`, u.token);
+    expect(thumb.headers['content-type']).toBe('image/webp');
+    expect(thumb.rawPayload.subarray(8, 12).toString()).toBe('WEBP');
 
     // The same parameters and seed: the same picture; another seed or a LoRA: another one.
     const same = await finish(u.token, json<DiffusionTask>(await submit(u.token, { batchCount: 1 })).id);

@@ -88,15 +88,18 @@ export async function diffusionRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       schema: {
         tags,
-        summary: '图片文件（PNG；?download=1 作为下载）',
+        summary: '图片文件（PNG；?thumb=1 为缩略图 WebP；?download=1 作为下载）',
         params: diffusionIdParamsSchema,
-        querystring: z.object({ download: z.enum(['1']).optional() }),
+        querystring: z.object({
+          download: z.enum(['1'], { error: 'download 只能是 1' }).optional(),
+          thumb: z.enum(['1'], { error: 'thumb 只能是 1' }).optional(),
+        }),
       },
       onRequest,
     },
     async (req, reply) => {
-      const file = await s.imageFile(payerOf(req), req.params.id);
-      reply.header('content-type', 'image/png');
+      const file = await s.imageFile(payerOf(req), req.params.id, req.query.thumb === '1');
+      reply.header('content-type', file.contentType);
       reply.header('content-length', file.size);
       reply.header('x-content-type-options', 'nosniff');
       reply.header('cache-control', 'private, max-age=86400');

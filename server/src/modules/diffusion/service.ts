@@ -13,6 +13,7 @@
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import sharp from 'sharp';
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import {
   DIFFUSION_GPU,
@@ -228,17 +229,18 @@ export class DiffusionService {
       .where(and(eq(sdGenImages.id, id), eq(sdGenImages.userId, payerId)))
       .returning();
     if (!row) throw new AppError('DIFFUSION_IMAGE_NOT_FOUND');
-    await this.deps.storage.delete(row.storageKey).catch(() => {});
+    for (const key of [row.storageKey, thumbnailKey(row.storageKey)]) await this.deps.storage.delete(key).catch(() => {});
   }
 
-  async imageFile(payerId: string, id: string): Promise<{ body: Readable; size: number; fileName: string }> {
+  /** The picture (PNG), or its thumbnail (WebP, at most 320 px a side) for the gallery's grid. */
+  async imageFile(payerId: string, id: string, thumbnail = false): Promise<{ body: Readable; size: number; contentType: string; fileName: string }> {
     const [row] = await this.deps.db
       .select()
       .from(sdGenImages)
       .where(and(eq(sdGenImages.id, id), eq(sdGenImages.userId, payerId)));
-    const file = row && (await this.deps.storage.get(row.storageKey));
+    const file = row && (await this.deps.storage.get(thumbnail ? thumbnailKey(row.storageKey) : row.storageKey));
     if (!file) throw new AppError('DIFFUSION_IMAGE_NOT_FOUND');
-    return { body: file.body, size: file.size, fileName: `sd-${row.seed}-${row.id.slice(0, 8)}.png` };
+    return { body: file.body, size: file.size, contentType: thumbnail ? 'image/webp' : 'image/png', fileName: `sd-${row.seed}-${row.id.slice(0, 8)}.png` };
   }
 
   // --- the runner ---------------------------------------------------------------------------------
@@ -319,6 +321,7 @@ export class DiffusionService {
   private async saveImage(tx: Tx, row: TaskRow, e: Extract<PainterEvent, { type: 'image' }>, now: Date): Promise<bigint> {
     const storageKey = `gen/${row.id}/${e.index}.png`;
     await this.deps.storage.put(storageKey, e.png, 'image/png');
+    await this.deps.storage.put(thumbnailKey(storageKey), await thumbnailOf(e.png), 'image/webp');
     await tx
       .insert(sdGenImages)
       .values({ id: randomUUID(), taskId: row.id, userId: row.userId, index: e.index, seed: e.seed, storageKey, bytes: e.png.length, createdAt: now })
@@ -453,6 +456,16 @@ function jobRef(id: string): string {
 /** One image's card time in whole milliseconds (what a package pays for it). */
 function imageMsOf(p: Pick<DiffusionParams, 'baseModel' | 'width' | 'height' | 'steps'>): bigint {
   return BigInt(Math.ceil(diffusionImageSeconds(p) * 1000));
+}
+
+const THUMBNAIL_SIDE = 320;
+
+function thumbnailKey(storageKey: string): string {
+  return `${storageKey}.thumb`;
+}
+
+function thumbnailOf(png: Buffer): Promise<Buffer> {
+  return sharp(png).resize({ width: THUMBNAIL_SIDE, height: THUMBNAIL_SIDE, fit: 'inside', withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
 }
 
 function holdAccount(taskId: string): AccountRef {

@@ -30,7 +30,14 @@ function ImageCard({ image, onReuse }: { image: DiffusionImage; onReuse: (image:
       data-testid="gallery-image"
       styles={{ body: { padding: 10 } }}
       cover={
-        <Image src={diffusionApi.imageUrl(image.id)} alt={p.prompt} width="100%" height={200} style={{ objectFit: 'cover' }} preview={{ cover: '查看大图' }} />
+        <Image
+          src={diffusionApi.thumbUrl(image.id)}
+          alt={p.prompt}
+          width="100%"
+          height={200}
+          style={{ objectFit: 'cover' }}
+          preview={{ src: diffusionApi.imageUrl(image.id), cover: '查看大图' }}
+        />
       }
     >
       <Flex vertical gap={4}>

@@ -59,7 +59,8 @@ export function TaskThumbs({ task }: { task: Pick<DiffusionTask, 'images'> }) {
         {task.images.map((img) => (
           <Image
             key={img.id}
-            src={diffusionApi.imageUrl(img.id)}
+            src={diffusionApi.thumbUrl(img.id)}
+            preview={{ src: diffusionApi.imageUrl(img.id) }}
             alt={`第 ${img.index + 1} 张`}
             width={48}
             height={48}
