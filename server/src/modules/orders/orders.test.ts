@@ -65,8 +65,17 @@ describe('orders', () => {
 
   it('lists the resource packages on sale', async () => {
     const items = json(await get(s.app, '/shinichi/api/v2.1/tiio/resource/products')).items;
-    expect(items.map((p: { id: string }) => p.id)).toEqual(['llm-tokens-10m', 'llm-tokens-100m', 'gpu-hours-4090-100']);
-    expect(items[1]).toMatchObject({ price: String(yuan('400')), unit: 'tokens', quantity: '100000000' });
+    expect(items.map((p: { id: string }) => p.id)).toEqual([
+      'llm-tokens-10m',
+      'llm-tokens-100m',
+      'gpu-hours-4090-100',
+      'gpu-hours-4090-10',
+      'gpu-hours-3090-100',
+      'gpu-hours-a100-50',
+    ]);
+    expect(items[1]).toMatchObject({ price: String(yuan('400')), unit: 'tokens', quantity: '100000000', gpuTypeId: null, listPrice: null });
+    // A GPU-hour package against its hours at the card's post-paid rate (¥1.32/h × 100 h).
+    expect(items[4]).toMatchObject({ price: String(yuan('112')), gpuTypeId: 'rtx3090', listPrice: String(yuan('132')) });
   });
 
   it('creates an Ai order priced by the server; a second one waits for the first (40011007)', async () => {
