@@ -170,6 +170,16 @@ export const API = {
   sdDiffusionImageFile: '/upgpu/api/v2.1/sd/diffusion/images/:id/file',
   /** GET the LoRAs a task may use: the account's trained ones and the public ones. */
   sdLoras: '/upgpu/api/v2.1/sd/loras',
+  // The ComfyUI area (/comfyui): the account's workflows (API format) and their runs, which are
+  // generation tasks (sdDiffusionTasks with kind=workflow) whose images go to the same gallery.
+  /** GET lists the workflows (paged, last changed first); POST saves a new one. */
+  comfyWorkflows: '/upgpu/api/v2.1/comfyui/workflows',
+  /** GET one (with its graph), PUT renames it or replaces its graph, DELETE removes it. */
+  comfyWorkflow: '/upgpu/api/v2.1/comfyui/workflows/:id',
+  /** POST { graph }: what a run would make and cost, or why it cannot run (40050009). */
+  comfyQuote: '/upgpu/api/v2.1/comfyui/quote',
+  /** POST { workflowId, requestId }: runs a saved workflow (its price held from the cash). */
+  comfyRuns: '/upgpu/api/v2.1/comfyui/runs',
   /** The desktop of a 云桌面 / 云游戏 / 跨境电商 machine: a WebSocket carrying VNC (RFB) for noVNC. */
   instanceDesktop: '/upgpu/api/v2.1/instances/:id/desktop',
   instanceMigrate: '/upgpu/api/v2.1/instances/:id/migrate',

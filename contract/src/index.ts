@@ -18,6 +18,8 @@ export * from './schemas/filestore.js';
 export * from './schemas/dataset.js';
 export * from './schemas/training.js';
 export * from './schemas/diffusion.js';
+export * from './schemas/comfyui.js';
+export * from './schemas/comfyui-messages.js';
 export * from './schemas/ssh-key.js';
 export * from './schemas/account.js';
 export * from './schemas/storage.js';

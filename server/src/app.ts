@@ -43,6 +43,7 @@ import { imageRoutes } from './modules/images/index.js';
 import { datasetRoutes } from './modules/datasets/index.js';
 import { trainingRoutes } from './modules/training/index.js';
 import { diffusionRoutes } from './modules/diffusion/index.js';
+import { comfyuiRoutes } from './modules/comfyui/index.js';
 import { noticeRoutes } from './modules/notices/index.js';
 import { gatewayRoutes, modelRoutes } from './modules/model/index.js';
 import { SimulatedComputeDriver } from './drivers/compute/simulated.js';
@@ -161,6 +162,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => datasetRoutes(scope, ctx));
   await app.register(async (scope) => trainingRoutes(scope, ctx));
   await app.register(async (scope) => diffusionRoutes(scope, ctx));
+  await app.register(async (scope) => comfyuiRoutes(scope, ctx));
   await app.register(async (scope) => certificationRoutes(scope, ctx));
   await app.register(async (scope) => studentRoutes(scope, ctx));
   await app.register(async (scope) => childRoutes(scope, ctx));

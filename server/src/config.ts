@@ -163,6 +163,11 @@ const envSchema = z.object({
   MODEL_EMBEDDED_TOKENS_PER_SECOND: z.coerce.number().int().min(1).max(1_000_000).optional(),
   /** The embedded image backend's pace: how many times faster than an RTX 4090 its LoRA jobs run (demonstrations, tests). */
   IMAGE_BACKEND_SPEEDUP: z.coerce.number().min(0.01).max(100_000).default(1),
+  /**
+   * A ComfyUI server (http://host:8188) that makes the images: txt2img tasks and /comfyui workflows.
+   * Unset: the embedded painter and the embedded ComfyUI on a loopback port.
+   */
+  COMFYUI_URL: z.string().url().optional(),
   /** LoRA jobs the image backend runs at once (all processes together); more wait 排队中. */
   TRAINER_CAPACITY: z.coerce.number().int().min(1).max(64).default(2),
   /** Image generation tasks the backend runs at once (all processes together). */

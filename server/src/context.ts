@@ -63,6 +63,9 @@ import { TrainingService } from './modules/training/index.js';
 import { EmbeddedTrainer } from './drivers/image-backend/embedded-trainer.js';
 import type { PainterDriver, TrainerDriver } from './drivers/image-backend/types.js';
 import { EmbeddedPainter } from './drivers/image-backend/embedded-painter.js';
+import { ComfyPainter } from './drivers/image-backend/comfy-client.js';
+import { ComfyWorkflowService } from './modules/comfyui/index.js';
+import { EmbeddedComfy } from './drivers/image-backend/embedded-comfy.js';
 import { DiffusionService } from './modules/diffusion/index.js';
 import { InstanceBilling, METER_LANES, Meter } from './modules/instances/index.js';
 import { Reconciler } from './modules/instances/index.js';
@@ -89,6 +92,8 @@ export interface Drivers {
   realName: RealNameDriver;
   trainer: TrainerDriver;
   painter: PainterDriver;
+  /** The ComfyUI that runs workflows (and, with COMFYUI_URL, every image). */
+  comfy: PainterDriver;
 }
 
 export interface AppContext {
@@ -129,6 +134,7 @@ export interface AppContext {
   datasets: DatasetService;
   training: TrainingService;
   diffusion: DiffusionService;
+  comfyWorkflows: ComfyWorkflowService;
   disks: DiskService;
   instanceBilling: InstanceBilling;
   /** Prepaid instances: auto-renewal and refund of unused time. */
@@ -221,8 +227,10 @@ export async function makeDrivers(
         })
       : new SandboxRealNameDriver(config.REALNAME_SANDBOX_REJECT);
   const trainer = new EmbeddedTrainer(clock, config.IMAGE_BACKEND_SPEEDUP);
-  const painter = new EmbeddedPainter(clock, config.IMAGE_BACKEND_SPEEDUP);
-  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, realName, trainer, painter, ...given };
+  const comfyUrl = config.COMFYUI_URL;
+  const comfy = new ComfyPainter(comfyUrl ? { url: async () => comfyUrl.replace(/\/$/, '') } : new EmbeddedComfy(clock, config.IMAGE_BACKEND_SPEEDUP));
+  const painter = comfyUrl ? comfy : new EmbeddedPainter(clock, config.IMAGE_BACKEND_SPEEDUP);
+  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, realName, trainer, painter, comfy, ...given };
 }
 
 export async function createContext(opts: {
@@ -467,6 +475,19 @@ export async function createContext(opts: {
           hostUidOf: drivers.compute.hostUidMode.ok ? (payerId) => (drivers.compute as LocalComputeDriver).hostUidOf(payerId) : undefined,
         })
       : null;
+  const diffusion = new DiffusionService({
+    db,
+    clock,
+    ledger,
+    storage: drivers.storage,
+    catalogue,
+    training,
+    resources,
+    painter: drivers.painter,
+    comfy: drivers.comfy,
+    capacity: config.PAINTER_CAPACITY,
+    tickMs: config.IMAGE_BACKEND_TICK_MS,
+  });
   return {
     config,
     database,
@@ -502,18 +523,8 @@ export async function createContext(opts: {
     images,
     datasets,
     training,
-    diffusion: new DiffusionService({
-      db,
-      clock,
-      ledger,
-      storage: drivers.storage,
-      catalogue,
-      training,
-      resources,
-      painter: drivers.painter,
-      capacity: config.PAINTER_CAPACITY,
-      tickMs: config.IMAGE_BACKEND_TICK_MS,
-    }),
+    diffusion,
+    comfyWorkflows: new ComfyWorkflowService({ db, clock, diffusion }),
     disks,
     instanceBilling,
     prepaid,

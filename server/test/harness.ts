@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
-import { API, type PermissionFlag } from '@console/contract';
+import { API, yuanToUnits, type PermissionFlag } from '@console/contract';
 import { utils as sshUtils } from 'ssh2';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
@@ -219,4 +219,20 @@ export async function buyCardTime(s: TestServer, token: string, ms: bigint): Pro
 export async function cardTimeLeft(s: TestServer, packageId: string): Promise<bigint> {
   const res = await s.ctx.db.execute(`select remain::text as r from resource_packages where id = '${packageId}'`);
   return BigInt((res as unknown as { rows: { r: string }[] }).rows[0]!.r);
+}
+
+/** A new account with this much cash (yuan), put there as a compensation. */
+export async function fundedUser(s: TestServer, yuan: string) {
+  const u = await registerUser(s);
+  if (yuan !== '0') {
+    await s.ctx.ledger.post({
+      key: `test:${u.user.id}:cash`,
+      kind: 'compensation',
+      legs: [
+        { account: { platform: 'compensation' }, amount: -yuanToUnits(yuan) },
+        { account: { userId: u.user.id, kind: 'cash' }, amount: yuanToUnits(yuan) },
+      ],
+    });
+  }
+  return u;
 }

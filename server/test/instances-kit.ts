@@ -2,14 +2,13 @@
  * What the instance tests share: funded users, buying an instance and bringing it to a status, and
  * moving the fake clock so the simulated driver finishes its operations.
  */
-import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { yuanToUnits, type Instance, type Order } from '@console/contract';
+import type { Instance, Order } from '@console/contract';
 import { catalogueHosts, instances } from '../src/db/schema.js';
 import type { SimulatedComputeDriver } from '../src/drivers/compute/simulated.js';
 import { checkLedger } from '../src/modules/ledger/check.js';
-import { get, json, post, registerUser, startTestServer, type TestServer } from './harness.js';
+import { fundedUser, get, json, post, startTestServer, type TestServer } from './harness.js';
 
 export const SEC = 1000;
 export const HOUR = 3600 * SEC;
@@ -47,18 +46,7 @@ export function instanceSuite(started: (s: TestServer, sim: SimulatedComputeDriv
 
 export function instanceKit(s: () => TestServer) {
   const kit = {
-    async fundedUser(amount: string) {
-      const u = await registerUser(s());
-      await s().ctx.ledger.post({
-        key: `fund-${randomUUID()}`,
-        kind: 'compensation',
-        legs: [
-          { account: { platform: 'compensation' }, amount: -yuanToUnits(amount) },
-          { account: { userId: u.user.id, kind: 'cash' }, amount: yuanToUnits(amount) },
-        ],
-      });
-      return u;
-    },
+    fundedUser: (amount: string) => fundedUser(s(), amount),
     cash: async (userId: string) => (await s().ctx.ledger.balances(userId)).cash,
     gpuFree: async (hostId: string) => (await s().ctx.db.select().from(catalogueHosts).where(eq(catalogueHosts.id, hostId)))[0]!.gpuFree,
     row: async (id: string) => (await s().ctx.db.select().from(instances).where(eq(instances.id, id)))[0]!,

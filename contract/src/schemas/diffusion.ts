@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { pagingQuerySchema } from './common.js';
 import { SD_BASE_MODELS, sdBaseModelIdSchema, type SdBaseModelId } from './training.js';
+import { comfyRunStateSchema } from './comfyui-messages.js';
 
 export const SD_SAMPLERS = ['Euler a', 'Euler', 'DPM++ 2M Karras', 'DPM++ SDE Karras', 'DDIM', 'UniPC'] as const;
 /** Public LoRAs anyone may use: each with the base model family it was trained for. */
@@ -175,12 +176,18 @@ export const diffusionImageSchema = z.object({
   /** The task's parameters with this image's own seed: what "reuse" fills the form with. */
   params: diffusionParamsSchema.omit({ loras: true, batchCount: true }).extend({ loras: z.array(loraRefSchema) }),
   loras: z.array(usedLoraSchema),
+  /** Made by a ComfyUI workflow (its name then): the parameters only summarise it. */
+  workflowName: z.string().nullable(),
   createdAt: z.string(),
 });
 export type DiffusionImage = z.infer<typeof diffusionImageSchema>;
 
+export const DIFFUSION_TASK_KINDS = ['txt2img', 'workflow'] as const;
+
 export const diffusionTaskSchema = z.object({
   id: z.string(),
+  /** txt2img from the form, or a run of a ComfyUI workflow (/comfyui). */
+  kind: z.enum(DIFFUSION_TASK_KINDS),
   status: z.enum(DIFFUSION_STATUSES),
   prompt: z.string(),
   baseModel: sdBaseModelIdSchema,
@@ -197,6 +204,15 @@ export const diffusionTaskSchema = z.object({
   refunded: z.string(),
   error: z.string().nullable(),
   images: z.array(diffusionImageSchema),
+  /** A workflow run: the workflow, its nodes in the order they run, and where each is (ComfyUI's messages folded). */
+  workflow: z
+    .object({
+      id: z.string().nullable(),
+      name: z.string(),
+      nodes: z.array(z.object({ id: z.string(), classType: z.string(), title: z.string() })),
+      state: comfyRunStateSchema,
+    })
+    .nullable(),
   createdAt: z.string(),
   finishedAt: z.string().nullable(),
 });
@@ -205,6 +221,7 @@ export type DiffusionTask = z.infer<typeof diffusionTaskSchema>;
 export const diffusionIdParamsSchema = z.object({ id: z.uuid({ error: 'ID 格式不正确' }) });
 export const diffusionTaskListQuerySchema = pagingQuerySchema.extend({
   status: z.enum(['active', 'done'], { error: 'status 只能是 active 或 done' }).optional(),
+  kind: z.enum(DIFFUSION_TASK_KINDS, { error: 'kind 只能是 txt2img 或 workflow' }).optional(),
 });
 export const diffusionGalleryQuerySchema = pagingQuerySchema;
 

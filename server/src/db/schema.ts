@@ -22,6 +22,7 @@ export * from '../modules/images/schema.js';
 export * from '../modules/datasets/schema.js';
 export * from '../modules/training/schema.js';
 export * from '../modules/diffusion/schema.js';
+export * from '../modules/comfyui/schema.js';
 export * from '../modules/notices/schema.js';
 export * from '../drivers/compute/simulated-schema.js';
 export * from '../drivers/compute/local/schema.js';

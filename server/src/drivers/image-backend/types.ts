@@ -8,7 +8,7 @@
  * restarted) answers the poll with null, and the console starts the run again from its last saved
  * epoch, as sd-scripts resumes from a saved state.
  */
-import type { DatasetKind, DiffusionParams, LoraParams, SdBaseModelId } from '@console/contract';
+import type { ComfyGraph, ComfyWsMessage, DatasetKind, DiffusionParams, LoraParams, SdBaseModelId } from '@console/contract';
 
 export interface TrainingImage {
   name: string;
@@ -56,8 +56,10 @@ export interface TrainerDriver {
 export interface PaintingTask {
   taskId: string;
   params: Omit<DiffusionParams, 'loras'> & { seed: number };
-  /** Each LoRA's colour (the embedded trainer's files carry one) and weight; a real backend loads the files. */
-  loras: { color: [number, number, number]; weight: number }[];
+  /** Each LoRA's colour (the embedded trainer's files carry one) and weight; ComfyUI loads the file by name. */
+  loras: { color: [number, number, number]; weight: number; file?: string }[];
+  /** A ComfyUI workflow (API format) run as it is: `params` then only summarise it. */
+  workflow?: ComfyGraph;
   /** Images an earlier run of this task finished: this run makes the rest. */
   fromImage: number;
 }
@@ -66,6 +68,8 @@ export type PainterEvent =
   /** The image being made and its sampling step. */
   | { type: 'progress'; image: number; step: number }
   | { type: 'image'; index: number; seed: number; png: Buffer }
+  /** A ComfyUI backend's own message about the run (per-node progress). */
+  | { type: 'node'; message: ComfyWsMessage }
   | { type: 'done' }
   | { type: 'failed'; reason: string };
 
@@ -76,4 +80,6 @@ export interface PainterDriver {
   /** What the task did since the last poll; null when the backend does not know it. */
   poll(taskId: string): Promise<PainterEvent[] | null>;
   cancel(taskId: string): Promise<void>;
+  /** Lets go of connections and servers (the server's shutdown). */
+  close?(): Promise<void>;
 }

@@ -26,12 +26,12 @@ import {
   childAccount,
   countRows,
   del,
+  fundedUser,
   get,
   json,
   multipartFiles,
   pngImage,
   post,
-  registerUser,
   startTestServer,
   type TestServer,
 } from '../../../test/harness.js';
@@ -63,20 +63,7 @@ const PARAMS: DiffusionParams = {
 /** One image's time on the reference card at PARAMS. */
 const IMAGE_SECONDS = diffusionImageSeconds(PARAMS);
 
-async function userWithCash(yuan: string) {
-  const u = await registerUser(s);
-  if (yuan !== '0') {
-    await s.ctx.ledger.post({
-      key: `test:${u.user.id}:cash`,
-      kind: 'compensation',
-      legs: [
-        { account: { platform: 'compensation' }, amount: -yuanToUnits(yuan) },
-        { account: { userId: u.user.id, kind: 'cash' }, amount: yuanToUnits(yuan) },
-      ],
-    });
-  }
-  return u;
-}
+const userWithCash = (yuan: string) => fundedUser(s, yuan);
 const cash = async (userId: string) => (await s.ctx.ledger.balances(userId)).cash;
 const submit = (token: string, extra: Partial<DiffusionParams> & { requestId?: string } = {}) =>
   post(s.app, API.sdDiffusionTasks, { ...PARAMS, requestId: randomUUID(), ...extra }, token);
@@ -231,6 +218,7 @@ describe('a task from submit to the gallery', () => {
       training: s.ctx.training,
       resources: s.ctx.resources,
       painter: new EmbeddedPainter(s.clock),
+      comfy: s.ctx.drivers.comfy,
       capacity: 2,
     });
     s.clock.advance(STALE_RUNNER_MS);

@@ -1,7 +1,7 @@
 /** The tables of the diffusion module (only it reads and writes them; see DESIGN.md "Boundaries"). */
 import { sql } from 'drizzle-orm';
 import { bigint, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import type { DiffusionParams, DiffusionStatus, LoraRef } from '@console/contract';
+import type { ComfyGraph, ComfyRunState, DiffusionParams, DiffusionStatus, LoraRef } from '@console/contract';
 import { ts } from '../../db/columns.js';
 import { users } from '../users/schema.js';
 
@@ -24,6 +24,11 @@ export const sdGenTasks = pgTable(
     requestId: uuid('request_id').notNull(),
     params: jsonb('params').$type<Omit<DiffusionParams, 'loras'> & { seed: number }>().notNull(),
     loras: jsonb('loras').$type<UsedLora[]>().notNull(),
+    /** A ComfyUI workflow run (/comfyui): the graph as it was run, the workflow it came from, and its nodes' state. */
+    workflow: jsonb('workflow').$type<ComfyGraph>(),
+    workflowId: uuid('workflow_id'),
+    workflowName: text('workflow_name'),
+    comfy: jsonb('comfy').$type<ComfyRunState>(),
     status: text('status').$type<DiffusionStatus>().notNull(),
     /** Images finished; the sampling step of the next one. */
     done: integer('done').notNull().default(0),

@@ -16,6 +16,14 @@ import type { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import {
+  COMFY_NODES,
+  EMPTY_COMFY_RUN_STATE,
+  analyzeComfyGraph,
+  comfyImageUnits,
+  foldComfyMessage,
+  type ComfyGraph,
+  type ComfyPlan,
+  type ComfyQuote,
   DIFFUSION_GPU,
   DIFFUSION_MAX_ACTIVE,
   PUBLIC_LORAS,
@@ -64,6 +72,8 @@ export class DiffusionService {
       /** The payer's RTX 4090 时长包, drawn before the cash (whole images). */
       resources: Pick<ResourceService, 'cardTimeLeft' | 'reserveCardTime' | 'releaseCardTime'>;
       painter: PainterDriver;
+      /** The ComfyUI backend that runs workflow tasks (the embedded ComfyUI, or COMFYUI_URL). */
+      comfy: PainterDriver;
       /** Tasks the backend runs at once (all processes together); more wait queued. */
       capacity: number;
       /** How often the runner ticks (a runner silent for three ticks has stopped). */
@@ -101,7 +111,76 @@ export class DiffusionService {
     const loras = await Promise.all(refs.map((ref) => this.resolveLora(payerId, ref, body.baseModel)));
     const params = { ...rest, seed: rest.seed === -1 ? randomInt(0, 2 ** 32 - 1) : rest.seed };
     const unitPrice = BigInt((await this.quote(body)).perImage);
-    const imageMs = imageMsOf(body);
+    return this.submit(payerId, actorId, requestId, { params, loras, unitPrice, imageMs: imageMsOf(body) });
+  }
+
+  /** What a run of a ComfyUI workflow would make and cost; a workflow the backend cannot run is refused (40050009). */
+  async quoteWorkflow(graph: ComfyGraph, payerId?: string): Promise<ComfyQuote> {
+    const plan = planOf(graph);
+    const gpu = await this.gpu();
+    const perImage = comfyImageUnits(plan, gpu.ratePerHour);
+    const left = payerId ? await this.deps.resources.cardTimeLeft(payerId, DIFFUSION_GPU) : 0n;
+    const packageImages = Math.min(plan.images.length, Number(left / workflowImageMs(plan)));
+    return {
+      images: plan.images.length,
+      seconds: Math.round(plan.seconds * 10) / 10,
+      gpuName: gpu.name,
+      ratePerHour: String(gpu.ratePerHour),
+      perImage: String(perImage),
+      packageImages,
+      total: String(perImage * BigInt(plan.images.length - packageImages)),
+    };
+  }
+
+  /** Runs a ComfyUI workflow as a task: priced per image it saves, held and charged as txt2img is. */
+  async createWorkflowTask(
+    payerId: string,
+    actorId: string,
+    w: { workflowId: string | null; name: string; graph: ComfyGraph; requestId: string },
+  ): Promise<DiffusionTask> {
+    const again = await this.byRequest(payerId, w.requestId);
+    if (again) return again;
+    const plan = planOf(w.graph);
+    const first = plan.images[0]!;
+    const params = {
+      prompt: first.prompt.trim() || w.name,
+      negativePrompt: first.negativePrompt,
+      baseModel: first.baseModel,
+      width: first.width,
+      height: first.height,
+      steps: first.steps,
+      cfg: first.cfg,
+      sampler: first.sampler as DiffusionParams['sampler'],
+      seed: first.seed,
+      batchCount: plan.images.length,
+    };
+    const loras = first.loras.flatMap((l): UsedLora[] => {
+      const lora = PUBLIC_LORAS.find((p) => `${p.id}.safetensors` === l.file);
+      return lora ? [{ ref: { source: 'public', id: lora.id, weight: l.weight }, name: lora.name, color: [...lora.color] }] : [];
+    });
+    const unitPrice = BigInt((await this.quoteWorkflow(w.graph)).perImage);
+    return this.submit(payerId, actorId, w.requestId, {
+      params,
+      loras,
+      unitPrice,
+      imageMs: workflowImageMs(plan),
+      workflow: { graph: w.graph, id: w.workflowId, name: w.name },
+    });
+  }
+
+  private async submit(
+    payerId: string,
+    actorId: string,
+    requestId: string,
+    t: {
+      params: TaskRow['params'];
+      loras: UsedLora[];
+      unitPrice: bigint;
+      imageMs: bigint;
+      workflow?: { graph: ComfyGraph; id: string | null; name: string };
+    },
+  ): Promise<DiffusionTask> {
+    const images = t.params.batchCount;
     const now = this.deps.clock.now();
     const id = randomUUID();
     let made: string = id;
@@ -120,31 +199,36 @@ export class DiffusionService {
           .where(and(eq(sdGenTasks.userId, payerId), inArray(sdGenTasks.status, [...ACTIVE])));
         if (n >= DIFFUSION_MAX_ACTIVE) throw new AppError('DIFFUSION_ACTIVE_LIMIT');
         // The packages pay for the first images, whole ones; the cash holds the rest.
-        const reserved = await this.deps.resources.reserveCardTime(tx, payerId, jobRef(id), DIFFUSION_GPU, imageMs * BigInt(body.batchCount), imageMs);
-        const packageImages = Number(reserved / imageMs);
-        const held = unitPrice * BigInt(body.batchCount - packageImages);
+        const reserved = await this.deps.resources.reserveCardTime(tx, payerId, jobRef(id), DIFFUSION_GPU, t.imageMs * BigInt(images), t.imageMs);
+        const packageImages = Number(reserved / t.imageMs);
+        const held = t.unitPrice * BigInt(images - packageImages);
         await tx.insert(sdGenTasks).values({
           id,
           userId: payerId,
           createdBy: actorId,
           requestId,
-          params,
-          loras,
+          params: t.params,
+          loras: t.loras,
+          workflow: t.workflow?.graph ?? null,
+          workflowId: t.workflow?.id ?? null,
+          workflowName: t.workflow?.name ?? null,
+          comfy: t.workflow ? EMPTY_COMFY_RUN_STATE : null,
           status: 'queued',
-          unitPrice,
-          imageMs,
+          unitPrice: t.unitPrice,
+          imageMs: t.imageMs,
           packageImages,
           held,
           createdAt: now,
           updatedAt: now,
         });
         if (held === 0n) return;
+        const what = t.workflow ? `ComfyUI 工作流「${t.workflow.name}」` : 'AI 绘图';
         await this.deps.ledger
           .post(
             {
               key: `gen:${id}:hold`,
               kind: 'diffusion_hold',
-              memo: `AI 绘图预扣（现金支付 ${body.batchCount - packageImages} 张）`,
+              memo: `${what}预扣（现金支付 ${images - packageImages} 张）`,
               actorId,
               legs: [
                 { account: { userId: payerId, kind: 'cash' }, amount: -held },
@@ -167,9 +251,14 @@ export class DiffusionService {
     return this.get(payerId, made);
   }
 
-  async list(payerId: string, q: { page: number; pageSize: number; status?: 'active' | 'done' }): Promise<PageOf<typeof diffusionTaskSchema>> {
+  async list(
+    payerId: string,
+    q: { page: number; pageSize: number; status?: 'active' | 'done'; kind?: 'txt2img' | 'workflow' },
+  ): Promise<PageOf<typeof diffusionTaskSchema>> {
     const where = and(
       eq(sdGenTasks.userId, payerId),
+      q.kind === 'workflow' ? sql`${sdGenTasks.workflow} is not null` : undefined,
+      q.kind === 'txt2img' ? sql`${sdGenTasks.workflow} is null` : undefined,
       q.status === 'active' ? inArray(sdGenTasks.status, [...ACTIVE]) : undefined,
       q.status === 'done' ? sql`${sdGenTasks.status} not in ('queued', 'running')` : undefined,
     );
@@ -195,7 +284,7 @@ export class DiffusionService {
 
   /** Stops a task: the images made stay paid, the rest of the hold goes back to the cash. */
   async cancel(payerId: string, id: string, actorId: string): Promise<DiffusionTask> {
-    await this.deps.db.transaction(async (tx) => {
+    const cancelled = await this.deps.db.transaction(async (tx) => {
       const [row] = await tx
         .select()
         .from(sdGenTasks)
@@ -204,9 +293,10 @@ export class DiffusionService {
       if (!row) throw new AppError('DIFFUSION_TASK_NOT_FOUND');
       if (!(ACTIVE as readonly string[]).includes(row.status)) throw new AppError('DIFFUSION_TASK_ENDED');
       await this.end(tx, row, 'cancelled', null, actorId);
+      return row;
     });
     // After the commit: a cancel that rolled back leaves the run going.
-    await this.deps.painter.cancel(id);
+    await this.painterOf(cancelled).cancel(id);
     return this.get(payerId, id);
   }
 
@@ -257,8 +347,18 @@ export class DiffusionService {
     );
   }
 
-  private advance(id: string): Promise<boolean> {
+  /** The backend a task runs on: workflows on ComfyUI, txt2img on the painter. */
+  private painterOf(row: Pick<TaskRow, 'workflow'>): PainterDriver {
+    return row.workflow ? this.deps.comfy : this.deps.painter;
+  }
+
+  private async advance(id: string): Promise<boolean> {
     const byId = eq(sdGenTasks.id, id);
+    const [kind] = await this.deps.db
+      .select({ workflow: sql<boolean>`${sdGenTasks.workflow} is not null` })
+      .from(sdGenTasks)
+      .where(byId);
+    const painter = kind?.workflow ? this.deps.comfy : this.deps.painter;
     return advanceRun<TaskRow, PainterEvent>({
       db: this.deps.db,
       clock: this.deps.clock,
@@ -270,8 +370,8 @@ export class DiffusionService {
         return (await (wait ? q.for('update') : q.for('update', { skipLocked: true })))[0];
       },
       isActive: (status) => (ACTIVE as readonly string[]).includes(status),
-      poll: () => this.deps.painter.poll(id),
-      drop: () => this.deps.painter.cancel(id),
+      poll: () => painter.poll(id),
+      drop: () => painter.cancel(id),
       start: async (tx, row, now) => {
         // Starts take turns across processes, so two cannot both take the last place.
         await tx.execute(sql`select pg_advisory_xact_lock(hashtext('sd_gen_tasks:capacity'))`);
@@ -286,33 +386,43 @@ export class DiffusionService {
   /** Starts (or starts again) the task on the backend from its first unfinished image. */
   private async run(tx: Tx, row: TaskRow, now: Date): Promise<boolean> {
     if (row.runs >= MAX_RUNS) return this.end(tx, row, 'failed', `生成进程多次中断（${row.runs} 次），未生成的图片已退款`, null);
-    await this.deps.painter.start({
+    await this.painterOf(row).start({
       taskId: row.id,
       params: row.params,
-      loras: row.loras.map((l) => ({ color: l.color, weight: l.ref.weight })),
+      loras: row.loras.map((l) => ({ color: l.color, weight: l.ref.weight, file: loraFileOf(l.ref) })),
       fromImage: row.done,
+      ...(row.workflow ? { workflow: row.workflow } : {}),
     });
     await tx
       .update(sdGenTasks)
-      .set({ status: 'running', runner: this.runnerId, heartbeatAt: now, runs: row.runs + 1, step: 0, updatedAt: now })
+      .set({
+        status: 'running',
+        runner: this.runnerId,
+        heartbeatAt: now,
+        runs: row.runs + 1,
+        step: 0,
+        updatedAt: now,
+        ...(row.workflow ? { comfy: EMPTY_COMFY_RUN_STATE } : {}),
+      })
       .where(eq(sdGenTasks.id, row.id));
     return true;
   }
 
   private async apply(tx: Tx, row: TaskRow, events: PainterEvent[], now: Date): Promise<boolean> {
-    let { done, step, charged } = row;
+    let { done, step, charged, comfy } = row;
     for (const e of events) {
-      if (e.type === 'failed') return this.end(tx, { ...row, done, charged }, 'failed', e.reason, null);
-      if (e.type === 'progress') step = e.step;
+      if (e.type === 'failed') return this.end(tx, { ...row, done, charged, comfy }, 'failed', e.reason, null);
+      if (e.type === 'node') comfy = foldComfyMessage(comfy ?? EMPTY_COMFY_RUN_STATE, e.message);
+      else if (e.type === 'progress') step = e.step;
       else if (e.type === 'image') {
         charged += await this.saveImage(tx, row, e, now);
         done = e.index + 1;
         step = 0;
-      } else if (e.type === 'done') return this.end(tx, { ...row, done, charged }, 'done', null, null);
+      } else if (e.type === 'done') return this.end(tx, { ...row, done, charged, comfy }, 'done', null, null);
     }
     await tx
       .update(sdGenTasks)
-      .set({ heartbeatAt: now, ...(events.length ? { done, step, charged, updatedAt: now } : {}) })
+      .set({ heartbeatAt: now, ...(events.length ? { done, step, charged, comfy, updatedAt: now } : {}) })
       .where(eq(sdGenTasks.id, row.id));
     return events.length > 0;
   }
@@ -364,7 +474,7 @@ export class DiffusionService {
     const now = this.deps.clock.now();
     await tx
       .update(sdGenTasks)
-      .set({ status, error, done: row.done, charged: row.charged, refunded: rest, finishedAt: now, heartbeatAt: now, updatedAt: now })
+      .set({ status, error, done: row.done, charged: row.charged, comfy: row.comfy, refunded: rest, finishedAt: now, heartbeatAt: now, updatedAt: now })
       .where(eq(sdGenTasks.id, row.id));
     return true;
   }
@@ -411,6 +521,7 @@ export class DiffusionService {
       .orderBy(asc(sdGenImages.index));
     return rows.map((r) => ({
       id: r.id,
+      kind: r.workflow ? ('workflow' as const) : ('txt2img' as const),
       status: r.status,
       prompt: r.params.prompt,
       baseModel: r.params.baseModel,
@@ -425,6 +536,7 @@ export class DiffusionService {
       refunded: String(r.refunded),
       error: r.error,
       images: images.filter((i) => i.taskId === r.id).map((i) => imageView(i, r)),
+      workflow: r.workflow ? { id: r.workflowId, name: r.workflowName ?? '', nodes: nodesOf(r.workflow), state: r.comfy ?? EMPTY_COMFY_RUN_STATE } : null,
       createdAt: r.createdAt.toISOString(),
       finishedAt: r.finishedAt?.toISOString() ?? null,
     }));
@@ -444,8 +556,37 @@ function imageView(i: ImageRow, task: TaskRow): DiffusionImage {
     bytes: i.bytes,
     params: { ...params, seed: i.seed, loras: task.loras.map((l) => l.ref) },
     loras: task.loras.map((l) => ({ source: l.ref.source, ref: l.ref.source === 'job' ? l.ref.jobId : l.ref.id, name: l.name, weight: l.ref.weight })),
+    workflowName: task.workflow ? task.workflowName : null,
     createdAt: i.createdAt.toISOString(),
   };
+}
+
+/** A workflow's plan; one the backend cannot run is refused with what to change. */
+function planOf(graph: ComfyGraph): ComfyPlan {
+  const analysis = analyzeComfyGraph(graph);
+  if (!analysis.ok) throw new AppError('COMFY_WORKFLOW_INVALID', analysis.errors.map((e) => e.message).join('；'));
+  return analysis.plan;
+}
+
+/** One image's share of a workflow's card time, in whole milliseconds. */
+function workflowImageMs(plan: ComfyPlan): bigint {
+  return BigInt(Math.ceil((plan.seconds * 1000) / plan.images.length));
+}
+
+/** The nodes of a workflow run, in the order they run. */
+function nodesOf(graph: ComfyGraph): { id: string; classType: string; title: string }[] {
+  const analysis = analyzeComfyGraph(graph);
+  const ids = analysis.ok ? analysis.plan.order : Object.keys(graph);
+  return ids.map((id) => {
+    const node = graph[id]!;
+    const spec = (COMFY_NODES as Record<string, { title: string }>)[node.class_type];
+    return { id, classType: node.class_type, title: node._meta?.title ?? spec?.title ?? node.class_type };
+  });
+}
+
+/** The file name a ComfyUI backend loads a LoRA by: the public ones by id, the account's by job and epoch. */
+function loraFileOf(ref: LoraRef): string {
+  return ref.source === 'public' ? `${ref.id}.safetensors` : `console-${ref.jobId}-${String(ref.epoch).padStart(6, '0')}.safetensors`;
 }
 
 /** The task's reservation in the 时长包 (resource_package_usages.job_ref). */

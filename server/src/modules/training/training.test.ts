@@ -22,12 +22,12 @@ import {
   childAccount,
   countRows,
   del,
+  fundedUser,
   get,
   json,
   multipartFiles,
   pngImage,
   post,
-  registerUser,
   certify,
   startTestServer,
   type TestServer,
@@ -50,18 +50,8 @@ const fill = (p: string, id: string, epoch?: number) => p.replace(':id', id).rep
 const PARAMS: LoraParams = { ...loraPreset('person', 'sd15'), repeats: 1, epochs: 3, batchSize: 1 };
 
 async function userWithCash(yuan: string) {
-  const u = await registerUser(s);
+  const u = await fundedUser(s, yuan);
   await certify(s, u.token);
-  if (yuan !== '0') {
-    await s.ctx.ledger.post({
-      key: `test:${u.user.id}:cash`,
-      kind: 'compensation',
-      legs: [
-        { account: { platform: 'compensation' }, amount: -yuanToUnits(yuan) },
-        { account: { userId: u.user.id, kind: 'cash' }, amount: yuanToUnits(yuan) },
-      ],
-    });
-  }
   return u;
 }
 
