@@ -66,6 +66,8 @@ export const ERRORS = {
   JUPYTER_STARTING: { code: 50329001, message: 'Jupyter 正在启动，请几秒后刷新页面' },
   SERVICE_UNAVAILABLE: { code: 40029003, message: '该实例暂不提供自定义服务访问' },
   DESKTOP_UNAVAILABLE: { code: 40029004, message: '该实例没有远程桌面：云桌面、云游戏和跨境电商实例开机后可用' },
+  APP_UNAVAILABLE: { code: 40029007, message: '该实例没有可在浏览器中打开的镜像应用，或实例未在运行：请先开机' },
+  APP_STARTING: { code: 50329003, message: '镜像应用正在启动，请几秒后刷新页面' },
   SERVICE_STARTING: { code: 50329002, message: '自定义服务的转发正在启动，请几秒后刷新页面' },
   TERMINAL_LIMIT: { code: 42929001, message: '打开的终端过多（每个账号最多 10 个），请先关闭不用的终端页面' },
   SSH_KEY_INVALID: {

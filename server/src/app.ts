@@ -207,7 +207,8 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
 
   // The machines' web services come up with it too, on their own listener (machine-origin.ts says why).
   // The desktop is relayed by the console itself; the other services are web pages of their own.
-  const servesPages = Boolean(compute.services?.some((s) => s !== 'desktop'));
+  // ComfyUI application instances are always served (the embedded ComfyUI where the fleet runs none).
+  const servesPages = true;
   const machines = servesPages && ctx.machineOrigins.configured ? await machineListener(ctx, app.log) : null;
   if (servesPages && !ctx.machineOrigins.configured) {
     app.log.warn(

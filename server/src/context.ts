@@ -66,6 +66,7 @@ import { EmbeddedPainter } from './drivers/image-backend/embedded-painter.js';
 import { ComfyPainter } from './drivers/image-backend/comfy-client.js';
 import { ComfyWorkflowService } from './modules/comfyui/index.js';
 import { EmbeddedComfy } from './drivers/image-backend/embedded-comfy.js';
+import { EmbeddedComfyApps } from './drivers/image-backend/comfy-apps.js';
 import { DiffusionService } from './modules/diffusion/index.js';
 import { InstanceBilling, METER_LANES, Meter } from './modules/instances/index.js';
 import { Reconciler } from './modules/instances/index.js';
@@ -170,6 +171,8 @@ export interface AppContext {
   sshKeys: SshKeyService;
   /** Where browsers reach the machines' web services (app.ts starts their listener when the driver has any). */
   machineOrigins: MachineOrigins;
+  /** The ComfyUI of ComfyUI application instances on fleets that do not run applications themselves. */
+  comfyApps: EmbeddedComfyApps;
   /** Where the SSH gateway listens (app.ts starts it with the HTTP server when the driver gives shells). */
   sshEndpoint: { port: number };
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
@@ -338,6 +341,8 @@ export async function createContext(opts: {
       // Only where the machines' pages can have origins of their own (machine-origin.ts).
       notebookProxy: Boolean(drivers.compute.services?.includes('jupyter')) && machineOrigins.configured,
       serviceProxy: Boolean(drivers.compute.services?.includes('service')) && machineOrigins.configured,
+      // ComfyUI at the root of an origin of the instance's own.
+      appProxy: machineOrigins.configured && machineOrigins.perInstance,
       desktop: Boolean(drivers.compute.services?.includes('desktop')),
     },
   });
@@ -545,6 +550,7 @@ export async function createContext(opts: {
     fileStore,
     sshEndpoint,
     machineOrigins,
+    comfyApps: new EmbeddedComfyApps(),
     sshKeys,
     localOperatorToken: null,
     reloadCatalogue,

@@ -31,6 +31,7 @@ import {
   type ComfyWsMessage,
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
+import { EDITOR_PAGE } from './comfy-editor-page.js';
 import { renderImage } from './render.js';
 
 interface OutputImage {
@@ -93,7 +94,18 @@ export class EmbeddedComfy {
 
   /** Listens on a free loopback port (once); resolves to the base URL. */
   url(): Promise<string> {
-    this.listening ??= new Promise((resolve, reject) => {
+    this.listening ??= this.listen((server, done) => server.listen(0, '127.0.0.1', () => done(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+    return this.listening;
+  }
+
+  /** Listens on a Unix socket instead (an application instance's ComfyUI behind the machine proxy). */
+  socket(path: string): Promise<string> {
+    this.listening ??= this.listen((server, done) => server.listen(path, () => done(path)));
+    return this.listening;
+  }
+
+  private listen(start: (server: http.Server, done: (where: string) => void) => void): Promise<string> {
+    return new Promise((resolve, reject) => {
       const server = http.createServer((req, res) => void this.handle(req, res));
       const wss = new WebSocketServer({ noServer: true });
       server.on('upgrade', (req, socket, head) => {
@@ -103,13 +115,12 @@ export class EmbeddedComfy {
       });
       server.once('error', reject);
       server.unref();
-      server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+      start(server, resolve);
       this.server = server;
       this.wss = wss;
       this.timer = setInterval(() => void this.pump(), this.tickMs);
       this.timer.unref();
     });
-    return this.listening;
   }
 
   async close(): Promise<void> {
@@ -127,6 +138,10 @@ export class EmbeddedComfy {
     const url = new URL(req.url ?? '/', 'http://x');
     const route = `${req.method} ${url.pathname}`;
     try {
+      if (route === 'GET /') {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+        return res.end(EDITOR_PAGE);
+      }
       if (route === 'POST /prompt') return this.queuePrompt(await bodyOf(req), res);
       if (route === 'GET /queue')
         return json(res, 200, { queue_running: this.running ? [entryOf(this.running.prompt)] : [], queue_pending: this.queue.map(entryOf) });

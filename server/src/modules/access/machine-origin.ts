@@ -77,6 +77,16 @@ export class MachineOrigins {
     return this.template.includes('{id}');
   }
 
+  /** The instance whose own origin a request came to (per-instance origins only). */
+  instanceOfHost(host: string | undefined): string | null {
+    if (!this.perInstance || !host) return null;
+    const [before, after] = new URL(this.template.replace('{id}', 'x0instance0x')).host.split('x0instance0x');
+    const h = host.toLowerCase();
+    if (!h.startsWith(before!) || !h.endsWith(after!)) return null;
+    const id = h.slice(before!.length, h.length - after!.length);
+    return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id) ? id : null;
+  }
+
   originOf(instanceId: string): string {
     return this.template.replace('{id}', instanceId);
   }

@@ -39,6 +39,7 @@ function isOurCookie(cookie: string): boolean {
 }
 
 interface Target {
+  instanceId: string;
   /** Opens the service's socket for one connection (null: not listening). */
   socket: () => { path: string; close(): void } | null;
   /** The path inside the service. */
@@ -84,9 +85,57 @@ export async function machineDoorRoutes(app: FastifyInstance, ctx: AppContext) {
       const to = rest.startsWith('/') ? `${mounted}${rest}` : `${mounted}/${m.home}`;
       return reply.header('cache-control', 'no-store').redirect(await ctx.machineOrigins.entryUrl(token, id, to));
     };
-    app.get(`${m.prefix}/:id`, door);
-    app.get(`${m.prefix}/:id/*`, door);
+    app.get(`${m.prefix}/:id`, askingToLogIn(ctx, door));
+    app.get(`${m.prefix}/:id/*`, askingToLogIn(ctx, door));
   }
+  // The app's door: to the root of the instance's own origin.
+  const appDoor = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const id = req.params.id;
+    if (!INSTANCE_ID.test(id)) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在`);
+    const { token } = await ctx.accessGate.admitBrowser(req, id);
+    const access = await ctx.instances.accessOf(id);
+    if (!access || !hasBrowserApp(access) || !ctx.machineOrigins.reachable || !ctx.machineOrigins.perInstance) throw new AppError('APP_UNAVAILABLE');
+    const rest = req.url.slice(`/app/${id}`.length);
+    return reply.header('cache-control', 'no-store').redirect(await ctx.machineOrigins.entryUrl(token, id, rest.startsWith('/') ? rest : '/'));
+  };
+  app.get('/app/:id', askingToLogIn(ctx, appDoor));
+  app.get('/app/:id/*', askingToLogIn(ctx, appDoor));
+}
+
+/**
+ * A page opened without a console session (it ended, or never was): instead of the JSON error, a page
+ * that does what the console's own pages do on 401 (spec §8): inside the console's frame it posts
+ * `redirect_login` to the parent, on its own it goes to the login page.
+ */
+function askingToLogIn<R extends FastifyRequest>(ctx: AppContext, handler: (req: R, reply: FastifyReply) => Promise<unknown>) {
+  return async (req: R, reply: FastifyReply) => {
+    try {
+      return await handler(req, reply);
+    } catch (e) {
+      if (needsLogin(req, e)) return sendLoginPage(reply, ctx);
+      throw e;
+    }
+  };
+}
+
+/** A page (not an API call or a socket) refused for want of a console session. */
+function needsLogin(req: FastifyRequest, e: unknown): boolean {
+  return e instanceof AppError && e.status === 401 && !req.headers.upgrade && String(req.headers.accept ?? '').includes('text/html');
+}
+
+function sendLoginPage(reply: FastifyReply, ctx: AppContext) {
+  return reply
+    .status(401)
+    .header('cache-control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(loginPage(`${ctx.config.publicBaseUrl}/login`));
+}
+
+function loginPage(loginUrl: string): string {
+  const to = JSON.stringify(loginUrl).replace(/</g, '\\u003c');
+  return `<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>请重新登录</title></head>
+<body style="font:14px sans-serif;padding:32px;color:#1f1f1f"><p>控制台登录已失效，请重新登录后再打开。</p><p><a href=${to} target="_top">去登录</a></p>
+<script>if (window.parent !== window) window.parent.postMessage('redirect_login', '*'); else location.replace(${to});</script></body></html>`;
 }
 
 /** The machine listener's routes: the ticket's entry, and the services. */
@@ -106,7 +155,8 @@ export async function machineProxyRoutes(app: FastifyInstance, ctx: AppContext) 
     reply.setCookie(origins.cookieName(entry.instanceId), entry.cookie, { httpOnly: true, sameSite: 'lax', path: '/', secure: origins.secure });
     return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(entry.to);
   });
-  for (const mount of MOUNTS) mountService(app, ctx, mount);
+  for (const m of MOUNTS) mountService(app, ctx, m);
+  mountApp(app, ctx);
 }
 
 const INSTANCE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -139,7 +189,7 @@ function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
     const mounted = `${m.prefix}/${id}`;
     const path = m.keepsPrefix ? req.url : req.url.slice(mounted.length) || '/';
     const extra: Record<string, string> = m.service === 'jupyter' ? { authorization: `token ${access.jupyterToken}` } : { 'x-forwarded-prefix': mounted };
-    req.machineService = { socket, path, extra, session, starting: m.starting };
+    req.machineService = { instanceId: id, socket, path, extra, session, starting: m.starting };
   };
 
   app.get<{ Params: { id: string } }>(`${m.prefix}/:id`, async (req, reply) => reply.redirect(`${m.prefix}/${instanceIdOf(req, m)}/${m.home}`));
@@ -148,7 +198,7 @@ function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
     url: `${m.prefix}/:id/*`,
     preHandler: admit,
     handler: (req, reply) => forward(req, reply),
-    wsHandler: (socket, req) => relay(socket, req as FastifyRequest<{ Params: { id: string } }>, ctx),
+    wsHandler: (socket, req) => relay(socket, req, ctx),
   });
   app.route<{ Params: { id: string } }>({
     method: ['POST', 'PUT', 'PATCH', 'DELETE'],
@@ -156,6 +206,52 @@ function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
     preHandler: admit,
     handler: (req, reply) => forward(req, reply),
   });
+}
+
+/**
+ * A ComfyUI application instance's app, at the root of the instance's own origin (ComfyUI asks for
+ * `/prompt`, `/ws`… and cannot live under a prefix): per-instance origins only.
+ */
+function mountApp(app: FastifyInstance, ctx: AppContext) {
+  const admit = async (req: FastifyRequest, reply: FastifyReply) => {
+    const id = ctx.machineOrigins.instanceOfHost(req.host);
+    if (!id) throw new AppError('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`);
+    let token: string;
+    try {
+      token = await ctx.machineOrigins.sessionOf(req.cookies?.[ctx.machineOrigins.cookieName(id)], id);
+    } catch (e) {
+      if (req.method === 'GET' && !req.headers.upgrade)
+        return reply.header('cache-control', 'no-store').redirect(`${ctx.config.publicBaseUrl}/app/${id}${req.url}`);
+      throw e;
+    }
+    let session: string;
+    try {
+      ({ token: session } = await ctx.accessGate.admitBrowser(req, id, token));
+    } catch (e) {
+      if (needsLogin(req, e)) return sendLoginPage(reply, ctx);
+      throw e;
+    }
+    const path = await appSocketOf(ctx, id);
+    req.machineService = { instanceId: id, socket: () => ({ path, close: () => {} }), path: req.url, extra: {}, session, starting: 'APP_STARTING' };
+  };
+  const wildcard = (req: FastifyRequest, reply: FastifyReply) => forward(req, reply);
+  app.route({ method: 'GET', url: '/*', preHandler: admit, handler: wildcard, wsHandler: (socket, req) => relay(socket, req, ctx) });
+  app.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: '/*', preHandler: admit, handler: wildcard });
+}
+
+/** The socket of the instance's app, when it has one that runs now (the embedded ComfyUI on these fleets). */
+async function appSocketOf(ctx: AppContext, instanceId: string): Promise<string> {
+  const access = await ctx.instances.accessOf(instanceId);
+  if (!access || !hasBrowserApp(access)) {
+    await ctx.comfyApps.stop(instanceId);
+    throw new AppError('APP_UNAVAILABLE');
+  }
+  return ctx.comfyApps.socketOf(instanceId);
+}
+
+/** Applications the console can open in the browser: ComfyUI, on a running instance. */
+export function hasBrowserApp(a: { applicationId: string | null; status: string }): boolean {
+  return a.applicationId === 'comfyui' && a.status === 'Running';
 }
 
 function upstreamHeaders(req: FastifyRequest, t: Target, drop: string[] = []): http.OutgoingHttpHeaders {
@@ -215,7 +311,7 @@ function forward(req: FastifyRequest, reply: FastifyReply): Promise<void> {
 }
 
 /** A WebSocket of the service (the notebook's kernel channels and terminals), message by message. */
-function relay(client: WebSocket, req: FastifyRequest<{ Params: { id: string } }>, ctx: AppContext) {
+function relay(client: WebSocket, req: FastifyRequest, ctx: AppContext) {
   const t = req.machineService!;
   const socket = t.socket();
   if (!socket) return client.close(1011, 'service unavailable');
@@ -231,7 +327,7 @@ function relay(client: WebSocket, req: FastifyRequest<{ Params: { id: string } }
   const waiting: [WebSocket.RawData, boolean][] = [];
   const live = {
     token: t.session,
-    instanceId: req.params.id,
+    instanceId: t.instanceId,
     close: () => {
       client.close(4403, 'access ended');
       upstream.terminate();

@@ -28,7 +28,10 @@ export async function comfyuiRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const onRequest = ctx.auth.requirePermission('createGPUInstance', 'gpu');
   const s = ctx.comfyWorkflows;
-  app.addHook('onClose', async () => ctx.drivers.comfy.close?.());
+  app.addHook('onClose', async () => {
+    await ctx.drivers.comfy.close?.();
+    await ctx.comfyApps.close();
+  });
 
   r.get(
     API.comfyWorkflows,

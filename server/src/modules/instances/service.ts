@@ -94,7 +94,7 @@ interface Applied {
   refundOrder: string | null;
 }
 
-export type InstanceAccess = Pick<InstanceRow, 'id' | 'name' | 'jupyterToken' | 'sshHost' | 'sshPort' | 'sshUser'>;
+export type InstanceAccess = Pick<InstanceRow, 'id' | 'name' | 'jupyterToken' | 'sshHost' | 'sshPort' | 'sshUser' | 'applicationId' | 'status'>;
 
 export class InstanceService {
   constructor(private deps: InstanceDeps) {}
@@ -507,6 +507,8 @@ export class InstanceService {
         sshHost: instances.sshHost,
         sshPort: instances.sshPort,
         sshUser: instances.sshUser,
+        applicationId: instances.applicationId,
+        status: instances.status,
       })
       .from(instances)
       .where(eq(instances.id, id));

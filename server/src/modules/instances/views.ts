@@ -50,7 +50,7 @@ export interface InstanceViewDeps {
    * (/jupyter/<id>/, /service/<id>/), and
    * the simulated fleet's own JupyterLab / application pages.
    */
-  reach: { terminal: boolean; simulatedPages: boolean; notebookProxy: boolean; serviceProxy: boolean; desktop: boolean };
+  reach: { terminal: boolean; simulatedPages: boolean; notebookProxy: boolean; serviceProxy: boolean; appProxy: boolean; desktop: boolean };
 }
 
 export class InstanceViews {
@@ -158,6 +158,13 @@ export class InstanceViews {
     return null;
   }
 
+  /** ComfyUI through the console's proxy; other applications only on the simulated fleet's pages. */
+  private appUrl(r: InstanceRow, appId: string | undefined): string | null {
+    if (appId === 'comfyui' && this.deps.reach.appProxy) return `${this.deps.publicBaseUrl}/app/${r.id}/`;
+    if (this.deps.reach.simulatedPages && appId) return `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}`;
+    return null;
+  }
+
   view(r: InstanceRow, snap: Snapshot, imageNames: Map<string, string> = new Map(), orderUids: Map<string, string> = new Map()): Instance {
     const region = snap.regions.find((x) => x.id === r.regionId);
     const host = r.hostId ? snap.hosts.find((h) => h.id === r.hostId) : undefined;
@@ -213,7 +220,7 @@ export class InstanceViews {
             sshKeyCommand: this.deps.reach.terminal ? `ssh -p ${r.sshPort} ${r.sshUser}.${r.id.slice(0, 8)}@${r.sshHost}` : null,
             // Machines people compute on; desktops, games and shops are reached by their desktop.
             jupyterUrl: r.category === 'Gpu' || r.category === 'App' || r.category === 'Generic' ? this.jupyterUrl(r) : null,
-            appUrl: this.deps.reach.simulatedPages && app ? `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}` : null,
+            appUrl: this.appUrl(r, app?.id),
             terminal: this.deps.reach.terminal,
             desktop: this.deps.reach.desktop && DESKTOP_CATEGORIES.includes(r.category),
             serviceUrl: this.deps.reach.serviceProxy ? `${this.deps.publicBaseUrl}/service/${r.id}/` : null,
