@@ -168,6 +168,18 @@ const envSchema = z.object({
    * Unset: the embedded painter and the embedded ComfyUI on a loopback port.
    */
   COMFYUI_URL: z.string().url().optional(),
+  /**
+   * Who trains LoRAs: `embedded` (this machine's CPU, the reference card's pace) or `kohya` (kohya
+   * sd-scripts on a GPU machine: the instance KOHYA_INSTANCE_ID through the compute driver, or this
+   * host when unset).
+   */
+  TRAINER_DRIVER: z.enum(['embedded', 'kohya']).default('embedded'),
+  KOHYA_INSTANCE_ID: z.uuid({ error: 'KOHYA_INSTANCE_ID 应为实例 ID' }).optional(),
+  KOHYA_SCRIPTS_DIR: z.string().min(1).default('/opt/sd-scripts'),
+  KOHYA_WORK_DIR: z.string().min(1).default('/root/console-train'),
+  KOHYA_ACCELERATE: z.string().min(1).default('accelerate'),
+  KOHYA_SD15_MODEL: z.string().min(1).default('/opt/models/v1-5-pruned-emaonly.safetensors'),
+  KOHYA_SDXL_MODEL: z.string().min(1).default('/opt/models/sd_xl_base_1.0.safetensors'),
   /** LoRA jobs the image backend runs at once (all processes together); more wait 排队中. */
   TRAINER_CAPACITY: z.coerce.number().int().min(1).max(64).default(2),
   /** Image generation tasks the backend runs at once (all processes together). */

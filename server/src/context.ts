@@ -61,6 +61,7 @@ import { ImageService } from './modules/images/index.js';
 import { DatasetService } from './modules/datasets/index.js';
 import { TrainingService } from './modules/training/index.js';
 import { EmbeddedTrainer } from './drivers/image-backend/embedded-trainer.js';
+import { hostExec, KohyaTrainer, machineExec } from './drivers/image-backend/kohya-trainer.js';
 import type { PainterDriver, TrainerDriver } from './drivers/image-backend/types.js';
 import { EmbeddedPainter } from './drivers/image-backend/embedded-painter.js';
 import { ComfyPainter } from './drivers/image-backend/comfy-client.js';
@@ -229,7 +230,16 @@ export async function makeDrivers(
           endpoint: config.ALIYUN_REALNAME_ENDPOINT,
         })
       : new SandboxRealNameDriver(config.REALNAME_SANDBOX_REJECT);
-  const trainer = new EmbeddedTrainer(clock, config.IMAGE_BACKEND_SPEEDUP);
+  const trainer: TrainerDriver =
+    config.TRAINER_DRIVER === 'kohya'
+      ? new KohyaTrainer({
+          exec: config.KOHYA_INSTANCE_ID ? machineExec(compute, config.KOHYA_INSTANCE_ID) : hostExec(),
+          scriptsDir: config.KOHYA_SCRIPTS_DIR,
+          workDir: config.KOHYA_WORK_DIR,
+          accelerate: config.KOHYA_ACCELERATE,
+          models: { sd15: config.KOHYA_SD15_MODEL, sdxl: config.KOHYA_SDXL_MODEL },
+        })
+      : new EmbeddedTrainer(clock, config.IMAGE_BACKEND_SPEEDUP);
   const comfyUrl = config.COMFYUI_URL;
   const comfy = new ComfyPainter(comfyUrl ? { url: async () => comfyUrl.replace(/\/$/, '') } : new EmbeddedComfy(clock, config.IMAGE_BACKEND_SPEEDUP));
   const painter = comfyUrl ? comfy : new EmbeddedPainter(clock, config.IMAGE_BACKEND_SPEEDUP);
