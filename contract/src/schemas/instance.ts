@@ -282,7 +282,7 @@ export const instancePageSchema = pageOf(instanceSchema);
 export type InstancePage = z.infer<typeof instancePageSchema>;
 
 export const instanceListQuerySchema = pagingQuerySchema.extend({
-  filterBy: z.string().trim().max(200).optional().describe('category,Gpu,status,Running,region,bj-b'),
+  filterBy: z.string().trim().max(200).optional().describe('category,Gpu,status,Running,region,bj-b,application,comfyui|sd-webui'),
   search: z.string().trim().max(50).optional().describe('按名称或实例 ID 搜索'),
 });
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { API, SESSION_COOKIE, defaultComfyGraph, type ComfyWsMessage } from '@console/contract';
-import { post, type TestServer } from '../../../test/harness.js';
+import { get, json, post, type TestServer } from '../../../test/harness.js';
 import { DELAYS, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
 import { enterMachine, listen, localhostLookup, machineRequest } from '../../../test/local-kit.js';
 
@@ -105,6 +105,11 @@ describe('ComfyUI application instances', () => {
 
     const plain = await kit.running(u.token);
     expect((await kit.instance(u.token, plain.id)).access!.appUrl).toBeNull();
+    // The compute center lists the AI drawing instances by their application.
+    const listed = json<{ items: { id: string }[] }>(
+      await get(s.app, `/upgpu/api/v2.1/instances?filterBy=${encodeURIComponent('application,comfyui|sd-webui')}`, u.token),
+    );
+    expect(listed.items.map((i) => i.id)).toEqual([id]);
     const refused = await fetch(`${at}/app/${plain.id}/`, { headers: { cookie: `${SESSION_COOKIE}=${u.token}` }, redirect: 'manual' });
     expect(((await refused.json()) as { code: number }).code).toBe(40029007);
   });

@@ -69,6 +69,8 @@ export class InstanceViews {
       if (key === 'category') conds.push(eq(instances.category, value as InstanceCategory));
       else if (key === 'status' && (InstanceStatus.values as string[]).includes(value)) conds.push(eq(instances.status, value as Status));
       else if (key === 'region') conds.push(eq(instances.regionId, value));
+      // One application, or several joined by |: the compute center's AI drawing instances.
+      else if (key === 'application') conds.push(inArray(instances.applicationId, value.split('|')));
       else throw new AppError('VALIDATION_FAILED', `filterBy：不支持的筛选 ${key}=${value}`);
     }
     if (user.isChild) conds.push(inArray(instances.category, childCategories(user)));
