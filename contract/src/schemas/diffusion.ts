@@ -136,6 +136,10 @@ export function diffusionImageUnits(p: Pick<DiffusionParams, 'baseModel' | 'widt
   return units < DIFFUSION_MIN_IMAGE_UNITS ? DIFFUSION_MIN_IMAGE_UNITS : units;
 }
 
+/** What a quote needs: the price depends on the model, the size, the steps and the count, not on the prompt. */
+export const diffusionQuoteRequestSchema = diffusionParamsSchema.pick({ baseModel: true, width: true, height: true, steps: true, batchCount: true });
+export type DiffusionQuoteRequest = z.infer<typeof diffusionQuoteRequestSchema>;
+
 export const diffusionQuoteSchema = z.object({
   seconds: z.number().describe('每张图预计 GPU 秒数'),
   gpuName: z.string(),

@@ -113,6 +113,10 @@ describe('a task from submit to the gallery', () => {
     const perImage = diffusionImageUnits(PARAMS, rate.ratePerHour);
     const quote = json(await post(s.app, API.sdDiffusionQuote, PARAMS, u.token));
     expect(quote).toMatchObject({ perImage: String(perImage), total: String(perImage * 2n), gpuName: 'RTX 4090' });
+    // The price does not wait for a prompt: size, steps and count are enough.
+    const { baseModel, width, height, steps, batchCount } = PARAMS;
+    expect(json(await post(s.app, API.sdDiffusionQuote, { baseModel, width, height, steps, batchCount }, u.token))).toEqual(quote);
+    expect((await post(s.app, API.sdDiffusionQuote, { baseModel, width: 500, height, steps, batchCount }, u.token)).body).toContain('宽度应为 64 的倍数');
 
     const requestId = randomUUID();
     const t = json<DiffusionTask>(await submit(u.token, { requestId }));

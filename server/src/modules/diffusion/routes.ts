@@ -11,7 +11,7 @@ import {
   diffusionGalleryQuerySchema,
   diffusionIdParamsSchema,
   diffusionImageSchema,
-  diffusionParamsSchema,
+  diffusionQuoteRequestSchema,
   diffusionQuoteSchema,
   diffusionTaskListQuerySchema,
   diffusionTaskSchema,
@@ -39,7 +39,10 @@ export async function diffusionRoutes(app: FastifyInstance, ctx: AppContext) {
   );
   r.post(
     API.sdDiffusionQuote,
-    { schema: { tags, summary: '生成报价：每张 GPU 秒数和价格', body: diffusionParamsSchema, response: { 200: diffusionQuoteSchema } }, onRequest },
+    {
+      schema: { tags, summary: '生成报价：每张 GPU 秒数和价格（与提示词无关）', body: diffusionQuoteRequestSchema, response: { 200: diffusionQuoteSchema } },
+      onRequest,
+    },
     async (req) => s.quote(req.body, payerOf(req)),
   );
   r.get(

@@ -32,6 +32,7 @@ import {
   type DiffusionImage,
   type DiffusionParams,
   type DiffusionQuote,
+  type DiffusionQuoteRequest,
   type DiffusionTask,
   type LoraOption,
   type LoraRef,
@@ -47,10 +48,10 @@ import type { PainterDriver, PainterEvent } from '../../drivers/image-backend/ty
 import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueService } from '../catalogue/index.js';
-import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
+import type { LedgerService } from '../ledger/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { TrainingService } from '../training/index.js';
-import { advanceEach, advanceRun, staleAfter } from '../training/index.js';
+import { advanceEach, advanceRun, chargeJobHold, holdJobCash, returnJobHold, staleAfter } from '../training/index.js';
 import { sdGenImages, sdGenTasks, type UsedLora } from './schema.js';
 
 type TaskRow = typeof sdGenTasks.$inferSelect;
@@ -88,7 +89,7 @@ export class DiffusionService {
   }
 
   /** The price of a task; with a payer, the images its 时长包 would pay for are left out of the cash total. */
-  async quote(params: DiffusionParams, payerId?: string): Promise<DiffusionQuote> {
+  async quote(params: DiffusionQuoteRequest, payerId?: string): Promise<DiffusionQuote> {
     const gpu = await this.gpu();
     const perImage = diffusionImageUnits(params, gpu.ratePerHour);
     const left = payerId ? await this.deps.resources.cardTimeLeft(payerId, DIFFUSION_GPU) : 0n;
@@ -221,25 +222,17 @@ export class DiffusionService {
           createdAt: now,
           updatedAt: now,
         });
-        if (held === 0n) return;
         const what = t.workflow ? `ComfyUI 工作流「${t.workflow.name}」` : 'AI 绘图';
-        await this.deps.ledger
-          .post(
-            {
-              key: `gen:${id}:hold`,
-              kind: 'diffusion_hold',
-              memo: `${what}预扣（现金支付 ${images - packageImages} 张）`,
-              actorId,
-              legs: [
-                { account: { userId: payerId, kind: 'cash' }, amount: -held },
-                { account: holdAccount(id), amount: held },
-              ],
-            },
-            tx,
-          )
-          .catch((e: unknown) => {
-            throw e instanceof AppError && e.is('INSUFFICIENT_BALANCE') ? new AppError('DIFFUSION_INSUFFICIENT_CASH') : e;
-          });
+        await holdJobCash(this.deps.ledger, tx, {
+          key: `gen:${id}:hold`,
+          kind: 'diffusion_hold',
+          memo: `${what}预扣（现金支付 ${images - packageImages} 张）`,
+          actorId,
+          payerId,
+          jobId: id,
+          amount: held,
+          short: 'DIFFUSION_INSUFFICIENT_CASH',
+        });
       });
     } catch (e) {
       if (isUniqueViolation(e)) {
@@ -437,20 +430,14 @@ export class DiffusionService {
       .values({ id: randomUUID(), taskId: row.id, userId: row.userId, index: e.index, seed: e.seed, storageKey, bytes: e.png.length, createdAt: now })
       .onConflictDoNothing();
     if (e.index < row.packageImages) return 0n; // paid by the packages at submit
-    const posted = await this.deps.ledger.post(
-      {
-        key: `gen:${row.id}:image:${e.index}`,
-        kind: 'diffusion_usage',
-        memo: `AI 绘图第 ${e.index + 1}/${row.params.batchCount} 张`,
-        actorId: row.createdBy,
-        legs: [
-          { account: holdAccount(row.id), amount: -row.unitPrice },
-          { account: { platform: 'revenue' }, amount: row.unitPrice },
-        ],
-      },
-      tx,
-    );
-    return posted.replayed ? 0n : row.unitPrice;
+    return chargeJobHold(this.deps.ledger, tx, {
+      key: `gen:${row.id}:image:${e.index}`,
+      kind: 'diffusion_usage',
+      memo: `${row.workflow ? `工作流「${row.workflowName}」` : 'AI 绘图'}第 ${e.index + 1}/${row.params.batchCount} 张`,
+      actorId: row.createdBy,
+      jobId: row.id,
+      amount: row.unitPrice,
+    });
   }
 
   /** Ends a task (done, cancelled or failed): whatever is still held goes back to the cash. */
@@ -458,19 +445,15 @@ export class DiffusionService {
     const unmadeOnPackages = Math.max(0, row.packageImages - row.done);
     await this.deps.resources.releaseCardTime(tx, jobRef(row.id), row.imageMs * BigInt(unmadeOnPackages));
     const rest = row.held - row.charged;
-    if (rest > 0n) {
-      const transfer: TransferInput = {
-        key: `gen:${row.id}:release`,
-        kind: 'diffusion_release',
-        memo: status === 'cancelled' ? 'AI 绘图取消，退回未生成部分' : 'AI 绘图未生成部分退回',
-        actorId,
-        legs: [
-          { account: holdAccount(row.id), amount: -rest },
-          { account: { userId: row.userId, kind: 'cash' }, amount: rest },
-        ],
-      };
-      await this.deps.ledger.post(transfer, tx);
-    }
+    await returnJobHold(this.deps.ledger, tx, {
+      key: `gen:${row.id}:release`,
+      kind: 'diffusion_release',
+      memo: status === 'cancelled' ? 'AI 绘图取消，退回未生成部分' : 'AI 绘图未生成部分退回',
+      actorId,
+      payerId: row.userId,
+      jobId: row.id,
+      amount: rest,
+    });
     const now = this.deps.clock.now();
     await tx
       .update(sdGenTasks)
@@ -607,8 +590,4 @@ function thumbnailKey(storageKey: string): string {
 
 function thumbnailOf(png: Buffer): Promise<Buffer> {
   return sharp(png).resize({ width: THUMBNAIL_SIDE, height: THUMBNAIL_SIDE, fit: 'inside', withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
-}
-
-function holdAccount(taskId: string): AccountRef {
-  return { platform: 'hold', name: laneShard(taskId, { index: 0, count: 1 }) };
 }

@@ -48,7 +48,8 @@ import { AppError } from '../../http/errors.js';
 import type { CatalogueService } from '../catalogue/index.js';
 import type { DatasetService } from '../datasets/index.js';
 import type { ResourceService } from '../resources/index.js';
-import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
+import type { LedgerService } from '../ledger/index.js';
+import { chargeJobHold, holdJobCash, returnJobHold } from './job-money.js';
 import { advanceEach, advanceRun, staleAfter } from './runner.js';
 import { sdTrainEpochs, sdTrainJobs } from './schema.js';
 
@@ -150,8 +151,15 @@ export class TrainingService {
           updatedAt: now,
         });
         if (units > 0n)
-          await this.post(tx, this.holdTransfer(id, payerId, actorId, units, body.name)).catch((e: unknown) => {
-            throw e instanceof AppError && e.is('INSUFFICIENT_BALANCE') ? new AppError('TRAIN_INSUFFICIENT_CASH') : e;
+          await holdJobCash(this.deps.ledger, tx, {
+            key: `train:${id}:hold`,
+            kind: 'train_hold',
+            memo: `LoRA 训练「${body.name}」预扣`,
+            actorId,
+            payerId,
+            jobId: id,
+            amount: units,
+            short: 'TRAIN_INSUFFICIENT_CASH',
           });
       });
     } catch (e) {
@@ -211,7 +219,7 @@ export class TrainingService {
   /** Ends a job keeping what its finished epochs were charged: the rest of the hold and of the 时长包 time goes back. */
   private async stop(tx: Tx, row: JobRow, now: Date, actorId: string | null, why: string): Promise<void> {
     const rest = row.held - row.charged;
-    if (rest > 0n) await this.post(tx, this.returnTransfer(row, 'release', rest, 0n, actorId));
+    await this.giveBack(tx, row, 'release', rest, 0n, actorId);
     await this.deps.resources.releaseCardTime(tx, jobRef(row.id), row.packageMs - row.packageUsedMs);
     const note = `${beijing(now)} ${why}：完成 ${row.epoch} 轮，结算 ¥${yuan(row.charged)}，退回 ¥${yuan(rest)}`;
     await tx
@@ -407,7 +415,7 @@ export class TrainingService {
       lines.push(`${beijing(now)} 训练完成：共 ${epoch} 轮，结算 ¥${yuan(charged)}`);
       // The epochs' shares add up to the hold; should a backend end with fewer, nothing stays held.
       refunded = row.held - charged;
-      if (refunded > 0n) await this.post(tx, this.returnTransfer(row, 'release', refunded, 0n, null));
+      await this.giveBack(tx, row, 'release', refunded, 0n, null);
       await this.deps.resources.releaseCardTime(tx, jobRef(row.id), row.packageMs - packageUsedMs);
     }
     const changed = events.length > 0;
@@ -434,23 +442,20 @@ export class TrainingService {
       .onConflictDoNothing();
     const share = loraEpochCharge(row.held, row.params.epochs, e.epoch);
     if (share === 0n) return 0n; // paid by the packages
-    const posted = await this.post(tx, {
+    return chargeJobHold(this.deps.ledger, tx, {
       key: `train:${row.id}:epoch:${e.epoch}`,
       kind: 'train_usage',
       memo: `LoRA 训练「${row.name}」第 ${e.epoch}/${row.params.epochs} 轮`,
       actorId: row.createdBy,
-      legs: [
-        { account: holdAccount(row.id), amount: -share },
-        { account: { platform: 'revenue' }, amount: share },
-      ],
+      jobId: row.id,
+      amount: share,
     });
-    return posted.replayed ? 0n : share;
   }
 
   /** Ends a job as failed: everything it paid goes back to the cash, the epochs' charges included. */
   private async fail(tx: Tx, row: JobRow, now: Date, reason: string, lines: string[] = []): Promise<boolean> {
     const held = row.held - row.charged;
-    await this.post(tx, this.returnTransfer(row, 'refund', held, row.charged, null));
+    await this.giveBack(tx, row, 'refund', held, row.charged, null);
     await this.deps.resources.releaseCardTime(tx, jobRef(row.id), row.packageMs);
     await tx
       .update(sdTrainJobs)
@@ -490,38 +495,18 @@ export class TrainingService {
     };
   }
 
-  private holdTransfer(id: string, payerId: string, actorId: string, units: bigint, name: string): TransferInput {
-    return {
-      key: `train:${id}:hold`,
-      kind: 'train_hold',
-      memo: `LoRA 训练「${name}」预扣`,
-      actorId,
-      legs: [
-        { account: { userId: payerId, kind: 'cash' }, amount: -units },
-        { account: holdAccount(id), amount: units },
-      ],
-    };
-  }
-
   /** Money back to the cash: what is still held, and (on a failure) what the epochs were charged. */
-  private returnTransfer(row: JobRow, why: 'release' | 'refund', held: bigint, charged: bigint, actorId: string | null): TransferInput {
-    const legs = [
-      { account: holdAccount(row.id), amount: -held },
-      { account: { platform: 'revenue' } as AccountRef, amount: -charged },
-      { account: { userId: row.userId, kind: 'cash' } as AccountRef, amount: held + charged },
-    ].filter((l) => l.amount !== 0n);
-    return {
+  private giveBack(tx: Tx, row: JobRow, why: 'release' | 'refund', held: bigint, charged: bigint, actorId: string | null) {
+    return returnJobHold(this.deps.ledger, tx, {
       key: `train:${row.id}:${why}`,
       kind: 'train_release',
       memo: why === 'release' ? `LoRA 训练「${row.name}」取消，退回未用部分` : `LoRA 训练「${row.name}」失败，全额退回`,
       actorId,
-      legs,
-    };
-  }
-
-  private async post(tx: Tx, t: TransferInput) {
-    if (t.legs.length < 2) return { transferId: '', replayed: false };
-    return this.deps.ledger.post(t, tx);
+      payerId: row.userId,
+      jobId: row.id,
+      amount: held,
+      refunded: charged,
+    });
   }
 
   // --- views -------------------------------------------------------------------------------------
@@ -636,10 +621,6 @@ export function splitEstimate(estimate: LoraEstimate, packageMsAvailable: bigint
 
 function hours(ms: bigint): string {
   return (Number(ms) / 3_600_000).toFixed(4).replace(/\.?0+$/, '');
-}
-
-function holdAccount(jobId: string): AccountRef {
-  return { platform: 'hold', name: laneShard(jobId, { index: 0, count: 1 }) };
 }
 
 /** sd-scripts' file name of an epoch's LoRA. */
