@@ -4,7 +4,9 @@
  * every caption, finds the export link of the sd-scripts layout; then recharges, trains a LoRA on the
  * dataset (the embedded backend runs 40 times faster than a 4090 here) and watches it to the end,
  * generates an image with that LoRA and finds it in the gallery, and buys an RTX 4090 时长包 in the
- * compute center that the next image is paid from, as the package's history shows.
+ * compute center that the next image is paid from, as the package's history shows; last it runs a
+ * ComfyUI workflow on the embedded ComfyUI, follows its nodes to the end and finds its pictures in
+ * the gallery under the workflow's name.
  */
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -243,5 +245,32 @@ describe('AI image journey', () => {
     await page.waitForURL('**/compute/detail?id=*');
     await page.locator('tr').filter({ hasText: 'AI 绘图' }).first().waitFor({ timeout: 10_000 });
     await shot('9-package-detail');
+  });
+
+  it('runs a ComfyUI workflow, following its nodes to the end, and finds its picture in the gallery', async () => {
+    await page.goto(`${server.url}/comfyui`);
+    await page
+      .getByRole('button', { name: /新建工作流/ })
+      .first()
+      .click();
+    const named = page.locator('.ant-modal').filter({ hasText: '工作流名称' });
+    await named.getByPlaceholder('例如：水彩风人像').fill('紫色猫咪');
+    await named.getByRole('button', { name: buttonLabel('创建并编辑') }).click();
+    await page.getByLabel('工作流 JSON').waitFor({ state: 'attached' });
+    await page
+      .getByRole('button', { name: /运\s*行/ })
+      .first()
+      .click();
+    const confirm = page.locator('.ant-modal-confirm').filter({ hasText: '运行工作流「紫色猫咪」' });
+    await confirm.getByTestId('run-hold').waitFor();
+    await confirm.getByRole('button', { name: buttonLabel('确认运行') }).click();
+    const run = page.locator('.ant-card').filter({ hasText: '运行记录' });
+    await run.getByText('已完成').first().waitFor({ timeout: 60_000 });
+    await run.getByText('节点 7/7 已完成').first().waitFor();
+    await shot('10-comfyui-run');
+
+    await page.goto(`${server.url}/sd/diffusion`);
+    await page.getByText('工作流：紫色猫咪').first().waitFor({ timeout: 10_000 });
+    await expect.poll(() => page.getByTestId('gallery-image').count()).toBe(3);
   });
 });

@@ -43,7 +43,7 @@ export const PAGES: PageDef[] = [
   { path: PAGE.imageShare, title: '镜像分享', layout: 'public', ...auth, page: () => import('./pages/image/ImageSharePage') },
 
   // Full-screen tools
-  { path: PAGE.comfyui, title: '工作流', layout: 'tool', ...auth, page: () => import('./pages/comfyui/ComfyuiPage') },
+  { path: PAGE.comfyui, title: '工作流', layout: 'tool', ...auth, perms: PERMS.sd, page: () => import('./pages/comfyui/ComfyuiPage') },
   { path: PAGE.rdp, title: '远程桌面', layout: 'tool', ...auth, perms: PERMS.instanceDetail, page: () => import('./pages/rdp/RdpPage') },
   { path: PAGE.freeDesktop, title: '免费云桌面', layout: 'none', ...auth, perms: PERMS.instanceDetail, page: () => import('./pages/rdp/FreeDesktopPage') },
   { path: PAGE.finance, title: '财务', layout: 'tool', ...auth, perms: PERMS.finance, page: () => import('./pages/finance/FinancePage') },

@@ -23,7 +23,9 @@ import { api } from './client';
 
 /** What an instance list is narrowed by: category and status travel in `filterBy`, the search on its own. */
 export interface InstanceFilter {
-  category: InstanceCategory;
+  category?: InstanceCategory;
+  /** Instances of these applications (the compute center's AI drawing instances). */
+  applications?: readonly string[];
   status?: InstanceStatus;
   search?: string;
 }
@@ -55,7 +57,7 @@ export const INSTANCE_KEYS = {
 
 /** `filterBy` in a fixed key order (category, status) so equal filters give equal requests. */
 export function instanceFilterBy(filter: InstanceFilter): string {
-  return formatFilterBy({ category: filter.category, status: filter.status });
+  return formatFilterBy({ category: filter.category, status: filter.status, application: filter.applications?.join('|') });
 }
 
 export function operationFilterBy(filter: OperationFilter): string {

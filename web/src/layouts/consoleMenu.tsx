@@ -72,6 +72,8 @@ export const CONSOLE_MENU: MenuNode[] = [
     children: [
       { key: PAGE.sdTrain, label: 'LoRA 训练' },
       { key: PAGE.sdDiffusion, label: 'LoRA 生图' },
+      // A full-width tool of its own (no side menu there): 返回控制台 comes back.
+      { key: PAGE.comfyui, label: 'ComfyUI 工作流' },
       { key: PAGE.sdDataset, label: '数据集' },
     ],
   },

@@ -5,7 +5,8 @@ import { callsTo, calls, json } from '../../test/http';
 import { renderApp } from '../../test/render';
 import { user } from '../../test/fixtures/user';
 import { costServer, order, pkg } from '../../test/fixtures/cost';
-import { computeHandler, GEN_TASKS, genTask, HOURS_ID, hoursPkg, TRAIN_JOBS } from '../../test/fixtures/compute';
+import { computeHandler, GEN_TASKS, genTask, HOURS_ID, hoursPkg, INSTANCES, TRAIN_JOBS } from '../../test/fixtures/compute';
+import { instance } from '../../test/fixtures/instances';
 import { JOB_ID, loraJob } from '../../test/fixtures/training';
 
 const CREATE = '/shinichi/api/v2.1/tiio/resource';
@@ -80,9 +81,28 @@ describe('我的算力', () => {
     expect(calls(fetch, TRAIN_JOBS)[0]!.searchParams.get('status')).toBe('active');
     expect(calls(fetch, GEN_TASKS)[0]!.searchParams.get('status')).toBe('active');
 
-    expect(screen.getByText('暂无算力实例')).toBeTruthy();
+    expect(await screen.findByText(/还没有 ComfyUI \/ SD WebUI 实例/)).toBeTruthy();
+    expect(calls(fetch, INSTANCES)[0]!.searchParams.get('filterBy')).toBe('application,comfyui|sd-webui');
     fireEvent.click(screen.getByText('算力商城'));
     await waitFor(() => expect(router.state.location.search).toBe('?tab=shop'));
+  });
+
+  it('lists the ComfyUI and SD WebUI instances, opening a running one’s application', async () => {
+    const comfy = instance({ id: 'c0ffee00-0000-4000-8000-000000000001', name: 'ComfyUI-1', applicationId: 'comfyui', applicationName: 'ComfyUI' });
+    const withApp = { ...comfy, access: { ...comfy.access!, appUrl: 'http://localhost/app/c0ffee00-0000-4000-8000-000000000001/' } };
+    const stopped = instance({
+      id: 'c0ffee00-0000-4000-8000-000000000002',
+      name: 'WebUI-1',
+      status: 'Stopped',
+      applicationId: 'sd-webui',
+      applicationName: 'SD WebUI',
+    });
+    costServer(computeHandler({ instances: [withApp, stopped] }));
+    renderApp('/compute/center?tab=mine');
+    const row = (await screen.findByText('ComfyUI-1')).closest('tr')!;
+    expect(within(row).getByText('打开 ComfyUI').closest('a')!.getAttribute('href')).toBe(withApp.access.appUrl);
+    const off = screen.getByText('WebUI-1').closest('tr')!;
+    expect(within(off).getByText('开机后可打开应用')).toBeTruthy();
   });
 
   it('no GPU-hour package yet: says so and leads to the shop', async () => {

@@ -1,5 +1,5 @@
 /** 我的算力: the account's GPU 时长包, the LoRA jobs and image tasks running now, and its compute instances. */
-import type { ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
 import { Alert, Button, Card, Empty, Flex, Progress, Table, Tag, Typography, type TableColumnsType } from 'antd';
 import { ReloadOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
@@ -11,20 +11,24 @@ import {
   formatBeijing,
   type DiffusionStatus,
   type DiffusionTask,
+  type Instance,
   type LoraJob,
   type ResourcePackage,
 } from '@console/contract';
 import { COMPUTE_KEYS, computeApi } from '../../api/compute';
+import { INSTANCE_KEYS, instancesApi } from '../../api/instances';
 import { ORDER_KEYS, ordersApi } from '../../api/orders';
 import { isAllowed, PERMS } from '../../auth/permissions';
 import { LoadError } from '../../components/LoadError';
 import { PackageStateTag, packageQuantity, remainPercent } from '../../components/resourceViews';
 import { useSession } from '../../session/useSession';
+import { detailPathOf, InstanceStatusTags } from '../console/instances/instanceViews';
 import { epochText, JobProgress, LoraStatusTag } from '../sd/trainViews';
 import { computeDetailPath, trainJobPath, useGpuNames } from './computeViews';
 
 /** While something runs, the running work is asked for again this often. */
 const WORK_POLL_MS = 5_000;
+const INSTANCE_PAGE_SIZE = 10;
 
 export function ComputeMine({ toShop }: { toShop: () => void }) {
   return (
@@ -276,15 +280,63 @@ function RunningWork() {
   );
 }
 
+/** The AI drawing applications the compute center deploys (its 独占模式). */
+const AI_APPS = ['comfyui', 'sd-webui'] as const;
+
 /**
- * 算力实例 (category Computer, spec §2): the instance list has no such category yet — its filter
- * takes Gpu, App, Game, Generic, Desktop and Ebusiness — so there is none to show; GPU and
- * application instances stay on their own lists.
+ * 我的算力实例 (spec §2: Computer → /compute/center): the ComfyUI and SD WebUI instances the
+ * account deployed from the shop's exclusive mode, with the way into each running one.
  */
 function ComputeInstances() {
+  const [page, setPage] = useState(1);
+  const filter = { applications: AI_APPS };
+  const list = useQuery({
+    queryKey: INSTANCE_KEYS.list(filter, page, INSTANCE_PAGE_SIZE),
+    queryFn: ({ signal }) => instancesApi.list({ filter, page, pageSize: INSTANCE_PAGE_SIZE }, signal),
+  });
+  const columns: TableColumnsType<Instance> = [
+    {
+      title: '实例',
+      key: 'name',
+      render: (_, i) => (
+        <Flex vertical>
+          <Link to={detailPathOf(i)}>{i.name}</Link>
+          <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+            {i.applicationName} · {i.gpuName ? `${i.gpuName} × ${i.gpuCount}` : i.spec}
+          </Typography.Text>
+        </Flex>
+      ),
+    },
+    { title: '状态', key: 'status', width: 120, render: (_, i) => <InstanceStatusTags instance={i} /> },
+    {
+      title: '操作',
+      key: 'open',
+      width: 200,
+      render: (_, i) =>
+        i.status === 'Running' && i.access?.appUrl ? (
+          <a href={i.access.appUrl} target="_blank" rel="noreferrer">
+            打开 {i.applicationName}
+          </a>
+        ) : (
+          <Typography.Text type="secondary">{i.status === 'Running' ? '应用启动中' : '开机后可打开应用'}</Typography.Text>
+        ),
+    },
+  ];
   return (
     <Card title="我的算力实例">
-      <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="暂无算力实例" />
+      {list.isError ? (
+        <LoadError error={list.error} onRetry={() => void list.refetch()} />
+      ) : (
+        <Table<Instance>
+          rowKey="id"
+          size="small"
+          loading={list.isPending}
+          columns={columns}
+          dataSource={list.data?.items}
+          pagination={{ current: page, pageSize: INSTANCE_PAGE_SIZE, total: list.data?.total, onChange: setPage, hideOnSinglePage: true }}
+          locale={{ emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="还没有 ComfyUI / SD WebUI 实例：在算力商城的独占模式中部署" /> }}
+        />
+      )}
     </Card>
   );
 }

@@ -1,9 +1,10 @@
-/** 画廊: every image made, newest first, each with 复用参数 / 下载 / 删除. */
+/** 画廊: every image made, newest first, each with 复用参数 (a workflow's: a link to the workflows) / 下载 / 删除. */
 import { useEffect } from 'react';
-import { Alert, Button, Card, Empty, Flex, Image, Pagination, Popconfirm, Skeleton, Tooltip, Typography, theme } from 'antd';
-import { DeleteOutlined, DownloadOutlined, ReloadOutlined, RetweetOutlined } from '@ant-design/icons';
+import { Alert, Button, Card, Empty, Flex, Image, Pagination, Popconfirm, Skeleton, Tag, Tooltip, Typography, theme } from 'antd';
+import { ApartmentOutlined, DeleteOutlined, DownloadOutlined, ReloadOutlined, RetweetOutlined } from '@ant-design/icons';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { formatBeijing, type DiffusionImage } from '@console/contract';
+import { Link } from 'react-router';
+import { formatBeijing, PAGE, type DiffusionImage } from '@console/contract';
 import { DIFFUSION_KEYS, diffusionApi } from '../../api/diffusion';
 import { formatBytes } from '../../components/format';
 import { LoadError } from '../../components/LoadError';
@@ -50,17 +51,37 @@ function ImageCard({ image, onReuse }: { image: DiffusionImage; onReuse: (image:
         <Note>
           {baseModelName(p.baseModel)} · {p.sampler} · {p.steps} 步 · CFG {p.cfg}
         </Note>
+        {image.workflowName !== null && (
+          <div>
+            <Tooltip title="由 ComfyUI 工作流生成：上面的参数只是工作流的概要">
+              <Tag color="purple" variant="outlined" style={{ marginInlineEnd: 0, maxWidth: '100%' }} data-testid="gallery-workflow">
+                <Typography.Text ellipsis style={{ color: 'inherit', fontSize: 12, maxWidth: 190 }}>
+                  工作流：{image.workflowName}
+                </Typography.Text>
+              </Tag>
+            </Tooltip>
+          </div>
+        )}
         <UsedLoras loras={image.loras} />
         <Note>
           {formatBeijing(image.createdAt)} · {formatBytes(image.bytes)}
         </Note>
         {/* Not the card's actions: antd styles every link there as plain grey text, 下载 among them. */}
         <Flex justify="space-between" style={{ borderTop: `1px solid ${token.colorBorderSecondary}`, paddingTop: 6, marginTop: 4 }}>
-          <Tooltip title="把这张图的提示词、底模、LoRA、尺寸、步数、CFG、采样器和种子填回左侧表单">
-            <Button type="text" size="small" icon={<RetweetOutlined />} onClick={() => onReuse(image)}>
-              复用参数
-            </Button>
-          </Tooltip>
+          {image.workflowName === null ? (
+            <Tooltip title="把这张图的提示词、底模、LoRA、尺寸、步数、CFG、采样器和种子填回左侧表单">
+              <Button type="text" size="small" icon={<RetweetOutlined />} onClick={() => onReuse(image)}>
+                复用参数
+              </Button>
+            </Tooltip>
+          ) : (
+            // A workflow's picture: the form cannot hold the workflow, so it is opened where it can be run again.
+            <Link to={PAGE.comfyui}>
+              <Button type="text" size="small" icon={<ApartmentOutlined />}>
+                工作流
+              </Button>
+            </Link>
+          )}
           <Button type="text" size="small" icon={<DownloadOutlined />} href={diffusionApi.downloadUrl(image.id)}>
             下载
           </Button>

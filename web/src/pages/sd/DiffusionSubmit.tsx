@@ -3,12 +3,12 @@ import { useRef, useState } from 'react';
 import { Alert, App, Button, Flex, Spin, Typography } from 'antd';
 import { ThunderboltOutlined } from '@ant-design/icons';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useNavigate } from 'react-router';
-import { DIFFUSION_MAX_ACTIVE, formatYuan, PAGE, type DiffusionParams, type DiffusionQuote, type DiffusionTask } from '@console/contract';
+import { DIFFUSION_MAX_ACTIVE, formatYuan, type DiffusionParams, type DiffusionQuote, type DiffusionTask } from '@console/contract';
 import { reactToError } from '../../api/client';
 import { DIFFUSION_KEYS, diffusionApi, storeSubmittedTask, type DiffusionSubmit } from '../../api/diffusion';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../api/errors';
 import { getApiUi } from '../../api/ui';
+import { CashShortAlert, cashShortText } from '../../components/CashShortAlert';
 import { formatUnitPrice, Price } from '../../components/Price';
 import { useMoneyQuery } from '../../session/useSession';
 import { useDebouncedValue } from '../stats/useQuote';
@@ -131,7 +131,7 @@ export function useSubmitTask(onSubmitted: (task: DiffusionTask) => void) {
       const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
       if (refused(error)) attempt.current = null;
       if (isApiError(error, 'DIFFUSION_LORA_NOT_FOUND', 'DIFFUSION_LORA_MISMATCH')) void queryClient.invalidateQueries({ queryKey: DIFFUSION_KEYS.loras });
-      if (isApiError(error, 'DIFFUSION_INSUFFICIENT_CASH')) setCashError(error.detail ? `${error.message}：${error.detail}` : error.message);
+      if (isApiError(error, 'DIFFUSION_INSUFFICIENT_CASH')) setCashError(cashShortText(error));
       else reactToError(error, getApiUi());
     },
     onSettled: () => {
@@ -162,7 +162,6 @@ export function SubmitPanel({
   onSubmitted: (task: DiffusionTask) => void;
 }) {
   const { modal } = App.useApp();
-  const navigate = useNavigate();
   const money = useMoneyQuery();
   const { query: quote, settling } = useDiffusionQuote(params);
   const { submit, pending, cashError } = useSubmitTask(onSubmitted);
@@ -195,18 +194,7 @@ export function SubmitPanel({
       <Button type="primary" size="large" block icon={<ThunderboltOutlined />} disabled={!ready} loading={pending} onClick={go}>
         生成
       </Button>
-      {cashError && (
-        <Alert
-          type="error"
-          showIcon
-          title={cashError}
-          action={
-            <Button size="small" type="primary" onClick={() => navigate(PAGE.recharge)}>
-              去充值
-            </Button>
-          }
-        />
-      )}
+      {cashError && <CashShortAlert message={cashError} />}
       <Note>
         按张计费：RTX 4090 时长包先抵扣整张，其余提交时从现金余额预扣（赠送金不能用于生成）
         {money.data && `，当前现金余额 ¥${formatYuan(money.data.cash)}`}；每生成一张结算一张，取消或失败时未生成部分退回。同时进行的任务最多{' '}

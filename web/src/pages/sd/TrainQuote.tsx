@@ -1,14 +1,14 @@
 /** The price of the job on screen before it starts, and the dialog that starts it. */
 import { useState } from 'react';
-import { Alert, Button, Descriptions, Flex, Modal, Spin, Typography } from 'antd';
+import { Alert, Descriptions, Flex, Modal, Spin, Typography } from 'antd';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useNavigate } from 'react-router';
-import { formatYuan, loraEpochCharge, PAGE, type LoraJob, type LoraQuote } from '@console/contract';
+import { formatYuan, loraEpochCharge, type LoraJob, type LoraQuote } from '@console/contract';
 import { getApiUi } from '../../api/ui';
 import { reactToError } from '../../api/client';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../api/errors';
 import { BILLING_KEYS } from '../../api/billing';
 import { TRAIN_KEYS, trainApi, type LoraJobStart, type LoraQuoteRequest } from '../../api/training';
+import { CashShortAlert, cashShortText } from '../../components/CashShortAlert';
 import { Price } from '../../components/Price';
 import { useMoneyQuery } from '../../session/useSession';
 import { useDebouncedValue } from '../stats/useQuote';
@@ -122,7 +122,7 @@ function useStartJob(pending: PendingStart | null, onStarted: (job: LoraJob) => 
       const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
       // A timeout may have started the job: the same requestId on retry finds it instead of starting another.
       if (refused(error)) onRenew();
-      if (isApiError(error, 'TRAIN_INSUFFICIENT_CASH')) setCashError(error.detail ? `${error.message}：${error.detail}` : error.message);
+      if (isApiError(error, 'TRAIN_INSUFFICIENT_CASH')) setCashError(cashShortText(error));
       else reactToError(error, getApiUi());
     },
   });
@@ -142,7 +142,6 @@ export function StartModal({
   /** The server refused the start: the next try needs a new requestId. */
   onRenew: () => void;
 }) {
-  const navigate = useNavigate();
   const money = useMoneyQuery();
   const { start, cashError, run, reset } = useStartJob(pending, onStarted, onRenew);
   const close = () => {
@@ -185,18 +184,7 @@ export function StartModal({
             开始后将从现金余额预扣 ¥{formatYuan(amount)}（赠送金不能用于训练）。每完成一轮结算该轮的份额（约 ¥
             {formatYuan(loraEpochCharge(BigInt(amount), epochs, 1))}）；中途取消时已完成轮次照常结算，其余退回；训练失败全部退回。
           </Typography.Paragraph>
-          {cashError && (
-            <Alert
-              type="error"
-              showIcon
-              title={cashError}
-              action={
-                <Button size="small" type="primary" onClick={() => navigate(PAGE.recharge)}>
-                  去充值
-                </Button>
-              }
-            />
-          )}
+          {cashError && <CashShortAlert message={cashError} />}
         </Flex>
       )}
     </Modal>
