@@ -256,7 +256,8 @@ describe('AI image journey', () => {
     const named = page.locator('.ant-modal').filter({ hasText: '工作流名称' });
     await named.getByPlaceholder('例如：水彩风人像').fill('紫色猫咪');
     await named.getByRole('button', { name: buttonLabel('创建并编辑') }).click();
-    await page.getByLabel('工作流 JSON').waitFor({ state: 'attached' });
+    await page.getByText('Load Checkpoint').first().waitFor();
+    await page.getByText('现金预扣').first().waitFor(); // the quote came
     await page
       .getByRole('button', { name: /运\s*行/ })
       .first()
