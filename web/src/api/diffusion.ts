@@ -4,6 +4,7 @@ import {
   API,
   type DiffusionParams,
   type DiffusionQuote,
+  type DiffusionQuoteRequest,
   type DiffusionTask,
   type LoraOption,
   type PageOf,
@@ -19,13 +20,11 @@ export type DiffusionTaskFilter = 'active' | 'done';
 export type DiffusionTaskPage = PageOf<typeof diffusionTaskSchema>;
 export type DiffusionImagePage = PageOf<typeof diffusionImageSchema>;
 export type DiffusionSubmit = DiffusionParams & { requestId: string };
-/** What the price of a task depends on: the same size, steps and count are the same quote whatever the prompt says. */
-export type DiffusionPriced = Pick<DiffusionParams, 'baseModel' | 'width' | 'height' | 'steps' | 'batchCount'>;
 
 export const DIFFUSION_KEYS = {
   all: ['diffusion'] as const,
   loras: ['diffusion', 'loras'] as const,
-  quote: (priced: DiffusionPriced | null) => ['diffusion', 'quote', priced] as const,
+  quote: (priced: DiffusionQuoteRequest | null) => ['diffusion', 'quote', priced] as const,
   tasks: ['diffusion', 'tasks'] as const,
   taskFilter: (status: DiffusionTaskFilter) => ['diffusion', 'tasks', status] as const,
   taskList: (status: DiffusionTaskFilter, page: number, pageSize: number) => ['diffusion', 'tasks', status, page, pageSize] as const,
@@ -38,7 +37,8 @@ const fill = (path: string, id: string) => path.replace(':id', encodeURIComponen
 export const diffusionApi = {
   loras: (signal?: AbortSignal) => api.get<{ items: LoraOption[] }>(API.sdLoras, undefined, { signal }),
   /** Silent: the form shows why a quote failed where the price would be. */
-  quote: (body: DiffusionParams, signal?: AbortSignal) => api.post<DiffusionQuote>(API.sdDiffusionQuote, body, { signal, silent: true }),
+  /** The price depends on the model, size, steps and count only: the same quote whatever the prompt says. */
+  quote: (body: DiffusionQuoteRequest, signal?: AbortSignal) => api.post<DiffusionQuote>(API.sdDiffusionQuote, body, { signal, silent: true }),
   tasks: (q: { page: number; pageSize: number; status?: DiffusionTaskFilter }, signal?: AbortSignal) =>
     api.get<DiffusionTaskPage>(API.sdDiffusionTasks, q, { signal }),
   /** Silent: the form answers 余额不足 with a way to recharge and hands the rest to the request layer. */

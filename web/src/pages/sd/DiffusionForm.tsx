@@ -246,7 +246,7 @@ export function DiffusionForm({
         </Field>
       </Form>
       <Divider style={{ margin: '4px 0 16px' }} />
-      <SubmitPanel params={checked.params} errors={errors} onSubmitted={onSubmitted} />
+      <SubmitPanel params={checked.params} priced={checked.priced} errors={errors} onSubmitted={onSubmitted} />
     </Card>
   );
 }

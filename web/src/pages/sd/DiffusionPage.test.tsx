@@ -11,6 +11,7 @@ import { DIFFUSION_QUOTE_DEBOUNCE_MS } from './DiffusionSubmit';
 const DIFFUSION_PAGE = '/sd/diffusion';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const SD15 = DIFFUSION_DEFAULTS.sd15;
+const pricedOf = (d: typeof SD15) => ({ width: d.width, height: d.height, steps: d.steps, batchCount: d.batchCount });
 
 const field = (label: string) => screen.getByLabelText(label) as HTMLInputElement;
 const generateButton = () => screen.getByText('生成', { selector: 'button span' }).closest('button')!;
@@ -60,11 +61,15 @@ describe('LoRA 生图: the form', () => {
     expect(offered).toEqual(['xlchar-000005', '赛博朋克', '黄昏暖光']);
   });
 
-  it('an invalid value shows the schema’s message and sends no quote until it is fixed; a new prompt asks no new price', async () => {
+  it('prices the task before a prompt is written; an invalid value shows the schema’s message and sends no quote until it is fixed; a new prompt asks no new price', async () => {
     const fetch = fakeServer(diffusionHandler());
     renderApp(DIFFUSION_PAGE);
     const quotes = () => callsTo(fetch, GEN_QUOTE, 'POST').map((c) => c.body as DiffusionParams);
-    expect(await screen.findByText('填写提示词后显示费用')).toBeTruthy();
+    // No prompt yet: the price shows, 生成 waits for the prompt.
+    await waitFor(() => expect(quotes()).toHaveLength(1));
+    expect(quotes()[0]).toEqual({ baseModel: 'sd15', ...pricedOf(SD15) });
+    expect(await screen.findByTestId('quote-total')).toBeTruthy();
+    expect(generateButton().disabled).toBe(true);
     await readyToGenerate();
     expect(quotes()).toHaveLength(1);
     const quote = genQuoteFor({ baseModel: 'sd15', ...SD15 });
@@ -82,7 +87,8 @@ describe('LoRA 生图: the form', () => {
 
     fireEvent.change(field('宽度'), { target: { value: '768' } });
     await waitFor(() => expect(quotes()).toHaveLength(2));
-    expect(quotes()[1]).toMatchObject({ prompt: 'a dog in the snow', width: 768, height: 512 });
+    expect(quotes()[1]).toMatchObject({ width: 768, height: 512 });
+    expect(quotes()[1]).not.toHaveProperty('prompt');
     await waitFor(() => expect(screen.queryByText('宽度应为 64 的倍数')).toBeNull());
     await waitFor(() => expect(generateButton().disabled).toBe(false));
   });
@@ -121,7 +127,8 @@ describe('LoRA 生图: the gallery', () => {
     expect(field('mychar-000009 的权重').value).toBe('0.70');
     expect(field('水彩画风 的权重').value).toBe('0.50');
     // What the form now holds is exactly what made the image.
-    await waitFor(() => expect(callsTo(fetch, GEN_QUOTE, 'POST').at(-1)?.body).toEqual({ ...image.params, batchCount: 1 }));
+    const { baseModel, width, height, steps } = image.params;
+    await waitFor(() => expect(callsTo(fetch, GEN_QUOTE, 'POST').at(-1)?.body).toEqual({ baseModel, width, height, steps, batchCount: 1 }));
 
     fireEvent.click(within(screen.getAllByTestId('gallery-image')[1]!).getByText('复用参数').closest('button')!);
     expect(await screen.findByText('以下 LoRA 已不可用，未填入：oldchar-000003')).toBeTruthy();

@@ -3,7 +3,7 @@ import { useRef, useState } from 'react';
 import { Alert, App, Button, Flex, Spin, Typography } from 'antd';
 import { ThunderboltOutlined } from '@ant-design/icons';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { DIFFUSION_MAX_ACTIVE, formatYuan, type DiffusionParams, type DiffusionQuote, type DiffusionTask } from '@console/contract';
+import { DIFFUSION_MAX_ACTIVE, formatYuan, type DiffusionParams, type DiffusionQuote, type DiffusionQuoteRequest, type DiffusionTask } from '@console/contract';
 import { reactToError } from '../../api/client';
 import { DIFFUSION_KEYS, diffusionApi, storeSubmittedTask, type DiffusionSubmit } from '../../api/diffusion';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../api/errors';
@@ -12,7 +12,7 @@ import { CashShortAlert, cashShortText } from '../../components/CashShortAlert';
 import { formatUnitPrice, Price } from '../../components/Price';
 import { useMoneyQuery } from '../../session/useSession';
 import { useDebouncedValue } from '../stats/useQuote';
-import { pricedPart, type DraftErrors } from './diffusionDraft';
+import type { DraftErrors } from './diffusionDraft';
 import { Note } from './diffusionViews';
 import { formatDuration } from './trainViews';
 
@@ -21,31 +21,24 @@ export const DIFFUSION_QUOTE_DEBOUNCE_MS = 400;
 /** From this total (¥1, in 0.0001 yuan) 生成 asks first; below it the held amount on the quote line is confirmation enough. */
 export const CONFIRM_FROM_UNITS = 10_000n;
 
-/**
- * The server's quote for `params` once they stopped changing; `settling` while what is shown is not yet
- * their price. The price depends on the size, steps and count only: a new prompt asks nothing again.
- */
-export function useDiffusionQuote(params: DiffusionParams | null) {
-  const settled = useDebouncedValue(params, DIFFUSION_QUOTE_DEBOUNCE_MS);
-  const priced = settled && pricedPart(settled);
+/** The server's quote for the priced fields once they stopped changing; `settling` while what is shown is not yet their price. */
+export function useDiffusionQuote(priced: DiffusionQuoteRequest | null) {
+  const settled = useDebouncedValue(priced, DIFFUSION_QUOTE_DEBOUNCE_MS);
   const query = useQuery({
-    queryKey: DIFFUSION_KEYS.quote(priced),
+    queryKey: DIFFUSION_KEYS.quote(settled),
     queryFn: ({ signal }) => diffusionApi.quote(settled!, signal),
     enabled: settled !== null,
     placeholderData: keepPreviousData,
     staleTime: 15_000,
   });
-  const settling = JSON.stringify(priced) !== JSON.stringify(params && pricedPart(params)) || query.isPlaceholderData || query.isFetching;
+  const settling = JSON.stringify(settled) !== JSON.stringify(priced) || query.isPlaceholderData || query.isFetching;
   return { query, settling };
 }
 
-/** Why no price is asked for yet, in the words of what to do next. */
+/** Why no price is asked for yet, in the words of what to do next (the prompt does not change the price). */
 export function quoteBlocker(errors: DraftErrors): string | null {
-  const other = Object.entries(errors).find(([k]) => k !== 'prompt');
-  if (other) return `参数有误，修正后显示费用：${other[1]}`;
-  if (errors.prompt === '请输入提示词') return '填写提示词后显示费用';
-  if (errors.prompt) return `参数有误，修正后显示费用：${errors.prompt}`;
-  return null;
+  const priced = Object.entries(errors).find(([k]) => ['baseModel', 'width', 'height', 'steps', 'batchCount'].includes(k));
+  return priced ? `参数有误，修正后显示费用：${priced[1]}` : null;
 }
 
 /** What the 时长包 pays of a quote, in a sentence; empty when it pays nothing. */
@@ -154,16 +147,18 @@ export function useSubmitTask(onSubmitted: (task: DiffusionTask) => void) {
 /** The foot of the form: the price, 生成, and what is held and returned. */
 export function SubmitPanel({
   params,
+  priced,
   errors,
   onSubmitted,
 }: {
   params: DiffusionParams | null;
+  priced: DiffusionQuoteRequest | null;
   errors: DraftErrors;
   onSubmitted: (task: DiffusionTask) => void;
 }) {
   const { modal } = App.useApp();
   const money = useMoneyQuery();
-  const { query: quote, settling } = useDiffusionQuote(params);
+  const { query: quote, settling } = useDiffusionQuote(priced);
   const { submit, pending, cashError } = useSubmitTask(onSubmitted);
   const blocked = quoteBlocker(errors);
   const ready = !!params && !!quote.data && !quote.isError && !settling;

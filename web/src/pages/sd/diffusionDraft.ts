@@ -2,9 +2,11 @@
 import {
   DIFFUSION_DEFAULTS,
   diffusionParamsSchema,
+  diffusionQuoteRequestSchema,
   PUBLIC_LORAS,
   type DiffusionImage,
   type DiffusionParams,
+  type DiffusionQuoteRequest,
   type LoraOption,
   type LoraRef,
   type PublicLoraId,
@@ -49,16 +51,22 @@ export function pickFromOption(o: LoraOption, weight: number | null = DEFAULT_LO
 export const toLoraRef = (p: LoraPick): LoraRef => ({ ...p.ref, weight: p.weight as number });
 
 /** The draft checked by the contract's own schema (what the server checks too): the params, or each field's first message. */
-export function validateDraft(draft: DiffusionDraft): { params: DiffusionParams; errors: DraftErrors } | { params: null; errors: DraftErrors } {
+export function validateDraft(draft: DiffusionDraft): {
+  params: DiffusionParams | null;
+  /** What the price depends on, when those fields are right (a quote needs no prompt). */
+  priced: DiffusionQuoteRequest | null;
+  errors: DraftErrors;
+} {
+  const priced = diffusionQuoteRequestSchema.safeParse(draft).data ?? null;
   const parsed = diffusionParamsSchema.safeParse({ ...draft, loras: draft.loras.map(toLoraRef) });
-  if (parsed.success) return { params: parsed.data, errors: {} };
+  if (parsed.success) return { params: parsed.data, priced, errors: {} };
   const errors: DraftErrors = {};
   for (const issue of parsed.error.issues) {
     const [head, index] = issue.path;
     const key = (head === 'loras' && typeof index === 'number' ? `loras.${index}` : head) as keyof DraftErrors | undefined;
     if (key && !errors[key]) errors[key] = issue.message;
   }
-  return { params: null, errors };
+  return { params: null, priced, errors };
 }
 
 /**
@@ -131,4 +139,3 @@ export function promptHasWord(prompt: string, word: string): boolean {
 export const withTriggerWord = (prompt: string, word: string) => (prompt.trim() ? `${word}, ${prompt.trimStart()}` : word);
 
 /** What the price depends on. */
-export const pricedPart = (p: DiffusionParams) => ({ baseModel: p.baseModel, width: p.width, height: p.height, steps: p.steps, batchCount: p.batchCount });
