@@ -6,6 +6,8 @@ import { callsTo, fakeServer, json } from '../../test/http';
 import { renderApp } from '../../test/render';
 import { user } from '../../test/fixtures/user';
 import { diffusionHandler, genImage, IMAGES, TASKS } from '../../test/fixtures/diffusion';
+import { instance } from '../../test/fixtures/instances';
+import { framable, siteOf } from './ComfyInstances';
 import { COMFY_QUOTE, comfyHandler, comfyQuoteFor, RUN_ID, runTask, RUNS, WORKFLOW_ID, WORKFLOWS, workflow } from '../../test/fixtures/comfyui';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -279,5 +281,44 @@ describe('ComfyUI 工作流: runs', () => {
     expect(within(first!).queryByText('复用参数')).toBeNull();
     expect(within(second!).queryByTestId('gallery-workflow')).toBeNull();
     expect(within(second!).getByText('复用参数')).toBeTruthy();
+  });
+});
+
+describe('ComfyUI 工作流: my ComfyUI instances', () => {
+  it('opens a running instance’s ComfyUI in the page; a redirect_login from its frame ends the session and goes to log in', async () => {
+    const appUrl = `${window.location.origin}/app/c0ffee00-0000-4000-8000-000000000001/`;
+    const running = instance({ id: 'c0ffee00-0000-4000-8000-000000000001', name: 'ComfyUI-1', applicationId: 'comfyui', applicationName: 'ComfyUI' });
+    const stopped = instance({
+      id: 'c0ffee00-0000-4000-8000-000000000002',
+      name: 'ComfyUI-2',
+      status: 'Stopped',
+      applicationId: 'comfyui',
+      applicationName: 'ComfyUI',
+    });
+    const fetch = fakeServer(comfyHandler({ instances: [{ ...running, access: { ...running.access!, appUrl } }, stopped] }), diffusionHandler());
+    const router = renderApp(PAGE.comfyui);
+    const row = await screen.findByLabelText('ComfyUI 实例 ComfyUI-1');
+    expect(callsTo(fetch, '/upgpu/api/v2.1/instances', 'GET')[0]!.url.searchParams.get('filterBy')).toBe('application,comfyui');
+    expect(within(row).getByText('新窗口打开 ComfyUI').closest('a')!.getAttribute('href')).toBe(appUrl);
+    expect(within(screen.getByLabelText('ComfyUI 实例 ComfyUI-2')).getByText(/开机后可打开/)).toBeTruthy();
+
+    fireEvent.click(button('在页面中打开', row));
+    const frame = (await screen.findByTitle('ComfyUI 编辑器：ComfyUI-1')) as HTMLIFrameElement;
+    expect(frame.getAttribute('src')).toBe(appUrl);
+    // A message from elsewhere is not the frame's.
+    window.dispatchEvent(new MessageEvent('message', { data: 'redirect_login', source: window }));
+    expect(session.getToken()).toBe('tok');
+    window.dispatchEvent(new MessageEvent('message', { data: 'redirect_login', source: frame.contentWindow }));
+    await waitFor(() => expect(router.state.location.pathname).toBe(PAGE.login));
+    expect(session.getToken()).toBeNull();
+  });
+
+  it('frames only pages of the console’s own site', () => {
+    expect(framable('https://abc.m.example.com/', 'https://console.example.com/comfyui')).toBe(true);
+    expect(framable('https://abc.m.example.com.cn/', 'https://console.other.com.cn/comfyui')).toBe(false);
+    expect(framable('http://abc.localhost:8081/', 'http://localhost:8080/comfyui')).toBe(false);
+    expect(framable('http://abc.example.com/', 'https://console.example.com/')).toBe(false);
+    expect(siteOf('a.b.example.com.cn')).toBe('example.com.cn');
+    expect(siteOf('10.0.0.1')).toBeNull();
   });
 });

@@ -5,6 +5,7 @@ import { PageFrame } from '../../components/PageFrame';
 import { useUrlState } from '../../routing/useUrlState';
 import { useUrlPaging } from '../../routing/useUrlPaging';
 import { RUN_PAGE_SIZES } from '../../api/comfyui';
+import { ComfyInstances } from './ComfyInstances';
 import { WorkflowEditor } from './WorkflowEditor';
 import { WorkflowList } from './WorkflowList';
 import { WorkflowRuns } from './WorkflowRuns';
@@ -62,6 +63,7 @@ export default function ComfyuiPage() {
             </>
           }
         />
+        <ComfyInstances />
         <Row gutter={[16, 16]}>
           <Col xs={24} xl={workflow.id ? 15 : 14}>
             {workflow.id ? (
