@@ -5,6 +5,7 @@ import { PictureOutlined } from '@ant-design/icons';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { formatBeijing, formatYuan, PAGE, type DiffusionTask } from '@console/contract';
+import { cancelOutcome } from '../sd/diffusionViews';
 import { afterRunChanged, RUN_PAGE_SIZES, useComfyRuns } from '../../api/comfyui';
 import { DIFFUSION_KEYS, diffusionApi } from '../../api/diffusion';
 import { LoadError } from '../../components/LoadError';
@@ -26,10 +27,7 @@ function useCancelRun() {
   return (task: DiffusionTask) =>
     modal.confirm({
       title: `确认取消运行「${task.workflow?.name ?? task.prompt}」？`,
-      content:
-        task.done > 0
-          ? `已生成的 ${task.done} 张照常结算并保留在画廊中；其余 ${task.batchCount - task.done} 张的预扣金额退回现金余额（时长包支付的退回时长包）。`
-          : `还没有生成图片，预扣的 ¥${formatYuan(task.held)} 将全部退回现金余额${task.packageImages > 0 ? '，时长包的时长也全部退回' : ''}。`,
+      content: cancelOutcome(task),
       okText: '确认取消',
       okButtonProps: { danger: true },
       cancelText: '继续运行',

@@ -5,7 +5,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { formatBeijing, formatYuan, type DiffusionTask } from '@console/contract';
 import { afterTaskEnded, DIFFUSION_KEYS, diffusionApi, type useDiffusionTasks } from '../../api/diffusion';
 import { LoadError } from '../../components/LoadError';
-import { Note, TaskProgress, taskProgressText, TaskStatusTag, TaskThumbs } from './diffusionViews';
+import { cancelOutcome, Note, TaskProgress, taskProgressText, TaskStatusTag, TaskThumbs } from './diffusionViews';
 import { baseModelName } from './trainViews';
 
 type Tasks = ReturnType<typeof useDiffusionTasks>;
@@ -24,10 +24,7 @@ function useCancelTask() {
   return (task: DiffusionTask) =>
     modal.confirm({
       title: '确认取消这个生成任务？',
-      content:
-        task.done > 0
-          ? `已生成的 ${task.done} 张照常结算并保留在画廊中；其余 ${task.batchCount - task.done} 张的预扣金额退回现金余额（时长包支付的退回时长包）。`
-          : `还没有生成图片，预扣的 ¥${formatYuan(task.held)} 将全部退回现金余额${task.packageImages > 0 ? '，时长包的时长也全部退回' : ''}。`,
+      content: cancelOutcome(task),
       okText: '确认取消',
       okButtonProps: { danger: true },
       cancelText: '继续生成',

@@ -1,7 +1,7 @@
 /** Small pieces the generation page shows in the queue and the gallery alike. */
 import type { ReactNode } from 'react';
 import { Flex, Image, Progress, Tag, Typography } from 'antd';
-import { DIFFUSION_STATUS_LABELS, type DiffusionImage, type DiffusionStatus, type DiffusionTask } from '@console/contract';
+import { DIFFUSION_STATUS_LABELS, formatYuan, type DiffusionImage, type DiffusionStatus, type DiffusionTask } from '@console/contract';
 import { diffusionApi } from '../../api/diffusion';
 
 /** antd's status colours: a running task in the theme's own colour ('processing'), never a fixed one. */
@@ -12,6 +12,13 @@ const STATUS_COLOR: Record<DiffusionStatus, string> = {
   failed: 'error',
   cancelled: 'warning',
 };
+
+/** What a cancel of the task does with its money, for the confirmation (a generation or a workflow run). */
+export function cancelOutcome(task: Pick<DiffusionTask, 'done' | 'batchCount' | 'held' | 'packageImages'>): string {
+  return task.done > 0
+    ? `已生成的 ${task.done} 张照常结算并保留在画廊中；其余 ${task.batchCount - task.done} 张的预扣金额退回现金余额（时长包支付的退回时长包）。`
+    : `还没有生成图片，预扣的 ¥${formatYuan(task.held)} 将全部退回现金余额${task.packageImages > 0 ? '，时长包的时长也全部退回' : ''}。`;
+}
 
 export const isTaskActive = (status: DiffusionStatus) => status === 'queued' || status === 'running';
 
