@@ -105,6 +105,7 @@ export const ERRORS = {
   COMFY_WORKFLOW_INVALID: { code: 40050009, message: '工作流无法在共享算力上运行，请按提示修改节点' },
   COMFY_WORKFLOW_LIMIT: { code: 40950005, message: '工作流最多保存 100 个，请删除不用的再保存' },
   COMFY_WORKFLOW_NAME_TAKEN: { code: 40950006, message: '已有同名工作流，请换一个名称' },
+  DIFFUSION_OWN_LORA_UNSUPPORTED: { code: 40050010, message: '当前的出图后端只能使用公共 LoRA，请换用公共 LoRA 或联系客服' },
   DIFFUSION_INSUFFICIENT_CASH: { code: 40011011, message: '现金余额不足以预扣本次生成的费用，请充值后再试（赠送金不能用于生成）' },
   TRAIN_INSUFFICIENT_CASH: { code: 40011010, message: '现金余额不足以预扣本次训练的预估费用，请充值后再试（赠送金不能用于训练）' },
   FILESTORE_UNAVAILABLE: { code: 40031004, message: '文件存储仅在本机实例（COMPUTE_DRIVER=local）上提供' },

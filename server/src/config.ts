@@ -168,6 +168,8 @@ const envSchema = z.object({
    * Unset: the embedded painter and the embedded ComfyUI on a loopback port.
    */
   COMFYUI_URL: z.string().url().optional(),
+  /** ComfyUI's models/loras folder as the console sees it (a shared disk): the accounts' own LoRAs are put there. Unset: only public LoRAs with COMFYUI_URL. */
+  COMFYUI_LORA_DIR: z.string().min(1).optional(),
   /**
    * Who trains LoRAs: `embedded` (this machine's CPU, the reference card's pace) or `kohya` (kohya
    * sd-scripts on a GPU machine: the instance KOHYA_INSTANCE_ID through the compute driver, or this

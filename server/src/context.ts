@@ -241,7 +241,9 @@ export async function makeDrivers(
         })
       : new EmbeddedTrainer(clock, config.IMAGE_BACKEND_SPEEDUP);
   const comfyUrl = config.COMFYUI_URL;
-  const comfy = new ComfyPainter(comfyUrl ? { url: async () => comfyUrl.replace(/\/$/, '') } : new EmbeddedComfy(clock, config.IMAGE_BACKEND_SPEEDUP));
+  const comfy = comfyUrl
+    ? new ComfyPainter({ url: async () => comfyUrl.replace(/\/$/, '') }, 1, config.COMFYUI_LORA_DIR ?? null)
+    : new ComfyPainter(new EmbeddedComfy(clock, config.IMAGE_BACKEND_SPEEDUP));
   const painter = comfyUrl ? comfy : new EmbeddedPainter(clock, config.IMAGE_BACKEND_SPEEDUP);
   return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, realName, trainer, painter, comfy, ...given };
 }

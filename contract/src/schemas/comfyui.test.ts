@@ -89,6 +89,13 @@ describe('analyzeComfyGraph', () => {
     expect(errors(many)[0]).toContain(`最多输出 ${COMFY_MAX_IMAGES} 张`);
   });
 
+  it('takes an own LoRA only where the backend has it', () => {
+    const g = txt2imgGraph(params, [{ file: 'console-job-000003.safetensors', weight: 1 }]);
+    expect(errors(g)[0]).toContain('lora_name 应为其中之一');
+    const a = analyzeComfyGraph(g, { ownLoras: ['console-job-000003.safetensors'] });
+    expect(a.ok && a.plan.images[0]!.loras).toEqual([{ file: 'console-job-000003.safetensors', weight: 1 }]);
+  });
+
   it('runs only what leads to an output', () => {
     const g = defaultComfyGraph();
     g['50'] = { class_type: 'CLIPTextEncode', inputs: { text: 'unused', clip: ['4', 1] } };

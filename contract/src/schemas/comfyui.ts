@@ -204,10 +204,13 @@ export interface ComfyPlan {
 
 export type ComfyAnalysis = { ok: true; plan: ComfyPlan } | { ok: false; errors: ComfyNodeError[] };
 
-/** Checks a workflow against the nodes the backend runs, and plans what it makes. */
-export function analyzeComfyGraph(graph: ComfyGraph): ComfyAnalysis {
+/**
+ * Checks a workflow against the nodes the backend runs, and plans what it makes. `ownLoras`: LoRA
+ * files the backend has besides the public ones (an account's own, placed there for its task).
+ */
+export function analyzeComfyGraph(graph: ComfyGraph, opts: { ownLoras?: readonly string[] } = {}): ComfyAnalysis {
   const errors: ComfyNodeError[] = [];
-  for (const [id, node] of Object.entries(graph)) errors.push(...checkNode(graph, id, node));
+  for (const [id, node] of Object.entries(graph)) errors.push(...checkNode(graph, id, node, opts.ownLoras ?? []));
   if (errors.length) return { ok: false, errors };
   const outputs = sortIds(Object.keys(graph).filter((id) => (COMFY_NODES[graph[id]!.class_type as ComfyClass] as ComfyNodeSpec).output));
   if (!outputs.length) return { ok: false, errors: [{ node: '', message: '工作流没有输出节点（Save Image），运行不会产生图片' }] };
@@ -233,7 +236,7 @@ export function analyzeComfyGraph(graph: ComfyGraph): ComfyAnalysis {
   return { ok: true, plan };
 }
 
-function checkNode(graph: ComfyGraph, id: string, node: ComfyNode): ComfyNodeError[] {
+function checkNode(graph: ComfyGraph, id: string, node: ComfyNode, ownLoras: readonly string[]): ComfyNodeError[] {
   const spec = (COMFY_NODES as Record<string, ComfyNodeSpec>)[node.class_type];
   if (!spec) {
     return [
@@ -272,7 +275,7 @@ function checkNode(graph: ComfyGraph, id: string, node: ComfyNode): ComfyNodeErr
     } else if (input.kind === 'string') {
       if (typeof value !== 'string') say(name, '应为文字');
       else if (value.includes('\0')) say(name, '不能包含空字符');
-    } else if (typeof value !== 'string' || !input.options.includes(value)) {
+    } else if (typeof value !== 'string' || !(input.options.includes(value) || (name === 'lora_name' && ownLoras.includes(value)))) {
       say(name, `应为其中之一：${input.options.join('、')}`);
     }
   }

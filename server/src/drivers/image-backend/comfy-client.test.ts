@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { defaultComfyGraph, txt2imgGraph, type ComfyGraph } from '@console/contract';
@@ -158,5 +161,30 @@ describe('ComfyUI client against the embedded ComfyUI', () => {
     other.close();
     expect(seen.length).toBeGreaterThan(1);
     expect(new Set(seen)).toEqual(new Set(['status']));
+  });
+
+  it('puts an own LoRA into the shared loras folder before queuing; without the folder it refuses to start', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'loras-'));
+    clock = new ManualClock();
+    comfy = new EmbeddedComfy(clock, 1, 10);
+    const painter = new ComfyPainter(comfy, 1, dir);
+    expect(painter.ownLoras).toBe(true);
+    const own = {
+      color: [0.5, 0.2, 0.9] as [number, number, number],
+      weight: 0.8,
+      file: 'console-job-000002.safetensors',
+      read: async () => Buffer.from('lora bytes'),
+    };
+    const t = task({ loras: [own] });
+    await painter.start(t);
+    expect(readFileSync(path.join(dir, own.file), 'utf8')).toBe('lora bytes');
+    // The embedded ComfyUI has only the public LoRAs: it says which input is wrong.
+    const [failed] = (await painter.poll(t.taskId))!;
+    expect(failed?.type === 'failed' && failed.reason).toContain('lora_name');
+    rmSync(dir, { recursive: true, force: true });
+
+    const without = new ComfyPainter(comfy);
+    expect(without.ownLoras).toBe(false);
+    await expect(without.start(task({ loras: [own] }))).rejects.toThrow('COMFYUI_LORA_DIR');
   });
 });

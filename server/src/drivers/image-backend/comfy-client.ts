@@ -10,6 +10,9 @@
  * poll answers null and the console starts the task again).
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import WebSocket from 'ws';
 import { analyzeComfyGraph, comfyWsMessageSchema, txt2imgGraph, type ComfyPlan, type ComfyWsMessage } from '@console/contract';
 import type { PainterDriver, PainterEvent, PaintingTask } from './types.js';
@@ -40,10 +43,16 @@ export class ComfyPainter implements PainterDriver {
   private runs = new Map<string, Run>();
   private inbox = new Map<string, ComfyWsMessage[]>();
 
+  /** The account's LoRAs go into `loraDir` (ComfyUI's models/loras, shared with the console) before a run. */
+  readonly ownLoras: boolean;
+
   constructor(
     private endpoint: ComfyEndpoint,
     readonly speedup = 1,
-  ) {}
+    private loraDir: string | null = null,
+  ) {
+    this.ownLoras = loraDir !== null;
+  }
 
   async start(task: PaintingTask): Promise<void> {
     const graph =
@@ -52,13 +61,14 @@ export class ComfyPainter implements PainterDriver {
         task.params,
         task.loras.map((l) => ({ file: l.file ?? '', weight: l.weight })),
       );
-    const analysis = analyzeComfyGraph(graph);
+    const analysis = analyzeComfyGraph(graph, { ownLoras: task.loras.flatMap((l) => (l.read && l.file ? [l.file] : [])) });
     const run: Run = { promptId: null, plan: analysis.ok ? analysis.plan : null, fromImage: task.fromImage, delivered: new Set(), refused: null };
     if (!analysis.ok) {
       run.refused = `工作流无法运行：${analysis.errors.map((e) => e.message).join('；')}`;
       this.runs.set(task.taskId, run);
       return;
     }
+    await this.placeLoras(task);
     await this.connect();
     const res = await this.request('/prompt', {
       method: 'POST',
@@ -136,6 +146,18 @@ export class ComfyPainter implements PainterDriver {
       else events.push({ type: 'done' });
     }
     return events;
+  }
+
+  /** The account's LoRA files into ComfyUI's loras folder (once: the name carries the job and the epoch). */
+  private async placeLoras(task: PaintingTask) {
+    for (const l of task.loras) {
+      if (!l.read || !l.file) continue;
+      if (!this.loraDir) throw new Error('ComfyUI 未配置 COMFYUI_LORA_DIR，不能使用自己训练的 LoRA');
+      const target = path.join(this.loraDir, path.basename(l.file));
+      if (existsSync(target)) continue;
+      await writeFile(`${target}.part`, await l.read());
+      await rename(`${target}.part`, target);
+    }
   }
 
   /** The files a SaveImage node saved, as the task's images (those an earlier run made are skipped). */

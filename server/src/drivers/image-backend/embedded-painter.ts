@@ -26,6 +26,7 @@ const FORGET_AFTER_MS = 5 * 60_000;
 
 export class EmbeddedPainter implements PainterDriver {
   readonly name = 'embedded';
+  readonly ownLoras = true;
   private tasks = new Map<string, Task>();
 
   constructor(

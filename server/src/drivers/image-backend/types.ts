@@ -57,7 +57,7 @@ export interface PaintingTask {
   taskId: string;
   params: Omit<DiffusionParams, 'loras'> & { seed: number };
   /** Each LoRA's colour (the embedded trainer's files carry one) and weight; ComfyUI loads the file by name. */
-  loras: { color: [number, number, number]; weight: number; file?: string }[];
+  loras: { color: [number, number, number]; weight: number; file?: string; read?: () => Promise<Buffer> }[];
   /** A ComfyUI workflow (API format) run as it is: `params` then only summarise it. */
   workflow?: ComfyGraph;
   /** Images an earlier run of this task finished: this run makes the rest. */
@@ -76,6 +76,8 @@ export type PainterEvent =
 export interface PainterDriver {
   readonly name: string;
   readonly speedup: number;
+  /** Whether it can use the account's own trained LoRAs (a ComfyUI needs their files in its loras folder). */
+  readonly ownLoras: boolean;
   start(task: PaintingTask): Promise<void>;
   /** What the task did since the last poll; null when the backend does not know it. */
   poll(taskId: string): Promise<PainterEvent[] | null>;

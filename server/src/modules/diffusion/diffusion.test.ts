@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   API,
   DIFFUSION_GPU,
+  PUBLIC_LORAS,
   diffusionImageSeconds,
   diffusionImageUnits,
   loraPreset,
@@ -35,6 +36,7 @@ import {
   startTestServer,
   type TestServer,
 } from '../../../test/harness.js';
+import { ComfyPainter } from '../../drivers/image-backend/comfy-client.js';
 import { EmbeddedPainter } from '../../drivers/image-backend/embedded-painter.js';
 import { checkLedger } from '../ledger/index.js';
 import { STALE_RUNNER_MS } from '../training/index.js';
@@ -299,5 +301,32 @@ describe('trained LoRAs', () => {
     expect(
       json(await submit(u.token, { baseModel: 'sdxl', width: 1024, height: 1024, loras: [{ source: 'job', jobId: job.id, epoch: 2, weight: 1 }] })).code,
     ).toBe(40050007);
+  });
+});
+
+describe('a ComfyUI backend without the LoRA folder', () => {
+  it('offers and takes only public LoRAs', async () => {
+    const u = await userWithCash('10');
+    const own: LoraOption = { source: 'job', ref: randomUUID(), epoch: 1, name: 'mine-000001', baseModel: 'sd15', triggerWord: 'sks' };
+    const service = new DiffusionService({
+      db: s.ctx.db,
+      clock: s.clock,
+      ledger: s.ctx.ledger,
+      storage: s.ctx.drivers.storage,
+      catalogue: s.ctx.catalogue,
+      training: { loraOptions: async () => [own], lora: async () => null },
+      resources: s.ctx.resources,
+      painter: new ComfyPainter({ url: async () => 'http://127.0.0.1:9' }),
+      comfy: s.ctx.drivers.comfy,
+      capacity: 2,
+    });
+    expect((await service.loraOptions(u.user.id)).map((o) => o.source)).toEqual(PUBLIC_LORAS.map(() => 'public'));
+    const refused = service.create(u.user.id, u.user.id, {
+      ...PARAMS,
+      loras: [{ source: 'job', jobId: own.ref, epoch: 1, weight: 1 }],
+      requestId: randomUUID(),
+    });
+    await expect(refused).rejects.toMatchObject({ code: 40050010 });
+    expect(await cash(u.user.id)).toBe(yuanToUnits('10'));
   });
 });

@@ -83,7 +83,8 @@ export class DiffusionService {
   ) {}
 
   async loraOptions(payerId: string): Promise<LoraOption[]> {
-    const mine = await this.deps.training.loraOptions(payerId);
+    // Only what the backend can load: a ComfyUI without the console's LoRA folder takes public ones only.
+    const mine = this.deps.painter.ownLoras ? await this.deps.training.loraOptions(payerId) : [];
     const shared = PUBLIC_LORAS.map((l) => ({ source: 'public' as const, ref: l.id, epoch: null, name: l.name, baseModel: l.baseModel, triggerWord: '' }));
     return [...mine, ...shared];
   }
@@ -340,6 +341,16 @@ export class DiffusionService {
     );
   }
 
+  /** How the backend gets an own LoRA's file (public ones it has already). */
+  private readerOf(payerId: string, ref: LoraRef): (() => Promise<Buffer>) | undefined {
+    if (ref.source !== 'job') return undefined;
+    return async () => {
+      const lora = await this.deps.training.lora(payerId, ref.jobId, ref.epoch);
+      if (!lora) throw new Error('所用的 LoRA 已删除');
+      return lora.file;
+    };
+  }
+
   /** The backend a task runs on: workflows on ComfyUI, txt2img on the painter. */
   private painterOf(row: Pick<TaskRow, 'workflow'>): PainterDriver {
     return row.workflow ? this.deps.comfy : this.deps.painter;
@@ -382,7 +393,7 @@ export class DiffusionService {
     await this.painterOf(row).start({
       taskId: row.id,
       params: row.params,
-      loras: row.loras.map((l) => ({ color: l.color, weight: l.ref.weight, file: loraFileOf(l.ref) })),
+      loras: row.loras.map((l) => ({ color: l.color, weight: l.ref.weight, file: loraFileOf(l.ref), read: this.readerOf(row.userId, l.ref) })),
       fromImage: row.done,
       ...(row.workflow ? { workflow: row.workflow } : {}),
     });
@@ -470,6 +481,7 @@ export class DiffusionService {
       if (lora.baseModel !== baseModel) throw new AppError('DIFFUSION_LORA_MISMATCH');
       return { ref, name: lora.name, color: [...lora.color] };
     }
+    if (!this.deps.painter.ownLoras) throw new AppError('DIFFUSION_OWN_LORA_UNSUPPORTED');
     const lora = await this.deps.training.lora(payerId, ref.jobId, ref.epoch);
     if (!lora) throw new AppError('DIFFUSION_LORA_NOT_FOUND');
     if (lora.baseModel !== baseModel) throw new AppError('DIFFUSION_LORA_MISMATCH');
