@@ -39,7 +39,7 @@ export const diffusionApi = {
   /** Silent: the form shows why a quote failed where the price would be. */
   /** The price depends on the model, size, steps and count only: the same quote whatever the prompt says. */
   quote: (body: DiffusionQuoteRequest, signal?: AbortSignal) => api.post<DiffusionQuote>(API.sdDiffusionQuote, body, { signal, silent: true }),
-  tasks: (q: { page: number; pageSize: number; status?: DiffusionTaskFilter }, signal?: AbortSignal) =>
+  tasks: (q: { page: number; pageSize: number; status?: DiffusionTaskFilter; kind?: DiffusionTask['kind'] }, signal?: AbortSignal) =>
     api.get<DiffusionTaskPage>(API.sdDiffusionTasks, q, { signal }),
   /** Silent: the form answers 余额不足 with a way to recharge and hands the rest to the request layer. */
   submit: (body: DiffusionSubmit) => api.post<DiffusionTask>(API.sdDiffusionTasks, body, { silent: true }),
@@ -97,7 +97,7 @@ export function storeSubmittedTask(queryClient: QueryClient, task: DiffusionTask
 }
 
 /**
- * The queue: the running and queued tasks, asked for every second while there are any (not after a
+ * The queue: the running and queued txt2img tasks (workflow runs are followed on /comfyui), asked for every second while there are any (not after a
  * failed refresh: the user retries), and the last few finished ones.
  */
 export function useDiffusionTasks() {
@@ -107,7 +107,7 @@ export function useDiffusionTasks() {
     queryKey: activeKey,
     queryFn: async ({ signal }) => {
       const before = queryClient.getQueryData<DiffusionTaskPage>(activeKey);
-      const fresh = await diffusionApi.tasks({ page: 1, pageSize: ACTIVE_PAGE_SIZE, status: 'active' }, signal);
+      const fresh = await diffusionApi.tasks({ page: 1, pageSize: ACTIVE_PAGE_SIZE, status: 'active', kind: 'txt2img' }, signal);
       spreadProgress(queryClient, before, fresh);
       return fresh;
     },
@@ -115,7 +115,7 @@ export function useDiffusionTasks() {
   });
   const recent = useQuery({
     queryKey: DIFFUSION_KEYS.taskList('done', 1, RECENT_PAGE_SIZE),
-    queryFn: ({ signal }) => diffusionApi.tasks({ page: 1, pageSize: RECENT_PAGE_SIZE, status: 'done' }, signal),
+    queryFn: ({ signal }) => diffusionApi.tasks({ page: 1, pageSize: RECENT_PAGE_SIZE, status: 'done', kind: 'txt2img' }, signal),
   });
   return { active, recent };
 }

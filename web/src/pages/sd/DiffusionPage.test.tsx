@@ -231,6 +231,8 @@ describe('LoRA 生图: the queue', () => {
     renderApp(DIFFUSION_PAGE);
     const row = await screen.findByTestId('diffusion-task');
     expect(within(row).getByTestId('task-progress').textContent).toBe('第 2/4 张 · 步数 10/20');
+    // The queue is the form's own tasks: workflow runs are followed on /comfyui.
+    expect(new Set(callsTo(fetch, TASKS, 'GET').map((c) => c.url.searchParams.get('kind')))).toEqual(new Set(['txt2img']));
 
     state.tasks = [genTask({ done: 2, step: 5 })];
     await waitFor(() => expect(screen.getByTestId('task-progress').textContent).toBe('第 3/4 张 · 步数 5/20'));
