@@ -9,6 +9,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
+import { hasBrowserApp } from '../modules/access/index.js';
 
 export const JOB_INTERVAL_MS = 30_000;
 
@@ -33,6 +34,11 @@ export function jobsOf(ctx: AppContext): Record<string, Job> {
     'notices.gpu-available': { run: () => ctx.gpuSubscriptions.tick(), everyMs: slow },
     'training.advance': { run: () => ctx.training.tick(), everyMs: ctx.config.IMAGE_BACKEND_TICK_MS },
     'diffusion.advance': { run: () => ctx.diffusion.tick(), everyMs: ctx.config.IMAGE_BACKEND_TICK_MS },
+    // An instance's ComfyUI goes when the instance stops (the next access would find it stopped too).
+    'apps.comfyui-sweep': {
+      run: () => ctx.comfyApps.sweep(async (id) => hasBrowserApp((await ctx.instances.accessOf(id)) ?? { applicationId: null, status: 'Released' })),
+      everyMs: slow,
+    },
     'model.stale-holds': { run: () => ctx.modelGateway.sweepStaleHolds(), everyMs: slow },
     // Rewrites the last hours' sums each time (nothing to report); the stats read newer hours from the calls, so minutes do not matter.
     'model.usage-rollup': { run: () => ctx.modelUsage.rollup().then(() => 0), everyMs: 5 * 60_000 },

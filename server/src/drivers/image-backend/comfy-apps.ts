@@ -38,6 +38,22 @@ export class EmbeddedComfyApps {
     await app.comfy.close();
   }
 
+  /** The instances whose ComfyUI runs here. */
+  running(): string[] {
+    return [...this.apps.keys()];
+  }
+
+  /** Stops the ComfyUI of each instance that no longer runs one (stopped, released); how many it stopped. */
+  async sweep(stillRunning: (instanceId: string) => Promise<boolean>): Promise<number> {
+    let stopped = 0;
+    for (const id of this.running()) {
+      if (await stillRunning(id)) continue;
+      await this.stop(id);
+      stopped++;
+    }
+    return stopped;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.apps.keys()].map((id) => this.stop(id)));
     rmSync(this.dir, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import WebSocket from 'ws';
 import { API, SESSION_COOKIE, defaultComfyGraph, type ComfyWsMessage } from '@console/contract';
 import { get, json, post, type TestServer } from '../../../test/harness.js';
 import { DELAYS, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
+import { jobsOf } from '../../jobs/scheduler.js';
 import { enterMachine, listen, localhostLookup, machineRequest } from '../../../test/local-kit.js';
 
 let s: TestServer;
@@ -96,8 +97,13 @@ describe('ComfyUI application instances', () => {
     const u = await kit.fundedUser('100');
     const { id } = await kit.running(u.token, { extra: COMFY });
     const { origin, cookie } = await enterMachine(at, u.token, `/app/${id}/`);
+    expect((await machineRequest(`${origin}/queue`, { headers: { cookie } })).status).toBe(200);
     expect((await kit.act(u.token, id, 'stop')).statusCode).toBe(200);
     await kit.settle(DELAYS.stop);
+    // The stopped instance's ComfyUI is let go by the sweep (it ran since the page above was opened).
+    expect(s.ctx.comfyApps.running()).toContain(id);
+    expect(await jobsOf(s.ctx)['apps.comfyui-sweep']!.run()).toBe(1);
+    expect(s.ctx.comfyApps.running()).not.toContain(id);
     const gone = await machineRequest(`${origin}/queue`, { headers: { cookie } });
     expect(JSON.parse(gone.text)).toMatchObject({ code: 40929001 }); // 实例未运行
     const door = await fetch(`${at}/app/${id}/`, { headers: { cookie: `${SESSION_COOKIE}=${u.token}` }, redirect: 'manual' });
