@@ -4,6 +4,7 @@ import { Alert, Descriptions, Flex, Spin, Typography } from 'antd';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { formatYuan, type ComfyGraph, type ComfyQuote, type DiffusionTask } from '@console/contract';
 import { reactToError } from '../../api/client';
+import { useRequestAttempt } from '../../api/requestAttempt';
 import { afterRunChanged, COMFY_KEYS, comfyApi, type ComfyRunRequest } from '../../api/comfyui';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../api/errors';
 import { getApiUi } from '../../api/ui';
@@ -85,9 +86,6 @@ export function QuotePanel({ quote, settling, blocked }: { quote: ReturnType<typ
   );
 }
 
-/** Whether a failed run certainly started nothing (the server answered no), so the next try is a new run. */
-const refused = (e: ApiError) => e.kind === 'http' && e.status >= 400 && e.status < 500;
-
 /**
  * Runs a saved workflow. Each run has its own requestId; a retry of the same saved version after a
  * network error or a 5xx keeps it (the run may exist: the server returns it instead of starting
@@ -96,20 +94,20 @@ const refused = (e: ApiError) => e.kind === 'http' && e.status >= 400 && e.statu
  */
 export function useRunWorkflow(onStarted: (task: DiffusionTask) => void) {
   const queryClient = useQueryClient();
-  const attempt = useRef<{ key: string; requestId: string } | null>(null);
+  const attempt = useRequestAttempt();
   const inFlight = useRef(false);
   const [cashError, setCashError] = useState<string | null>(null);
   const mutation = useMutation({
     mutationFn: (body: ComfyRunRequest) => comfyApi.run(body),
     onMutate: () => setCashError(null),
     onSuccess: (task) => {
-      attempt.current = null;
+      attempt.succeeded();
       afterRunChanged(queryClient);
       onStarted(task);
     },
     onError: (e) => {
       const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
-      if (refused(error)) attempt.current = null;
+      attempt.failed(error);
       if (isApiError(error, 'COMFY_WORKFLOW_NOT_FOUND')) void queryClient.invalidateQueries({ queryKey: COMFY_KEYS.workflows });
       if (isApiError(error, 'DIFFUSION_INSUFFICIENT_CASH')) setCashError(cashShortText(error));
       else reactToError(error, getApiUi());
@@ -119,10 +117,7 @@ export function useRunWorkflow(onStarted: (task: DiffusionTask) => void) {
     },
   });
   /** The requestId of a run of this saved version: a new one unless the last try of the same version may have started it. */
-  const requestIdFor = (version: string) => {
-    if (attempt.current?.key !== version) attempt.current = { key: version, requestId: crypto.randomUUID() };
-    return attempt.current.requestId;
-  };
+  const requestIdFor = (version: string) => attempt.idFor(version);
   const run = (workflowId: string, requestId: string): Promise<void> => {
     if (inFlight.current) return Promise.resolve();
     inFlight.current = true;

@@ -5,6 +5,7 @@ import { ThunderboltOutlined } from '@ant-design/icons';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { DIFFUSION_MAX_ACTIVE, formatYuan, type DiffusionParams, type DiffusionQuote, type DiffusionQuoteRequest, type DiffusionTask } from '@console/contract';
 import { reactToError } from '../../api/client';
+import { useRequestAttempt } from '../../api/requestAttempt';
 import { DIFFUSION_KEYS, diffusionApi, storeSubmittedTask, type DiffusionSubmit } from '../../api/diffusion';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../api/errors';
 import { getApiUi } from '../../api/ui';
@@ -99,9 +100,6 @@ function QuotePanel({
   );
 }
 
-/** Whether a failed submit certainly made nothing (the server answered no), so the next try is a new submit. */
-const refused = (e: ApiError) => e.kind === 'http' && e.status >= 400 && e.status < 500;
-
 /**
  * Submits a task. Each submit has its own requestId; a retry of the same parameters after a network
  * error or a 5xx keeps it (the task may exist: the server returns it instead of making another), a
@@ -109,20 +107,20 @@ const refused = (e: ApiError) => e.kind === 'http' && e.status >= 400 && e.statu
  */
 export function useSubmitTask(onSubmitted: (task: DiffusionTask) => void) {
   const queryClient = useQueryClient();
-  const attempt = useRef<{ key: string; requestId: string } | null>(null);
+  const attempt = useRequestAttempt();
   const inFlight = useRef(false);
   const [cashError, setCashError] = useState<string | null>(null);
   const mutation = useMutation({
     mutationFn: (body: DiffusionSubmit) => diffusionApi.submit(body),
     onMutate: () => setCashError(null),
     onSuccess: (task) => {
-      attempt.current = null;
+      attempt.succeeded();
       storeSubmittedTask(queryClient, task);
       onSubmitted(task);
     },
     onError: (e) => {
       const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
-      if (refused(error)) attempt.current = null;
+      attempt.failed(error);
       if (isApiError(error, 'DIFFUSION_LORA_NOT_FOUND', 'DIFFUSION_LORA_MISMATCH')) void queryClient.invalidateQueries({ queryKey: DIFFUSION_KEYS.loras });
       if (isApiError(error, 'DIFFUSION_INSUFFICIENT_CASH')) setCashError(cashShortText(error));
       else reactToError(error, getApiUi());
@@ -133,10 +131,9 @@ export function useSubmitTask(onSubmitted: (task: DiffusionTask) => void) {
   });
   const submit = (params: DiffusionParams): Promise<void> => {
     if (inFlight.current) return Promise.resolve();
-    const key = JSON.stringify(params);
-    if (attempt.current?.key !== key) attempt.current = { key, requestId: crypto.randomUUID() };
+    const requestId = attempt.idFor(JSON.stringify(params));
     inFlight.current = true;
-    return mutation.mutateAsync({ ...params, requestId: attempt.current.requestId }).then(
+    return mutation.mutateAsync({ ...params, requestId }).then(
       () => undefined,
       () => undefined,
     );

@@ -5,6 +5,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { formatYuan, loraEpochCharge, type LoraJob, type LoraQuote } from '@console/contract';
 import { getApiUi } from '../../api/ui';
 import { reactToError } from '../../api/client';
+import { refusedByServer } from '../../api/requestAttempt';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../api/errors';
 import { BILLING_KEYS } from '../../api/billing';
 import { TRAIN_KEYS, trainApi, type LoraJobStart, type LoraQuoteRequest } from '../../api/training';
@@ -103,9 +104,6 @@ export const pendingStart = (request: LoraQuoteRequest, name: string, quote: Lor
   datasetName,
 });
 
-/** Whether a failed start certainly started nothing (the server answered no), so the next try is a new start. */
-const refused = (e: ApiError) => e.kind === 'http' && e.status >= 400 && e.status < 500;
-
 function useStartJob(pending: PendingStart | null, onStarted: (job: LoraJob) => void, onRenew: () => void) {
   const queryClient = useQueryClient();
   const [cashError, setCashError] = useState<string | null>(null);
@@ -121,7 +119,7 @@ function useStartJob(pending: PendingStart | null, onStarted: (job: LoraJob) => 
     onError: (e) => {
       const error = isApiError(e) ? e : new ApiError('network', CLIENT_MESSAGES.network);
       // A timeout may have started the job: the same requestId on retry finds it instead of starting another.
-      if (refused(error)) onRenew();
+      if (refusedByServer(error)) onRenew();
       if (isApiError(error, 'TRAIN_INSUFFICIENT_CASH')) setCashError(cashShortText(error));
       else reactToError(error, getApiUi());
     },
