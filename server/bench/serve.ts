@@ -8,17 +8,24 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { yuanToUnits } from '@console/contract';
 import { DEMO_ACCOUNT, seedDemo } from '../src/db/seed.js';
 import { users } from '../src/db/schema.js';
+import { benchLoginMobile } from './login-accounts.js';
 
+const freshDir = mkdtempSync(path.join(tmpdir(), 'console-bench-'));
+process.on('exit', () => rmSync(freshDir, { recursive: true, force: true }));
 // The simulated fleet unless a case asks for real sandboxes (local-start.ts).
 const config = loadConfig({
   COMPUTE_DRIVER: 'simulated',
   ...process.env,
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
-  DATA_DIR: process.env.BENCH_DATA_DIR ?? '/tmp/console-bench',
+  // A fresh database each run: what an earlier run left (login failures, sessions) would change the figures.
+  DATA_DIR: process.env.BENCH_DATA_DIR ?? freshDir,
 });
 const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
 const { app, ctx } = await buildApp({ config, database, clock: systemClock, logger: process.env.BENCH_LOG_LEVEL ? true : false });
@@ -36,6 +43,26 @@ if (process.env.BENCH_FUND_DEMO_YUAN) {
       { account: { userId: demo!.id, kind: 'cash' }, amount },
     ],
   });
+}
+const loginAccounts = Number(process.env.BENCH_LOGIN_ACCOUNTS ?? 0);
+if (loginAccounts > 0) {
+  // The login storm's accounts: distinct people with the demo password (its hash reused: one scrypt, not fifty, at start).
+  const [demo] = await database.db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.mobile, DEMO_ACCOUNT.mobile));
+  const now = systemClock.now();
+  await database.db
+    .insert(users)
+    .values(
+      Array.from({ length: loginAccounts }, (_, i) => ({
+        id: randomUUID(),
+        mobile: benchLoginMobile(i),
+        passwordHash: demo!.passwordHash,
+        nickname: `压测用户${i}`,
+        firstVisit: false,
+        createdAt: now,
+        updatedAt: now,
+      })),
+    )
+    .onConflictDoNothing();
 }
 if (process.env.BENCH_JOBS) {
   // The background jobs of `npm start` (the reconciler that marks a machine 运行中): the local-start case needs them.

@@ -4,8 +4,11 @@
  * takes logins again as soon as the line has room. The limits are per process, so this file sets
  * its own.
  */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API } from '@console/contract';
+import { Hasher } from './hashing.js';
 import { PASSWORD, json, post, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
 
 describe('a burst of logins', () => {
@@ -45,3 +48,44 @@ describe('a burst of logins', () => {
     expect(json(await post(s.app, API.login, { account: '13900000000', password: PASSWORD })).code).toBe(40010005);
   });
 });
+
+describe('where a hash runs', () => {
+  /** The scheduling policy and nice value of each of this process's threads (Linux /proc/self/task/<tid>/stat). */
+  function threadPriorities(): { policy: number; nice: number }[] {
+    return readdirSync('/proc/self/task').flatMap((tid) => {
+      try {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        // Fields after the name start at field 3: nice is field 19, policy field 41.
+        return [{ nice: Number(fields[19 - 3]), policy: Number(fields[41 - 3]) }];
+      } catch {
+        return []; // a thread that ended while listing
+      }
+    });
+  }
+
+  it('hashes on a thread of the lowest CPU priority, so the event loop takes the core back at once', async () => {
+    const hasher = new Hasher({ concurrency: 1, queue: 1 });
+    const hashing = hasher.scrypt({ password: 'x', salt: Buffer.alloc(16), keyLength: 32, options: { N: 1 << 16, r: 8, p: 1, maxmem: 128 * 1024 * 1024 } });
+    const SCHED_IDLE = 5;
+    let seen: { policy: number; nice: number } | undefined;
+    let done = false;
+    void hashing.finally(() => (done = true));
+    while (!done && !seen) {
+      seen = threadPriorities().find((t) => t.policy === SCHED_IDLE || t.nice === 19);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    expect((await hashing).length).toBe(32);
+    // SCHED_IDLE where util-linux's chrt is installed (Debian's base system), nice 19 where it is not.
+    expect(seen).toEqual(hasChrt() ? { policy: SCHED_IDLE, nice: 19 } : { policy: 0, nice: 19 });
+  });
+});
+
+function hasChrt(): boolean {
+  try {
+    execFileSync('chrt', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
