@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Completion, CompletionChunk } from '@console/contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedUpstream } from './embedded.js';
@@ -232,6 +232,40 @@ describe('HTTP upstream', () => {
     });
     await expect(new HttpUpstream({ baseUrl: slowUrl }).chat(ask(), early.signal)).rejects.toMatchObject({ kind: 'aborted', retryable: false });
     await within(closes[3]!, 1000);
+  });
+
+  it('keeps one connection for calls read to their end, and closes the one a caller stopped reading', async () => {
+    const { url } = await fakeServer(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      sse(res, chunk('你'));
+      sse(res, chunk('好'));
+      sse(res, usageChunk);
+      res.end('data: [DONE]\n\n');
+    });
+    const server = servers.at(-1)!;
+    const sockets: Socket[] = [];
+    server.on('connection', (socket) => sockets.push(socket));
+    const upstream = new HttpUpstream({ baseUrl: url });
+    for (let i = 0; i < 3; i++) {
+      const stream = (await upstream.chat(ask({ stream: true }))) as UpstreamStream<ChatCompletionChunk>;
+      let text = '';
+      for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+      await stream.close(); // what the gateway does after every stream
+      expect(text).toBe('你好');
+      expect(stream.usageSoFar()).toEqual(usageChunk.usage);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // the body's last bytes are read after [DONE]
+    }
+    // No new connection per call: a new one would cost the next call its connect before the upstream hears it.
+    expect(sockets).toHaveLength(1);
+
+    const closed = deferred();
+    sockets[0]!.once('close', closed.resolve);
+    const stopped = (await upstream.chat(ask({ stream: true }))) as UpstreamStream<ChatCompletionChunk>;
+    for await (const c of stopped) {
+      expect(c.choices[0]?.delta.content).toBe('你');
+      break;
+    }
+    await closed.promise; // the stopped call's connection is closed, not handed to the next call half-read
   });
 
   it('speaks to the embedded model served over HTTP: same text and usage as calling it directly', async () => {

@@ -1,9 +1,13 @@
 /**
- * An OpenAI-compatible endpoint over HTTP (Node's fetch): any base URL with a key. Streams are read
- * as server-sent events and handed on chunk by chunk, with the usage asked for
- * (`stream_options.include_usage`) whether or not the caller wants it sent on. The caller's
- * AbortSignal, leaving the loop or `close()` end the upstream request at once.
+ * An OpenAI-compatible endpoint over HTTP(S) (node:http with a keep-alive agent per upstream): any
+ * base URL with a key. The request is on the wire before the call returns to the event loop, so
+ * background work queued meanwhile cannot hold it up. Streams are read as server-sent events and
+ * handed on chunk by chunk, with the usage asked for (`stream_options.include_usage`) whether or not
+ * the caller wants it sent on. The caller's AbortSignal, leaving the loop or `close()` end the
+ * upstream request at once.
  */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import {
   chatCompletionChunkSchema,
   chatCompletionSchema,
@@ -32,11 +36,10 @@ export interface HttpUpstreamOptions {
   firstByteTimeoutMs?: number;
   /** A whole non-streamed answer (default 300 s): the upstream sends nothing before it has finished. */
   responseTimeoutMs?: number;
-  fetch?: typeof fetch;
 }
 
 interface Pending {
-  res: Response;
+  res: IncomingMessage;
   /** The first byte arrived: the first-byte timeout is over. */
   firstByte(): void;
   /** Done with the request: no timeout, the caller's signal forgotten. */
@@ -49,13 +52,15 @@ interface Pending {
 export class HttpUpstream implements ModelUpstream {
   readonly kind = 'http';
   private readonly base: string;
-  private readonly fetch: typeof fetch;
+  private readonly agent: HttpAgent;
   private readonly firstByteTimeoutMs: number;
   private readonly responseTimeoutMs: number;
 
   constructor(private readonly options: HttpUpstreamOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
-    this.fetch = options.fetch ?? globalThis.fetch;
+    // Idle connections are kept for the next call and do not keep the process alive.
+    const agentOptions = { keepAlive: true, maxSockets: 1024, maxFreeSockets: 256 };
+    this.agent = this.base.startsWith('https:') ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
     this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? 30_000;
     this.responseTimeoutMs = options.responseTimeoutMs ?? 300_000;
   }
@@ -81,13 +86,19 @@ export class HttpUpstream implements ModelUpstream {
 
   private async json<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S, signal?: AbortSignal): Promise<z.infer<S>> {
     const pending = await this.send(method, path, body, signal, this.responseTimeoutMs, false);
-    let data: unknown;
+    let text: string;
     try {
-      data = await pending.res.json();
+      text = await readText(pending.res);
     } catch (err) {
       throw readFailure(err, signal, pending);
     } finally {
       pending.finish();
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (err) {
+      throw new UpstreamError('protocol', `上游返回的内容不是 JSON（${path}）`, { cause: err });
     }
     const parsed = schema.safeParse(data);
     if (!parsed.success) throw new UpstreamError('protocol', `上游返回的内容不是 OpenAI 格式（${path}）`, { cause: parsed.error });
@@ -104,20 +115,20 @@ export class HttpUpstream implements ModelUpstream {
     const wantsUsage = req.stream_options?.include_usage === true;
     const body = { ...req, stream: true, stream_options: { ...req.stream_options, include_usage: true } };
     const pending = await this.send('POST', path, body, signal, this.firstByteTimeoutMs, true);
-    if (!pending.res.body || !(pending.res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    if (!(pending.res.headers['content-type'] ?? '').includes('text/event-stream')) {
       // An upstream that cannot stream answers whole: another channel may do better.
-      await pending.res.body?.cancel().catch(() => {});
-      pending.finish();
+      pending.abort();
       throw new UpstreamError('protocol', '上游没有按流式（text/event-stream）返回');
     }
-    const reader = pending.res.body.getReader();
+    const answer = pending.res;
     let usage: OpenAIUsage | null = null;
     let text = '';
+    // Read to its [DONE]: the connection is kept for the next call (closing the stream after it must not break it).
+    let finished = false;
     async function* chunks(): AsyncGenerator<z.infer<S>, void, undefined> {
       let delivered = 0;
-      let finished = false;
       try {
-        for await (const data of sseData(reader)) {
+        for await (const data of sseData(answer)) {
           if (delivered === 0) pending.firstByte();
           if (data === '[DONE]') {
             finished = true;
@@ -140,49 +151,55 @@ export class HttpUpstream implements ModelUpstream {
         if (err instanceof UpstreamError) throw err;
         throw readFailure(err, signal, pending, delivered);
       } finally {
-        pending.finish();
-        if (finished) void reader.cancel().catch(() => {});
+        if (finished) keepConnection(answer, pending);
         else pending.abort();
       }
     }
-    return new GeneratorStream(chunks(), { usage: () => usage, text: () => text }, () => pending.abort());
+    return new GeneratorStream(chunks(), { usage: () => usage, text: () => text }, () => {
+      if (!finished) pending.abort();
+    });
   }
 
   /** Sends the request; rejects unless the upstream answered 2xx. The timeout runs until `firstByte()` or `finish()`. */
   private async send(method: string, path: string, body: unknown, signal: AbortSignal | undefined, timeoutMs: number, stream: boolean): Promise<Pending> {
     if (signal?.aborted) throw abortedError();
-    const controller = new AbortController();
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = {
+      ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+      accept: stream ? 'text/event-stream' : 'application/json',
+      ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+      ...this.options.headers,
+    };
+    const url = new URL(this.base + path);
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers, agent: this.agent });
     let timedOut = false;
+    let res: IncomingMessage | undefined;
+    const end = () => {
+      if (res) res.destroy();
+      req.destroy();
+    };
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort();
+      end();
     }, timeoutMs);
-    const onAbort = () => controller.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', end, { once: true });
     const pending: Omit<Pending, 'res'> = {
       firstByte: () => clearTimeout(timer),
       finish: () => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        signal?.removeEventListener('abort', end);
       },
       abort: () => {
         pending.finish();
-        controller.abort();
+        end();
       },
       timedOut: () => timedOut,
     };
-    let res: Response;
     try {
-      res = await this.fetch(this.base + path, {
-        method,
-        headers: {
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          accept: stream ? 'text/event-stream' : 'application/json',
-          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
-          ...this.options.headers,
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: controller.signal,
+      res = await new Promise<IncomingMessage>((resolve, reject) => {
+        req.once('response', resolve);
+        req.once('error', reject);
+        req.end(payload);
       });
     } catch (err) {
       pending.finish();
@@ -190,18 +207,41 @@ export class HttpUpstream implements ModelUpstream {
       if (timedOut) throw new UpstreamError('timeout', `上游 ${timeoutMs} ms 内没有响应`, { cause: err });
       throw new UpstreamError('connect', `无法连接上游（${errorCode(err)}）`, { cause: err });
     }
-    if (res.ok) return { ...pending, res };
+    // An error after the answer began is seen by whoever reads the body (as a failed read).
+    req.on('error', () => {});
+    const status = res.statusCode ?? 0;
+    if (status >= 200 && status < 300) return { ...pending, res };
     let text = '';
     try {
-      text = await res.text();
+      text = await readText(res);
     } catch {
       // the status says enough
     } finally {
       pending.finish();
     }
     if (signal?.aborted) throw abortedError();
-    throw statusError(res, text);
+    throw statusError(status, res.headers['retry-after'], text);
   }
+}
+
+/**
+ * After `[DONE]` only the body's last bytes (the chunked ending) may be on their way: read them, so
+ * that the connection goes back to the agent for the next call instead of a new one being opened.
+ */
+function keepConnection(res: IncomingMessage, pending: Pending) {
+  if (res.complete) return pending.finish();
+  res.once('end', () => pending.finish());
+  res.once('error', () => pending.abort());
+  res.resume();
+}
+
+/** A whole body as text; rejects when the connection breaks before its end. */
+async function readText(res: IncomingMessage): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  for await (const part of res as AsyncIterable<Buffer>) text += decoder.decode(part, { stream: true });
+  if (!res.complete) throw new Error('ECONNRESET');
+  return text + decoder.decode();
 }
 
 function parseChunk<S extends z.ZodType>(data: string, schema: S, delivered: number): z.infer<S> {
@@ -230,7 +270,7 @@ function readFailure(err: unknown, signal: AbortSignal | undefined, pending: Pen
   return new UpstreamError('connect', `上游连接中断（${errorCode(err)}）`, { cause: err });
 }
 
-function statusError(res: Response, text: string): UpstreamError {
+function statusError(status: number, retryAfter: string | undefined, text: string): UpstreamError {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -238,9 +278,9 @@ function statusError(res: Response, text: string): UpstreamError {
     json = undefined;
   }
   const raw = (json as { error?: unknown } | undefined)?.error ?? json;
-  const body = errorBody(raw, text.trim().slice(0, 300) || `上游返回 HTTP ${res.status}`);
-  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
-  return new UpstreamError('http', body.error.message, { status: res.status, body, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+  const body = errorBody(raw, text.trim().slice(0, 300) || `上游返回 HTTP ${status}`);
+  const retryAfterMs = parseRetryAfter(retryAfter ?? null);
+  return new UpstreamError('http', body.error.message, { status, body, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
 }
 
 /** Whatever the upstream called its error, in OpenAI's shape. */

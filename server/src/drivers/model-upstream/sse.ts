@@ -2,12 +2,13 @@
  * Server-sent events, read incrementally: each event's data is handed on as soon as its closing
  * blank line arrives, never after the whole body.
  */
-export async function* sseData(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<string, void, undefined> {
+export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string, void, undefined> {
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
+  const parts = body[Symbol.asyncIterator]();
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await parts.next();
     buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
     let start = 0;
     for (let end = buffer.indexOf('\n', start); end >= 0; end = buffer.indexOf('\n', start)) {

@@ -11,6 +11,7 @@
 import { eq } from 'drizzle-orm';
 import type { BillingCycle } from '@console/contract';
 import type { Db } from '../../db/client.js';
+import { afterAMoment } from '../../db/background.js';
 import {
   catalogueApplications,
   catalogueGpuTypes,
@@ -113,12 +114,13 @@ export class CatalogueStore {
       const now = performance.now();
       const fresh = now - this.versionCheckedAt < VERSION_CHECK_MS && now - this.inventoryAt < INVENTORY_TTL_MS;
       if (this.current && fresh) return this.current;
-      this.loading ??= this.refresh().finally(() => {
+      const stale = this.mustWait ? null : this.current;
+      this.loading ??= (stale ? afterAMoment(() => this.refresh()) : this.refresh()).finally(() => {
         this.loading = null;
       });
-      if (this.current && !this.mustWait) {
+      if (stale) {
         this.loading.catch(() => {}); // a failed background refresh is retried on the next request
-        return this.current;
+        return stale;
       }
       const snap = await this.loading;
       // A refresh that began before the latest invalidation may hold old numbers: go round again.

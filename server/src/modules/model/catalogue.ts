@@ -42,8 +42,6 @@ export interface ModelCatalogueOptions {
   /** The embedded model's output pace (tokens per second, default 40). */
   embeddedTokensPerSecond?: number;
   embeddedPacer?: Pacer;
-  /** For HTTP channels (tests pass a fake). */
-  fetch?: typeof fetch;
   router?: Omit<ChannelRouterOptions, 'clock'>;
 }
 
@@ -148,7 +146,7 @@ export class ModelCatalogue {
     const envName = channelKeyEnvName(c.apiKey);
     const apiKey = envName ? (this.opts.env ?? process.env)[envName] : c.apiKey;
     if (envName && !apiKey) this.opts.log?.warn({ channel: c.id, env: envName }, '模型渠道的密钥环境变量未设置，该渠道暂不使用');
-    const upstream = new HttpUpstream({ baseUrl: c.baseUrl ?? '', ...(apiKey ? { apiKey } : {}), ...(this.opts.fetch ? { fetch: this.opts.fetch } : {}) });
+    const upstream = new HttpUpstream({ baseUrl: c.baseUrl ?? '', ...(apiKey ? { apiKey } : {}) });
     return { ...base, upstream, enabled: base.enabled && Boolean(apiKey) && Boolean(c.baseUrl) };
   }
 }

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { API, type ApiKey, type ApiKeyCreated, type ApiKeyPage, type ModelPage, type PermissionFlag } from '@console/contract';
 import { childAccount, get, json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
@@ -91,11 +93,16 @@ describe('model catalogue in the operator file', () => {
     let snap = { models: [model], modelChannels: [remote] };
     const store = { get: async () => snap } as unknown as CatalogueStore;
     const seen: string[] = [];
-    const fetch = (async (_url: string, init: RequestInit) => {
-      seen.push(new Headers(init.headers).get('authorization') ?? '');
-      return new Response(JSON.stringify({ error: { message: 'busy', type: 'server_error', code: null } }), { status: 503 });
-    }) as typeof globalThis.fetch;
-    const models = new ModelCatalogue({ catalogue: store, clock, env: { MODEL_TEST_KEY: 'sk-upstream' }, fetch });
+    // A busy provider: every call answered 503, the key it was sent recorded.
+    const busy = createServer((req, res) => {
+      seen.push(req.headers.authorization ?? '');
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'busy', type: 'server_error', code: null } }));
+    });
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => void busy.close());
+    remote.baseUrl = `http://127.0.0.1:${(busy.address() as AddressInfo).port}/v1`;
+    const models = new ModelCatalogue({ catalogue: store, clock, env: { MODEL_TEST_KEY: 'sk-upstream' } });
     const router = await models.router();
     await expect(router.chat({ model: 'm-sim', messages: [{ role: 'user', content: 'hi' }] } as never)).rejects.toMatchObject({ status: 503 });
     expect(seen).toEqual(['Bearer sk-upstream']);
@@ -118,7 +125,7 @@ describe('model catalogue in the operator file', () => {
     expect(rebuilt.plan('m-sim').map((c) => c.id)).toEqual(['other', 'remote']);
 
     // A process without the key's variable keeps that channel out of use; an inactive model leaves the square and the router.
-    const bare = new ModelCatalogue({ catalogue: store, clock, env: {}, fetch });
+    const bare = new ModelCatalogue({ catalogue: store, clock, env: {} });
     expect((await bare.router()).plan('m-sim').map((c) => c.id)).toEqual(['other']);
     snap = { models: [{ ...model, active: false }], modelChannels: snap.modelChannels };
     expect(await models.all()).toEqual([]);

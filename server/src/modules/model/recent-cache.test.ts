@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { BACKGROUND_READ_DELAY_MS } from '../../db/background.js';
 import { RecentCache } from './recent-cache.js';
+
+/** Long enough for a background read, which starts BACKGROUND_READ_DELAY_MS after the caller that set it off, to run. */
+const backgroundReadRuns = () => new Promise((resolve) => setTimeout(resolve, BACKGROUND_READ_DELAY_MS + 5));
 
 describe('RecentCache', () => {
   function frame() {
@@ -38,7 +42,8 @@ describe('RecentCache', () => {
     expect(f.reads()).toBe(1);
     f.advance(200); // 600 ms: answered at once, one read in the background
     expect(await f.get()).toBe('v1');
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(f.reads()).toBe(1); // not yet: the read waits until the caller's request is under way
+    await backgroundReadRuns();
     expect(f.reads()).toBe(2);
     expect(await f.get()).toBe('v2');
     expect(f.reads()).toBe(2);
@@ -53,11 +58,12 @@ describe('RecentCache', () => {
     await f.get();
     f.advance(600);
     f.holdReads();
-    expect(await f.get()).toBe('v1'); // starts the background read, held
+    expect(await f.get()).toBe('v1'); // sets off the background read
+    await backgroundReadRuns(); // it has started and is held
     f.change('v2');
     f.cache.delete('k');
     f.finishRead();
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await backgroundReadRuns();
     // The held read's answer was not kept: the next caller reads again.
     expect(await f.get()).toBe('v2');
     expect(f.reads()).toBe(3);

@@ -4,6 +4,8 @@
  * never makes a caller wait for the database, and no answer is ever older than `ttlMs`. A value
  * dropped (`delete`, an edit in this process) is read again by the next caller.
  */
+import { afterAMoment } from '../../db/background.js';
+
 export class RecentCache<K, V> {
   private readonly entries = new Map<K, { value: V; at: number; refreshing: boolean }>();
 
@@ -20,12 +22,9 @@ export class RecentCache<K, V> {
     if (hit && age < this.ttlMs) {
       if (age >= this.ttlMs / 2 && !hit.refreshing) {
         hit.refreshing = true;
-        // After the caller's own work: on PGlite a read runs on this thread and would hold the caller up.
-        setImmediate(() =>
-          load().then(
-            (value) => this.keep(key, value, hit),
-            () => (hit.refreshing = false), // the next caller tries again; the value is still within its life
-          ),
+        afterAMoment(load).then(
+          (value) => this.keep(key, value, hit),
+          () => (hit.refreshing = false), // the next caller tries again; the value is still within its life
         );
       }
       return hit.value;
