@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { users } from './schema.js';
+import { loginFailures, users } from './schema.js';
 import {
   PASSWORD,
   PNG,
@@ -178,6 +178,19 @@ describe('login, sessions and logout', () => {
     expect(locked.statusCode).toBe(429);
     expect(json(locked).code).toBe(42900003);
     s.clock.advance(15 * 60_000 + 1);
+    expect((await post(s.app, LOGIN, { account: u.mobile, password: PASSWORD })).statusCode).toBe(200);
+  });
+
+  it('refuses a flood on a locked account from memory for a second, then asks the database again', async () => {
+    const u = await registerUser(s);
+    for (let i = 0; i < 10; i++) await post(s.app, LOGIN, { account: u.mobile, password: 'Wrong1234' });
+    expect(json(await post(s.app, LOGIN, { account: u.mobile, password: PASSWORD })).code).toBe(42900003);
+    // The failures are gone (as if their window had passed): attempts within the second are still
+    // refused without a transaction each, which is what keeps a guesser's flood from stalling the server.
+    await s.ctx.db.delete(loginFailures).where(eq(loginFailures.account, u.mobile));
+    const flood = await Promise.all(Array.from({ length: 20 }, () => post(s.app, LOGIN, { account: u.mobile, password: PASSWORD })));
+    expect(flood.map((r) => json(r).code)).toEqual(Array.from({ length: 20 }, () => 42900003));
+    s.clock.advance(1_001);
     expect((await post(s.app, LOGIN, { account: u.mobile, password: PASSWORD })).statusCode).toBe(200);
   });
 
