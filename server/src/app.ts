@@ -61,6 +61,9 @@ export interface BuildOptions {
   drivers?: Partial<Drivers>;
 }
 
+/** The cache policy of the build's hashed assets. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
 export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstance; ctx: AppContext }> {
   const app = Fastify({
     // Every logger gets the request serializer that keeps session tokens out of the log.
@@ -80,7 +83,8 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   // The JSON API takes JSON (and multipart uploads); plain text is refused as 415, not guessed at.
   app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
+    // Not on the hashed assets: the same bytes for everyone, nothing to trace, and repeated on every file of a first load.
+    if (reply.getHeader('cache-control') !== IMMUTABLE) reply.header('x-request-id', request.id);
   });
   registerSecurityHeaders(app);
 
@@ -112,7 +116,10 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
       setHeaders: (res, file) => {
         // Hashed assets never change; the page itself must always be fresh.
         const hashed = path.relative(webDist, file).startsWith(`assets${path.sep}`);
-        res.header('cache-control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
+        res.header('cache-control', hashed ? IMMUTABLE : 'no-cache');
+        // A first load fetches some forty of them over HTTP/1.1: headers only a revalidation or a
+        // range request would use are bytes on every one (the page keeps its ETag for no-cache).
+        if (hashed) for (const name of ['etag', 'last-modified', 'accept-ranges']) res.removeHeader(name);
       },
     });
   }
