@@ -71,3 +71,11 @@ export function foldComfyMessage(s: ComfyRunState, m: ComfyWsMessage): ComfyRunS
       return s;
   }
 }
+
+/**
+ * The state of a run the backend reported finished: nothing executes any more. Its closing
+ * `executing: null` message may arrive after the history said the run was over, or not at all.
+ */
+export function finishedComfyRun(s: ComfyRunState): ComfyRunState {
+  return s.executing === null ? s : foldComfyMessage(s, { type: 'executing', data: { prompt_id: '', node: null } });
+}

@@ -5,6 +5,7 @@ import {
   analyzeComfyGraph,
   comfyImageUnits,
   defaultComfyGraph,
+  finishedComfyRun,
   foldComfyMessage,
   txt2imgGraph,
   type ComfyGraph,
@@ -113,5 +114,13 @@ describe('foldComfyMessage', () => {
     expect(s).toEqual({ executing: '3', progress: { node: '3', value: 5, max: 20 }, executed: ['4'], error: null });
     s = foldComfyMessage(s, { type: 'execution_error', data: { prompt_id: id, node_id: '3', node_type: 'KSampler', exception_message: 'CUDA out of memory' } });
     expect(s).toMatchObject({ executing: null, progress: null, executed: ['4'], error: { node: '3', nodeType: 'KSampler', message: 'CUDA out of memory' } });
+  });
+
+  it('closes a run the backend reported finished before its last "executing: null" arrived', () => {
+    let s = foldComfyMessage(EMPTY_COMFY_RUN_STATE, { type: 'executing', data: { prompt_id: 'p', node: '8' } });
+    s = foldComfyMessage(s, { type: 'executing', data: { prompt_id: 'p', node: '9' } });
+    expect(finishedComfyRun(s)).toEqual({ executing: null, progress: null, executed: ['8', '9'], error: null });
+    // A run already closed stays as it was.
+    expect(finishedComfyRun(finishedComfyRun(s))).toEqual(finishedComfyRun(s));
   });
 });

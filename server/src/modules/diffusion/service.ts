@@ -20,6 +20,7 @@ import {
   EMPTY_COMFY_RUN_STATE,
   analyzeComfyGraph,
   comfyImageUnits,
+  finishedComfyRun,
   foldComfyMessage,
   type ComfyGraph,
   type ComfyPlan,
@@ -422,7 +423,7 @@ export class DiffusionService {
         charged += await this.saveImage(tx, row, e, now);
         done = e.index + 1;
         step = 0;
-      } else if (e.type === 'done') return this.end(tx, { ...row, done, charged, comfy }, 'done', null, null);
+      } else if (e.type === 'done') return this.end(tx, { ...row, done, charged, comfy: comfy && finishedComfyRun(comfy) }, 'done', null, null);
     }
     await tx
       .update(sdGenTasks)
