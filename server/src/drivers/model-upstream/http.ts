@@ -225,15 +225,24 @@ export class HttpUpstream implements ModelUpstream {
 }
 
 /**
- * After `[DONE]` only the body's last bytes (the chunked ending) may be on their way: read them, so
- * that the connection goes back to the agent for the next call instead of a new one being opened.
+ * After `[DONE]` only the body's last bytes (the chunked ending) may be on their way: read them to
+ * the end, so that the connection goes back to the agent for the next call instead of a new one
+ * being opened. An upstream that never ends its body after `[DONE]` loses the connection.
  */
 function keepConnection(res: IncomingMessage, pending: Pending) {
-  if (res.complete) return pending.finish();
-  res.once('end', () => pending.finish());
-  res.once('error', () => pending.abort());
+  pending.finish();
+  if (res.readableEnded) return;
+  const giveUp = setTimeout(() => res.destroy(), KEEP_CONNECTION_MS).unref();
+  const done = () => clearTimeout(giveUp);
+  res
+    .once('end', done)
+    .once('close', done)
+    .on('error', () => {});
   res.resume();
 }
+
+/** How long the body's ending may take after `[DONE]` before the connection is closed instead. */
+const KEEP_CONNECTION_MS = 5_000;
 
 /** A whole body as text; rejects when the connection breaks before its end. */
 async function readText(res: IncomingMessage): Promise<string> {
