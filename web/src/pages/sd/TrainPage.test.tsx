@@ -98,7 +98,8 @@ describe('LoRA training: the new job form', () => {
     fireEvent.change(field('训练轮数'), { target: { value: '20' } });
     await waitFor(() => expect(quotes()).toHaveLength(2));
     expect(quotes()[1]!.epochs).toBe(20);
-    expect(screen.queryByText('训练轮数最大为 100')).toBeNull();
+    // The message leaves with antd's help animation: gone once it has played.
+    await waitFor(() => expect(screen.queryByText('训练轮数最大为 100')).toBeNull());
   });
 });
 
