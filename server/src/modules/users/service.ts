@@ -357,13 +357,12 @@ export class UserService {
    */
   private async beginAttempt(account: string, ip: string): Promise<number> {
     const now = this.deps.clock.now().getTime();
-    this.recentRefusals.assertNone([`account:${account}`, `ip:${ip}`], now);
-    const since = new Date(now - LOGIN_FAILURE_WINDOW_MS);
+    const keys = { LOGIN_TOO_MANY: `account:${account}`, LOGIN_IP_TOO_MANY: `ip:${ip}` };
+    this.recentRefusals.assertNone(keys, now);
     try {
-      return await this.countAttempt(account, ip, since);
+      return await this.countAttempt(account, ip, new Date(now - LOGIN_FAILURE_WINDOW_MS));
     } catch (e) {
-      if (e instanceof AppError && e.is('LOGIN_TOO_MANY')) this.recentRefusals.remember(`account:${account}`, 'LOGIN_TOO_MANY', now);
-      if (e instanceof AppError && e.is('LOGIN_IP_TOO_MANY')) this.recentRefusals.remember(`ip:${ip}`, 'LOGIN_IP_TOO_MANY', now);
+      this.recentRefusals.remember(e, keys, now);
       throw e;
     }
   }
@@ -419,23 +418,31 @@ export class UserService {
  * keep it (when in-flight attempts on the account end well meanwhile).
  */
 class RecentRefusals {
-  private readonly until = new Map<string, { refusal: Refusal; until: number }>();
+  /** Key → until when it is refused. */
+  private readonly until = new Map<string, number>();
 
-  assertNone(keys: string[], now: number) {
-    for (const key of keys) {
-      const hit = this.until.get(key);
-      if (!hit) continue;
-      if (hit.until > now) throw new AppError(hit.refusal);
+  /** Throws the refusal of the first key still refused. */
+  assertNone(keys: Record<Refusal, string>, now: number) {
+    for (const [refusal, key] of entriesOf(keys)) {
+      const until = this.until.get(key);
+      if (until === undefined) continue;
+      if (until > now) throw new AppError(refusal);
       this.until.delete(key);
     }
   }
 
-  remember(key: string, refusal: Refusal, now: number) {
-    if (this.until.size >= 10_000) this.until.clear();
-    this.until.set(key, { refusal, until: now + REFUSAL_MEMO_MS });
+  /** Keeps `error`'s key when it is one of the refusals. */
+  remember(error: unknown, keys: Record<Refusal, string>, now: number) {
+    if (!(error instanceof AppError)) return;
+    for (const [refusal, key] of entriesOf(keys)) {
+      if (!error.is(refusal)) continue;
+      if (this.until.size >= 10_000) this.until.clear();
+      this.until.set(key, now + REFUSAL_MEMO_MS);
+    }
   }
 }
 
+const entriesOf = (keys: Record<Refusal, string>) => Object.entries(keys) as [Refusal, string][];
 const REFUSAL_MEMO_MS = 1_000;
 type Refusal = 'LOGIN_TOO_MANY' | 'LOGIN_IP_TOO_MANY';
 
