@@ -49,6 +49,25 @@ describe('a burst of logins', () => {
   });
 });
 
+describe('a long line of logins with the right password', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '40' } });
+  });
+  afterAll(async () => s.close());
+
+  it('refuses those beyond ten in the line with 42900003, and lets the account in as soon as the line is through', async () => {
+    const u = await registerUser(s);
+    // Thirty are counted within milliseconds while each hash takes tens: more than ten are counted at once.
+    const burst = await Promise.all(Array.from({ length: 30 }, () => post(s.app, API.login, { account: u.mobile, password: PASSWORD })));
+    const codes = burst.map((r) => (r.statusCode === 200 ? 200 : json(r).code));
+    expect(codes.filter((c) => c !== 200 && c !== 42900003)).toEqual([]);
+    expect(codes).toContain(42900003);
+    // Those refusals counted attempts that then succeeded: none stands once they are through, not even for a moment.
+    expect((await post(s.app, API.login, { account: u.mobile, password: PASSWORD })).statusCode).toBe(200);
+  });
+});
+
 describe('where a hash runs', () => {
   /** The scheduling policy and nice value of each of this process's threads (Linux /proc/self/task/<tid>/stat). */
   function threadPriorities(): { policy: number; nice: number }[] {

@@ -23,7 +23,7 @@ interface ClientMeta {
 }
 
 export class UserService {
-  private readonly recentRefusals = new RecentRefusals();
+  private readonly loginMemory = new LoginMemory();
 
   constructor(
     private deps: {
@@ -355,35 +355,48 @@ export class UserService {
    * another, so the eleventh is refused while the first ten are still being hashed. An address
    * that failed too often over any accounts is refused too.
    */
-  private async beginAttempt(account: string, ip: string): Promise<number> {
+  private async beginAttempt(account: string, ip: string): Promise<Attempt> {
     const now = this.deps.clock.now().getTime();
     const keys = { LOGIN_TOO_MANY: `account:${account}`, LOGIN_IP_TOO_MANY: `ip:${ip}` };
-    this.recentRefusals.assertNone(keys, now);
-    try {
-      return await this.countAttempt(account, ip, new Date(now - LOGIN_FAILURE_WINDOW_MS));
-    } catch (e) {
-      this.recentRefusals.remember(e, keys, now);
-      throw e;
+    this.loginMemory.assertNotRefused(keys, now);
+    const counted = await this.countAttempt(account, ip, keys, new Date(now - LOGIN_FAILURE_WINDOW_MS));
+    if ('refused' in counted) {
+      if (counted.settled) this.loginMemory.rememberRefusal(counted.refused, keys, now);
+      throw new AppError(counted.refused);
     }
+    return { id: counted.id, keys };
   }
 
-  private async countAttempt(account: string, ip: string, since: Date): Promise<number> {
-    return this.deps.db.transaction(async (tx) => {
-      // Account first, then address, in every attempt: two attempts never wait on each other in a circle.
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`login:${account}`}, 0))`);
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`login-ip:${ip}`}, 0))`);
-      const [row] = await tx
-        .select({
-          byAccount: sql<number>`count(*) filter (where ${loginFailures.account} = ${account})`.mapWith(Number),
-          byIp: sql<number>`count(*) filter (where ${loginFailures.ip} = ${ip})`.mapWith(Number),
-        })
-        .from(loginFailures)
-        .where(and(or(eq(loginFailures.account, account), eq(loginFailures.ip, ip)), gt(loginFailures.createdAt, since)));
-      if ((row?.byAccount ?? 0) >= LOGIN_FAILURE_LIMIT) throw new AppError('LOGIN_TOO_MANY');
-      if ((row?.byIp ?? 0) >= this.deps.loginIpFailureLimit) throw new AppError('LOGIN_IP_TOO_MANY');
-      const [inserted] = await tx.insert(loginFailures).values({ account, ip, createdAt: this.deps.clock.now() }).returning({ id: loginFailures.id });
-      return inserted!.id;
-    });
+  private async countAttempt(account: string, ip: string, keys: AttemptKeys, since: Date): Promise<Counted> {
+    let started = false;
+    try {
+      return await this.deps.db.transaction(async (tx): Promise<Counted> => {
+        // Account first, then address, in every attempt: two attempts never wait on each other in a circle.
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`login:${account}`}, 0))`);
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`login-ip:${ip}`}, 0))`);
+        const [row] = await tx
+          .select({
+            byAccount: sql<number>`count(*) filter (where ${loginFailures.account} = ${account})`.mapWith(Number),
+            byIp: sql<number>`count(*) filter (where ${loginFailures.ip} = ${ip})`.mapWith(Number),
+          })
+          .from(loginFailures)
+          .where(and(or(eq(loginFailures.account, account), eq(loginFailures.ip, ip)), gt(loginFailures.createdAt, since)));
+        const counts = { LOGIN_TOO_MANY: row?.byAccount ?? 0, LOGIN_IP_TOO_MANY: row?.byIp ?? 0 };
+        const limits = { LOGIN_TOO_MANY: LOGIN_FAILURE_LIMIT, LOGIN_IP_TOO_MANY: this.deps.loginIpFailureLimit };
+        for (const refused of REFUSALS) {
+          if (counts[refused] < limits[refused]) continue;
+          return { refused, settled: counts[refused] - this.loginMemory.inFlight(keys[refused]) >= limits[refused] };
+        }
+        const [inserted] = await tx.insert(loginFailures).values({ account, ip, createdAt: this.deps.clock.now() }).returning({ id: loginFailures.id });
+        // Counted as in flight before the locks are let go, so the next attempt already sees it so.
+        this.loginMemory.started(keys);
+        started = true;
+        return { id: inserted!.id };
+      });
+    } catch (e) {
+      if (started) this.loginMemory.ended(keys);
+      throw e;
+    }
   }
 
   /**
@@ -393,16 +406,20 @@ export class UserService {
    */
   private async passwordAttempt<T>(account: string, ip: string, wrong: AppError, check: () => Promise<T | undefined>): Promise<T> {
     const attempt = await this.beginAttempt(account, ip);
-    let found: T | undefined;
     try {
-      found = await check();
-    } catch (e) {
-      await this.forgetAttempt(attempt);
-      throw e;
+      let found: T | undefined;
+      try {
+        found = await check();
+      } catch (e) {
+        await this.forgetAttempt(attempt.id);
+        throw e;
+      }
+      if (found === undefined) throw wrong;
+      await this.forgetAttempt(attempt.id);
+      return found;
+    } finally {
+      this.loginMemory.ended(attempt.keys);
     }
-    if (found === undefined) throw wrong;
-    await this.forgetAttempt(attempt);
-    return found;
   }
 
   private async forgetAttempt(id: number): Promise<void> {
@@ -411,40 +428,57 @@ export class UserService {
 }
 
 /**
- * Accounts and addresses this process refused for too many failures within the last second. A
- * flood of attempts on a locked account (what a password guesser sends) is refused from memory,
- * without a transaction each: fifty connections doing so on one account held the GPU market's p99
- * at seconds on PGlite. A refusal stands at most REFUSAL_MEMO_MS longer than the database would
- * keep it (when in-flight attempts on the account end well meanwhile).
+ * What this process knows of login attempts beyond the database: the attempts it is still checking,
+ * and the accounts and addresses it refused for too many failures within the last second. A flood
+ * of attempts on a locked account (what a password guesser sends) is refused from memory, without a
+ * transaction each: fifty connections doing so on one account held the GPU market's p99 at seconds
+ * on PGlite. Only a refusal that stands on finished failures is kept: one that counted attempts
+ * still being checked (a burst of logins with the right password) may be gone a moment later.
  */
-class RecentRefusals {
+class LoginMemory {
   /** Key → until when it is refused. */
-  private readonly until = new Map<string, number>();
+  private readonly refusedUntil = new Map<string, number>();
+  /** Key → attempts this process counted and is still checking. */
+  private readonly checking = new Map<string, number>();
 
   /** Throws the refusal of the first key still refused. */
-  assertNone(keys: Record<Refusal, string>, now: number) {
-    for (const [refusal, key] of entriesOf(keys)) {
-      const until = this.until.get(key);
+  assertNotRefused(keys: AttemptKeys, now: number) {
+    for (const refusal of REFUSALS) {
+      const until = this.refusedUntil.get(keys[refusal]);
       if (until === undefined) continue;
       if (until > now) throw new AppError(refusal);
-      this.until.delete(key);
+      this.refusedUntil.delete(keys[refusal]);
     }
   }
 
-  /** Keeps `error`'s key when it is one of the refusals. */
-  remember(error: unknown, keys: Record<Refusal, string>, now: number) {
-    if (!(error instanceof AppError)) return;
-    for (const [refusal, key] of entriesOf(keys)) {
-      if (!error.is(refusal)) continue;
-      if (this.until.size >= 10_000) this.until.clear();
-      this.until.set(key, now + REFUSAL_MEMO_MS);
+  rememberRefusal(refusal: Refusal, keys: AttemptKeys, now: number) {
+    if (this.refusedUntil.size >= 10_000) this.refusedUntil.clear();
+    this.refusedUntil.set(keys[refusal], now + REFUSAL_MEMO_MS);
+  }
+
+  inFlight(key: string): number {
+    return this.checking.get(key) ?? 0;
+  }
+
+  started(keys: AttemptKeys) {
+    for (const key of Object.values(keys)) this.checking.set(key, this.inFlight(key) + 1);
+  }
+
+  ended(keys: AttemptKeys) {
+    for (const key of Object.values(keys)) {
+      const left = this.inFlight(key) - 1;
+      if (left > 0) this.checking.set(key, left);
+      else this.checking.delete(key);
     }
   }
 }
 
-const entriesOf = (keys: Record<Refusal, string>) => Object.entries(keys) as [Refusal, string][];
 const REFUSAL_MEMO_MS = 1_000;
-type Refusal = 'LOGIN_TOO_MANY' | 'LOGIN_IP_TOO_MANY';
+const REFUSALS = ['LOGIN_TOO_MANY', 'LOGIN_IP_TOO_MANY'] as const;
+type Refusal = (typeof REFUSALS)[number];
+type AttemptKeys = Record<Refusal, string>;
+type Attempt = { id: number; keys: AttemptKeys };
+type Counted = { id: number } | { refused: Refusal; settled: boolean };
 
 /** The account a mobile or e-mail signs in to by itself: never a child (whose number, if any, is left from before). */
 function mainAccount(row: UserRow | undefined): UserRow | undefined {
