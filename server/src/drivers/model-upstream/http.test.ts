@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Agent, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Completion, CompletionChunk } from '@console/contract';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EmbeddedUpstream } from './embedded.js';
 import { HttpUpstream } from './http.js';
 import { answerFromUpstream } from './serve.js';
@@ -253,7 +253,8 @@ describe('HTTP upstream', () => {
       await stream.close(); // what the gateway does after every stream
       expect(text).toBe('你好');
       expect(stream.usageSoFar()).toEqual(usageChunk.usage);
-      await new Promise((resolve) => setTimeout(resolve, 5)); // the body's last bytes are read after [DONE]
+      // The body's last bytes are read after [DONE]; then the connection waits in the agent for the next call.
+      await vi.waitFor(() => expect(idleConnections(upstream)).toBe(1));
     }
     // No new connection per call: a new one would cost the next call its connect before the upstream hears it.
     expect(sockets).toHaveLength(1);
@@ -318,4 +319,10 @@ function adapter(upstream: ModelUpstream): Handler {
 function json(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
+}
+
+/** Connections the upstream's keep-alive agent holds ready for the next call. */
+function idleConnections(upstream: HttpUpstream): number {
+  const { agent } = upstream as unknown as { agent: Agent };
+  return Object.values(agent.freeSockets).reduce((n, list) => n + (list?.length ?? 0), 0);
 }
