@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { defaultComfyGraph, txt2imgGraph, type ComfyGraph } from '@console/contract';
 import { ManualClock } from '../../clock.js';
@@ -146,6 +146,32 @@ describe('ComfyUI client against the embedded ComfyUI', () => {
     const fresh = new ComfyPainter(comfy);
     (fresh as unknown as { runs: Map<string, unknown> }).runs = (painter as unknown as { runs: Map<string, unknown> }).runs;
     expect(await fresh.poll(t.taskId)).toBeNull();
+  });
+
+  it('a run that ends between the look at its history and the look at the queue is not lost', async () => {
+    clock = new ManualClock();
+    comfy = new EmbeddedComfy(clock, 1, 10);
+    // The painter's own endpoint, so closing the painter drops only its socket (every later poll then asks the history).
+    const painter = new ComfyPainter({ url: () => comfy.url() });
+    const t = task({ fromImage: 1 });
+    await painter.start(t);
+    await painter.close();
+    await painter.poll(t.taskId); // what the socket brought before it closed
+    // ComfyUI answers the history while the prompt runs, then finishes it before the queue is asked.
+    const realFetch = globalThis.fetch;
+    let raced = false;
+    vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+      const res = await realFetch(input, init);
+      if (raced || !String(input).includes('/history/')) return res;
+      raced = true;
+      clock.advance(600_000);
+      const promptId = decodeURIComponent(String(input).split('/history/')[1]!);
+      while (!(promptId in ((await (await realFetch(String(input))).json()) as object))) await new Promise((r) => setTimeout(r, 10));
+      return res;
+    });
+    const events = await painter.poll(t.taskId);
+    expect(raced).toBe(true);
+    expect(events?.map((e) => (e.type === 'image' ? `image ${e.index}` : e.type)).filter((e) => e !== 'node')).toEqual(['image 1', 'done']);
   });
 
   it('sends the status to every client and the run messages only to the one that queued it', async () => {

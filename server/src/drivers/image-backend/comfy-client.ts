@@ -122,19 +122,23 @@ export class ComfyPainter implements PainterDriver {
     }
     // Missed messages: the history knows how it ended; neither history nor queue: the prompt is lost.
     if (!ended && (!messages.length || this.ws?.readyState !== WebSocket.OPEN)) {
-      const history = await this.historyOf(promptId);
+      let history = await this.historyOf(promptId);
+      if (!history && !messages.length) {
+        if (await this.queued(promptId)) return events;
+        // It may have ended between the two looks (ComfyUI writes the history before it leaves the
+        // queue): only a prompt in neither after the queue said so is lost.
+        history = await this.historyOf(promptId);
+        if (!history) {
+          this.forget(taskId, promptId);
+          return null;
+        }
+      }
       if (history) {
         for (const [node, out] of Object.entries(history.outputs)) await this.collect(run, node, out.images ?? [], events);
         const last = history.status.messages.findLast(([type]) => ['execution_success', 'execution_error', 'execution_interrupted'].includes(type));
         const parsed = last && comfyWsMessageSchema.safeParse({ type: last[0], data: last[1] });
         ended = parsed?.success ? parsed.data : history.status.completed ? { type: 'execution_success', data: { prompt_id: promptId } } : null;
         if (!ended) ended = { type: 'execution_error', data: { prompt_id: promptId, node_id: '', node_type: '', exception_message: '运行未完成' } };
-      } else if (!messages.length) {
-        const queue = await this.queue();
-        if (!queue.running.includes(promptId) && !queue.pending.includes(promptId)) {
-          this.forget(taskId, promptId);
-          return null;
-        }
       }
     }
     if (ended) {
@@ -197,6 +201,11 @@ export class ComfyPainter implements PainterDriver {
       }
     >;
     return body[promptId] ?? null;
+  }
+
+  private async queued(promptId: string): Promise<boolean> {
+    const queue = await this.queue();
+    return queue.running.includes(promptId) || queue.pending.includes(promptId);
   }
 
   private async queue(): Promise<{ running: string[]; pending: string[] }> {
