@@ -1,6 +1,10 @@
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
 
+// The browser's zone must not show through: the console shows Beijing time everywhere, and a test
+// run in UTC (a zone 8 hours off Beijing) catches any time formatted in the browser's zone.
+process.env.TZ = 'UTC';
+
 export default defineConfig({
   plugins: [react()],
   test: {

@@ -3,7 +3,7 @@ import { Alert, App, Button, Flex, Modal, Radio, Result, Select, Skeleton, Spin,
 import { WalletOutlined } from '@ant-design/icons';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import dayjs from 'dayjs';
+import { formatDay } from '../lib/time';
 import {
   OrderStatus,
   PAGE,
@@ -342,7 +342,7 @@ function voucherOption(v: Voucher, amount: bigint) {
   return {
     value: v.id,
     disabled: tooSmall,
-    label: `${v.name} · ¥${formatYuan(v.amount)}（${condition}，${dayjs(v.expiresAt).format('YYYY-MM-DD')} 到期）${tooSmall ? ' · 未达使用门槛' : ''}`,
+    label: `${v.name} · ¥${formatYuan(v.amount)}（${condition}，${formatDay(v.expiresAt)} 到期）${tooSmall ? ' · 未达使用门槛' : ''}`,
   };
 }
 

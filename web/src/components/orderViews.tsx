@@ -6,7 +6,6 @@ import { useEffect, useState } from 'react';
 import { App, Tag, Typography, type TableColumnsType } from 'antd';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import dayjs from 'dayjs';
 import {
   InstanceCategory,
   OrderStatus,
@@ -26,10 +25,10 @@ import { BILLING_KEYS, billingApi } from '../api/billing';
 import { ORDER_KEYS, ordersApi } from '../api/orders';
 import { USER_KEYS } from '../api/user';
 import { useUrlPaging } from '../routing/useUrlPaging';
+import { formatTime } from '../lib/time';
 import { PagedTable, usePagedQuery } from './PagedTable';
 
-export const TIME_FORMAT = 'YYYY-MM-DD HH:mm:ss';
-export const formatTime = (iso: string | null | undefined) => (iso ? dayjs(iso).format(TIME_FORMAT) : '--');
+export { formatTime };
 
 /** antd Tag colours for the contract's order colours (grey is antd's default tag). */
 const TAG_COLOR = { red: 'error', green: 'success', grey: undefined, purple: 'purple' } as const;

@@ -2,7 +2,7 @@ import type { ReactNode } from 'react';
 import { Spin, Tooltip } from 'antd';
 import { WalletOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
-import dayjs from 'dayjs';
+import { formatDay } from '../lib/time';
 import { PAGE, formatYuan, type User } from '@console/contract';
 import { seesFinance } from '../auth/permissions';
 import { useMeQuery, useMoneyQuery, useSession } from '../session/useSession';
@@ -14,7 +14,7 @@ import { useMeQuery, useMoneyQuery, useSession } from '../session/useSession';
 export function giftHint(user: Pick<User, 'remain' | 'expireAt' | 'renewStatus'> | undefined | null): string {
   if (!user || user.remain === undefined) return '';
   const parts: string[] = [];
-  if (user.remain !== '0' && user.expireAt) parts.push(`有效赠送金 ¥${formatYuan(user.remain)}，最早 ${dayjs(user.expireAt).format('YYYY-MM-DD')} 到期`);
+  if (user.remain !== '0' && user.expireAt) parts.push(`有效赠送金 ¥${formatYuan(user.remain)}，最早 ${formatDay(user.expireAt)} 到期`);
   if (user.renewStatus) parts.push('有赠送金待续期，可在「我的余额」续期');
   return parts.join('；');
 }

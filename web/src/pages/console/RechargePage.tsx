@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { Alert, Button, Card, Col, Flex, InputNumber, Radio, Row, Skeleton, Statistic, Tag, theme, Typography } from 'antd';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import dayjs from 'dayjs';
+import { formatTime } from '../../lib/time';
 import { formatYuan, yuanToUnits, PaymentMethod, type Recharge, type RechargeOptions } from '@console/contract';
 import { BILLING_KEYS, billingApi } from '../../api/billing';
 import { LoadError } from '../../components/LoadError';
@@ -160,7 +161,7 @@ function RechargeHistory({ onShow }: { onShow: (r: Recharge) => void }) {
         rowKey="id"
         tableLayout="auto"
         columns={[
-          { title: '时间', dataIndex: 'createdAt', render: (v: string) => dayjs(v).format('YYYY-MM-DD HH:mm:ss') },
+          { title: '时间', dataIndex: 'createdAt', render: (v: string) => formatTime(v) },
           { title: '金额（元）', dataIndex: 'amount', align: 'right', render: (v: string) => formatYuan(v) },
           { title: '赠送金（元）', dataIndex: 'bonus', align: 'right', render: (v: string) => formatYuan(v) },
           { title: '支付方式', dataIndex: 'method', render: (v: Wallet) => PaymentMethod.label(v) },

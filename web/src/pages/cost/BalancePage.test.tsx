@@ -54,4 +54,30 @@ describe('the balance page', () => {
     expect(await screen.findByText('待续期')).toBeTruthy();
     expect(screen.queryByRole('button', { name: /领取新人赠送金/ })).toBeNull();
   });
+
+  it('shows times in Beijing time whatever the browser zone: 16:17 UTC is 00:17 the next day', async () => {
+    const rollUp = {
+      id: 7,
+      amount: '-12000',
+      balanceAfter: '5988000',
+      kind: 'Charge',
+      memo: 'gpu-1 按量计费',
+      orderId: null,
+      createdAt: '2026-11-28T16:17:33Z',
+      group: '0b6c1f0e-2a59-4d51-9b8e-6a3c0f2b9d11@1764345600',
+      entries: 3,
+      periodStart: '2026-11-28T16:00:00Z',
+    };
+    costServer((url) => {
+      if (url.pathname === '/order/api/v2.1/gift/eligibility')
+        return json(200, { eligible: false, obtained: true, amount: '100000', validDays: 30, reason: '已领取过新人赠送金' });
+      if (url.pathname === '/order/api/v2.1/gift') return json(200, { ...noGifts, obtained: true, items: [{ ...welcome, expireAt: '2026-12-28T16:10:00Z' }] });
+      if (url.pathname === '/billing/api/v1/user/statement') return json(200, { items: [rollUp], total: 1, page: 1, pageSize: 10 });
+      return undefined;
+    });
+    renderApp('/console/cost/balance');
+    expect(await screen.findByText('2026-11-29 00:17:33')).toBeTruthy();
+    expect(screen.getByText(/2026-11-29 00:00–01:00/)).toBeTruthy();
+    expect(await screen.findByText('2026-12-29 00:10')).toBeTruthy();
+  });
 });

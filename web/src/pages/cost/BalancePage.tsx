@@ -4,6 +4,7 @@ import { Button, Card, Flex, Segmented, Table, Tag, Typography } from 'antd';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import dayjs from 'dayjs';
+import { formatMinute } from '../../lib/time';
 import { PAGE, formatYuan, type StatementKind } from '@console/contract';
 import { BILLING_KEYS, billingApi } from '../../api/billing';
 import { StatementTable } from '../../components/orderViews';
@@ -95,7 +96,7 @@ function GiftCredit() {
           { title: '来源', dataIndex: 'source', render: (s: string) => GIFT_SOURCE[s] ?? s },
           { title: '金额（元）', dataIndex: 'amount', align: 'right', render: (v: string) => formatYuan(v) },
           { title: '剩余（元）', dataIndex: 'remain', align: 'right', render: (v: string) => formatYuan(v) },
-          { title: '到期时间', dataIndex: 'expireAt', render: (v: string) => dayjs(v).format('YYYY-MM-DD HH:mm') },
+          { title: '到期时间', dataIndex: 'expireAt', render: (v: string) => formatMinute(v) },
           {
             title: '状态',
             key: 'state',

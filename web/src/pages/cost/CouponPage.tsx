@@ -1,7 +1,7 @@
 import { useMemo, useState } from 'react';
 import { Card, Empty, Flex, Segmented, Skeleton, Tag, Typography } from 'antd';
 import { useQuery } from '@tanstack/react-query';
-import dayjs from 'dayjs';
+import { formatMinute } from '../../lib/time';
 import { InstanceCategory, formatYuan, type InstanceCategory as Category, type Voucher } from '@console/contract';
 import { BILLING_KEYS, billingApi } from '../../api/billing';
 import { LoadError } from '../../components/LoadError';
@@ -57,7 +57,7 @@ function VoucherCard({ voucher: v }: { voucher: Voucher }) {
         {v.minSpend === '0' ? '无门槛' : `满 ¥${formatYuan(v.minSpend)} 可用`} · 适用：{scope}
       </Typography.Text>
       <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-        有效期至 {dayjs(v.expiresAt).format('YYYY-MM-DD HH:mm')}
+        有效期至 {formatMinute(v.expiresAt)}
       </Typography.Text>
       {!usable && <Tag style={{ alignSelf: 'flex-start' }}>{v.status === 'Used' ? '已使用' : '已过期'}</Tag>}
     </div>

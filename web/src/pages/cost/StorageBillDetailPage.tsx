@@ -1,7 +1,7 @@
 import { Button, Card, Empty, Flex, Typography } from 'antd';
 import { ArrowLeftOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
-import dayjs from 'dayjs';
+import { formatMinute } from '../../lib/time';
 import { formatYuan, PAGE, type StorageCharge } from '@console/contract';
 import { BILLING_KEYS, billingApi } from '../../api/billing';
 import { PagedTable, usePagedQuery } from '../../components/PagedTable';
@@ -44,14 +44,14 @@ export default function StorageBillDetailPage() {
             tableLayout="auto"
             scroll={{ x: 760 }}
             columns={[
-              { title: '计费时段', dataIndex: 'periodStart', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
+              { title: '计费时段', dataIndex: 'periodStart', width: 170, render: (t: string) => formatMinute(t) },
               {
                 title: '实例',
                 dataIndex: 'instanceName',
                 render: (name: string, c) => name || <Typography.Text type="secondary">{c.instanceId.slice(0, 8)}</Typography.Text>,
               },
               { title: '说明', dataIndex: 'memo' },
-              { title: '扣费时间', dataIndex: 'chargedAt', width: 170, render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
+              { title: '扣费时间', dataIndex: 'chargedAt', width: 170, render: (t: string) => formatMinute(t) },
               {
                 title: '金额（元）',
                 dataIndex: 'amount',

@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { Alert, App, Button, Empty, Flex, Popconfirm, Space, Spin, Switch, Table, Tag, Tooltip, Typography, type TableColumnsType } from 'antd';
 import { PlusOutlined } from '@ant-design/icons';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import dayjs from 'dayjs';
+import { formatClock } from '../../lib/time';
 import {
   MODEL_CHANNEL_KIND_LABELS,
   type ModelChannelSaveRequest,
@@ -71,7 +71,7 @@ function Health({ c }: { c: OperatorModelChannel }) {
             冷却中
           </Tag>
           <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-            至 {dayjs(c.health.coolingUntil).format('HH:mm:ss')}
+            至 {formatClock(c.health.coolingUntil)}
           </Typography.Text>
         </Space>
       </Tooltip>

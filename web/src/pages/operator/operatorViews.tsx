@@ -1,8 +1,7 @@
 import { Form, Input, Modal, Tag } from 'antd';
-import dayjs from 'dayjs';
 import { CertStatus, CertType, type CertStatus as Status, type CertType as Type } from '@console/contract';
 
-export const formatMinute = (iso: string | null | undefined) => (iso ? dayjs(iso).format('YYYY-MM-DD HH:mm') : '--');
+export { formatMinute } from '../../lib/time';
 
 const STATUS_COLOR: Record<Status, string | undefined> = { Init: undefined, Pending: 'processing', Succeed: 'success', Failed: 'error' };
 

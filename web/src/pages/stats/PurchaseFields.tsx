@@ -15,6 +15,7 @@ import {
 } from '@console/contract';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import dayjs from 'dayjs';
+import { formatDay } from '../../lib/time';
 import { catalogueQueries } from '../../api/catalogue';
 import { reactToError } from '../../api/client';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../api/errors';
@@ -154,7 +155,7 @@ function VoucherSelect({
 
 function voucherLabel(v: Voucher): string {
   const threshold = v.minSpend === '0' ? '无门槛' : `满 ¥${formatYuan(v.minSpend)} 可用`;
-  return `${v.name} · ¥${formatYuan(v.amount)}（${threshold}，${dayjs(v.expiresAt).format('YYYY-MM-DD')} 到期）`;
+  return `${v.name} · ¥${formatYuan(v.amount)}（${threshold}，${formatDay(v.expiresAt)} 到期）`;
 }
 
 /**

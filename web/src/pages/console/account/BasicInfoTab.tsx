@@ -1,7 +1,7 @@
 import { Avatar, Button, Descriptions, Space, Tag, Upload } from 'antd';
 import { UploadOutlined, UserOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
-import dayjs from 'dayjs';
+import { formatMinute } from '../../../lib/time';
 import { AccountType, CertStatus, CertType, PAGE } from '@console/contract';
 import { userApi } from '../../../api/user';
 import { session } from '../../../session/store';
@@ -46,7 +46,7 @@ export function BasicInfoTab() {
           {user.isStudent ? <Tag color="purple">已认证学生</Tag> : <Link to={`${PAGE.account}?tab=student`}>申请学生认证，享学生价</Link>}
         </Descriptions.Item>
       )}
-      <Descriptions.Item label="注册时间">{dayjs(user.createAt).format('YYYY-MM-DD HH:mm')}</Descriptions.Item>
+      <Descriptions.Item label="注册时间">{formatMinute(user.createAt)}</Descriptions.Item>
       <Descriptions.Item label="认证说明">
         {CertType.label('Personal')}：姓名与身份证号核验，即时完成；{CertType.label('Enterprise')}：上传营业执照，人工审核（{CertStatus.label('Pending')}约 1
         个工作日）。

@@ -3,7 +3,7 @@ import { Alert, App, Button, Checkbox, Flex, Form, Input, Modal, Popconfirm, Rad
 import { PlusOutlined } from '@ant-design/icons';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import dayjs from 'dayjs';
+import { formatMinute } from '../../../lib/time';
 import {
   PAGE,
   PERMISSION_FLAGS,
@@ -136,9 +136,9 @@ export function ChildrenTab() {
             title: '最近登录',
             dataIndex: 'lastLoginAt',
             onCell: () => ({ style: NOWRAP }),
-            render: (t: string | null) => (t ? dayjs(t).format('YYYY-MM-DD HH:mm') : '从未登录'),
+            render: (t: string | null) => (t ? formatMinute(t) : '从未登录'),
           },
-          { title: '创建时间', dataIndex: 'createdAt', onCell: () => ({ style: NOWRAP }), render: (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm') },
+          { title: '创建时间', dataIndex: 'createdAt', onCell: () => ({ style: NOWRAP }), render: (t: string) => formatMinute(t) },
           {
             title: '操作',
             fixed: 'end',

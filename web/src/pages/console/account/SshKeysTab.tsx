@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { Alert, Button, Empty, Flex, Form, Input, Modal, Popconfirm, Table, Tooltip, Typography, type TableColumnsType } from 'antd';
 import { PlusOutlined } from '@ant-design/icons';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import dayjs from 'dayjs';
+import { formatMinute } from '../../../lib/time';
 import { ERRORS, SSH_KEYS_PER_USER, type ErrorName, type SshKey, type SshKeyCreate } from '@console/contract';
 import { ACCOUNT_KEYS, sshKeyApi } from '../../../api/account';
 import { reactToError } from '../../../api/client';
@@ -15,7 +15,6 @@ const NAME_MAX = 50;
 const KEY_MAX = 16_384;
 /** Refusals of the key itself: shown under the 公钥 field, the dialog staying open to fix it. */
 const KEY_ERRORS: ErrorName[] = ['SSH_KEY_INVALID', 'SSH_KEY_DUPLICATE'];
-const formatMinute = (t: string) => dayjs(t).format('YYYY-MM-DD HH:mm');
 /** Cells that must stay on one line (times, the action). */
 const NOWRAP = { whiteSpace: 'nowrap' } as const;
 

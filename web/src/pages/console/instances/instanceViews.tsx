@@ -4,7 +4,7 @@
  */
 import { Button, Flex, Space, Tag, Tooltip, Typography } from 'antd';
 import { ClockCircleOutlined, SyncOutlined } from '@ant-design/icons';
-import dayjs from 'dayjs';
+import { formatMinute } from '../../../lib/time';
 import { Link } from 'react-router';
 import {
   BUSY_STATUSES,
@@ -84,7 +84,7 @@ export function taskBlocked(i: Pick<Instance, 'status' | 'tasks' | 'expireAt'>, 
 const SCHEDULABLE: readonly Status[] = ['Pending', 'Starting', 'Restarting', 'Running'];
 
 /** "将于 2026-11-26 08:00 关机": how a pending scheduled stop (定时关机) is said everywhere. */
-export const scheduledStopText = (at: string) => `将于 ${dayjs(at).format('YYYY-MM-DD HH:mm')} 关机`;
+export const scheduledStopText = (at: string) => `将于 ${formatMinute(at)} 关机`;
 
 /** The pending scheduled stop under an instance's status, with 取消 when the viewer may cancel it. */
 export function ScheduledStopNote({ instance: i, onCancel }: { instance: Pick<Instance, 'scheduledStopAt'>; onCancel?: () => void }) {
