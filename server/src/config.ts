@@ -26,6 +26,8 @@ const envSchema = z.object({
     .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** auto: readable lines when standard output is a terminal, JSON lines otherwise (log-format.ts). */
+  LOG_FORMAT: z.enum(['auto', 'pretty', 'json']).default('auto'),
   /** 32 random bytes in base64url; when absent the key is generated once and kept in the database. */
   SESSION_SECRET: z
     .string()

@@ -8,6 +8,7 @@ import { seedDemo, DEMO_ACCOUNT } from './db/seed.js';
 import { buildApp } from './app.js';
 import { startScheduler } from './jobs/scheduler.js';
 import { announceServer } from './cli/running-server.js';
+import { serverLoggerOptions } from './log-format.js';
 
 async function main() {
   let config;
@@ -25,7 +26,7 @@ async function main() {
     config,
     database,
     clock: systemClock,
-    logger: { level: config.LOG_LEVEL, ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : {}) },
+    logger: serverLoggerOptions(config.LOG_LEVEL, config.LOG_FORMAT),
   });
   if (config.seedDemo) {
     await seedDemo(database.db, systemClock);
