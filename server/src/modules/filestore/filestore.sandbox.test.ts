@@ -2,7 +2,7 @@
  * 文件存储 on real sandboxes: the console's file browser API on the account's tree, the same tree at
  * /root/shared inside its local instances, and links planted from inside leading nowhere.
  */
-import { existsSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -14,6 +14,8 @@ import { runIn } from '../../drivers/compute/local/sandbox.js';
 import { FileStore } from './store.js';
 
 let s: TestServer;
+/** In the console's environment: whatever a link reaches must not show it. */
+const CANARY = `filestore-canary-${process.pid}`;
 const kit = localKit(() => s);
 
 const list = async (token: string, at = '/', server = s) =>
@@ -32,6 +34,7 @@ const remove = (token: string, at: string) =>
   s.app.inject({ method: 'DELETE', url: `${API.fileStore}?path=${encodeURIComponent(at)}`, headers: { authorization: `Bearer ${token}` } });
 
 beforeAll(async () => {
+  process.env.FILESTORE_TEST_CANARY = CANARY;
   s = await startTestServer({ env: { COMPUTE_DRIVER: 'local' } });
 });
 afterAll(async () => s.close());
@@ -81,6 +84,7 @@ describe('文件存储', () => {
 
   it('follows no link planted from inside a machine to the host', async () => {
     const u = await kit.fundedUser('10');
+    await list(u.token); // the tree ready (mounted where it is an image) before links are planted in it
     const tree = s.ctx.fileStore!.treeOf(u.user.id);
     symlinkSync('/etc/passwd', path.join(tree, 'passwd'));
     symlinkSync('/root', path.join(tree, 'hostroot'));
@@ -89,6 +93,63 @@ describe('文件存储', () => {
     expect(json(await get(s.app, `${API.fileStore}?path=/hostroot`, u.token))).toMatchObject({ code: 40400003 });
     expect(json(await upload(u.token, '/hostroot', 'x.txt', 'x'))).toMatchObject({ code: 40400003 });
     expect(existsSync('/root/x.txt')).toBe(false);
+  });
+
+  it('never follows a link in the tree, wherever it leads: every operation acts on the tree itself, links are not listed', async () => {
+    const u = await kit.fundedUser('10');
+    const neighbour = await kit.fundedUser('10');
+    await upload(neighbour.token, '/', 'secret.txt', 'neighbour-secret');
+    // Both trees ready (mounted where they are images) before links are planted in them, as a machine's root would.
+    await post(s.app, API.fileStoreFolder, { parent: '/', name: 'real' }, u.token);
+    await upload(u.token, '/real', 'keep.txt', 'kept');
+    const tree = s.ctx.fileStore!.treeOf(u.user.id);
+    const plant = (target: string, name: string) => symlinkSync(target, path.join(tree, name));
+    plant('/proc/1/environ', 'environ');
+    plant('/proc/1', 'pid1');
+    plant('/proc/self/root/usr', 'usr');
+    plant('/etc/shadow', 'shadow');
+    plant(`../${neighbour.user.id}`, 'neighbour');
+    plant(s.ctx.fileStore!.treeOf(neighbour.user.id), 'neighbour-abs');
+    plant('real', 'alias');
+    plant('real/keep.txt', 'keep-alias');
+
+    expect((await list(u.token)).entries.map((e) => e.name)).toEqual(['real']);
+    for (const at of [
+      '/environ',
+      '/pid1/environ',
+      '/usr/bin/env',
+      '/shadow',
+      '/neighbour/secret.txt',
+      '/neighbour-abs/secret.txt',
+      '/alias/keep.txt',
+      '/keep-alias',
+    ]) {
+      const res = await download(u.token, at);
+      expect([at, res.statusCode, res.body]).toEqual([at, 404, expect.not.stringContaining(CANARY)]);
+      expect(json(res), at).toMatchObject({ code: 40400003 });
+    }
+    for (const at of ['/pid1', '/usr', '/neighbour', '/neighbour-abs', '/alias']) {
+      expect(json(await get(s.app, `${API.fileStore}?path=${encodeURIComponent(at)}`, u.token)), at).toMatchObject({ code: 40400003 });
+      expect(json(await upload(u.token, at, 'planted.txt', 'x')), at).toMatchObject({ code: 40400003 });
+      expect(json(await post(s.app, API.fileStoreFolder, { parent: at, name: 'planted' }, u.token)), at).toMatchObject({ code: 40400003 });
+    }
+    // Nothing was changed through a link: not the folder a link names, not the neighbour's tree.
+    expect(json(await post(s.app, API.fileStoreRename, { path: '/alias/keep.txt', name: 'moved.txt' }, u.token))).toMatchObject({ code: 40400003 });
+    expect(json(await remove(u.token, '/alias/keep.txt'))).toMatchObject({ code: 40400003 });
+    expect(json(await remove(u.token, '/neighbour-abs/secret.txt'))).toMatchObject({ code: 40400003 });
+    expect((await list(u.token, '/real')).entries.map((e) => e.name)).toEqual(['keep.txt']);
+    expect((await list(neighbour.token)).entries.map((e) => e.name)).toEqual(['secret.txt']);
+    // A link itself is the user's to rename or delete (the name, never what it leads to).
+    expect((await post(s.app, API.fileStoreRename, { path: '/keep-alias', name: 'renamed-link' }, u.token)).statusCode).toBe(200);
+    expect(lstatSync(path.join(tree, 'renamed-link')).isSymbolicLink()).toBe(true);
+    expect((await remove(u.token, '/neighbour-abs')).statusCode).toBe(200);
+    expect((await remove(u.token, '/alias')).statusCode).toBe(200);
+    expect(existsSync(path.join(tree, 'alias'))).toBe(false);
+    expect((await download(u.token, '/real/keep.txt')).body).toBe('kept');
+    expect((await download(neighbour.token, '/secret.txt')).body).toBe('neighbour-secret');
+    // Its name is taken: no folder or upload goes there, nor through it.
+    expect(json(await post(s.app, API.fileStoreFolder, { parent: '/', name: 'environ' }, u.token))).toMatchObject({ code: 40931001 });
+    expect(json(await upload(u.token, '/', 'environ', 'x'))).toMatchObject({ code: 40931001 });
   });
 
   it('stops an upload that would pass the quota and keeps nothing of it', async () => {
@@ -124,6 +185,11 @@ describe('文件存储', () => {
     }
     await runIn(sandbox, ['/bin/sh', '-c', 'echo made-inside > /root/shared/from-machine.txt']);
     expect((await download(u.token, '/from-machine.txt')).body).toBe('made-inside\n');
+    // Links the machine's root plants there lead nowhere in the console (the next test tries every operation).
+    await runIn(sandbox, ['/bin/sh', '-c', 'ln -s /proc/1/environ /root/shared/environ && ln -s / /root/shared/machine-root']);
+    const environ = await download(u.token, '/environ');
+    expect([environ.statusCode, environ.body]).toEqual([404, expect.not.stringContaining(CANARY)]);
+    expect(json(await get(s.app, `${API.fileStore}?path=/machine-root`, u.token))).toMatchObject({ code: 40400003 });
     writeFileSync(path.join(s.ctx.fileStore!.treeOf(u.user.id), 'direct.txt'), 'x');
     expect((await list(u.token)).entries.map((e) => e.name)).toEqual(['direct.txt', 'from-console.txt', 'from-machine.txt']);
   });

@@ -5,7 +5,8 @@
  * The tree is written from inside the machines too, where a user may plant a symbolic link to any
  * path, or swap a folder for one while the console works on it. So the console never touches the
  * tree from the host: each operation runs in a throwaway bubblewrap sandbox that sees only that
- * tree (at /t) and the read-only /usr, where a link can lead nowhere else.
+ * tree (at /t) and the read-only /usr; and there no link is followed either (INTO, SCRIPTS): a link
+ * to that sandbox's own /proc, to /usr or to another folder of the tree leads nowhere.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -39,24 +40,44 @@ const ENTRIES = '--entries--';
 /** The temporary names of uploads under way. */
 const UPLOADING = '.upload-';
 
+/**
+ * Enters the folder $1 (a path under /t) as the working directory, never by way of a link: where it
+ * leads is checked after entering (a link anywhere on the way ends elsewhere), so a folder swapped
+ * for a link meanwhile is refused too, and the names below are then taken from that folder alone.
+ * Missing or reached through a link: exit 3; a file: exit 4.
+ */
+const INTO = `into() {
+  cd -P -- "$1" 2>/dev/null && [ "$(pwd -P; echo .)" = "$1
+." ] && return
+  [ -e "$1" ] && [ ! -L "$1" ] && [ ! -d "$1" ] && exit 4; exit 3
+}
+into "$1"
+`;
+
+/**
+ * The operations, each in the folder $1 (entered by INTO) on the name $2 there. Each step acts on
+ * the name itself, never on what a link there leads to: find, mv, rm, mkdir and ln do not follow a
+ * link they are given, a read opens with O_NOFOLLOW (and O_NONBLOCK: a FIFO put in a file's place
+ * fails instead of waiting), an upload's temporary name is new (O_EXCL).
+ */
 const SCRIPTS = {
-  // $1 the folder: the size of every file in the tree (a line each), a marker, then one record per
-  // entry: type, size, mtime, name (NUL-ended; a name may hold anything but / and NUL).
-  list: `[ -e "$1" ] || exit 3; [ -d "$1" ] || exit 4
-find /t -type f -printf '%s\\n'; echo ${ENTRIES}
-find "$1" -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%f\\0'`,
+  // The size of every file in the tree (a line each), a marker, then one record per entry of the
+  // folder: type, size, mtime, name (NUL-ended; a name may hold anything but / and NUL).
+  list: `find /t -type f -printf '%s\\n'; echo ${ENTRIES}
+find . -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%f\\0'`,
   used: `find /t -type f -printf '%s\\n'`,
-  mkdir: `[ -d "$1" ] || exit 3; [ -e "$1/$2" ] || [ -L "$1/$2" ] && exit 5; mkdir -- "$1/$2" || exit 7`,
-  rename: `[ -e "$1" ] || [ -L "$1" ] || exit 3; [ -e "$2" ] || [ -L "$2" ] && exit 5; mv -T -- "$1" "$2"`,
-  remove: `[ -e "$1" ] || [ -L "$1" ] || exit 3; rm -rf -- "$1"`,
-  isFile: `[ -e "$1" ] || exit 3; [ -f "$1" ] || exit 6`,
-  read: `exec cat -- "$1"`,
+  mkdir: `[ -e "./$2" ] || [ -L "./$2" ] && exit 5; mkdir -- "./$2" || exit 7`,
+  // $3 the new name.
+  rename: `[ -e "./$2" ] || [ -L "./$2" ] || exit 3; [ -e "./$3" ] || [ -L "./$3" ] && exit 5; mv -T -- "./$2" "./$3"`,
+  remove: `[ -e "./$2" ] || [ -L "./$2" ] || exit 3; rm -rf -- "./$2"`,
+  isFile: `[ -L "./$2" ] || [ ! -e "./$2" ] && exit 3; [ -f "./$2" ] || exit 6`,
+  read: `exec dd if="./$2" iflag=nofollow,nonblock bs=128K status=none`,
   // Into a temporary name of its own ($3): a failed upload removes only what it wrote.
   // A write that fails is the tree's file system being full (its image is the quota): exit 7.
-  write: `[ -d "$1" ] || exit 3; [ -e "$1/$2" ] || [ -L "$1/$2" ] && exit 5; set -C; cat > "$1/$3" || exit 7`,
+  write: `[ -e "./$2" ] || [ -L "./$2" ] && exit 5; set -C; cat > "./$3" || exit 7`,
   // A hard link never replaces an existing name: one that appeared meanwhile wins, the upload is refused.
-  commit: `ln -- "$1/$3" "$1/$2" 2>/dev/null || { rm -f -- "$1/$3"; exit 5; }; rm -f -- "$1/$3"`,
-  discard: `rm -f -- "$1/$3"`,
+  commit: `ln -- "./$3" "./$2" 2>/dev/null || { rm -f -- "./$3"; exit 5; }; rm -f -- "./$3"`,
+  discard: `rm -f -- "./$3"`,
 };
 
 export class FileStore {
@@ -107,7 +128,8 @@ export class FileStore {
     const entries: FileStoreEntry[] = [];
     for (const record of out.slice(marker + ENTRIES.length + 1).split('\0')) {
       const [type, size, mtime, ...name] = record.split('\t');
-      // Links are not shown: the console cannot follow them anyway.
+      // Links are not shown: the console never follows them (a name of one is still taken, and the
+      // link itself can be renamed or deleted by its path).
       if (!name.length || (type !== 'd' && type !== 'f')) continue;
       const n = name.join('\t');
       if (n.startsWith(UPLOADING)) continue; // an upload under way
@@ -130,12 +152,12 @@ export class FileStore {
 
   async rename(payerId: string, at: string, name: string): Promise<void> {
     if (at === '/') throw new AppError('VALIDATION_FAILED', '根目录不能重命名');
-    await this.run(payerId, 'rename', [inTree(at), inTree(path.posix.join(path.posix.dirname(at), name))]);
+    await this.run(payerId, 'rename', [...entryOf(at), name]);
   }
 
   async remove(payerId: string, at: string): Promise<void> {
     if (at === '/') throw new AppError('VALIDATION_FAILED', '根目录不能删除');
-    await this.run(payerId, 'remove', [inTree(at)]);
+    await this.run(payerId, 'remove', entryOf(at));
   }
 
   /**
@@ -144,8 +166,8 @@ export class FileStore {
    * goes away (the stream closed early) ends the reading.
    */
   async read(payerId: string, at: string): Promise<Readable> {
-    await this.run(payerId, 'isFile', [inTree(at)]);
-    const child = await this.spawn(payerId, 'read', [inTree(at)], 'ignore');
+    await this.run(payerId, 'isFile', entryOf(at));
+    const child = await this.spawn(payerId, 'read', entryOf(at), 'ignore');
     const stream = new PassThrough();
     child.stdout!.pipe(stream, { end: false });
     child.stderr!.resume();
@@ -162,7 +184,7 @@ export class FileStore {
    * nothing behind) once it would pass the quota.
    */
   async write(payerId: string, folder: string, name: string, body: Readable): Promise<number> {
-    let room = this.opts.quotaBytes - sumLines(await this.run(payerId, 'used', []));
+    let room = this.opts.quotaBytes - sumLines(await this.run(payerId, 'used', [inTree('/')]));
     const temp = `${UPLOADING}${randomUUID()}`;
     const child = await this.spawn(payerId, 'write', [inTree(folder), name, temp], 'pipe');
     let written = 0;
@@ -202,7 +224,7 @@ export class FileStore {
 
   private async spawn(payerId: string, script: keyof typeof SCRIPTS, args: string[], stdin: 'pipe' | 'ignore') {
     const { tree, uid } = await this.ready(payerId);
-    const line = throwaway({ rw: { '/t': tree } }, ['--chdir', '/t', '/bin/sh', '-c', SCRIPTS[script], 'sh', ...args], uid, this.opts.bwrap);
+    const line = throwaway({ rw: { '/t': tree } }, ['--chdir', '/t', '/bin/sh', '-c', INTO + SCRIPTS[script], 'sh', ...args], uid, this.opts.bwrap);
     return spawn(line.file, line.args, { stdio: [stdin, 'pipe', 'pipe'] });
   }
 
@@ -237,4 +259,9 @@ function sumLines(text: string): number {
 /** A path of the API ("/a/b", validated by the contract) as seen inside the throwaway sandbox. */
 function inTree(at: string): string {
   return at === '/' ? '/t' : `/t${at}`;
+}
+
+/** An entry of the API (not the root) as the scripts take it: its folder inside the sandbox, its name there. */
+function entryOf(at: string): [string, string] {
+  return [inTree(path.posix.dirname(at)), path.posix.basename(at)];
 }
