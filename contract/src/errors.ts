@@ -87,6 +87,9 @@ export const ERRORS = {
   DATASET_ZIP_INVALID: { code: 40050004, message: '压缩包无法读取，请上传 zip 格式的压缩包' },
   DATASET_EMPTY: { code: 40050005, message: '数据集中还没有图片，请先上传' },
   DATASET_ZIP_TOO_LARGE: { code: 41350002, message: '压缩包超过 200MB，请分成几个压缩包导入' },
+  DATASET_ZIP_UNPACKED_TOO_LARGE: { code: 41350003, message: '压缩包解压后超过 256MB，请分成几个压缩包导入' },
+  /** A zip entry whose path climbs out of the archive (`..`), is absolute or names a drive: refused, never flattened. */
+  DATASET_ZIP_ENTRY_UNSAFE: { code: 40050011, message: '压缩包中该文件的路径不安全（含 ..、以 / 开头或带盘符），已跳过；请把图片放在压缩包内的普通文件夹中' },
   RESOURCE_PACKAGE_NOT_FOUND: { code: 40450008, message: '资源包不存在，请刷新列表' },
   TRAIN_JOB_NOT_FOUND: { code: 40450003, message: '训练任务不存在或已删除，请刷新列表' },
   TRAIN_EPOCH_NOT_FOUND: { code: 40450004, message: '该轮的模型还没有保存，请等这一轮训练完成' },

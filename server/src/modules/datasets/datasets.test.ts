@@ -5,6 +5,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { deflateRawSync } from 'node:zlib';
 import { strToU8, unzipSync, zipSync } from 'fflate';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +25,7 @@ import {
   startTestServer,
   type TestServer,
 } from '../../../test/harness.js';
+import { zipOf } from '../../../test/zip-builder.js';
 
 /** A real JPEG of 64×48, and a PNG whose header is right but whose pixels are cut off. */
 const JPEG = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 200, b: 90 } } })
@@ -297,6 +299,31 @@ describe('datasets', () => {
 
     expect((await del(s.app, path_(API.sdDataset, d.id), u.token)).statusCode).toBe(200);
     expect(json(await put(s.app, path_(API.sdDataset, d.id), { name: '改名' }, u.token)).code).toBe(40450001);
+  });
+
+  it('refuses a zip bomb that declares small sizes with the unpacked-size code, and lists unsafe entry paths as refused', async () => {
+    const u = await certifiedUser();
+    const d = await dataset(u.token);
+    const importZip = (zip: Buffer) => {
+      const { payload, headers } = multipartFiles([{ name: 'set.zip', content: zip }]);
+      return s.app.inject({ method: 'POST', url: path_(API.sdDatasetImport, d.id), payload, headers: { ...headers, authorization: `Bearer ${u.token}` } });
+    };
+    // 320 MB of zeros in a zip of about 330 KB, each entry declaring 26 KB.
+    const zeros = deflateRawSync(Buffer.alloc(16 * 1024 * 1024));
+    const bomb = await importZip(zipOf(Array.from({ length: 20 }, (_, i) => ({ name: `${i}.png`, deflated: zeros, size: 26 * 1024 }))));
+    expect(bomb.statusCode).toBe(413);
+    expect(json(bomb)).toMatchObject({ code: 41350003 });
+    expect(json<{ message: string }>(bomb).message).toContain('解压后超过 256MB');
+    expect((await images(u.token, d.id)).total).toBe(0);
+
+    const png = pngImage(4, 4);
+    const unsafe = ['../../x.png', '/abs/x.png', '..\\..\\x.png', 'C:\\x.png'];
+    const res = await importZip(zipOf([...unsafe, 'x.png'].map((name) => ({ name, stored: png }))));
+    expect(res.statusCode, res.body).toBe(200);
+    const result = json<DatasetUploadResult>(res);
+    expect(result.added.map((i) => i.name)).toEqual(['x.png']);
+    expect(result.refused.map((r) => [r.name, r.code])).toEqual(unsafe.map((name) => [name, 40050011]));
+    for (const r of result.refused) expect(r.message).toContain('路径不安全');
   });
 
   it("keeps each account's datasets its own, lets a child with gpu work on its parent's, and deletes a dataset with its files", async () => {

@@ -9,9 +9,8 @@ import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
-import { unzipSync, Zip, ZipPassThrough } from 'fflate';
+import { Zip, ZipPassThrough } from 'fflate';
 import {
-  DATASET_IMAGE_EXTENSIONS,
   DATASET_MAX_CAPTION,
   DATASET_MAX_IMAGE_BYTES,
   DATASET_MAX_IMAGES,
@@ -32,16 +31,15 @@ import { AppError } from '../../http/errors.js';
 import type { UserService } from '../users/index.js';
 import { CONTENT_TYPE_OF, EXTENSION_OF, inspectImage } from './image-info.js';
 import { sdDatasetImages, sdDatasets } from './schema.js';
+import { DEFAULT_ZIP_LIMITS, unpackZip, ZipRefused, type UnpackedZip } from './zip-import.js';
 
 type DatasetRow = typeof sdDatasets.$inferSelect;
 type ImageRow = typeof sdDatasetImages.$inferSelect;
 type CaptionsRequest =
   { op: 'set'; captions: { id: string; caption: string }[] } | { op: 'prefix'; text: string } | { op: 'replace'; find: string; replace: string };
 
-/** A zip imported at once is read into memory: its size, what it may unpack to, how many entries it may hold. */
+/** A zip imported at once is read into memory (what it may unpack to: zip-import.ts). */
 export const DATASET_MAX_ZIP_BYTES = 200 * 1024 * 1024;
-const MAX_UNPACKED_BYTES = 256 * 1024 * 1024;
-const MAX_ZIP_ENTRIES = 2 * 512 + 64;
 
 export class DatasetService {
   constructor(
@@ -250,48 +248,30 @@ export class DatasetService {
   /**
    * Imports a zip of images with same-name `.txt` captions (any folders; macOS's `__MACOSX` and
    * hidden files skipped), image by image: each is taken or refused on its own, as an upload is.
+   * The zip is unpacked on a worker thread, its real inflated bytes counted (zip-import.ts); an
+   * entry whose path climbs out of the archive is refused by name.
    */
   async importZip(payerId: string, id: string, zip: Buffer): Promise<DatasetUploadResult> {
     await this.own(payerId, id);
     if (zip.length > DATASET_MAX_ZIP_BYTES) throw new AppError('DATASET_ZIP_TOO_LARGE');
-    const tooLarge: string[] = [];
-    let unpacked = 0;
-    let entries = 0;
-    let files: Record<string, Uint8Array>;
+    let unpacked: UnpackedZip;
     try {
-      files = unzipSync(zip, {
-        filter: (f) => {
-          const base = path.posix.basename(f.name);
-          if (f.name.endsWith('/') || f.name.startsWith('__MACOSX/') || base.startsWith('.')) return false;
-          const ext = path.posix.extname(base).toLowerCase();
-          if (ext !== '.txt' && !(DATASET_IMAGE_EXTENSIONS as readonly string[]).includes(ext)) return false;
-          // A stored entry is copied by its compressed size whatever it declares: both must agree.
-          if (f.compression === 0 && f.size !== f.originalSize) throw new AppError('DATASET_ZIP_INVALID');
-          if (++entries > MAX_ZIP_ENTRIES) throw new AppError('DATASET_ZIP_INVALID', `压缩包中的文件超过 ${MAX_ZIP_ENTRIES} 个`);
-          const size = Math.max(f.size, f.originalSize);
-          if (size > (ext === '.txt' ? 64 * 1024 : DATASET_MAX_IMAGE_BYTES)) {
-            tooLarge.push(f.name);
-            return false;
-          }
-          unpacked += size;
-          if (unpacked > MAX_UNPACKED_BYTES) throw new AppError('DATASET_ZIP_TOO_LARGE');
-          return true;
-        },
-      });
+      unpacked = await unpackZip(zip);
     } catch (e) {
-      throw e instanceof AppError ? e : new AppError('DATASET_ZIP_INVALID');
+      throw zipRefusal(e);
     }
     const result: DatasetUploadResult = { added: [], refused: [] };
     const refuse = (name: string, e: unknown) => {
       if (!(e instanceof AppError)) throw e;
       result.refused.push({ name, code: e.code, message: e.message });
     };
-    for (const name of tooLarge) refuse(name, new AppError('DATASET_IMAGE_TOO_LARGE'));
-    const names = Object.keys(files).sort();
+    for (const r of unpacked.refused) refuse(r.name, new AppError(r.why === 'too_large' ? 'DATASET_IMAGE_TOO_LARGE' : 'DATASET_ZIP_ENTRY_UNSAFE'));
+    const { files } = unpacked;
+    const names = [...files.keys()].sort();
     for (const name of names.filter((n) => !n.toLowerCase().endsWith('.txt'))) {
-      const txt = files[name.slice(0, name.length - path.posix.extname(name).length) + '.txt'];
+      const txt = files.get(name.slice(0, name.length - path.posix.extname(name).length) + '.txt');
       const caption = txt
-        ? Buffer.from(txt)
+        ? txt
             .toString('utf8')
             .replace(/^\uFEFF/, '')
             .split('\0') // no database text takes NUL
@@ -299,7 +279,7 @@ export class DatasetService {
             .trim()
         : '';
       try {
-        result.added.push(await this.addImage(payerId, id, path.posix.basename(name), Buffer.from(files[name]!), caption));
+        result.added.push(await this.addImage(payerId, id, path.posix.basename(name), files.get(name)!, caption));
       } catch (e) {
         refuse(name, e);
       }
@@ -467,6 +447,14 @@ export function imageName(fileName: string, extension: string): string {
     .trim()
     .slice(0, 100);
   return `${clean || 'image'}${extension}`;
+}
+
+/** A zip refused as a whole, as the user reads it. */
+function zipRefusal(e: unknown): AppError {
+  if (!(e instanceof ZipRefused)) return new AppError('DATASET_ZIP_INVALID');
+  if (e.why === 'too_large') return new AppError('DATASET_ZIP_UNPACKED_TOO_LARGE');
+  if (e.why === 'too_many') return new AppError('DATASET_ZIP_INVALID', `压缩包中的图片和标注文件超过 ${DEFAULT_ZIP_LIMITS.maxEntries} 个`);
+  return new AppError('DATASET_ZIP_INVALID');
 }
 
 /** A trigger word in front of a caption (comma-separated, as sd-scripts' tags are), once. */
