@@ -166,6 +166,8 @@ describe('the purchase page', () => {
     });
     const router = renderApp(`${FROM_CARD}&duration=3`);
     await waitFor(async () => expect((await total()).textContent).toBe('¥5.94'));
+    // The page and the confirmation say the same: billed by the second, not by the hour.
+    expect(panel().textContent).toContain('开机期间按秒计费');
     // A post-paid order has nothing to pay up front: no voucher to choose.
     expect(screen.queryByRole('combobox', { name: '代金券' })).toBeNull();
     fireEvent.change(screen.getByLabelText('实例名称'), { target: { value: '训练机' } });

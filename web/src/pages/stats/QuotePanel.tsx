@@ -60,7 +60,7 @@ function QuoteBody({ quote, prepaid }: { quote: Quote; prepaid: boolean }) {
       <Typography.Paragraph type="secondary" style={{ fontSize: 12, margin: '8px 0 0' }}>
         {prepaid
           ? `共 ${quote.duration} ${quote.unit}，下单时从余额一次性扣费。`
-          : `按 ${quote.duration} ${quote.unit}估算；按时计费为后付费，开机期间每小时按实际用量从余额扣费。`}
+          : `按 ${quote.duration} ${quote.unit}估算；按时计费为后付费，开机期间按秒计费，从余额扣费。`}
       </Typography.Paragraph>
     </>
   );

@@ -103,7 +103,8 @@ function moreItems(i: Instance, busy: boolean): MenuProps['items'] {
   // No-card mode and migration are about cards: a machine without any never has them.
   const cardless = i.gpuCount === 0;
   return [
-    menuItem('startNoCard', actionLabel('startNoCard'), cardless ? '没有 GPU 的实例直接开机即可' : (submitting ?? actionBlocked(i, 'startNoCard'))),
+    // A machine without cards has no no-card mode to start in: the item is not offered at all.
+    ...(cardless ? [] : [menuItem('startNoCard', actionLabel('startNoCard'), submitting ?? actionBlocked(i, 'startNoCard'))]),
     menuItem('restart', actionLabel('restart'), submitting ?? actionBlocked(i, 'restart')),
     menuItem('scheduleStop', i.scheduledStopAt ? '定时关机（已设置）' : '定时关机', submitting ?? scheduleStopBlocked(i)),
     // Only prepaid instances have anything to renew: post-paid ones do not show it at all.

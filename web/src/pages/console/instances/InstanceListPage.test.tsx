@@ -107,6 +107,16 @@ describe('the GPU instance list', () => {
     expect(disabled(await menuItem(off, '推理机-2', '释放'))).toBe(false);
   });
 
+  it('does not offer no-card mode on a machine without cards', async () => {
+    const cpu = instance({ id: ID2, name: 'CPU-1', status: 'Stopped', actions: allowedActions('Stopped'), gpuCount: 0, gpuName: null });
+    instanceServer(listOf(() => [cpu]));
+    renderApp('/console/gpu-generic');
+
+    const row = await rowOf('CPU-1');
+    await menuItem(row, 'CPU-1', '重启');
+    expect(screen.queryByText('无卡模式开机', { selector: '.ant-dropdown-menu-title-content, .menu-item-label' })).toBeNull();
+  });
+
   it('says why a greyed-out 更多 item cannot be used now, and what to do', async () => {
     instanceServer(listOf(() => [running, stopped]));
     renderApp('/console/gpu-generic');

@@ -15,6 +15,8 @@ describe('what each action says it costs', () => {
     expect(actionNotice(postPaid, 'stop')).toBe('关机后停止 GPU 计费；超出免费部分的数据盘仍按 ¥0.35/天 按小时计费');
     expect(actionNotice(instance({ diskDailyPrice: '0' }), 'stop')).toBe('关机后停止 GPU 计费；数据盘未超出免费容量（50 GB），不产生费用');
     expect(actionNotice(instance({ noCard: true }), 'stop')).toMatch(/^关机后停止无卡模式计费；/);
+    // A CPU machine has no GPU to stop billing for.
+    expect(actionNotice(instance({ gpuCount: 0, gpuName: null }), 'stop')).toMatch(/^关机后停止实例计费；/);
     expect(actionNotice(postPaid, 'release')).toBe('释放后数据盘和系统盘的数据将被清除且无法恢复');
   });
 

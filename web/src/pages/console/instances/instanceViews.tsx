@@ -287,8 +287,8 @@ export function actionNotice(i: Instance, action: InstanceAction): string {
     }
     case 'stop': {
       if (!postPaid) return `包周期实例关机不退还费用，到期时间不变（${formatTime(i.expireAt)}）`;
-      // Spaces around Latin words only: "停止 GPU 计费", "停止无卡模式计费".
-      const what = i.noCard ? '无卡模式' : ' GPU ';
+      // Spaces around Latin words only: "停止 GPU 计费", "停止无卡模式计费"; a machine without cards stops "实例" billing.
+      const what = i.noCard ? '无卡模式' : i.gpuCount === 0 ? '实例' : ' GPU ';
       return BigInt(i.diskDailyPrice) > 0n
         ? `关机后停止${what}计费；超出免费部分的数据盘仍按 ${yuan(i.diskDailyPrice)}/天 按小时计费`
         : `关机后停止${what}计费；数据盘未超出免费容量（${i.freeDataDiskGb} GB），不产生费用`;
