@@ -13,7 +13,7 @@ export default defineConfig({
     // jsdom window was gone and surfaced as "window is not defined" in the next file.
     pool: 'threads',
     setupFiles: ['./src/test/setup.ts'],
-    include: ['src/**/*.test.{ts,tsx}'],
+    include: ['src/**/*.test.{ts,tsx}', 'scripts/**/*.test.ts'],
     restoreMocks: true,
     testTimeout: 20_000,
   },
