@@ -189,7 +189,7 @@ export async function benchGateway(databaseUrl?: string): Promise<number> {
     console.log(`  throughput ratio ${ratio.toFixed(2)}${missedRatio ? ` (MISSED: target ≥ ${TARGET.ratio})` : ` (target ≥ ${TARGET.ratio})`}`);
     return Number(missedRatio) + Number(missedLatency);
   } finally {
-    server.stop();
+    await server.stop();
     proxy.stop();
     upstream.stop();
     rmSync(dir, { recursive: true, force: true });

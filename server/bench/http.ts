@@ -8,7 +8,7 @@
  * query; the GPU market's p99 while 50 connections keep logging in (scrypt) under twice its idle
  * p99 ("Structure and speed").
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { DEMO_ACCOUNT } from '../src/db/seed.js';
@@ -104,7 +104,20 @@ export async function startServer(databaseUrl?: string, extraEnv: Record<string,
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
   });
   const { address, database } = JSON.parse(first) as { address: string; database: string };
-  return { base: address, database, stop: () => child.kill('SIGTERM') };
+  return { base: address, database, stop: () => stopChild(child) };
+}
+
+/** SIGTERM, and resolves once the server has exited (SIGKILL after 15 s): its own cleanup is done by then. */
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
 }
 
 export async function login(base: string): Promise<string> {
@@ -221,7 +234,7 @@ export async function benchHttp(databaseUrl?: string, during?: (base: string) =>
     if (during) missed += await during(base);
     return missed;
   } finally {
-    stop();
+    await stop();
   }
 }
 
@@ -233,7 +246,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     try {
       return (await loginStorm(base)) ? 0 : 1;
     } finally {
-      stop();
+      await stop();
     }
   };
   run().then(

@@ -4,12 +4,13 @@
  * coming up, the reconciler (every RECONCILE_INTERVAL_MS, 1 s by default) marking it 运行中, the
  * terminal's WebSocket and the login shell. Target: under 3 s. Skipped where bubblewrap cannot run.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { API, type Instance, type Order } from '@console/contract';
 import { bwrapWorks } from '../src/drivers/compute/local/sandbox.js';
+import { removeWhenUnmounted } from './cleanup.js';
 import { login, startServer } from './http.js';
 
 const ROUNDS = 3;
@@ -86,12 +87,19 @@ export async function benchLocalStart(): Promise<boolean> {
     );
     return missed;
   } finally {
-    server.stop();
-    await new Promise((r) => setTimeout(r, 500));
-    rmSync(dataDir, { recursive: true, force: true });
+    // The server unmounts the instances' disks and trees as it stops; the folder goes once they have.
+    await server.stop();
+    await removeWhenUnmounted(dataDir);
   }
 }
 
+/** `npx tsx server/bench/local-start.ts`: this case alone. */
 if (import.meta.url === `file://${process.argv[1]}`) {
-  void benchLocalStart();
+  benchLocalStart().then(
+    (missed) => process.exit(missed ? 1 : 0),
+    (e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
 }

@@ -11,6 +11,8 @@
  * under 3 s). Then, on PostgreSQL: ledger transfers
  * against pgbench (ratio 0.5) and one billing tick over 1,000 / 10,000 / 100,000 running
  * instances (100,000 under 10 s).
+ *
+ * A case that fails is reported and the rest still run; the exit status is 1 when any failed.
  */
 import pg from 'pg';
 import { benchLedger } from './ledger.js';
@@ -34,42 +36,60 @@ async function postgresAnswers(): Promise<boolean> {
   }
 }
 
-/** The HTTP cases and the model gateway on scratch databases of the machine's PostgreSQL, dropped afterwards. */
-async function httpOnPostgres(): Promise<number> {
-  let missed = 0;
-  for (const [name, run] of [
-    ['console_bench_http', benchHttp],
-    ['console_bench_gateway', benchGateway],
-  ] as const) {
-    const scratch = await createScratchDatabase(PG_URL, name);
-    try {
-      missed += await run(scratch.url);
-    } finally {
-      await scratch.drop();
-    }
+/** One of the HTTP cases or the model gateway on a scratch database of the machine's PostgreSQL, dropped afterwards. */
+async function onScratch(name: string, run: (url: string) => Promise<number>): Promise<number> {
+  const scratch = await createScratchDatabase(PG_URL, name);
+  try {
+    return await run(scratch.url);
+  } finally {
+    await scratch.drop();
   }
-  return missed;
 }
 
-/** The ledger against pgbench and the billing tick, on the machine's PostgreSQL. */
-async function ledgerOnPostgres(): Promise<boolean> {
-  const ledger = await benchLedger(PG_URL);
-  const billing = await benchBilling(PG_URL);
-  return ledger && billing;
+/** A case: its name and what it does; resolves to how many targets it missed. */
+type Case = [name: string, run: () => Promise<number>];
+
+/**
+ * Runs every case in turn; one that throws is reported and the rest still run (a failure in the
+ * local instance case once hid the whole PostgreSQL half). Exit status 1 when any case failed.
+ */
+async function runCases(cases: Case[]): Promise<{ missed: number; failed: string[] }> {
+  let missed = 0;
+  const failed: string[] = [];
+  for (const [name, run] of cases) {
+    try {
+      missed += await run();
+    } catch (e) {
+      failed.push(name);
+      console.log(`\n${name}: FAILED — ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    }
+  }
+  return { missed, failed };
 }
 
 async function main() {
-  let missed = await benchHttp(undefined, async (base) => ((await benchFirstLoad(base)) ? 0 : 1));
-  missed += await benchGateway();
-  if (await benchLocalStart()) missed++;
+  const cases: Case[] = [
+    ['HTTP cases on PGlite (with the first load in Chromium)', () => benchHttp(undefined, async (base) => ((await benchFirstLoad(base)) ? 0 : 1))],
+    ['model gateway on PGlite', () => benchGateway()],
+    ['local instance start-to-usable', async () => Number(await benchLocalStart())],
+  ];
   if (await postgresAnswers()) {
-    missed += await httpOnPostgres();
-    if (!(await ledgerOnPostgres())) missed++;
+    cases.push(
+      ['HTTP cases on PostgreSQL', () => onScratch('console_bench_http', (url) => benchHttp(url))],
+      ['model gateway on PostgreSQL', () => onScratch('console_bench_gateway', (url) => benchGateway(url))],
+      ['ledger against pgbench', async () => Number(!(await benchLedger(PG_URL)))],
+      ['billing tick', async () => Number(!(await benchBilling(PG_URL)))],
+    );
   } else {
     console.log(`
 PostgreSQL (HTTP cases, ledger vs pgbench, billing tick): skipped (no PostgreSQL at ${PG_URL}; set BENCH_PG_URL)`);
   }
+  const { missed, failed } = await runCases(cases);
   if (missed) console.log(`${missed} target(s) missed`);
+  if (failed.length) {
+    console.log(`${failed.length} case(s) failed: ${failed.join('; ')}`);
+    process.exitCode = 1;
+  }
 }
 
 main().catch((e) => {
