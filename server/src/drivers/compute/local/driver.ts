@@ -24,6 +24,7 @@ import { localEvents, localMachines, localOperations } from './schema.js';
 import { eventOfRow, OperationLog, stateRefusal } from '../operations.js';
 import type { ComputeDriver, DriverEvent, EventKind, MachineService, MachineSpec, MachineStatus, OperationKind, ShellCommand } from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
+import { DESKTOP_PROGRAMS, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
 import { HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
 import {
@@ -35,8 +36,6 @@ import {
   serviceSocket,
   startNotebook,
   startServiceRelay,
-  startDesktop,
-  DESKTOP_PROGRAMS,
   PYTHON,
   layOut,
   removeDisks,
@@ -72,7 +71,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   readonly name = 'local';
   /**
    * The notebook runs in every sandbox where the host has Debian's python3-notebook, the 6006 relay
-   * where it has python3, a desktop in machines that ask for one where it has xvfb, x11vnc, fluxbox.
+   * where it has python3, a desktop in machines that ask for one where it has the Xfce desktop's programs (desktop.ts).
    */
   readonly services: readonly MachineService[] = [
     ...(existsSync(NOTEBOOK) ? ['jupyter' as const] : []),

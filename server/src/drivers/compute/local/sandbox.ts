@@ -633,28 +633,6 @@ export function startServiceRelay(sandbox: Joinable, log?: (m: string) => void):
   relay.once('error', (e) => log?.(`local compute: 自定义服务转发无法启动（${e.message}）`));
 }
 
-/** What a desktop needs on the host (Debian's xvfb, x11vnc and fluxbox). */
-export const DESKTOP_PROGRAMS = ['/usr/bin/Xvfb', '/usr/bin/x11vnc', '/usr/bin/fluxbox'];
-
-/**
- * The machine's desktop: an X server (1280×800) with a window manager, served as VNC (RFB) on a Unix
- * socket of the sandbox's /run (the console relays the browser's noVNC WebSocket to it).
- */
-const DESKTOP = `
-export DISPLAY=:1
-Xvfb :1 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
-for i in $(seq 100); do [ -e /tmp/.X11-unix/X1 ] && break; sleep 0.05; done
-fluxbox >/dev/null 2>&1 &
-command -v fbsetroot >/dev/null && (sleep 1; fbsetroot -solid '#3b2a6b') &
-exec x11vnc -display :1 -unixsock /run/desktop.sock -rfbport 0 -forever -shared -nopw -quiet -noxdamage >/dev/null 2>&1
-`;
-
-/** Starts the desktop inside the sandbox (serviceSocket(sandbox, 'desktop')); it ends with the sandbox. */
-export function startDesktop(sandbox: Joinable, log?: (m: string) => void): void {
-  const desktop = execIn(sandbox, ['/bin/sh', '-c', DESKTOP], { stdio: 'ignore' });
-  desktop.once('error', (e) => log?.(`local compute: 桌面无法启动（${e.message}）`));
-}
-
 /** Runs a command to its end inside the sandbox: its exit code and what it printed. */
 export function runIn(sandbox: Joinable, command: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {

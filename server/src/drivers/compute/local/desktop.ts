@@ -1,0 +1,98 @@
+/**
+ * The desktop of a 云桌面 machine on the local driver: a Chinese Xfce desktop (panel, terminal, file
+ * manager, Chromium, fcitx5 pinyin, Noto CJK fonts) on an X server of its own inside the machine's
+ * sandbox, served as VNC (RFB) on a Unix socket of the sandbox's /run; the console relays the
+ * browser's noVNC WebSocket to it. Everything runs from the host's read-only /usr (Debian packages,
+ * README "Local machines").
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { execIn, type Joinable } from './sandbox.js';
+
+/**
+ * What a desktop needs on the host: Debian's tigervnc-standalone-server, dbus-x11, xfce4-session, xfwm4,
+ * xfce4-panel, xfdesktop4, xfce4-terminal, thunar, chromium (its Chinese in chromium-l10n) and fcitx5
+ * (pinyin in fcitx5-chinese-addons). Without one of them no machine of this host gets a desktop.
+ */
+export const DESKTOP_PROGRAMS = [
+  '/usr/bin/Xtigervnc',
+  '/usr/bin/dbus-launch',
+  '/usr/bin/xfce4-session',
+  '/usr/bin/xfwm4',
+  '/usr/bin/xfce4-panel',
+  '/usr/bin/xfdesktop',
+  '/usr/bin/xfce4-terminal',
+  '/usr/bin/thunar',
+  '/usr/bin/chromium',
+  '/usr/bin/fcitx5',
+];
+
+/**
+ * The host's settings a desktop reads from /etc (Xfce's defaults: the panel's layout, the menu, the
+ * session's programs; fontconfig's; Chromium's flags) and fontconfig's cache of the host's fonts
+ * (without it every program scans the CJK fonts again). The machine's /etc is its own, so they are
+ * copied into it at each desktop start, what the machine already has kept: its root may change them
+ * as on any Debian desktop. Only configuration of programs from /usr, nothing secret.
+ */
+const HOST_SETTINGS = [
+  'etc/xdg/xfce4',
+  'etc/xdg/menus',
+  'etc/xdg/autostart',
+  'etc/xdg/Thunar',
+  'etc/xdg/user-dirs.conf',
+  'etc/xdg/user-dirs.defaults',
+  'etc/xfce4',
+  'etc/fonts',
+  'etc/chromium.d',
+  'var/cache/fontconfig',
+];
+/** The accessibility bus (at-spi) costs three processes and is of no use to a remote desktop. */
+const LEFT_OUT = ['etc/xdg/autostart/at-spi-dbus-bus.desktop'];
+
+/**
+ * Chromium runs as the machine's root, which it refuses without --no-sandbox, and its own sandbox
+ * needs user namespaces the machine does not have (bwrapArgs: --disable-userns). Its pages are held
+ * by the machine's sandbox instead: they reach only what the machine reaches. Debian's launcher adds
+ * flags from /etc/chromium.d. No first-run page either: it is an English sign-in prompt.
+ */
+const CHROMIUM_FLAGS = `# 云桌面：Chromium 以 root 运行、实例内没有 user namespace，它自带的沙箱无法启用；页面仍受实例本身的隔离
+export CHROMIUM_FLAGS="$CHROMIUM_FLAGS --no-sandbox --no-first-run"
+`;
+
+/**
+ * The desktop inside the sandbox, as its root. The host's settings come in on standard input (a
+ * tar archive). zh_CN.UTF-8 where the host has generated that locale (README), C.UTF-8 otherwise.
+ * TigerVNC's X server is the display and the VNC server in one (no screen polling); its clipboard
+ * is the desktop's CLIPBOARD and PRIMARY both ways, in UTF-8 with clients that speak the extended
+ * clipboard (noVNC does), so Chinese text crosses it. The session comes back when it ends (注销 in
+ * the menu), so the desktop never stays black.
+ */
+const DESKTOP = `
+tar -x -C / --skip-old-files --no-same-owner 2>/dev/null
+mkdir -p /etc/chromium.d
+[ -e /etc/chromium.d/desktop-flags ] || cat > /etc/chromium.d/desktop-flags <<'FLAGS'
+${CHROMIUM_FLAGS}FLAGS
+if locale -a 2>/dev/null | grep -qx zh_CN.utf8; then export LANG=zh_CN.UTF-8 LANGUAGE=zh_CN:zh; fi
+export DISPLAY=:1 XDG_RUNTIME_DIR=/run/user/0 XDG_SESSION_TYPE=x11 XDG_CURRENT_DESKTOP=XFCE NO_AT_BRIDGE=1
+export GTK_IM_MODULE=fcitx QT_IM_MODULE=fcitx SDL_IM_MODULE=fcitx XMODIFIERS=@im=fcitx
+mkdir -p -m 700 $XDG_RUNTIME_DIR /var/lib/dbus
+dbus-uuidgen --ensure 2>/dev/null
+Xtigervnc :1 -geometry 1280x800 -depth 24 -dpi 96 -nolisten tcp -rfbport -1 -rfbunixpath /run/desktop.sock -SecurityTypes None -AlwaysShared -desktop 云桌面 >/dev/null 2>&1 &
+for i in $(seq 100); do [ -e /tmp/.X11-unix/X1 ] && break; sleep 0.05; done
+eval "$(dbus-launch --sh-syntax --exit-with-x11)"
+fcitx5 -d >/dev/null 2>&1
+(while :; do xfce4-session; sleep 2; done) >/dev/null 2>&1 &
+wait
+`;
+
+/** Starts the desktop inside the sandbox (serviceSocket(sandbox, 'desktop')); it ends with the sandbox. */
+export function startDesktop(sandbox: Joinable, log?: (m: string) => void): void {
+  const settings = spawn('tar', ['-c', '-C', '/', ...LEFT_OUT.map((p) => `--exclude=${p}`), ...HOST_SETTINGS.filter((p) => existsSync(`/${p}`))], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const desktop = execIn(sandbox, ['/bin/sh', '-c', DESKTOP], { stdio: [settings.stdout, 'ignore', 'ignore'] });
+  // The desktop holds the archive's reading end now; the server's copy closed, tar ends if the desktop does.
+  settings.stdout!.destroy();
+  settings.once('error', (e) => log?.(`local compute: 桌面设置无法复制（${e.message}）`));
+  desktop.once('error', (e) => log?.(`local compute: 桌面无法启动（${e.message}）`));
+}
