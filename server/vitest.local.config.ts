@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The local compute driver and what reaches into its machines, on real bubblewrap sandboxes (Debian
- * package `bubblewrap`; .ci/run installs it): the driver's folder and every `*.sandbox.test.ts`.
+ * package `bubblewrap`; .ci/run installs it): the driver's folder and every `*.sandbox.test.ts`. A test
+ * that cannot run for want of a Debian package is skipped here and fails under CI (test/host-packages.ts).
  */
 export default defineConfig({
   test: {

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { API, SESSION_COOKIE } from '@console/contract';
 import { post, startTestServer, type TestServer } from '../../../test/harness.js';
+import { lacks } from '../../../test/host-packages.js';
 import { enterMachine, listen, localKit, localhostLookup, machineRequest } from '../../../test/local-kit.js';
 import { execIn, runIn } from '../../drivers/compute/local/sandbox.js';
 
@@ -63,7 +64,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s.close());
 
-describe('自定义服务 (port 6006) proxy', () => {
+describe.skipIf(lacks('bubblewrap', 'python3'))('自定义服务 (port 6006) proxy', () => {
   it("says how to start a service until one listens, then serves it from its root on the instance's origin; only to the owner", async () => {
     const u = await kit.fundedUser('100');
     const other = await kit.fundedUser('100');
@@ -127,7 +128,7 @@ class Echo(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(('127.0.0.1', 6006), Echo).serve_forever()
 `;
 
-describe('what a service sees and sets', () => {
+describe.skipIf(lacks('bubblewrap', 'python3'))('what a service sees and sets', () => {
   it("never sees the console's cookie nor the machine origin's, and cannot set them; its own pass both ways", async () => {
     const u = await kit.fundedUser('100');
     const id = await kit.runningInstance(u.token);
@@ -144,7 +145,7 @@ describe('what a service sees and sets', () => {
   });
 });
 
-describe('notebook proxy', () => {
+describe.skipIf(lacks('bubblewrap', 'python3-notebook'))('notebook proxy', () => {
   it('serves the owner the notebook: its page, a kernel that evaluates 1+1, and ends the kernel socket on logout', async () => {
     const u = await kit.fundedUser('100');
     const id = await kit.runningInstance(u.token);

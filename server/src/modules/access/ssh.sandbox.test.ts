@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BaseAgent, Client, utils as sshUtils, type ClientChannel, type ParsedKey, type SFTPWrapper } from 'ssh2';
 import { API, type Instance } from '@console/contract';
 import { del, ed25519KeyPair, get, json, post, put, startTestServer, type TestServer } from '../../../test/harness.js';
+import { lacks } from '../../../test/host-packages.js';
 import { listen, localKit } from '../../../test/local-kit.js';
 
 let s: TestServer;
@@ -82,7 +83,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s.close());
 
-describe('SSH gateway', () => {
+describe.skipIf(lacks('bubblewrap', 'openssh-sftp-server'))('SSH gateway', () => {
   it('logs in with the detail page password: commands, exit codes, a pty shell, sftp both ways', async () => {
     const u = await kit.fundedUser('100');
     const id = await kit.runningInstance(u.token);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { API, type TerminalServerMessage } from '@console/contract';
 import { post, startTestServer, type TestServer } from '../../../test/harness.js';
+import { lacks } from '../../../test/host-packages.js';
 import { listen, localKit } from '../../../test/local-kit.js';
 
 let s: TestServer;
@@ -86,7 +87,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s.close());
 
-describe('web terminal', () => {
+describe.skipIf(lacks('bubblewrap'))('web terminal', () => {
   it('runs a login shell inside the instance: its hostname, its data disk, resize', async () => {
     const u = await kit.fundedUser('100');
     const id = await runningInstance(u.token);

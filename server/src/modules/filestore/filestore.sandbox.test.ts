@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, type FileStoreListing } from '@console/contract';
 import { get, json, multipart, post, startTestServer, type TestServer } from '../../../test/harness.js';
+import { lacks } from '../../../test/host-packages.js';
 import { localKit } from '../../../test/local-kit.js';
 import { runIn } from '../../drivers/compute/local/sandbox.js';
 import { FileStore } from './store.js';
@@ -39,7 +40,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s.close());
 
-describe('文件存储', () => {
+describe.skipIf(lacks('bubblewrap', 'e2fsprogs'))('文件存储', () => {
   it('keeps folders and files: upload, list, download, rename, delete, with the space used', async () => {
     const u = await kit.fundedUser('10');
     expect(await list(u.token)).toMatchObject({ path: '/', entries: [], usedBytes: 0, quotaBytes: 20 * 1024 ** 3 });

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../clock.js';
 import type { Database } from '../../../db/client.js';
 import { openTestDatabase } from '../../../../test/harness.js';
+import { lacks } from '../../../../test/host-packages.js';
 import type { MachineSpec } from '../types.js';
 import { LocalComputeDriver } from './driver.js';
 import { DATA_MOUNT, runIn } from './sandbox.js';
@@ -33,7 +34,7 @@ const spec = (hostId: string): MachineSpec => ({
   appPort: null,
 });
 
-describe('local compute driver', () => {
+describe.skipIf(lacks('bubblewrap', 'python3', 'e2fsprogs'))('local compute driver', () => {
   let database: Database;
   let drop: () => Promise<void>;
   const dir = mkdtempSync(path.join(tmpdir(), 'console-local-driver-'));

@@ -27,14 +27,13 @@ import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgro
 import { DESKTOP_PROGRAMS, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
 import { HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
+import { hostNotebook, startNotebook } from './notebook.js';
 import {
   commandIn,
   layOutFromImage,
-  NOTEBOOK,
   ownTree,
   packImage,
   serviceSocket,
-  startNotebook,
   startServiceRelay,
   PYTHON,
   layOut,
@@ -69,12 +68,14 @@ export interface LocalDriverOptions {
 
 export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   readonly name = 'local';
+  /** The notebook the host's python3 runs (asked once per process); null: no machine offers Jupyter. */
+  readonly notebook = hostNotebook();
   /**
-   * The notebook runs in every sandbox where the host has Debian's python3-notebook, the 6006 relay
+   * The notebook runs in every sandbox where the host's python3 has one (python3-notebook), the 6006 relay
    * where it has python3, a desktop in machines that ask for one where it has the Xfce desktop's programs (desktop.ts).
    */
   readonly services: readonly MachineService[] = [
-    ...(existsSync(NOTEBOOK) ? ['jupyter' as const] : []),
+    ...(this.notebook ? ['jupyter' as const] : []),
     ...(existsSync(PYTHON) ? ['service' as const] : []),
     ...(DESKTOP_PROGRAMS.every((p) => existsSync(p)) ? ['desktop' as const] : []),
   ];
@@ -392,7 +393,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     }
     this.groups.set(sandbox, group);
     this.sandboxes.set(m.instanceId, sandbox);
-    if (this.services.includes('jupyter')) startNotebook(sandbox, m.instanceId, spec.jupyterToken, this.opts.log);
+    if (this.notebook) startNotebook(sandbox, this.notebook, m.instanceId, spec.jupyterToken, this.opts.log);
     if (this.services.includes('service')) startServiceRelay(sandbox, this.opts.log);
     this.desktops.delete(m.instanceId);
     if (this.services.includes('desktop') && spec.desktop) {

@@ -8,9 +8,10 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import { lacks } from '../../../../test/host-packages.js';
 import { bwrapWorks, DATA_MOUNT, layOut, removeDisks, runIn, sandboxPaths, startSandbox, stopSandbox, type RunningSandbox } from './sandbox.js';
 
-describe('local compute sandbox (bubblewrap)', () => {
+describe.skipIf(lacks('bubblewrap'))('local compute sandbox (bubblewrap)', () => {
   const host = mkdtempSync(path.join(tmpdir(), 'console-local-host-'));
   const running: RunningSandbox[] = [];
   afterAll(async () => {

@@ -523,9 +523,6 @@ export function execIn(sandbox: Joinable, command: string[], options: SpawnOptio
   return spawn(line.file, line.args, { ...options, env: { ...line.env, ...options.env } });
 }
 
-/** Debian's python3-notebook: when the host has it, every sandbox serves a notebook. */
-export const NOTEBOOK = '/usr/bin/jupyter-notebook';
-
 /** open(2)'s O_PATH (Linux): a descriptor naming a file without opening it, here a socket or a folder. */
 const O_PATH = 0o10000000;
 
@@ -551,31 +548,6 @@ export function serviceSocket(sandbox: Joinable, service: string): { path: strin
     close();
     return null;
   }
-}
-
-/**
- * Starts the notebook server inside the sandbox under base URL /jupyter/<id>/, its token the
- * instance's; it ends with the sandbox. Its first answer comes about 1.5 s later.
- */
-export function startNotebook(sandbox: Joinable, instanceId: string, token: string, log?: (m: string) => void): void {
-  const notebook = execIn(
-    sandbox,
-    [
-      NOTEBOOK,
-      '--sock=/run/jupyter.sock',
-      `--NotebookApp.base_url=/jupyter/${instanceId}/`,
-      `--NotebookApp.token=${token}`,
-      '--NotebookApp.password=',
-      '--NotebookApp.quit_button=False',
-      // Reached only through the console's proxy, under the machine origin's host (`<id>.localhost`, `<id>.m.example.com`).
-      '--NotebookApp.allow_remote_access=True',
-      '--allow-root',
-      '--no-browser',
-      '--notebook-dir=/root',
-    ],
-    { stdio: 'ignore' },
-  );
-  notebook.once('error', (e) => log?.(`local compute: 笔记本服务无法启动（${e.message}）`));
 }
 
 /** The 自定义服务 port: an HTTP service the user starts on it inside the machine is reachable through the console. */
