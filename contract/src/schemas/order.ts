@@ -71,6 +71,7 @@ export const orderSchema = z.object({
   kind: orderKindSchema,
   type: z.enum(OrderType.values),
   category: z.string(),
+  packageKind: z.enum(['gpuHours', 'tokens']).nullable().describe('资源包订单的种类：gpuHours 为 GPU 时长包，tokens 为模型资源包；其他订单为 null'),
   status: z.enum(OrderStatus.values),
   description: z.string(),
   amount: moneySchema.describe('应付（代金券前）'),

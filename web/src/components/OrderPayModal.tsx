@@ -18,7 +18,7 @@ import {
 } from '@console/contract';
 import { isApiError } from '../api/errors';
 import { ORDER_KEYS, ordersApi } from '../api/orders';
-import { categoryLabel, formatCountdown, invalidateOrderViews, paySourceLabel, useCancelOrder } from './orderViews';
+import { formatCountdown, orderProductLabel, invalidateOrderViews, paySourceLabel, useCancelOrder } from './orderViews';
 import { QrClosed, QrPayPanel, useQrPayment, WALLET_LABEL, WalletOptions } from './QrPayPanel';
 import { useMoneyQuery, useSession } from '../session/useSession';
 import { seesFinance } from '../auth/permissions';
@@ -220,7 +220,7 @@ function ChooseStep({
           {order.description}
         </Typography.Text>
         <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-          订单号 {order.orderUid} · {categoryLabel(order.category)} · 请在 <span className="pay-countdown">{formatCountdown(left)}</span> 内完成支付
+          订单号 {order.orderUid} · {orderProductLabel(order)} · 请在 <span className="pay-countdown">{formatCountdown(left)}</span> 内完成支付
         </Typography.Text>
       </div>
 

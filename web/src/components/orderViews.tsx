@@ -42,9 +42,14 @@ export function OrderStatusTag({ status }: { status: Status }) {
 }
 
 /** Product names of order categories: instance categories, plus model resource packages. */
-export function categoryLabel(category: string): string {
+function categoryLabel(category: string): string {
   if (category === 'Ai') return '模型资源包';
   return InstanceCategory.label(category as Category) ?? category;
+}
+
+/** What an order bought: its instance category, or the kind of resource package (GPU 时长包 or 模型资源包). */
+export function orderProductLabel(order: Pick<Order, 'category' | 'packageKind'>): string {
+  return order.packageKind === 'gpuHours' ? 'GPU 时长包' : categoryLabel(order.category);
 }
 
 export const PAY_SOURCE_LABEL: Record<Order['paid'][number]['source'], string> = { voucher: '代金券', gift: '赠送金', cash: '现金' };

@@ -94,6 +94,15 @@ describe('orders', () => {
     expect(list).toMatchObject({ total: 1, items: [expect.objectContaining({ orderUid: order.orderUid })] });
   });
 
+  it('says which kind of package an Ai order buys: GPU hours or model tokens', async () => {
+    const u = await registerUser(s);
+    const hours = json(await post(s.app, AI, { productId: 'gpu-hours-4090-10' }, u.token));
+    expect(hours).toMatchObject({ kind: 'Ai', packageKind: 'gpuHours' });
+    expect(json(await post(s.app, aiPath(hours.orderUid, '/cancel'), {}, u.token)).status).toBe('Cancelled');
+    const tokens = json(await post(s.app, AI, { productId: 'llm-tokens-10m' }, u.token));
+    expect(json(await get(s.app, aiPath(tokens.orderUid), u.token))).toMatchObject({ packageKind: 'tokens' });
+  });
+
   it('pays from the balance: the voucher first, then gift credit, then cash; the package is delivered', async () => {
     const u = await registerUser(s);
     await fund(u.user.id, '400', '18');

@@ -100,7 +100,8 @@ export class PurchaseService {
       kind: 'Ai',
       type: 'NewBuy',
       category: 'Ai',
-      request: body,
+      // Kept with the order so that its bill names what was bought: a GPU-hour package or a model one.
+      request: { ...body, packageKind: product.gpuTypeId ? 'gpuHours' : 'tokens' },
       quote: price,
       description: this.deps.resources.describe(product, body.count),
     });

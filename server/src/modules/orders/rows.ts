@@ -106,6 +106,8 @@ export function orderView(r: OrderRow, parts: OrderPart[]): Order {
     kind: r.kind,
     type: r.type,
     category: r.category,
+    // Ai orders placed before the kind was kept were all model packages.
+    packageKind: r.kind === 'Ai' ? ((r.request as { packageKind?: 'gpuHours' | 'tokens' }).packageKind ?? 'tokens') : null,
     status: r.status,
     description: r.description,
     amount: String(r.amount),

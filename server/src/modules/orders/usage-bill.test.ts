@@ -19,7 +19,8 @@ describe('the bill of a post-paid order', () => {
   it('itemises GPU time, no-card time and data-disk hours, adding up to what the ledger took; 完成时间 is the release', async () => {
     const u = await k.fundedUser('100');
     const before = await k.cash(u.user.id);
-    const { id, order } = await k.running(u.token, { extra: { dataDiskGb: 120, name: '训练机' } });
+    // A name with a size in it ("4 GB") must not be read as the disk's size.
+    const { id, order } = await k.running(u.token, { extra: { dataDiskGb: 120, name: '训练机 4 GB' } });
     const diskFrom = (await k.row(id)).diskBilledUntil!;
     await s.ctx.instanceBilling.diskTick(); // the first hour of the 70 GB beyond the free 50 GB
     const gpuStart = (await k.row(id)).meterSegment!;
@@ -76,7 +77,7 @@ describe('the bill of a post-paid order', () => {
 
     const [disk, gpu, noCard] = bill.lines;
     expect(disk).toMatchObject({
-      resource: '训练机',
+      resource: '训练机 4 GB',
       detail: '70 GB × 2 小时',
       start: diskFrom.toISOString(),
       end: new Date(diskFrom.getTime() + 2 * HOUR).toISOString(),
@@ -87,7 +88,7 @@ describe('the bill of a post-paid order', () => {
     });
     const gpuMs = BigInt(gpuEnd.getTime() - gpuStart.getTime());
     expect(gpu).toMatchObject({
-      resource: '训练机',
+      resource: '训练机 4 GB',
       detail: 'RTX 4090 × 1',
       start: gpuStart.toISOString(),
       end: gpuEnd.toISOString(),

@@ -212,5 +212,6 @@ function machineName(quote: OrderPrice): string {
 
 /** "50 GB" from "<name> 数据盘扩容 50 GB（1 小时，按 ¥0.35/天）". */
 function diskSize(memo: string): string {
-  return /(\d+ GB)/.exec(memo)?.[1] ?? '';
+  // The memo starts with the instance's name, which may hold a size of its own ("CPU 2 核 4 GB"): the disk's is the last.
+  return [...memo.matchAll(/(\d+ GB)/g)].at(-1)?.[1] ?? '';
 }

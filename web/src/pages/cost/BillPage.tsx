@@ -5,7 +5,7 @@ import { Link } from 'react-router';
 import { OrderStatus, OrderType, PAGE, formatYuan, type Order, type OrderStatus as Status, type OrderType as Type } from '@console/contract';
 import { downloadOrdersCsv, ORDER_KEYS, ordersApi, type OrderFilter } from '../../api/orders';
 import { OrderPayModal } from '../../components/OrderPayModal';
-import { balancePaid, categoryLabel, formatTime, orderDetailPath, OrderStatusTag, paidViaLabel, useCancelOrder } from '../../components/orderViews';
+import { balancePaid, formatTime, orderProductLabel, orderDetailPath, OrderStatusTag, paidViaLabel, useCancelOrder } from '../../components/orderViews';
 import { PagedTable, RefreshButton, usePagedQuery } from '../../components/PagedTable';
 import { PageFrame } from '../../components/PageFrame';
 import { UnpaidOrderBanner } from '../../components/UnpaidOrderBanner';
@@ -182,7 +182,7 @@ function OrderBills({ query: q, onChange }: { query: BillQuery; onChange: (patch
                   </Typography.Text>
                 </Link>
                 <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-                  <span className="mono">{o.orderUid}</span> · {categoryLabel(o.category)} · {OrderType.label(o.type)}
+                  <span className="mono">{o.orderUid}</span> · {orderProductLabel(o)} · {OrderType.label(o.type)}
                 </Typography.Text>
               </Flex>
             ),

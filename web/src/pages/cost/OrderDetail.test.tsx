@@ -153,6 +153,24 @@ describe('the bill detail pages', () => {
     expect(within(done).getByText(formatTime('2026-11-23T09:40:05.000Z'))).toBeTruthy();
   });
 
+  it('name a GPU-hour package order GPU 时长包, not 模型资源包', async () => {
+    const hours = order({
+      packageKind: 'gpuHours',
+      description: 'RTX 4090 时长包 100 小时 × 1（¥168.00）',
+      quote: {
+        lines: [{ kind: 'compute', name: 'RTX 4090 时长包 100 小时 × 1', unitPrice: '1680000', quantity: 1, amount: '1680000' }],
+        listTotal: '1680000',
+        discountTotal: '0',
+        voucherDeduction: '0',
+        total: '1680000',
+      },
+    });
+    costServer((url) => (url.pathname === `/order/api/v2.1/tiio/resource/${uid}` ? json(200, hours) : undefined));
+    renderApp(`/console/cost/bill/model-details/${uid}`);
+    expect(await screen.findByText('GPU 时长包')).toBeTruthy();
+    expect(screen.queryByText('模型资源包')).toBeNull();
+  });
+
   it('say 订单不存在 with a way back when no kind has the order', async () => {
     const fetch = costServer((url) => (url.pathname.endsWith(uid) ? json(404, { code: 40400004, message: '记录不存在或无权查看' }) : undefined));
     renderApp(`/console/cost/bill/server-details/${uid}?kind=default`);

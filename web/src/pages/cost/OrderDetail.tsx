@@ -10,10 +10,10 @@ import { LoadError } from '../../components/LoadError';
 import { OrderPayModal } from '../../components/OrderPayModal';
 import {
   balancePaid,
-  categoryLabel,
   formatCountdown,
   formatTime,
   orderDetailPath,
+  orderProductLabel,
   OrderStatusTag,
   paySourceLabel,
   useCancelOrder,
@@ -168,7 +168,7 @@ function OrderDetailBody({ order, onChanged }: { order: Order; onChanged: () => 
               column={{ xs: 1, md: 2 }}
               size="small"
               items={[
-                { key: 'product', label: '产品', children: categoryLabel(order.category) },
+                { key: 'product', label: '产品', children: orderProductLabel(order) },
                 { key: 'type', label: '订单类型', children: OrderType.label(order.type) },
                 { key: 'created', label: '下单时间', children: formatTime(order.createdAt) },
                 order.status === 'Unpaid'

@@ -356,6 +356,7 @@ function gpuOrder(over: Partial<Order>): Order {
     kind: 'Personal',
     type: 'NewBuy',
     category: 'Gpu',
+    packageKind: null,
     status: 'Unpaid',
     description: q.lines[0]!.name,
     amount: q.total,
