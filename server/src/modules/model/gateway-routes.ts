@@ -15,7 +15,7 @@ import {
 } from '@console/contract';
 import { chatPromptTokens, countTokens, isUpstreamStream, UpstreamError, type UpstreamStream } from '../../drivers/model-upstream/index.js';
 import type { AppContext } from '../../context.js';
-import { DEFAULT_HOLD_COMPLETION_TOKENS, GatewayError, type CallStart } from './gateway.js';
+import { DEFAULT_HOLD_COMPLETION_TOKENS, GatewayError, retryLater, type CallStart } from './gateway.js';
 import { looksLikeApiKey, type AuthenticatedKey } from './keys.js';
 import type { ModelInfo } from './catalogue.js';
 
@@ -30,7 +30,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
   await app.register(
     async (v1) => {
       v1.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-        if (error instanceof GatewayError) return reply.status(error.status).send(error.body());
+        if (error instanceof GatewayError) return reply.status(error.status).headers(error.headers).send(error.body());
         const status = error.statusCode;
         if (status && status >= 400 && status < 500) {
           return reply.status(status).send(new GatewayError(status, `请求有误：${error.message}`, 'invalid_request').body());
@@ -47,7 +47,18 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
         const { key } = await admit(request);
         const models = (await ctx.models.all()).filter((m) => !key.allowedModels.length || key.allowedModels.includes(m.id));
         overhead(reply, t0);
-        return { object: 'list', data: models.map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: m.provider })) };
+        return { object: 'list', data: models.map(modelObject) };
+      });
+
+      // The official client's models.retrieve: a model the key may not use is as unknown as one that does not exist.
+      v1.get('/models/*', async (request, reply) => {
+        const t0 = performance.now();
+        const { key } = await admit(request);
+        const id = (request.params as { '*': string })['*'];
+        const model = key.allowedModels.length && !key.allowedModels.includes(id) ? undefined : await ctx.models.get(id);
+        if (!model) throw new GatewayError(404, `模型 ${id} 不存在或该密钥不能使用：可用的模型见 GET /v1/models`, 'model_not_found', undefined, 'model');
+        overhead(reply, t0);
+        return modelObject(model);
       });
 
       v1.post('/chat/completions', async (request, reply) => {
@@ -100,7 +111,10 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
     const bearer = request.headers.authorization ?? '';
     const res =
       looksLikeApiKey(bearer) || !bearer ? await ctx.apiKeys.authenticate(bearer, request.ip, model) : await ctx.apiKeys.playground(await sessionUser(bearer));
-    if (!res.ok) throw new GatewayError(res.status, res.message, res.code);
+    if (!res.ok) {
+      const error = new GatewayError(res.status, res.message, res.code);
+      throw res.retryAfterMs === undefined ? error : retryLater(error, res.retryAfterMs);
+    }
     return { key: res.key };
   }
 
@@ -207,6 +221,11 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
       request.log.error({ err: e }, 'model call settle failed'),
     );
   }
+}
+
+/** A model as OpenAI's API shows it (the square keeps no creation time: 0). */
+function modelObject(m: ModelInfo) {
+  return { id: m.id, object: 'model' as const, created: 0, owned_by: m.provider };
 }
 
 function overhead(reply: FastifyReply, t0: number) {

@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { eq, sql } from 'drizzle-orm';
 import { API, type ApiKeyCreated, type Child } from '@console/contract';
-import { json, post, put, type TestServer } from '../../../test/harness.js';
+import { get, json, post, put, type TestServer } from '../../../test/harness.js';
 import { modelSuite } from '../../../test/model-kit.js';
 import { UpstreamError } from '../../drivers/model-upstream/index.js';
 import { modelCalls } from './schema.js';
@@ -229,6 +229,89 @@ describe('model gateway /v1 with the openai client', () => {
     }
     expect(await callsOf(poorKey.id)).toHaveLength(0);
     expect(await cash(poor.user.id)).toBe(0n);
+  });
+
+  it("holds a key's spend limit against calls at once: calls under way count, so twelve at once on room for four admit four", async () => {
+    const u = await fundedUser('10');
+    // One call's estimate: ~12 prompt tokens × ¥0.8/M + 500 × ¥2/M = 11 units; a limit of 50 has room for four.
+    const k = await createKey(u.token, { spendLimit: '50' });
+    const router = await s.ctx.models.router();
+    const chat = router.chat.bind(router);
+    // The admitted calls wait upstream until every call was admitted or refused: all twelve are under way at once.
+    let reached = 0;
+    let refused = 0;
+    let release!: () => void;
+    const everyoneIn = new Promise<void>((resolve) => (release = resolve));
+    const counted = () => reached + refused === 12 && release();
+    const spy = vi.spyOn(router, 'chat').mockImplementation(async (...args) => {
+      reached++;
+      counted();
+      await everyoneIn;
+      return chat(...args);
+    });
+    let results: PromiseSettledResult<unknown>[];
+    try {
+      const ai = client(k.secret);
+      results = await Promise.allSettled(
+        Array.from({ length: 12 }, () =>
+          ai.chat.completions.create({ model: 'qwen-mini-sim', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 500 }).catch((e: unknown) => {
+            refused++;
+            counted();
+            throw e;
+          }),
+        ),
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(4);
+    for (const r of results.filter((r) => r.status === 'rejected'))
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ status: 403, code: 'api_key_spend_limit' });
+    const rows = await callsOf(k.id);
+    expect(rows.map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    const spent = rows.reduce((n, r) => n + r.cost, 0n);
+    const [listed] = json<{ items: { id: string; spent: string }[] }>(await get(s.app, API.modelKeys, u.token)).items.filter((i) => i.id === k.id);
+    expect(BigInt(listed!.spent)).toBe(spent);
+    expect(spent).toBeLessThanOrEqual(50n);
+    expect(await holdTotal()).toBe(0n);
+  });
+
+  it("gives a dead process's hold back to its key's spend limit when the sweeper releases the call", async () => {
+    const u = await fundedUser('1');
+    const k = await createKey(u.token, { spendLimit: '5000' });
+    const auth = await s.ctx.apiKeys.authenticate(`Bearer ${k.secret}`, '127.0.0.1', 'qwen-mini-sim');
+    if (!auth.ok) throw new Error(auth.reason);
+    const spentNow = async () => BigInt(json<{ items: { id: string; spent: string }[] }>(await get(s.app, API.modelKeys, u.token)).items[0]!.spent);
+    const call = await s.ctx.modelGateway.hold(auth.key, (await s.ctx.models.get('qwen-mini-sim'))!, 20, 1000);
+    expect(await spentNow()).toBe(call.held);
+    s.clock.advance(61 * 60_000);
+    expect(await s.ctx.modelGateway.sweepStaleHolds()).toBe(1);
+    expect(await spentNow()).toBe(0n);
+    expect(await cash(u.user.id)).toBe(1_0000n);
+  });
+
+  it('answers a rate-limited call 429 with Retry-After in whole seconds and retry-after-ms, as OpenAI does', async () => {
+    const u = await fundedUser('1');
+    const k = await createKey(u.token, { rpmLimit: 1 });
+    const call = () => fetch(`${baseURL}/models`, { headers: { authorization: `Bearer ${k.secret}` } });
+    expect((await call()).status).toBe(200);
+    const limited = await call();
+    expect(limited.status).toBe(429);
+    expect(await limited.json()).toMatchObject({ error: { code: 'rate_limit_exceeded', type: 'rate_limit_error' } });
+    const ms = Number(limited.headers.get('retry-after-ms'));
+    expect(Number.isInteger(ms) && ms > 0 && ms <= 60_000, String(ms)).toBe(true);
+    expect(limited.headers.get('retry-after')).toBe(String(Math.ceil(ms / 1000)));
+  });
+
+  it('retrieves a model as the official client does, 404 in OpenAI shape for one unknown or not allowed to the key', async () => {
+    const u = await fundedUser('1');
+    const all = client((await createKey(u.token)).secret);
+    expect(await all.models.retrieve('qwen-mini-sim')).toEqual({ id: 'qwen-mini-sim', object: 'model', created: 0, owned_by: expect.any(String) });
+    expect(await failure(all.models.retrieve('no-such-model'))).toMatchObject({ status: 404, code: 'model_not_found', type: 'invalid_request_error' });
+    const narrow = client((await createKey(u.token, { allowedModels: ['qwen-mini-sim'] })).secret);
+    expect((await narrow.models.retrieve('qwen-mini-sim')).id).toBe('qwen-mini-sim');
+    expect(await failure(narrow.models.retrieve('deepseek-lite-sim'))).toMatchObject({ status: 404, code: 'model_not_found' });
+    expect(await failure(client('sk-' + 'x'.repeat(48)).models.retrieve('qwen-mini-sim'))).toMatchObject({ status: 401 });
   });
 
   it('releases the whole hold when the upstream fails before any token, answering 503 in OpenAI shape', async () => {

@@ -15,6 +15,10 @@
  *   the reservation to the tokens used (prompt tokens are covered first) and charges cash for the rest.
  * - Gift credit (赠送金) is not drawn: it is granted for compute, and a model call is paid by cash or packages.
  * - One `model_calls` row per call, and the key's spend and last use (ApiKeyService.recordUse).
+ * - A key with a spend limit is held call by call too, and its hold counts as the key's spend from
+ *   the hold (ApiKeyService.reserveSpend, one conditional update in the hold's transaction): calls
+ *   at once, in any process, cannot together pass the limit; the settle puts the spend to the exact
+ *   cost, the sweeper gives a dead process's hold back. Keys without a limit keep the float path.
  */
 import { randomUUID } from 'node:crypto';
 import type { OpenAIUsage } from '@console/contract';
@@ -57,9 +61,22 @@ export class GatewayError extends Error {
   ) {
     super(message);
   }
+  /** Headers the answer carries (a 429's Retry-After). */
+  headers: Record<string, string> = {};
   body() {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
+}
+
+/**
+ * A rate limit's refusal with when to try again, as OpenAI sends it: `retry-after` in whole seconds
+ * (rounded up) and `retry-after-ms`; the official clients wait that long before their retry.
+ */
+export function retryLater(error: GatewayError, retryAfterMs: number): GatewayError {
+  const ms = Math.max(1, Math.ceil(retryAfterMs));
+  error.headers['retry-after'] = String(Math.ceil(ms / 1000));
+  error.headers['retry-after-ms'] = String(ms);
+  return error;
 }
 
 /** The cost of tokens at per-million prices, rounded up to the next 0.0001 yuan. */
@@ -106,7 +123,7 @@ export class ModelGateway {
       db: Db;
       clock: Clock;
       ledger: LedgerService;
-      apiKeys: Pick<ApiKeyService, 'recordUse'>;
+      apiKeys: Pick<ApiKeyService, 'recordUse' | 'reserveSpend' | 'adjustSpend'>;
       resources: Pick<ResourceService, 'holdsTokens' | 'reserveTokens' | 'settleTokens'>;
       onError?: (e: unknown) => void;
     },
@@ -124,13 +141,15 @@ export class ModelGateway {
 
   /**
    * Holds the estimate: tokens from the payer's 大模型 Token 包 first, the cost of the rest from the
-   * cash, and puts the call on record, in one transaction (one statement without packages, holdCash);
-   * a 402 when the cash does not cover it.
+   * cash, puts the call on record and counts the hold against the key's spend limit, in one
+   * transaction; a 402 when the cash does not cover it, a 403 when the key's limit would be passed
+   * with the calls under way (issue 28 §5: twelve calls at once on a ¥5 limit all went through).
+   * A key with no limit whose payer holds no packages is held from the payer's float instead.
    */
   async hold(key: AuthenticatedKey, model: ModelInfo, promptTokens: number, completionTokens: number): Promise<CallStart> {
     const id = randomUUID();
     const createdAt = this.deps.clock.now();
-    if (!(await this.holdsTokens(key.payerId))) return this.holdFromFloat(id, key, model, promptTokens, completionTokens);
+    if (key.spendLeft === null && !(await this.holdsTokens(key.payerId))) return this.holdFromFloat(id, key, model, promptTokens, completionTokens);
     return this.deps.db.transaction(async (tx) => {
       const heldTokens = await this.deps.resources.reserveTokens(tx, key.payerId, id, promptTokens + completionTokens);
       const rest = uncovered(promptTokens, completionTokens, heldTokens);
@@ -155,6 +174,9 @@ export class ModelGateway {
         } catch (e) {
           throw insufficient(e, heldTokens);
         }
+        // The key's row last (after the cash, as the settle and the sweeper take them): calls of one
+        // key at once wait here for each other, and each sees the holds committed before it.
+        if (!(await this.deps.apiKeys.reserveSpend(tx, key.id, held))) throw spendLimitReached();
       }
       return { id, key, model, held, heldTokens, startedAt: performance.now(), createdAt };
     });
@@ -187,14 +209,9 @@ export class ModelGateway {
     };
   }
 
+  /** Refuses early by the key row this process read (the hold's transaction decides: reserveSpend). */
   private checkSpendLimit(key: AuthenticatedKey, held: bigint) {
-    if (key.spendLeft !== null && held > key.spendLeft) {
-      throw new GatewayError(
-        403,
-        `该密钥剩余可用额度不足以支付本次调用的预估费用：请在控制台「API KEY」中提高消费上限，或调小 max_tokens`,
-        'api_key_spend_limit',
-      );
-    }
+    if (key.spendLeft !== null && held > key.spendLeft) throw spendLimitReached();
   }
 
   /**
@@ -236,6 +253,8 @@ export class ModelGateway {
           );
         }
         await tx.update(modelCalls).set({ status: 'expired', error: '调用未正常结束，预扣已退回' }).where(eq(modelCalls.id, row.id));
+        // Its hold was counted as the key's spend (reserveSpend): nothing was spent.
+        await this.deps.apiKeys.adjustSpend(tx, row.keyId, -row.held);
         return true;
       });
       if (!done) return released;
@@ -287,7 +306,8 @@ export class ModelGateway {
     const now = this.deps.clock.now();
     const cost = call.float ? this.settleFromFloat(call, end, prompt, completion) : await this.settleInTransaction(call, end, prompt, completion);
     if (cost === null) return 0n;
-    await this.deps.apiKeys.recordUse(call.key.id, cost, now, prompt + completion);
+    // A call held in a transaction put its cost on the key's spend there (reserveSpend, adjustSpend).
+    await this.deps.apiKeys.recordUse(call.key.id, call.float ? cost : 0n, now, prompt + completion);
     return cost;
   }
 
@@ -356,6 +376,7 @@ export class ModelGateway {
         }
         await record(charged);
       }
+      await this.deps.apiKeys.adjustSpend(tx, call.key.id, charged - call.held);
       return charged;
     });
   }
@@ -377,6 +398,14 @@ export class ModelGateway {
     if (legs.length < 2) return null;
     return { key: `model:${call.id}:settle`, kind: 'model_usage', memo: `${call.model.id} 调用`, actorId: call.key.ownerId, legs };
   }
+}
+
+function spendLimitReached(): GatewayError {
+  return new GatewayError(
+    403,
+    '该密钥剩余可用额度不足以支付本次调用的预估费用（进行中的调用按预估费用计入）：请在控制台「API KEY」中提高消费上限，或调小 max_tokens',
+    'api_key_spend_limit',
+  );
 }
 
 /** The 402 for a hold the cash could not cover; anything else as it was. */

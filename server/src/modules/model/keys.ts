@@ -6,7 +6,8 @@
  * - A key belongs to the account that made it (each account sees and manages only its own) and
  *   spends its payer's balance: a child account's keys spend its parent's (contract payerIdOf). A
  *   child needs `usingLLM` to manage keys (the routes) and for its keys to work (authenticate).
- * - Per key: name, enabled, expiry, spend limit (0.0001 yuan, against what the key has spent),
+ * - Per key: name, enabled, expiry, spend limit (0.0001 yuan, against what the key has spent, the
+ *   holds of its calls under way included: reserveSpend),
  *   allowed models (empty: all), allowed addresses (IPv4/IPv6 CIDR, node:net BlockList),
  *   requests-per-minute and tokens-per-minute limits. At most API_KEY_LIMIT keys per account.
  * - The rate limits are counted in this process's memory (RateWindows below): a sliding minute in
@@ -28,7 +29,7 @@ import {
   type ApiKeyUpdateRequest,
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/client.js';
+import type { Db, Executor } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
 import type { UserService } from '../users/index.js';
 import type { ModelCatalogue } from './catalogue.js';
@@ -478,6 +479,31 @@ export class ApiKeyService {
     } finally {
       if (this.useWriting.get(keyId) === write) this.useWriting.delete(keyId);
     }
+  }
+
+  /**
+   * Counts a call's hold against its key's spend limit before the upstream is asked, in the hold's
+   * transaction: `spent` takes the hold at once (calls under way count as spent), and only while it
+   * stays within the limit — one conditional update, so calls at once in any number of processes
+   * cannot together pass it. False: the limit would be passed (the caller rolls back). The settle
+   * puts the difference to the exact cost (adjustSpend), the sweeper gives back a dead call's hold.
+   */
+  async reserveSpend(tx: Executor, keyId: string, held: bigint): Promise<boolean> {
+    const [kept] = await tx
+      .update(modelApiKeys)
+      .set({ spent: sql`${modelApiKeys.spent} + ${held}` })
+      .where(and(eq(modelApiKeys.id, keyId), sql`(${modelApiKeys.spendLimit} is null or ${modelApiKeys.spent} + ${held} <= ${modelApiKeys.spendLimit})`))
+      .returning({ id: modelApiKeys.id });
+    return kept !== undefined;
+  }
+
+  /** A reserved call's spend, from its hold to what it cost (`delta` = cost − hold), in the settle's transaction. */
+  async adjustSpend(tx: Executor, keyId: string, delta: bigint): Promise<void> {
+    if (delta === 0n) return;
+    await tx
+      .update(modelApiKeys)
+      .set({ spent: sql`${modelApiKeys.spent} + ${delta}` })
+      .where(eq(modelApiKeys.id, keyId));
   }
 
   private async own(ownerId: string, id: string): Promise<KeyRow> {
