@@ -217,5 +217,6 @@ describe.skipIf(lacks('bubblewrap', 'e2fsprogs'))('文件存储', () => {
     } finally {
       await small.close();
     }
-  });
+    // A gigabyte written through a loop-mounted image: 10–50 s on a loaded 2-core machine.
+  }, 180_000);
 });
