@@ -136,7 +136,12 @@ export async function datasetRoutes(app: FastifyInstance, ctx: AppContext) {
   r.post(
     API.sdDatasetImport,
     {
-      schema: { tags, summary: '导入 zip（图片及同名 .txt 标注，不超过 200MB）', params: datasetIdParamsSchema, response: { 200: datasetUploadResultSchema } },
+      schema: {
+        tags,
+        summary: '导入 zip（图片及同名 .txt 标注，不超过 200MB，解压后不超过 256MB；路径含 ..、以 / 开头或带盘符的文件逐个拒绝）',
+        params: datasetIdParamsSchema,
+        response: { 200: datasetUploadResultSchema },
+      },
       onRequest,
     },
     async (req) => {
