@@ -90,4 +90,11 @@ describe('dev tools (/dev/outbox, /dev/compute, the sandbox scan page): one deci
   it('names a bad DEV_TOOLS value', () => {
     expect(() => loadConfig({ DEV_TOOLS: 'maybe' })).toThrow(/DEV_TOOLS: 应为 true 或 false/);
   });
+
+  it('SANDBOX_ALLOW_NETS: the ranges local instances may reach after all, a bad one named', () => {
+    expect(loadConfig({}).SANDBOX_ALLOW_NETS).toEqual([]);
+    expect(loadConfig({ SANDBOX_ALLOW_NETS: '10.1.0.0/16, 192.168.5.7' }).SANDBOX_ALLOW_NETS).toEqual(['10.1.0.0/16', '192.168.5.7']);
+    expect(() => loadConfig({ SANDBOX_ALLOW_NETS: '10.1.0.0/40' })).toThrow(/SANDBOX_ALLOW_NETS: "10.1.0.0\/40" 的前缀长度应为 0–32/);
+    expect(() => loadConfig({ SANDBOX_ALLOW_NETS: 'intranet' })).toThrow(/SANDBOX_ALLOW_NETS: "intranet" 不是 IP 地址或网段/);
+  });
 });

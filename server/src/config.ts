@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { DEFAULT_CATALOGUE_FILE } from './modules/catalogue/index.js';
 import { chooseComputeDriver, COMPUTE_DRIVER_NAMES, type ComputeDriverName } from './drivers/compute/index.js';
+import { parseAllowNets } from './drivers/compute/local/network-policy.js';
 import { NOTICE_KINDS, type NoticeKind } from '@console/contract';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no'], { error: '应为 true 或 false' }).transform((v) => ['true', '1', 'yes'].includes(v));
@@ -93,6 +94,21 @@ const envSchema = z.object({
   COMPUTE_DRIVER: z.enum([...COMPUTE_DRIVER_NAMES, 'auto']).default('auto'),
   /** 文件存储: the free space of each account's file tree (mounted at /root/shared in its local instances), in GB. */
   FILESTORE_QUOTA_GB: z.coerce.number({ error: '应为整数（GB）' }).int().min(1).max(100_000).default(20),
+  /**
+   * Local instances reach the internet but neither this host's own addresses nor private ranges
+   * (drivers/compute/local/network-policy.ts); these comma-separated addresses or CIDR ranges they reach after all.
+   */
+  SANDBOX_ALLOW_NETS: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      try {
+        return parseAllowNets(v);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        return [];
+      }
+    }),
   /** The SSH gateway into instances whose driver gives shells (local): `ssh -p <port> root@<PUBLIC_BASE_URL's host>`; 0: any free port. */
   SSH_GATEWAY_PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).default(2222),
   /**

@@ -117,6 +117,7 @@ export const machineSpecSchema = z.object({
   imageId: z.string().max(256).nullable(),
   userImageRef: z.string().max(256).nullable(),
   dataDiskGb: z.number().int().min(0).max(1_000_000),
+  systemDiskGb: z.number().int().min(1).max(1_000_000).optional(),
   bandwidthMbps: z.number().int().min(0).max(100_000).default(0),
   sshUser: z.string().min(1).max(64),
   sshPassword: z.string().min(1).max(256),

@@ -19,6 +19,7 @@ export interface ComputeDriverSettings {
   COMPUTE_AGENT_KEY_ID?: string;
   COMPUTE_AGENT_SECRET?: string;
   FILESTORE_QUOTA_GB?: number;
+  SANDBOX_ALLOW_NETS?: readonly string[];
   dataDir: string;
   publicBaseUrl: string;
 }
@@ -48,6 +49,7 @@ export const COMPUTE_DRIVERS = {
       sshPort,
       fileStoreRoot,
       fileStoreQuotaGb: config.FILESTORE_QUOTA_GB,
+      allowNets: config.SANDBOX_ALLOW_NETS,
     }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
 

@@ -23,6 +23,8 @@ export interface MachineSpec {
   /** An image the user saved (saveImage's imageRef) to boot from instead; imageId is then its base. */
   userImageRef: string | null;
   dataDiskGb: number;
+  /** The plan's system disk (系统盘) in GB: the size of everything the machine writes outside its data disk (default 30, the catalogue's usual). */
+  systemDiskGb?: number;
   /** Public bandwidth limit in Mbps; 0: the host's default (GPU machines). */
   bandwidthMbps: number;
   sshUser: string;

@@ -1,13 +1,16 @@
 /**
  * The remote desktop of a real 云桌面 sandbox: the owner's WebSocket reaches its VNC server (the
- * RFB handshake noVNC starts with); other users and machines without a desktop do not.
+ * RFB handshake noVNC starts with); other users and machines without a desktop do not. The desktop
+ * is a usable Chinese one: a panel, no error dialog, pinyin input, a terminal and Chromium that
+ * start from it, and a clipboard that carries Chinese both ways.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { API, ERRORS, type Order } from '@console/contract';
 import { get, json, post, startTestServer, type TestServer } from '../../../test/harness.js';
-import { lacks } from '../../../test/host-packages.js';
 import { listen, localKit } from '../../../test/local-kit.js';
+import { rfbClipboard } from '../../../test/rfb.js';
+import { runIn, type Joinable } from '../../drivers/compute/local/sandbox.js';
 
 let s: TestServer;
 let base: string;
@@ -40,13 +43,59 @@ async function rfbGreeting(id: string, token: string): Promise<string> {
   throw new Error('the desktop never answered');
 }
 
+/**
+ * Runs a shell script inside the machine in its desktop session's environment (the display, the
+ * session bus, the language), as a program started from the desktop would; exit 3 before the session runs.
+ */
+function inSession(sandbox: Joinable, script: string) {
+  const env = `s=$(pgrep -x xfce4-session | head -n1); [ -n "$s" ] || exit 3
+eval "$(tr '\\0' '\\n' < /proc/$s/environ | grep -E '^(DISPLAY|DBUS_SESSION_BUS_ADDRESS|LANG|LANGUAGE|XMODIFIERS|GTK_IM_MODULE)=' | sed "s/^\\([^=]*\\)=\\(.*\\)$/export \\1='\\2'/")"
+`;
+  return runIn(sandbox, ['/bin/sh', '-c', env + script]);
+}
+
+interface DesktopWindow {
+  wmClass: string;
+  type: string;
+  name: string;
+}
+
+/** The windows the window manager manages (its _NET_CLIENT_LIST): class, EWMH type and title of each. */
+async function desktopWindows(sandbox: Joinable): Promise<DesktopWindow[]> {
+  const r = await inSession(
+    sandbox,
+    `for w in $(xprop -root _NET_CLIENT_LIST | sed 's/^[^#]*# //; s/,//g'); do
+  echo "$(xprop -id $w WM_CLASS | sed 's/^[^=]*= //')|$(xprop -id $w _NET_WM_WINDOW_TYPE | sed 's/^[^=]*= //')|$(xprop -id $w _NET_WM_NAME | sed 's/^[^=]*= //')"
+done`,
+  );
+  return r.stdout
+    .split('\n')
+    .filter((l) => l.includes('|'))
+    .map((l) => {
+      const [wmClass = '', type = '', name = ''] = l.split('|');
+      return { wmClass, type, name };
+    });
+}
+
+/** Polls `read` until `ok` holds (about a minute at most: a desktop starting on a loaded 2-core host); the last value either way. */
+async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+  let value = await read();
+  for (let i = 0; i < 240 && !ok(value); i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    value = await read();
+  }
+  return value;
+}
+
+const ofClass = (c: string) => (w: DesktopWindow) => w.wmClass.includes(`"${c}"`);
+
 beforeAll(async () => {
   s = await startTestServer({ env: { COMPUTE_DRIVER: 'local' } });
   base = await listen(s);
 });
 afterAll(async () => s.close());
 
-describe.skipIf(lacks('bubblewrap', 'desktop'))('remote desktop', () => {
+describe('remote desktop', () => {
   it('relays the owner to the VNC server of a 云桌面; nobody else, and no desktop for a GPU instance', async () => {
     const u = await kit.fundedUser('100');
     const other = await kit.fundedUser('100');
@@ -59,6 +108,65 @@ describe.skipIf(lacks('bubblewrap', 'desktop'))('remote desktop', () => {
     expect((await kit.instance(u.token, gpu)).access).toMatchObject({ desktop: false });
     await expect(rfbGreeting(gpu, u.token)).rejects.toMatchObject({ status: 400 });
   });
+
+  it('is a Chinese Xfce desktop: a panel, no dialog, pinyin, a terminal and Chromium started from it, the clipboard both ways in Chinese', async () => {
+    const u = await kit.fundedUser('100');
+    const id = await runningDesktop(u.token);
+    await rfbGreeting(id, u.token);
+    const sandbox = kit.driver().sandbox(id)!;
+
+    // The panel and the desktop's own window, and nothing else: no error dialog (fluxbox's fbsetbg opened one).
+    let windows = await until(
+      () => desktopWindows(sandbox),
+      (ws) => ws.some(ofClass('xfce4-panel')) && ws.some(ofClass('xfdesktop')),
+    );
+    expect(windows.filter(ofClass('xfce4-panel')).map((w) => w.type)).toContain('_NET_WM_WINDOW_TYPE_DOCK');
+    expect(windows.find(ofClass('xfdesktop'))).toMatchObject({ type: '_NET_WM_WINDOW_TYPE_DESKTOP', name: '"桌面"' });
+    expect(windows.filter((w) => !ofClass('xfce4-panel')(w) && !ofClass('xfdesktop')(w))).toEqual([]);
+
+    // Chinese: the session's language, its fonts, and fcitx5 with pinyin in its input method group.
+    const language = await inSession(sandbox, 'echo "$LANG"; fc-match -f "%{family}\\n" sans-serif:lang=zh-cn');
+    expect(language.stdout).toMatch(/^zh_CN\.UTF-8\nNoto Sans CJK SC/);
+    const pinyin = await until(
+      () =>
+        inSession(
+          sandbox,
+          `g=$(dbus-send --session --print-reply=literal --dest=org.fcitx.Fcitx5 /controller org.fcitx.Fcitx.Controller1.CurrentInputMethodGroup | tr -d ' ')
+dbus-send --session --print-reply --dest=org.fcitx.Fcitx5 /controller org.fcitx.Fcitx.Controller1.InputMethodGroupInfo "string:$g"`,
+        ),
+      (r) => r.stdout.includes('"pinyin"'),
+    );
+    expect(pinyin.stdout).toContain('string "pinyin"');
+
+    // The panel's 终端模拟器 and 网络浏览器 buttons (exo-open) open a terminal and Chromium.
+    await inSession(sandbox, 'exo-open --launch TerminalEmulator >/dev/null 2>&1; exo-open --launch WebBrowser >/dev/null 2>&1');
+    windows = await until(
+      () => desktopWindows(sandbox),
+      (ws) => ws.some(ofClass('xfce4-terminal')) && ws.some(ofClass('chromium')),
+    );
+    expect(windows.find(ofClass('xfce4-terminal'))).toBeDefined();
+    expect(windows.find(ofClass('chromium'))?.name).toContain('新标签页');
+    const known = ['xfce4-panel', 'xfdesktop', 'xfce4-terminal', 'chromium'].map(ofClass);
+    expect(windows.filter((w) => !known.some((k) => k(w)))).toEqual([]);
+
+    // The clipboard through the console's WebSocket, as noVNC uses it: the browser's text pasted
+    // in the desktop, and what the desktop copies back in the browser, Chinese included.
+    const clip = await rfbClipboard(`${base.replace('http', 'ws')}${API.instanceDesktop.replace(':id', id)}`, { authorization: `Bearer ${u.token}` });
+    try {
+      clip.paste('浏览器里复制的文字 abc');
+      const pasted = await until(
+        () => inSession(sandbox, 'xclip -o -selection clipboard'),
+        (r) => r.stdout === '浏览器里复制的文字 abc',
+      );
+      expect(pasted.stdout).toBe('浏览器里复制的文字 abc');
+      await inSession(sandbox, "printf '桌面里复制的文字 xyz' | xclip -i -selection clipboard >/dev/null 2>&1");
+      let copied = await clip.nextCopy();
+      for (let i = 0; i < 5 && copied !== '桌面里复制的文字 xyz'; i++) copied = await clip.nextCopy();
+      expect(copied).toBe('桌面里复制的文字 xyz');
+    } finally {
+      clip.close();
+    }
+  }, 240_000);
 
   it('offers the desktops this host can run: Linux ones, not Windows images, which are refused if asked for', async () => {
     const u = await kit.fundedUser('100');

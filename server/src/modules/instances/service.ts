@@ -303,7 +303,7 @@ export class InstanceService {
   private async submitAction(opId: string, row: InstanceRow): Promise<void> {
     const d = this.deps.driver;
     const action = row.pendingAction!.split(':')[0] as InstanceAction | 'create';
-    if (action === 'create') await d.create(opId, row.id, this.specOf(row));
+    if (action === 'create') await d.create(opId, row.id, await this.specOf(row));
     else if (action === 'start' || action === 'startNoCard') await d.start(opId, row.id, { gpu: !row.noCard && row.gpuCount > 0 });
     else if (action === 'stop') await d.stop(opId, row.id);
     else if (action === 'restart') await d.restart(opId, row.id);
@@ -311,8 +311,12 @@ export class InstanceService {
   }
 
   /** The machine spec the driver creates from (desktop machines get a graphical desktop). */
-  private specOf(row: InstanceRow): MachineSpec {
+  private async specOf(row: InstanceRow): Promise<MachineSpec> {
+    // The system disk is the host's (GPU) or the size's (CPU, desktops) as the catalogue sells it.
+    const snap = await this.deps.catalogue.get();
+    const plan = row.hostId ? snap.hosts.find((h) => h.id === row.hostId) : snap.sizes.find((s) => s.id === row.sizeId);
     return {
+      systemDiskGb: plan?.systemDiskGb,
       hostId: row.hostId,
       regionId: row.regionId,
       gpuCount: row.gpuCount,

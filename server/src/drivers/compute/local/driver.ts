@@ -27,6 +27,7 @@ import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgro
 import { DESKTOP_PROGRAMS, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
 import { HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
+import { networkPolicyWorks } from './network-policy.js';
 import { hostNotebook, startNotebook } from './notebook.js';
 import {
   commandIn,
@@ -60,6 +61,8 @@ export interface LocalDriverOptions {
   fileStoreRoot?: string;
   /** Their quota (FILESTORE_QUOTA_GB): each tree an image of that size where disks can be images. */
   fileStoreQuotaGb?: number;
+  /** Private ranges machines reach after all (SANDBOX_ALLOW_NETS); the rest of them and the host's own addresses never. */
+  allowNets?: readonly string[];
   bwrap?: string;
   log?: (message: string) => void;
   /** Whether machines' sizes are enforced where the host allows it (default); false: never (tests of the plain layout). */
@@ -126,7 +129,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     writeFileSync(this.resolvConf, 'nameserver 10.0.2.3\n', { mode: 0o644 });
     opts.log?.(
       `local compute: 实例规格限制——内存/CPU/进程数：${this.cgroups.version ? this.cgroups.why : `不生效（${this.cgroups.why}）`}；` +
-        `数据盘容量：${this.diskImages.ok ? '生效' : `不生效（${this.diskImages.why}）`}；` +
+        `系统盘、数据盘容量：${this.diskImages.ok ? '生效' : `不生效（${this.diskImages.why}）`}；` +
+        `实例网络：${networkPolicyWorks().why}${opts.allowNets?.length ? `，另可访问 ${opts.allowNets.join('、')}` : ''}；` +
         `实例 root 映射到宿主非特权用户：${this.hostUidMode.ok ? '生效' : `不生效（${this.hostUidMode.why}）`}`,
     );
     this.ready = this.recover();
@@ -209,7 +213,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     // The disks leave the host's mount table with the server; the next start mounts them again.
     await this.ready;
     const machines = await this.opts.db.select().from(localMachines).where(ne(localMachines.power, 'destroyed'));
-    for (const m of machines) await unmountDisk(this.paths(m).data).catch((e: unknown) => this.opts.log?.(`local compute: 数据盘卸载失败：${String(e)}`));
+    for (const m of machines) await this.detachDisks(m).catch((e: unknown) => this.opts.log?.(`local compute: 磁盘卸载失败：${String(e)}`));
     await unmountTrees();
   }
 
@@ -285,8 +289,10 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         // What an earlier try cut short left there goes first; what this one leaves, if it fails.
         await this.dropDisks(row);
         try {
-          if (spec.userImageRef) await layOutFromImage(this.paths(row), hostnameOf(instanceId), uid, this.imageFile(spec.userImageRef), this.opts.bwrap);
-          else await layOut(this.paths(row), hostnameOf(instanceId), uid);
+          const systemGb = this.diskImages.ok ? (spec.systemDiskGb ?? DEFAULT_SYSTEM_DISK_GB) : null;
+          if (spec.userImageRef)
+            await layOutFromImage(this.paths(row), hostnameOf(instanceId), uid, this.imageFile(spec.userImageRef), this.opts.bwrap, systemGb);
+          else await layOut(this.paths(row), hostnameOf(instanceId), uid, systemGb);
           // A size without a data disk (云桌面: its system disk only) keeps the folder, as the system layer is kept.
           if (this.diskImages.ok && spec.dataDiskGb > 0) {
             await makeDiskImage(this.paths(row).dataImage, spec.dataDiskGb, uid);
@@ -334,7 +340,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         const target = { instanceId, hostId: (params as { targetHostId: string }).targetHostId };
         const to = this.paths(target).root;
         mkdirSync(path.dirname(to), { recursive: true, mode: 0o711 });
-        await unmountDisk(this.paths(m!).data);
+        await this.detachDisks(m!);
         renameSync(this.paths(m!).root, to);
         await this.setMachine(instanceId, { hostId: target.hostId });
         await this.attachDisk(target);
@@ -384,6 +390,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
           cgroupProcs,
           hostUid: uid,
           resolvConf: this.resolvConf,
+          allowNets: this.opts.allowNets,
         },
         this.opts.bwrap,
       );
@@ -430,13 +437,20 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
 
   /** Unmounts and deletes a machine's disks. */
   private async dropDisks(m: Pick<MachineRow, 'hostId' | 'instanceId'>) {
-    await unmountDisk(this.paths(m).data);
+    await this.detachDisks(m);
     await removeDisks(this.paths(m));
   }
 
-  /** Mounts the machine's data disk where it is an image (made while disks could be images). */
+  /** Unmounts the machine's data and system disks (nothing mounted is fine). */
+  private async detachDisks(m: Pick<MachineRow, 'hostId' | 'instanceId'>) {
+    await unmountDisk(this.paths(m).data);
+    await unmountDisk(this.paths(m).system);
+  }
+
+  /** Mounts the machine's system and data disks where they are images (made while disks could be images). */
   private async attachDisk(m: Pick<MachineRow, 'hostId' | 'instanceId'>, uid: number | null = null) {
-    const { dataImage, data } = this.paths(m);
+    const { dataImage, data, systemImage, system } = this.paths(m);
+    if (existsSync(systemImage)) await mountDisk(systemImage, system, uid);
     if (existsSync(dataImage)) await mountDisk(dataImage, data, uid);
   }
 
@@ -473,6 +487,9 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     }
   }
 }
+
+/** A machine's system disk when its spec names none (the catalogue's usual 30 GB). */
+const DEFAULT_SYSTEM_DISK_GB = 30;
 
 function hostnameOf(instanceId: string): string {
   return `instance-${instanceId.slice(0, 8)}`;
@@ -528,7 +545,7 @@ function lockDown(dir: string): void {
       const paths = sandboxPaths(path.join(hosts, host), id);
       chmodSync(paths.root, 0o711);
       for (const disk of [paths.system, paths.data]) if (existsSync(disk)) chmodSync(disk, 0o700);
-      if (existsSync(paths.dataImage)) chmodSync(paths.dataImage, 0o600);
+      for (const image of [paths.dataImage, paths.systemImage]) if (existsSync(image)) chmodSync(image, 0o600);
     }
   }
 }

@@ -12,7 +12,8 @@
  * The network is the sandbox's own: nothing listening on the host's loopback (the console's
  * PostgreSQL, Redis…) or in another instance is reachable from it. Where Debian's `slirp4netns` is
  * installed it gives the sandbox outgoing connections through user-space NAT (10.0.2.0/24, DNS at
- * 10.0.2.3, the host's loopback refused); without it the sandbox has a loopback only.
+ * 10.0.2.3, the host's loopback refused) behind a firewall that keeps the host's own addresses and
+ * the private ranges out of reach (network-policy.ts); without it the sandbox has a loopback only.
  */
 import { execFile, spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import {
@@ -35,6 +36,8 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { asHostUser, SETPRIV } from './host-uids.js';
+import { makeDiskImage, mountDisk, mountedDevice } from './disk.js';
+import { applyFirewall, networkPolicyWorks } from './network-policy.js';
 
 /** Where the data disk is mounted inside the sandbox. */
 export const DATA_MOUNT = '/root/autodl-tmp';
@@ -51,19 +54,30 @@ export interface SandboxPaths {
   data: string;
   /** The data disk's ext4 image (disk.ts), where disks are images. */
   dataImage: string;
+  /** The system disk's ext4 image, mounted on `system` (its size the plan's 系统盘), where disks are images. */
+  systemImage: string;
 }
 
 export function sandboxPaths(hostDir: string, instanceId: string): SandboxPaths {
   const root = path.join(hostDir, instanceId);
-  return { root, system: path.join(root, 'system'), data: path.join(root, 'data'), dataImage: path.join(root, 'data.img') };
+  return {
+    root,
+    system: path.join(root, 'system'),
+    data: path.join(root, 'data'),
+    dataImage: path.join(root, 'data.img'),
+    systemImage: path.join(root, 'system.img'),
+  };
 }
 
 /**
  * Lays out a new instance's disks: an empty data disk and a system layer with a minimal /etc of its
- * own, both owned by the machine's host uid (null: the server's own).
+ * own, both owned by the machine's host uid (null: the server's own). With `systemGb` the system
+ * layer is an ext4 image of that size (disk.ts), so the machine's writes outside its data disk stop
+ * at the size bought.
  */
-export async function layOut(paths: SandboxPaths, hostname: string, uid: number | null): Promise<void> {
+export async function layOut(paths: SandboxPaths, hostname: string, uid: number | null, systemGb: number | null = null): Promise<void> {
   makeRoot(paths);
+  if (systemGb) await makeSystemDisk(paths, systemGb);
   for (const dir of SYSTEM_DIRS) mkdirSync(path.join(paths.system, dir));
   const etc = path.join(paths.system, 'etc');
   for (const file of ETC_FILES) {
@@ -87,9 +101,17 @@ export async function layOut(paths: SandboxPaths, hostname: string, uid: number 
  * throwaway sandbox running as the machine's uid that sees only the new layer — the archive is what
  * a machine's root made, links to anywhere included — then named anew.
  */
-export async function layOutFromImage(paths: SandboxPaths, hostname: string, uid: number | null, image: string, bwrap = 'bwrap'): Promise<void> {
+export async function layOutFromImage(
+  paths: SandboxPaths,
+  hostname: string,
+  uid: number | null,
+  image: string,
+  bwrap = 'bwrap',
+  systemGb: number | null = null,
+): Promise<void> {
   if (!existsSync(image)) throw new Error('镜像文件不存在，无法从该镜像创建实例');
   makeRoot(paths);
+  if (systemGb) await makeSystemDisk(paths, systemGb);
   await ownTree(paths.system, uid);
   await ownTree(paths.data, uid);
   const archive = await open(image, 'r');
@@ -122,6 +144,16 @@ function makeRoot(paths: SandboxPaths): void {
   chmodSync(paths.root, 0o711);
   mkdirSync(paths.system, { mode: 0o700 });
   mkdirSync(paths.data, { mode: 0o700 });
+}
+
+/**
+ * The system layer as an ext4 image of `gb` GiB mounted on its folder, which stays the machine's
+ * alone. Made the server's: the layout then hands the whole tree to the machine's uid (ownTree).
+ */
+async function makeSystemDisk(paths: SandboxPaths, gb: number): Promise<void> {
+  await makeDiskImage(paths.systemImage, gb);
+  await mountDisk(paths.systemImage, paths.system);
+  chmodSync(paths.system, 0o700);
 }
 
 /** The machine's hostname in its /etc. */
@@ -267,6 +299,8 @@ export interface SandboxOptions {
   hostUid?: number | null;
   /** A host file bound read-only at /etc/resolv.conf (the NAT's name server), where the sandbox has one. */
   resolvConf?: string;
+  /** Private ranges the machine may reach after all (SANDBOX_ALLOW_NETS; network-policy.ts). */
+  allowNets?: readonly string[];
 }
 
 /**
@@ -316,7 +350,8 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   // A host without a cache: an empty one, never the machine's own.
   args.push('--ro-bind', existsSync('/etc/ld.so.cache') ? '/etc/ld.so.cache' : '/dev/null', '/etc/ld.so.cache');
   if (opts.resolvConf) args.push('--ro-bind', opts.resolvConf, '/etc/resolv.conf');
-  args.push('--bind', paths.data, DATA_MOUNT);
+  // Without a data disk of its own, /root/autodl-tmp is a folder of the system disk and counts against its size.
+  if (dataDiskApart(paths)) args.push('--bind', paths.data, DATA_MOUNT);
   if (opts.sharedDir) args.push('--bind', opts.sharedDir, SHARED_MOUNT);
   for (const dev of opts.gpuDevices) args.push('--dev-bind', dev, dev);
   const env = { ...SANDBOX_ENV, ...opts.env };
@@ -326,12 +361,19 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   return args;
 }
 
+/** Whether the data folder is a disk apart: an image mounted there, or no system disk image either (sizes not enforced). */
+function dataDiskApart(paths: SandboxPaths): boolean {
+  return mountedDevice(paths.data) !== null || mountedDevice(paths.system) === null;
+}
+
 /**
- * What the machine's root may do: a container runtime's default set (what package managers, sshd,
- * ping and chown need), without CAP_SYS_ADMIN — no mounts, so no remounting the read-only base, no
- * mounting a cgroup hierarchy to lift its own limits — and nothing else that reaches past the
- * machine. Every process of the machine has at most these: bwrap's init by --cap-drop/--cap-add,
- * each one joining later (shell, SSH, notebook, desktop) by setpriv before it runs (commandIn).
+ * What the machine's root may do: a container runtime's default set (what package managers, sshd
+ * and chown need), without CAP_NET_RAW (a packet socket would pass the machine's firewall:
+ * network-policy.ts; ping uses ICMP datagram sockets instead) and CAP_SYS_ADMIN — no mounts, so no
+ * remounting the read-only base, no mounting a cgroup hierarchy to lift its own limits — and nothing
+ * else that reaches past the machine. Every process of the machine has at most these: bwrap's init
+ * by --cap-drop/--cap-add, each one joining later (shell, SSH, notebook, desktop) by setpriv before
+ * it runs (commandIn).
  */
 export const MACHINE_CAPS = [
   'chown',
@@ -344,7 +386,6 @@ export const MACHINE_CAPS = [
   'setpcap',
   'setfcap',
   'net_bind_service',
-  'net_raw',
   'sys_chroot',
   'audit_write',
 ] as const;
@@ -416,7 +457,8 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
   failed.catch(() => {}); // ended later on purpose (stop): not a start failure
   try {
     const [pid] = await Promise.race([Promise.all([initPid, ready]), failed]);
-    const network = existsSync(SLIRP) ? await connectNetwork(pid, cgroupProcs) : null;
+    // Outgoing network only behind the machine's firewall (network-policy.ts): without nftables, a loopback only.
+    const network = existsSync(SLIRP) && networkPolicyWorks().ok ? await connectNetwork(pid, cgroupProcs, opts.allowNets ?? []) : null;
     void ended.then(() => network?.kill());
     return { process: child, initPid: pid, ended, network, cgroupProcs, hostUid: opts.hostUid ?? null };
   } catch (e) {
@@ -433,11 +475,17 @@ const SLIRP = '/usr/bin/slirp4netns';
  * Gives the sandbox's network namespace a tap device behind user-space NAT (its DNS at 10.0.2.3:
  * SandboxOptions.resolvConf); resolves once the device is configured (slirp4netns writes to its ready descriptor).
  */
-async function connectNetwork(initPid: number, cgroupProcs: readonly string[]): Promise<ChildProcess> {
+async function connectNetwork(initPid: number, cgroupProcs: readonly string[], allowNets: readonly string[]): Promise<ChildProcess> {
+  // Before the namespace has a way out: the host's addresses and the private ranges are never reachable from it.
+  await applyFirewall(initPid, allowNets);
   // In the machine's control group (its traffic's memory and CPU are the machine's), in a mount
   // namespace of its own with no capabilities left, and with its system calls filtered: it parses
   // what the machine sends.
   const line = joinAndExec(cgroupProcs, [
+    // Its sandbox unmounts what it leaves behind, which reaches the host's mounts of shared
+    // propagation (`ip netns`'s /run/netns/*: the host's named network namespaces were deleted).
+    // As root it gets a mount namespace of its own whose mounts propagate nowhere.
+    ...(process.getuid?.() === 0 ? ['/usr/bin/unshare', '--mount', '--propagation', 'private'] : []),
     SLIRP,
     '--enable-sandbox',
     '--enable-seccomp',
