@@ -1,8 +1,9 @@
 /**
  * Unpacking a dataset zip (issue 28 §4) off the event loop: a zip of 6.8 MB can hold 1 GiB of zeros,
  * and inflating it with `unzipSync` held the main thread for seconds. So:
- * - the zip is read on a worker thread of its own, at the lowest CPU priority (as password hashes
- *   are, users/hashing.ts): the event loop serving everyone else goes first;
+ * - the zip is read on a worker thread of its own at nice 10: the event loop serving everyone else
+ *   goes first (not SCHED_IDLE as password hashes, users/hashing.ts: on cores kept busy an import
+ *   would wait without end, where a login is refused AUTH_BUSY);
  * - what an entry really inflates to is counted as it comes out of zlib (declared sizes are only
  *   used to refuse early, never trusted), and inflation stops the moment the zip's cap or the
  *   entry's own limit is passed: at most one output chunk (INFLATE_CHUNK) beyond it is ever made;
@@ -105,8 +106,7 @@ const { parentPort, workerData, threadId } = require('node:worker_threads');
 const zlib = require('node:zlib');
 try {
   const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
-  require('node:os').setPriority(tid, 19);
-  require('node:child_process').execFileSync('chrt', ['--idle', '-p', '0', String(tid)], { stdio: 'ignore', timeout: 2000 });
+  require('node:os').setPriority(tid, 10);
 } catch {}
 
 const { zip, limits, extensions, chunk } = workerData;
