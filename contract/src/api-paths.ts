@@ -182,6 +182,8 @@ export const API = {
   comfyRuns: '/upgpu/api/v2.1/comfyui/runs',
   /** The desktop of a 云桌面 / 云游戏 / 跨境电商 machine: a WebSocket carrying VNC (RFB) for noVNC. */
   instanceDesktop: '/upgpu/api/v2.1/instances/:id/desktop',
+  /** GET the API token programs use for the instance's ComfyUI (Bearer or ?token=); POST makes a new one (the old one stops at once); DELETE revokes it. */
+  instanceAppToken: '/upgpu/api/v2.1/instances/:id/app-token',
   instanceMigrate: '/upgpu/api/v2.1/instances/:id/migrate',
   instanceMigrateTargets: '/upgpu/api/v2.1/instances/:id/migrate/targets',
   // My data (spec §2 /console/gpudata): images saved from instances, shared by link; data disks.

@@ -165,6 +165,7 @@ export const ERRORS = {
   TOKEN_INVALID: { code: 40100002, message: '登录状态无效，请重新登录' },
   SESSION_EXPIRED: { code: 40100003, message: '登录已过期，请重新登录' },
   SESSION_REVOKED: { code: 40100004, message: '登录已失效（已退出或修改了密码），请重新登录' },
+  APP_TOKEN_INVALID: { code: 40129001, message: 'API 令牌无效或已吊销：请在控制台实例的登录信息中查看当前令牌' },
   // 403 — not allowed
   CSRF_HEADER_REQUIRED: { code: 40300001, message: '请求缺少身份令牌头，已拒绝（防跨站请求）' },
   PERMISSION_DENIED: { code: 40300002, message: '当前账号没有此操作的权限，请联系主账号开通' },

@@ -80,7 +80,7 @@ import { CertificationService } from './modules/certification/index.js';
 import { ChildService, spendLimitsOf } from './modules/users/index.js';
 import { ChildSpending } from './modules/orders/index.js';
 import { StudentService } from './modules/students/index.js';
-import { PasswordBox } from './modules/instances/index.js';
+import { AppTokens, PasswordBox } from './modules/instances/index.js';
 import { GpuSubscriptionService, NoticeService } from './modules/notices/index.js';
 import { ApiKeyService, ConversationService, ModelCatalogue, ModelGateway, ModelUsage } from './modules/model/index.js';
 import { InstanceCategory, SESSION_COOKIE, SESSION_TTL_SECONDS } from '@console/contract';
@@ -174,6 +174,8 @@ export interface AppContext {
   machineOrigins: MachineOrigins;
   /** The ComfyUI of ComfyUI application instances on fleets that do not run applications themselves. */
   comfyApps: EmbeddedComfyApps;
+  /** The API tokens of instances' ComfyUI, for programs (modules/instances/app-token.ts). */
+  appTokens: AppTokens;
   /** Where the SSH gateway listens (app.ts starts it with the HTTP server when the driver gives shells). */
   sshEndpoint: { port: number };
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
@@ -312,7 +314,14 @@ export async function createContext(opts: {
   const images = new ImageService({ db, clock, catalogue: catalogueStore, users });
   const osFamilies = drivers.compute.osFamilies;
   const datasets = new DatasetService({ db, clock, storage: drivers.storage, users });
-  const catalogue = new CatalogueService(catalogueStore, vouchers, clock, images, (image) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)));
+  const catalogue = new CatalogueService(
+    catalogueStore,
+    vouchers,
+    clock,
+    images,
+    (image) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)),
+    drivers.compute.unsold,
+  );
   const training = new TrainingService({
     db,
     clock,
@@ -482,6 +491,14 @@ export async function createContext(opts: {
   // Logging out and a child's rights changing end its connections into instances at once.
   sessions.onRevoke(() => accessGate.recheckSoon());
   children.onChange(() => accessGate.recheckSoon());
+  // Programs reach an instance's ComfyUI at its own origin, as browsers do; a token replaced or revoked closes their websockets at once.
+  const appTokens = new AppTokens({
+    db,
+    passwords,
+    apiUrlOf: (id) => (machineOrigins.configured && machineOrigins.perInstance ? machineOrigins.originOf(id) : null),
+    accountDisabled: async (id) => (await users.findById(id))?.disabled ?? true,
+  });
+  appTokens.onChange(() => accessGate.recheckSoon());
   const terminals = new Terminals(drivers.compute);
   const fileStore =
     drivers.compute instanceof LocalComputeDriver
@@ -563,6 +580,7 @@ export async function createContext(opts: {
     sshEndpoint,
     machineOrigins,
     comfyApps: new EmbeddedComfyApps(),
+    appTokens,
     sshKeys,
     localOperatorToken: null,
     reloadCatalogue,

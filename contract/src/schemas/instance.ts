@@ -231,6 +231,16 @@ export const instanceAccessSchema = z.object({
   serviceUrl: z.string().nullable().describe('自定义服务：实例内监听 6006 端口的 HTTP 服务的访问地址'),
 });
 
+/**
+ * The API token of an instance's ComfyUI: programs (ComfyUI clients) send it as `Authorization:
+ * Bearer <token>` or `?token=` (websockets) to `apiUrl`. One per instance; a new one replaces it.
+ */
+export const appTokenSchema = z.object({
+  token: z.string().nullable().describe('当前的 API 令牌；未生成或已吊销时为 null'),
+  apiUrl: z.string().nullable().describe('程序访问该实例 ComfyUI 的地址（实例自己的域名）；实例没有 ComfyUI 时为 null'),
+});
+export type AppToken = z.infer<typeof appTokenSchema>;
+
 export const instanceSchema = z.object({
   id: z.string(),
   name: z.string(),

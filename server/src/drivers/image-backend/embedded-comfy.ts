@@ -7,8 +7,16 @@
  * - `/ws?clientId=` carries the run's messages to that client: `execution_start`,
  *   `execution_cached`, `executing`, `progress` (KSampler's steps), `executed` (SaveImage's files),
  *   `execution_success` / `execution_error` / `execution_interrupted`, and `status` to everyone;
- * - `GET /history/<id>`, `GET /queue`, `POST /queue` (delete), `POST /interrupt`, `GET /view`,
- *   `GET /object_info`, `GET /system_stats`.
+ * - `GET /prompt` (the queue's length, what clients poll until the server is ready), `GET /history`,
+ *   `GET /history/<id>`, `POST /history` (clear, delete), `GET /queue`, `POST /queue` (clear,
+ *   delete), `POST /interrupt`, `POST /free`, `GET /view`, `GET /object_info`,
+ *   `GET /object_info/<class>`, `GET /system_stats`, `GET /embeddings`, `GET /extensions`,
+ *   `GET /features`, `GET /models`, `GET /models/<folder>`;
+ * - `POST /upload/image` (multipart: image, subfolder, type, overwrite), answering `{ name,
+ *   subfolder, type }` as ComfyUI does. This ComfyUI has no LoadImage node (its graphs make pictures
+ *   from text), so an upload is kept to be seen again: `GET /view?type=input` and the list of
+ *   `GET /internal/files/input`, as in ComfyUI;
+ * - every route also under `/api` (`/api/prompt`, `/api/ws`…), as the current ComfyUI frontend asks.
  *
  * Prompts run one at a time, as in ComfyUI. A KSampler takes the GPU time its batch would take on the
  * reference card (contract `diffusionImageSeconds`, divided by `speedup`) on the given clock; Save
@@ -70,6 +78,20 @@ interface HistoryEntry {
 
 /** Finished prompts (and their pictures) kept for /history and /view, oldest dropped first. */
 const HISTORY_KEPT = 200;
+/** Uploaded files kept for /view, oldest dropped first, and the largest taken. */
+const UPLOADS_KEPT = 50;
+const MAX_UPLOAD = 20 * 1024 * 1024;
+const UPLOAD_TYPES = ['input', 'temp', 'output'] as const;
+/** The model folders ComfyUI lists (/models) and what this one has in them. */
+const MODEL_FOLDERS: Record<string, () => string[]> = {
+  checkpoints: () => comfyOptions('CheckpointLoaderSimple', 'ckpt_name'),
+  loras: () => comfyOptions('LoraLoader', 'lora_name'),
+  vae: () => [],
+  clip: () => [],
+  controlnet: () => [],
+  upscale_models: () => [],
+  embeddings: () => [],
+};
 const LORA_COLORS = new Map(PUBLIC_LORAS.map((l) => [`${l.id}.safetensors`, [...l.color] as [number, number, number]]));
 
 export class EmbeddedComfy {
@@ -81,6 +103,8 @@ export class EmbeddedComfy {
   private running: Running | null = null;
   private history = new Map<string, HistoryEntry>();
   private files = new Map<string, Buffer>();
+  /** Uploads by `type/subfolder/name`. */
+  private uploads = new Map<string, Buffer>();
   private counter = 0;
   private fileCounter = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -110,7 +134,7 @@ export class EmbeddedComfy {
       const wss = new WebSocketServer({ noServer: true });
       server.on('upgrade', (req, socket, head) => {
         const url = new URL(req.url ?? '/', 'http://x');
-        if (url.pathname !== '/ws') return socket.destroy();
+        if (url.pathname !== '/ws' && url.pathname !== '/api/ws') return socket.destroy();
         wss.handleUpgrade(req, socket, head, (ws) => this.connected(ws, url.searchParams.get('clientId') || randomUUID().replace(/-/g, '')));
       });
       server.once('error', reject);
@@ -136,39 +160,56 @@ export class EmbeddedComfy {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse) {
     const url = new URL(req.url ?? '/', 'http://x');
-    const route = `${req.method} ${url.pathname}`;
+    // The current frontend asks for everything under /api; older clients without it.
+    const path = url.pathname.startsWith('/api/') ? url.pathname.slice('/api'.length) : url.pathname;
+    const route = `${req.method} ${path}`;
     try {
       if (route === 'GET /') {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
         return res.end(EDITOR_PAGE);
       }
       if (route === 'POST /prompt') return this.queuePrompt(await bodyOf(req), res);
+      if (route === 'GET /prompt') return json(res, 200, { exec_info: { queue_remaining: this.remaining() } });
       if (route === 'GET /queue')
         return json(res, 200, { queue_running: this.running ? [entryOf(this.running.prompt)] : [], queue_pending: this.queue.map(entryOf) });
       if (route === 'POST /queue') return this.editQueue(await bodyOf(req), res);
-      if (route === 'POST /interrupt') {
-        if (this.running) this.running.interrupted = true;
-        return json(res, 200, {});
-      }
-      if (route === 'GET /history')
-        return json(res, 200, Object.fromEntries([...this.history].slice(-Number(url.searchParams.get('max_items') ?? HISTORY_KEPT))));
-      if (req.method === 'GET' && url.pathname.startsWith('/history/')) {
-        const id = decodeURIComponent(url.pathname.slice('/history/'.length));
+      if (route === 'POST /interrupt') return this.interrupt(await bodyOf(req), res);
+      if (route === 'POST /free') return json(res, 200, {}); // nothing is held between prompts
+      if (route === 'GET /history') return json(res, 200, this.historyItems(url.searchParams));
+      if (route === 'POST /history') return this.editHistory(await bodyOf(req), res);
+      if (req.method === 'GET' && path.startsWith('/history/')) {
+        const id = decodeURIComponent(path.slice('/history/'.length));
         const entry = this.history.get(id);
         return json(res, 200, entry ? { [id]: entry } : {});
       }
-      if (route === 'GET /view') {
-        const file =
-          url.searchParams.get('type') === 'output' || !url.searchParams.get('type') ? this.files.get(url.searchParams.get('filename') ?? '') : undefined;
-        if (!file) return json(res, 404, { error: 'file not found' });
-        res.writeHead(200, { 'content-type': 'image/png', 'content-length': file.length });
-        return res.end(file);
-      }
+      if (route === 'GET /view') return this.view(url.searchParams, res);
+      if (route === 'POST /upload/image') return await this.upload(req, res);
+      if (req.method === 'GET' && path.startsWith('/internal/files/')) return this.listFiles(decodeURIComponent(path.slice('/internal/files/'.length)), res);
       if (route === 'GET /object_info') return json(res, 200, objectInfo());
+      if (req.method === 'GET' && path.startsWith('/object_info/')) {
+        const name = decodeURIComponent(path.slice('/object_info/'.length));
+        return json(res, 200, Object.hasOwn(COMFY_NODES, name) ? { [name]: nodeInfo(name, (COMFY_NODES as Record<string, ComfyNodeSpec>)[name]!) } : {});
+      }
+      if (route === 'GET /embeddings' || route === 'GET /extensions') return json(res, 200, []);
+      if (route === 'GET /features') return json(res, 200, { supports_preview_metadata: false, max_upload_size: MAX_UPLOAD });
+      if (route === 'GET /models') return json(res, 200, Object.keys(MODEL_FOLDERS));
+      if (req.method === 'GET' && path.startsWith('/models/')) {
+        const folder = decodeURIComponent(path.slice('/models/'.length));
+        return Object.hasOwn(MODEL_FOLDERS, folder) ? json(res, 200, MODEL_FOLDERS[folder]!()) : json(res, 404, { error: 'not found' });
+      }
       if (route === 'GET /system_stats') {
         return json(res, 200, {
-          system: { os: process.platform, comfyui_version: 'embedded', python_version: '', embedded_python: false },
-          devices: [{ name: 'cpu', type: 'cpu', index: 0, vram_total: 0, vram_free: 0 }],
+          system: {
+            os: process.platform === 'win32' ? 'nt' : 'posix',
+            ram_total: 0,
+            ram_free: 0,
+            comfyui_version: 'embedded',
+            python_version: '',
+            pytorch_version: '',
+            embedded_python: false,
+            argv: [],
+          },
+          devices: [{ name: 'cpu', type: 'cpu', index: 0, vram_total: 0, vram_free: 0, torch_vram_total: 0, torch_vram_free: 0 }],
         });
       }
       return json(res, 404, { error: 'not found' });
@@ -222,6 +263,74 @@ export class EmbeddedComfy {
     this.queue.push(prompt);
     this.broadcastStatus();
     return json(res, 200, { prompt_id: prompt.id, number: prompt.number, node_errors: {} });
+  }
+
+  /** Stops the running prompt; with a prompt_id, only when that prompt is the one running (as ComfyUI does). */
+  private interrupt(body: unknown, res: http.ServerResponse) {
+    const only = (body as { prompt_id?: unknown } | null)?.prompt_id;
+    if (this.running && (typeof only !== 'string' || only === this.running.prompt.id)) this.running.interrupted = true;
+    return json(res, 200, {});
+  }
+
+  private historyItems(q: URLSearchParams) {
+    const all = [...this.history];
+    const max = Number(q.get('max_items') ?? all.length);
+    const offset = Math.max(0, Number(q.get('offset') ?? 0)) || 0;
+    // Newest kept last, as ComfyUI's history; max_items takes the newest, offset skips from the oldest.
+    const taken = all.slice(offset);
+    return Object.fromEntries(Number.isFinite(max) && max >= 0 ? taken.slice(Math.max(0, taken.length - max)) : taken);
+  }
+
+  private editHistory(body: unknown, res: http.ServerResponse) {
+    const b = (body ?? {}) as { delete?: unknown; clear?: unknown };
+    if (b.clear === true) for (const id of [...this.history.keys()]) this.forget(id);
+    if (Array.isArray(b.delete)) for (const id of b.delete) if (typeof id === 'string') this.forget(id);
+    return json(res, 200, {});
+  }
+
+  /** A picture made here or a file uploaded, by ComfyUI's `filename`, `subfolder` and `type` (default output). */
+  private view(q: URLSearchParams, res: http.ServerResponse) {
+    const name = q.get('filename') ?? '';
+    const subfolder = q.get('subfolder') ?? '';
+    const type = q.get('type') || 'output';
+    if (!safeName(name) || !safeSubfolder(subfolder)) return json(res, 400, { error: 'invalid file name' });
+    const file = (type === 'output' && !subfolder ? this.files.get(name) : undefined) ?? this.uploads.get(uploadKey(type, subfolder, name));
+    if (!file) return json(res, 404, { error: 'file not found' });
+    res.writeHead(200, { 'content-type': imageTypeOf(file), 'content-length': file.length, 'content-disposition': `filename="${encodeURIComponent(name)}"` });
+    return res.end(file);
+  }
+
+  /** ComfyUI's image upload: a new name (`name (1).png`) when one is taken by other bytes, unless `overwrite`. */
+  private async upload(req: http.IncomingMessage, res: http.ServerResponse) {
+    const form = await formOf(req);
+    const image = form?.get('image');
+    if (!form || !image || typeof image === 'string') return json(res, 400, { error: 'no image' });
+    const type = String(form.get('type') || 'input');
+    const subfolder = String(form.get('subfolder') ?? '');
+    if (!(UPLOAD_TYPES as readonly string[]).includes(type) || !safeSubfolder(subfolder) || !safeName(image.name))
+      return json(res, 400, { error: 'invalid file name' });
+    const bytes = Buffer.from(await image.arrayBuffer());
+    const overwrite = ['true', '1'].includes(String(form.get('overwrite') ?? ''));
+    let name = image.name;
+    const dot = name.lastIndexOf('.') > 0 ? name.lastIndexOf('.') : name.length;
+    for (let i = 1; !overwrite; i++) {
+      const there = this.uploads.get(uploadKey(type, subfolder, name));
+      if (!there || there.equals(bytes)) break;
+      name = `${image.name.slice(0, dot)} (${i})${image.name.slice(dot)}`;
+    }
+    const key = uploadKey(type, subfolder, name);
+    this.uploads.delete(key); // the newest is kept last
+    this.uploads.set(key, bytes);
+    while (this.uploads.size > UPLOADS_KEPT) this.uploads.delete(this.uploads.keys().next().value!);
+    return json(res, 200, { name, subfolder, type });
+  }
+
+  /** The files of a folder (`input`, `output`, `temp`), sorted, as ComfyUI's /internal/files lists them. */
+  private listFiles(type: string, res: http.ServerResponse) {
+    if (!(UPLOAD_TYPES as readonly string[]).includes(type)) return json(res, 400, { error: 'invalid directory type' });
+    const names = [...this.uploads.keys()].filter((k) => k.startsWith(`${type}/`)).map((k) => k.slice(type.length + 1).replace(/^\//, ''));
+    if (type === 'output') names.push(...this.files.keys());
+    return json(res, 200, names.sort());
   }
 
   private editQueue(body: unknown, res: http.ServerResponse) {
@@ -369,11 +478,15 @@ export class EmbeddedComfy {
   }
 
   private forgetOld() {
-    while (this.history.size > HISTORY_KEPT) {
-      const [id, entry] = this.history.entries().next().value!;
-      for (const o of Object.values(entry.outputs)) for (const i of o.images) this.files.delete(i.filename);
-      this.history.delete(id);
-    }
+    while (this.history.size > HISTORY_KEPT) this.forget(this.history.keys().next().value!);
+  }
+
+  /** A finished prompt and its pictures. */
+  private forget(id: string) {
+    const entry = this.history.get(id);
+    if (!entry) return;
+    for (const o of Object.values(entry.outputs)) for (const i of o.images) this.files.delete(i.filename);
+    this.history.delete(id);
   }
 }
 
@@ -383,35 +496,84 @@ function entryOf(p: Prompt) {
 
 /** The node definitions in /object_info's shape (what ComfyUI's editor and clients read). */
 function objectInfo() {
-  return Object.fromEntries(
-    Object.entries(COMFY_NODES as Record<string, ComfyNodeSpec>).map(([name, spec]) => [
-      name,
-      {
-        input: {
-          required: Object.fromEntries(
-            Object.entries(spec.inputs).map(([input, s]) => {
-              if (s.kind === 'link') return [input, [s.type]];
-              if (s.kind === 'enum') return [input, [s.options, { default: s.default }]];
-              if (s.kind === 'string') return [input, ['STRING', { default: s.default, multiline: s.multiline }]];
-              return [
-                input,
-                [
-                  s.kind === 'int' ? 'INT' : 'FLOAT',
-                  { default: s.default, min: s.min, max: s.max, ...(s.kind === 'int' && s.multipleOf ? { step: s.multipleOf } : {}) },
-                ],
-              ];
-            }),
-          ),
-        },
-        output: spec.outputs,
-        output_name: spec.outputs,
-        name,
-        display_name: spec.title,
-        category: 'console',
-        output_node: spec.output === true,
-      },
-    ]),
-  );
+  return Object.fromEntries(Object.entries(COMFY_NODES as Record<string, ComfyNodeSpec>).map(([name, spec]) => [name, nodeInfo(name, spec)]));
+}
+
+/** The options of an enum input of a node (the checkpoints, the LoRAs). */
+function comfyOptions(node: string, input: string): string[] {
+  const s = (COMFY_NODES as Record<string, ComfyNodeSpec>)[node]!.inputs[input]!;
+  return s.kind === 'enum' ? [...s.options] : [];
+}
+
+function nodeInfo(name: string, spec: ComfyNodeSpec) {
+  return {
+    input: {
+      required: Object.fromEntries(
+        Object.entries(spec.inputs).map(([input, s]) => {
+          if (s.kind === 'link') return [input, [s.type]];
+          if (s.kind === 'enum') return [input, [s.options, { default: s.default }]];
+          if (s.kind === 'string') return [input, ['STRING', { default: s.default, multiline: s.multiline }]];
+          return [
+            input,
+            [
+              s.kind === 'int' ? 'INT' : 'FLOAT',
+              { default: s.default, min: s.min, max: s.max, ...(s.kind === 'int' && s.multipleOf ? { step: s.multipleOf } : {}) },
+            ],
+          ];
+        }),
+      ),
+    },
+    input_order: { required: Object.keys(spec.inputs) },
+    output: spec.outputs,
+    output_is_list: spec.outputs.map(() => false),
+    output_name: spec.outputs,
+    name,
+    display_name: spec.title,
+    description: '',
+    python_module: 'nodes',
+    category: 'console',
+    output_node: spec.output === true,
+  };
+}
+
+function uploadKey(type: string, subfolder: string, name: string) {
+  return `${type}/${subfolder}/${name}`;
+}
+
+/** A file name without a way out of its folder (ComfyUI answers 400 to those). */
+function safeName(name: string): boolean {
+  return name.length > 0 && name.length <= 255 && !/[/\\\0]/.test(name) && name !== '.' && name !== '..';
+}
+
+function safeSubfolder(subfolder: string): boolean {
+  return subfolder.length <= 255 && !subfolder.startsWith('/') && !/[\\\0]/.test(subfolder) && !subfolder.split('/').some((p) => p === '..' || p === '.');
+}
+
+/** What a file is by its first bytes: a picture of a kind browsers show, or bytes. */
+function imageTypeOf(file: Buffer): string {
+  if (file.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (file[0] === 0xff && file[1] === 0xd8 && file[2] === 0xff) return 'image/jpeg';
+  if (file.subarray(0, 4).toString('latin1') === 'RIFF' && file.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  if (file.subarray(0, 4).toString('latin1') === 'GIF8') return 'image/gif';
+  return 'application/octet-stream';
+}
+
+/** A multipart form (an upload), at most MAX_UPLOAD bytes; null when it is not one. */
+async function formOf(req: http.IncomingMessage): Promise<FormData | null> {
+  const type = req.headers['content-type'] ?? '';
+  if (!type.startsWith('multipart/form-data')) return null;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_UPLOAD + 64 * 1024) throw new Error('upload too large');
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return await new Response(Buffer.concat(chunks), { headers: { 'content-type': type } }).formData();
+  } catch {
+    return null;
+  }
 }
 
 const MAX_BODY = 1 << 20;

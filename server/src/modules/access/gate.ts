@@ -23,6 +23,11 @@ export interface LiveAccess {
   instanceId: string;
   /** Ends the connection, telling the user why. */
   close(reason: string): void;
+  /**
+   * Why it may no longer stay open, or null, for a connection admitted by something other than a
+   * session (a program's API token): replaces the session's check.
+   */
+  lapsed?: () => Promise<string | null>;
 }
 
 export interface AccessGateDeps {
@@ -113,6 +118,7 @@ export class AccessGate {
 
   /** Why a connection may no longer stay open, or null when it may. */
   private async lapsed(access: LiveAccess): Promise<string | null> {
+    if (access.lapsed) return access.lapsed();
     try {
       const { user } = await this.deps.sessions.verify(access.token);
       const instance = await this.instanceFor(user, access.instanceId);

@@ -46,9 +46,15 @@ interface Target {
   path: string;
   /** Headers the service is given besides the browser's (the notebook's token). */
   extra: Record<string, string>;
-  /** The console session the connection was admitted with. */
+  /** The console session the connection was admitted with ('' for a program's API token). */
   session: string;
   starting: ErrorName;
+  /** Request headers the service never sees (the API token). */
+  drop?: string[];
+  /** Headers added to the service's answers. */
+  answerHeaders?: Record<string, string>;
+  /** For a program's API token: why its websockets may no longer stay open (the gate's check). */
+  lapsed?: () => Promise<string | null>;
 }
 
 interface Mount {
@@ -215,6 +221,8 @@ function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
 function mountApp(app: FastifyInstance, ctx: AppContext) {
   const admit = async (req: FastifyRequest, reply: FastifyReply) => {
     const id = ctx.machineOrigins.instanceOfHost(req.host);
+    const presented = apiTokenOf(req);
+    if (presented !== null) return admitProgram(req, ctx, presented, id);
     if (!id) throw new AppError('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`);
     let token: string;
     try {
@@ -239,6 +247,56 @@ function mountApp(app: FastifyInstance, ctx: AppContext) {
   app.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: '/*', preHandler: admit, handler: wildcard });
 }
 
+/**
+ * A program with the instance's API token (app-token.ts): `Authorization: Bearer <token>`, or
+ * `?token=` where it cannot set headers (a browser's websocket). Checked on every request, and its
+ * websockets watched by the gate like a browser's. The token names its instance, so a program may
+ * also come to a host that is not the instance's own (where `*.localhost` does not resolve for it);
+ * nothing answered there may run as a page, since that host is shared with other instances.
+ */
+async function admitProgram(req: FastifyRequest, ctx: AppContext, presented: string, hostId: string | null) {
+  const { instanceId } = await ctx.appTokens.admit(presented, hostId);
+  const path = await appSocketOf(ctx, instanceId);
+  const lapsed = async () => {
+    try {
+      const grant = await ctx.appTokens.admit(presented, hostId);
+      return hasBrowserApp(grant) ? null : '实例已不在运行中，连接已关闭';
+    } catch (e) {
+      return e instanceof AppError ? `${e.message}，连接已关闭` : null; // a database hiccup: the next look decides
+    }
+  };
+  req.machineService = {
+    instanceId,
+    socket: () => ({ path, close: () => {} }),
+    path: withoutToken(req.url),
+    extra: {},
+    session: '',
+    starting: 'APP_STARTING',
+    drop: ['authorization'],
+    answerHeaders: { 'x-content-type-options': 'nosniff', ...(hostId === null ? { 'content-security-policy': 'sandbox' } : {}) },
+    lapsed,
+  };
+}
+
+/** The API token a request presents, or null when it presents none. */
+function apiTokenOf(req: FastifyRequest): string | null {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string' && /^bearer\s/i.test(auth)) return auth.slice('bearer'.length).trim();
+  const query = req.url.indexOf('?');
+  if (query < 0) return null;
+  return new URLSearchParams(req.url.slice(query + 1)).get('token');
+}
+
+/** The request's path and query without the token (the service never sees it). */
+function withoutToken(url: string): string {
+  const query = url.indexOf('?');
+  if (query < 0) return url;
+  const params = new URLSearchParams(url.slice(query + 1));
+  params.delete('token');
+  const rest = params.toString();
+  return rest ? `${url.slice(0, query)}?${rest}` : url.slice(0, query);
+}
+
 /** The socket of the instance's app, when it has one that runs now (the embedded ComfyUI on these fleets). */
 async function appSocketOf(ctx: AppContext, instanceId: string): Promise<string> {
   const access = await ctx.instances.accessOf(instanceId);
@@ -256,7 +314,8 @@ export function hasBrowserApp(a: { applicationId: string | null; status: string 
 
 function upstreamHeaders(req: FastifyRequest, t: Target, drop: string[] = []): http.OutgoingHttpHeaders {
   const headers: http.OutgoingHttpHeaders = {};
-  for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.includes(k) && !drop.includes(k) && v !== undefined) headers[k] = v;
+  const dropped = [...drop, ...(t.drop ?? [])];
+  for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.includes(k) && !dropped.includes(k) && v !== undefined) headers[k] = v;
   const cookie = (req.headers.cookie ?? '')
     .split(';')
     .map((c) => c.trim())
@@ -283,6 +342,7 @@ function forward(req: FastifyRequest, reply: FastifyReply): Promise<void> {
       const headers = { ...res.headers };
       for (const h of [...HOP_BY_HOP, ...NOT_FROM_MACHINES]) delete headers[h];
       if (headers['set-cookie']) headers['set-cookie'] = headers['set-cookie'].filter((c) => !isOurCookie(c));
+      Object.assign(headers, t.answerHeaders);
       // A status a browser cannot take (the service may answer anything) is a bad gateway.
       const status = res.statusCode && res.statusCode >= 100 && res.statusCode <= 599 ? res.statusCode : 502;
       try {
@@ -332,6 +392,7 @@ function relay(client: WebSocket, req: FastifyRequest, ctx: AppContext) {
       client.close(4403, 'access ended');
       upstream.terminate();
     },
+    ...(t.lapsed ? { lapsed: t.lapsed } : {}),
   };
   ctx.accessGate.watch(live);
   client.on('message', (data, binary) => (upstream.readyState === WebSocket.OPEN ? upstream.send(data, { binary }) : waiting.push([data, binary])));

@@ -164,6 +164,7 @@ export class InstanceCreation implements Fulfiller {
       sshUser: 'root',
       sshPasswordEnc: this.deps.passwords.seal(newMachinePassword()),
       jupyterToken: randomBytes(16).toString('hex'),
+      appTokenEnc: null,
       pendingOpId: `create:${instanceIdFor(order.id, i)}`,
       pendingAction: 'create:Pending',
       opStartedAt: now,

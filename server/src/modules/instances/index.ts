@@ -1,6 +1,7 @@
 /** The instances module's public entry: what other modules and the composition root may use. */
 export * from './service.js';
 export * from './routes.js';
+export * from './app-token.js';
 export * from './billing.js';
 export * from './conversions.js';
 export * from './create.js';

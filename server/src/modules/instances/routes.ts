@@ -37,6 +37,7 @@ import {
 } from '@console/contract';
 import type { AppContext } from '../../context.js';
 import { currentSession } from '../../http/auth.js';
+import { appTokenRoutes } from './app-token.js';
 
 const tags = ['实例'];
 
@@ -381,4 +382,5 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (req) => ctx.instanceViews.operations(currentSession(req).user, req.query),
   );
+  await appTokenRoutes(app, ctx);
 }

@@ -99,6 +99,8 @@ export const instances = pgTable(
     /** AES-GCM under a server secret: the console shows it to its owner, so it cannot be a hash. */
     sshPasswordEnc: text('ssh_password_enc').notNull(),
     jupyterToken: text('jupyter_token').notNull(),
+    /** The API token of the instance's ComfyUI (app-token.ts), AES-GCM like the password: shown to its owner; null when none. */
+    appTokenEnc: text('app_token_enc'),
     pendingOpId: text('pending_op_id'),
     pendingAction: text('pending_action'),
     opStartedAt: ts('op_started_at'),
