@@ -97,6 +97,11 @@ describe('refusals write nothing', () => {
     const stranger = randomUUID();
     expect(json(await submit(u.token, { loras: [{ source: 'job', jobId: stranger, epoch: 1, weight: 1 }] })).code).toBe(40450007);
     expect(json(await submit(u.token, { loras: [{ source: 'public', id: 'cyberpunk', weight: 0.8 }] })).code).toBe(40050007); // an SDXL LoRA on SD 1.5
+    // The quote refuses the same LoRAs with the same codes.
+    const quote = (loras: DiffusionParams['loras']) => post(s.app, API.sdDiffusionQuote, { ...PARAMS, loras }, u.token);
+    expect(json(await quote([{ source: 'job', jobId: stranger, epoch: 1, weight: 1 }])).code).toBe(40450007);
+    expect(json(await quote([{ source: 'public', id: 'cyberpunk', weight: 0.8 }])).code).toBe(40050007);
+    expect((await quote([])).statusCode).toBe(200);
     const child = await childAccount(s, u, 'drawer', { usingLLM: true });
     expect((await submit(child.token)).statusCode).toBe(403);
     const poor = await userWithCash('0');

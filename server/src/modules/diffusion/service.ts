@@ -92,6 +92,8 @@ export class DiffusionService {
 
   /** The price of a task; with a payer, the images its 时长包 would pay for are left out of the cash total. */
   async quote(params: DiffusionQuoteRequest, payerId?: string): Promise<DiffusionQuote> {
+    // The same refusals as submitting: another account's LoRA (or one for the other base model) is not quoted either.
+    if (payerId) await Promise.all((params.loras ?? []).map((ref) => this.resolveLora(payerId, ref, params.baseModel)));
     const gpu = await this.gpu();
     const perImage = diffusionImageUnits(params, gpu.ratePerHour);
     const left = payerId ? await this.deps.resources.cardTimeLeft(payerId, DIFFUSION_GPU) : 0n;

@@ -118,6 +118,35 @@ describe('card-hour packages pay post-paid GPU runs before money', () => {
     expect(inUnits(BigInt(HOUR - usedMs), 3_600_000n)).toBe('0.1946'); // 700,666 ms left: 0.19462… h, shown rounded down
   });
 
+  it('lists what the package paid for in rows that add up to what it shows as used (/compute/detail)', async () => {
+    const u = await fundedUser('200');
+    const pkgId = await buyPackage(u.token, 1);
+    // Three runs of 1 min 0.2 s each: 0.016722… h apiece, 0.050166… h in all.
+    const each = BigInt(MIN + 200);
+    await s.ctx.db
+      .update(resourcePackages)
+      .set({ remain: BigInt(HOUR) - 3n * each })
+      .where(eq(resourcePackages.id, pkgId));
+    await s.ctx.db
+      .insert(resourcePackageUsages)
+      .values(
+        [1, 2, 3].map((n) => ({
+          packageId: pkgId,
+          userId: u.user.id,
+          jobRef: `gen:t${n}`,
+          amount: each,
+          key: `test-${pkgId}-${n}`,
+          createdAt: new Date(Date.UTC(2026, 10, 28, n)),
+        })),
+      );
+    const shown = json<{ items: { id: string; total: string; remain: string }[] }>(await get(s.app, PACKAGES, u.token)).items.find((p) => p.id === pkgId)!;
+    expect(shown).toMatchObject({ total: '1', remain: '0.9498' });
+    const rows = json<{ items: { amount: string }[] }>(await get(s.app, `${PACKAGES}/${pkgId}/usages`, u.token)).items;
+    const tenThousandths = (text: string) => Math.round(Number(text) * 10_000);
+    expect(rows.map((r) => r.amount)).toEqual(['0.0167', '0.0167', '0.0168']); // newest first
+    expect(rows.reduce((n, r) => n + tenThousandths(r.amount), 0)).toBe(10_000 - tenThousandths(shown.remain));
+  });
+
   it('leaves a package of another GPU type and an expired package untouched, and charges money', async () => {
     const u = await fundedUser('400');
     const other = await buyPackage(u.token, 1, { gpuTypeId: 'rtx3090' });

@@ -74,15 +74,22 @@ export class ResourceService implements Fulfiller {
     if (!pkg) throw new AppError('RESOURCE_PACKAGE_NOT_FOUND');
     const where = eq(resourcePackageUsages.packageId, packageId);
     const [{ n } = { n: 0 }] = await this.deps.db.select({ n: count() }).from(resourcePackageUsages).where(where);
+    // Each row with what the package had given up to and including it (oldest first), so that rows
+    // rounded one by one still add up to what the package shows as used.
+    const through = sql<string>`(sum(${resourcePackageUsages.amount}) over (order by ${resourcePackageUsages.createdAt}, ${resourcePackageUsages.id}))::text`;
     const rows = await this.deps.db
-      .select()
+      .select({ u: resourcePackageUsages, through })
       .from(resourcePackageUsages)
       .where(where)
       .orderBy(desc(resourcePackageUsages.createdAt), desc(resourcePackageUsages.id))
       .limit(q.pageSize)
       .offset((q.page - 1) * q.pageSize);
     return {
-      items: rows.map((u) => ({ ...usageOf(u), amount: inUnits(u.amount, pkg.unitScale), createdAt: u.createdAt.toISOString() })),
+      items: rows.map(({ u, through: upTo }) => ({
+        ...usageOf(u),
+        amount: shareInUnits(BigInt(upTo) - u.amount, BigInt(upTo), pkg.unitScale),
+        createdAt: u.createdAt.toISOString(),
+      })),
       total: n,
       page: q.page,
       pageSize: q.pageSize,
@@ -400,7 +407,21 @@ async function giveBack(tx: Tx, rows: { id: string; package_id: string; amount: 
 /** A stored quantity in the unit shown: card-milliseconds as hours to 4 decimals (rounded down, never more than is left). */
 export function inUnits(stored: bigint, scale: bigint): string {
   if (scale === 1n) return String(stored);
-  const tenThousandths = (stored * 10_000n) / scale;
+  return tenThousandthsText((stored * 10_000n) / scale);
+}
+
+/**
+ * One usage row in the package's unit, as the difference of the package's use before it and through it,
+ * each rounded up to the 0.0001 shown: the rows then add up to what the package shows as used (its total
+ * less its remain rounded down), where rows rounded down one by one fell short of it.
+ */
+export function shareInUnits(before: bigint, through: bigint, scale: bigint): string {
+  if (scale === 1n) return String(through - before);
+  const up = (stored: bigint) => (stored * 10_000n + scale - 1n) / scale;
+  return tenThousandthsText(up(through) - up(before));
+}
+
+function tenThousandthsText(tenThousandths: bigint): string {
   const whole = tenThousandths / 10_000n;
   const frac = (tenThousandths % 10_000n).toString().padStart(4, '0').replace(/0+$/, '');
   return frac ? `${whole}.${frac}` : String(whole);

@@ -299,7 +299,7 @@ describe('时长包 before the cash', () => {
     expect(await cash(u.user.id)).toBe(cashBefore);
     // The package's history (/compute/detail) names the job and the hours it took.
     const usages = json<{ items: { kind: string; ref: string; amount: string }[] }>(await get(s.app, API.resourcePackageUsages.replace(':id', pkg), u.token));
-    expect(usages.items).toEqual([expect.objectContaining({ kind: 'train', ref: j.id, amount: String(Math.floor((quote.seconds / 3600) * 10000) / 10000) })]);
+    expect(usages.items).toEqual([expect.objectContaining({ kind: 'train', ref: j.id, amount: String(Math.ceil((quote.seconds * 10_000) / 3600) / 10_000) })]);
     const stranger = await userWithCash('0');
     expect(json(await get(s.app, API.resourcePackageUsages.replace(':id', pkg), stranger.token)).code).toBe(40450008);
     // On sale with its hours' price at the card's rate, so the discount shows.
