@@ -19,6 +19,10 @@ const FILE_OF = {
   'openssh-sftp-server': '/usr/lib/openssh/sftp-server',
   slirp4netns: '/usr/bin/slirp4netns',
   nftables: '/usr/sbin/nft',
+  iproute2: '/sbin/ip',
+  // What the desktop's test reads its windows (xprop) and clipboard with.
+  'x11-utils': '/usr/bin/xprop',
+  xclip: '/usr/bin/xclip',
 } as const;
 
 /** The package of each desktop program (desktop.ts), to name it when it is missing. */
