@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { API, ERRORS, type Order } from '@console/contract';
 import { get, json, post, startTestServer, type TestServer } from '../../../test/harness.js';
+import { lacks } from '../../../test/host-packages.js';
 import { listen, localKit } from '../../../test/local-kit.js';
 import { rfbClipboard } from '../../../test/rfb.js';
 import { runIn, type Joinable } from '../../drivers/compute/local/sandbox.js';
@@ -95,7 +96,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s.close());
 
-describe('remote desktop', () => {
+describe.skipIf(lacks('bubblewrap', 'desktop', 'x11-utils', 'xclip'))('remote desktop', () => {
   it('relays the owner to the VNC server of a 云桌面; nobody else, and no desktop for a GPU instance', async () => {
     const u = await kit.fundedUser('100');
     const other = await kit.fundedUser('100');
