@@ -3,7 +3,7 @@
  * root (this project's CI): df shows it, a file bigger than it is refused (ENOSPC), /root/autodl-tmp
  * of a machine without a data disk counts against it, and destroy unmounts before it deletes.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -36,7 +36,10 @@ const spec: MachineSpec = {
 describe.runIf(process.getuid?.() === 0)('a local machine’s system disk (as root)', () => {
   let database: Database;
   let drop: () => Promise<void>;
-  const dir = mkdtempSync(path.join(tmpdir(), 'console-local-sysdisk-'));
+  // A DATA_DIR of its own (the driver shuts everything beside its folder to the machines' uids), walkable by them.
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'console-local-sysdisk-'));
+  chmodSync(dataDir, 0o711);
+  const dir = path.join(dataDir, 'local-compute');
   const clock = new ManualClock(new Date('2026-11-28T08:00:00Z'));
   let d: LocalComputeDriver;
   beforeAll(async () => {
@@ -46,7 +49,7 @@ describe.runIf(process.getuid?.() === 0)('a local machine’s system disk (as ro
   afterAll(async () => {
     await d?.shutdown();
     await drop();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
   });
   const machine = async (s: Partial<MachineSpec> = {}) => {
     const id = randomUUID();
