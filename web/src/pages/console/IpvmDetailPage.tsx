@@ -28,6 +28,7 @@ import {
   SSH_KEYS_PAGE,
   taskBlocked,
 } from './instances/instanceViews';
+import { AppTokenPanel } from './instances/AppTokenPanel';
 import { OperationLogTable } from './instances/OperationLogTable';
 import { useInstanceActions } from './instances/useInstanceActions';
 
@@ -389,6 +390,8 @@ function AccessPanel({ instance: i }: { instance: Instance }) {
                 },
               ]
             : []),
+          // Programs reach the instance's ComfyUI with a token instead of a browser login.
+          ...(a.appUrl && i.applicationId === 'comfyui' ? [{ key: 'appToken', label: 'API 令牌', children: <AppTokenPanel instanceId={i.id} /> }] : []),
         ]}
       />
     </Flex>
