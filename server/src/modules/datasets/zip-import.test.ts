@@ -47,6 +47,16 @@ describe('unpackZip', () => {
     expect(result.files.get('set/1.png')!.equals(Buffer.alloc(16 * MB))).toBe(true);
   });
 
+  it('unpacks one zip at a time: a second waits until the first is done', async () => {
+    let firstDone = false;
+    const heardBeforeFirstDone: number[] = [];
+    const first = unpackZip(bomb(2), limits).finally(() => (firstDone = true));
+    const second = unpackZip(bomb(2), limits, (n) => !firstDone && heardBeforeFirstDone.push(n));
+    expect((await first).inflated).toBe(32 * MB);
+    expect((await second).inflated).toBe(32 * MB);
+    expect(heardBeforeFirstDone).toEqual([]);
+  });
+
   it('refuses an honest zip too big by its declared sizes before inflating anything', async () => {
     const entries = Array.from({ length: 3 }, (_, i) => ({ name: `${i}.png`, deflated: ZEROS, size: 16 * MB }));
     const e = await refusal(unpackZip(zipOf(entries), limits));

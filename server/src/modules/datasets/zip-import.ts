@@ -58,11 +58,21 @@ export class ZipRefused extends Error {
   }
 }
 
+/** The unpacking under way: each may hold the zip and what it unpacks to (up to about 460 MB) at once. */
+let turn: Promise<unknown> = Promise.resolve();
+
 /**
- * The zip's images and captions, unpacked on a worker thread. `onProgress` hears the bytes inflated
- * so far (after every 8 MB) while the worker runs: a caller that hears it is not blocked by the work.
+ * The zip's images and captions, unpacked on a worker thread; zips take turns, one at a time.
+ * `onProgress` hears the bytes inflated so far (after every 8 MB) while the worker runs: a caller
+ * that hears it is not blocked by the work.
  */
-export async function unpackZip(zip: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS, onProgress?: (inflated: number) => void): Promise<UnpackedZip> {
+export function unpackZip(zip: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS, onProgress?: (inflated: number) => void): Promise<UnpackedZip> {
+  const mine = turn.then(() => unpackNow(zip, limits, onProgress));
+  turn = mine.catch(() => {});
+  return mine;
+}
+
+async function unpackNow(zip: Buffer, limits: ZipLimits, onProgress?: (inflated: number) => void): Promise<UnpackedZip> {
   // Handed over, not copied: the caller has no more use for it.
   const owned = zip.byteOffset === 0 && zip.byteLength === zip.buffer.byteLength ? zip : Buffer.from(zip);
   const worker = new Worker(WORKER_SOURCE, {
