@@ -314,7 +314,14 @@ export async function createContext(opts: {
   const images = new ImageService({ db, clock, catalogue: catalogueStore, users });
   const osFamilies = drivers.compute.osFamilies;
   const datasets = new DatasetService({ db, clock, storage: drivers.storage, users });
-  const catalogue = new CatalogueService(catalogueStore, vouchers, clock, images, (image) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)));
+  const catalogue = new CatalogueService(
+    catalogueStore,
+    vouchers,
+    clock,
+    images,
+    (image) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)),
+    drivers.compute.unsold,
+  );
   const training = new TrainingService({
     db,
     clock,

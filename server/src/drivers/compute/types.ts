@@ -4,6 +4,7 @@
  * server chooses (submitting the same id again is a no-op) and the outcome arrives later in the
  * event stream. The server owns placement and capacity (catalogue inventory); the driver executes.
  */
+import type { SizeCategory } from '@console/contract';
 
 export type OsFamily = 'linux' | 'windows';
 
@@ -109,6 +110,11 @@ export interface ComputeDriver {
   readonly services?: readonly MachineService[];
   /** The operating systems its machines can run (an image's `os` says which it needs); absent: any. */
   readonly osFamilies?: readonly OsFamily[];
+  /**
+   * Size categories whose cards its machines cannot honour, each with why (shown to the buyer): not
+   * listed, and an order for one refused. Absent: every category is sold.
+   */
+  readonly unsold?: Readonly<Partial<Record<SizeCategory, string>>>;
   /**
    * The Unix socket of a service inside the running machine, for the console to connect to (`path`;
    * `close` once connected); null when it is not running or not listening yet.

@@ -169,6 +169,34 @@ dbus-send --session --print-reply --dest=org.fcitx.Fcitx5 /controller org.fcitx.
     }
   }, 240_000);
 
+  it('sells no 云游戏 or 跨境电商 machine, whose cards promise a gaming card and a clean IP of its own: not listed, an order refused with why', async () => {
+    const u = await kit.fundedUser('100');
+    const sizes = async (category: string) =>
+      json<{ items: { id: string }[] }>(await get(s.app, `${API.sizes}?filterBy=category,${category}`)).items.map((i) => i.id);
+    expect(await sizes('Desktop')).toEqual(['dsk-c4m8', 'dsk-c8m16']);
+    expect(await sizes('Game')).toEqual([]);
+    expect(await sizes('Ebusiness')).toEqual([]);
+    const regions = json<{ items: { id: string; categories: string[] }[] }>(await get(s.app, API.regions)).items;
+    expect(regions.flatMap((r) => r.categories)).not.toContain('Game');
+    expect(regions.flatMap((r) => r.categories)).toContain('Desktop');
+
+    const game = await post(
+      s.app,
+      API.orderCreate,
+      { sizeId: 'game-3060', regionId: 'bj-b', imageId: 'ubuntu-22.04-desktop', cycle: 'Usage', duration: 1 },
+      u.token,
+    );
+    expect(json(game)).toMatchObject({ code: ERRORS.CATALOGUE_ITEM_NOT_FOUND.code, detail: expect.stringContaining('云游戏需要游戏显卡') });
+    const shop = await post(
+      s.app,
+      API.orderCreate,
+      { sizeId: 'ebz-c2m4', regionId: 'sh-a', imageId: 'ubuntu-22.04-desktop', cycle: 'Usage', duration: 1 },
+      u.token,
+    );
+    expect(json(shop)).toMatchObject({ code: ERRORS.CATALOGUE_ITEM_NOT_FOUND.code, detail: expect.stringContaining('独立纯净 IP') });
+    expect(json<{ items: unknown[] }>(await get(s.app, '/order/api/v2.1/orders?pageSize=1', u.token)).items).toEqual([]);
+  });
+
   it('offers the desktops this host can run: Linux ones, not Windows images, which are refused if asked for', async () => {
     const u = await kit.fundedUser('100');
     const images = json<{ items: { id: string; os: string }[] }>(await get(s.app, '/infra/api/v2.1/images?filterBy=category,Desktop')).items;

@@ -21,6 +21,7 @@ import {
   type Region,
   type Room,
   type Size,
+  type SizeCategory,
   type SizeQuoteRequest,
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
@@ -84,6 +85,8 @@ export class CatalogueService {
     private userImages?: UserImageLookup,
     /** Whether the machines can run an image (the compute driver's operating systems); absent: all can. */
     private runs: (image: { os: string }) => boolean = () => true,
+    /** Size categories the machines cannot honour, with why (the compute driver's `unsold`): never offered. */
+    private unsold: Readonly<Partial<Record<SizeCategory, string>>> = {},
   ) {}
 
   snapshot() {
@@ -188,7 +191,7 @@ export class CatalogueService {
         const regionHosts = hosts.filter((h) => regionOfHost(snap, h) === r.id);
         const categories: InstanceCategory[] = [];
         if (regionHosts.length) categories.push('Gpu', 'App');
-        for (const c of SIZE_CATEGORIES) if (snap.sizes.some((s) => s.category === c && s.regionIds.includes(r.id))) categories.push(c);
+        for (const c of SIZE_CATEGORIES) if (!this.unsold[c] && snap.sizes.some((s) => s.category === c && s.regionIds.includes(r.id))) categories.push(c);
         return { id: r.id, name: r.name, area: r.area, rooms, gpuFree: regionHosts.reduce((n, h) => n + h.gpuFree, 0), categories };
       });
       return { items: category ? items.filter((r) => r.categories.includes(category)) : items };
@@ -284,6 +287,7 @@ export class CatalogueService {
       const memory = positiveInt(f.memory, '内存');
       const rows = snap.sizes.filter(
         (s) =>
+          !this.unsold[s.category] &&
           (!f.category || s.category === f.category) &&
           (!f.region || s.regionIds.includes(f.region)) &&
           (!cpu || s.cpu === cpu) &&
@@ -522,6 +526,8 @@ export class CatalogueService {
   async quoteSize(req: SizeQuoteRequest, user: UserRow | null): Promise<Quote> {
     const snap = await this.store.get();
     const size = this.mustFindSize(snap, req.sizeId);
+    const unsold = this.unsold[size.category];
+    if (unsold) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `${size.name}：${unsold}`);
     const region = this.mustFindRegion(snap, req.regionId);
     if (!size.regionIds.includes(region.id)) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `${size.name} 在${region.name}暂未开售`);
     if (req.imageId) {

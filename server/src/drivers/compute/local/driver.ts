@@ -22,6 +22,7 @@ import type { Clock } from '../../../clock.js';
 import type { Db } from '../../../db/client.js';
 import { localEvents, localMachines, localOperations } from './schema.js';
 import { eventOfRow, OperationLog, stateRefusal } from '../operations.js';
+import type { SizeCategory } from '@console/contract';
 import type { ComputeDriver, DriverEvent, EventKind, MachineService, MachineSpec, MachineStatus, OperationKind, ShellCommand } from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
 import { DESKTOP_PROGRAMS, startDesktop } from './desktop.js';
@@ -84,6 +85,16 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   ];
   /** Sandboxes on this host's Linux: a Windows image is not offered. */
   readonly osFamilies = ['linux'] as const;
+  /**
+   * What these machines cannot give of what the cards promise: a 云游戏 machine's gaming card and
+   * 60 fps stream, a 跨境电商 machine's own clean IP (machines leave by this host's address); a 云桌面
+   * where the host lacks the desktop's programs (desktop.ts).
+   */
+  readonly unsold: Partial<Record<SizeCategory, string>> = {
+    Game: '云游戏需要游戏显卡和画面串流，本平台的机器没有，暂不销售',
+    Ebusiness: '跨境电商需要独立纯净 IP，本平台的机器共用主机的出口 IP，暂不销售',
+    ...(this.services.includes('desktop') ? {} : { Desktop: '本平台的主机没有安装云桌面所需的软件，暂不销售' }),
+  };
   /** The running machines that have a desktop (their spec asks for one). */
   private readonly desktops = new Set<string>();
   private readonly sandboxes = new Map<string, RunningSandbox>();
