@@ -56,7 +56,10 @@ describe("an instance's ComfyUI for programs", () => {
     expect(apiUrl).toBe(s.ctx.machineOrigins.originOf(id));
     const api = new ComfyApi(`http://${shared()}`, 'sdk-client', { credentials: { type: 'bearer_token', token } });
     try {
+      // Ready (GET /prompt answers, the features are probed), and its websocket open so no message of the run is missed.
+      const connected = new Promise((resolve) => api.on('connected', resolve));
       await api.init(5, 200).waitForReady();
+      await connected;
       expect(await api.getCheckpoints()).toEqual(Object.values(COMFY_CHECKPOINTS));
       expect(await api.getEmbeddings()).toEqual([]);
 
