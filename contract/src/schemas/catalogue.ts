@@ -319,6 +319,11 @@ export type Promotion = z.infer<typeof promotionSchema>;
 /** GET /api/v1/site/settings: what the public site shows from the operator's settings. */
 export const siteSettingsSchema = z.object({
   customerServiceUrl: z.string().nullable().describe('企业微信客服链接；null 表示运营方未配置（页面不显示客服入口）'),
+  /** Which image services run on the embedded stand-ins: their outputs are labelled 模拟 with a line on connecting a real one. */
+  simulated: z.object({
+    images: z.boolean().describe('AI 绘图与 ComfyUI 工作流由内置模拟后端出图（未配置 COMFYUI_URL）'),
+    training: z.boolean().describe('LoRA 训练由内置模拟训练器执行（TRAINER_DRIVER 不是 kohya）'),
+  }),
 });
 export type SiteSettings = z.infer<typeof siteSettingsSchema>;
 

@@ -179,10 +179,11 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
   // The public site settings of the operator's catalogue file (settings): one small answer every page may read.
   r.get(
     API.siteSettings,
-    { schema: { tags: SITE_TAG, summary: '站点设置：企业微信客服链接等（运营配置，公开）', response: { 200: siteSettingsSchema } } },
+    { schema: { tags: SITE_TAG, summary: '站点设置：企业微信客服链接、哪些图像服务为内置模拟（公开）', response: { 200: siteSettingsSchema } } },
     async () => {
       const { settings } = await ctx.catalogueStore.get();
-      return { customerServiceUrl: settings.customerServiceUrl };
+      const simulated = { images: !ctx.config.COMFYUI_URL, training: ctx.config.TRAINER_DRIVER !== 'kohya' };
+      return { customerServiceUrl: settings.customerServiceUrl, simulated };
     },
   );
   // Apart from the settings: the documents are long and only the register screen's links open them.

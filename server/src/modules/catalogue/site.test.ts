@@ -7,6 +7,8 @@ import { DEFAULT_CATALOGUE_FILE } from './seed-file.js';
 
 const SETTINGS = '/api/v1/site/settings';
 const AGREEMENT = '/api/v1/site/agreements';
+/** Without COMFYUI_URL and TRAINER_DRIVER=kohya, images and LoRA training come from the embedded stand-ins. */
+const EMBEDDED = { images: true, training: true };
 
 /** A server on a copy of the shipped catalogue file, which the test then edits as an operator would. */
 describe('the public site settings and agreements (operator settings of the catalogue file)', () => {
@@ -26,25 +28,34 @@ describe('the public site settings and agreements (operator settings of the cata
   afterAll(async () => s.close());
 
   it('has no customer-service link until the operator sets one, and then publishes it to visitors', async () => {
-    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: null });
+    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: null, simulated: EMBEDDED });
     // The promotion no longer carries it: the site settings are the one place.
     expect(json(await get(s.app, '/order/api/v2.1/promotion'))).not.toHaveProperty('customerServiceUrl');
 
     await withSettings({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/kfc1234567890abcdef' });
     const res = await get(s.app, SETTINGS);
     expect(res.statusCode).toBe(200);
-    expect(json(res)).toEqual({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/kfc1234567890abcdef' });
+    expect(json(res)).toEqual({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/kfc1234567890abcdef', simulated: EMBEDDED });
 
     // "" means unset, like leaving it out.
     await withSettings({ customerServiceUrl: '' });
-    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: null });
+    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: null, simulated: EMBEDDED });
+  });
+
+  it('says which image services are real: a ComfyUI at COMFYUI_URL makes the images, training stays embedded', async () => {
+    const real = await startTestServer({ env: { CATALOGUE_FILE: file, COMFYUI_URL: 'http://127.0.0.1:9' } });
+    try {
+      expect(json(await get(real.app, SETTINGS)).simulated).toEqual({ images: false, training: true });
+    } finally {
+      await real.close();
+    }
   });
 
   it('refuses a customer-service link that is not an http(s) address, keeping the last good settings', async () => {
     await withSettings({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/good' });
     writeFileSync(file, JSON.stringify({ ...original, settings: { ...original.settings, customerServiceUrl: 'javascript:alert(1)' } }));
     await expect(s.ctx.reloadCatalogue()).rejects.toThrow(/settings\.customerServiceUrl 项有误：客服链接须为 http:\/\/ 或 https:\/\/ 开头的网址/);
-    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/good' });
+    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/good', simulated: EMBEDDED });
   });
 
   it('serves the default 用户协议 and 隐私政策 to visitors without a session', async () => {

@@ -2,6 +2,7 @@ import { Alert, App, Col, Flex, Row } from 'antd';
 import { Link } from 'react-router';
 import { COMFY_NODES, DIFFUSION_GPU, PAGE, type ComfyWorkflow, type DiffusionTask } from '@console/contract';
 import { PageFrame } from '../../components/PageFrame';
+import { SimulatedNotice } from '../../components/Simulated';
 import { useUrlState } from '../../routing/useUrlState';
 import { useUrlPaging } from '../../routing/useUrlPaging';
 import { RUN_PAGE_SIZES } from '../../api/comfyui';
@@ -63,6 +64,7 @@ export default function ComfyuiPage() {
             </>
           }
         />
+        <SimulatedNotice service="images" />
         <ComfyInstances />
         <Row gutter={[16, 16]}>
           <Col xs={24} xl={workflow.id ? 15 : 14}>

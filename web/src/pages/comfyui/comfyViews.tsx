@@ -4,6 +4,7 @@ import { Button, Flex, Image, Progress, Tooltip, Typography, theme } from 'antd'
 import { CheckCircleFilled, ClockCircleOutlined, CloseCircleFilled, DownloadOutlined, LoadingOutlined, MinusCircleOutlined } from '@ant-design/icons';
 import { COMFY_NODES, type ComfyAnalysis, type ComfyGraph, type ComfyNodeSpec, type DiffusionTask } from '@console/contract';
 import { diffusionApi } from '../../api/diffusion';
+import { SimulatedMark } from '../../components/Simulated';
 import { isTaskActive } from '../sd/diffusionViews';
 
 export const nodeSpecOf = (classType: string): ComfyNodeSpec | undefined => (COMFY_NODES as Record<string, ComfyNodeSpec>)[classType];
@@ -195,14 +196,16 @@ export function RunOutputs({ task }: { task: Pick<DiffusionTask, 'images'> }) {
       <Flex wrap gap={8}>
         {task.images.map((img) => (
           <Flex key={img.id} vertical align="center" gap={2} data-testid="run-output">
-            <Image
-              src={diffusionApi.thumbUrl(img.id)}
-              preview={{ src: diffusionApi.imageUrl(img.id), cover: '查看大图' }}
-              alt={`输出第 ${img.index + 1} 张`}
-              width={72}
-              height={72}
-              style={{ objectFit: 'cover', borderRadius: token.borderRadiusSM }}
-            />
+            <SimulatedMark service="images">
+              <Image
+                src={diffusionApi.thumbUrl(img.id)}
+                preview={{ src: diffusionApi.imageUrl(img.id), cover: '查看大图' }}
+                alt={`输出第 ${img.index + 1} 张`}
+                width={72}
+                height={72}
+                style={{ objectFit: 'cover', borderRadius: token.borderRadiusSM }}
+              />
+            </SimulatedMark>
             <Tooltip title="下载原图">
               <Button type="text" size="small" icon={<DownloadOutlined />} href={diffusionApi.downloadUrl(img.id)} aria-label={`下载第 ${img.index + 1} 张`} />
             </Tooltip>

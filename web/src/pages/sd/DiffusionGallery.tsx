@@ -8,6 +8,7 @@ import { formatBeijing, PAGE, type DiffusionImage } from '@console/contract';
 import { DIFFUSION_KEYS, diffusionApi } from '../../api/diffusion';
 import { formatBytes } from '../../components/format';
 import { LoadError } from '../../components/LoadError';
+import { SimulatedMark } from '../../components/Simulated';
 import { nextPaging, useUrlPaging } from '../../routing/useUrlPaging';
 import { Note, UsedLoras } from './diffusionViews';
 import { baseModelName } from './trainViews';
@@ -31,14 +32,16 @@ function ImageCard({ image, onReuse }: { image: DiffusionImage; onReuse: (image:
       data-testid="gallery-image"
       styles={{ body: { padding: 10 } }}
       cover={
-        <Image
-          src={diffusionApi.thumbUrl(image.id)}
-          alt={p.prompt}
-          width="100%"
-          height={200}
-          style={{ objectFit: 'cover' }}
-          preview={{ src: diffusionApi.imageUrl(image.id), cover: '查看大图' }}
-        />
+        <SimulatedMark service="images" block>
+          <Image
+            src={diffusionApi.thumbUrl(image.id)}
+            alt={p.prompt}
+            width="100%"
+            height={200}
+            style={{ objectFit: 'cover' }}
+            preview={{ src: diffusionApi.imageUrl(image.id), cover: '查看大图' }}
+          />
+        </SimulatedMark>
       }
     >
       <Flex vertical gap={4}>

@@ -3,6 +3,7 @@ import { Alert, App, Col, Flex, Row } from 'antd';
 import { DIFFUSION_MAX_ACTIVE, type DiffusionImage, type DiffusionTask } from '@console/contract';
 import { useDiffusionTasks, useLoraOptions } from '../../api/diffusion';
 import { PageFrame } from '../../components/PageFrame';
+import { SimulatedNotice } from '../../components/Simulated';
 import { DiffusionForm, useDiffusionDraft } from './DiffusionForm';
 import { DiffusionGallery } from './DiffusionGallery';
 import { DiffusionQueue } from './DiffusionQueue';
@@ -42,6 +43,7 @@ export default function DiffusionPage() {
           title="用训练好的 LoRA 或公共 LoRA 生成图片"
           description={`按张计费（每张的 GPU 时长 × 单价）：提交时先用 RTX 4090 时长包抵扣整张，其余张数的费用从现金余额预扣（赠送金不能用于生成），每生成一张结算一张；取消时已生成的照常结算，其余（含时长包）退回；生成失败退回未生成部分。同时进行的任务最多 ${DIFFUSION_MAX_ACTIVE} 个。`}
         />
+        <SimulatedNotice service="images" />
         <Row gutter={[16, 16]}>
           <Col xs={24} xl={10} xxl={9}>
             <div ref={formBox} style={{ scrollMarginTop: 80 }}>

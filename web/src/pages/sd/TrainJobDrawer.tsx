@@ -10,6 +10,7 @@ import { trainApi, useLoraJobLive } from '../../api/training';
 import { formatBytes } from '../../components/format';
 import { LoadError } from '../../components/LoadError';
 import { PageLoading } from '../../components/PageLoading';
+import { SimulatedMark } from '../../components/Simulated';
 import { StatsChart } from '../model/StatsCharts';
 import { useJobActions } from './TrainJobs';
 import { PARAM_LABELS } from './TrainParamFields';
@@ -95,7 +96,9 @@ function EpochCard({ job, epoch: e }: { job: LoraJob; epoch: LoraJob['epochs'][n
     <Card size="small" data-testid="train-epoch">
       <Flex vertical gap={6}>
         {e.samples > 0 ? (
-          <Image src={trainApi.sampleUrl(job.id, e.epoch)} alt={`第 ${e.epoch} 轮样图`} height={140} style={{ objectFit: 'cover' }} />
+          <SimulatedMark service="training">
+            <Image src={trainApi.sampleUrl(job.id, e.epoch)} alt={`第 ${e.epoch} 轮样图`} height={140} style={{ objectFit: 'cover' }} />
+          </SimulatedMark>
         ) : (
           <Typography.Text type="secondary">无样图</Typography.Text>
         )}

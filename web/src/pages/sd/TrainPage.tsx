@@ -1,6 +1,7 @@
 import { Alert, App, Flex } from 'antd';
 import { LORA_MAX_ACTIVE_JOBS } from '@console/contract';
 import { PageFrame } from '../../components/PageFrame';
+import { SimulatedNotice } from '../../components/Simulated';
 import { useUrlState } from '../../routing/useUrlState';
 import { TrainForm } from './TrainForm';
 import { TrainJobDrawer } from './TrainJobDrawer';
@@ -36,6 +37,7 @@ export default function TrainPage() {
           title="用自己的数据集训练 LoRA 模型"
           description={`按 GPU 时长计费：开始时从现金余额预扣预估费用（赠送金不能用于训练），每完成一轮结算该轮的份额；中途取消时已完成轮次照常结算，其余退回；训练失败全部退回。同时进行的任务最多 ${LORA_MAX_ACTIVE_JOBS} 个。`}
         />
+        <SimulatedNotice service="training" />
         <TrainForm
           onStarted={(j) => {
             void message.success(`训练任务「${j.name}」已开始`);

@@ -3,6 +3,7 @@ import type { ReactNode } from 'react';
 import { Flex, Image, Progress, Tag, Typography } from 'antd';
 import { DIFFUSION_STATUS_LABELS, formatYuan, type DiffusionImage, type DiffusionStatus, type DiffusionTask } from '@console/contract';
 import { diffusionApi } from '../../api/diffusion';
+import { SimulatedMark } from '../../components/Simulated';
 
 /** antd's status colours: a running task in the theme's own colour ('processing'), never a fixed one. */
 const STATUS_COLOR: Record<DiffusionStatus, string> = {
@@ -64,15 +65,16 @@ export function TaskThumbs({ task }: { task: Pick<DiffusionTask, 'images'> }) {
     <Image.PreviewGroup>
       <Flex wrap gap={6}>
         {task.images.map((img) => (
-          <Image
-            key={img.id}
-            src={diffusionApi.thumbUrl(img.id)}
-            preview={{ src: diffusionApi.imageUrl(img.id) }}
-            alt={`第 ${img.index + 1} 张`}
-            width={48}
-            height={48}
-            style={{ objectFit: 'cover', borderRadius: 4 }}
-          />
+          <SimulatedMark key={img.id} service="images">
+            <Image
+              src={diffusionApi.thumbUrl(img.id)}
+              preview={{ src: diffusionApi.imageUrl(img.id) }}
+              alt={`第 ${img.index + 1} 张`}
+              width={48}
+              height={48}
+              style={{ objectFit: 'cover', borderRadius: 4 }}
+            />
+          </SimulatedMark>
         ))}
       </Flex>
     </Image.PreviewGroup>
