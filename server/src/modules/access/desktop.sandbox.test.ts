@@ -49,7 +49,7 @@ async function rfbGreeting(id: string, token: string): Promise<string> {
  * session bus, the language), as a program started from the desktop would; exit 3 before the session runs.
  */
 function inSession(sandbox: Joinable, script: string) {
-  const env = `s=$(pgrep -x xfce4-session | head -n1); [ -n "$s" ] || exit 3
+  const env = `for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = xfce4-session ] && s=\${p#/proc/} && break; done; [ -n "$s" ] || exit 3
 eval "$(tr '\\0' '\\n' < /proc/$s/environ | grep -E '^(DISPLAY|DBUS_SESSION_BUS_ADDRESS|LANG|LANGUAGE|XMODIFIERS|GTK_IM_MODULE)=' | sed "s/^\\([^=]*\\)=\\(.*\\)$/export \\1='\\2'/")"
 `;
   return runIn(sandbox, ['/bin/sh', '-c', env + script]);
