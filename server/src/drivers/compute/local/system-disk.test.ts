@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../clock.js';
 import type { Database } from '../../../db/client.js';
 import { openTestDatabase } from '../../../../test/harness.js';
+import { lacks } from '../../../../test/host-packages.js';
 import type { MachineSpec } from '../types.js';
 import { LocalComputeDriver } from './driver.js';
 import { DATA_MOUNT, runIn } from './sandbox.js';
@@ -33,7 +34,8 @@ const spec: MachineSpec = {
   appPort: null,
 };
 
-describe.runIf(process.getuid?.() === 0)('a local machine’s system disk (as root)', () => {
+// As root only; there, without a package it needs it is skipped only outside CI (host-packages).
+describe.skipIf(process.getuid?.() !== 0 || lacks('bubblewrap', 'e2fsprogs'))('a local machine’s system disk (as root)', () => {
   let database: Database;
   let drop: () => Promise<void>;
   // A DATA_DIR of its own (the driver shuts everything beside its folder to the machines' uids), walkable by them.
