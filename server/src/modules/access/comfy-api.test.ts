@@ -2,10 +2,13 @@
  * An instance's ComfyUI for programs: real ComfyUI clients (@saintno/comfyui-sdk,
  * @stable-canvas/comfyui-client) with the instance's API token wait until it is ready, queue a
  * workflow, follow it over the websocket, read the picture, upload an image and read the
- * checkpoints — through the machine listener, as ComfyUI's own API. A wrong, replaced or revoked
+ * checkpoints — through the machine listener, as ComfyUI's own API: at the instance's own address
+ * (stable-canvas, given a fetch that resolves `*.localhost`) and at the listener's plain address,
+ * which the token alone opens (the SDK, with Node's own fetch). A wrong, replaced or revoked
  * token, another instance's token and another account are refused; a revoked token's websocket
  * is closed.
  */
+import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { eq } from 'drizzle-orm';
@@ -39,6 +42,29 @@ async function comfyInstance() {
 
 /** The machine listener's own address: the token names the instance (programs where `<id>.localhost` does not resolve). */
 const shared = () => `127.0.0.1:${s.ctx.machineOrigins.port}`;
+
+/** fetch, resolving `*.localhost` to this machine as browsers do (Node's fetch does not). */
+async function localhostFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const req = new Request(input, init);
+  const body = req.body ? Buffer.from(await req.arrayBuffer()) : undefined;
+  return new Promise((resolve, reject) => {
+    const out = http.request(req.url, { method: req.method, headers: Object.fromEntries(req.headers), lookup: localhostLookup }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode, headers: res.headers as Record<string, string> })));
+      res.on('error', reject);
+    });
+    out.on('error', reject);
+    out.end(body);
+  });
+}
+
+/** The websocket of `ws`, resolving `*.localhost` the same way. */
+class LocalhostWebSocket extends WebSocket {
+  constructor(url: string, protocols?: string | string[]) {
+    super(url, protocols, { lookup: localhostLookup });
+  }
+}
 
 /** A small, quick workflow; the id of its SaveImage node. */
 function smallGraph(): { graph: ComfyGraph; save: string } {
@@ -101,9 +127,9 @@ describe("an instance's ComfyUI for programs", () => {
     }
   });
 
-  it('@stable-canvas/comfyui-client with ?token= (its login plugin): connect, models, enqueue with progress, an upload through /api', async () => {
-    const { token } = await comfyInstance();
-    const client = new Client({ api_host: shared(), clientId: 'canvas-client', WebSocket: WebSocket as never });
+  it("@stable-canvas/comfyui-client at the instance's own address with ?token= (its login plugin): connect, models, enqueue with progress, an upload through /api", async () => {
+    const { token, apiUrl } = await comfyInstance();
+    const client = new Client({ api_host: new URL(apiUrl).host, clientId: 'canvas-client', fetch: localhostFetch, WebSocket: LocalhostWebSocket as never });
     client.use(new plugins.LoginAuthPlugin({ token }));
     try {
       await client.connect();
