@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -8,5 +9,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two files at once even on a 2-core machine (vitest's default there is one): a file's time is
+    // much waiting (timers, sockets, child processes), so one worker left a core idle.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // One migrated PGlite made before the workers start, loaded by every in-memory test database.
+    globalSetup: ['test/global-setup.ts'],
   },
 });

@@ -11,5 +11,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One migrated PGlite made before the workers start, loaded by every in-memory test database.
+    globalSetup: ['test/global-setup.ts'],
   },
 });

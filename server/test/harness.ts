@@ -14,6 +14,7 @@ import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/client.js';
 import { createScratchDatabase } from './scratch-db.js';
+import { testTemplate } from './pglite-template.js';
 import type { AppContext, Drivers } from '../src/context.js';
 
 export interface TestServer {
@@ -60,7 +61,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; driv
 
 export async function openTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
   const adminUrl = process.env.TEST_DATABASE_URL;
-  if (!adminUrl) return { database: await openDatabase({}), drop: async () => {} };
+  if (!adminUrl) return { database: await openDatabase({ template: await testTemplate() }), drop: async () => {} };
   const scratch = await createScratchDatabase(adminUrl, 'console_test');
   return { database: await openDatabase({ url: scratch.url, poolSize: 5 }), drop: scratch.drop };
 }

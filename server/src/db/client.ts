@@ -25,23 +25,28 @@ export interface Database {
   close(): Promise<void>;
 }
 
-const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
+export const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
 /** Serialises migrations when several server processes start against one PostgreSQL. */
 const MIGRATION_LOCK = 724_001;
 
-export async function openDatabase(opts: { url?: string; dataDir?: string; poolSize?: number }): Promise<Database> {
+/**
+ * `template` (in memory only): a PGlite data folder dump to start from instead of an empty
+ * cluster; the tests' one migrated database (test/pglite-template.ts). Migrations still run after
+ * it, so a template behind the migrations folder is brought up to date.
+ */
+export async function openDatabase(opts: { url?: string; dataDir?: string; poolSize?: number; template?: Blob }): Promise<Database> {
   if (opts.url) return openPostgres(opts.url, opts.poolSize ?? 10);
-  return openPglite(opts.dataDir);
+  return openPglite(opts.dataDir, opts.template);
 }
 
-async function openPglite(dataDir: string | undefined): Promise<Database> {
+async function openPglite(dataDir: string | undefined, template: Blob | undefined): Promise<Database> {
   let client: PGlite;
   if (dataDir) {
     const dir = path.join(dataDir, 'pglite');
     mkdirSync(dir, { recursive: true });
     client = new PGlite(dir);
   } else {
-    client = new PGlite(); // in memory: tests
+    client = new PGlite(template ? { loadDataDir: template } : {}); // in memory: tests
   }
   await client.waitReady;
   const db = drizzlePglite(client, { schema });
