@@ -51,7 +51,8 @@ const LEFT_OUT = ['etc/xdg/autostart/at-spi-dbus-bus.desktop'];
 
 /**
  * Chromium runs as the machine's root, which it refuses without --no-sandbox, and its own sandbox
- * needs user namespaces the machine does not have (bwrapArgs: --disable-userns). Its pages are held
+ * would need user namespaces, which a machine of a console running as root is not given
+ * (bwrapArgs: --disable-userns). Its pages are held
  * by the machine's sandbox instead: they reach only what the machine reaches. Debian's launcher adds
  * flags from /etc/chromium.d. No first-run page either: it is an English sign-in prompt.
  */
@@ -78,7 +79,7 @@ export GTK_IM_MODULE=fcitx QT_IM_MODULE=fcitx SDL_IM_MODULE=fcitx XMODIFIERS=@im
 mkdir -p -m 700 $XDG_RUNTIME_DIR /var/lib/dbus
 dbus-uuidgen --ensure 2>/dev/null
 Xtigervnc :1 -geometry 1280x800 -depth 24 -dpi 96 -nolisten tcp -rfbport -1 -rfbunixpath /run/desktop.sock -SecurityTypes None -AlwaysShared -desktop 云桌面 >/dev/null 2>&1 &
-for i in $(seq 100); do [ -e /tmp/.X11-unix/X1 ] && break; sleep 0.05; done
+for i in $(seq 400); do [ -e /tmp/.X11-unix/X1 ] && break; sleep 0.05; done
 eval "$(dbus-launch --sh-syntax --exit-with-x11)"
 fcitx5 -d >/dev/null 2>&1
 (while :; do xfce4-session; sleep 2; done) >/dev/null 2>&1 &
