@@ -92,6 +92,10 @@ const envSchema = z.object({
    * `auto` local where bubblewrap works, otherwise simulated (chooseComputeDriver).
    */
   COMPUTE_DRIVER: z.enum([...COMPUTE_DRIVER_NAMES, 'auto']).default('auto'),
+  /** Where the consoles on this host record the uid ranges their local machines run as (drivers/compute/local/host-uids.ts). */
+  LOCAL_HOST_UIDS_DIR: z.string().trim().min(1).optional(),
+  /** As root where machines cannot have uids of their own: run them as the server's uid instead of refusing to start them. */
+  LOCAL_MACHINES_AS_SERVER_USER: bool.default(false),
   /** 文件存储: the free space of each account's file tree (mounted at /root/shared in its local instances), in GB. */
   FILESTORE_QUOTA_GB: z.coerce.number({ error: '应为整数（GB）' }).int().min(1).max(100_000).default(20),
   /**

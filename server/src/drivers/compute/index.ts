@@ -19,6 +19,8 @@ export interface ComputeDriverSettings {
   COMPUTE_AGENT_KEY_ID?: string;
   COMPUTE_AGENT_SECRET?: string;
   FILESTORE_QUOTA_GB?: number;
+  LOCAL_HOST_UIDS_DIR?: string;
+  LOCAL_MACHINES_AS_SERVER_USER?: boolean;
   SANDBOX_ALLOW_NETS?: readonly string[];
   dataDir: string;
   publicBaseUrl: string;
@@ -50,6 +52,8 @@ export const COMPUTE_DRIVERS = {
       fileStoreRoot,
       fileStoreQuotaGb: config.FILESTORE_QUOTA_GB,
       allowNets: config.SANDBOX_ALLOW_NETS,
+      hostUidsDir: config.LOCAL_HOST_UIDS_DIR,
+      machinesAsServerUser: config.LOCAL_MACHINES_AS_SERVER_USER,
     }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
 

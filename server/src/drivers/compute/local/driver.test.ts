@@ -5,7 +5,7 @@
  * project's CI), a machine is held to its size: memory beyond it is refused, a full data disk
  * refuses writes, 扩容 grows it.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -37,7 +37,11 @@ const spec = (hostId: string): MachineSpec => ({
 describe.skipIf(lacks('bubblewrap', 'python3', 'e2fsprogs'))('local compute driver', () => {
   let database: Database;
   let drop: () => Promise<void>;
-  const dir = mkdtempSync(path.join(tmpdir(), 'console-local-driver-'));
+  // The driver's folder in a DATA_DIR of its own, as in the server: DATA_DIR's other entries are shut
+  // to the machines' uids (shutDataDir), which with the folder right in /tmp were every test's in /tmp.
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'console-local-driver-'));
+  chmodSync(dataDir, 0o711);
+  const dir = path.join(dataDir, 'local-compute');
   const clock = new ManualClock(new Date('2026-11-25T08:00:00Z'));
   const drivers: LocalComputeDriver[] = [];
   beforeAll(async () => {
@@ -46,7 +50,7 @@ describe.skipIf(lacks('bubblewrap', 'python3', 'e2fsprogs'))('local compute driv
   afterAll(async () => {
     for (const d of drivers) await d.shutdown();
     await drop();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
   });
   const driver = () => {
     const d = new LocalComputeDriver({ db: database.db, clock, dir, sshHost: '127.0.0.1', sshPort: () => 2222 });

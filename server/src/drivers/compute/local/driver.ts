@@ -27,7 +27,7 @@ import type { ComputeDriver, DriverEvent, EventKind, MachineService, MachineSpec
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
 import { DESKTOP_PROGRAMS, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
-import { HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
+import { consoleIdOf, DEFAULT_HOST_UIDS_DIR, HostUidRanges, HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
 import { networkPolicyWorks } from './network-policy.js';
 import { hostNotebook, startNotebook } from './notebook.js';
 import {
@@ -68,6 +68,14 @@ export interface LocalDriverOptions {
   log?: (message: string) => void;
   /** Whether machines' sizes are enforced where the host allows it (default); false: never (tests of the plain layout). */
   enforceLimits?: boolean;
+  /** The host-wide record of the consoles' uid ranges (LOCAL_HOST_UIDS_DIR; default DEFAULT_HOST_UIDS_DIR). */
+  hostUidsDir?: string;
+  /**
+   * LOCAL_MACHINES_AS_SERVER_USER: where the server is root and machines cannot have uids of their
+   * own, run them as the server's uid anyway (their root is then the host's uid 0, with fewer
+   * capabilities) instead of refusing to start them.
+   */
+  machinesAsServerUser?: boolean;
 }
 
 export class LocalComputeDriver extends OperationLog implements ComputeDriver {
@@ -115,6 +123,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   /** Whether machines run as host uids of their own (host-uids.ts), and why not. */
   readonly hostUidMode: { ok: boolean; why: string };
   private readonly hostUids: HostUids | null;
+  /** Why machines are not started on this host (the server is root, and they would run as it); null: they are. */
+  readonly machineRefusal: string | null;
   /** The machines' /etc/resolv.conf: the NAT's name server. */
   private readonly resolvConf: string;
 
@@ -126,8 +136,19 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     const enforce = opts.enforceLimits ?? true;
     this.cgroups = enforce ? detectCgroups() : noCgroups('未启用');
     this.diskImages = enforce ? diskImagesWork() : { ok: false, why: '未启用' };
-    this.hostUidMode = enforce ? hostUidsWork(path.dirname(this.dir)) : { ok: false, why: '未启用' };
-    this.hostUids = this.hostUidMode.ok ? new HostUids(opts.db) : null;
+    let hostUidMode = enforce ? hostUidsWork(path.dirname(this.dir)) : { ok: false, why: '未启用' };
+    let ranges: HostUidRanges | null = null;
+    if (hostUidMode.ok) {
+      const registry = opts.hostUidsDir ?? DEFAULT_HOST_UIDS_DIR;
+      try {
+        ranges = new HostUidRanges(registry, { console: consoleIdOf(this.dir), dir: this.dir });
+      } catch (e) {
+        hostUidMode = { ok: false, why: `无法使用宿主上的实例用户号段记录 ${registry}（${(e as Error).message}），可用 LOCAL_HOST_UIDS_DIR 指定其他目录` };
+      }
+    }
+    this.hostUidMode = hostUidMode;
+    this.hostUids = ranges ? new HostUids(opts.db, ranges) : null;
+    this.machineRefusal = machineRefusal(hostUidMode, opts.machinesAsServerUser ?? false);
     // Machines running as their own uids walk down to their disks (not list them: a machine's folder
     // is named by its id); otherwise only the server reaches them, as a machine's root is the server's uid.
     chmodSync(this.dir, this.hostUids ? 0o711 : 0o700);
@@ -142,7 +163,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
       `local compute: 实例规格限制——内存/CPU/进程数：${this.cgroups.version ? this.cgroups.why : `不生效（${this.cgroups.why}）`}；` +
         `系统盘、数据盘容量：${this.diskImages.ok ? '生效' : `不生效（${this.diskImages.why}）`}；` +
         `实例网络：${networkPolicyWorks().why}${opts.allowNets?.length ? `，另可访问 ${opts.allowNets.join('、')}` : ''}；` +
-        `实例 root 映射到宿主非特权用户：${this.hostUidMode.ok ? '生效' : `不生效（${this.hostUidMode.why}）`}`,
+        `实例 root 映射到宿主非特权用户：${this.hostUidMode.ok ? '生效' : `不生效（${this.hostUidMode.why}）`}` +
+        (this.machineRefusal ? `；${this.machineRefusal}` : ''),
     );
     this.ready = this.recover();
   }
@@ -286,7 +308,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   }
 
   private refusal(kind: OperationKind | 'boot', m: MachineRow | undefined): string | null {
-    if (kind === 'create') return m ? '机器已存在' : null;
+    if (kind === 'create') return m ? '机器已存在' : this.machineRefusal;
     if (!m || m.power === 'destroyed') return '机器不存在';
     return stateRefusal(kind, m.power);
   }
@@ -367,6 +389,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
 
   /** Runs the machine's sandbox and watches it: an end nobody asked for is reported. */
   private async runSandbox(m: MachineRow, gpu: boolean) {
+    if (this.machineRefusal) throw new Error(this.machineRefusal);
     const spec = m.spec as MachineSpec;
     const uid = await this.uidOf(m.instanceId, spec);
     const sharedDir = spec.fileStoreId && this.opts.fileStoreRoot ? path.join(this.opts.fileStoreRoot, spec.fileStoreId) : undefined;
@@ -501,6 +524,19 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
 
 /** A machine's system disk when its spec names none (the catalogue's usual 30 GB). */
 const DEFAULT_SYSTEM_DISK_GB = 30;
+
+/**
+ * Why machines must not start: the server is root and they cannot run as uids of their own, so
+ * their root would be the host's (issue 28: never silently). Not root: they run as the server's
+ * unprivileged uid, as intended. The operator may accept root by LOCAL_MACHINES_AS_SERVER_USER.
+ */
+function machineRefusal(hostUidMode: { ok: boolean; why: string }, asServerUser: boolean): string | null {
+  if (hostUidMode.ok || asServerUser || process.getuid?.() !== 0) return null;
+  return (
+    `本机实例无法启动：控制台以 root 运行，但实例不能以宿主上独立的非特权用户运行（${hostUidMode.why}），否则实例的 root 就是宿主的 root。` +
+    '请让 DATA_DIR 及其上级目录允许其他用户进入（chmod o+x），或把 DATA_DIR 设到这样的位置；确要让实例以服务器自身的用户运行，请设置 LOCAL_MACHINES_AS_SERVER_USER=true'
+  );
+}
 
 function hostnameOf(instanceId: string): string {
   return `instance-${instanceId.slice(0, 8)}`;

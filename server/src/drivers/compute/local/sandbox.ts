@@ -36,6 +36,7 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { asHostUser, SETPRIV } from './host-uids.js';
+import { BoundedText, keepTail } from './bounded-text.js';
 import { makeDiskImage, mountDisk, mountedDevice } from './disk.js';
 import { applyFirewall, networkPolicyWorks } from './network-policy.js';
 
@@ -117,7 +118,7 @@ export async function layOutFromImage(
   const archive = await open(image, 'r');
   try {
     const tar = throwaway({ rw: { '/s': paths.system } }, ['tar', '-x', '-f', '-', '-C', '/s', '--no-same-owner', '--delay-directory-restore'], uid, bwrap);
-    await finished(spawn(tar.file, tar.args, { stdio: [archive.fd, 'ignore', 'pipe'] }), '镜像解包失败');
+    await finished(spawn(tar.file, tar.args, { stdio: [archive.fd, 'ignore', 'pipe'], env: tar.env }), '镜像解包失败');
   } finally {
     await archive.close();
   }
@@ -221,43 +222,44 @@ export function throwaway(
   command: string[],
   uid: number | null,
   bwrap = 'bwrap',
-): { file: string; args: string[] } {
+): { file: string; args: string[]; env: Record<string, string> } {
   const links = ['bin', 'lib', 'lib64'].filter((l) => existsSync(path.join('/usr', l))).flatMap((l) => ['--symlink', `usr/${l}`, `/${l}`]);
-  const line = [
-    ...asHostUser(uid),
-    bwrap,
-    '--unshare-all',
-    ...(uid == null ? [] : ['--uid', '0', '--gid', '0']),
-    '--die-with-parent',
-    '--clearenv',
-    '--setenv',
-    'PATH',
-    '/usr/bin:/bin',
-    '--setenv',
-    'LC_ALL',
-    'C.UTF-8',
-    '--ro-bind',
-    '/usr',
-    '/usr',
-    ...links,
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    ...Object.entries(binds.rw ?? {}).flatMap(([dest, src]) => ['--bind', src, dest]),
-    ...Object.entries(binds.ro ?? {}).flatMap(([dest, src]) => ['--ro-bind', src, dest]),
-    ...command,
-  ];
-  return { file: line[0]!, args: line.slice(1) };
+  return joinAndExec(
+    [],
+    [
+      ...asHostUser(uid),
+      bwrap,
+      '--unshare-all',
+      ...(uid == null ? [] : ['--uid', '0', '--gid', '0']),
+      '--die-with-parent',
+      '--clearenv',
+      '--setenv',
+      'PATH',
+      '/usr/bin:/bin',
+      '--setenv',
+      'LC_ALL',
+      'C.UTF-8',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      ...links,
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      ...Object.entries(binds.rw ?? {}).flatMap(([dest, src]) => ['--bind', src, dest]),
+      ...Object.entries(binds.ro ?? {}).flatMap(([dest, src]) => ['--ro-bind', src, dest]),
+      ...command,
+    ],
+  );
 }
 
 /** Resolves when the process ends with exit code 0; rejects with `what` and its error output otherwise. */
 function finished(child: ChildProcess, what: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    let stderr = '';
-    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    const stderr = keepTail(child.stderr);
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${what}：${stderr.trim().slice(0, 300) || `退出码 ${code}`}`))));
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${what}：${stderr.toString().trim().slice(-300) || `退出码 ${code}`}`))));
   });
 }
 
@@ -266,7 +268,7 @@ function finished(child: ChildProcess, what: string): Promise<void> {
  * machine's root can leave; never into another file system (a data disk still mounted stays).
  */
 export function removeDisks(paths: SandboxPaths): Promise<void> {
-  return finished(spawn('rm', ['-rf', '--one-file-system', '--', paths.root], { stdio: ['ignore', 'ignore', 'pipe'] }), '删除磁盘失败');
+  return finished(spawn('rm', ['-rf', '--one-file-system', '--', paths.root], { stdio: ['ignore', 'ignore', 'pipe'], env: HOST_ENV }), '删除磁盘失败');
 }
 
 /**
@@ -277,7 +279,7 @@ export async function packImage(paths: SandboxPaths, file: string, uid: number |
   const out = await open(file, 'wx', 0o600);
   try {
     const tar = throwaway({ ro: { '/s': paths.system } }, ['tar', '-c', '-f', '-', '-C', '/s', '--numeric-owner', '.'], uid, bwrap);
-    await finished(spawn(tar.file, tar.args, { stdio: ['ignore', out.fd, 'pipe'] }), '保存镜像失败');
+    await finished(spawn(tar.file, tar.args, { stdio: ['ignore', out.fd, 'pipe'], env: tar.env }), '保存镜像失败');
   } catch (e) {
     rmSync(file, { force: true });
     throw e;
@@ -411,13 +413,46 @@ export interface RunningSandbox {
 /** What it takes to run a process in a sandbox: its init (the namespaces), its control groups, its uid. */
 export type Joinable = Pick<RunningSandbox, 'initPid'> & Partial<Pick<RunningSandbox, 'cgroupProcs' | 'hostUid'>>;
 
-/** Joins the control groups (a write of its own pid to each), then becomes the command; exits 125 if it cannot join. */
-const JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+/**
+ * The environment of every process the console starts for a sandbox (bwrap, nsenter, setpriv,
+ * slirp4netns, tar): never the server's own, which holds its secrets. bwrap's init inside keeps the
+ * environment bwrap was given (`--clearenv` cleans only the command it runs), readable there as
+ * /proc/1/environ.
+ */
+export const HOST_ENV: Readonly<Record<string, string>> = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' };
 
-/** The command line that runs `command` inside the given control groups from its first instruction. */
-export function joinAndExec(cgroupProcs: readonly string[], command: string[]): { file: string; args: string[] } {
-  if (!cgroupProcs.length) return { file: command[0]!, args: command.slice(1) };
-  return { file: '/bin/sh', args: ['-c', JOIN, 'join', ...cgroupProcs, '--', ...command] };
+/**
+ * What runs first in front of every sandbox process: closes each descriptor above $1, joins the
+ * control groups (a write of its own pid to each; exit 125 if it cannot), then becomes the command.
+ *
+ * Descriptors: the server may have inherited some without close-on-exec from whatever launched it
+ * (a root-only file, a supervisor's socket). Node passes those to every child, and bwrap, nsenter and
+ * setpriv pass them on into the machine. Closing them in the server at start would be a guess at
+ * which ones Node or a native module still uses (a forked worker's IPC channel is one, and modules
+ * open more later); closing in front of each sandbox process everything it was not given holds
+ * whoever opened them and whenever. bash: dash redirects descriptors 0–9 only.
+ */
+const LAUNCH = `keep=$1; shift
+for fd in /proc/$$/fd/*; do fd=\${fd##*/}; [ "$fd" -gt "$keep" ] && [ -L "/proc/$$/fd/$fd" ] && eval "exec $fd>&-"; done
+while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift
+exec "$@"`;
+
+/**
+ * The command line that runs `command` for a sandbox: with `env` only (env -i: not even the launcher
+ * sees the server's), descriptors 0..`keepFds` only, inside the given control groups from its first
+ * instruction. Spawning it with `env` as well keeps the server's environment from `env` itself.
+ */
+export function joinAndExec(
+  cgroupProcs: readonly string[],
+  command: string[],
+  { keepFds = 2, env = HOST_ENV }: { keepFds?: number; env?: Readonly<Record<string, string>> } = {},
+): { file: string; args: string[]; env: Record<string, string> } {
+  const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  return {
+    file: '/usr/bin/env',
+    args: ['-i', ...pairs, '/bin/bash', '-c', LAUNCH, 'launch', String(keepFds), ...cgroupProcs, '--', ...command],
+    env: { ...env },
+  };
 }
 
 /**
@@ -444,19 +479,24 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
   }
   const cgroupProcs = opts.cgroupProcs ?? [];
   // Into the control group as root, then the machine's uid, then bubblewrap: its user namespace maps root onto that uid.
-  const line = joinAndExec(cgroupProcs, [...asHostUser(opts.hostUid), bwrap, '--info-fd', '3', ...bwrapArgs(paths, opts), '/bin/sh', '-c', INIT]);
-  const child = spawn(line.file, line.args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+  const line = joinAndExec(cgroupProcs, [...asHostUser(opts.hostUid), bwrap, '--info-fd', '3', ...bwrapArgs(paths, opts), '/bin/sh', '-c', INIT], {
+    keepFds: 3,
+  });
+  const child = spawn(line.file, line.args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: line.env });
   const ended = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const stderr = keepTail(child.stderr);
   const failed = ended.then((code) => {
-    throw new Error(`沙箱启动失败（bwrap 退出码 ${code}）：${stderr.trim() || '无输出'}`);
+    throw new Error(`沙箱启动失败（bwrap 退出码 ${code}）：${stderr.toString().trim() || '无输出'}`);
   });
   const initPid = readUntil(child.stdio[3] as NodeJS.ReadableStream, /"child-pid"\s*:\s*(\d+)/).then((m) => Number(m[1]));
   const ready = readUntil(child.stdout!, /ready\n/);
   failed.catch(() => {}); // ended later on purpose (stop): not a start failure
   try {
     const [pid] = await Promise.race([Promise.all([initPid, ready]), failed]);
+    // The sandbox's init and bwrap's own hold its output and error output, and the machine's root
+    // can take them (pidfd_getfd): once it runs, the console reads neither any more. A write there
+    // then fails (EPIPE) in the writer; nothing reaches the console.
+    for (const stream of [child.stdout, child.stderr, child.stdio[3]]) stream?.destroy();
     // Outgoing network only behind the machine's firewall (network-policy.ts): without nftables, a loopback only.
     const network = existsSync(SLIRP) && networkPolicyWorks().ok ? await connectNetwork(pid, cgroupProcs, opts.allowNets ?? []) : null;
     void ended.then(() => network?.kill());
@@ -481,42 +521,48 @@ async function connectNetwork(initPid: number, cgroupProcs: readonly string[], a
   // In the machine's control group (its traffic's memory and CPU are the machine's), in a mount
   // namespace of its own with no capabilities left, and with its system calls filtered: it parses
   // what the machine sends.
-  const line = joinAndExec(cgroupProcs, [
-    // Its sandbox unmounts what it leaves behind, which reaches the host's mounts of shared
-    // propagation (`ip netns`'s /run/netns/*: the host's named network namespaces were deleted).
-    // As root it gets a mount namespace of its own whose mounts propagate nowhere.
-    ...(process.getuid?.() === 0 ? ['/usr/bin/unshare', '--mount', '--propagation', 'private'] : []),
-    SLIRP,
-    '--enable-sandbox',
-    '--enable-seccomp',
-    '--configure',
-    '--mtu=65520',
-    '--disable-host-loopback',
-    '--ready-fd=3',
-    // It ends when this descriptor closes: with the server, whatever happens to the sandbox.
-    '--exit-fd=4',
-    // As root it joins the network namespace by its path with its own powers (the sandbox's user
-    // namespace is nested under the one owning that network: --disable-userns); otherwise through the sandbox's.
-    ...(process.getuid?.() === 0 ? ['--netns-type=path', `/proc/${initPid}/ns/net`] : [`--userns-path=/proc/${initPid}/ns/user`, String(initPid)]),
-    'tap0',
-  ]);
-  const slirp = spawn(line.file, line.args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  slirp.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const line = joinAndExec(
+    cgroupProcs,
+    [
+      // Its sandbox unmounts what it leaves behind, which reaches the host's mounts of shared
+      // propagation (`ip netns`'s /run/netns/*: the host's named network namespaces were deleted).
+      // As root it gets a mount namespace of its own whose mounts propagate nowhere.
+      ...(process.getuid?.() === 0 ? ['/usr/bin/unshare', '--mount', '--propagation', 'private'] : []),
+      SLIRP,
+      '--enable-sandbox',
+      '--enable-seccomp',
+      '--configure',
+      '--mtu=65520',
+      '--disable-host-loopback',
+      '--ready-fd=3',
+      // It ends when this descriptor closes: with the server, whatever happens to the sandbox.
+      '--exit-fd=4',
+      // As root it joins the network namespace by its path with its own powers (the sandbox's user
+      // namespace is nested under the one owning that network: --disable-userns); otherwise through the sandbox's.
+      ...(process.getuid?.() === 0 ? ['--netns-type=path', `/proc/${initPid}/ns/net`] : [`--userns-path=/proc/${initPid}/ns/user`, String(initPid)]),
+      'tap0',
+    ],
+    { keepFds: 4 },
+  );
+  const slirp = spawn(line.file, line.args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: line.env });
+  // Read to the end, a few KB kept: what the machine sends may make it log.
+  const stderr = keepTail(slirp.stderr);
   const exited = new Promise<never>((_, reject) =>
-    slirp.once('exit', (code) => reject(new Error(`沙箱网络启动失败（slirp4netns 退出码 ${code}）：${stderr.trim() || '无输出'}`))),
+    slirp.once('exit', (code) => reject(new Error(`沙箱网络启动失败（slirp4netns 退出码 ${code}）：${stderr.toString().trim() || '无输出'}`))),
   );
   await Promise.race([readUntil(slirp.stdio[3] as NodeJS.ReadableStream, /1/), exited]);
+  (slirp.stdio[3] as NodeJS.ReadableStream & { destroy(): void }).destroy();
   exited.catch(() => {}); // ended later with the sandbox
   return slirp;
 }
 
+/** Resolves when what `stream` wrote matches `pattern` (a short one: the last 256 bytes are looked at). */
 function readUntil(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<RegExpExecArray> {
   return new Promise((resolve) => {
-    let text = '';
+    const text = new BoundedText(256);
     const onData = (c: Buffer) => {
-      text += c.toString();
-      const m = pattern.exec(text);
+      text.push(c);
+      const m = pattern.exec(text.toString());
       if (m) {
         stream.off('data', onData);
         resolve(m);
@@ -536,7 +582,11 @@ const SANDBOX_ENV = {
 };
 
 /** A command line that runs `command` inside a running sandbox: in its namespaces, at its root, as its root user. */
-export function commandIn(sandbox: Joinable, command: string[]): { file: string; args: string[]; env: Record<string, string> } {
+export function commandIn(
+  sandbox: Joinable,
+  command: string[],
+  env: Readonly<Record<string, string>> = {},
+): { file: string; args: string[]; env: Record<string, string> } {
   // The sandbox's root inside: a machine with a host uid of its own is joined by the server's root,
   // which becomes that uid as it enters (nsenter's setuid(0) in the user namespace); otherwise the
   // joiner keeps its credentials, the server's uid, which is the sandbox's root. Either way what
@@ -562,13 +612,13 @@ export function commandIn(sandbox: Joinable, command: string[]): { file: string;
     '--',
     ...command,
   ];
-  return { ...joinAndExec(sandbox.cgroupProcs ?? [], ['nsenter', ...args]), env: { ...SANDBOX_ENV } };
+  return joinAndExec(sandbox.cgroupProcs ?? [], ['nsenter', ...args], { env: { ...SANDBOX_ENV, ...env } });
 }
 
 /** Runs a command inside a running sandbox (commandIn). */
 export function execIn(sandbox: Joinable, command: string[], options: SpawnOptions = {}): ChildProcess {
-  const line = commandIn(sandbox, command);
-  return spawn(line.file, line.args, { ...options, env: { ...line.env, ...options.env } });
+  const line = commandIn(sandbox, command, (options.env ?? {}) as Record<string, string>);
+  return spawn(line.file, line.args, { ...options, env: line.env });
 }
 
 /** open(2)'s O_PATH (Linux): a descriptor naming a file without opening it, here a socket or a folder. */
@@ -653,16 +703,17 @@ export function startServiceRelay(sandbox: Joinable, log?: (m: string) => void):
   relay.once('error', (e) => log?.(`local compute: 自定义服务转发无法启动（${e.message}）`));
 }
 
-/** Runs a command to its end inside the sandbox: its exit code and what it printed. */
+/** What runIn keeps of a command's output and of its error output: their last MB each. */
+const RUN_OUTPUT_LIMIT = 1024 ** 2;
+
+/** Runs a command to its end inside the sandbox: its exit code and what it printed (the end of it: RUN_OUTPUT_LIMIT). */
 export function runIn(sandbox: Joinable, command: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = execIn(sandbox, command, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    const stdout = keepTail(child.stdout, RUN_OUTPUT_LIMIT);
+    const stderr = keepTail(child.stderr, RUN_OUTPUT_LIMIT);
     child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.once('close', (code) => resolve({ code, stdout: stdout.toString(), stderr: stderr.toString() }));
   });
 }
 
@@ -694,6 +745,7 @@ export function bwrapWorks(bwrap = 'bwrap'): { ok: boolean; why: string } {
   const links = ['bin', 'lib', 'lib64'].filter((l) => existsSync(path.join('/usr', l))).flatMap((l) => ['--symlink', `usr/${l}`, `/${l}`]);
   const run = spawnSync(bwrap, ['--unshare-pid', '--ro-bind', '/usr', '/usr', ...links, '--proc', '/proc', '/bin/true'], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    env: HOST_ENV,
     timeout: 10_000,
   });
   if (run.error) return { ok: false, why: `找不到 bwrap（${(run.error as NodeJS.ErrnoException).code ?? run.error.message}）：安装 Debian 软件包 bubblewrap` };
