@@ -17,6 +17,7 @@ import type { FileStoreEntry, FileStoreListing } from '@console/contract';
 import { AppError } from '../../http/errors.js';
 import { ensureTree } from '../../drivers/compute/local/disk.js';
 import { ownTree, throwaway } from '../../drivers/compute/local/sandbox.js';
+import { keepTail } from '../../drivers/compute/local/bounded-text.js';
 
 export interface FileStoreOptions {
   /** Where the accounts' trees live (DATA_DIR/filestore). */
@@ -225,7 +226,7 @@ export class FileStore {
   private async spawn(payerId: string, script: keyof typeof SCRIPTS, args: string[], stdin: 'pipe' | 'ignore') {
     const { tree, uid } = await this.ready(payerId);
     const line = throwaway({ rw: { '/t': tree } }, ['--chdir', '/t', '/bin/sh', '-c', INTO + SCRIPTS[script], 'sh', ...args], uid, this.opts.bwrap);
-    return spawn(line.file, line.args, { stdio: [stdin, 'pipe', 'pipe'] });
+    return spawn(line.file, line.args, { stdio: [stdin, 'pipe', 'pipe'], env: line.env });
   }
 
   /** Runs a script to its end: its output, or the refusal its exit code stands for. */
@@ -236,14 +237,14 @@ export class FileStore {
   private outcome(child: Awaited<ReturnType<FileStore['spawn']>>): Promise<string> {
     return new Promise((resolve, reject) => {
       const out: Buffer[] = [];
-      let err = '';
+      // Its error output is what tools say of names a machine's root chose: a few KB of it kept.
+      const err = keepTail(child.stderr);
       child.stdout!.on('data', (c: Buffer) => out.push(c));
-      child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
       child.once('error', reject);
       child.once('close', (code) => {
         if (code === 0) return resolve(Buffer.concat(out).toString());
         const refusal = REFUSALS[code as keyof typeof REFUSALS];
-        reject(refusal ? new AppError(refusal) : new Error(`文件存储操作失败（退出码 ${code}）：${err.trim()}`));
+        reject(refusal ? new AppError(refusal) : new Error(`文件存储操作失败（退出码 ${code}）：${err.toString().trim()}`));
       });
     });
   }

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../clock.js';
 import type { Database } from '../../../db/client.js';
 import { openTestDatabase } from '../../../../test/harness.js';
+import { lacks } from '../../../../test/host-packages.js';
 import { FileStore } from '../../../modules/filestore/store.js';
 import type { MachineSpec } from '../types.js';
 import { LocalComputeDriver } from './driver.js';
@@ -104,7 +105,7 @@ with open('${DATA_MOUNT}/reached', 'w') as f:
     f.write('\n'.join(reached))
 `;
 
-describe('a machine whose root attacks the console', () => {
+describe.skipIf(lacks('bubblewrap', 'python3', 'util-linux'))('a machine whose root attacks the console', () => {
   let database: Database;
   let d: LocalComputeDriver;
   let dir: string;
@@ -235,7 +236,7 @@ describe('a machine whose root attacks the console', () => {
   }, 180_000);
 });
 
-describe('descriptors the console inherited', () => {
+describe.skipIf(lacks('bubblewrap', 'util-linux'))('descriptors the console inherited', () => {
   it('are open in no process of a machine (init, services, desktop, shells) nor of a 文件存储 helper', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'console-fds-'));
     chmodSync(dir, 0o711);
@@ -270,7 +271,7 @@ describe('descriptors the console inherited', () => {
   }, 120_000);
 });
 
-describe('host uids', () => {
+describe.skipIf(lacks('bubblewrap', 'util-linux'))('host uids', () => {
   let databases: Database[] = [];
   const dirs: string[] = [];
   const drivers: LocalComputeDriver[] = [];
