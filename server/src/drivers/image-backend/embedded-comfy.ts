@@ -214,6 +214,12 @@ export class EmbeddedComfy {
       }
       return json(res, 404, { error: 'not found' });
     } catch (e) {
+      if (e instanceof TooLarge) {
+        // The rest of the body is not read: the connection ends with the answer.
+        res.once('finish', () => req.destroy());
+        res.setHeader('connection', 'close');
+        return json(res, 413, { error: e.message });
+      }
       return json(res, 400, { error: { type: 'invalid_prompt', message: (e as Error).message, details: '', extra_info: {} }, node_errors: {} });
     }
   }
@@ -566,7 +572,7 @@ async function formOf(req: http.IncomingMessage): Promise<FormData | null> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_UPLOAD + 64 * 1024) throw new Error('upload too large');
+    if (size > MAX_UPLOAD + 64 * 1024) throw new TooLarge('upload too large');
     chunks.push(chunk as Buffer);
   }
   try {
@@ -578,12 +584,15 @@ async function formOf(req: http.IncomingMessage): Promise<FormData | null> {
 
 const MAX_BODY = 1 << 20;
 
+/** A body over its limit: 413, as ComfyUI's server answers. */
+class TooLarge extends Error {}
+
 async function bodyOf(req: http.IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new Error('request body too large');
+    if (size > MAX_BODY) throw new TooLarge('request body too large');
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');

@@ -214,6 +214,17 @@ describe("an instance's ComfyUI for programs", () => {
     expect(JSON.parse(disabled.text).code).toBe(40300003);
   });
 
+  it('an upload over the limit is refused with 413, and the connection is not left half-read', async () => {
+    const { token } = await comfyInstance();
+    const form = new FormData();
+    form.append('image', new Blob([Buffer.alloc(25 * 1024 * 1024, 7)]), 'huge.png');
+    const auth = { authorization: `Bearer ${token}` };
+    const refused = await fetch(`http://${shared()}/upload/image`, { method: 'POST', body: form, headers: auth });
+    expect(refused.status).toBe(413);
+    expect((await fetch(`http://${shared()}/prompt`, { headers: auth })).status).toBe(200);
+    // (A connection left with an unread body kept the server from closing after this file.)
+  });
+
   it('an instance without ComfyUI has no token to make', async () => {
     const u = await kit.fundedUser('100');
     const { id } = await kit.running(u.token);

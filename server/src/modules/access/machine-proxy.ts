@@ -365,8 +365,16 @@ function forward(req: FastifyRequest, reply: FastifyReply): Promise<void> {
       else reject(new AppError(t.starting));
     });
     const body = req.body as Readable | undefined;
-    if (body && typeof body.pipe === 'function') body.pipe(upstream);
-    else upstream.end();
+    if (body && typeof body.pipe === 'function') {
+      body.pipe(upstream);
+      // The service answered before taking the whole body (a 413): the rest is read and dropped, so the
+      // sender gets to its answer and the connection does not stay half-read.
+      upstream.once('close', () => {
+        if (body.readableEnded) return;
+        body.unpipe(upstream);
+        body.resume();
+      });
+    } else upstream.end();
   });
 }
 
