@@ -106,6 +106,7 @@ export const API = {
   instance: '/upgpu/api/v2.1/instances/:id',
   instanceAction: '/upgpu/api/v2.1/instances/:id/:action',
   instanceName: '/upgpu/api/v2.1/instances/:id/name',
+  instanceHolder: '/upgpu/api/v2.1/instances/:id/holder',
   instanceRenew: '/upgpu/api/v2.1/instances/:id/renew',
   instanceRenewPrice: '/upgpu/api/v2.1/instances/:id/renew/price',
   instanceAutoRenew: '/upgpu/api/v2.1/instances/:id/auto-renew',

@@ -244,6 +244,7 @@ export type AppToken = z.infer<typeof appTokenSchema>;
 export const instanceSchema = z.object({
   id: z.string(),
   name: z.string(),
+  holderId: z.string().describe('持有该实例的账号：创建它的账号，或主账号交给的子账号（子账号只看到并管理自己持有的实例）'),
   category: categorySchema,
   status: z.enum(InstanceStatus.values),
   /** Display-only OperateFail: the last operation failed and the instance went back where it was. */
@@ -299,6 +300,11 @@ export const instanceListQuerySchema = pagingQuerySchema.extend({
 export const instanceIdParamsSchema = z.object({ id: z.uuid({ error: '实例 ID 格式不正确' }) });
 export const instanceActionParamsSchema = instanceIdParamsSchema.extend({
   action: z.enum(INSTANCE_ACTIONS, { error: `操作必须是 ${INSTANCE_ACTIONS.join('、')} 之一` }),
+});
+
+/** PUT …/instances/:id/holder: the main account hands an instance to one of its children (null: takes it back). */
+export const instanceHolderRequestSchema = z.object({
+  childId: z.uuid({ error: '子账号 ID 格式不正确' }).nullable(),
 });
 
 export const renameInstanceRequestSchema = z.object({

@@ -88,6 +88,9 @@ export const instancesApi = {
   /** The hosts a stopped GPU instance may move to, with their free cards now. */
   migrateTargets: (id: string, signal?: AbortSignal) => api.get<MigrationTarget[]>(API.instanceMigrateTargets, { id }, { signal }),
   rename: (id: string, name: string) => api.put<Instance>(API.instanceName, { id, name }, { successMessage: '实例名称已修改' }),
+  /** Hands the instance to a child of the main account (null: back to the main account). */
+  hand: (id: string, childId: string | null) =>
+    api.put<Instance>(API.instanceHolder, { id, childId }, { successMessage: childId ? '实例已交给子账号管理' : '实例已收回到主账号' }),
   /** Answers the instance with the new password in `access`. */
   resetPassword: (id: string) => api.put<Instance>(API.instancePassword, { id }),
   /** Silent: the renewal dialog shows why it has no quote. */

@@ -29,6 +29,7 @@ import {
   pagingQuerySchema,
   quoteSchema,
   renameInstanceRequestSchema,
+  instanceHolderRequestSchema,
   renewInstanceRequestSchema,
   saveImageRequestSchema,
   scheduledStopRequestSchema,
@@ -233,6 +234,25 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: requireAuth,
     },
     async (req) => s.rename(currentSession(req).user, req.params.id, req.body.name),
+  );
+
+  r.put(
+    API.instanceHolder,
+    {
+      schema: {
+        tags,
+        summary: '把实例交给子账号管理（childId 为 null 时收回到主账号）',
+        params: instanceIdParamsSchema,
+        body: instanceHolderRequestSchema,
+        response: { 200: instanceSchema },
+      },
+      onRequest: ctx.auth.requireMainAccount,
+    },
+    async (req) => {
+      const { user } = currentSession(req);
+      const child = req.body.childId === null ? null : await ctx.children.child(user.id, req.body.childId);
+      return s.hand(user, req.params.id, child);
+    },
   );
 
   r.put(

@@ -26,6 +26,8 @@ import { and, eq, inArray, isNull, like, ne, notInArray, sql } from 'drizzle-orm
 import type { FastifyBaseLogger } from 'fastify';
 import {
   DESKTOP_CATEGORIES,
+  MANAGE_PERMISSIONS,
+  PermissionLabel,
   InstanceActionLabel,
   InstanceStatus,
   InstanceTaskLabel,
@@ -241,6 +243,28 @@ export class InstanceService {
       await tx.update(instances).set({ name, updatedAt: this.deps.clock.now() }).where(eq(instances.id, id));
       await this.logOp(tx, row, { action: 'rename', actorId: user.id, from: row.status, to: row.status, detail: `${row.name} → ${name}` });
     });
+    return this.deps.views.get(user, id);
+  }
+
+  /**
+   * The main account hands an instance to one of its children (or takes it back, `childId` null): the
+   * holder is the account that sees and manages it and whose spending limit its running costs count
+   * against, as if it had bought it. A child may hold only what its grants let it manage (spec §6).
+   */
+  async hand(user: UserRow, id: string, child: UserRow | null): Promise<Instance> {
+    const row = await this.mustFind(user, id);
+    if (child && !(MANAGE_PERMISSIONS[row.category] ?? []).some((flag) => child[flag])) {
+      const grant = (MANAGE_PERMISSIONS[row.category] ?? []).map((f) => `「${PermissionLabel[f]}」`).join('或');
+      throw new AppError('PERMISSION_DENIED', `子账号「${child.childName}」没有管理该类实例的权限${grant ? `，请先授予${grant}` : ''}`);
+    }
+    const holder = child?.id ?? user.id;
+    if (holder !== row.createdBy) {
+      await this.deps.db.transaction(async (tx) => {
+        await tx.update(instances).set({ createdBy: holder, updatedAt: this.deps.clock.now() }).where(eq(instances.id, id));
+        const detail = child ? `交给子账号 ${child.childName} 管理` : '收回到主账号';
+        await this.logOp(tx, row, { action: 'hand', actorId: user.id, from: row.status, to: row.status, detail });
+      });
+    }
     return this.deps.views.get(user, id);
   }
 

@@ -178,6 +178,7 @@ export class InstanceViews {
     return {
       id: r.id,
       name: r.name,
+      holderId: r.createdBy,
       category: r.category,
       status: r.status,
       lastError: r.lastError,
@@ -277,6 +278,7 @@ function childCategories(user: UserRow): InstanceCategory[] {
 const OP_LABELS: Record<string, string> = {
   create: '创建',
   rename: '修改名称',
+  hand: '转交',
   resetPassword: '重置密码',
   lost: '主机失联',
   found: '主机恢复',

@@ -73,6 +73,38 @@ describe('child accounts and the 财务 permission', () => {
     expect(json(await get(s.app, API.meInfo, parent.token))).toMatchObject({ finance: true, cash: expect.any(String) });
   });
 
+  it('a child with 管理 GPU 实例 but no create permission manages the instances its parent hands it, until taken back', async () => {
+    const parent = await fundedParent();
+    const kid = await child(parent, 'operator_only', { gpu: true });
+    const other = await child(parent, 'llm_only', { usingLLM: true });
+    const stranger = await child(await fundedParent(), 'someone_else', { gpu: true });
+    json<Order>(await post(s.app, API.gpuOrderCreate, POSTPAID_GPU, parent.token));
+    const [machine] = await instanceList(parent.token);
+    expect(await instanceList(kid.token)).toEqual([]);
+    const holder = (id: string) => API.instanceHolder.replace(':id', id);
+
+    // Refused: a child without the grant, another parent's child, a child asking, bad input.
+    expect(json(await put(s.app, holder(machine!.id), { childId: other.id }, parent.token))).toMatchObject({
+      code: 40300002,
+      detail: expect.stringContaining('管理 GPU 实例'),
+    });
+    expect(json(await put(s.app, holder(machine!.id), { childId: stranger.id }, parent.token))).toMatchObject({ code: 40400004 });
+    expect(json(await put(s.app, holder(machine!.id), { childId: kid.id }, kid.token))).toMatchObject({ code: 40300005 });
+    expect((await put(s.app, holder(machine!.id), { childId: 'x' }, parent.token)).statusCode).toBe(400);
+    expect(await instanceList(kid.token)).toEqual([]);
+
+    const handed = await put(s.app, holder(machine!.id), { childId: kid.id }, parent.token);
+    expect(handed.statusCode, handed.body).toBe(200);
+    expect(json<Instance>(handed).holderId).toBe(kid.id);
+    expect((await instanceList(kid.token)).map((i) => i.id)).toEqual([machine!.id]);
+    const renamed = await put(s.app, API.instanceName.replace(':id', machine!.id), { name: '交给我的机器' }, kid.token);
+    expect(renamed.statusCode, renamed.body).toBe(200);
+    expect((await instanceList(parent.token)).map((i) => i.id)).toEqual([machine!.id]); // the parent still sees it
+
+    expect(json<Instance>(await put(s.app, holder(machine!.id), { childId: null }, parent.token)).holderId).toBe(parent.user.id);
+    expect(await instanceList(kid.token)).toEqual([]);
+  });
+
   it('with 财务 the child sees its parent’s balance, every order, instance and log line', async () => {
     const parent = await fundedParent();
     const kid = await child(parent, 'accountant', { createGPUInstance: true, gpu: true });

@@ -149,6 +149,11 @@ export class ChildService {
     this.changed(childId);
   }
 
+  /** The live child of this parent (a 404 for anyone else's): for other modules acting on a parent's behalf. */
+  child(parentId: string, childId: string): Promise<UserRow> {
+    return this.mustFind(parentId, childId);
+  }
+
   /** The live child of this parent, or the same 404 whether it belongs to someone else or never existed. */
   private async mustFind(parentId: string, childId: string): Promise<UserRow> {
     const [row] = await this.deps.db

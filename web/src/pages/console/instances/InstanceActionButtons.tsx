@@ -5,6 +5,7 @@ import { Link } from 'react-router';
 import { INSTANCE_ACTIONS, InstanceStatus, canResetPassword, type Instance, type InstanceAction } from '@console/contract';
 import { actionLabel, canDayToMonth, canRefund, canRenew, canTransferToLong, detailPathOf, isBusy, scheduleStopBlocked, taskBlocked } from './instanceViews';
 import type { useInstanceActions } from './useInstanceActions';
+import { useSession } from '../../../session/useSession';
 
 type Actions = ReturnType<typeof useInstanceActions>;
 
@@ -59,6 +60,8 @@ function menuItem(key: string, label: ReactNode, why: string | null, extra: { da
 /** A table row: 详情, 开机 and 关机 inline, the rest under 更多. */
 export function InstanceRowActions({ instance: i, actions }: { instance: Instance; actions: Actions }) {
   const busy = actions.pending?.instance.id === i.id;
+  // Only a main account hands instances to its children.
+  const mainAccount = useSession().user?.isChild === false;
   return (
     <Space size={0} className="instance-ops" style={{ whiteSpace: 'nowrap' }}>
       <Link to={detailPathOf(i)} className="bill-op-link">
@@ -72,9 +75,10 @@ export function InstanceRowActions({ instance: i, actions }: { instance: Instanc
       <Dropdown
         trigger={['click']}
         menu={{
-          items: moreItems(i, busy),
+          items: moreItems(i, busy, mainAccount),
           onClick: ({ key }) => {
             if (key === 'rename') actions.rename(i);
+            else if (key === 'hand') actions.hand(i);
             else if (key === 'renew') actions.renew(i);
             else if (key === 'autoRenew') actions.autoRenew(i);
             else if (key === 'refund') actions.refund(i);
@@ -98,7 +102,7 @@ export function InstanceRowActions({ instance: i, actions }: { instance: Instanc
 }
 
 /** The 更多 menu of a row: every item greyed out with the reason when it cannot be used now. */
-function moreItems(i: Instance, busy: boolean): MenuProps['items'] {
+function moreItems(i: Instance, busy: boolean, mainAccount: boolean): MenuProps['items'] {
   const submitting = busy ? SUBMITTING : null;
   // No-card mode and migration are about cards: a machine without any never has them.
   const cardless = i.gpuCount === 0;
@@ -117,6 +121,7 @@ function moreItems(i: Instance, busy: boolean): MenuProps['items'] {
     ...(canDayToMonth(i) ? [{ key: 'dayToMonth', label: '日转月' }] : []),
     ...(canTransferToLong(i) ? [{ key: 'transfer', label: '转长期租用' }] : []),
     menuItem('rename', '重命名', canRename(i) ? null : `实例${InstanceStatus.label(i.status)}，不能重命名`),
+    ...(mainAccount ? [{ key: 'hand', label: '交给子账号' }] : []),
     menuItem('saveImage', '保存镜像', taskBlocked(i, 'saveImage')),
     menuItem('expandDisk', '数据盘扩容', taskBlocked(i, 'resizeDisk')),
     menuItem('migrate', '迁移', cardless ? '只有 GPU 实例可以迁移到其他主机' : (submitting ?? taskBlocked(i, 'migrate'))),

@@ -366,6 +366,43 @@ describe('the GPU instance list', () => {
     fireEvent.click(button(dialog, '保存'));
     await waitFor(() => expect(callsTo(fetch, `${INSTANCES}/${ID}/name`, 'PUT').map((c) => c.body)).toEqual([{ name: '新名字' }]));
   });
+
+  it('hands an instance to a child granted 管理 GPU 实例, offering only such children', async () => {
+    const child = (id: string, childName: string, gpu: boolean) => ({
+      id,
+      childName,
+      remark: '',
+      disabled: false,
+      permissions: { createGPUInstance: false, createImageAPP: false, openYunBucket: false, gpu, app: false, image: false, usingLLM: !gpu, finance: false },
+      createdAt: '2026-11-23T00:00:00.000Z',
+      lastLoginAt: null,
+      spendLimit: null,
+      spent: { month: '0', total: '0' },
+    });
+    const KID = '5d6e7f80-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
+    const fetch = instanceServer(
+      (url) =>
+        url.pathname === '/userapi/api/v2.1/children'
+          ? json(200, {
+              items: [child(KID, 'gpu_ops', true), child('7e8f9a0b-1c2d-4e3f-8a9b-0c1d2e3f4a5b', 'llm_only', false)],
+              total: 2,
+              page: 1,
+              pageSize: 100,
+            })
+          : undefined,
+      (url, init) => (url.pathname === `${INSTANCES}/${ID}/holder` && init?.method === 'PUT' ? json(200, { ...running, holderId: KID }) : undefined),
+      listOf(() => [running]),
+    );
+    renderApp('/console/gpu-generic');
+    fireEvent.click(await menuItem(await rowOf('训练机-1'), '训练机-1', '交给子账号'));
+    const dialog = await dialogOf('交给子账号管理');
+    fireEvent.mouseDown(within(dialog).getByLabelText('管理该实例的账号'));
+    await waitFor(() => expect(document.querySelector('.ant-select-item-option[title="gpu_ops"]')).toBeTruthy());
+    expect(document.querySelector('.ant-select-item-option[title="llm_only"]')).toBeNull(); // not granted to manage GPU instances
+    fireEvent.click(document.querySelector('.ant-select-item-option[title="gpu_ops"]')!);
+    fireEvent.click(button(dialog, '确定'));
+    await waitFor(() => expect(callsTo(fetch, `${INSTANCES}/${ID}/holder`, 'PUT').map((c) => c.body)).toEqual([{ childId: KID }]));
+  });
 });
 
 describe('the other instance lists', () => {

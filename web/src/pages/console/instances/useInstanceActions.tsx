@@ -25,6 +25,7 @@ import { MigrateModal } from './MigrateModal';
 import { ExpandDiskModal } from './ExpandDiskModal';
 import { SaveImageModal } from './SaveImageModal';
 import { ScheduledStopModal } from './ScheduledStopModal';
+import { HandModal } from './HandModal';
 import { diskTargetOf, scheduledStopText } from './instanceViews';
 
 export const NAME_MAX = 30;
@@ -69,6 +70,7 @@ export function useInstanceActions() {
   const invalidation = useInstanceInvalidation();
   const queryClient = useQueryClient();
   const [renaming, setRenaming] = useState<Instance | null>(null);
+  const [handing, setHanding] = useState<Instance | null>(null);
   const [renewing, setRenewing] = useState<Instance | null>(null);
   const [autoRenewing, setAutoRenewing] = useState<Instance | null>(null);
   const [refunding, setRefunding] = useState<Instance | null>(null);
@@ -249,6 +251,7 @@ export function useInstanceActions() {
   const holder = (
     <>
       {renaming && <RenameModal key={renaming.id} instance={renaming} onClose={() => setRenaming(null)} onSettled={invalidation.settled} />}
+      {handing && <HandModal key={handing.id} instance={handing} onClose={() => setHanding(null)} onSettled={invalidation.settled} />}
       {renewing && <RenewModal key={renewing.id} instance={renewing} onClose={() => setRenewing(null)} onRenewed={() => invalidation.settled()} />}
       {autoRenewing && <AutoRenewModal key={autoRenewing.id} instance={autoRenewing} onClose={() => setAutoRenewing(null)} onSettled={invalidation.settled} />}
       {refunding && <RefundModal key={refunding.id} instance={refunding} onClose={() => setRefunding(null)} onSettled={invalidation.settled} />}
@@ -284,6 +287,8 @@ export function useInstanceActions() {
     /** Runs an action without asking (e.g. from a dialog that has already asked). */
     run,
     rename: (instance: Instance) => setRenaming(instance),
+    /** Opens 交给子账号 (main accounts only): which child holds and manages the instance. */
+    hand: (instance: Instance) => setHanding(instance),
     resetPassword,
     /** Opens the renewal dialog (prepaid instances only: see canRenew). */
     renew: (instance: Instance) => setRenewing(instance),
