@@ -20,6 +20,7 @@ const FILE_OF = {
   slirp4netns: '/usr/bin/slirp4netns',
   nftables: '/usr/sbin/nft',
   iproute2: '/sbin/ip',
+  lxcfs: '/usr/bin/lxcfs',
   // What the desktop's test reads its windows (xprop) and clipboard with.
   'x11-utils': '/usr/bin/xprop',
   xclip: '/usr/bin/xclip',

@@ -3,6 +3,9 @@
  * memory (no swap beyond it), its CPU cores as a CFS quota, and a ceiling on processes. cgroup v1
  * (one hierarchy per controller, under this process's own group) or v2 (one hierarchy, a
  * `console-compute` group at its root with the controllers delegated) — whichever this host mounts.
+ * Where the host has the cpuset controller too, a machine's processes are also held to as many of
+ * the host's CPUs as it has cores, so that `nproc` and what programs size their threads by (their
+ * CPU affinity) say the plan's cores, as in a VM.
  * Every process of the machine joins the group before it runs anything (sandbox.ts wraps bwrap and
  * each nsenter in `joinAndExec`), so nothing in the machine escapes its size. Without root, or
  * without the controllers, the machine runs unlimited and the driver says so in its log.
@@ -45,7 +48,7 @@ export function detectCgroups(): Cgroups {
     const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
     const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
     const v1 = v1Parents(mounts, own);
-    if (v1) return groups('v1', v1);
+    if (v1) return groups('v1', { ...v1, ...v1Cpuset(mounts, own) });
     const v2 = v2Parent(mounts);
     if (v2) return groups('v2', { unified: v2 });
     return noCgroups('本机没有可用的 memory、cpu、pids 控制器');
@@ -77,6 +80,50 @@ function v1Parents(mounts: string[], own: string[]): Record<string, string> | nu
   return parents;
 }
 
+/**
+ * v1's cpuset hierarchy, when there is one: a group for the machines with all of its parent's CPUs
+ * and memory nodes (a new cpuset group has none, and nothing can join it until it has).
+ */
+function v1Cpuset(mounts: string[], own: string[]): { cpuset?: string } {
+  const mount = mounts.map(parseMount).find((m) => m?.type === 'cgroup' && m.options.includes('cpuset'));
+  const mine = own.map((l) => l.split(':')).find((f) => f.length >= 3 && f[1]!.split(',').includes('cpuset'));
+  if (!mount || !mine) return {};
+  const above = path.join(mount.point, mine.slice(2).join(':'));
+  const parent = path.join(above, GROUP);
+  try {
+    mkdirSync(parent, { recursive: true });
+    for (const file of ['cpuset.mems', 'cpuset.cpus']) {
+      if (!readFileSync(path.join(parent, file), 'utf8').trim()) writeFileSync(path.join(parent, file), readFileSync(path.join(above, file), 'utf8').trim());
+    }
+  } catch {
+    return {};
+  }
+  return { cpuset: parent };
+}
+
+/**
+ * The host CPUs a machine of `cpus` cores is held to: that many (at least one, at most all of
+ * `available`), consecutive from a place chosen by its group's name, so that machines spread over the host.
+ */
+export function cpusFor(available: readonly number[], cpus: number, name: string): number[] {
+  const count = Math.min(available.length, Math.max(1, Math.ceil(cpus)));
+  let start = 0;
+  for (const c of name) start = (start * 31 + c.charCodeAt(0)) % 1_000_003;
+  return Array.from({ length: count }, (_, i) => available[(start + i) % available.length]!).sort((a, b) => a - b);
+}
+
+/** A cpuset list ("0-3,8") as numbers. */
+export function parseCpuList(list: string): number[] {
+  return list
+    .trim()
+    .split(',')
+    .filter(Boolean)
+    .flatMap((part) => {
+      const [a, b] = part.split('-').map(Number);
+      return b === undefined ? [a!] : Array.from({ length: b - a! + 1 }, (_, i) => a! + i);
+    });
+}
+
 /** v2: a group at the hierarchy's root with the three controllers handed down to the machines' groups. */
 function v2Parent(mounts: string[]): string | null {
   const mount = mounts.map(parseMount).find((m) => m?.type === 'cgroup2');
@@ -89,6 +136,15 @@ function v2Parent(mounts: string[]): string | null {
     const enable = CONTROLLERS.map((c) => `+${c}`).join(' ');
     writeFileSync(path.join(mount.point, 'cgroup.subtree_control'), enable);
     writeFileSync(path.join(parent, 'cgroup.subtree_control'), enable);
+    // cpuset where the host has it (optional: the machine's cores are its CFS quota either way).
+    if (available.includes('cpuset')) {
+      try {
+        writeFileSync(path.join(mount.point, 'cgroup.subtree_control'), '+cpuset');
+        writeFileSync(path.join(parent, 'cgroup.subtree_control'), '+cpuset');
+      } catch {
+        // not delegated here
+      }
+    }
   } catch {
     return null;
   }
@@ -111,12 +167,21 @@ function groups(version: 'v1' | 'v2', parents: Record<string, string>): Cgroups 
         writeFileSync(path.join(dir('cpu'), 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
         writeFileSync(path.join(dir('cpu'), 'cpu.cfs_quota_us'), String(Math.round(limits.cpus * CPU_PERIOD_US)));
         writeFileSync(path.join(dir('pids'), 'pids.max'), String(limits.pids));
+        if (parents.cpuset) {
+          writeFileSync(path.join(dir('cpuset'), 'cpuset.mems'), readFileSync(path.join(parents.cpuset, 'cpuset.mems'), 'utf8').trim());
+          const available = parseCpuList(readFileSync(path.join(parents.cpuset, 'cpuset.cpus'), 'utf8'));
+          writeFileSync(path.join(dir('cpuset'), 'cpuset.cpus'), cpusFor(available, limits.cpus, instanceId).join(','));
+        }
       } else {
         const d = dir('unified');
         writeFileSync(path.join(d, 'memory.max'), String(limits.memoryBytes));
         if (existsSync(path.join(d, 'memory.swap.max'))) writeFileSync(path.join(d, 'memory.swap.max'), '0');
         writeFileSync(path.join(d, 'cpu.max'), `${Math.round(limits.cpus * CPU_PERIOD_US)} ${CPU_PERIOD_US}`);
         writeFileSync(path.join(d, 'pids.max'), String(limits.pids));
+        if (existsSync(path.join(d, 'cpuset.cpus'))) {
+          const available = parseCpuList(readFileSync(path.join(parents.unified!, 'cpuset.cpus.effective'), 'utf8'));
+          writeFileSync(path.join(d, 'cpuset.cpus'), cpusFor(available, limits.cpus, instanceId).join(','));
+        }
       }
       return dirs(instanceId).map((d) => path.join(d, 'cgroup.procs'));
     },

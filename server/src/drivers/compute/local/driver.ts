@@ -29,6 +29,7 @@ import { DESKTOP_PROGRAMS, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
 import { consoleIdOf, DEFAULT_HOST_UIDS_DIR, HostUidRanges, HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
 import { networkPolicyWorks } from './network-policy.js';
+import { startHostView, type HostView } from './host-view.js';
 import { hostNotebook, startNotebook } from './notebook.js';
 import {
   commandIn,
@@ -125,6 +126,8 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
   private readonly hostUids: HostUids | null;
   /** Why machines are not started on this host (the server is root, and they would run as it); null: they are. */
   readonly machineRefusal: string | null;
+  /** What the machines' /proc says of their size (lxcfs), once started. */
+  private readonly hostView: Promise<HostView>;
   /** The machines' /etc/resolv.conf: the NAT's name server. */
   private readonly resolvConf: string;
 
@@ -165,6 +168,10 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         `实例网络：${networkPolicyWorks().why}${opts.allowNets?.length ? `，另可访问 ${opts.allowNets.join('、')}` : ''}；` +
         `实例 root 映射到宿主非特权用户：${this.hostUidMode.ok ? '生效' : `不生效（${this.hostUidMode.why}）`}` +
         (this.machineRefusal ? `；${this.machineRefusal}` : ''),
+    );
+    this.hostView = enforce ? startHostView(this.dir) : Promise.resolve({ mount: null, why: '未启用', stop: async () => {} });
+    void this.hostView.then((v) =>
+      opts.log?.(`local compute: 实例内资源视图：${v.mount ? v.why : `不生效（${v.why}），实例内 free、top 显示宿主的内存与 CPU`}`),
     );
     this.ready = this.recover();
   }
@@ -248,6 +255,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     const machines = await this.opts.db.select().from(localMachines).where(ne(localMachines.power, 'destroyed'));
     for (const m of machines) await this.detachDisks(m).catch((e: unknown) => this.opts.log?.(`local compute: 磁盘卸载失败：${String(e)}`));
     await unmountTrees();
+    await (await this.hostView).stop();
   }
 
   /** Where a saved image's archive lives. */
@@ -425,6 +433,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
           hostUid: uid,
           resolvConf: this.resolvConf,
           allowNets: this.opts.allowNets,
+          lxcfs: (await this.hostView).mount,
         },
         this.opts.bwrap,
       );

@@ -39,6 +39,7 @@ import { asHostUser, SETPRIV } from './host-uids.js';
 import { BoundedText, keepTail } from './bounded-text.js';
 import { makeDiskImage, mountDisk, mountedDevice } from './disk.js';
 import { applyFirewall, networkPolicyWorks } from './network-policy.js';
+import { LXCFS_PROC_FILES } from './host-view.js';
 
 /** Where the data disk is mounted inside the sandbox. */
 export const DATA_MOUNT = '/root/autodl-tmp';
@@ -303,6 +304,8 @@ export interface SandboxOptions {
   resolvConf?: string;
   /** Private ranges the machine may reach after all (SANDBOX_ALLOW_NETS; network-policy.ts). */
   allowNets?: readonly string[];
+  /** The lxcfs mount whose /proc files say the machine's own memory, cores and uptime (host-view.ts); none: the host's show. */
+  lxcfs?: string | null;
 }
 
 /**
@@ -330,6 +333,8 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-net',
+    // Its own cgroup root: /proc/self/cgroup shows `/`, never the host's hierarchy.
+    '--unshare-cgroup',
     '--hostname',
     opts.hostname,
     '--die-with-parent',
@@ -347,11 +352,16 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
     if (existsSync(path.join('/usr', link))) args.push('--symlink', `usr/${link}`, `/${link}`);
   }
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/run');
+  for (const file of LXCFS_PROC_FILES) {
+    const from = opts.lxcfs ? path.join(opts.lxcfs, 'proc', file) : null;
+    if (from && existsSync(from)) args.push('--ro-bind', from, `/proc/${file}`);
+  }
   for (const dir of SYSTEM_DIRS) args.push('--bind', path.join(paths.system, dir), `/${dir}`);
   args.push('--ro-bind', '/dev/null', '/etc/ld.so.preload');
   // A host without a cache: an empty one, never the machine's own.
   args.push('--ro-bind', existsSync('/etc/ld.so.cache') ? '/etc/ld.so.cache' : '/dev/null', '/etc/ld.so.cache');
-  if (opts.resolvConf) args.push('--ro-bind', opts.resolvConf, '/etc/resolv.conf');
+  // Copied from a descriptor (startSandbox opens the file): mountinfo inside names no host path.
+  if (opts.resolvConf) args.push('--ro-bind-data', String(RESOLV_FD), '/etc/resolv.conf');
   // Without a data disk of its own, /root/autodl-tmp is a folder of the system disk and counts against its size.
   if (dataDiskApart(paths)) args.push('--bind', paths.data, DATA_MOUNT);
   if (opts.sharedDir) args.push('--bind', opts.sharedDir, SHARED_MOUNT);
@@ -479,10 +489,25 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
   }
   const cgroupProcs = opts.cgroupProcs ?? [];
   // Into the control group as root, then the machine's uid, then bubblewrap: its user namespace maps root onto that uid.
-  const line = joinAndExec(cgroupProcs, [...asHostUser(opts.hostUid), bwrap, '--info-fd', '3', ...bwrapArgs(paths, opts), '/bin/sh', '-c', INIT], {
-    keepFds: 3,
+  // bwrap's arguments through a descriptor: its command line is what `ps` and /proc/1/cmdline show
+  // inside (bwrap is PID 1 there), and they name the host's paths.
+  const line = joinAndExec(cgroupProcs, [...asHostUser(opts.hostUid), bwrap, '--info-fd', '3', '--args', String(ARGS_FD), '/bin/sh', '-c', INIT], {
+    keepFds: RESOLV_FD,
   });
-  const child = spawn(line.file, line.args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: line.env });
+  const resolv = opts.resolvConf ? openSync(opts.resolvConf, 'r') : null;
+  let child: ChildProcess;
+  try {
+    child = spawn(line.file, line.args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', resolv ?? 'ignore'], env: line.env });
+  } finally {
+    if (resolv !== null) closeSync(resolv);
+  }
+  const argsIn = child.stdio[ARGS_FD] as NodeJS.WritableStream;
+  argsIn.on('error', () => {}); // a bwrap that failed at once: its exit says why
+  argsIn.end(
+    bwrapArgs(paths, opts)
+      .map((a) => `${a}\0`)
+      .join(''),
+  );
   const ended = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const stderr = keepTail(child.stderr);
   const failed = ended.then((code) => {
@@ -510,6 +535,9 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
 }
 
 const SLIRP = '/usr/bin/slirp4netns';
+/** The descriptors bwrap reads its arguments and the machine's /etc/resolv.conf from. */
+const ARGS_FD = 4;
+const RESOLV_FD = 5;
 
 /**
  * Gives the sandbox's network namespace a tap device behind user-space NAT (its DNS at 10.0.2.3:
@@ -601,6 +629,7 @@ export function commandIn(
     '--uts',
     '--ipc',
     '--net',
+    '--cgroup',
     '--root',
     '--wd',
     '--',
