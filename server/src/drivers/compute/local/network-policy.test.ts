@@ -123,6 +123,9 @@ describe.skipIf(!asRoot || lacks('bubblewrap', 'slirp4netns', 'nftables', 'iprou
     );
     expect(tries.stdout).toBe('');
     expect((await inside(probe(privateAddr))).stdout).toBe('refused\n');
+    // ping's way without CAP_NET_RAW: an ICMP datagram socket, which the firewall sees.
+    const icmp = `python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP); print('icmp ok')"`;
+    expect((await inside(icmp)).stdout).toBe('icmp ok\n');
   });
 
   it("leaves the host's named network namespaces alone (slirp4netns's own sandbox used to unmount them)", async () => {
