@@ -106,7 +106,6 @@ export function firewallRules(allow: readonly string[], host: readonly string[])
     `    ip6 daddr ${set([...BLOCKED_V6, ...v6(host)])} reject with icmpx admin-prohibited`,
     '  }',
     '}',
-    // ping without CAP_NET_RAW: ICMP datagram sockets for every group of the machine.
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -119,6 +118,7 @@ export function firewallRules(allow: readonly string[], host: readonly string[])
 export async function applyFirewall(initPid: number, allow: readonly string[]): Promise<void> {
   const enter = ['--target', String(initPid), ...(process.getuid?.() === 0 ? [] : ['--user', '--preserve-credentials']), '--net'];
   await runWithInput('nsenter', [...enter, NFT, '-f', '-'], firewallRules(allow, hostAddresses()));
+  // ping without CAP_NET_RAW: ICMP datagram sockets for every group of the machine (best effort: ping only).
   await runWithInput('nsenter', [...enter, '/usr/sbin/sysctl', '-q', '-w', 'net.ipv4.ping_group_range=0 2147483647'], '').catch(() => {});
 }
 
