@@ -100,6 +100,12 @@ describe('the usage stats page', () => {
     expect(within(failedRow).getByText('在线体验')).toBeTruthy();
     expect(within(failedRow).getByText('失败')).toBeTruthy();
     expect(within(failedRow).getByText('12.3 s')).toBeTruthy();
+    // 错误信息 is shown whole (not cut to an ellipsis), and the columns fit the table's width: a narrow window scrolls it.
+    expect(within(failedRow).getByText('上游模型超时，本次调用不收费').className).not.toContain('ellipsis');
+    const table = log.tagName === 'TABLE' ? log : log.querySelector('table')!;
+    const widths = [...table.querySelectorAll('colgroup col')].map((c) => parseInt((c as HTMLElement).style.width, 10) || 0);
+    expect(widths.length).toBeGreaterThan(0);
+    expect(parseInt(table.style.width, 10) || Infinity).toBeGreaterThanOrEqual(widths.reduce((n, w) => n + w, 0));
     expect(screen.getByText('调用明细保留 30 天，统计数据长期保留')).toBeTruthy();
     expect(lastQuery(fetch, CALLS)).toEqual({ page: '1', pageSize: '10' });
   });

@@ -1,6 +1,6 @@
 /** Pieces the 用量统计 page and the model bill of a day share: the sums as cards and columns, the call log's table. */
 import type { ReactNode } from 'react';
-import { Card, Col, Empty, Flex, Row, Skeleton, Statistic, Tag, Tooltip, Typography, theme, type TableColumnType } from 'antd';
+import { Card, Col, Empty, Flex, Row, Skeleton, Statistic, Tag, Typography, theme, type TableColumnType } from 'antd';
 import { Link } from 'react-router';
 import { formatBeijing, MODEL_CALL_STATUS_LABELS, PAGE, type ModelCall, type ModelUsageSum } from '@console/contract';
 import { formatUnitPrice } from '../../components/Price';
@@ -108,6 +108,9 @@ export function RetentionNote({ days }: { days: number | undefined }) {
 }
 
 /** The call log: one row a call, server paged. */
+/** The call log's column widths added up: a narrower window scrolls it sideways rather than squeezing 错误信息 away. */
+const CALL_COLUMNS_WIDTH = 170 + 180 + 140 + 150 + 110 + 100 + 90 + 130 + 260;
+
 export function CallTable({
   list,
   paging,
@@ -129,7 +132,7 @@ export function CallTable({
       empty={empty}
       rowKey="id"
       size="middle"
-      scroll={{ x: 1180 }}
+      scroll={{ x: CALL_COLUMNS_WIDTH }}
       aria-label="调用明细"
       columns={[
         { title: '时间', dataIndex: 'createdAt', width: 170, render: (t: string) => formatBeijing(t, 'second') },
@@ -155,14 +158,13 @@ export function CallTable({
         {
           title: '错误信息',
           dataIndex: 'error',
-          width: 200,
+          width: 260,
+          // Whole, wrapped: the message is what the caller needs to read.
           render: (e: string | null) =>
             e ? (
-              <Tooltip title={e}>
-                <Typography.Text type="danger" ellipsis style={{ maxWidth: '100%' }}>
-                  {e}
-                </Typography.Text>
-              </Tooltip>
+              <Typography.Text type="danger" style={{ wordBreak: 'break-word' }}>
+                {e}
+              </Typography.Text>
             ) : (
               '--'
             ),

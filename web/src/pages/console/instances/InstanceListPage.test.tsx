@@ -79,7 +79,12 @@ describe('the GPU instance list', () => {
 
     const row = await rowOf('训练机-1');
     expect(within(row).getByText('公钥登录')).toBeTruthy();
-    expect(within(row).getByText('ssh -p 2222 root.6f1c7a52@bj-b.gpu.example.com')).toBeTruthy();
+    // Both commands whole (wrapped, never cut to an ellipsis), each with its copy button.
+    for (const command of [running.access!.sshCommand, 'ssh -p 2222 root.6f1c7a52@bj-b.gpu.example.com']) {
+      const text = within(row).getByText(command);
+      expect(text.className).not.toContain('ellipsis');
+      expect(text.querySelector('.ant-typography-copy')).toBeTruthy();
+    }
     expect(within(row).getByText('管理公钥').closest('a')!.getAttribute('href')).toBe('/console/account?tab=sshKeys');
 
     const other = await rowOf('推理机-2');

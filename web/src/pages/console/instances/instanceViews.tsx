@@ -208,10 +208,10 @@ export function AccessCell({ instance: i }: { instance: Instance }) {
   const running = i.status === 'Running';
   return (
     <Flex vertical gap={2} style={{ minWidth: 0 }}>
+      {/* Commands show whole, wrapped where they must be: a cut one cannot be read off or typed. */}
       <Typography.Text
         className="mono"
-        style={{ fontSize: 12, maxWidth: '100%' }}
-        ellipsis={{ tooltip: a.sshCommand }}
+        style={{ fontSize: 12, maxWidth: '100%', wordBreak: 'break-all' }}
         copyable={{ text: a.sshCommand, tooltips: ['复制登录指令', '已复制'] }}
         type={running ? undefined : 'secondary'}
       >
@@ -224,8 +224,7 @@ export function AccessCell({ instance: i }: { instance: Instance }) {
           </Typography.Text>
           <Typography.Text
             className="mono"
-            style={{ fontSize: 12, minWidth: 0 }}
-            ellipsis={{ tooltip: a.sshKeyCommand }}
+            style={{ fontSize: 12, minWidth: 0, wordBreak: 'break-all' }}
             copyable={{ text: a.sshKeyCommand, tooltips: ['复制公钥登录指令', '已复制'] }}
             type={running ? undefined : 'secondary'}
           >
