@@ -21,6 +21,7 @@ import { systemClock } from '../clock.js';
 import { openDatabase } from '../db/client.js';
 import { computeAgentServer } from '../drivers/compute/agent-server.js';
 import { SimulatedComputeDriver, parseSimDelays, type SimDelays } from '../drivers/compute/simulated.js';
+import { serverLoggerOptions } from '../log-format.js';
 
 const envSchema = z.object({
   COMPUTE_AGENT_PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).default(8090),
@@ -71,7 +72,7 @@ const dataDir = env.COMPUTE_AGENT_DATA_DIR
 const database = await openDatabase({ url: env.COMPUTE_AGENT_DATABASE_URL, dataDir, poolSize: 5 });
 const driver = new SimulatedComputeDriver(database.db, systemClock, delays, env.COMPUTE_SIM_DOMAIN);
 
-const logger = { level: env.LOG_LEVEL, ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : {}) };
+const logger = serverLoggerOptions(env.LOG_LEVEL, 'auto');
 // One type for both: the routes do not care whether TLS is in front of them.
 const app = (https ? Fastify({ logger, https }) : Fastify({ logger })) as unknown as FastifyInstance;
 await app.register(computeAgentServer, { driver, keys: { [env.COMPUTE_AGENT_KEY_ID]: env.COMPUTE_AGENT_SECRET } });

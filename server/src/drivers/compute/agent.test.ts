@@ -12,6 +12,7 @@ import { AgentComputeDriver, ComputeAgentError, agentAuthorization } from './age
 import { computeAgentServer } from './agent-server.js';
 import { SimulatedComputeDriver } from './simulated.js';
 import type { MachineSpec } from './types.js';
+import { testTemplate } from '../../../test/pglite-template.js';
 
 const KEY_ID = 'console-1';
 const SECRET = 'a-shared-secret-of-at-least-32-characters';
@@ -31,7 +32,7 @@ const DELAYS = {
 /** The controller's own database: in-memory PGlite, or a scratch PostgreSQL database under TEST_DATABASE_URL. */
 async function openControllerDb(): Promise<{ database: Database; drop: () => Promise<void> }> {
   const adminUrl = process.env.TEST_DATABASE_URL;
-  if (!adminUrl) return { database: await openDatabase({}), drop: async () => {} };
+  if (!adminUrl) return { database: await openDatabase({ template: await testTemplate() }), drop: async () => {} };
   const scratch = await createScratchDatabase(adminUrl, 'console_agent');
   return { database: await openDatabase({ url: scratch.url, poolSize: 3 }), drop: scratch.drop };
 }

@@ -20,6 +20,7 @@ import { loadConfig } from '../../config.js';
 import { openDatabase, type Database } from '../../db/client.js';
 import { createScratchDatabase } from '../../../test/scratch-db.js';
 import { PASSWORD, get, json, post, put, registerUser, type TestServer } from '../../../test/harness.js';
+import { testTemplate } from '../../../test/pglite-template.js';
 
 const CHILD_PASSWORD = 'Kid12345';
 const QUOTE = { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', cycle: 'Day', duration: 1, dataDiskGb: 0 };
@@ -29,7 +30,7 @@ async function twoServers(): Promise<{ a: TestServer; b: TestServer; close(): Pr
   const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));
   const adminUrl = process.env.TEST_DATABASE_URL;
   const scratch = adminUrl ? await createScratchDatabase(adminUrl, 'console_test') : null;
-  const shared = scratch ? null : await openDatabase({});
+  const shared = scratch ? null : await openDatabase({ template: await testTemplate() });
   const open = async (): Promise<Database> => (scratch ? openDatabase({ url: scratch.url, poolSize: 5 }) : { ...shared!, close: async () => {} });
   const start = async (): Promise<TestServer> => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'console-test-'));
