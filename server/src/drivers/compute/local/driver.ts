@@ -415,8 +415,9 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
       chmodSync(disk, 0o700);
     }
     const group = `${m.instanceId}-${(this.runs++).toString(36)}`;
+    const memoryBytes = Math.floor(Math.max(0.25, spec.memoryGb) * 1024 ** 3);
     const cgroupProcs = this.cgroups.make(group, {
-      memoryBytes: Math.floor(Math.max(0.25, spec.memoryGb) * 1024 ** 3),
+      memoryBytes,
       cpus: Math.max(0.1, spec.cpu),
       pids: PIDS_PER_MACHINE,
     });
@@ -434,6 +435,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
           resolvConf: this.resolvConf,
           allowNets: this.opts.allowNets,
           lxcfs: (await this.hostView).mount,
+          memoryBytes,
         },
         this.opts.bwrap,
       );

@@ -85,18 +85,18 @@ describe.skipIf(process.getuid?.() !== 0 || lacks('bubblewrap', 'e2fsprogs', 'lx
     for (const hostPath of [dataDir, 'local-compute', '--bind']) expect(seen).not.toContain(hostPath);
   });
 
-  it('says the plan’s memory and cores and its own uptime: free, nproc, /proc/meminfo, /proc/cpuinfo, /proc/uptime', async () => {
+  it('says the plan’s memory and cores and its own uptime: free, nproc, /proc/meminfo, /proc/cpuinfo, df /tmp, /proc/uptime', async () => {
     const facts = (
       await inside(
-        "free -m | awk '/^Mem:/ { print $2 }'; nproc; grep -c ^processor /proc/cpuinfo; awk '/^MemTotal:/ { print $2 }' /proc/meminfo; cut -d\" \" -f1 /proc/uptime",
+        "free -m | awk '/^Mem:/ { print $2 }'; nproc; grep -c ^processor /proc/cpuinfo; awk '/^MemTotal:/ { print $2 }' /proc/meminfo; df -m --output=size /tmp | tail -1; cut -d\" \" -f1 /proc/uptime",
       )
     ).stdout
       .trim()
       .split('\n');
-    expect(facts.slice(0, 4).map(Number)).toEqual([1024, Math.min(1, availableParallelism()), 1, 1024 * 1024]);
+    expect(facts.slice(0, 5).map(Number)).toEqual([1024, Math.min(1, availableParallelism()), 1, 1024 * 1024, 1024]);
     // Up for as long as the machine: less than the host, which was up before this test began.
     const hostUptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
-    expect(Number(facts[4])).toBeLessThan(hostUptime);
+    expect(Number(facts[5])).toBeLessThan(hostUptime);
   });
 
   it('gets its lxcfs back after the server was killed (the mount it left answers nothing)', async () => {

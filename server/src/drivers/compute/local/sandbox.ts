@@ -304,6 +304,8 @@ export interface SandboxOptions {
   resolvConf?: string;
   /** Private ranges the machine may reach after all (SANDBOX_ALLOW_NETS; network-policy.ts). */
   allowNets?: readonly string[];
+  /** The machine's memory: the size of its /tmp and /run (none: the kernel's default, half the host's). */
+  memoryBytes?: number;
   /** The lxcfs mount whose /proc files say the machine's own memory, cores and uptime (host-view.ts); none: the host's show. */
   lxcfs?: string | null;
 }
@@ -351,7 +353,9 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   for (const link of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
     if (existsSync(path.join('/usr', link))) args.push('--symlink', `usr/${link}`, `/${link}`);
   }
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/run');
+  // /tmp and /run hold the machine's memory (tmpfs pages count against its control group): df says its size, not half the host's.
+  const tmpfsSize = opts.memoryBytes ? ['--size', String(opts.memoryBytes)] : [];
+  args.push('--proc', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/tmp', ...tmpfsSize, '--tmpfs', '/run');
   for (const file of LXCFS_PROC_FILES) {
     const from = opts.lxcfs ? path.join(opts.lxcfs, 'proc', file) : null;
     if (from && existsSync(from)) args.push('--ro-bind', from, `/proc/${file}`);
