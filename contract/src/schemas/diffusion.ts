@@ -138,14 +138,9 @@ export function diffusionImageUnits(p: Pick<DiffusionParams, 'baseModel' | 'widt
 
 /** What a quote needs: the price depends on the model, the size, the steps and the count, not on the prompt. */
 /** The LoRAs do not change the price, but a quote naming one the account cannot use is refused as submitting it would be. */
-export const diffusionQuoteRequestSchema = diffusionParamsSchema.pick({
-  baseModel: true,
-  loras: true,
-  width: true,
-  height: true,
-  steps: true,
-  batchCount: true,
-});
+export const diffusionQuoteRequestSchema = diffusionParamsSchema
+  .pick({ baseModel: true, width: true, height: true, steps: true, batchCount: true })
+  .extend({ loras: diffusionParamsSchema.shape.loras.optional() });
 export type DiffusionQuoteRequest = z.infer<typeof diffusionQuoteRequestSchema>;
 
 export const diffusionQuoteSchema = z.object({

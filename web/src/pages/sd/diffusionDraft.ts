@@ -57,7 +57,8 @@ export function validateDraft(draft: DiffusionDraft): {
   priced: DiffusionQuoteRequest | null;
   errors: DraftErrors;
 } {
-  const priced = diffusionQuoteRequestSchema.safeParse(draft).data ?? null;
+  // The LoRAs do not change the price: the quote is asked again only when a priced field changes.
+  const priced = diffusionQuoteRequestSchema.omit({ loras: true }).safeParse(draft).data ?? null;
   const parsed = diffusionParamsSchema.safeParse({ ...draft, loras: draft.loras.map(toLoraRef) });
   if (parsed.success) return { params: parsed.data, priced, errors: {} };
   const errors: DraftErrors = {};
