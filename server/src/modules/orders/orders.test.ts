@@ -103,6 +103,16 @@ describe('orders', () => {
     expect(json(await get(s.app, aiPath(tokens.orderUid), u.token))).toMatchObject({ packageKind: 'tokens' });
   });
 
+  it('exports a GPU-hour package order as GPU 时长包, not 模型资源包', async () => {
+    const u = await registerUser(s);
+    await fund(u.user.id, '200');
+    const order = json(await post(s.app, AI, { productId: 'gpu-hours-4090-10' }, u.token));
+    await post(s.app, aiPath(order.orderUid, '/pay'), { method: 'Balance' }, u.token);
+    const row = (await get(s.app, '/order/api/v2.1/orders/export?filterBy=kind,Ai', u.token)).body.split('\r\n').find((l) => l.startsWith(order.orderUid))!;
+    expect(row).toContain(',GPU 时长包,');
+    expect(row).not.toContain('模型资源包');
+  });
+
   it('pays from the balance: the voucher first, then gift credit, then cash; the package is delivered', async () => {
     const u = await registerUser(s);
     await fund(u.user.id, '400', '18');

@@ -134,7 +134,7 @@ export class OrderService {
       o.orderUid,
       formatBeijing(o.createdAt, 'second'),
       OrderType.label(o.type),
-      CATEGORY_TEXT[o.category] ?? o.category,
+      o.packageKind === 'gpuHours' ? 'GPU 时长包' : (CATEGORY_TEXT[o.category] ?? o.category),
       o.description,
       OrderStatus.label(o.status),
       formatYuan(o.amount),
