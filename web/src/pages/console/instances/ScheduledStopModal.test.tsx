@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import dayjs from 'dayjs';
-import { allowedActions, type Instance } from '@console/contract';
+import { allowedActions, formatBeijing, type Instance } from '@console/contract';
 import { session } from '../../../session/store';
 import { callsTo, json } from '../../../test/http';
 import { renderApp } from '../../../test/render';
@@ -10,8 +9,8 @@ import { ID, ID2, instance, INSTANCES, instanceServer, listOf } from '../../../t
 
 const PATH = `${INSTANCES}/${ID}/scheduled-stop`;
 const AT = '2026-11-26T00:00:00.000Z'; // 08:00 in Beijing
-/** As the console shows times: the browser's own zone (Beijing for its users). */
-const SHOWN = `将于 ${dayjs(AT).format('YYYY-MM-DD HH:mm')} 关机`;
+/** As the console shows times: Beijing time, whatever the browser's zone (the tests run in UTC). */
+const SHOWN = '将于 2026-11-26 08:00 关机';
 
 const dialogOf = async (text: string | RegExp) => (await screen.findAllByText(text)).at(-1)!.closest<HTMLElement>('.ant-modal')!;
 const rowOf = async (name: string) => (await screen.findByText(name)).closest<HTMLElement>('tr')!;
@@ -52,6 +51,27 @@ describe('定时关机', () => {
     const row = await rowOf('训练机-1');
     expect(await within(row).findByText(SHOWN)).toBeTruthy();
     expect(within(row).getByText('取消').closest('button')).toBeTruthy();
+  });
+
+  it('takes a chosen stop time as Beijing time whatever the browser zone', async () => {
+    const fetch = instanceServer(
+      (url, init) => (url.pathname === PATH && init?.method === 'PUT' ? json(200, instance({ scheduledStopAt: AT })) : undefined),
+      listOf(() => [instance()]),
+    );
+    renderApp('/console/gpu-generic');
+    fireEvent.click(await menuItem(await rowOf('训练机-1'), '训练机-1', '定时关机'));
+    const dialog = await dialogOf('定时关机「训练机-1」');
+    fireEvent.click(within(dialog).getByText('指定关机时间'));
+    // 10:00 in Beijing, two days on: 02:00 UTC that day.
+    const day = formatBeijing(new Date(Date.now() + 48 * 3_600_000)).slice(0, 10);
+    const input = await within(dialog).findByLabelText('关机时间');
+    fireEvent.mouseDown(input);
+    fireEvent.focus(input);
+    fireEvent.change(input, { target: { value: `${day} 10:00` } });
+    fireEvent.keyDown(input, { key: 'Enter', code: 'Enter', keyCode: 13 });
+    expect(await within(dialog).findByText(`将于 ${day} 10:00 关机（到时由系统关机）`)).toBeTruthy();
+    fireEvent.click(within(dialog).getByText('设置定时关机').closest('button')!);
+    await waitFor(() => expect(callsTo(fetch, PATH, 'PUT').map((c) => c.body)).toEqual([{ at: `${day}T02:00:00.000Z` }]));
   });
 
   it('shows the schedule with 取消, which asks and then cancels it', async () => {

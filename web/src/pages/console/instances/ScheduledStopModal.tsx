@@ -5,10 +5,11 @@
 import { useState } from 'react';
 import { Alert, Button, DatePicker, Flex, Form, InputNumber, Modal, Radio, Typography } from 'antd';
 import { useMutation } from '@tanstack/react-query';
-import dayjs, { type Dayjs } from 'dayjs';
+import type { Dayjs } from 'dayjs';
 import { SCHEDULED_STOP_MAX_HOURS, SCHEDULED_STOP_MIN_HOURS, isPostpaid, type Instance, type ScheduledStopRequest } from '@console/contract';
 import { instancesApi } from '../../../api/instances';
 import { scheduledStopText } from './instanceViews';
+import { beijingWallClock, instantOfBeijingWallClock } from '../../../lib/time';
 
 type Mode = 'hours' | 'at';
 interface Values {
@@ -43,10 +44,19 @@ export function ScheduledStopModal({
   });
   const submit = async () => {
     const v = await form.validateFields();
-    save.mutate(mode === 'hours' ? { hours: v.hours! } : { at: v.at!.second(0).millisecond(0).toISOString() });
+    save.mutate(mode === 'hours' ? { hours: v.hours! } : { at: instantOfBeijingWallClock(v.at!.second(0).millisecond(0)).toISOString() });
   };
-  const when = mode === 'hours' ? (typeof hours === 'number' ? dayjs(Date.now() + hours * HOUR_MS) : null) : at && at.isAfter(dayjs()) ? at.second(0) : null;
-  const latest = () => dayjs().add(SCHEDULED_STOP_MAX_HOURS, 'hour');
+  // The picker shows and takes Beijing time (lib/time), as every time on the console is.
+  const now = () => beijingWallClock();
+  const when =
+    mode === 'hours'
+      ? typeof hours === 'number'
+        ? new Date(Date.now() + hours * HOUR_MS)
+        : null
+      : at && at.isAfter(now())
+        ? instantOfBeijingWallClock(at.second(0).millisecond(0))
+        : null;
+  const latest = () => now().add(SCHEDULED_STOP_MAX_HOURS, 'hour');
 
   return (
     <Modal
@@ -113,7 +123,7 @@ export function ScheduledStopModal({
                 { required: true, message: '请选择关机时间' },
                 {
                   validator: (_, v: Dayjs | null | undefined) =>
-                    !v || (v.isAfter(dayjs()) && !v.isAfter(latest()))
+                    !v || (v.isAfter(now()) && !v.isAfter(latest()))
                       ? Promise.resolve()
                       : Promise.reject(new Error(`请选择现在之后、${SCHEDULED_STOP_MAX_HOURS / 24} 天以内的时间`)),
                 },
@@ -123,7 +133,7 @@ export function ScheduledStopModal({
                 aria-label="关机时间"
                 showTime={{ format: 'HH:mm' }}
                 format={AT_FORMAT}
-                disabledDate={(d) => d.isBefore(dayjs(), 'day') || d.isAfter(latest(), 'day')}
+                disabledDate={(d) => d.isBefore(now(), 'day') || d.isAfter(latest(), 'day')}
                 style={{ width: 240 }}
               />
             </Form.Item>
