@@ -6,7 +6,7 @@
 import { useState } from 'react';
 import { App, Button, DatePicker, Form, Input, InputNumber, Modal, Select, Typography, type FormRule as Rule } from 'antd';
 import { useQuery } from '@tanstack/react-query';
-import dayjs, { type Dayjs } from 'dayjs';
+import type { Dayjs } from 'dayjs';
 import type { z } from 'zod';
 import {
   API_KEY_RPM_MAX,
@@ -21,6 +21,7 @@ import {
 } from '@console/contract';
 import { SQUARE_KEYS, apiKeysApi, squareApi } from '../../api/model';
 import { formatUnitPrice } from '../../components/Price';
+import { beijingWallClock, instantOfBeijingWallClock } from '../../lib/time';
 
 const fields = apiKeyCreateRequestSchema.shape;
 const EXPIRY_FORMAT = 'YYYY-MM-DD HH:mm';
@@ -112,7 +113,8 @@ const limitRules = (schema: z.ZodType): Rule[] => [
 const expiryRules = (current: string | null): Rule[] => [
   {
     validator: async (_, v: Dayjs | null | undefined) => {
-      if (v && !v.isAfter(dayjs()) && v.unix() !== instant(current)) throw new Error('过期时间须晚于当前时间，请重新选择；不设过期请清空');
+      if (v && !v.isAfter(beijingWallClock()) && Math.floor(instantOfBeijingWallClock(v).getTime() / 1000) !== instant(current))
+        throw new Error('过期时间须晚于当前时间，请重新选择；不设过期请清空');
     },
   },
 ];
@@ -123,7 +125,8 @@ function toSettings(v: Values): Settings {
     name: v.name.trim(),
     allowedModels: v.allowedModels ?? [],
     allowedIps: ipLines(v.ips),
-    expiresAt: v.expiresAt ? v.expiresAt.format() : null,
+    // The picker holds Beijing time (lib/time): sent as the instant it means, to the second.
+    expiresAt: v.expiresAt ? instantOfBeijingWallClock(v.expiresAt.millisecond(0)).toISOString().replace('.000Z', 'Z') : null,
     spendLimit: yuan ? spendLimitUnits(yuan) : null,
     rpmLimit: v.rpmLimit ?? null,
     tpmLimit: v.tpmLimit ?? null,
@@ -151,7 +154,7 @@ function initialValues(key: ApiKey | null): Partial<Values> {
     name: key.name,
     allowedModels: key.allowedModels,
     ips: key.allowedIps.join('\n'),
-    expiresAt: key.expiresAt ? dayjs(key.expiresAt) : null,
+    expiresAt: key.expiresAt ? beijingWallClock(key.expiresAt) : null,
     spendLimitYuan: key.spendLimit ? formatUnitPrice(key.spendLimit) : '',
     rpmLimit: key.rpmLimit,
     tpmLimit: key.tpmLimit,
@@ -264,12 +267,12 @@ export function KeyFormModal({
             showTime={{ format: 'HH:mm' }}
             format={EXPIRY_FORMAT}
             placeholder="永不过期"
-            disabledDate={(d) => d.isBefore(dayjs(), 'day')}
+            disabledDate={(d) => d.isBefore(beijingWallClock(), 'day')}
             presets={[
-              { label: '7 天后', value: () => dayjs().add(7, 'day') },
-              { label: '30 天后', value: () => dayjs().add(30, 'day') },
-              { label: '90 天后', value: () => dayjs().add(90, 'day') },
-              { label: '1 年后', value: () => dayjs().add(1, 'year') },
+              { label: '7 天后', value: () => beijingWallClock().add(7, 'day') },
+              { label: '30 天后', value: () => beijingWallClock().add(30, 'day') },
+              { label: '90 天后', value: () => beijingWallClock().add(90, 'day') },
+              { label: '1 年后', value: () => beijingWallClock().add(1, 'year') },
             ]}
             style={{ width: 240 }}
           />

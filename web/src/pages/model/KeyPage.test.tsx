@@ -258,6 +258,8 @@ describe('API KEY 页', () => {
     fireEvent.click(button(await rowOf('旧脚本'), '编辑'));
     const d = await dialogOf('编辑密钥「旧脚本」');
     expect((within(d).getByLabelText('密钥名称') as HTMLInputElement).value).toBe('旧脚本');
+    // Its expiry 2026-01-01T00:00Z shows as Beijing time in the picker, whatever the browser zone.
+    expect((within(d).getByLabelText('过期时间') as HTMLInputElement).value).toBe('2026-01-01 08:00');
     fireEvent.change(within(d).getByLabelText('密钥名称'), { target: { value: '旧脚本（停用）' } });
     fireEvent.change(within(d).getByLabelText('消费上限（元）'), { target: { value: '0.0001' } });
     fireEvent.click(button(d, /保\s*存/));
