@@ -6,15 +6,24 @@
 import { useState } from 'react';
 import { Alert, Modal, Select, Typography } from 'antd';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { MANAGE_PERMISSIONS, PermissionLabel, type Child, type Instance } from '@console/contract';
-import { ACCOUNT_KEYS, childApi } from '../../../api/account';
+import { API, MANAGE_PERMISSIONS, PermissionLabel, type Child, type ChildPage, type Instance } from '@console/contract';
+import { ACCOUNT_KEYS } from '../../../api/account';
+import { api } from '../../../api/client';
 import { instancesApi } from '../../../api/instances';
 
 const MAIN = 'main';
 
-/** The children of the main account, the first 100 (the limit of children an account may have is lower). */
+/**
+ * The children of the main account, the first 100 (the limit of children an account may have is lower).
+ * Silent: the lists only add a line naming a child holder, and the dialog says when there is no child.
+ */
 export function useChildren(enabled: boolean) {
-  return useQuery({ queryKey: ACCOUNT_KEYS.childList(1, 100), queryFn: () => childApi.list(1, 100), enabled, staleTime: 60_000 });
+  return useQuery({
+    queryKey: [...ACCOUNT_KEYS.childList(1, 100), 'silent'],
+    queryFn: ({ signal }) => api.get<ChildPage>(API.children, { page: 1, pageSize: 100 }, { signal, silent: true }),
+    enabled,
+    staleTime: 60_000,
+  });
 }
 
 const mayManage = (child: Child, instance: Instance) => (MANAGE_PERMISSIONS[instance.category] ?? []).some((flag) => child.permissions[flag]);

@@ -385,6 +385,7 @@ describe('the GPU instance list', () => {
       spent: { month: '0', total: '0' },
     });
     const KID = '5d6e7f80-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
+    let current = running;
     const fetch = instanceServer(
       (url) =>
         url.pathname === '/userapi/api/v2.1/children'
@@ -395,8 +396,12 @@ describe('the GPU instance list', () => {
               pageSize: 100,
             })
           : undefined,
-      (url, init) => (url.pathname === `${INSTANCES}/${ID}/holder` && init?.method === 'PUT' ? json(200, { ...running, holderId: KID }) : undefined),
-      listOf(() => [running]),
+      (url, init) => {
+        if (url.pathname !== `${INSTANCES}/${ID}/holder` || init?.method !== 'PUT') return undefined;
+        current = { ...running, holderId: KID };
+        return json(200, current);
+      },
+      listOf(() => [current]),
     );
     renderApp('/console/gpu-generic');
     fireEvent.click(await menuItem(await rowOf('训练机-1'), '训练机-1', '交给子账号'));
@@ -407,6 +412,8 @@ describe('the GPU instance list', () => {
     fireEvent.click(document.querySelector('.ant-select-item-option[title="gpu_ops"]')!);
     fireEvent.click(button(dialog, '确定'));
     await waitFor(() => expect(callsTo(fetch, `${INSTANCES}/${ID}/holder`, 'PUT').map((c) => c.body)).toEqual([{ childId: KID }]));
+    // The list then says which child manages it.
+    expect(await within(await rowOf('训练机-1')).findByText('子账号 gpu_ops 管理')).toBeTruthy();
   });
 });
 

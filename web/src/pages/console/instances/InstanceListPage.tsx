@@ -34,6 +34,7 @@ import {
   ScheduledStopNote,
 } from './instanceViews';
 import { useInstanceActions } from './useInstanceActions';
+import { useChildren } from './HandModal';
 
 /** OperateFail is display-only: nothing is ever stored in it, so it is no filter. */
 const STATUS_OPTIONS = InstanceStatus.values.filter((s) => s !== 'OperateFail').map((s) => ({ value: s, label: InstanceStatus.label(s) }));
@@ -112,7 +113,11 @@ export function InstanceListPage({ category }: { category: Category }) {
   const filtered = Boolean(q.status || q.search);
   const name = InstanceCategory.label(category);
   const purchase = purchasePathOf(category);
-  const canBuy = mayBuy(useSession().user, category);
+  const { user } = useSession();
+  const canBuy = mayBuy(user, category);
+  // A main account sees which of its instances a child holds (handed over, or bought by the child).
+  const children = useChildren(user?.isChild === false);
+  const childNames = new Map((children.data?.items ?? []).map((c) => [c.id, c.childName]));
 
   return (
     <PageFrame
@@ -204,6 +209,11 @@ export function InstanceListPage({ category }: { category: Category }) {
                     >
                       {i.id}
                     </Typography.Text>
+                    {childNames.get(i.holderId) && (
+                      <Typography.Text type="secondary" style={{ fontSize: 12 }} ellipsis>
+                        子账号 {childNames.get(i.holderId)} 管理
+                      </Typography.Text>
+                    )}
                   </Flex>
                 ),
               },
