@@ -50,7 +50,7 @@ async function rfbGreeting(id: string, token: string): Promise<string> {
  */
 function inSession(sandbox: Joinable, script: string) {
   const env = `for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = xfce4-session ] && s=\${p#/proc/} && break; done; [ -n "$s" ] || exit 3
-eval "$(tr '\\0' '\\n' < /proc/$s/environ | grep -E '^(DISPLAY|DBUS_SESSION_BUS_ADDRESS|LANG|LANGUAGE|XMODIFIERS|GTK_IM_MODULE)=' | sed "s/^\\([^=]*\\)=\\(.*\\)$/export \\1='\\2'/")"
+eval "$(tr '\\0' '\\n' < /proc/$s/environ | grep -E '^(DISPLAY|DBUS_SESSION_BUS_ADDRESS|LANG|LANGUAGE|XMODIFIERS|GTK_IM_MODULE|TZ)=' | sed "s/^\\([^=]*\\)=\\(.*\\)$/export \\1='\\2'/")"
 `;
   return runIn(sandbox, ['/bin/sh', '-c', env + script]);
 }
@@ -126,9 +126,9 @@ describe.skipIf(lacks('bubblewrap', 'desktop', 'x11-utils', 'xclip'))('remote de
     expect(windows.find(ofClass('xfdesktop'))).toMatchObject({ type: '_NET_WM_WINDOW_TYPE_DESKTOP', name: '"桌面"' });
     expect(windows.filter((w) => !ofClass('xfce4-panel')(w) && !ofClass('xfdesktop')(w))).toEqual([]);
 
-    // Chinese: the session's language, its fonts, and fcitx5 with pinyin in its input method group.
-    const language = await inSession(sandbox, 'echo "$LANG"; fc-match -f "%{family}\\n" sans-serif:lang=zh-cn');
-    expect(language.stdout).toMatch(/^zh_CN\.UTF-8\nNoto Sans CJK SC/);
+    // Chinese: the session's language, its fonts, its clock in Beijing time, and fcitx5 with pinyin in its input method group.
+    const language = await inSession(sandbox, 'echo "$LANG"; fc-match -f "%{family}\\n" sans-serif:lang=zh-cn; date +%z');
+    expect(language.stdout).toMatch(/^zh_CN\.UTF-8\nNoto Sans CJK SC.*\n\+0800\n$/);
     const pinyin = await until(
       () =>
         inSession(

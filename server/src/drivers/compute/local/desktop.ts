@@ -62,7 +62,8 @@ export CHROMIUM_FLAGS="$CHROMIUM_FLAGS --no-sandbox --no-first-run"
 
 /**
  * The desktop inside the sandbox, as its root. The host's settings come in on standard input (a
- * tar archive). zh_CN.UTF-8 where the host has generated that locale (README), C.UTF-8 otherwise.
+ * tar archive). zh_CN.UTF-8 where the host has generated that locale (README), C.UTF-8 otherwise;
+ * the clock in Beijing time.
  * TigerVNC's X server is the display and the VNC server in one (no screen polling); its clipboard
  * is the desktop's CLIPBOARD and PRIMARY both ways, in UTF-8 with clients that speak the extended
  * clipboard (noVNC does), so Chinese text crosses it. The session comes back when it ends (注销 in
@@ -74,6 +75,8 @@ mkdir -p /etc/chromium.d
 [ -e /etc/chromium.d/desktop-flags ] || cat > /etc/chromium.d/desktop-flags <<'FLAGS'
 ${CHROMIUM_FLAGS}FLAGS
 if locale -a 2>/dev/null | grep -qx zh_CN.utf8; then export LANG=zh_CN.UTF-8 LANGUAGE=zh_CN:zh; fi
+# The panel's clock in Beijing time, as the console shows every time, unless the machine's root chose a zone.
+[ -n "$TZ" ] || export TZ=Asia/Shanghai
 export DISPLAY=:1 XDG_RUNTIME_DIR=/run/user/0 XDG_SESSION_TYPE=x11 XDG_CURRENT_DESKTOP=XFCE NO_AT_BRIDGE=1
 export GTK_IM_MODULE=fcitx QT_IM_MODULE=fcitx SDL_IM_MODULE=fcitx XMODIFIERS=@im=fcitx
 mkdir -p -m 700 $XDG_RUNTIME_DIR /var/lib/dbus
