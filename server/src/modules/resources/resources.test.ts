@@ -127,18 +127,16 @@ describe('card-hour packages pay post-paid GPU runs before money', () => {
       .update(resourcePackages)
       .set({ remain: BigInt(HOUR) - 3n * each })
       .where(eq(resourcePackages.id, pkgId));
-    await s.ctx.db
-      .insert(resourcePackageUsages)
-      .values(
-        [1, 2, 3].map((n) => ({
-          packageId: pkgId,
-          userId: u.user.id,
-          jobRef: `gen:t${n}`,
-          amount: each,
-          key: `test-${pkgId}-${n}`,
-          createdAt: new Date(Date.UTC(2026, 10, 28, n)),
-        })),
-      );
+    await s.ctx.db.insert(resourcePackageUsages).values(
+      [1, 2, 3].map((n) => ({
+        packageId: pkgId,
+        userId: u.user.id,
+        jobRef: `gen:t${n}`,
+        amount: each,
+        key: `test-${pkgId}-${n}`,
+        createdAt: new Date(Date.UTC(2026, 10, 28, n)),
+      })),
+    );
     const shown = json<{ items: { id: string; total: string; remain: string }[] }>(await get(s.app, PACKAGES, u.token)).items.find((p) => p.id === pkgId)!;
     expect(shown).toMatchObject({ total: '1', remain: '0.9498' });
     const rows = json<{ items: { amount: string }[] }>(await get(s.app, `${PACKAGES}/${pkgId}/usages`, u.token)).items;
