@@ -39,6 +39,8 @@ export const fileStoreListingSchema = z.object({
   entries: z.array(fileStoreEntrySchema),
   usedBytes: z.number().int(),
   quotaBytes: z.number().int(),
+  /** The folder holds more entries than a listing shows (the first 5,000 by the file system's order). */
+  truncated: z.boolean().optional(),
 });
 
 export const fileStorePathQuerySchema = z.object({ path: fileStorePathSchema.default('/') });

@@ -12,7 +12,7 @@ import { get, json, multipart, post, startTestServer, type TestServer } from '..
 import { lacks } from '../../../test/host-packages.js';
 import { localKit } from '../../../test/local-kit.js';
 import { runIn } from '../../drivers/compute/local/sandbox.js';
-import { FileStore } from './store.js';
+import { FileStore, LISTED_MAX } from './store.js';
 
 let s: TestServer;
 /** In the console's environment: whatever a link reaches must not show it. */
@@ -193,6 +193,24 @@ describe.skipIf(lacks('bubblewrap', 'e2fsprogs'))('文件存储', () => {
     expect(json(await get(s.app, `${API.fileStore}?path=/machine-root`, u.token))).toMatchObject({ code: 40400003 });
     writeFileSync(path.join(s.ctx.fileStore!.treeOf(u.user.id), 'direct.txt'), 'x');
     expect((await list(u.token)).entries.map((e) => e.name)).toEqual(['direct.txt', 'from-console.txt', 'from-machine.txt']);
+  });
+
+  it('lists a folder a machine filled with files a page at a time: the first 5,000 and that there are more, the space used counted whole', async () => {
+    const u = await kit.fundedUser('100');
+    const id = await kit.runningInstance(u.token);
+    const sandbox = kit.driver().sandbox(id)!;
+    // Millions of names would be gigabytes of listing read by the console; what it reads stays a page.
+    const made = await runIn(sandbox, [
+      'python3',
+      '-c',
+      "import os\nos.mkdir('/root/shared/many')\nfor i in range(5003):\n    open('/root/shared/many/f%05d' % i, 'w').write('xy')",
+    ]);
+    expect(made.code).toBe(0);
+    const many = await list(u.token, '/many');
+    expect(many.entries).toHaveLength(LISTED_MAX);
+    expect(many.truncated).toBe(true);
+    expect(many.usedBytes).toBe(5003 * 2);
+    expect((await list(u.token, '/')).truncated).toBe(false);
   });
 
   it('holds writes from inside the machines to the quota too, as root: the tree is a file system of its size', async () => {

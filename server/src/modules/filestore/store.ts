@@ -38,6 +38,12 @@ export interface FileStoreOptions {
 const REFUSALS = { 3: 'FILE_NOT_FOUND', 4: 'FILESTORE_NOT_A_FOLDER', 5: 'FILESTORE_EXISTS', 6: 'FILESTORE_NOT_A_FILE', 7: 'FILESTORE_QUOTA' } as const;
 
 const ENTRIES = '--entries--';
+/** The entries of one folder a listing shows: the rest are named only by `truncated`. */
+export const LISTED_MAX = 5000;
+/** The sum of the tree's file sizes, one line (a double: exact to 2^53 bytes). */
+const SUM_OF_FILES = `find /t -type f -printf '%s\\n' | /usr/bin/mawk '{ s += $1 } END { printf "%.0f\\n", s }'`;
+/** What the console keeps of a script's output: a full listing page is about 1.5 MB. */
+const OUTPUT_MAX = 4 * 1024 * 1024;
 /** The temporary names of uploads under way. */
 const UPLOADING = '.upload-';
 
@@ -62,11 +68,13 @@ into "$1"
  * fails instead of waiting), an upload's temporary name is new (O_EXCL).
  */
 const SCRIPTS = {
-  // The size of every file in the tree (a line each), a marker, then one record per entry of the
-  // folder: type, size, mtime, name (NUL-ended; a name may hold anything but / and NUL).
-  list: `find /t -type f -printf '%s\\n'; echo ${ENTRIES}
-find . -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%f\\0'`,
-  used: `find /t -type f -printf '%s\\n'`,
+  // The bytes of every file in the tree summed, a marker, then one record per entry of the folder
+  // (type, size, mtime, name, NUL-ended; a name may hold anything but / and NUL), the first
+  // LISTED_MAX + 1 only: a machine's root can make millions of files, and what the console reads
+  // of a listing stays the size of a page. mawk by its path (awk is a link through the host's /etc).
+  list: `${SUM_OF_FILES}; echo ${ENTRIES}
+find . -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%f\\0' | head -z -n ${LISTED_MAX + 1}`,
+  used: SUM_OF_FILES,
   mkdir: `[ -e "./$2" ] || [ -L "./$2" ] && exit 5; mkdir -- "./$2" || exit 7`,
   // $3 the new name.
   rename: `[ -e "./$2" ] || [ -L "./$2" ] || exit 3; [ -e "./$3" ] || [ -L "./$3" ] && exit 5; mv -T -- "./$2" "./$3"`,
@@ -127,7 +135,9 @@ export class FileStore {
     const marker = out.indexOf(`${ENTRIES}\n`);
     const usedBytes = sumLines(out.slice(0, marker));
     const entries: FileStoreEntry[] = [];
-    for (const record of out.slice(marker + ENTRIES.length + 1).split('\0')) {
+    const records = out.slice(marker + ENTRIES.length + 1).split('\0');
+    const truncated = records.filter(Boolean).length > LISTED_MAX;
+    for (const record of records.slice(0, LISTED_MAX)) {
       const [type, size, mtime, ...name] = record.split('\t');
       // Links are not shown: the console never follows them (a name of one is still taken, and the
       // link itself can be renamed or deleted by its path).
@@ -144,7 +154,7 @@ export class FileStore {
       });
     }
     entries.sort((a, b) => Number(b.dir) - Number(a.dir) || a.name.localeCompare(b.name, 'zh-CN'));
-    return { path: at, entries, usedBytes, quotaBytes: this.opts.quotaBytes };
+    return { path: at, entries, usedBytes, quotaBytes: this.opts.quotaBytes, truncated };
   }
 
   async makeFolder(payerId: string, parent: string, name: string): Promise<void> {
@@ -237,9 +247,15 @@ export class FileStore {
   private outcome(child: Awaited<ReturnType<FileStore['spawn']>>): Promise<string> {
     return new Promise((resolve, reject) => {
       const out: Buffer[] = [];
+      let kept = 0;
       // Its error output is what tools say of names a machine's root chose: a few KB of it kept.
       const err = keepTail(child.stderr);
-      child.stdout!.on('data', (c: Buffer) => out.push(c));
+      // The scripts print little (a listing is capped in the sandbox); anything past OUTPUT_MAX is dropped.
+      child.stdout!.on('data', (c: Buffer) => {
+        if (kept + c.length > OUTPUT_MAX) return;
+        kept += c.length;
+        out.push(c);
+      });
       child.once('error', reject);
       child.once('close', (code) => {
         if (code === 0) return resolve(Buffer.concat(out).toString());

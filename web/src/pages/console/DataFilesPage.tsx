@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import {
+  Alert,
   App,
   Breadcrumb,
   Button,
@@ -176,15 +177,25 @@ export default function DataFilesPage() {
               onRetry={() => (isApiError(listing.error) && listing.error.status === 404 ? open(parentOf(path)) : void listing.refetch())}
             />
           ) : (
-            <Table<FileStoreEntry>
-              rowKey="path"
-              size="middle"
-              loading={listing.isPending}
-              columns={columns}
-              dataSource={data?.entries ?? []}
-              pagination={data && data.entries.length > 50 ? { pageSize: 50, showSizeChanger: false } : false}
-              locale={{ emptyText: path === '/' ? '还没有文件：点击「上传文件」，或在实例中写入 /root/shared' : '这个文件夹是空的' }}
-            />
+            <>
+              {data?.truncated && (
+                <Alert
+                  type="warning"
+                  showIcon
+                  message={`这个文件夹的项目太多，这里只列出前 ${data.entries.length} 项`}
+                  description="其余文件仍在，可在实例的终端中进入 /root/shared 查看或整理（例如分到几个子文件夹）。"
+                />
+              )}
+              <Table<FileStoreEntry>
+                rowKey="path"
+                size="middle"
+                loading={listing.isPending}
+                columns={columns}
+                dataSource={data?.entries ?? []}
+                pagination={data && data.entries.length > 50 ? { pageSize: 50, showSizeChanger: false } : false}
+                locale={{ emptyText: path === '/' ? '还没有文件：点击「上传文件」，或在实例中写入 /root/shared' : '这个文件夹是空的' }}
+              />
+            </>
           )}
         </Flex>
       </Card>
