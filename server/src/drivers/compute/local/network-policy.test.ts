@@ -24,9 +24,10 @@ describe('SANDBOX_ALLOW_NETS', () => {
     expect(() => parseAllowNets('10.0.0.0/8/1')).toThrow('前缀长度');
   });
 
-  it('opens the allowed ranges before the blocked ones, and blocks the host addresses', () => {
-    const rules = firewallRules(['10.1.0.0/16'], ['203.0.113.9', '2001:db8::9']);
+  it('shuts the host addresses first, then opens the allowed ranges before the blocked ones', () => {
+    const rules = firewallRules(['10.1.0.0/16'], ['203.0.113.9', '2001:db8::9', '10.1.2.3']);
     expect(rules.indexOf('10.1.0.0/16')).toBeLessThan(rules.indexOf('10.0.0.0/8'));
+    expect(rules.indexOf('10.1.2.3')).toBeLessThan(rules.indexOf('10.1.0.0/16'));
     expect(rules).toMatch(/ip daddr \{[^}]*203\.0\.113\.9[^}]*\} reject/);
     expect(rules).toMatch(/ip6 daddr \{[^}]*2001:db8::9[^}]*\} reject/);
   });
@@ -49,6 +50,8 @@ describe.skipIf(!asRoot || lacks('bubblewrap', 'slirp4netns', 'nftables', 'iprou
   const inNs = (cmd: string) => `nsenter --target ${holder.pid} --net ${cmd}`;
   const privateAddr = '10.213.7.1';
   const outside = '198.51.100.2';
+  /** A private address of another machine (in the test's namespace), in the same range as the host's privateAddr. */
+  const otherPrivate = '10.213.8.2';
   let port = 0;
   const sh = (cmd: string) => execFileSync('/bin/sh', ['-c', cmd], { stdio: ['ignore', 'ignore', 'pipe'] });
 
@@ -60,7 +63,8 @@ describe.skipIf(!asRoot || lacks('bubblewrap', 'slirp4netns', 'nftables', 'iprou
       await new Promise((r) => setTimeout(r, 100));
     sh(`ip link add ${veth} type veth peer name ${veth}p netns ${holder.pid}`);
     sh(`ip addr add 198.51.100.1/30 dev ${veth} && ip addr add ${privateAddr}/32 dev ${veth} && ip link set ${veth} up`);
-    sh(inNs(`sh -c 'ip addr add ${outside}/30 dev ${veth}p && ip link set ${veth}p up && ip link set lo up'`));
+    sh(inNs(`sh -c 'ip addr add ${outside}/30 dev ${veth}p && ip addr add ${otherPrivate}/32 dev ${veth}p && ip link set ${veth}p up && ip link set lo up'`));
+    sh(`ip route add ${otherPrivate}/32 dev ${veth} src 198.51.100.1`);
     // Every address the machines are sent to is this machine's or the test namespace's.
     expect(hostAddresses()).toEqual(expect.arrayContaining([privateAddr, '198.51.100.1']));
     // One listener on every address of the host (0.0.0.0), the way a database or the console listens.
@@ -139,9 +143,22 @@ describe.skipIf(!asRoot || lacks('bubblewrap', 'slirp4netns', 'nftables', 'iprou
     }
   });
 
-  it('reaches the ranges the operator opens (SANDBOX_ALLOW_NETS), and still not the rest', async () => {
-    const inside = await machine('allow', ['10.213.7.0/24']);
-    expect((await inside(probe(privateAddr))).stdout).toBe('host-secret\nreached\n');
+  it("reaches the ranges the operator opens (SANDBOX_ALLOW_NETS), and still not the rest nor the host's own addresses in them", async () => {
+    const inside = await machine('allow', ['10.213.0.0/16']);
+    const otherServer = `${inNs('python3')} -c "import socket; s = socket.socket(); s.bind(('${otherPrivate}', 7003)); s.listen(); c, _ = s.accept(); c.sendall(b'other\\n'); c.close()"`;
+    const server = execFileSync('/bin/sh', ['-c', `(${otherServer}) >/dev/null 2>&1 & echo $!`])
+      .toString()
+      .trim();
+    try {
+      let reached = '';
+      for (let i = 0; i < 50 && reached !== 'other\nreached\n'; i++) reached = (await inside(probe(otherPrivate, 7003))).stdout;
+      expect(reached).toBe('other\nreached\n');
+    } finally {
+      sh(`kill ${server} 2>/dev/null; true`);
+    }
+    // The host's address inside the opened range stays shut: opening a network never opens the host's services.
+    expect((await inside(probe(privateAddr))).stdout).toBe('refused\n');
     expect((await inside(probe('198.51.100.1'))).stdout).toBe('refused\n');
+    expect((await inside(probe('192.168.77.1'))).stdout).toBe('refused\n');
   });
 });

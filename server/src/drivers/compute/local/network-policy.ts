@@ -21,7 +21,20 @@ export const NFT = '/usr/sbin/nft';
 const NAT_DNS = '10.0.2.3';
 
 /** What a machine never reaches unless allowed: this network, loopback, private, shared, link-local, multicast and reserved ranges. */
-const BLOCKED_V4 = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '224.0.0.0/3'];
+const BLOCKED_V4 = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '192.168.0.0/16',
+  // Benchmarking: some VPNs and clouds use it inside.
+  '198.18.0.0/15',
+  '224.0.0.0/3',
+];
 /** The same for IPv6 (slirp4netns gives none by default; kept shut whatever its options): unique-local, link-local, v4-mapped, multicast. */
 const BLOCKED_V6 = ['::/127', '::ffff:0:0/96', 'fc00::/7', 'fe80::/10', 'ff00::/8'];
 
@@ -89,7 +102,10 @@ function readOr(file: string): string {
   }
 }
 
-/** The nftables script of a machine's firewall: `allow` first, then the blocked ranges and the host's addresses. */
+/**
+ * The nftables script of a machine's firewall: the host's own addresses shut first — a range the
+ * operator opens never opens the host's services with it — then `allow`, then the blocked ranges.
+ */
 export function firewallRules(allow: readonly string[], host: readonly string[]): string {
   const v4 = (list: readonly string[]) => list.filter((a) => isIPv4(a.split('/')[0]!));
   const v6 = (list: readonly string[]) => list.filter((a) => isIPv6(a.split('/')[0]!));
@@ -100,10 +116,12 @@ export function firewallRules(allow: readonly string[], host: readonly string[])
     '    type filter hook output priority 0; policy accept;',
     '    oifname "lo" accept',
     `    ip daddr ${NAT_DNS} meta l4proto { tcp, udp } th dport 53 accept`,
+    ...(v4(host).length ? [`    ip daddr ${set(v4(host))} reject with icmpx admin-prohibited`] : []),
+    ...(v6(host).length ? [`    ip6 daddr ${set(v6(host))} reject with icmpx admin-prohibited`] : []),
     ...(v4(allow).length ? [`    ip daddr ${set(v4(allow))} accept`] : []),
     ...(v6(allow).length ? [`    ip6 daddr ${set(v6(allow))} accept`] : []),
-    `    ip daddr ${set([...BLOCKED_V4, ...v4(host)])} reject with icmpx admin-prohibited`,
-    `    ip6 daddr ${set([...BLOCKED_V6, ...v6(host)])} reject with icmpx admin-prohibited`,
+    `    ip daddr ${set(BLOCKED_V4)} reject with icmpx admin-prohibited`,
+    `    ip6 daddr ${set(BLOCKED_V6)} reject with icmpx admin-prohibited`,
     '  }',
     '}',
   ];
