@@ -138,4 +138,12 @@ describe('kohya sd-scripts trainer', () => {
     );
     expect(res.stdout.toString()).toBe('picture caption');
   });
+
+  it("keeps only the last few KB of what the training machine's root writes to a command's error output", async () => {
+    // 64 MB of error output, then a last line: the console keeps the end, never the whole.
+    const res = await hostExec().run(`head -c 67108864 /dev/zero | tr '\\0' x >&2; echo last-words >&2; echo done`);
+    expect(res.stdout.toString()).toBe('done\n');
+    expect(res.stderr.length).toBeLessThanOrEqual(4096);
+    expect(res.stderr.endsWith('xlast-words\n')).toBe(true);
+  });
 });

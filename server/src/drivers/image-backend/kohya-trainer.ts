@@ -110,7 +110,7 @@ export class KohyaTrainer implements TrainerDriver {
     if (!r) return null;
     // Alive first, then the log: a process found gone has written all it ever will.
     const read = await this.opts.exec.run(
-      `if kill -0 $(cat ${q(r.dir)}/pid) 2>/dev/null; then echo alive; else echo gone; fi; tail -c +${r.offset + 1} ${q(r.dir)}/train.log`,
+      `if kill -0 $(cat ${q(r.dir)}/pid) 2>/dev/null; then echo alive; else echo gone; fi; tail -c +${r.offset + 1} ${q(r.dir)}/train.log | head -c ${LOG_READ_MAX}`,
     );
     if (read.code !== 0) throw new Error(`训练机无法读取日志：${read.stderr.trim()}`);
     const out = read.stdout;
@@ -308,15 +308,42 @@ export function hostExec(env: Record<string, string> = {}): MachineExec {
   return { run: (script, stdin) => spawnCollect('/bin/sh', ['-c', script], { ...process.env, ...env } as Record<string, string>, stdin) };
 }
 
+/** What one poll reads of the training log: a machine's root can write without end, the next poll reads on. */
+const LOG_READ_MAX = 1024 * 1024;
+/** The largest output a command on the training machine may give (a LoRA file read whole); past it the command fails. */
+const OUTPUT_MAX = 1024 ** 3;
+/** What is kept of a command's error output: its last few KB. */
+const ERROR_MAX = 4096;
+
+/**
+ * Runs a command to its end with its output. The training machine is the user's: what its root
+ * prints is bounded — the output to OUTPUT_MAX (then the command is ended and fails), the error
+ * output to its last ERROR_MAX bytes.
+ */
 function spawnCollect(file: string, args: string[], env: Record<string, string>, stdin?: Buffer): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
+    let outBytes = 0;
+    let err = Buffer.alloc(0);
+    child.stdout.on('data', (c: Buffer) => {
+      outBytes += c.length;
+      if (outBytes > OUTPUT_MAX) {
+        child.kill('SIGKILL');
+        child.stdout.destroy();
+        reject(new Error(`训练机命令输出超过 ${OUTPUT_MAX / 1024 ** 3} GB，已终止`));
+        return;
+      }
+      out.push(c);
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      err = Buffer.concat([err, c]);
+      if (err.length > 2 * ERROR_MAX) err = Buffer.from(err.subarray(err.length - ERROR_MAX));
+    });
     child.once('error', reject);
-    child.once('close', (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }));
+    child.once('close', (code) =>
+      resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: err.subarray(Math.max(0, err.length - ERROR_MAX)).toString() }),
+    );
     child.stdin.on('error', () => {});
     child.stdin.end(stdin);
   });
