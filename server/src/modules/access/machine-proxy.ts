@@ -388,11 +388,7 @@ function relay(client: WebSocket, req: FastifyRequest, ctx: AppContext) {
     .map((p) => p.trim())
     .filter(Boolean);
   keepAlive(client);
-  const upstream = new WebSocket(`ws+unix://${socket.path}:${t.path}`, protocols, {
-    headers: upstreamHeaders(req, t, WS_OWN) as Record<string, string>,
-    perMessageDeflate: false,
-  });
-  const waiting: [WebSocket.RawData, boolean][] = [];
+  const upstream = serviceSocket(`ws+unix://${socket.path}:${t.path}`, protocols, upstreamHeaders(req, t, WS_OWN) as Record<string, string>);
   const live = {
     token: t.session,
     instanceId: t.instanceId,
@@ -403,17 +399,69 @@ function relay(client: WebSocket, req: FastifyRequest, ctx: AppContext) {
     ...(t.lapsed ? { lapsed: t.lapsed } : {}),
   };
   ctx.accessGate.watch(live);
-  client.on('message', (data, binary) => (upstream.readyState === WebSocket.OPEN ? upstream.send(data, { binary }) : waiting.push([data, binary])));
   upstream.once('close', () => socket.close());
-  upstream.on('open', () => {
-    socket.close();
-    for (const [data, binary] of waiting.splice(0)) upstream.send(data, { binary });
-  });
-  upstream.on('message', (data, binary) => client.readyState === WebSocket.OPEN && client.send(data, { binary }));
-  upstream.on('close', () => client.close());
-  upstream.on('error', () => client.close(1011, 'notebook unavailable'));
+  upstream.once('open', () => socket.close());
+  pairSockets(client, upstream);
   client.on('close', () => {
     ctx.accessGate.forget(live);
     upstream.terminate();
   });
+}
+
+/**
+ * The largest message either way: the browser side's own limit (the machines' listener), above the notebook's
+ * (tornado's 10 MiB) and ComfyUI's previews. A service's bigger frame ends its socket before it is held whole.
+ */
+export const WS_MAX_MESSAGE = 16 * 1024 * 1024;
+/** Messages of the browser held while the service's handshake is pending, at most. */
+export const WS_WAITING_MAX = 4 * 1024 * 1024;
+/** Queued for a slow reader above which the other side is no longer read, and below which it is again. */
+const WS_HIGH_WATER = 1024 * 1024;
+const WS_LOW_WATER = 128 * 1024;
+
+/** The console's socket to a service: no compression to inflate, no message over the limit held. */
+export function serviceSocket(url: string, protocols: string[] = [], headers: Record<string, string> = {}): WebSocket {
+  return new WebSocket(url, protocols, { headers, perMessageDeflate: false, maxPayload: WS_MAX_MESSAGE });
+}
+
+/**
+ * Relays messages between the browser's socket and the service's, holding neither side's flood in the
+ * console's memory: what the browser sends before the service answers is kept up to WS_WAITING_MAX (then
+ * the browser is told to retry, 1013), and a side that does not read holds the other side's reading.
+ */
+export function pairSockets(client: WebSocket, upstream: WebSocket): void {
+  const waiting: [WebSocket.RawData, boolean][] = [];
+  let waitingBytes = 0;
+  client.on('message', (data, binary) => {
+    if (upstream.readyState === WebSocket.OPEN) return passOn(client, upstream, data, binary);
+    if (upstream.readyState !== WebSocket.CONNECTING) return;
+    waitingBytes += rawLength(data);
+    if (waitingBytes > WS_WAITING_MAX) {
+      waiting.length = 0;
+      client.close(1013, 'service not ready');
+      return upstream.terminate();
+    }
+    waiting.push([data, binary]);
+  });
+  upstream.on('open', () => {
+    for (const [data, binary] of waiting.splice(0)) passOn(client, upstream, data, binary);
+    waitingBytes = 0;
+  });
+  upstream.on('message', (data, binary) => passOn(upstream, client, data, binary));
+  upstream.on('close', () => client.close());
+  upstream.on('error', () => client.close(1011, 'service unavailable'));
+  client.on('close', () => upstream.terminate());
+}
+
+/** Sends one message on; while the receiving side's queue is long, the sending side is not read. */
+function passOn(from: WebSocket, to: WebSocket, data: WebSocket.RawData, binary: boolean) {
+  if (to.readyState !== WebSocket.OPEN) return;
+  to.send(data, { binary }, () => {
+    if (from.isPaused && to.bufferedAmount < WS_LOW_WATER) from.resume();
+  });
+  if (to.bufferedAmount > WS_HIGH_WATER) from.pause();
+}
+
+function rawLength(data: WebSocket.RawData): number {
+  return Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
 }
