@@ -13,7 +13,8 @@ import {
   type ChatCompletionRequest,
   type OpenAIUsage,
 } from '@console/contract';
-import { chatPromptTokens, countTokens, isUpstreamStream, UpstreamError, type UpstreamStream } from '../../drivers/model-upstream/index.js';
+import { countTokens, isUpstreamStream, UpstreamError, type UpstreamStream } from '../../drivers/model-upstream/index.js';
+import { chatRequestPromptTokens } from '../../drivers/model-upstream/tokens.js';
 import type { AppContext } from '../../context.js';
 import { DEFAULT_HOLD_COMPLETION_TOKENS, GatewayError, retryLater, type CallStart } from './gateway.js';
 import { looksLikeApiKey, type AuthenticatedKey } from './keys.js';
@@ -65,8 +66,8 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
         const t0 = performance.now();
         const body = parse(chatCompletionRequestSchema, request.body);
         const { key, model } = await admitModel(request, body.model, 'chat');
-        const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_HOLD_COMPLETION_TOKENS;
-        const prompt = chatPromptTokens(body.messages);
+        const maxTokens = heldCompletionTokens(body);
+        const prompt = chatRequestPromptTokens(body);
         const call = await gateway.hold(key, model, prompt, maxTokens);
         const wantsUsage = body.stream_options?.include_usage === true;
         // Usage is always asked of the upstream; the client gets the usage chunk only when it asked.
@@ -221,6 +222,15 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
       request.log.error({ err: e }, 'model call settle failed'),
     );
   }
+}
+
+/**
+ * The completion tokens a chat call is held for. Both max_completion_tokens and the deprecated
+ * max_tokens go upstream as sent, and an upstream may honour either: the larger is held.
+ */
+function heldCompletionTokens(body: ChatCompletionRequest): number {
+  const asked = [body.max_completion_tokens, body.max_tokens].filter((n): n is number => typeof n === 'number');
+  return asked.length ? Math.max(...asked) : DEFAULT_HOLD_COMPLETION_TOKENS;
 }
 
 /** A model as OpenAI's API shows it (the square keeps no creation time: 0). */

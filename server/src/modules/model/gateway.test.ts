@@ -8,7 +8,8 @@ import { eq, sql } from 'drizzle-orm';
 import { API, type ApiKeyCreated, type Child } from '@console/contract';
 import { get, json, post, put, type TestServer } from '../../../test/harness.js';
 import { modelSuite } from '../../../test/model-kit.js';
-import { UpstreamError } from '../../drivers/model-upstream/index.js';
+import { UpstreamError, type ChatResult } from '../../drivers/model-upstream/index.js';
+import { chatRequestPromptTokens } from '../../drivers/model-upstream/tokens.js';
 import { modelCalls } from './schema.js';
 import { tokenCost } from './gateway.js';
 
@@ -273,6 +274,74 @@ describe('model gateway /v1 with the openai client', () => {
     const [listed] = json<{ items: { id: string; spent: string }[] }>(await get(s.app, API.modelKeys, u.token)).items.filter((i) => i.id === k.id);
     expect(BigInt(listed!.spent)).toBe(spent);
     expect(spent).toBeLessThanOrEqual(50n);
+    expect(await holdTotal()).toBe(0n);
+  });
+
+  it("holds what a call can really cost against a key's spend limit: tools count in the prompt, the larger of max_tokens and max_completion_tokens", async () => {
+    const u = await fundedUser('100');
+    // Forty tools of ~300 tokens each: ~12,000 prompt tokens the messages alone do not show.
+    const tools = Array.from({ length: 40 }, (_, i) => ({
+      type: 'function' as const,
+      function: {
+        name: `tool_${i}`,
+        description: '查询指定地区的 GPU 实例库存与价格，返回可用规格。'.repeat(20),
+        parameters: { type: 'object', properties: {} },
+      },
+    }));
+    // max_completion_tokens alone says one token; an upstream honouring max_tokens writes 5,000.
+    const ask = { model: 'qwen-mini-sim', messages: [{ role: 'user' as const, content: '查一下库存' }], tools, max_completion_tokens: 1, max_tokens: 5000 };
+    const prompt = chatRequestPromptTokens(ask);
+    const estimate = tokenCost(QWEN, prompt, 5000);
+    // Both halves weigh: leaving out either lets the twelve calls pass the limit by more than one estimate.
+    expect(tokenCost(QWEN, prompt, 0) * 3n).toBeGreaterThan(estimate);
+    expect(tokenCost(QWEN, 0, 5000) * 3n).toBeGreaterThan(estimate);
+    const limit = estimate * 4n; // room for four calls held at what they cost
+    const k = await createKey(u.token, { spendLimit: String(limit) });
+    const router = await s.ctx.models.router();
+    // An upstream that counts the tools and honours max_tokens, answering once all twelve were admitted or refused.
+    let reached = 0;
+    let refused = 0;
+    let release!: () => void;
+    const everyoneIn = new Promise<void>((resolve) => (release = resolve));
+    const counted = () => reached + refused === 12 && release();
+    const spy = vi.spyOn(router, 'chat').mockImplementation(async (req) => {
+      reached++;
+      counted();
+      await everyoneIn;
+      const usage = { prompt_tokens: chatRequestPromptTokens(req), completion_tokens: req.max_tokens!, total_tokens: 0 };
+      const message = { role: 'assistant', content: '好的' };
+      return {
+        channelId: 'test',
+        attempts: [],
+        result: {
+          id: 'c',
+          object: 'chat.completion',
+          created: 0,
+          model: req.model,
+          choices: [{ index: 0, message, finish_reason: 'length' }],
+          usage,
+        } as unknown as ChatResult,
+      };
+    });
+    try {
+      const ai = client(k.secret);
+      await Promise.allSettled(
+        Array.from({ length: 12 }, () =>
+          ai.chat.completions.create(ask).catch((e: unknown) => {
+            refused++;
+            counted();
+            throw e;
+          }),
+        ),
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    const spent = (await callsOf(k.id)).reduce((n, r) => n + r.cost, 0n);
+    const [listed] = json<{ items: { id: string; spent: string }[] }>(await get(s.app, API.modelKeys, u.token)).items.filter((i) => i.id === k.id);
+    expect(BigInt(listed!.spent)).toBe(spent);
+    expect(spent).toBeLessThanOrEqual(limit + estimate);
+    expect(refused).toBeGreaterThan(0);
     expect(await holdTotal()).toBe(0n);
   });
 
