@@ -260,7 +260,8 @@ export class InstanceService {
     const holder = child?.id ?? user.id;
     if (holder !== row.createdBy) {
       await this.deps.db.transaction(async (tx) => {
-        await tx.update(instances).set({ createdBy: holder, updatedAt: this.deps.clock.now() }).where(eq(instances.id, id));
+        // A new holder: the ComfyUI API token the last one could read is revoked (the owner makes a new one).
+        await tx.update(instances).set({ createdBy: holder, appTokenEnc: null, updatedAt: this.deps.clock.now() }).where(eq(instances.id, id));
         const detail = child ? `交给子账号 ${child.childName} 管理` : '收回到主账号';
         await this.logOp(tx, row, { action: 'hand', actorId: user.id, from: row.status, to: row.status, detail });
       });

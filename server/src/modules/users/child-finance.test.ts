@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, orderPath, yuanToUnits, type Child, type Instance, type Order, type PermissionFlag } from '@console/contract';
 import { childAccount, get, json, post, put, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+import { instances } from '../instances/schema.js';
 
 const DELAYS = 'create=1000,boot=1000,start=1000,stop=1000,restart=1000,destroy=1000';
 const POSTPAID_GPU = { gpuTypeId: 'rtx4090', gpuCount: 1, regionId: 'bj-b', cycle: 'Usage', duration: 1 };
@@ -93,15 +95,21 @@ describe('child accounts and the 财务 permission', () => {
     expect((await put(s.app, holder(machine!.id), { childId: 'x' }, parent.token)).statusCode).toBe(400);
     expect(await instanceList(kid.token)).toEqual([]);
 
+    // A ComfyUI API token made before (as the app-token endpoint seals one) is revoked by the hand-over.
+    const tokenOf = async () => (await s.ctx.db.select({ enc: instances.appTokenEnc }).from(instances).where(eq(instances.id, machine!.id)))[0]?.enc;
+    await s.ctx.db.update(instances).set({ appTokenEnc: 'sealed-token' }).where(eq(instances.id, machine!.id));
     const handed = await put(s.app, holder(machine!.id), { childId: kid.id }, parent.token);
     expect(handed.statusCode, handed.body).toBe(200);
     expect(json<Instance>(handed).holderId).toBe(kid.id);
+    expect(await tokenOf()).toBeNull();
     expect((await instanceList(kid.token)).map((i) => i.id)).toEqual([machine!.id]);
     const renamed = await put(s.app, API.instanceName.replace(':id', machine!.id), { name: '交给我的机器' }, kid.token);
     expect(renamed.statusCode, renamed.body).toBe(200);
     expect((await instanceList(parent.token)).map((i) => i.id)).toEqual([machine!.id]); // the parent still sees it
 
+    await s.ctx.db.update(instances).set({ appTokenEnc: 'sealed-by-the-child' }).where(eq(instances.id, machine!.id));
     expect(json<Instance>(await put(s.app, holder(machine!.id), { childId: null }, parent.token)).holderId).toBe(parent.user.id);
+    expect(await tokenOf()).toBeNull(); // taken back: what the child could read opens nothing
     expect(await instanceList(kid.token)).toEqual([]);
   });
 

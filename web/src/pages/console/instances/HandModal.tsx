@@ -28,6 +28,11 @@ export function useChildren(enabled: boolean) {
 
 const mayManage = (child: Child, instance: Instance) => (MANAGE_PERMISSIONS[instance.category] ?? []).some((flag) => child.permissions[flag]);
 
+/** What a hand-over means, in one paragraph (one string: JSX would put a space between the sentences). */
+const HAND_NOTE =
+  '子账号只能看到并管理交给它的实例（以及它自己创建的），实例运行的费用计入该子账号的消费额度；主账号始终可以管理并随时收回。' +
+  '每次交出或收回，实例的 ComfyUI API 令牌都会吊销，需要时请在实例详情的「登录信息」中重新生成。';
+
 export function HandModal({ instance, onClose, onSettled }: { instance: Instance; onClose: () => void; onSettled: (answer?: unknown) => void }) {
   const children = useChildren(true);
   const [target, setTarget] = useState<string>(instance.holderId);
@@ -48,9 +53,7 @@ export function HandModal({ instance, onClose, onSettled }: { instance: Instance
   };
   return (
     <Modal open title="交给子账号管理" okText="确定" cancelText="取消" confirmLoading={hand.isPending} onOk={submit} onCancel={onClose} destroyOnHidden>
-      <Typography.Paragraph type="secondary">
-        子账号只能看到并管理交给它的实例（以及它自己创建的），实例运行的费用计入该子账号的消费额度；主账号始终可以管理并随时收回。
-      </Typography.Paragraph>
+      <Typography.Paragraph type="secondary">{HAND_NOTE}</Typography.Paragraph>
       <Select<string>
         style={{ width: '100%' }}
         aria-label="管理该实例的账号"
