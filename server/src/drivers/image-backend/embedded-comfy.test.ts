@@ -1,8 +1,10 @@
 /**
  * The embedded ComfyUI's answers where ComfyUI's own rules decide: uploads keep both files when a
  * name is taken by other bytes (`name (1).png`), one with the same bytes is the same file, a name
- * leading out of its folder is refused, and everything is also under `/api`.
+ * leading out of its folder is refused, and everything is also under `/api`. What it holds of uploads
+ * is bounded: the oldest go past 64 MiB, and at most two are read at once (others are told to retry).
  */
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../clock.js';
 import { EmbeddedComfy } from './embedded-comfy.js';
@@ -46,5 +48,48 @@ describe('the embedded ComfyUI', () => {
     expect((await fetch(`${base}/view?filename=x.png&type=input&subfolder=..`)).status).toBe(400);
     expect((await fetch(`${base}/models/nope`)).status).toBe(404);
     expect(await (await fetch(`${base}/api/object_info/NoSuchNode`)).json()).toEqual({});
+  });
+
+  it('keeps at most 64 MiB of uploads, dropping the oldest', async () => {
+    const big = (n: number) => Buffer.concat([PNG, Buffer.alloc(19 * 1024 * 1024, n)]);
+    for (const n of [1, 2, 3, 4]) expect((await upload(`big-${n}.png`, big(n), { subfolder: 'big' })).status).toBe(200);
+    const seen = async (n: number) => (await fetch(`${base}/view?filename=big-${n}.png&type=input&subfolder=big`)).status;
+    expect(await seen(1)).toBe(404);
+    expect(await seen(4)).toBe(200);
+    expect(Buffer.from(await (await fetch(`${base}/view?filename=big-4.png&type=input&subfolder=big`)).arrayBuffer()).equals(big(4))).toBe(true);
+  });
+
+  it('reads two uploads at once; a third is told to retry, and the two go on', async () => {
+    const boundary = 'held-upload';
+    const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="image"; filename="held.png"\r\ncontent-type: image/png\r\n\r\n`);
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    // An upload whose body stops half way, until `finish`; it is being read once the server asked for the body.
+    const held = async () => {
+      const req = http.request(`${base}/upload/image`, {
+        method: 'POST',
+        headers: {
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': head.length + PNG.length + tail.length,
+          expect: '100-continue',
+        },
+      });
+      const answer = new Promise<number>((resolve, reject) => {
+        req.once('response', (res) => resolve(res.resume().statusCode!));
+        req.once('error', reject);
+      });
+      req.flushHeaders();
+      await new Promise((r) => req.once('continue', r));
+      req.write(Buffer.concat([head, PNG.subarray(0, 10)]));
+      return { answer, finish: () => req.end(Buffer.concat([PNG.subarray(10), tail])) };
+    };
+    const first = await held();
+    const second = await held();
+    const third = await upload('third.png', PNG);
+    expect(third.status).toBe(503);
+    expect(third.body).toEqual({ error: 'too many uploads at once' });
+    first.finish();
+    second.finish();
+    expect([await first.answer, await second.answer]).toEqual([200, 200]);
+    expect((await upload('third.png', PNG)).status).toBe(200);
   });
 });

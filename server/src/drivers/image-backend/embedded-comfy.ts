@@ -78,9 +78,12 @@ interface HistoryEntry {
 
 /** Finished prompts (and their pictures) kept for /history and /view, oldest dropped first. */
 const HISTORY_KEPT = 200;
-/** Uploaded files kept for /view, oldest dropped first, and the largest taken. */
+/** Uploaded files kept for /view (a cache: oldest dropped first, by count and by bytes), and the largest taken. */
 const UPLOADS_KEPT = 50;
+const UPLOAD_BYTES_KEPT = 64 * 1024 * 1024;
 const MAX_UPLOAD = 20 * 1024 * 1024;
+/** Uploads read at once; more are answered 503 (each is held whole while it is read). */
+const UPLOADS_AT_ONCE = 2;
 const UPLOAD_TYPES = ['input', 'temp', 'output'] as const;
 /** The model folders ComfyUI lists (/models) and what this one has in them. */
 const MODEL_FOLDERS: Record<string, () => string[]> = {
@@ -105,6 +108,8 @@ export class EmbeddedComfy {
   private files = new Map<string, Buffer>();
   /** Uploads by `type/subfolder/name`. */
   private uploads = new Map<string, Buffer>();
+  private uploadBytes = 0;
+  private uploading = 0;
   private counter = 0;
   private fileCounter = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -183,7 +188,7 @@ export class EmbeddedComfy {
         return json(res, 200, entry ? { [id]: entry } : {});
       }
       if (route === 'GET /view') return this.view(url.searchParams, res);
-      if (route === 'POST /upload/image') return await this.upload(req, res);
+      if (route === 'POST /upload/image') return await this.admitUpload(req, res);
       if (req.method === 'GET' && path.startsWith('/internal/files/')) return this.listFiles(decodeURIComponent(path.slice('/internal/files/'.length)), res);
       if (route === 'GET /object_info') return json(res, 200, objectInfo());
       if (req.method === 'GET' && path.startsWith('/object_info/')) {
@@ -306,29 +311,56 @@ export class EmbeddedComfy {
     return res.end(file);
   }
 
+  /** At most UPLOADS_AT_ONCE uploads are read at once; another is told to retry, its body read and dropped. */
+  private async admitUpload(req: http.IncomingMessage, res: http.ServerResponse) {
+    if (this.uploading >= UPLOADS_AT_ONCE) {
+      res.setHeader('retry-after', '1');
+      json(res, 503, { error: 'too many uploads at once' });
+      return void drain(req);
+    }
+    this.uploading++;
+    try {
+      return await this.upload(req, res);
+    } finally {
+      this.uploading--;
+    }
+  }
+
   /** ComfyUI's image upload: a new name (`name (1).png`) when one is taken by other bytes, unless `overwrite`. */
   private async upload(req: http.IncomingMessage, res: http.ServerResponse) {
     const form = await formOf(req);
     const image = form?.get('image');
-    if (!form || !image || typeof image === 'string') return json(res, 400, { error: 'no image' });
-    const type = String(form.get('type') || 'input');
-    const subfolder = String(form.get('subfolder') ?? '');
-    if (!(UPLOAD_TYPES as readonly string[]).includes(type) || !safeSubfolder(subfolder) || !safeName(image.name))
+    if (!form || image?.filename === undefined) return json(res, 400, { error: 'no image' });
+    const field = (key: string) => form.get(key)?.data.toString('utf8');
+    const type = field('type') || 'input';
+    const subfolder = field('subfolder') ?? '';
+    if (!(UPLOAD_TYPES as readonly string[]).includes(type) || !safeSubfolder(subfolder) || !safeName(image.filename))
       return json(res, 400, { error: 'invalid file name' });
-    const bytes = Buffer.from(await image.arrayBuffer());
-    const overwrite = ['true', '1'].includes(String(form.get('overwrite') ?? ''));
-    let name = image.name;
+    const bytes = image.data;
+    const overwrite = ['true', '1'].includes(field('overwrite') ?? '');
+    const imageName = image.filename;
+    let name = imageName;
     const dot = name.lastIndexOf('.') > 0 ? name.lastIndexOf('.') : name.length;
     for (let i = 1; !overwrite; i++) {
       const there = this.uploads.get(uploadKey(type, subfolder, name));
       if (!there || there.equals(bytes)) break;
-      name = `${image.name.slice(0, dot)} (${i})${image.name.slice(dot)}`;
+      name = `${imageName.slice(0, dot)} (${i})${imageName.slice(dot)}`;
     }
-    const key = uploadKey(type, subfolder, name);
-    this.uploads.delete(key); // the newest is kept last
-    this.uploads.set(key, bytes);
-    while (this.uploads.size > UPLOADS_KEPT) this.uploads.delete(this.uploads.keys().next().value!);
+    this.keepUpload(uploadKey(type, subfolder, name), bytes);
     return json(res, 200, { name, subfolder, type });
+  }
+
+  /** The newest is kept last; the oldest go while there are too many or too many bytes. */
+  private keepUpload(key: string, bytes: Buffer) {
+    this.dropUpload(key);
+    this.uploads.set(key, bytes);
+    this.uploadBytes += bytes.length;
+    while (this.uploads.size > UPLOADS_KEPT || this.uploadBytes > UPLOAD_BYTES_KEPT) this.dropUpload(this.uploads.keys().next().value!);
+  }
+
+  private dropUpload(key: string) {
+    this.uploadBytes -= this.uploads.get(key)?.length ?? 0;
+    this.uploads.delete(key);
   }
 
   /** The files of a folder (`input`, `output`, `temp`), sorted, as ComfyUI's /internal/files lists them. */
@@ -564,22 +596,79 @@ function imageTypeOf(file: Buffer): string {
   return 'application/octet-stream';
 }
 
-/** A multipart form (an upload), at most MAX_UPLOAD bytes; null when it is not one. */
-async function formOf(req: http.IncomingMessage): Promise<FormData | null> {
+/** A part of a multipart form: a file (with its file name) or a field. */
+interface FormPart {
+  filename?: string;
+  data: Buffer;
+}
+
+const MAX_FORM = MAX_UPLOAD + 64 * 1024;
+
+/**
+ * A multipart form (an upload) of at most MAX_FORM bytes, by name (the first part of a name); null when it is
+ * not one. The body is held once: a part is a view of it, copied only when it is a small part of a big body
+ * (so what is kept counts what it holds).
+ */
+async function formOf(req: http.IncomingMessage): Promise<Map<string, FormPart> | null> {
   const type = req.headers['content-type'] ?? '';
-  if (!type.startsWith('multipart/form-data')) return null;
+  const boundary = /^multipart\/form-data\s*;.*\bboundary=(?:"([^"]+)"|([^\s;]+))/i.exec(type);
+  if (!boundary) return null;
+  const body = await bodyBytes(req, MAX_FORM, 'upload too large');
+  const parts = multipartParts(body, boundary[1] ?? boundary[2]!);
+  for (const part of parts?.values() ?? []) if (body.length - part.data.length > 64 * 1024) part.data = Buffer.from(part.data);
+  return parts;
+}
+
+/** The parts of a multipart body, or null when it is not well formed. */
+function multipartParts(body: Buffer, boundary: string): Map<string, FormPart> | null {
+  const parts = new Map<string, FormPart>();
+  const next = Buffer.from(`\r\n--${boundary}`);
+  let at = body.indexOf(next.subarray(2));
+  if (at < 0) return null;
+  for (;;) {
+    at += next.length - 2;
+    if (body[at] === 0x2d && body[at + 1] === 0x2d) return parts; // the closing --boundary--
+    const headersEnd = body.indexOf('\r\n\r\n', at);
+    const end = headersEnd < 0 ? -1 : body.indexOf(next, headersEnd + 4);
+    if (end < 0) return null;
+    const headers = body.toString('utf8', at, headersEnd);
+    const name = dispositionParam(headers, 'name');
+    if (name !== undefined && !parts.has(name)) parts.set(name, { filename: dispositionParam(headers, 'filename'), data: body.subarray(headersEnd + 4, end) });
+    at = end + 2;
+  }
+}
+
+/** A parameter of a part's Content-Disposition, as browsers write it (quotes and line breaks percent-encoded). */
+function dispositionParam(headers: string, key: string): string | undefined {
+  const disposition = /^content-disposition:(.*)$/im.exec(headers)?.[1] ?? '';
+  const value = new RegExp(`;\\s*${key}="([^"]*)"`, 'i').exec(disposition)?.[1];
+  return value?.replace(/%22/g, '"').replace(/%0D/gi, '\r').replace(/%0A/gi, '\n');
+}
+
+/** A body of at most `max` bytes, held once (where its length is told) rather than in pieces and then whole. */
+async function bodyBytes(req: http.IncomingMessage, max: number, tooLarge: string): Promise<Buffer> {
+  // One told too long is still read up to `max` before the 413: answered at once, a proxy in front may be
+  // still sending it, and see the connection fail rather than the answer.
+  const told = Number(req.headers['content-length']);
+  const whole = Number.isSafeInteger(told) && told >= 0 && told <= max ? Buffer.allocUnsafe(told) : null;
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_UPLOAD + 64 * 1024) throw new TooLarge('upload too large');
-    chunks.push(chunk as Buffer);
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    if (size + chunk.length > (whole?.length ?? max)) throw new TooLarge(tooLarge);
+    if (whole) chunk.copy(whole, size);
+    else chunks.push(chunk);
+    size += chunk.length;
   }
-  try {
-    return await new Response(Buffer.concat(chunks), { headers: { 'content-type': type } }).formData();
-  } catch {
-    return null;
-  }
+  return whole ? whole.subarray(0, size) : Buffer.concat(chunks, size);
+}
+
+/** Reads and drops a request's body (up to MAX_FORM; a longer one ends its connection). */
+function drain(req: http.IncomingMessage) {
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_FORM) req.destroy();
+  });
 }
 
 const MAX_BODY = 1 << 20;
@@ -588,14 +677,7 @@ const MAX_BODY = 1 << 20;
 class TooLarge extends Error {}
 
 async function bodyOf(req: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new TooLarge('request body too large');
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = (await bodyBytes(req, MAX_BODY, 'request body too large')).toString('utf8');
   if (!text) return {};
   try {
     return JSON.parse(text);
