@@ -88,6 +88,10 @@ export const ERRORS = {
   DATASET_EMPTY: { code: 40050005, message: '数据集中还没有图片，请先上传' },
   DATASET_ZIP_TOO_LARGE: { code: 41350002, message: '压缩包超过 200MB，请分成几个压缩包导入' },
   DATASET_ZIP_UNPACKED_TOO_LARGE: { code: 41350003, message: '压缩包解压后超过 256MB，请分成几个压缩包导入' },
+  /** An account's second zip import while its first is under way: refused before the upload is read. */
+  DATASET_IMPORT_ONGOING: { code: 42950001, message: '已有一个压缩包正在导入，请等它完成后再导入下一个' },
+  /** More zip imports under way and waiting than the server takes on (datasets/zip-import.ts): refused before the upload is read. */
+  DATASET_IMPORT_BUSY: { code: 50350003, message: '导入繁忙，请稍后再试' },
   /** A zip entry whose path climbs out of the archive (`..`), is absolute or names a drive: refused, never flattened. */
   DATASET_ZIP_ENTRY_UNSAFE: { code: 40050011, message: '压缩包中该文件的路径不安全（含 ..、以 / 开头或带盘符），已跳过；请把图片放在压缩包内的普通文件夹中' },
   RESOURCE_PACKAGE_NOT_FOUND: { code: 40450008, message: '资源包不存在，请刷新列表' },

@@ -5,10 +5,11 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { deflateRawSync } from 'node:zlib';
 import { strToU8, unzipSync, zipSync } from 'fflate';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { API, type Dataset, type DatasetImage, type DatasetUploadResult, type PageOf, type datasetImageSchema } from '@console/contract';
 import {
   certify,
@@ -26,6 +27,7 @@ import {
   type TestServer,
 } from '../../../test/harness.js';
 import { zipOf } from '../../../test/zip-builder.js';
+import { zipImportsAdmitted } from './zip-import.js';
 
 /** A real JPEG of 64×48, and a PNG whose header is right but whose pixels are cut off. */
 const JPEG = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 200, b: 90 } } })
@@ -324,6 +326,52 @@ describe('datasets', () => {
     expect(result.added.map((i) => i.name)).toEqual(['x.png']);
     expect(result.refused.map((r) => [r.name, r.code])).toEqual(unsafe.map((name) => [name, 40050011]));
     for (const r of result.refused) expect(r.message).toContain('路径不安全');
+  });
+
+  it('lets each account import one zip at a time and the server a bounded line of them, refusing the rest before their uploads are read', async () => {
+    const { payload, headers } = multipartFiles([{ name: 'set.zip', content: zipOf([{ name: 'x.png', stored: pngImage(4, 4) }]) }]);
+    /** An import whose upload has sent its first bytes and goes on only at `finish` (a slow link). */
+    const slowImport = (token: string, id: string) => {
+      const body = new PassThrough();
+      body.write(payload.subarray(0, 100));
+      const answer = (async () =>
+        s.app.inject({ method: 'POST', url: path_(API.sdDatasetImport, id), payload: body, headers: { ...headers, authorization: `Bearer ${token}` } }))();
+      return { answer, finish: () => body.end(payload.subarray(100)), body };
+    };
+    const users = await Promise.all([0, 1, 2, 3].map(() => certifiedUser()));
+    const sets = await Promise.all(users.map((u) => dataset(u.token)));
+    const admitted = (n: number) => vi.waitFor(() => expect(zipImportsAdmitted()).toBe(n), { timeout: 20_000 });
+
+    const first = slowImport(users[0]!.token, sets[0]!.id);
+    await admitted(1);
+    // The same account again, with an upload that never ends: answered at once, its body never read.
+    const again = slowImport(users[0]!.token, sets[0]!.id);
+    const ongoing = await again.answer;
+    expect(ongoing.statusCode).toBe(429);
+    expect(json(ongoing)).toMatchObject({ code: 42950001, message: '已有一个压缩包正在导入，请等它完成后再导入下一个' });
+    expect(ongoing.headers.connection).toBe('close');
+    again.body.destroy();
+
+    const waiting = [1, 2].map((i) => slowImport(users[i]!.token, sets[i]!.id));
+    await admitted(3);
+    const beyond = slowImport(users[3]!.token, sets[3]!.id);
+    const busy = await beyond.answer;
+    expect(busy.statusCode).toBe(503);
+    expect(json(busy)).toMatchObject({ code: 50350003, message: '导入繁忙，请稍后再试' });
+    beyond.body.destroy();
+
+    for (const x of [first, ...waiting]) x.finish();
+    for (const x of [first, ...waiting]) {
+      const res = await x.answer;
+      expect(res.statusCode, res.body).toBe(200);
+      expect(json<DatasetUploadResult>(res).added.map((i) => i.name)).toEqual(['x.png']);
+    }
+    await admitted(0);
+    // Once the line has room, the refused account imports.
+    const later = slowImport(users[3]!.token, sets[3]!.id);
+    later.finish();
+    expect((await later.answer).statusCode).toBe(200);
+    expect((await images(users[3]!.token, sets[3]!.id)).total).toBe(1);
   });
 
   it("keeps each account's datasets its own, lets a child with gpu work on its parent's, and deletes a dataset with its files", async () => {

@@ -30,6 +30,7 @@ import type { AppContext } from '../../context.js';
 import { currentSession, payerOf } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import { DATASET_MAX_ZIP_BYTES, type DatasetService } from './service.js';
+import { admitZipImport } from './zip-import.js';
 
 const tags = ['数据集'];
 
@@ -138,19 +139,31 @@ export async function datasetRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       schema: {
         tags,
-        summary: '导入 zip（图片及同名 .txt 标注，不超过 200MB，解压后不超过 256MB；路径含 ..、以 / 开头或带盘符的文件逐个拒绝）',
+        summary:
+          '导入 zip（图片及同名 .txt 标注，不超过 200MB，解压后不超过 256MB；路径含 ..、以 / 开头或带盘符的文件逐个拒绝；每个账号同时只能导入一个，全站同时导入有上限）',
         params: datasetIdParamsSchema,
         response: { 200: datasetUploadResultSchema },
       },
       onRequest,
     },
-    async (req) => {
+    async (req, reply) => {
       if (!req.isMultipart()) throw new AppError('UPLOAD_MISSING', '请以 multipart/form-data 上传 file 字段');
-      const file = await req.file({ limits: { files: 1, fileSize: DATASET_MAX_ZIP_BYTES }, throwFileSizeLimit: false });
-      if (!file) throw new AppError('UPLOAD_MISSING');
-      const zip = await file.toBuffer();
-      if (file.file.truncated) throw new AppError('DATASET_ZIP_TOO_LARGE');
-      return s.importZip(payerOf(req), req.params.id, zip);
+      // Let in before the upload is read: a refused one never holds its zip in memory.
+      const admission = admitZipImport(currentSession(req).user.id);
+      if (!admission.ok) {
+        // The connection closes after the answer: the rest of the upload is not read.
+        reply.header('connection', 'close');
+        throw new AppError(admission.why === 'account_busy' ? 'DATASET_IMPORT_ONGOING' : 'DATASET_IMPORT_BUSY');
+      }
+      try {
+        const file = await req.file({ limits: { files: 1, fileSize: DATASET_MAX_ZIP_BYTES }, throwFileSizeLimit: false });
+        if (!file) throw new AppError('UPLOAD_MISSING');
+        const zip = await file.toBuffer();
+        if (file.file.truncated) throw new AppError('DATASET_ZIP_TOO_LARGE');
+        return await s.importZip(payerOf(req), req.params.id, zip);
+      } finally {
+        admission.leave();
+      }
     },
   );
   r.get(

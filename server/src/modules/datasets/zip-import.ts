@@ -58,6 +58,31 @@ export class ZipRefused extends Error {
   }
 }
 
+/**
+ * Zip imports let in at once, counted from before the upload is read (each holds its zip, up to
+ * 200 MB, in memory from the upload until its turn to unpack ends): one being unpacked and this
+ * many more uploading or waiting their turn. Each account has one import at a time; further ones
+ * are refused at once (DATASET_IMPORT_ONGOING, DATASET_IMPORT_BUSY), before their bodies are read,
+ * so an account cannot fill the memory nor the line (issue 28 §4).
+ */
+export const ZIP_IMPORTS_WAITING = 2;
+const importing = new Set<string>();
+
+export type ZipImportAdmission = { ok: true; leave: () => void } | { ok: false; why: 'account_busy' | 'server_busy' };
+
+/** Lets an account's import in, or says why not; `leave` (once the import has ended, however) frees its place. */
+export function admitZipImport(account: string): ZipImportAdmission {
+  if (importing.has(account)) return { ok: false, why: 'account_busy' };
+  if (importing.size > ZIP_IMPORTS_WAITING) return { ok: false, why: 'server_busy' };
+  importing.add(account);
+  return { ok: true, leave: () => importing.delete(account) };
+}
+
+/** Imports let in and not yet ended (tests wait on it). */
+export function zipImportsAdmitted(): number {
+  return importing.size;
+}
+
 /** The unpacking under way: each may hold the zip and what it unpacks to (up to about 460 MB) at once. */
 let turn: Promise<unknown> = Promise.resolve();
 
