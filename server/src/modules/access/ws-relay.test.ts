@@ -27,13 +27,16 @@ async function listening<T extends net.Server | WebSocketServer>(server: T): Pro
 async function consoleRelay(port: number) {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', maxPayload: WS_MAX_MESSAGE });
   const sides: WebSocket[] = [];
+  const upstreams: WebSocket[] = [];
   wss.on('connection', (client) => {
+    const upstream = serviceSocket(`ws://127.0.0.1:${port}/`);
     sides.push(client);
-    pairSockets(client, serviceSocket(`ws://127.0.0.1:${port}/`));
+    upstreams.push(upstream);
+    pairSockets(client, upstream);
   });
   const at = await listening(wss);
-  closers.push(() => sides.forEach((s) => s.terminate()));
-  return { url: `ws://127.0.0.1:${at}/`, sides };
+  closers.push(() => [...sides, ...upstreams].forEach((s) => s.terminate()));
+  return { url: `ws://127.0.0.1:${at}/`, sides, upstreams };
 }
 
 function browser(url: string): Promise<WebSocket> {
@@ -91,7 +94,46 @@ describe('the WebSocket relay of a machine service', () => {
     );
     reader.resume();
     await all;
-    expect(done).toBe(true);
+  }, 60_000);
+
+  it('does not read a flooding browser faster than the service reads', async () => {
+    const TOTAL = 128;
+    const service = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    let read = 0;
+    const reading = new Promise<WebSocket>((r) =>
+      service.on('connection', (ws) => {
+        ws.pause(); // the service reads nothing
+        ws.on('message', (data: Buffer) => (read += data.length));
+        r(ws);
+      }),
+    );
+    const relay = await consoleRelay(await listening(service));
+    const flooder = await browser(relay.url);
+    const paused = await reading;
+    await new Promise<void>((r) => (relay.upstreams[0]!.readyState === WebSocket.OPEN ? r() : relay.upstreams[0]!.once('open', () => r())));
+    let sent = 0;
+    let done = false;
+    const frame = Buffer.alloc(MiB, 9);
+    const next = () => {
+      if (sent === TOTAL) return void (done = true);
+      flooder.send(frame, { binary: true }, (err) => {
+        if (err) return;
+        sent++;
+        next();
+      });
+    };
+    next();
+    const seen = { at: -1 };
+    while (!done && seen.at !== sent) {
+      seen.at = sent;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(done, `the browser sent ${sent} MiB`).toBe(false);
+    expect(relay.upstreams[0]!.bufferedAmount).toBeLessThan(8 * MiB);
+
+    const all = new Promise<void>((r) => paused.on('message', () => read === TOTAL * MiB && r()));
+    paused.resume();
+    await all;
   }, 60_000);
 
   it('closes a browser that sends more than it may while the service has not answered yet', async () => {
