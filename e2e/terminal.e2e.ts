@@ -6,7 +6,7 @@
  * browser at /rdp/:id and /free/:id; a file uploaded to 文件存储 is at /root/shared in the instance.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -85,10 +85,15 @@ describe('web terminal on a real instance', () => {
       .getByText(`instance-${instanceId.slice(0, 8)}`, { exact: true })
       .waitFor();
     await shot('20-terminal');
-    // The file is on the instance's data disk on the host.
+    // The file is on the instance's disks on the host: its data disk, or — an instance without one, its
+    // system disk's image mounted on system/ (as root) — the system disk's /root/autodl-tmp.
     const dataDir = path.join(server.dataDir, 'local-compute', 'hosts');
     const [hostDir] = readdirSync(dataDir).filter((h) => readdirSync(path.join(dataDir, h)).includes(instanceId));
-    expect(readFileSync(path.join(dataDir, hostDir!, instanceId, 'data', 'from-browser.txt'), 'utf8')).toBe('hello-42\n');
+    const machineDir = path.join(dataDir, hostDir!, instanceId);
+    const onHost = [path.join(machineDir, 'data', 'from-browser.txt'), path.join(machineDir, 'system', 'root', 'autodl-tmp', 'from-browser.txt')].find((f) =>
+      existsSync(f),
+    );
+    expect(readFileSync(onHost!, 'utf8')).toBe('hello-42\n');
   });
 
   it('logs in with OpenSSH using the command and password of the 登录信息 tab, and copies a file back with scp', async () => {
