@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
-import { registerInBrowser, payOnSandboxPage } from './console.js';
+import { animationsDone, registerInBrowser, payOnSandboxPage } from './console.js';
 import { startServer, type RunningServer } from './server.js';
 
 const shots = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
@@ -63,10 +63,13 @@ describe('bills journey', () => {
     await page.getByText(/^新用户专享代金券 · ¥50\.00（无门槛/).click();
     await dialog.getByText('-¥50.00').waitFor();
     await page.screenshot({ path: path.join(shots, '30-pay-dialog.png') });
+    await animationsDone(page); // a click while the voucher list closes may land nowhere
     await dialog.getByRole('button', { name: '余额支付 ¥50.00' }).click();
 
     const confirm = page.locator('.ant-modal-confirm').filter({ hasText: '确认支付 ¥50.00' });
     await confirm.getByText('代金券抵扣 ¥50.00，其余 ¥50.00 从账户余额扣除').waitFor();
+    // Clicked once the confirmation has finished opening: a loaded CI run's click mid-animation paid nothing.
+    await animationsDone(page);
     await confirm.getByRole('button', { name: '确认支付' }).click();
 
     await dialog.getByText('支付成功').waitFor({ timeout: 20_000 });
