@@ -87,6 +87,23 @@ describe.skipIf(!asRoot || lacks('bubblewrap', 'slirp4netns', 'nftables', 'iprou
     running.push(s);
     return (script: string) => runIn(s, ['/bin/bash', '-c', script]);
   }
+  /**
+   * Listens once on `addr`:`p` in the test's namespace, answering `reply`, and probes it from the
+   * machine until it answers (the listener takes a moment to start): what the last probe printed.
+   */
+  async function reachInNamespace(inside: Awaited<ReturnType<typeof machine>>, addr: string, p: number, reply: string) {
+    const listener = `${inNs('python3')} -c "import socket; s = socket.socket(); s.bind(('${addr}', ${p})); s.listen(); c, _ = s.accept(); c.sendall(b'${reply}\\n'); c.close()"`;
+    const server = execFileSync('/bin/sh', ['-c', `(${listener}) >/dev/null 2>&1 & echo $!`])
+      .toString()
+      .trim();
+    try {
+      let reached = '';
+      for (let i = 0; i < 50 && reached !== `${reply}\nreached\n`; i++) reached = (await inside(probe(addr, p))).stdout;
+      return reached;
+    } finally {
+      sh(`kill ${server} 2>/dev/null; true`);
+    }
+  }
   const probe = (addr: string, p = port) => `timeout 5 bash -c 'exec 3<>/dev/tcp/${addr}/${p} && cat <&3' 2>/dev/null && echo reached || echo refused`;
 
   it("reaches nothing of the host's addresses nor of private ranges, its own loopback and the outside yes", async () => {
@@ -102,17 +119,7 @@ describe.skipIf(!asRoot || lacks('bubblewrap', 'slirp4netns', 'nftables', 'iprou
     );
     expect(loop.stdout).toBe('loopback ok\n');
     // An address out of the blocked ranges: a listener in the test's namespace answers through the NAT.
-    const outsideServer = `${inNs('python3')} -c "import socket; s = socket.socket(); s.bind(('${outside}', 7002)); s.listen(); c, _ = s.accept(); c.sendall(b'outside\\n'); c.close()"`;
-    const server = execFileSync('/bin/sh', ['-c', `(${outsideServer}) >/dev/null 2>&1 & echo $!`])
-      .toString()
-      .trim();
-    try {
-      let reached = '';
-      for (let i = 0; i < 50 && reached !== 'outside\nreached\n'; i++) reached = (await inside(probe(outside, 7002))).stdout;
-      expect(reached).toBe('outside\nreached\n');
-    } finally {
-      sh(`kill ${server} 2>/dev/null; true`);
-    }
+    expect(await reachInNamespace(inside, outside, 7002, 'outside')).toBe('outside\nreached\n');
   });
 
   it("cannot be lifted or passed by the machine's root", async () => {
@@ -145,17 +152,7 @@ describe.skipIf(!asRoot || lacks('bubblewrap', 'slirp4netns', 'nftables', 'iprou
 
   it("reaches the ranges the operator opens (SANDBOX_ALLOW_NETS), and still not the rest nor the host's own addresses in them", async () => {
     const inside = await machine('allow', ['10.213.0.0/16']);
-    const otherServer = `${inNs('python3')} -c "import socket; s = socket.socket(); s.bind(('${otherPrivate}', 7003)); s.listen(); c, _ = s.accept(); c.sendall(b'other\\n'); c.close()"`;
-    const server = execFileSync('/bin/sh', ['-c', `(${otherServer}) >/dev/null 2>&1 & echo $!`])
-      .toString()
-      .trim();
-    try {
-      let reached = '';
-      for (let i = 0; i < 50 && reached !== 'other\nreached\n'; i++) reached = (await inside(probe(otherPrivate, 7003))).stdout;
-      expect(reached).toBe('other\nreached\n');
-    } finally {
-      sh(`kill ${server} 2>/dev/null; true`);
-    }
+    expect(await reachInNamespace(inside, otherPrivate, 7003, 'other')).toBe('other\nreached\n');
     // The host's address inside the opened range stays shut: opening a network never opens the host's services.
     expect((await inside(probe(privateAddr))).stdout).toBe('refused\n');
     expect((await inside(probe('198.51.100.1'))).stdout).toBe('refused\n');
