@@ -15,6 +15,7 @@ import { ManualClock } from '../src/clock.js';
 import { openDatabase } from '../src/db/client.js';
 import { LocalComputeDriver } from '../src/drivers/compute/local/driver.js';
 import { runIn, throwaway } from '../src/drivers/compute/local/sandbox.js';
+import { machineSpec } from './machine-spec.js';
 
 const LIST = 'for f in /proc/[0-9]*/fd/*; do printf "%s %s\\n" "$f" "$(readlink "$f")"; done';
 
@@ -44,22 +45,7 @@ const driver = new LocalComputeDriver({
   hostUidsDir: path.join(host, 'host-uids'),
 });
 const id = randomUUID();
-await driver.create('fds-1', id, {
-  hostId: 'host-a',
-  regionId: 'local',
-  gpuCount: 0,
-  cpu: 2,
-  memoryGb: 2,
-  imageId: null,
-  userImageRef: null,
-  dataDiskGb: 1,
-  bandwidthMbps: 0,
-  sshUser: 'root',
-  sshPassword: 'pw',
-  jupyterToken: 'tok',
-  appPort: null,
-  desktop: true,
-});
+await driver.create('fds-1', id, machineSpec({ desktop: true }));
 await driver.settled();
 const sandbox = driver.sandbox(id)!;
 // Every service listening before the look: its processes are all there.

@@ -13,7 +13,7 @@ import { lacks } from '../../../../test/host-packages.js';
 import { ManualClock } from '../../../clock.js';
 import type { Database } from '../../../db/client.js';
 import { openTestDatabase } from '../../../../test/harness.js';
-import type { MachineSpec } from '../types.js';
+import { machineSpec } from '../../../../test/machine-spec.js';
 import { cpusFor, parseCpuList } from './cgroups.js';
 import { LocalComputeDriver } from './driver.js';
 import { startHostView } from './host-view.js';
@@ -32,22 +32,7 @@ describe('the CPUs a machine is held to', () => {
   });
 });
 
-const spec: MachineSpec = {
-  hostId: 'host-a',
-  regionId: 'local',
-  gpuCount: 0,
-  cpu: 1,
-  memoryGb: 1,
-  imageId: null,
-  userImageRef: null,
-  dataDiskGb: 1,
-  systemDiskGb: 1,
-  bandwidthMbps: 0,
-  sshUser: 'root',
-  sshPassword: 'pw',
-  jupyterToken: 'tok',
-  appPort: null,
-};
+const spec = machineSpec({ cpu: 1, memoryGb: 1, systemDiskGb: 1 });
 
 // As root only; there, without a package it needs it is skipped only outside CI (host-packages).
 describe.skipIf(process.getuid?.() !== 0 || lacks('bubblewrap', 'e2fsprogs', 'lxcfs'))('a local machine’s view of its host (as root)', () => {

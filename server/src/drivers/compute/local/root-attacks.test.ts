@@ -17,9 +17,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../clock.js';
 import type { Database } from '../../../db/client.js';
 import { openTestDatabase } from '../../../../test/harness.js';
+import { machineSpec } from '../../../../test/machine-spec.js';
 import { lacks } from '../../../../test/host-packages.js';
 import { FileStore } from '../../../modules/filestore/store.js';
-import type { MachineSpec } from '../types.js';
 import { LocalComputeDriver } from './driver.js';
 import { DATA_MOUNT, execIn, runIn, throwaway } from './sandbox.js';
 
@@ -27,22 +27,7 @@ const isRoot = process.getuid?.() === 0;
 const SERVER_DIR = fileURLToPath(new URL('../../../../', import.meta.url));
 const FDS_SCRIPT = fileURLToPath(new URL('../../../../test/sandbox-fds-process.ts', import.meta.url));
 
-const spec = (extra: Partial<MachineSpec> = {}): MachineSpec => ({
-  hostId: 'host-a',
-  regionId: 'local',
-  gpuCount: 0,
-  cpu: 2,
-  memoryGb: 2,
-  imageId: null,
-  userImageRef: null,
-  dataDiskGb: 1,
-  bandwidthMbps: 0,
-  sshUser: 'root',
-  sshPassword: 'pw',
-  jupyterToken: 'tok',
-  appPort: null,
-  ...extra,
-});
+const spec = machineSpec;
 
 /**
  * As the machine's root: takes every pipe and socket any process inside holds (pidfd_getfd, as

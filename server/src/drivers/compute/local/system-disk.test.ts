@@ -11,28 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../clock.js';
 import type { Database } from '../../../db/client.js';
 import { openTestDatabase } from '../../../../test/harness.js';
+import { machineSpec } from '../../../../test/machine-spec.js';
 import { lacks } from '../../../../test/host-packages.js';
 import type { MachineSpec } from '../types.js';
 import { LocalComputeDriver } from './driver.js';
 import { DATA_MOUNT, runIn } from './sandbox.js';
 
 const GIB = 1024 ** 3;
-const spec: MachineSpec = {
-  hostId: 'host-a',
-  regionId: 'local',
-  gpuCount: 0,
-  cpu: 1,
-  memoryGb: 1,
-  imageId: null,
-  userImageRef: null,
-  dataDiskGb: 0,
-  systemDiskGb: 1,
-  bandwidthMbps: 0,
-  sshUser: 'root',
-  sshPassword: 'pw',
-  jupyterToken: 'tok',
-  appPort: null,
-};
+const spec = machineSpec({ cpu: 1, memoryGb: 1, dataDiskGb: 0, systemDiskGb: 1 });
 
 // As root only; there, without a package it needs it is skipped only outside CI (host-packages).
 describe.skipIf(process.getuid?.() !== 0 || lacks('bubblewrap', 'e2fsprogs'))('a local machine’s system disk (as root)', () => {
