@@ -11,7 +11,7 @@ import consoleRules from './server/lint/module-boundaries.js';
 const root = path.dirname(fileURLToPath(import.meta.url));
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'server/drizzle/**'] },
+  { ignores: ['**/dist/**', 'web/.dist-*/**', '**/node_modules/**', 'data/**', 'server/drizzle/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
