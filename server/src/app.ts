@@ -149,6 +149,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
       }
     },
   );
+  for (const plugin of ctx.routes) await app.register(plugin);
   await app.register(async (scope) => verificationRoutes(scope, ctx));
   await app.register(async (scope) => userRoutes(scope, ctx));
   await app.register(async (scope) => catalogueRoutes(scope, ctx));

@@ -5,6 +5,7 @@
 import { FileStore } from './modules/filestore/index.js';
 import { AccessGate, MachineOrigins, SshKeyService, Terminals } from './modules/access/index.js';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { RoutesPlugin } from './http/routes-plugin.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
@@ -183,6 +184,8 @@ export interface AppContext {
   /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
   reloadCatalogue(): Promise<boolean>;
   cookies: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
+  /** Each module's routes, bound by its wiring function (app.ts registers each in a scope of its own). */
+  routes: RoutesPlugin[];
 }
 
 export async function makeDrivers(
@@ -259,6 +262,7 @@ export async function createContext(opts: {
 }): Promise<AppContext> {
   const { config, database, clock } = opts;
   const db = database.db;
+  const routes: RoutesPlugin[] = [];
   // The SSH gateway's port: the configured one, or the one it got (SSH_GATEWAY_PORT=0) once it listens.
   const sshEndpoint = { port: config.SSH_GATEWAY_PORT };
   const drivers = await makeDrivers(config, db, opts.log, clock, opts.drivers, sshEndpoint);
@@ -584,6 +588,7 @@ export async function createContext(opts: {
     sshKeys,
     localOperatorToken: null,
     reloadCatalogue,
+    routes,
     cookies: {
       set: (reply, token) => void reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS }),
       clear: (reply) => void reply.clearCookie(SESSION_COOKIE, cookieOptions),
