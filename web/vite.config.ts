@@ -19,7 +19,8 @@ const SPINE = new RegExp(
   [
     String.raw`web[\\/]src[\\/](session|routing|auth)[\\/]`,
     String.raw`web[\\/]src[\\/]app[\\/]theme\.`,
-    String.raw`web[\\/]src[\\/]api[\\/](site|user|notices|billing|catalogue|http|client|errors|storage|ui)\.`,
+    String.raw`web[\\/]src[\\/]api[\\/](site|user|notices|billing|http|client|errors|ui)\.`,
+    String.raw`web[\\/]src[\\/]features[\\/](market[\\/]api[\\/]catalogue|storage[\\/]api[\\/]storage)\.`,
     String.raw`web[\\/]src[\\/]components[\\/](PageLoading|LoadError|Price)\.`,
     String.raw`contract[\\/]src[\\/](enums|money|filter-by|rules|time|web-paths|api-paths|errors)\.`,
     String.raw`node_modules[\\/](@tanstack[\\/](query-core|react-query)|dayjs)[\\/]`,

@@ -1,0 +1,57 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import type { Application } from '@console/contract';
+import { session } from '../../../session/store';
+import { calls, json } from '../../../test/http';
+import { renderApp } from '../../../test/render';
+import { catalogueServer } from '../../../test/fixtures/catalogue';
+
+const APPS = '/upgpu/api/v2.1/application/list';
+const app: Application = {
+  id: 'sd-webui',
+  name: 'Stable Diffusion WebUI',
+  category: 'AI 绘画',
+  description: '文生图',
+  cover: '/covers/sd.svg',
+  defaultPort: 7860,
+  imageId: 'pytorch-2.3',
+  minGpuMemoryGb: 8,
+  tags: ['ControlNet'],
+};
+
+beforeEach(() => session.reload());
+afterEach(() => vi.unstubAllGlobals());
+
+describe('the image applications gallery', () => {
+  it('shows each app, falls back to its initial when the cover fails, and deploys to the purchase page', async () => {
+    catalogueServer((url) =>
+      url.pathname === APPS ? json(200, { items: [app], total: 1, page: 1, pageSize: 12, categories: ['AI 绘画', '大模型'] }) : undefined,
+    );
+    const router = renderApp('/stats/cloud/apply');
+    const card = await screen.findByRole('article', { name: 'Stable Diffusion WebUI' });
+    expect(within(card).getByText('显存 ≥ 8 GB')).toBeTruthy();
+    expect(within(card).getByText('默认端口 7860')).toBeTruthy();
+    fireEvent.error(within(card).getByRole('img'));
+    expect(within(card).getByText('S')).toBeTruthy();
+
+    fireEvent.click(within(card).getByRole('button', { name: '立即部署' }));
+    await waitFor(() => expect(router.state.location.pathname + router.state.location.search).toBe('/stats/purchase?applicationId=sd-webui'));
+  });
+
+  it('searches and filters by category through the URL', async () => {
+    const fetch = catalogueServer((url) =>
+      url.pathname === APPS ? json(200, { items: [], total: 0, page: 1, pageSize: 12, categories: ['AI 绘画', '大模型'] }) : undefined,
+    );
+    const router = renderApp('/stats/cloud/apply');
+    fireEvent.click(await screen.findByText('大模型'));
+    await waitFor(() => expect(router.state.location.search).toBe(`?category=${encodeURIComponent('大模型')}`));
+    fireEvent.change(screen.getByLabelText('搜索应用'), { target: { value: 'llama' } });
+    fireEvent.keyDown(screen.getByLabelText('搜索应用'), { key: 'Enter', code: 'Enter', keyCode: 13 });
+    await waitFor(() => {
+      const last = calls(fetch, APPS).at(-1)!;
+      expect(last.searchParams.get('keyword')).toBe('llama');
+      expect(last.searchParams.get('category')).toBe('大模型');
+    });
+    expect(await screen.findByText('没有找到相关应用，换个关键词或分类试试')).toBeTruthy();
+  });
+});

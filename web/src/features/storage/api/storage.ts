@@ -1,0 +1,45 @@
+/** My data (spec §2 /console/gpudata): my images, the share page, data disks and their expansion. */
+import {
+  API,
+  type DataDiskPage,
+  type DiskExpansionQuote,
+  type ExpandDiskResponse,
+  type SharedImage,
+  type UserImage,
+  type UserImagePage,
+} from '@console/contract';
+import { api } from '../../../api/client';
+
+/** Query keys: a change to an image refreshes `images`; an expansion refreshes `disks` (and the instances). */
+export const STORAGE_KEYS = {
+  images: ['userImages'] as const,
+  imageList: (page: number, pageSize: number) => ['userImages', 'list', page, pageSize] as const,
+  shared: (id: string) => ['userImages', 'shared', id] as const,
+  disks: ['dataDisks'] as const,
+  diskList: (page: number, pageSize: number) => ['dataDisks', 'list', page, pageSize] as const,
+  diskPrice: (id: string, gb: number) => ['dataDisks', 'price', id, gb] as const,
+};
+
+export const storageApi = {
+  images: (q: { page: number; pageSize: number }, signal?: AbortSignal) => api.get<UserImagePage>(API.userImages, q, { signal }),
+  /** The first image and the account's count and limit, without a toast when it fails (a child without the data permission). */
+  imagesQuiet: (signal?: AbortSignal) => api.get<UserImagePage>(API.userImages, { page: 1, pageSize: 1 }, { signal, silent: true }),
+  /** Silent: the save dialog shows why (name taken, limit reached, not stopped) under its field. */
+  saveImage: (instanceId: string, name: string) => api.post<UserImage>(API.instanceImage, { id: instanceId, name }, { silent: true }),
+  renameImage: (id: string, name: string) => api.put<UserImage>(API.userImageName, { id, name }, { successMessage: '镜像名称已修改' }),
+  shareImage: (id: string, shared: boolean) =>
+    api.put<UserImage>(API.userImageShare, { id, shared }, { successMessage: shared ? '已开启分享链接' : '已关闭分享链接' }),
+  deleteImage: (id: string) => api.delete<{ ok: true }>(API.userImage, { id }, { successMessage: '镜像已删除' }),
+  /** Silent: the share page says "not shared" itself. */
+  shared: (id: string, signal?: AbortSignal) => api.get<SharedImage>(API.sharedImage, { id }, { signal, silent: true }),
+  disks: (q: { page: number; pageSize: number }, signal?: AbortSignal) => api.get<DataDiskPage>(API.dataDisks, q, { signal }),
+  /** Silent: the expansion dialog shows why it has no quote. */
+  diskPrice: (instanceId: string, dataDiskGb: number, signal?: AbortSignal) =>
+    api.post<DiskExpansionQuote>(API.instanceDiskPrice, { id: instanceId, dataDiskGb }, { signal, silent: true }),
+  expandDisk: (instanceId: string, dataDiskGb: number) => api.post<ExpandDiskResponse>(API.instanceDisk, { id: instanceId, dataDiskGb }),
+};
+
+/** The share link as a user copies it: this console's origin and the share page. */
+export function shareUrl(sharePath: string): string {
+  return `${window.location.origin}${sharePath}`;
+}

@@ -1,6 +1,0 @@
-import { InstanceListPage } from './instances/InstanceListPage';
-
-/** 镜像应用（/console/app）: the account's instances of category App. */
-export default function AppPage() {
-  return <InstanceListPage category="App" />;
-}

@@ -1,6 +1,0 @@
-import { InstanceListPage } from './instances/InstanceListPage';
-
-/** 云桌面（/console/desktop）: the account's instances of category Desktop. */
-export default function DesktopPage() {
-  return <InstanceListPage category="Desktop" />;
-}

@@ -1,8 +1,0 @@
-import { useParams } from 'react-router';
-import { DesktopView } from './DesktopView';
-
-/** /free/:id — the same desktop alone in the whole window, without the console frame. */
-export default function FreeDesktopPage() {
-  const { id = '' } = useParams();
-  return <DesktopView instanceId={id} bare />;
-}
