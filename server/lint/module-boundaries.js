@@ -11,6 +11,7 @@
  * check a module from outside, they are not part of one.
  */
 import path from 'node:path';
+import noCycle from './no-cycle.js';
 
 const MODULES = 'server/src/modules/';
 const WHOLE_SCHEMA = 'server/src/db/schema.ts';
@@ -102,4 +103,4 @@ const rule = {
   },
 };
 
-export default { rules: { 'module-boundaries': rule } };
+export default { rules: { 'module-boundaries': rule, 'no-cycle': noCycle } };

@@ -51,13 +51,35 @@ describe('import cycles', () => {
   const dir = mkdtempSync(path.join(root, 'server/src/cycle-probe-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('refuses two files that import each other, and ignores type-only imports', async () => {
+  const ruleIds = (r: ESLint.LintResult) => r.messages.map((m) => m.ruleId);
+
+  it('refuses two files that import each other; import-x leaves type-only imports to console/no-cycle', async () => {
     writeFileSync(path.join(dir, 'a.ts'), "import { b } from './b.js';\nexport const a = () => b;\n");
     writeFileSync(path.join(dir, 'b.ts'), "import { a } from './a.js';\nexport const b = () => a;\n");
     writeFileSync(path.join(dir, 'c.ts'), "import type { d } from './d.js';\nexport const c = (x: typeof d) => x;\n");
     writeFileSync(path.join(dir, 'd.ts'), "import { c } from './c.js';\nexport const d = c;\n");
     const [a, , c] = await eslint.lintFiles(['a.ts', 'b.ts', 'c.ts', 'd.ts'].map((f) => path.join(dir, f)));
-    expect(a!.messages.map((m) => m.ruleId)).toEqual(['import-x/no-cycle']);
-    expect(c!.messages).toEqual([]);
+    expect(ruleIds(a!)).toEqual(['import-x/no-cycle', 'console/no-cycle']);
+    expect(ruleIds(c!)).toEqual(['console/no-cycle']);
+  });
+
+  it('names the whole cycle, through type-only imports and re-exports, and passes a one-way chain', async () => {
+    writeFileSync(path.join(dir, 'e.ts'), "import type { G } from './f.js';\nexport type E = G;\n");
+    writeFileSync(path.join(dir, 'f.ts'), "export type { G } from './g.js';\n");
+    writeFileSync(path.join(dir, 'g.ts'), "import type { E } from './e.js';\nexport type G = { e?: E };\n");
+    writeFileSync(path.join(dir, 'h.ts'), "import type { E } from './e.js';\nexport type H = E;\n");
+    const [e, f, g, h] = await eslint.lintFiles(['e.ts', 'f.ts', 'g.ts', 'h.ts'].map((f) => path.join(dir, f)));
+    const probe = path.basename(dir);
+    expect(e!.messages.map((m) => m.message)).toEqual([`循环依赖：${probe}/e.ts → ${probe}/f.ts → ${probe}/g.ts → ${probe}/e.ts`]);
+    expect(ruleIds(f!)).toEqual(['console/no-cycle']);
+    expect(ruleIds(g!)).toEqual(['console/no-cycle']);
+    expect(h!.messages).toEqual([]);
+  });
+
+  it('lets tests import anything', async () => {
+    writeFileSync(path.join(dir, 'i.ts'), "import type { J } from './i.test.js';\nexport type I = J;\n");
+    writeFileSync(path.join(dir, 'i.test.ts'), "import type { I } from './i.js';\nexport type J = I;\n");
+    const results = await eslint.lintFiles(['i.ts', 'i.test.ts'].map((f) => path.join(dir, f)));
+    expect(results.map((r) => r.messages)).toEqual([[], []]);
   });
 });
