@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
@@ -9,6 +10,30 @@ import globals from 'globals';
 import consoleRules from './server/lint/module-boundaries.js';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * The web console is organised by feature (web/src/features/<area>): a feature reaches another only
+ * through its index.ts, so each can be reorganised without touching the rest; shared code (api,
+ * components, layouts, session…) never reaches into a feature, the route table composes them.
+ */
+const webSrc = `${root}/web/src`;
+const webFeatures = fs
+  .readdirSync(`${webSrc}/features`, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
+const webFeatureZones = [
+  ...webFeatures.map((feature) => ({
+    target: `${webSrc}/features/${feature}/**`,
+    from: `${webSrc}/features/!(${feature})/**`,
+    except: [`${webSrc}/features/*/index.ts`],
+    message: 'Import another feature through its index.ts (its public API), not its insides.',
+  })),
+  {
+    target: `${webSrc}/!(features|routes.tsx|routes.test.tsx)/**`,
+    from: `${webSrc}/features/**`,
+    message: 'Shared code must not depend on a feature: move what both use to shared code.',
+  },
+];
 
 export default tseslint.config(
   { ignores: ['**/dist/**', 'web/.dist-*/**', '**/node_modules/**', 'data/**', 'server/drizzle/**'] },
@@ -47,6 +72,10 @@ export default tseslint.config(
     files: ['web/**/*.{ts,tsx}'],
     languageOptions: { globals: { ...globals.browser } },
     plugins: { 'react-hooks': reactHooks },
-    rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'warn' },
+    rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'warn',
+      'import-x/no-restricted-paths': ['error', { zones: webFeatureZones }],
+    },
   },
 );

@@ -14,7 +14,7 @@ import {
   type ChildLogin,
 } from '@console/contract';
 import type { z } from 'zod';
-import { childApi } from '../../account/api/account';
+import { childApi } from '../../account';
 import { safeRedirect } from '../../../auth/guard';
 import { userApi } from '../../../api/user';
 import { Logo } from '../../../layouts/Logo';

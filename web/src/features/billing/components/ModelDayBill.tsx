@@ -3,12 +3,11 @@ import { Alert, Button, Card, Flex, Skeleton, Table, Typography } from 'antd';
 import { ArrowLeftOutlined } from '@ant-design/icons';
 import { Link } from 'react-router';
 import { PAGE, type ModelStats } from '@console/contract';
-import { beijingToday, dayOfBillId, useModelCalls, useModelStats } from '../../model/api/modelUsage';
+import { beijingToday, dayOfBillId, useModelCalls, useModelStats, CallTable, NoCallsYet, RetentionNote, sumColumns, UsageSumCards } from '../../model';
 import { LoadError } from '../../../components/LoadError';
 import { PageFrame } from '../../../components/PageFrame';
 import { ErrorResult } from '../../../routing/ErrorResult';
 import { useUrlPaging } from '../../../routing/useUrlPaging';
-import { CallTable, NoCallsYet, RetentionNote, sumColumns, UsageSumCards } from '../../model/components/StatsViews';
 
 /** The bill list's tab of model call bills: where 返回账单 goes. */
 export const MODEL_DAY_BILLS_TAB = `${PAGE.bill}?tab=usage`;

@@ -3,10 +3,9 @@ import { Flex, Table, Typography } from 'antd';
 import { Link } from 'react-router';
 import { PAGE, type ModelStats } from '@console/contract';
 import { formatUnitPrice } from '../../../components/Price';
-import { dayBillPath, lastDays, useModelStats } from '../../model/api/modelUsage';
+import { dayBillPath, lastDays, useModelStats, formatTokens, NoCallsYet } from '../../model';
 import { LoadError } from '../../../components/LoadError';
 import { RefreshButton } from '../../../components/PagedTable';
-import { formatTokens, NoCallsYet } from '../../model/components/StatsViews';
 
 /** How far back the bill list looks; older days are in 用量统计. */
 export const MODEL_DAY_BILL_DAYS = 30;

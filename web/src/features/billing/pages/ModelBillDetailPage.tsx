@@ -1,5 +1,5 @@
 import { useParams } from 'react-router';
-import { looksLikeDayBill } from '../../model/api/modelUsage';
+import { looksLikeDayBill } from '../../model';
 import { ModelDayBill } from '../components/ModelDayBill';
 import { OrderDetailPage } from '../components/OrderDetail';
 

@@ -8,7 +8,7 @@ import { ORDER_KEYS, ordersApi } from '../../../api/orders';
 import { LoadError } from '../../../components/LoadError';
 import { OrderPayModal } from '../../../components/OrderPayModal';
 import { formatTime, orderDetailPath } from '../../../components/orderViews';
-import { catalogueQueries } from '../../market/api/catalogue';
+import { catalogueQueries } from '../../market';
 import { PageFrame } from '../../../components/PageFrame';
 import { packageQuantity, remainPercent, ResourceProductCard } from '../../../components/resourceViews';
 import { UnpaidOrderBanner } from '../../../components/UnpaidOrderBanner';

@@ -8,7 +8,7 @@ import { API, type ComfyGraph, type ComfyQuote, type ComfyWorkflow, type Diffusi
 import { usePagedQuery } from '../../../components/PagedTable';
 import { BILLING_KEYS } from '../../../api/billing';
 import { api } from '../../../api/client';
-import { DIFFUSION_KEYS, type DiffusionTaskPage } from '../../diffusion/api/diffusion';
+import { DIFFUSION_KEYS, type DiffusionTaskPage } from '../../diffusion';
 
 export type ComfyWorkflowPage = PageOf<typeof comfyWorkflowSchema>;
 export type ComfyRunRequest = { workflowId: string; requestId: string };

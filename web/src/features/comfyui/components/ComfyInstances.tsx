@@ -11,10 +11,9 @@ import { ExportOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate } from 'react-router';
 import { PAGE, type Instance } from '@console/contract';
-import { INSTANCE_KEYS, instancesApi } from '../../instances/api/instances';
+import { INSTANCE_KEYS, instancesApi, InstanceStatusTags } from '../../instances';
 import { LoadError } from '../../../components/LoadError';
 import { session } from '../../../session/store';
-import { InstanceStatusTags } from '../../instances/components/instanceViews';
 
 const FILTER = { applications: ['comfyui'] } as const;
 const PAGE_SIZE = 20;

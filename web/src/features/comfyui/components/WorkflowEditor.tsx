@@ -22,7 +22,7 @@ import { isApiError } from '../../../api/errors';
 import { CashShortAlert } from '../../../components/CashShortAlert';
 import { LoadError } from '../../../components/LoadError';
 import { useMoneyQuery } from '../../../session/useSession';
-import { Note } from '../../diffusion/components/diffusionViews';
+import { Note } from '../../diffusion';
 import { nodeOrder, sameGraph } from './comfyViews';
 import { NodeCard, withInput } from './NodeCard';
 import { parseGraphJson, prettyGraph } from '../utils/workflowFile';

@@ -7,7 +7,7 @@ import { analyzeComfyGraph, COMFY_MAX_WORKFLOWS, defaultComfyGraph, formatBeijin
 import { COMFY_KEYS, comfyApi, storeWorkflow } from '../api/comfyui';
 import { PagedTable, RefreshButton, usePagedQuery } from '../../../components/PagedTable';
 import { useUrlPaging } from '../../../routing/useUrlPaging';
-import { Note } from '../../diffusion/components/diffusionViews';
+import { Note } from '../../diffusion';
 import { downloadGraph, nameFromFile, parseGraphJson } from '../utils/workflowFile';
 import { WorkflowNameModal, type NameRequest } from './WorkflowNameModal';
 

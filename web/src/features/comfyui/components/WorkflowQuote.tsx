@@ -10,8 +10,8 @@ import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
 import { getApiUi } from '../../../api/ui';
 import { cashShortText } from '../../../components/CashShortAlert';
 import { formatUnitPrice, Price } from '../../../components/Price';
-import { useDebouncedValue } from '../../market/hooks/useQuote';
-import { formatDuration } from '../../training/components/trainViews';
+import { useDebouncedValue } from '../../market';
+import { formatDuration } from '../../training';
 
 /** Typing a number sends one quote when the typing stops, not one per key. */
 export const COMFY_QUOTE_DEBOUNCE_MS = 400;

@@ -5,13 +5,11 @@ import { PictureOutlined } from '@ant-design/icons';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { formatBeijing, formatYuan, PAGE, type DiffusionTask } from '@console/contract';
-import { cancelOutcome } from '../../diffusion/components/diffusionViews';
+import { cancelOutcome, DIFFUSION_KEYS, diffusionApi, isTaskActive, Note, TaskStatusTag } from '../../diffusion';
 import { afterRunChanged, RUN_PAGE_SIZES, useComfyRuns } from '../api/comfyui';
-import { DIFFUSION_KEYS, diffusionApi } from '../../diffusion/api/diffusion';
 import { LoadError } from '../../../components/LoadError';
 import { RefreshButton } from '../../../components/PagedTable';
 import { nextPaging, type Paging } from '../../../routing/useUrlPaging';
-import { isTaskActive, Note, TaskStatusTag } from '../../diffusion/components/diffusionViews';
 import { nodeRunState, RunNodes, RunOutputs } from './comfyViews';
 
 function useCancelRun() {

@@ -3,9 +3,8 @@ import type { ReactNode } from 'react';
 import { Button, Flex, Image, Progress, Tooltip, Typography, theme } from 'antd';
 import { CheckCircleFilled, ClockCircleOutlined, CloseCircleFilled, DownloadOutlined, LoadingOutlined, MinusCircleOutlined } from '@ant-design/icons';
 import { COMFY_NODES, type ComfyAnalysis, type ComfyGraph, type ComfyNodeSpec, type DiffusionTask } from '@console/contract';
-import { diffusionApi } from '../../diffusion/api/diffusion';
+import { diffusionApi, isTaskActive } from '../../diffusion';
 import { SimulatedMark } from '../../../components/Simulated';
-import { isTaskActive } from '../../diffusion/components/diffusionViews';
 
 export const nodeSpecOf = (classType: string): ComfyNodeSpec | undefined => (COMFY_NODES as Record<string, ComfyNodeSpec>)[classType];
 

@@ -16,14 +16,13 @@ import {
   type ResourcePackage,
 } from '@console/contract';
 import { COMPUTE_KEYS, computeApi } from '../api/compute';
-import { INSTANCE_KEYS, instancesApi } from '../../instances/api/instances';
+import { INSTANCE_KEYS, instancesApi, detailPathOf, InstanceStatusTags } from '../../instances';
 import { ORDER_KEYS, ordersApi } from '../../../api/orders';
 import { isAllowed, PERMS } from '../../../auth/permissions';
 import { LoadError } from '../../../components/LoadError';
 import { PackageStateTag, packageQuantity, remainPercent } from '../../../components/resourceViews';
 import { useSession } from '../../../session/useSession';
-import { detailPathOf, InstanceStatusTags } from '../../instances/components/instanceViews';
-import { epochText, JobProgress, LoraStatusTag } from '../../training/components/trainViews';
+import { epochText, JobProgress, LoraStatusTag } from '../../training';
 import { computeDetailPath, trainJobPath, useGpuNames } from './computeViews';
 
 /** While something runs, the running work is asked for again this often. */

@@ -1,7 +1,7 @@
 /** Pieces the compute center's pages share: their links, the GPU names and card hours as read. */
 import { useQuery } from '@tanstack/react-query';
 import { PAGE } from '@console/contract';
-import { catalogueQueries } from '../../market/api/catalogue';
+import { catalogueQueries } from '../../market';
 import { useUrlState } from '../../../routing/useUrlState';
 
 export type ComputeTab = 'shop' | 'mine';

@@ -4,7 +4,7 @@ import { useNavigate } from 'react-router';
 import { DATASET_KIND_LABELS, PAGE, datasetKindSchema, type DatasetKind } from '@console/contract';
 import { DATASET_KEYS, datasetApi, type DatasetFields } from '../api/datasets';
 import { PageFrame } from '../../../components/PageFrame';
-import { datasetUploadPath } from './DatasetPage';
+import { datasetUploadPath } from '../utils/paths';
 
 const KIND_HINTS: Record<DatasetKind, string> = {
   person: '同一个人物或角色的多张图片，训练后可用触发词画出这个人物',

@@ -9,7 +9,8 @@ import { formatBytes } from '../../../components/format';
 import { LoadError } from '../../../components/LoadError';
 import { PageFrame } from '../../../components/PageFrame';
 import { PageLoading } from '../../../components/PageLoading';
-import { confirmDatasetDelete, datasetUploadPath } from './DatasetPage';
+import { confirmDatasetDelete } from './DatasetPage';
+import { datasetUploadPath } from '../utils/paths';
 
 const PAGE_SIZE = 24;
 

@@ -7,9 +7,8 @@ import { DATASET_KEYS, datasetApi } from '../api/datasets';
 import { formatBytes } from '../../../components/format';
 import { formatTime } from '../../../components/orderViews';
 import { PagedListPage } from '../../../components/PagedListPage';
+import { datasetDetailPath, datasetUploadPath } from '../utils/paths';
 
-export const datasetDetailPath = (id: string) => `${PAGE.sdDatasetDetail}?id=${id}`;
-export const datasetUploadPath = (id: string) => `${PAGE.sdDatasetUpload}?id=${id}`;
 const KIND_COLOR = { person: 'magenta', style: 'purple', concept: 'geekblue' } as const;
 
 /** 删除数据集 asks first: the images and captions go with it. */

@@ -8,7 +8,7 @@ import { DATASET_KEYS, datasetApi } from '../api/datasets';
 import { LoadError } from '../../../components/LoadError';
 import { PageFrame } from '../../../components/PageFrame';
 import { session } from '../../../session/store';
-import { datasetDetailPath } from './DatasetPage';
+import { datasetDetailPath } from '../utils/paths';
 
 /** Uploads at once: a few, so that 500 images do not open 500 connections. */
 const PARALLEL = 3;

@@ -6,10 +6,8 @@ import { Link } from 'react-router';
 import RFB from '@novnc/novnc';
 import { PAGE, type Instance } from '@console/contract';
 import { isApiError } from '../../../api/errors';
-import { INSTANCE_KEYS, instancesApi } from '../../instances/api/instances';
-import { desktopUrl } from '../../instances/api/terminal';
+import { INSTANCE_KEYS, instancesApi, desktopUrl, detailPathOf } from '../../instances';
 import { LoadError } from '../../../components/LoadError';
-import { detailPathOf } from '../../instances/components/instanceViews';
 
 type Phase = 'connecting' | 'connected' | 'disconnected';
 const PHASES: Record<Phase, { color: string; text: string }> = {

@@ -25,7 +25,7 @@ import {
   type DiffusionDraft,
   type DraftErrors,
 } from '../utils/diffusionDraft';
-import { baseModelName } from '../../training/components/trainViews';
+import { baseModelName } from '../../training';
 
 /** Sizes people pick most: square, portrait and landscape at each family's native scale. */
 export const SIZE_PRESETS = [

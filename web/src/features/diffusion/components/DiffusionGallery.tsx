@@ -11,7 +11,7 @@ import { LoadError } from '../../../components/LoadError';
 import { SimulatedMark } from '../../../components/Simulated';
 import { nextPaging, useUrlPaging } from '../../../routing/useUrlPaging';
 import { Note, UsedLoras } from './diffusionViews';
-import { baseModelName } from '../../training/components/trainViews';
+import { baseModelName } from '../../training';
 
 export const GALLERY_SIZES: readonly number[] = [24, 48, 96];
 

@@ -7,7 +7,7 @@ import { DIFFUSION_MAX_LORAS, PAGE, type LoraOption, type SdBaseModelId } from '
 import { loraOptionsFor } from '../api/diffusion';
 import { loraOptionKey, promptHasWord, type DraftErrors, type LoraPick } from '../utils/diffusionDraft';
 import { Note } from './diffusionViews';
-import { baseModelName } from '../../training/components/trainViews';
+import { baseModelName } from '../../training';
 
 export const LORA_WEIGHT = { min: -2, max: 2, step: 0.05 } as const;
 

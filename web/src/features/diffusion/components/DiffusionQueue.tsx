@@ -6,7 +6,7 @@ import { formatBeijing, formatYuan, type DiffusionTask } from '@console/contract
 import { afterTaskEnded, DIFFUSION_KEYS, diffusionApi, type useDiffusionTasks } from '../api/diffusion';
 import { LoadError } from '../../../components/LoadError';
 import { cancelOutcome, Note, TaskProgress, taskProgressText, TaskStatusTag, TaskThumbs } from './diffusionViews';
-import { baseModelName } from '../../training/components/trainViews';
+import { baseModelName } from '../../training';
 
 type Tasks = ReturnType<typeof useDiffusionTasks>;
 

@@ -12,10 +12,10 @@ import { getApiUi } from '../../../api/ui';
 import { CashShortAlert, cashShortText } from '../../../components/CashShortAlert';
 import { formatUnitPrice, Price } from '../../../components/Price';
 import { useMoneyQuery } from '../../../session/useSession';
-import { useDebouncedValue } from '../../market/hooks/useQuote';
+import { useDebouncedValue } from '../../market';
 import type { DraftErrors } from '../utils/diffusionDraft';
 import { Note } from './diffusionViews';
-import { formatDuration } from '../../training/components/trainViews';
+import { formatDuration } from '../../training';
 
 /** Typing a number sends one quote when the typing stops, not one per key. */
 export const DIFFUSION_QUOTE_DEBOUNCE_MS = 400;

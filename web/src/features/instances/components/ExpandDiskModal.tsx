@@ -9,7 +9,7 @@ import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-quer
 import { MAX_DATA_DISK_GB, formatYuan } from '@console/contract';
 import { isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS } from '../api/instances';
-import { STORAGE_KEYS, storageApi } from '../../storage/api/storage';
+import { STORAGE_KEYS, storageApi } from '../../storage';
 import { formatTime } from '../../../components/orderViews';
 import { UnitNumberInput } from '../../../components/UnitNumberInput';
 import { BILLING_KEYS } from '../../../api/billing';

@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { Alert, Modal, Select, Typography } from 'antd';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { API, MANAGE_PERMISSIONS, PermissionLabel, type Child, type ChildPage, type Instance } from '@console/contract';
-import { ACCOUNT_KEYS } from '../../account/api/account';
+import { ACCOUNT_KEYS } from '../../account';
 import { api } from '../../../api/client';
 import { instancesApi } from '../api/instances';
 

@@ -9,7 +9,7 @@ import { USER_IMAGE_NAME_MAX, type ErrorName, type Instance } from '@console/con
 import { reactToError } from '../../../api/client';
 import { isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS } from '../api/instances';
-import { STORAGE_KEYS, storageApi } from '../../storage/api/storage';
+import { STORAGE_KEYS, storageApi } from '../../storage';
 import { getApiUi } from '../../../api/ui';
 
 /** Letters (Chinese included), digits, space and . _ - ( ), as the server checks it. */

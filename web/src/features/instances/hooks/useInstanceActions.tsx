@@ -15,7 +15,7 @@ import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS, instancesApi } from '../api/instances';
 import { NOTICE_KEYS, noticesApi } from '../../../api/notices';
 import { getApiUi } from '../../../api/ui';
-import { actionLabel, actionNotice } from '../components/instanceViews';
+import { actionLabel, actionNotice, diskTargetOf, scheduledStopText } from '../components/instanceViews';
 import { RenewModal } from '../components/RenewModal';
 import { AutoRenewModal } from '../components/AutoRenewModal';
 import { RefundModal } from '../components/RefundModal';
@@ -26,7 +26,6 @@ import { ExpandDiskModal } from '../components/ExpandDiskModal';
 import { SaveImageModal } from '../components/SaveImageModal';
 import { ScheduledStopModal } from '../components/ScheduledStopModal';
 import { HandModal } from '../components/HandModal';
-import { diskTargetOf, scheduledStopText } from '../components/instanceViews';
 
 export const NAME_MAX = 30;
 

@@ -1,7 +1,7 @@
 import { Button, Card, Flex, Select, Space, Tag } from 'antd';
 import { InstanceCategory, type InstanceCategory as Category } from '@console/contract';
 import { useQuery } from '@tanstack/react-query';
-import { ACCOUNT_KEYS, childApi } from '../../account/api/account';
+import { ACCOUNT_KEYS, childApi } from '../../account';
 import type { OperationFilter } from '../api/instances';
 import { useSession } from '../../../session/useSession';
 import { PageFrame } from '../../../components/PageFrame';

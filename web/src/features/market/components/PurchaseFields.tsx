@@ -19,7 +19,7 @@ import { formatDay } from '../../../lib/time';
 import { catalogueQueries } from '../api/catalogue';
 import { reactToError } from '../../../api/client';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
-import { INSTANCE_KEYS } from '../../instances/api/instances';
+import { INSTANCE_KEYS } from '../../instances';
 import { ordersApi } from '../../../api/orders';
 import { getApiUi } from '../../../api/ui';
 import { OrderPayModal } from '../../../components/OrderPayModal';

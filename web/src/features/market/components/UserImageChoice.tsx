@@ -1,6 +1,6 @@
 import { Alert, Button, Skeleton, Tag, Typography } from 'antd';
 import { useQuery } from '@tanstack/react-query';
-import { STORAGE_KEYS, storageApi } from '../../storage/api/storage';
+import { STORAGE_KEYS, storageApi } from '../../storage';
 import type { SharedImage } from '@console/contract';
 
 /** An image of my images, or one shared with a link, as the purchase page shows it (cached per id). */

@@ -1,6 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { vi } from 'vitest';
 import { session } from '../../../session/store';
 import { calls, json } from '../../../test/http';
 import { renderApp } from '../../../test/render';

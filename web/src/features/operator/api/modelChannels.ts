@@ -1,6 +1,6 @@
 import { API, type ModelChannelSaveRequest, type OperatorModelChannels, type OperatorModelUpdate } from '@console/contract';
 import { api } from '../../../api/client';
-import { OPERATOR_KEYS } from '../../account/api/account';
+import { OPERATOR_KEYS } from '../../account';
 
 /** Under the operator area's keys: everything it reads is refreshed together. */
 export const MODEL_CHANNEL_KEYS = { all: [...OPERATOR_KEYS.all, 'model-channels'] as const };

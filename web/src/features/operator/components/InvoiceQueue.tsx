@@ -14,8 +14,8 @@ import {
   type OperatorInvoice,
 } from '@console/contract';
 import { isApiError } from '../../../api/errors';
-import { INVOICE_KEYS, operatorInvoiceApi } from '../../billing/api/invoices';
-import { OPERATOR_KEYS } from '../../account/api/account';
+import { INVOICE_KEYS, operatorInvoiceApi } from '../../billing';
+import { OPERATOR_KEYS } from '../../account';
 import { InvoiceStatusTag } from '../../../components/invoiceViews';
 import { PagedTable, usePagedQuery } from '../../../components/PagedTable';
 import type { Paging } from '../../../routing/useUrlPaging';

@@ -1,5 +1,5 @@
 import { Tag, Typography } from 'antd';
-import { OPERATOR_KEYS, operatorApi } from '../../account/api/account';
+import { OPERATOR_KEYS, operatorApi } from '../../account';
 import { PagedTable, usePagedQuery } from '../../../components/PagedTable';
 import type { Paging } from '../../../routing/useUrlPaging';
 import { formatMinute } from './operatorViews';

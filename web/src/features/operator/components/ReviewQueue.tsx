@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { Button, Descriptions, Drawer, Empty, Flex, Image, Popconfirm, Segmented, Space, Typography } from 'antd';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { ReviewKind, reviewDecisionSchema, type CertStatus, type ReviewDecision, type ReviewItem } from '@console/contract';
-import { OPERATOR_KEYS, operatorApi } from '../../account/api/account';
+import { OPERATOR_KEYS, operatorApi } from '../../account';
 import { BASES } from '../../../api/bases';
 import { PagedTable, usePagedQuery } from '../../../components/PagedTable';
 import type { Paging } from '../../../routing/useUrlPaging';

@@ -1,6 +1,6 @@
 import { Flex, Input, Tag, Typography } from 'antd';
 import { AccountType, type AccountType as Account, type OperatorUser } from '@console/contract';
-import { OPERATOR_KEYS, operatorApi } from '../../account/api/account';
+import { OPERATOR_KEYS, operatorApi } from '../../account';
 import { PagedTable, usePagedQuery } from '../../../components/PagedTable';
 import type { Paging } from '../../../routing/useUrlPaging';
 import { CertStatusTag, CertTypeTag, formatMinute } from './operatorViews';

@@ -1,6 +1,6 @@
 import { useEffect } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import { OPERATOR_KEYS } from '../../account/api/account';
+import { OPERATOR_KEYS } from '../../account';
 import { isApiError } from '../../../api/errors';
 import { USER_KEYS } from '../../../api/user';
 

@@ -6,8 +6,7 @@ import { STORAGE_KEYS, storageApi } from '../api/storage';
 import { formatTime } from '../../../components/orderViews';
 import { PagedListPage } from '../../../components/PagedListPage';
 import { Price } from '../../../components/Price';
-import { ExpandDiskModal, type DiskTarget } from '../../instances/components/ExpandDiskModal';
-import { BUSY_POLL_MS, InstanceStatusTag, detailPathOf, isBusy } from '../../instances/components/instanceViews';
+import { ExpandDiskModal, type DiskTarget, BUSY_POLL_MS, InstanceStatusTag, detailPathOf, isBusy } from '../../instances';
 
 const targetOf = (d: DataDisk): DiskTarget => ({
   id: d.instanceId,

@@ -16,10 +16,9 @@ import {
   type LoraJob,
   type SdBaseModelId,
 } from '@console/contract';
-import { DATASET_KEYS, datasetApi } from '../../datasets/api/datasets';
+import { DATASET_KEYS, datasetApi, datasetDetailPath, datasetUploadPath } from '../../datasets';
 import type { LoraQuoteRequest } from '../api/training';
 import { LoadError } from '../../../components/LoadError';
-import { datasetDetailPath, datasetUploadPath } from '../../datasets/pages/DatasetPage';
 import { ADVANCED_KEYS, AdvancedParamFields, BasicParamFields, validateParams, type ParamsDraft } from './TrainParamFields';
 import { pendingStart, QuotePanel, StartModal, useTrainQuote, type PendingStart } from './TrainQuote';
 import { baseModelName } from './trainViews';

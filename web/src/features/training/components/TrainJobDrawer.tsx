@@ -11,7 +11,7 @@ import { formatBytes } from '../../../components/format';
 import { LoadError } from '../../../components/LoadError';
 import { PageLoading } from '../../../components/PageLoading';
 import { SimulatedMark } from '../../../components/Simulated';
-import { StatsChart } from '../../model/components/StatsCharts';
+import { StatsChart } from '../../model';
 import { useJobActions } from './TrainJobs';
 import { PARAM_LABELS } from './TrainParamFields';
 import { baseModelName, epochText, formatDuration, formatEstimate, JobProgress, LoraStatusTag } from './trainViews';

@@ -1,0 +1,1 @@
+export { ACCOUNT_KEYS, childApi, OPERATOR_KEYS, operatorApi } from './api/account';

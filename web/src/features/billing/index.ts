@@ -1,0 +1,1 @@
+export { INVOICE_KEYS, operatorInvoiceApi } from './api/invoices';

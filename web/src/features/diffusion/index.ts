@@ -1,0 +1,2 @@
+export { DIFFUSION_KEYS, diffusionApi, type DiffusionTaskPage } from './api/diffusion';
+export { cancelOutcome, isTaskActive, Note, TaskStatusTag } from './components/diffusionViews';

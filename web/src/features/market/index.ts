@@ -1,0 +1,2 @@
+export { catalogueQueries } from './api/catalogue';
+export { useDebouncedValue } from './hooks/useQuote';

@@ -1,0 +1,1 @@
+export { STORAGE_KEYS, storageApi } from './api/storage';

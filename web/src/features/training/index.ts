@@ -1,0 +1,1 @@
+export { baseModelName, epochText, formatDuration, JobProgress, LoraStatusTag } from './components/trainViews';
