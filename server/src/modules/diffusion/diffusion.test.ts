@@ -39,7 +39,7 @@ import {
 import { ComfyPainter } from '../../drivers/image-backend/comfy-client.js';
 import { EmbeddedPainter } from '../../drivers/image-backend/embedded-painter.js';
 import { checkLedger } from '../ledger/index.js';
-import { STALE_RUNNER_MS } from '../training/index.js';
+import { STALE_RUNNER_MS } from '../image-jobs/index.js';
 import { DiffusionService } from './service.js';
 
 let s: TestServer;

@@ -38,6 +38,7 @@ import {
   type LoraOption,
   type LoraRef,
   type PageOf,
+  type SdBaseModelId,
   type diffusionImageSchema,
   type diffusionTaskSchema,
 } from '@console/contract';
@@ -50,10 +51,16 @@ import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueService } from '../catalogue/index.js';
 import type { LedgerService } from '../ledger/index.js';
+import { advanceEach, advanceRun, staleAfter } from '../image-jobs/index.js';
 import type { ResourceService } from '../resources/index.js';
-import type { TrainingService } from '../training/index.js';
-import { advanceEach, advanceRun, chargeJobHold, holdJobCash, returnJobHold, staleAfter } from '../training/index.js';
 import { sdGenImages, sdGenTasks, type UsedLora } from './schema.js';
+
+/** The account's own LoRAs, made by LoRA training: listed for the form, loaded to paint with. */
+export interface OwnLoras {
+  loraOptions(payerId: string): Promise<LoraOption[]>;
+  /** One epoch's file of a job of the account's; null when it has none (or the job failed and was refunded). */
+  lora(payerId: string, jobId: string, epoch: number): Promise<{ name: string; baseModel: SdBaseModelId; file: Buffer } | null>;
+}
 
 type TaskRow = typeof sdGenTasks.$inferSelect;
 type ImageRow = typeof sdGenImages.$inferSelect;
@@ -67,10 +74,10 @@ export class DiffusionService {
     private deps: {
       db: Db;
       clock: Clock;
-      ledger: LedgerService;
+      ledger: Pick<LedgerService, 'holds'>;
       storage: StorageDriver;
       catalogue: Pick<CatalogueService, 'gpuHourlyRate'>;
-      training: Pick<TrainingService, 'lora' | 'loraOptions'>;
+      training: OwnLoras;
       /** The payer's RTX 4090 时长包, drawn before the cash (whole images). */
       resources: Pick<ResourceService, 'cardTimeLeft' | 'reserveCardTime' | 'releaseCardTime'>;
       painter: PainterDriver;
@@ -227,13 +234,13 @@ export class DiffusionService {
           updatedAt: now,
         });
         const what = t.workflow ? `ComfyUI 工作流「${t.workflow.name}」` : 'AI 绘图';
-        await holdJobCash(this.deps.ledger, tx, {
+        await this.deps.ledger.holds.hold(tx, {
           key: `gen:${id}:hold`,
           kind: 'diffusion_hold',
           memo: `${what}预扣（现金支付 ${images - packageImages} 张）`,
           actorId,
+          holder: id,
           payerId,
-          jobId: id,
           amount: held,
           short: 'DIFFUSION_INSUFFICIENT_CASH',
         });
@@ -444,12 +451,12 @@ export class DiffusionService {
       .values({ id: randomUUID(), taskId: row.id, userId: row.userId, index: e.index, seed: e.seed, storageKey, bytes: e.png.length, createdAt: now })
       .onConflictDoNothing();
     if (e.index < row.packageImages) return 0n; // paid by the packages at submit
-    return chargeJobHold(this.deps.ledger, tx, {
+    return this.deps.ledger.holds.settle(tx, {
       key: `gen:${row.id}:image:${e.index}`,
       kind: 'diffusion_usage',
       memo: `${row.workflow ? `工作流「${row.workflowName}」` : 'AI 绘图'}第 ${e.index + 1}/${row.params.batchCount} 张`,
       actorId: row.createdBy,
-      jobId: row.id,
+      holder: row.id,
       amount: row.unitPrice,
     });
   }
@@ -459,13 +466,13 @@ export class DiffusionService {
     const unmadeOnPackages = Math.max(0, row.packageImages - row.done);
     await this.deps.resources.releaseCardTime(tx, jobRef(row.id), row.imageMs * BigInt(unmadeOnPackages));
     const rest = row.held - row.charged;
-    await returnJobHold(this.deps.ledger, tx, {
+    await this.deps.ledger.holds.release(tx, {
       key: `gen:${row.id}:release`,
       kind: 'diffusion_release',
       memo: status === 'cancelled' ? 'AI 绘图取消，退回未生成部分' : 'AI 绘图未生成部分退回',
       actorId,
+      holder: row.id,
       payerId: row.userId,
-      jobId: row.id,
       amount: rest,
     });
     const now = this.deps.clock.now();

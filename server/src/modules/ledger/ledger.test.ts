@@ -5,7 +5,7 @@ import { yuanToUnits } from '@console/contract';
 import { countRows, get, json, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
 import { ledgerAccounts, users } from '../../db/schema.js';
 import { checkLedger } from './check.js';
-import { PLATFORM_SHARDS, type Leg } from './service.js';
+import { PLATFORM_SHARDS, type Leg } from './accounts.js';
 
 const yuan = yuanToUnits;
 

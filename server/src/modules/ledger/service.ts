@@ -16,45 +16,27 @@ import { ledgerAccounts, ledgerEntries, ledgerTransfers } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import { pgArray } from '../../db/arrays.js';
 import { rowCount, rowsOf } from '../../db/results.js';
-
-export type AccountKind = (typeof ledgerAccounts.$inferSelect)['kind'];
-export const USER_KINDS = ['cash', 'gift', 'voucher', 'deposit', 'resource'] as const satisfies readonly AccountKind[];
-export type UserAccountKind = (typeof USER_KINDS)[number];
-export type PlatformAccountKind = Exclude<AccountKind, UserAccountKind>;
-const PLATFORM_KINDS = ledgerAccounts.kind.enumValues.filter((k): k is PlatformAccountKind => !(USER_KINDS as readonly string[]).includes(k));
-
-/** Which account a leg touches: one of a user's, or one of the platform's. */
-export type AccountRef = { userId: string; kind: UserAccountKind } | { platform: PlatformAccountKind; name?: string };
-
-export interface Leg {
-  account: AccountRef;
-  /** Positive credits the account, negative debits it. */
-  amount: bigint;
-}
-
-export interface TransferInput {
-  key: string;
-  /** What the statement calls it: every kind has its Chinese label in the contract (TransferKind). */
-  kind: TransferKind;
-  memo?: string;
-  actorId?: string | null;
-  orderId?: string | null;
-  legs: Leg[];
-}
+import {
+  accountCode,
+  PLATFORM_KINDS,
+  PLATFORM_SHARDS,
+  shardPlatformLeg,
+  USER_KINDS,
+  type AccountRef,
+  type Leg,
+  type PostedTransfer,
+  type TransferInput,
+  type UserAccountKind,
+} from './accounts.js';
+import { Holds } from './holds.js';
 
 /** Accounts locked in a transaction, by code, with their balances as of the lock. */
 export type LockedAccounts = Map<string, { id: string; balance: bigint; mayGoNegative: boolean }>;
 
-export interface PostedTransfer {
-  transferId: string;
-  replayed: boolean;
-}
-
-export function accountCode(ref: AccountRef): string {
-  return 'userId' in ref ? `user:${ref.userId}:${ref.kind}` : `platform:${ref.platform}${ref.name ? `:${ref.name}` : ''}`;
-}
-
 export class LedgerService {
+  /** Hold, settle and release of work priced when it ends (holds.ts). */
+  readonly holds = new Holds(this);
+
   constructor(
     private db: Db,
     private clock: Clock,
@@ -298,7 +280,7 @@ export class LedgerService {
   async externalCash(userId: string, exec: Executor = this.db): Promise<{ paidIn: bigint; refunded: bigint; consumed: bigint }> {
     const code = accountCode({ userId, kind: 'cash' });
     // Refunds out are rare: start from the platform's refund accounts, not from the user's many debits.
-    const res = (await exec.execute(sql`with cash as (select id from ledger_accounts where code = ${code})
+    const res = await exec.execute(sql`with cash as (select id from ledger_accounts where code = ${code})
       select
         (select coalesce(sum(e.amount), 0) from ledger_entries e join ledger_transfers t on t.id = e.transfer_id
           where e.account_id = (select id from cash) and t.kind = 'gateway_in' and e.amount > 0)::text as paid_in,
@@ -306,10 +288,8 @@ export class LedgerService {
           where e.account_id = (select id from cash) and e.amount < 0 and e.transfer_id in (
             select r.transfer_id from ledger_entries r join ledger_accounts ra on ra.id = r.account_id where ra.kind = 'refund'))::text as refunded,
         (select coalesce(sum(-e.amount), 0) from ledger_entries e join ledger_transfers t on t.id = e.transfer_id
-          where e.account_id = (select id from cash) and t.kind in ('order', 'usage', 'refund', 'model_hold', 'model_usage'))::text as consumed`)) as unknown as {
-      rows: { paid_in: string; refunded: string; consumed: string }[];
-    };
-    const row = res.rows[0];
+          where e.account_id = (select id from cash) and t.kind in ('order', 'usage', 'refund', 'model_hold', 'model_usage'))::text as consumed`);
+    const [row] = rowsOf<{ paid_in: string; refunded: string; consumed: string }>(res);
     return { paidIn: BigInt(row?.paid_in ?? '0'), refunded: BigInt(row?.refunded ?? '0'), consumed: BigInt(row?.consumed ?? '0') };
   }
 
@@ -321,30 +301,37 @@ export class LedgerService {
    */
   async statement(userId: string, kind: UserAccountKind, paging: { page: number; pageSize: number }) {
     const rows = statementRows(accountCode({ userId, kind }));
-    const counted = (await this.db.execute(sql`with r as (${rows}) select count(distinct coalesce(grp, id::text))::int as total from r`)) as unknown as {
-      rows: { total: number }[];
-    };
-    const page = (await this.db.execute(sql`with r as (${rows})
+    return this.statementPage(
+      sql`with r as (${rows}) select count(distinct coalesce(grp, id::text))::int as total from r`,
+      sql`with r as (${rows})
       select max(id) as id, sum(amount)::text as amount, count(*)::int as entries, grp,
         (array_agg(balance_after order by id desc))[1]::text as balance_after,
         max(created_at) as created_at, min(kind) as kind, max(order_id) as order_id,
         (array_agg(memo order by run desc, id desc))[1] as memo
       from r group by coalesce(grp, id::text), grp
-      order by max(id) desc limit ${paging.pageSize} offset ${(paging.page - 1) * paging.pageSize}`)) as unknown as { rows: StatementSqlRow[] };
-    return { items: page.rows.map(statementItem), total: Number(counted.rows[0]?.total ?? 0), ...paging };
+      order by max(id) desc limit ${paging.pageSize} offset ${(paging.page - 1) * paging.pageSize}`,
+      paging,
+    );
   }
 
   /** The ledger entries under one roll-up row of `statement` (its `group`), newest first. */
   async statementGroup(userId: string, kind: UserAccountKind, group: string, paging: { page: number; pageSize: number }) {
     const rows = statementRows(accountCode({ userId, kind }));
-    const counted = (await this.db.execute(sql`with r as (${rows}) select count(*)::int as total from r where grp = ${group}`)) as unknown as {
-      rows: { total: number }[];
-    };
-    const page = (await this.db.execute(sql`with r as (${rows})
+    return this.statementPage(
+      sql`with r as (${rows}) select count(*)::int as total from r where grp = ${group}`,
+      sql`with r as (${rows})
       select id, amount::text as amount, 1 as entries, null as grp, balance_after::text as balance_after, created_at, kind, order_id, memo
       from r where grp = ${group}
-      order by id desc limit ${paging.pageSize} offset ${(paging.page - 1) * paging.pageSize}`)) as unknown as { rows: StatementSqlRow[] };
-    return { items: page.rows.map(statementItem), total: Number(counted.rows[0]?.total ?? 0), ...paging };
+      order by id desc limit ${paging.pageSize} offset ${(paging.page - 1) * paging.pageSize}`,
+      paging,
+    );
+  }
+
+  /** One page of statement rows (`page`) and how many rows there are in all (`counted`). */
+  private async statementPage(counted: SQL, page: SQL, paging: { page: number; pageSize: number }) {
+    const [count] = rowsOf<{ total: number }>(await this.db.execute(counted));
+    const rows = rowsOf<StatementSqlRow>(await this.db.execute(page));
+    return { items: rows.map(statementItem), total: Number(count?.total ?? 0), ...paging };
   }
 
   /**
@@ -352,14 +339,20 @@ export class LedgerService {
    * what it took from the payer's spendable accounts (gift credit and cash): what its bill is built from.
    */
   async orderCharges(userId: string, orderUid: string, kind: TransferKind, exec: Executor = this.db) {
-    const res = (await exec.execute(sql`select t.id, t.idempotency_key as key, t.memo, t.created_at, (-sum(e.amount))::text as paid
+    const res = await exec.execute(sql`select t.id, t.idempotency_key as key, t.memo, t.created_at, (-sum(e.amount))::text as paid
       from ledger_transfers t
         join ledger_entries e on e.transfer_id = t.id
         join ledger_accounts a on a.id = e.account_id
       where t.order_id = ${orderUid} and t.kind = ${kind} and a.user_id = ${userId} and a.kind in ('cash', 'gift')
       group by t.id, t.idempotency_key, t.memo, t.created_at
-      order by t.created_at, t.id`)) as unknown as { rows: { id: string; key: string; memo: string; created_at: string | Date; paid: string }[] };
-    return res.rows.map((r) => ({ transferId: r.id, key: r.key, memo: r.memo, createdAt: new Date(r.created_at), paid: BigInt(r.paid) }));
+      order by t.created_at, t.id`);
+    return rowsOf<{ id: string; key: string; memo: string; created_at: string | Date; paid: string }>(res).map((r) => ({
+      transferId: r.id,
+      key: r.key,
+      memo: r.memo,
+      createdAt: new Date(r.created_at),
+      paid: BigInt(r.paid),
+    }));
   }
 
   /**
@@ -394,35 +387,6 @@ export class LedgerService {
       .offset((paging.page - 1) * paging.pageSize);
     return { items: rows.map((r) => ({ ...r, paid: BigInt(r.paid) })), total, ...paging };
   }
-}
-
-/**
- * Every payment credits the platform's revenue (and many debit its promotion account): one row
- * would serialise them all. Platform accounts are spread over shards, chosen by the transfer's key
- * so that a replay lands on the same shard; their totals are the sum over shards.
- */
-export const PLATFORM_SHARDS = 64;
-
-/**
- * The platform shard for `key` among the shards of one lane (shard numbers ≡ lane.index mod
- * lane.count): batches posted at the same time by different lanes touch disjoint platform rows and
- * never wait for each other on them. Passed as the leg's account `name`, it is a shard like any other.
- */
-export function laneShard(key: string, lane: { index: number; count: number }): string {
-  const mine = Math.ceil((PLATFORM_SHARDS - lane.index) / lane.count);
-  const s = lane.index + lane.count * (fnv1a(key) % mine);
-  return `s${String(s).padStart(2, '0')}`;
-}
-
-function fnv1a(key: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
-  return h >>> 0;
-}
-
-function shardPlatformLeg(leg: Leg, key: string): Leg {
-  if (!('platform' in leg.account) || leg.account.name) return leg;
-  return { ...leg, account: { ...leg.account, name: `s${String(fnv1a(key) % PLATFORM_SHARDS).padStart(2, '0')}` } };
 }
 
 /** The arguments of migration 0007's `ledger_post`, arrays as PostgreSQL literals. */

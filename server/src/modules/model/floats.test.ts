@@ -10,6 +10,7 @@ import type { Db } from '../../db/client.js';
 import { rowsOf } from '../../db/results.js';
 import { modelSuite } from '../../../test/model-kit.js';
 import type { TestServer } from '../../../test/harness.js';
+import { Holds, type LedgerService } from '../ledger/index.js';
 import { FLOAT_CALLS, FloatPool, FloatRefused, type CallRow } from './floats.js';
 import { modelCalls, modelFloats } from './schema.js';
 
@@ -29,7 +30,7 @@ describe('model floats', () => {
     expect(await holdTotal()).toBe(0n);
   });
 
-  const pool = (db: Db = s.ctx.db, ledger: TestServer['ctx']['ledger'] = s.ctx.ledger) => {
+  const pool = (db: Db = s.ctx.db, ledger: Pick<LedgerService, 'holds'> = s.ctx.ledger) => {
     const p = new FloatPool({ db, clock: s.ctx.clock, ledger, onError: (e) => errors.push(e) });
     pools.push(p);
     return p;
@@ -135,7 +136,7 @@ describe('model floats', () => {
     const u = await fundedUser('1');
     let fundings = 0;
     // The second top-up commits, then its answer is lost.
-    const ledger = new Proxy(s.ctx.ledger, {
+    const poster = new Proxy(s.ctx.ledger, {
       get(target, prop, receiver) {
         if (prop !== 'postAlongside') return Reflect.get(target, prop, receiver) as unknown;
         return async (...args: Parameters<typeof target.postAlongside>) => {
@@ -145,7 +146,7 @@ describe('model floats', () => {
         };
       },
     });
-    const p = pool(s.ctx.db, ledger);
+    const p = pool(s.ctx.db, { holds: new Holds(poster) });
     const first = await p.reserve(u.user.id, u.user.id, 100n); // funds 1,600
     const big = await p.reserve(u.user.id, u.user.id, 1_500n); // 1,500 left: fits
     await expect(p.reserve(u.user.id, u.user.id, 100n)).rejects.toThrow('connection lost after commit');

@@ -25,7 +25,7 @@ import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
-import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
+import type { LedgerService } from '../ledger/index.js';
 import { modelCalls, modelFloats } from './schema.js';
 
 /** A float is funded for this many estimates of the call that opened or topped it up. */
@@ -93,13 +93,9 @@ export class FloatPool {
   private readonly live = new Set<Float>();
   private readonly toucher: NodeJS.Timeout;
 
-  constructor(private readonly deps: { db: Db; clock: Clock; ledger: LedgerService; onError: (e: unknown) => void }) {
+  constructor(private readonly deps: { db: Db; clock: Clock; ledger: Pick<LedgerService, 'holds'>; onError: (e: unknown) => void }) {
     this.toucher = setInterval(() => void this.touchAll().catch(deps.onError), FLOAT_TOUCH_MS);
     this.toucher.unref();
-  }
-
-  private holdAccount(floatId: string): AccountRef {
-    return { platform: 'hold', name: laneShard(floatId, { index: 0, count: 1 }) };
   }
 
   /** Reserves `held` for one call from the payer's float, funding or topping it up when it falls short. */
@@ -233,20 +229,18 @@ export class FloatPool {
             .set({ funded: sql`${modelFloats.funded} + ${amount}`, touchedAt: now })
             .where(and(eq(modelFloats.id, f.id), eq(modelFloats.status, 'open')))
             .returning({ id: modelFloats.id });
-    const transfer: TransferInput = {
+    const hold = {
       // A key of its own per attempt: an attempt whose answer was lost may have committed, and a
       // second one under the same key would move no money while its funded increase stayed.
       key: `model:float:${f.id}:fund:${randomUUID()}`,
-      kind: 'model_hold',
+      kind: 'model_hold' as const,
       memo: '大模型调用预扣',
       actorId,
-      legs: [
-        { account: { userId: f.payerId, kind: 'cash' }, amount: -amount },
-        { account: this.holdAccount(f.id), amount },
-      ],
+      holder: f.id,
+      payerId: f.payerId,
+      amount,
     };
-    const posted = await this.deps.ledger.postAlongside(transfer, record.getSQL());
-    if (!posted) return false;
+    if (!(await this.deps.ledger.holds.holdAlongside(hold, record.getSQL()))) return false;
     f.fundings = n;
     f.funded += amount;
     return true;
@@ -322,23 +316,17 @@ export class FloatPool {
         .update(modelFloats)
         .set({ charged: sql`${modelFloats.charged} + ${cost}`, flushes: batch, touchedAt: now, ...(close ? { status: 'closed' as const } : {}) })
         .where(eq(modelFloats.id, f.id));
-      const legs = [
-        { account: this.holdAccount(f.id), amount: -(cost + rest) },
-        { account: { platform: 'revenue' } as AccountRef, amount: cost },
-        { account: { userId: f.payerId, kind: 'cash' } as AccountRef, amount: rest },
-      ].filter((l) => l.amount !== 0n);
-      if (legs.length < 2) return;
       const calls = rows.length ? `${rows.length} 次调用` : '';
-      await this.deps.ledger.post(
-        {
-          key: `model:float:${f.id}:${close ? 'close' : 'flush'}:${batch}`,
-          kind: 'model_usage',
-          memo: close ? `大模型调用结算${calls ? `（${calls}）` : ''}，未用的预扣退回` : `大模型调用结算（${calls}）`,
-          actorId: null,
-          legs,
-        },
-        tx,
-      );
+      await this.deps.ledger.holds.settle(tx, {
+        key: `model:float:${f.id}:${close ? 'close' : 'flush'}:${batch}`,
+        kind: 'model_usage',
+        memo: close ? `大模型调用结算${calls ? `（${calls}）` : ''}，未用的预扣退回` : `大模型调用结算（${calls}）`,
+        actorId: null,
+        holder: f.id,
+        amount: cost,
+        // A close gives back what the calls did not use: the float's whole rest leaves the hold.
+        ...(close ? { closing: { payerId: f.payerId, held: cost + rest } } : {}),
+      });
     });
   }
 
@@ -370,19 +358,15 @@ export class FloatPool {
         if (!float) return false;
         const rest = float.funded - float.charged;
         if (rest > 0n) {
-          await this.deps.ledger.post(
-            {
-              key: `model:float:${float.id}:sweep`,
-              kind: 'model_usage',
-              memo: '大模型调用预扣退回（服务进程中断）',
-              actorId: null,
-              legs: [
-                { account: this.holdAccount(float.id), amount: -rest },
-                { account: { userId: float.payerId, kind: 'cash' }, amount: rest },
-              ],
-            },
-            tx,
-          );
+          await this.deps.ledger.holds.release(tx, {
+            key: `model:float:${float.id}:sweep`,
+            kind: 'model_usage',
+            memo: '大模型调用预扣退回（服务进程中断）',
+            actorId: null,
+            holder: float.id,
+            payerId: float.payerId,
+            amount: rest,
+          });
         }
         await tx.update(modelFloats).set({ status: 'expired' }).where(eq(modelFloats.id, float.id));
         return true;

@@ -27,7 +27,7 @@ import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db, Executor, Tx } from '../../db/client.js';
 import { rowsOf } from '../../db/results.js';
 import { AppError } from '../../http/errors.js';
-import { laneShard, type AccountRef, type LedgerService, type TransferInput } from '../ledger/index.js';
+import type { LedgerService } from '../ledger/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { AuthenticatedKey, ApiKeyService } from './keys.js';
 import type { ModelInfo } from './catalogue.js';
@@ -122,7 +122,7 @@ export class ModelGateway {
     private readonly deps: {
       db: Db;
       clock: Clock;
-      ledger: LedgerService;
+      ledger: Pick<LedgerService, 'holds'>;
       apiKeys: Pick<ApiKeyService, 'recordUse' | 'reserveSpend' | 'adjustSpend'>;
       resources: Pick<ResourceService, 'holdsTokens' | 'reserveTokens' | 'settleTokens'>;
       onError?: (e: unknown) => void;
@@ -133,10 +133,6 @@ export class ModelGateway {
 
   private async holdsTokens(payerId: string): Promise<boolean> {
     return (await this.holdsTokensSeen.get(payerId, () => this.deps.resources.holdsTokens(payerId))) === true;
-  }
-
-  private holdAccount(callId: string): AccountRef {
-    return { platform: 'hold', name: laneShard(callId, { index: 0, count: 1 }) };
   }
 
   /**
@@ -170,7 +166,15 @@ export class ModelGateway {
       });
       if (held > 0n) {
         try {
-          await this.deps.ledger.post(this.holdTransfer(id, key, model, held), tx);
+          await this.deps.ledger.holds.hold(tx, {
+            key: `model:${id}:hold`,
+            kind: 'model_hold',
+            memo: `${model.id} 调用预扣`,
+            actorId: key.ownerId,
+            holder: id,
+            payerId: key.payerId,
+            amount: held,
+          });
         } catch (e) {
           throw insufficient(e, heldTokens);
         }
@@ -194,19 +198,6 @@ export class ModelGateway {
       if (e instanceof FloatRefused) throw insufficientCash(e.detail, 0);
       throw e;
     }
-  }
-
-  private holdTransfer(id: string, key: AuthenticatedKey, model: ModelInfo, held: bigint) {
-    return {
-      key: `model:${id}:hold`,
-      kind: 'model_hold' as const,
-      memo: `${model.id} 调用预扣`,
-      actorId: key.ownerId,
-      legs: [
-        { account: { userId: key.payerId, kind: 'cash' } as AccountRef, amount: -held },
-        { account: this.holdAccount(id), amount: held },
-      ],
-    };
   }
 
   /** Refuses early by the key row this process read (the hold's transaction decides: reserveSpend). */
@@ -237,21 +228,15 @@ export class ModelGateway {
           .for('update', { skipLocked: true });
         if (!row) return false;
         await this.deps.resources.settleTokens(tx, row.payerId, row.id, row.heldTokens, 0);
-        if (row.held > 0n) {
-          await this.deps.ledger.post(
-            {
-              key: `model:${row.id}:settle`,
-              kind: 'model_usage',
-              memo: `${row.model} 调用未完成，预扣退回`,
-              actorId: null,
-              legs: [
-                { account: this.holdAccount(row.id), amount: -row.held },
-                { account: { userId: row.payerId, kind: 'cash' }, amount: row.held },
-              ],
-            },
-            tx,
-          );
-        }
+        await this.deps.ledger.holds.release(tx, {
+          key: `model:${row.id}:settle`,
+          kind: 'model_usage',
+          memo: `${row.model} 调用未完成，预扣退回`,
+          actorId: null,
+          holder: row.id,
+          payerId: row.payerId,
+          amount: row.held,
+        });
         await tx.update(modelCalls).set({ status: 'expired', error: '调用未正常结束，预扣已退回' }).where(eq(modelCalls.id, row.id));
         // Its hold was counted as the key's spend (reserveSpend): nothing was spent.
         await this.deps.apiKeys.adjustSpend(tx, row.keyId, -row.held);
@@ -381,22 +366,18 @@ export class ModelGateway {
     });
   }
 
+  /** The call's final settle: `cost` to revenue out of its hold, the rest of the hold back to the cash (or the cash pays what the hold lacks). */
   private async post(call: CallStart, cost: bigint, tx: Tx): Promise<bigint> {
-    const transfer = this.settleTransfer(call, cost);
-    if (transfer) await this.deps.ledger.post(transfer, tx);
+    await this.deps.ledger.holds.settle(tx, {
+      key: `model:${call.id}:settle`,
+      kind: 'model_usage',
+      memo: `${call.model.id} 调用`,
+      actorId: call.key.ownerId,
+      holder: call.id,
+      amount: cost,
+      closing: { payerId: call.key.payerId, held: call.held },
+    });
     return cost;
-  }
-
-  /** The settle transfer: the hold to revenue (the cost) and back to cash (the rest); null when no money moves. */
-  private settleTransfer(call: CallStart, cost: bigint): TransferInput | null {
-    const cash: AccountRef = { userId: call.key.payerId, kind: 'cash' };
-    const legs = [
-      { account: this.holdAccount(call.id), amount: -call.held },
-      { account: { platform: 'revenue' } as AccountRef, amount: cost },
-      { account: cash, amount: call.held - cost },
-    ].filter((l) => l.amount !== 0n);
-    if (legs.length < 2) return null;
-    return { key: `model:${call.id}:settle`, kind: 'model_usage', memo: `${call.model.id} 调用`, actorId: call.key.ownerId, legs };
   }
 }
 

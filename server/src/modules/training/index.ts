@@ -1,5 +1,3 @@
 /** The training module's public entry: what other modules and the composition root may use. */
 export * from './service.js';
 export * from './routes.js';
-export * from './runner.js';
-export * from './job-money.js';

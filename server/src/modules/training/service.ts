@@ -49,8 +49,7 @@ import type { CatalogueService } from '../catalogue/index.js';
 import type { DatasetService } from '../datasets/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { LedgerService } from '../ledger/index.js';
-import { chargeJobHold, holdJobCash, returnJobHold } from './job-money.js';
-import { advanceEach, advanceRun, staleAfter } from './runner.js';
+import { advanceEach, advanceRun, staleAfter } from '../image-jobs/index.js';
 import { sdTrainEpochs, sdTrainJobs } from './schema.js';
 
 type JobRow = typeof sdTrainJobs.$inferSelect;
@@ -76,7 +75,7 @@ export class TrainingService {
     private deps: {
       db: Db;
       clock: Clock;
-      ledger: LedgerService;
+      ledger: Pick<LedgerService, 'holds'>;
       storage: StorageDriver;
       datasets: Pick<DatasetService, 'forTraining' | 'trainingImages'>;
       catalogue: Pick<CatalogueService, 'gpuHourlyRate'>;
@@ -150,17 +149,16 @@ export class TrainingService {
           createdAt: now,
           updatedAt: now,
         });
-        if (units > 0n)
-          await holdJobCash(this.deps.ledger, tx, {
-            key: `train:${id}:hold`,
-            kind: 'train_hold',
-            memo: `LoRA 训练「${body.name}」预扣`,
-            actorId,
-            payerId,
-            jobId: id,
-            amount: units,
-            short: 'TRAIN_INSUFFICIENT_CASH',
-          });
+        await this.deps.ledger.holds.hold(tx, {
+          key: `train:${id}:hold`,
+          kind: 'train_hold',
+          memo: `LoRA 训练「${body.name}」预扣`,
+          actorId,
+          holder: id,
+          payerId,
+          amount: units,
+          short: 'TRAIN_INSUFFICIENT_CASH',
+        });
       });
     } catch (e) {
       // The same request raced itself: the other one started the job.
@@ -442,12 +440,12 @@ export class TrainingService {
       .onConflictDoNothing();
     const share = loraEpochCharge(row.held, row.params.epochs, e.epoch);
     if (share === 0n) return 0n; // paid by the packages
-    return chargeJobHold(this.deps.ledger, tx, {
+    return this.deps.ledger.holds.settle(tx, {
       key: `train:${row.id}:epoch:${e.epoch}`,
       kind: 'train_usage',
       memo: `LoRA 训练「${row.name}」第 ${e.epoch}/${row.params.epochs} 轮`,
       actorId: row.createdBy,
-      jobId: row.id,
+      holder: row.id,
       amount: share,
     });
   }
@@ -497,13 +495,13 @@ export class TrainingService {
 
   /** Money back to the cash: what is still held, and (on a failure) what the epochs were charged. */
   private giveBack(tx: Tx, row: JobRow, why: 'release' | 'refund', held: bigint, charged: bigint, actorId: string | null) {
-    return returnJobHold(this.deps.ledger, tx, {
+    return this.deps.ledger.holds.release(tx, {
       key: `train:${row.id}:${why}`,
       kind: 'train_release',
       memo: why === 'release' ? `LoRA 训练「${row.name}」取消，退回未用部分` : `LoRA 训练「${row.name}」失败，全额退回`,
       actorId,
+      holder: row.id,
       payerId: row.userId,
-      jobId: row.id,
       amount: held,
       refunded: charged,
     });

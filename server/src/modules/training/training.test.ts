@@ -36,7 +36,7 @@ import { parseSafetensors, valuesOf } from '../../drivers/image-backend/safetens
 import { EmbeddedTrainer } from '../../drivers/image-backend/embedded-trainer.js';
 import type { TrainerDriver } from '../../drivers/image-backend/types.js';
 import { checkLedger } from '../ledger/index.js';
-import { STALE_RUNNER_MS } from './runner.js';
+import { STALE_RUNNER_MS } from '../image-jobs/index.js';
 import { TrainingService } from './service.js';
 
 let s: TestServer;

@@ -3,6 +3,11 @@
  * each process runs the jobs it started (`runner`), polls the backend for what they did, and applies
  * that under the job's row lock; a job whose runner went silent is taken over and started again.
  *
+ * A module of its own, beside training and diffusion rather than inside either: both run their work
+ * on the image backend (drivers/image-backend: the trainer, the painter, ComfyUI) and neither owns
+ * how that work is scheduled. It has no tables: the rows it moves are its callers', reached through
+ * the steps they pass (`AdvanceSteps`). Not a driver either: it holds transactions and row locks.
+ *
  * The poll happens before the transaction (the backend may take a while to answer: the embedded
  * one paints pictures), so a transaction never waits on it. Reported events that are not applied
  * (the job moved meanwhile, the transaction failed) are not lost silently: the run is dropped and
