@@ -1,3 +1,4 @@
+import { queryOptions } from '@tanstack/react-query';
 import {
   API,
   type GiftEligibility,
@@ -58,4 +59,12 @@ export const billingApi = {
   renewGifts: () => api.post<GiftList & { renewed: number }>(API.giftRenew, undefined, { successMessage: '赠送金已续期' }),
   vouchers: (q: { usable?: boolean } = {}, signal?: AbortSignal) =>
     api.get<{ items: Voucher[] }>(API.vouchers, q.usable ? { usable: 'true' } : undefined, { signal }),
+};
+
+/** One factory per endpoint read by the pages: key and request travel together. */
+export const billingQueries = {
+  rechargeOptions: () => queryOptions({ queryKey: BILLING_KEYS.rechargeOptions, queryFn: ({ signal }) => billingApi.rechargeOptions(signal) }),
+  gifts: () => queryOptions({ queryKey: BILLING_KEYS.giftList, queryFn: ({ signal }) => billingApi.gifts(signal) }),
+  giftEligibility: () => queryOptions({ queryKey: BILLING_KEYS.giftEligibility, queryFn: ({ signal }) => billingApi.giftEligibility(signal) }),
+  vouchers: () => queryOptions({ queryKey: BILLING_KEYS.voucherList, queryFn: ({ signal }) => billingApi.vouchers({}, signal) }),
 };

@@ -1,3 +1,4 @@
+import { queryOptions } from '@tanstack/react-query';
 import {
   API,
   type GpuSubscription,
@@ -36,4 +37,11 @@ export const noticesApi = {
   subscribe: (body: GpuSubscriptionRequest) =>
     api.post<GpuSubscription>(API.gpuSubscriptions, body, { successMessage: '已订阅：有空闲卡时将通过站内信（及您设置的短信 / 邮件）通知您一次' }),
   unsubscribe: (id: string) => api.delete<{ ok: true }>(API.gpuSubscription, { id }, { successMessage: '已取消订阅' }),
+};
+
+/** One factory per endpoint read by the pages: key and request travel together. */
+export const noticeQueries = {
+  unread: (token: string | null) => queryOptions({ queryKey: NOTICE_KEYS.unread(token), queryFn: ({ signal }) => noticesApi.unread(signal) }),
+  preferences: () => queryOptions({ queryKey: NOTICE_KEYS.preferences, queryFn: ({ signal }) => noticesApi.preferences(signal) }),
+  subscriptions: () => queryOptions({ queryKey: NOTICE_KEYS.subscriptions, queryFn: ({ signal }) => noticesApi.subscriptions(signal) }),
 };

@@ -1,3 +1,4 @@
+import { queryOptions } from '@tanstack/react-query';
 import {
   API,
   formatFilterBy,
@@ -147,3 +148,18 @@ function saveBlob(blob: Blob, name: string) {
   // Give the browser a moment to start the download before the URL goes away.
   setTimeout(() => URL.revokeObjectURL(href), 1000);
 }
+
+/** One factory per endpoint read by the pages and dialogs: key and request travel together. */
+export const orderQueries = {
+  one: (order: Pick<Order, 'kind' | 'orderUid'>) =>
+    queryOptions({ queryKey: ORDER_KEYS.one(order.orderUid), queryFn: ({ signal }) => ordersApi.get(order.kind, order.orderUid, signal) }),
+  /** The newest unpaid order, for the banner. */
+  unpaid: () =>
+    queryOptions({ queryKey: ORDER_KEYS.unpaid, queryFn: ({ signal }) => ordersApi.list({ filter: { status: 'Unpaid' }, page: 1, pageSize: 1 }, signal) }),
+  usage: (order: Pick<Order, 'kind' | 'orderUid'>) =>
+    queryOptions({ queryKey: ORDER_KEYS.usage(order.orderUid), queryFn: ({ signal }) => ordersApi.usageBill(order, signal) }),
+  usableVouchers: (category: string) =>
+    queryOptions({ queryKey: ORDER_KEYS.vouchers(category), queryFn: ({ signal }) => ordersApi.usableVouchers(category, signal) }),
+  products: () => queryOptions({ queryKey: ORDER_KEYS.products, queryFn: ({ signal }) => ordersApi.resourceProducts(signal) }),
+  packages: () => queryOptions({ queryKey: ORDER_KEYS.packages, queryFn: ({ signal }) => ordersApi.resourcePackages(signal) }),
+};

@@ -1,3 +1,4 @@
+import { queryOptions } from '@tanstack/react-query';
 import {
   API,
   type AuthResult,
@@ -44,4 +45,8 @@ export const userApi = {
     api.put<BalanceFloor>(API.meBalanceFloor, { floor }, { successMessage: floor === null ? '已关闭余额保底' : '余额保底已保存' }),
   /** Dev-only: the codes the embedded SMS driver "sent" (newest first). */
   devOutbox: (to: string) => api.get<OutboxResponse>(API.devOutbox, { to }, { silent: true }),
+};
+
+export const userQueries = {
+  balanceFloor: () => queryOptions({ queryKey: USER_KEYS.balanceFloor, queryFn: ({ signal }) => userApi.balanceFloor(signal) }),
 };

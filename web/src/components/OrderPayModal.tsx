@@ -17,7 +17,7 @@ import {
   type OrderQr,
 } from '@console/contract';
 import { isApiError } from '../api/errors';
-import { ORDER_KEYS, ordersApi } from '../api/orders';
+import { ORDER_KEYS, ordersApi, orderQueries } from '../api/orders';
 import { formatCountdown, orderProductLabel, invalidateOrderViews, paySourceLabel, useCancelOrder } from './orderViews';
 import { QrClosed, QrPayPanel, useQrPayment, WALLET_LABEL, WalletOptions } from './QrPayPanel';
 import { useMoneyQuery, useSession } from '../session/useSession';
@@ -152,7 +152,7 @@ function ChooseStep({
   const money = useMoneyQuery();
   const session = useSession();
   const queryClient = useQueryClient();
-  const vouchers = useQuery({ queryKey: ORDER_KEYS.vouchers(order.category), queryFn: ({ signal }) => ordersApi.usableVouchers(order.category, signal) });
+  const vouchers = useQuery(orderQueries.usableVouchers(order.category));
   // The voucher is kept on the order (PUT …/voucher): reopening or refreshing the dialog starts from it.
   const [picked, setVoucherId] = useState<string | undefined>(initialVoucherId ?? order.voucherId ?? undefined);
   const [saved, setSaved] = useState<string | null>(order.voucherId ?? null);
@@ -395,8 +395,7 @@ function QrStep({
 function PayOutcome({ order, status, onClose }: { order: Order; status: Status; onClose: () => void }) {
   const failed = status === 'Refunded' || status === 'Failed';
   const detail = useQuery({
-    queryKey: ORDER_KEYS.one(order.orderUid),
-    queryFn: ({ signal }) => ordersApi.get(order.kind, order.orderUid, signal),
+    ...orderQueries.one(order),
     enabled: failed || status === 'Success',
   });
   if (status === 'Success') {

@@ -3,7 +3,7 @@ import { Alert, Button, Flex } from 'antd';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { formatYuan, type Order } from '@console/contract';
-import { ORDER_KEYS, ordersApi } from '../api/orders';
+import { orderQueries } from '../api/orders';
 import { OrderPayModal } from './OrderPayModal';
 import { formatCountdown, orderDetailPath, useCancelOrder, useSecondsLeft } from './orderViews';
 
@@ -12,10 +12,7 @@ import { formatCountdown, orderDetailPath, useCancelOrder, useSecondsLeft } from
  * say so where the user buys or looks at bills, with 去支付 and 取消订单 at hand.
  */
 export function UnpaidOrderBanner() {
-  const unpaid = useQuery({
-    queryKey: ORDER_KEYS.unpaid,
-    queryFn: ({ signal }) => ordersApi.list({ filter: { status: 'Unpaid' }, page: 1, pageSize: 1 }, signal),
-  });
+  const unpaid = useQuery(orderQueries.unpaid());
   // The dialog outlives the banner: once paid, the order leaves the unpaid list but the result stays on screen.
   const [paying, setPaying] = useState<Order | null>(null);
   const order = unpaid.data?.items[0];

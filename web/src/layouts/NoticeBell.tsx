@@ -4,7 +4,7 @@ import { BellOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { PAGE } from '@console/contract';
-import { NOTICE_KEYS, noticesApi } from '../api/notices';
+import { noticeQueries } from '../api/notices';
 import { session } from '../session/store';
 
 /** How often the header asks for new 站内信 while a console page is open. */
@@ -14,8 +14,7 @@ export const UNREAD_POLL_MS = 60_000;
 export function useUnreadQuery() {
   const token = useSyncExternalStore(session.subscribe, session.getToken);
   return useQuery({
-    queryKey: NOTICE_KEYS.unread(token),
-    queryFn: ({ signal }) => noticesApi.unread(signal),
+    ...noticeQueries.unread(token),
     enabled: token !== null,
     refetchInterval: UNREAD_POLL_MS,
     staleTime: 15_000,

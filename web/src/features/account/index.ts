@@ -1,1 +1,1 @@
-export { ACCOUNT_KEYS, childApi, OPERATOR_KEYS, operatorApi } from './api/account';
+export { ACCOUNT_KEYS, accountQueries, childApi, OPERATOR_KEYS, operatorApi } from './api/account';

@@ -1,2 +1,2 @@
-export { DATASET_KEYS, datasetApi } from './api/datasets';
+export { DATASET_KEYS, datasetApi, datasetQueries } from './api/datasets';
 export { datasetDetailPath, datasetUploadPath } from './utils/paths';

@@ -1,1 +1,1 @@
-export { STORAGE_KEYS, storageApi } from './api/storage';
+export { STORAGE_KEYS, storageApi, storageQueries } from './api/storage';

@@ -1,3 +1,4 @@
+import { queryOptions } from '@tanstack/react-query';
 import {
   API,
   type AuthResult,
@@ -65,6 +66,8 @@ export const studentApi = {
 
 export const childApi = {
   list: (page: number, pageSize: number) => api.get<ChildPage>(API.children, { page, pageSize }),
+  /** For pickers that simply offer no children when the list cannot be read. */
+  listSilent: (page: number, pageSize: number, signal?: AbortSignal) => api.get<ChildPage>(API.children, { page, pageSize }, { signal, silent: true }),
   create: (body: { childName: string; password: string; remark?: string; permissions: ChildPermissions; spendLimit?: SpendLimit | null }) =>
     api.post<Child>(API.children, body),
   update: (id: string, body: { remark?: string; disabled?: boolean; permissions?: ChildPermissions; spendLimit?: SpendLimit | null }) =>
@@ -90,4 +93,16 @@ export const operatorApi = {
     api.post<{ ok: true }>(API.operatorReview, { kind, id, ...decision }, { successMessage: decision.decision === 'approve' ? '已通过' : '已驳回' }),
   users: (params: { q?: string; page: number; pageSize: number }) => api.get<OperatorUserPage>(API.operatorUsers, params),
   log: (page: number, pageSize: number) => api.get<ReviewLogPage>(API.operatorReviewLog, { page, pageSize }),
+};
+
+/** One factory per endpoint read by the pages: key and request travel together. */
+export const accountQueries = {
+  certify: () => queryOptions({ queryKey: ACCOUNT_KEYS.certify, queryFn: () => certifyApi.info() }),
+  student: () => queryOptions({ queryKey: ACCOUNT_KEYS.student, queryFn: () => studentApi.get() }),
+  children: (page: number, pageSize: number) =>
+    queryOptions({ queryKey: ACCOUNT_KEYS.childList(page, pageSize), queryFn: () => childApi.list(page, pageSize) }),
+  /** A key of its own: a failure here must not be shown as the children tab's failure. */
+  childrenSilent: (page: number, pageSize: number) =>
+    queryOptions({ queryKey: [...ACCOUNT_KEYS.childList(page, pageSize), 'silent'], queryFn: ({ signal }) => childApi.listSilent(page, pageSize, signal) }),
+  sshKeys: () => queryOptions({ queryKey: ACCOUNT_KEYS.sshKeys, queryFn: ({ signal }) => sshKeyApi.list(signal) }),
 };

@@ -12,7 +12,7 @@ import {
   type EnterpriseCertify,
   type PersonalCertify,
 } from '@console/contract';
-import { ACCOUNT_KEYS, certifyApi } from '../api/account';
+import { ACCOUNT_KEYS, certifyApi, accountQueries } from '../api/account';
 import { CERT_RETURN_KEY } from '../../../api/client';
 import { userApi } from '../../../api/user';
 import { LoadError } from '../../../components/LoadError';
@@ -22,7 +22,7 @@ type Kind = 'Personal' | 'Enterprise';
 
 /** The checkInfo tab: personal (instant, by the verifier) or enterprise (licence, operator review). */
 export function CertificationTab() {
-  const query = useQuery({ queryKey: ACCOUNT_KEYS.certify, queryFn: certifyApi.info });
+  const query = useQuery(accountQueries.certify());
   const [kind, setKind] = useState<Kind | null>(null);
   if (query.isPending) return <Spin style={{ display: 'block', margin: 48 }} />;
   if (query.isError) return <LoadError error={query.error} onRetry={() => query.refetch()} />;

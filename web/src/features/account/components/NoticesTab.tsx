@@ -2,7 +2,7 @@ import { Alert, Flex, Switch, Table, Typography, type TableColumnsType } from 'a
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { PAGE, type NoticeKind, type NoticePreference, type NoticePreferences } from '@console/contract';
-import { NOTICE_KEYS, noticesApi } from '../../../api/notices';
+import { NOTICE_KEYS, noticesApi, noticeQueries } from '../../../api/notices';
 import { LoadError } from '../../../components/LoadError';
 
 type Channel = 'sms' | 'mail';
@@ -13,7 +13,7 @@ type Channel = 'sms' | 'mail';
  */
 export function NoticesTab() {
   const queryClient = useQueryClient();
-  const prefs = useQuery({ queryKey: NOTICE_KEYS.preferences, queryFn: ({ signal }) => noticesApi.preferences(signal) });
+  const prefs = useQuery(noticeQueries.preferences());
   const save = useMutation({
     mutationFn: ({ kind, channel, on }: { kind: NoticeKind; channel: Channel; on: boolean }) => {
       const cur = prefs.data!.items.find((i) => i.kind === kind)!;

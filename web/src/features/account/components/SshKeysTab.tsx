@@ -4,7 +4,7 @@ import { PlusOutlined } from '@ant-design/icons';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { formatMinute } from '../../../lib/time';
 import { ERRORS, SSH_KEYS_PER_USER, type ErrorName, type SshKey, type SshKeyCreate } from '@console/contract';
-import { ACCOUNT_KEYS, sshKeyApi } from '../api/account';
+import { ACCOUNT_KEYS, sshKeyApi, accountQueries } from '../api/account';
 import { reactToError } from '../../../api/client';
 import { isApiError } from '../../../api/errors';
 import { getApiUi } from '../../../api/ui';
@@ -25,7 +25,7 @@ const NOWRAP = { whiteSpace: 'nowrap' } as const;
 export function SshKeysTab() {
   const queryClient = useQueryClient();
   const [adding, setAdding] = useState(false);
-  const keys = useQuery({ queryKey: ACCOUNT_KEYS.sshKeys, queryFn: ({ signal }) => sshKeyApi.list(signal) });
+  const keys = useQuery(accountQueries.sshKeys());
   const refresh = () => queryClient.invalidateQueries({ queryKey: ACCOUNT_KEYS.sshKeys });
   const remove = useMutation({ mutationFn: (k: SshKey) => sshKeyApi.remove(k.id), onSettled: refresh });
 

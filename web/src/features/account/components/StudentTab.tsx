@@ -10,7 +10,7 @@ import {
   type StudentVerification,
   type StudentVerificationRequest,
 } from '@console/contract';
-import { ACCOUNT_KEYS, studentApi } from '../api/account';
+import { ACCOUNT_KEYS, studentApi, accountQueries } from '../api/account';
 import { userApi } from '../../../api/user';
 import { CodeButton } from '../../../components/CodeButton';
 import { LoadError } from '../../../components/LoadError';
@@ -18,7 +18,7 @@ import { session } from '../../../session/store';
 
 /** Student verification: school e-mail code + student card → operator review → student price. */
 export function StudentTab() {
-  const query = useQuery({ queryKey: ACCOUNT_KEYS.student, queryFn: studentApi.get });
+  const query = useQuery(accountQueries.student());
   if (query.isPending) return <Spin style={{ display: 'block', margin: 48 }} />;
   if (query.isError) return <LoadError error={query.error} onRetry={() => query.refetch()} />;
   const v = query.data;

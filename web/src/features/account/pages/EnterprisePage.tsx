@@ -2,14 +2,14 @@ import { Alert, Button, Card, Descriptions, Result, Space, Spin } from 'antd';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { CertStatus, PAGE } from '@console/contract';
-import { ACCOUNT_KEYS, certifyApi, childApi } from '../api/account';
+import { accountQueries } from '../api/account';
 import { LoadError } from '../../../components/LoadError';
 import { PageFrame } from '../../../components/PageFrame';
 
 /** 企业中心: the enterprise certification and the team (child accounts). */
 export default function EnterprisePage() {
-  const cert = useQuery({ queryKey: ACCOUNT_KEYS.certify, queryFn: certifyApi.info });
-  const children = useQuery({ queryKey: ACCOUNT_KEYS.childList(1, 10), queryFn: () => childApi.list(1, 10) });
+  const cert = useQuery(accountQueries.certify());
+  const children = useQuery(accountQueries.children(1, 10));
   if (cert.isPending) return <Spin style={{ display: 'block', margin: 48 }} />;
   if (cert.isError) return <LoadError error={cert.error} onRetry={() => cert.refetch()} />;
   const e = cert.data.enterprise;

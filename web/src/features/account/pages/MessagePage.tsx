@@ -2,7 +2,7 @@ import { Badge, Button, Card, Flex, Popconfirm, Segmented, Table, Tag, Typograph
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from 'react-router';
 import { GPU_SUBSCRIPTION_LIMIT, NoticeKindLabel, PAGE, type GpuSubscription, type NoticeMessage } from '@console/contract';
-import { NOTICE_KEYS, noticesApi } from '../../../api/notices';
+import { NOTICE_KEYS, noticesApi, noticeQueries } from '../../../api/notices';
 import { LoadError } from '../../../components/LoadError';
 import { PageFrame } from '../../../components/PageFrame';
 import { PagedTable, RefreshButton, usePagedQuery } from '../../../components/PagedTable';
@@ -131,7 +131,7 @@ export default function MessagePage() {
 /** 有卡提醒: what the user waits for (cancellable) and what came true lately. */
 function SubscriptionsCard() {
   const queryClient = useQueryClient();
-  const subs = useQuery({ queryKey: NOTICE_KEYS.subscriptions, queryFn: ({ signal }) => noticesApi.subscriptions(signal) });
+  const subs = useQuery(noticeQueries.subscriptions());
   const cancel = useMutation({
     mutationFn: (id: string) => noticesApi.unsubscribe(id),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: NOTICE_KEYS.subscriptions }),

@@ -3,7 +3,7 @@ import { UserOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { AccountType, PAGE } from '@console/contract';
-import { ACCOUNT_KEYS, childApi, studentApi } from '../api/account';
+import { accountQueries } from '../api/account';
 import { displayName } from '../../../layouts/AccountMenu';
 import { useSession } from '../../../session/useSession';
 import { CertTag } from '../components/CertTag';
@@ -11,8 +11,8 @@ import { CertTag } from '../components/CertTag';
 /** 个人中心: who I am, what is verified, where to manage it. */
 export default function PersonalPage() {
   const { user } = useSession();
-  const student = useQuery({ queryKey: ACCOUNT_KEYS.student, queryFn: studentApi.get });
-  const children = useQuery({ queryKey: ACCOUNT_KEYS.childList(1, 10), queryFn: () => childApi.list(1, 10) });
+  const student = useQuery(accountQueries.student());
+  const children = useQuery(accountQueries.children(1, 10));
   if (!user) return null;
   const tab = (t: string) => `${PAGE.account}?tab=${t}`;
   return (

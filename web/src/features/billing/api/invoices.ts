@@ -1,3 +1,4 @@
+import { queryOptions } from '@tanstack/react-query';
 import { API, type Invoice, type Invoiceable, type InvoicePage, type InvoiceRequest, type InvoiceStatus, type OperatorInvoicePage } from '@console/contract';
 import { api } from '../../../api/client';
 
@@ -24,4 +25,8 @@ export const operatorInvoiceApi = {
     api.get<OperatorInvoicePage>(API.operatorInvoices, q, { signal }),
   issue: (id: string, invoiceNo: string) => api.post<Invoice>(API.operatorInvoiceIssue, { id, invoiceNo }, { successMessage: '已标记为已开票' }),
   reject: (id: string, reason: string) => api.post<Invoice>(API.operatorInvoiceReject, { id, reason }, { successMessage: '已驳回开票申请' }),
+};
+
+export const invoiceQueries = {
+  invoiceable: () => queryOptions({ queryKey: INVOICE_KEYS.invoiceable, queryFn: ({ signal }) => invoicesApi.invoiceable(signal) }),
 };

@@ -7,7 +7,7 @@ import { useEffect } from 'react';
 import { Alert, Button, Card, Flex, Form, InputNumber, Skeleton, Switch, Tag, Typography } from 'antd';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { formatYuan, yuanToUnits } from '@console/contract';
-import { USER_KEYS, userApi } from '../../../api/user';
+import { USER_KEYS, userApi, userQueries } from '../../../api/user';
 import { LoadError } from '../../../components/LoadError';
 import { useMoneyQuery } from '../../../session/useSession';
 
@@ -22,7 +22,7 @@ interface Values {
 export function BalanceFloorCard() {
   const queryClient = useQueryClient();
   const [form] = Form.useForm<Values>();
-  const floor = useQuery({ queryKey: USER_KEYS.balanceFloor, queryFn: ({ signal }) => userApi.balanceFloor(signal) });
+  const floor = useQuery(userQueries.balanceFloor());
   const money = useMoneyQuery();
   const save = useMutation({
     mutationFn: (units: string | null) => userApi.setBalanceFloor(units),

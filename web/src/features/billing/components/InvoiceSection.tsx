@@ -14,7 +14,7 @@ import {
   type Invoice,
   type Invoiceable,
 } from '@console/contract';
-import { INVOICE_KEYS, invoicesApi } from '../api/invoices';
+import { INVOICE_KEYS, invoicesApi, invoiceQueries } from '../api/invoices';
 import { CustomerServiceButton } from '../../../components/CustomerService';
 import { InvoiceStatusTag } from '../../../components/invoiceViews';
 import { LoadError } from '../../../components/LoadError';
@@ -37,7 +37,7 @@ export function InvoiceSection() {
 }
 
 function Invoices() {
-  const invoiceable = useQuery({ queryKey: INVOICE_KEYS.invoiceable, queryFn: ({ signal }) => invoicesApi.invoiceable(signal) });
+  const invoiceable = useQuery(invoiceQueries.invoiceable());
   // The finance page also pages a statement: each list keeps its page under its own names in the URL.
   const { paging, set: setPaging } = useUrlPaging({ key: 'invoice' });
   const list = usePagedQuery({

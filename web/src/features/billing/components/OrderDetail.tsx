@@ -5,7 +5,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, Navigate, useParams, useSearchParams } from 'react-router';
 import { OrderType, PAGE, PaymentMethod, formatYuan, type Order, type OrderKind, type UsageLine } from '@console/contract';
 import { isApiError } from '../../../api/errors';
-import { ORDER_KEYS, ordersApi } from '../../../api/orders';
+import { ORDER_KEYS, ordersApi, orderQueries } from '../../../api/orders';
 import { LoadError } from '../../../components/LoadError';
 import { OrderPayModal } from '../../../components/OrderPayModal';
 import {
@@ -349,7 +349,7 @@ function exactYuan(units: string): string {
  * data-disk hours and arrears paid later, each with what the ledger took; the total is what was taken.
  */
 function UsageBillCard({ order }: { order: Order }) {
-  const bill = useQuery({ queryKey: ORDER_KEYS.usage(order.orderUid), queryFn: ({ signal }) => ordersApi.usageBill(order, signal) });
+  const bill = useQuery(orderQueries.usage(order));
   return (
     <Card title="计费明细" extra={bill.data?.billing ? <Tag color="purple">计费中</Tag> : null}>
       {bill.isError ? (

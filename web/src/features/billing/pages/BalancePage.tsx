@@ -6,7 +6,7 @@ import { useNavigate } from 'react-router';
 import dayjs from 'dayjs';
 import { formatMinute } from '../../../lib/time';
 import { PAGE, formatYuan, type StatementKind } from '@console/contract';
-import { BILLING_KEYS, billingApi } from '../../../api/billing';
+import { BILLING_KEYS, billingApi, billingQueries } from '../../../api/billing';
 import { StatementTable } from '../../../components/orderViews';
 import { LoadError } from '../../../components/LoadError';
 import { PageFrame } from '../../../components/PageFrame';
@@ -47,7 +47,7 @@ export default function BalancePage() {
 /** Claim the welcome credit, or renew items waiting for renewal (spec §3/§4 gift actions). */
 function GiftActions({ renewable }: { renewable: boolean }) {
   const queryClient = useQueryClient();
-  const eligibility = useQuery({ queryKey: BILLING_KEYS.giftEligibility, queryFn: ({ signal }) => billingApi.giftEligibility(signal) });
+  const eligibility = useQuery(billingQueries.giftEligibility());
   const refresh = () => {
     void queryClient.invalidateQueries({ queryKey: BILLING_KEYS.gifts });
     void queryClient.invalidateQueries({ queryKey: BILLING_KEYS.money });
@@ -71,7 +71,7 @@ function GiftActions({ renewable }: { renewable: boolean }) {
 }
 
 function GiftCredit() {
-  const gifts = useQuery({ queryKey: BILLING_KEYS.giftList, queryFn: ({ signal }) => billingApi.gifts(signal) });
+  const gifts = useQuery(billingQueries.gifts());
   if (gifts.isError) return <LoadError error={gifts.error} onRetry={() => void gifts.refetch()} />;
   return (
     <Card

@@ -3,7 +3,7 @@ import { Card, Empty, Flex, Segmented, Skeleton, Tag, Typography } from 'antd';
 import { useQuery } from '@tanstack/react-query';
 import { formatMinute } from '../../../lib/time';
 import { InstanceCategory, formatYuan, type InstanceCategory as Category, type Voucher } from '@console/contract';
-import { BILLING_KEYS, billingApi } from '../../../api/billing';
+import { billingQueries } from '../../../api/billing';
 import { LoadError } from '../../../components/LoadError';
 import { PageFrame } from '../../../components/PageFrame';
 
@@ -17,7 +17,7 @@ const TABS: { label: string; value: Tab }[] = [
 /** /console/cost/coupon: the vouchers of the account, usable first. */
 export default function CouponPage() {
   const [tab, setTab] = useState<Tab>('Unused');
-  const vouchers = useQuery({ queryKey: BILLING_KEYS.voucherList, queryFn: ({ signal }) => billingApi.vouchers({}, signal) });
+  const vouchers = useQuery(billingQueries.vouchers());
   const shown = useMemo(
     () => (vouchers.data?.items ?? []).filter((v) => (tab === 'Expired' ? v.status === 'Expired' || v.status === 'Revoked' : v.status === tab)),
     [vouchers.data, tab],

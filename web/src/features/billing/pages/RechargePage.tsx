@@ -4,7 +4,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import dayjs from 'dayjs';
 import { formatTime } from '../../../lib/time';
 import { formatYuan, yuanToUnits, PaymentMethod, type Recharge, type RechargeOptions } from '@console/contract';
-import { BILLING_KEYS, billingApi } from '../../../api/billing';
+import { BILLING_KEYS, billingApi, billingQueries } from '../../../api/billing';
 import { LoadError } from '../../../components/LoadError';
 import { PagedTable, usePagedQuery } from '../../../components/PagedTable';
 import { PageFrame } from '../../../components/PageFrame';
@@ -33,7 +33,7 @@ export function bonusPreview(amountYuan: number | null, bonusRate: string): bigi
 
 /** /console/recharge: choose an amount and a wallet, pay the QR code, watch it arrive. */
 export default function RechargePage() {
-  const options = useQuery({ queryKey: BILLING_KEYS.rechargeOptions, queryFn: ({ signal }) => billingApi.rechargeOptions(signal) });
+  const options = useQuery(billingQueries.rechargeOptions());
   const [open, setOpen] = useState<Recharge | null>(null);
   return (
     <PageFrame>

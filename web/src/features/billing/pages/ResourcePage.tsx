@@ -4,7 +4,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import dayjs from 'dayjs';
 import type { Order, ResourcePackage } from '@console/contract';
-import { ORDER_KEYS, ordersApi } from '../../../api/orders';
+import { orderQueries } from '../../../api/orders';
 import { LoadError } from '../../../components/LoadError';
 import { OrderPayModal } from '../../../components/OrderPayModal';
 import { formatTime, orderDetailPath } from '../../../components/orderViews';
@@ -29,7 +29,7 @@ export default function ResourcePage() {
 }
 
 function Products({ onOrdered }: { onOrdered: (o: Order) => void }) {
-  const products = useQuery({ queryKey: ORDER_KEYS.products, queryFn: ({ signal }) => ordersApi.resourceProducts(signal), staleTime: 60_000 });
+  const products = useQuery({ ...orderQueries.products(), staleTime: 60_000 });
   return (
     <Card title="购买资源包" extra={<Typography.Text type="secondary">资源包在有效期内优先于余额抵扣，支付后立即生效</Typography.Text>}>
       {products.isPending ? (
@@ -50,7 +50,7 @@ function Products({ onOrdered }: { onOrdered: (o: Order) => void }) {
 }
 
 function Packages() {
-  const packages = useQuery({ queryKey: ORDER_KEYS.packages, queryFn: ({ signal }) => ordersApi.resourcePackages(signal) });
+  const packages = useQuery(orderQueries.packages());
   const gpuTypes = useQuery(catalogueQueries.gpuTypes());
   const gpuName = (id: string) => gpuTypes.data?.find((g) => g.id === id)?.name ?? id;
   return (

@@ -3,7 +3,7 @@
  * generation task (kind=workflow): it is listed, cancelled and its pictures served by the generation
  * API (diffusion.ts), and they land in the same gallery.
  */
-import { useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient, type QueryClient, queryOptions } from '@tanstack/react-query';
 import { API, type ComfyGraph, type ComfyQuote, type ComfyWorkflow, type DiffusionTask, type PageOf, type comfyWorkflowSchema } from '@console/contract';
 import { usePagedQuery } from '../../../components/PagedTable';
 import { BILLING_KEYS } from '../../../api/billing';
@@ -46,7 +46,7 @@ const isTaskActive = (status: DiffusionTask['status']) => status === 'queued' ||
 export const RUN_PAGE_SIZES: readonly number[] = [10, 20, 50];
 
 export function useComfyWorkflow(id: string | null) {
-  return useQuery({ queryKey: COMFY_KEYS.workflow(id ?? ''), queryFn: ({ signal }) => comfyApi.workflow(id!, signal), enabled: id !== null });
+  return useQuery({ ...comfyQueries.workflow(id), enabled: id !== null });
 }
 
 /** A saved workflow (new name, new graph): its detail and every list page show it. */
@@ -96,3 +96,11 @@ export function useComfyRuns(paging: { page: number; pageSize: number }) {
     refetchInterval: (data, failed) => (!failed && data?.items.some((t) => isTaskActive(t.status)) ? RUN_POLL_MS : false),
   });
 }
+
+/** One factory per endpoint read by the pages: key and request travel together. */
+export const comfyQueries = {
+  /** Asked only while `enabled: graph !== null`: the key holds null, the request never does. */
+  quote: (graph: ComfyGraph | null) => queryOptions({ queryKey: COMFY_KEYS.quote(graph), queryFn: ({ signal }) => comfyApi.quote(graph!, signal) }),
+  /** Asked only while `enabled: id !== null`. */
+  workflow: (id: string | null) => queryOptions({ queryKey: COMFY_KEYS.workflow(id ?? ''), queryFn: ({ signal }) => comfyApi.workflow(id!, signal) }),
+};

@@ -11,7 +11,7 @@ import { ExportOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate } from 'react-router';
 import { PAGE, type Instance } from '@console/contract';
-import { INSTANCE_KEYS, instancesApi, InstanceStatusTags } from '../../instances';
+import { InstanceStatusTags, instanceQueries } from '../../instances';
 import { LoadError } from '../../../components/LoadError';
 import { session } from '../../../session/store';
 
@@ -39,10 +39,7 @@ export function framable(url: string, here: string): boolean {
 
 export function ComfyInstances() {
   const navigate = useNavigate();
-  const list = useQuery({
-    queryKey: INSTANCE_KEYS.list(FILTER, 1, PAGE_SIZE),
-    queryFn: ({ signal }) => instancesApi.list({ filter: FILTER, page: 1, pageSize: PAGE_SIZE }, signal),
-  });
+  const list = useQuery(instanceQueries.list(FILTER, 1, PAGE_SIZE));
   const [framed, setFramed] = useState<Instance | null>(null);
   const frame = useRef<HTMLIFrameElement>(null);
 

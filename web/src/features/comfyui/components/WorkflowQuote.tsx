@@ -5,7 +5,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { formatYuan, type ComfyGraph, type ComfyQuote, type DiffusionTask } from '@console/contract';
 import { reactToError } from '../../../api/client';
 import { useRequestAttempt } from '../../../api/requestAttempt';
-import { afterRunChanged, COMFY_KEYS, comfyApi, type ComfyRunRequest } from '../api/comfyui';
+import { afterRunChanged, COMFY_KEYS, comfyApi, type ComfyRunRequest, comfyQueries } from '../api/comfyui';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
 import { getApiUi } from '../../../api/ui';
 import { cashShortText } from '../../../components/CashShortAlert';
@@ -20,8 +20,7 @@ export const COMFY_QUOTE_DEBOUNCE_MS = 400;
 export function useComfyQuote(graph: ComfyGraph | null) {
   const settled = useDebouncedValue(graph, COMFY_QUOTE_DEBOUNCE_MS);
   const query = useQuery({
-    queryKey: COMFY_KEYS.quote(settled),
-    queryFn: ({ signal }) => comfyApi.quote(settled!, signal),
+    ...comfyQueries.quote(settled),
     enabled: settled !== null,
     placeholderData: keepPreviousData,
     staleTime: 15_000,

@@ -3,6 +3,7 @@
  * image tasks still running. Silent: the page says itself what it could not load (a toast on top
  * would say it twice), and an account without the AI 绘图 permission is not asked at all.
  */
+import { queryOptions } from '@tanstack/react-query';
 import { API, type PageOf, type diffusionTaskSchema, type loraJobSchema } from '@console/contract';
 import { api } from '../../../api/client';
 
@@ -19,4 +20,9 @@ export const COMPUTE_KEYS = {
 export const computeApi = {
   activeJobs: (signal?: AbortSignal) => api.get<PageOf<typeof loraJobSchema>>(API.sdTrainJobs, { ...ACTIVE }, { signal, silent: true }),
   activeTasks: (signal?: AbortSignal) => api.get<PageOf<typeof diffusionTaskSchema>>(API.sdDiffusionTasks, { ...ACTIVE }, { signal, silent: true }),
+};
+
+export const computeQueries = {
+  activeJobs: () => queryOptions({ queryKey: COMPUTE_KEYS.activeJobs, queryFn: ({ signal }) => computeApi.activeJobs(signal) }),
+  activeTasks: () => queryOptions({ queryKey: COMPUTE_KEYS.activeTasks, queryFn: ({ signal }) => computeApi.activeTasks(signal) }),
 };

@@ -15,9 +15,9 @@ import {
   type LoraJob,
   type ResourcePackage,
 } from '@console/contract';
-import { COMPUTE_KEYS, computeApi } from '../api/compute';
-import { INSTANCE_KEYS, instancesApi, detailPathOf, InstanceStatusTags } from '../../instances';
-import { ORDER_KEYS, ordersApi } from '../../../api/orders';
+import { computeQueries } from '../api/compute';
+import { detailPathOf, InstanceStatusTags, instanceQueries } from '../../instances';
+import { orderQueries } from '../../../api/orders';
 import { isAllowed, PERMS } from '../../../auth/permissions';
 import { LoadError } from '../../../components/LoadError';
 import { PackageStateTag, packageQuantity, remainPercent } from '../../../components/resourceViews';
@@ -40,7 +40,7 @@ export function ComputeMine({ toShop }: { toShop: () => void }) {
 }
 
 function MyPackages({ toShop }: { toShop: () => void }) {
-  const packages = useQuery({ queryKey: ORDER_KEYS.packages, queryFn: ({ signal }) => ordersApi.resourcePackages(signal) });
+  const packages = useQuery(orderQueries.packages());
   const gpu = useGpuNames();
   const items = packages.data?.items.filter((p) => p.gpuTypeId) ?? [];
   const columns: TableColumnsType<ResourcePackage> = [
@@ -204,14 +204,12 @@ function RunningWork() {
   const { user } = useSession();
   const allowed = isAllowed(user, PERMS.sd);
   const jobs = useQuery({
-    queryKey: COMPUTE_KEYS.activeJobs,
-    queryFn: ({ signal }) => computeApi.activeJobs(signal),
+    ...computeQueries.activeJobs(),
     enabled: allowed,
     refetchInterval: pollWhileRunning,
   });
   const tasks = useQuery({
-    queryKey: COMPUTE_KEYS.activeTasks,
-    queryFn: ({ signal }) => computeApi.activeTasks(signal),
+    ...computeQueries.activeTasks(),
     enabled: allowed,
     refetchInterval: pollWhileRunning,
   });
@@ -289,10 +287,7 @@ const AI_APPS = ['comfyui', 'sd-webui'] as const;
 function ComputeInstances() {
   const [page, setPage] = useState(1);
   const filter = { applications: AI_APPS };
-  const list = useQuery({
-    queryKey: INSTANCE_KEYS.list(filter, page, INSTANCE_PAGE_SIZE),
-    queryFn: ({ signal }) => instancesApi.list({ filter, page, pageSize: INSTANCE_PAGE_SIZE }, signal),
-  });
+  const list = useQuery(instanceQueries.list(filter, page, INSTANCE_PAGE_SIZE));
   const columns: TableColumnsType<Instance> = [
     {
       title: '实例',

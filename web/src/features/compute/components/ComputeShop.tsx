@@ -5,7 +5,7 @@ import { AppstoreOutlined, ThunderboltOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { DIFFUSION_GPU, PAGE, type Order, type ResourceProduct } from '@console/contract';
-import { ORDER_KEYS, ordersApi } from '../../../api/orders';
+import { orderQueries } from '../../../api/orders';
 import { LoadError } from '../../../components/LoadError';
 import { OrderPayModal } from '../../../components/OrderPayModal';
 import { ResourceProductCard } from '../../../components/resourceViews';
@@ -42,7 +42,7 @@ function byGpuType(products: readonly ResourceProduct[]): [string, ResourceProdu
 }
 
 function GpuPackages({ onOrdered }: { onOrdered: (o: Order) => void }) {
-  const products = useQuery({ queryKey: ORDER_KEYS.products, queryFn: ({ signal }) => ordersApi.resourceProducts(signal), staleTime: 60_000 });
+  const products = useQuery({ ...orderQueries.products(), staleTime: 60_000 });
   const gpu = useGpuNames();
   const groups = products.data ? byGpuType(products.data.items) : [];
   return (

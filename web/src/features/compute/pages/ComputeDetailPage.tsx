@@ -4,7 +4,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import { DIFFUSION_GPU, PAGE, RESOURCE_USAGE_KINDS, formatBeijing, type ResourcePackage, type ResourceUsage } from '@console/contract';
 import { isApiError } from '../../../api/errors';
-import { ORDER_KEYS, ordersApi } from '../../../api/orders';
+import { ORDER_KEYS, ordersApi, orderQueries } from '../../../api/orders';
 import { LoadError } from '../../../components/LoadError';
 import { PagedTable, RefreshButton, usePagedQuery } from '../../../components/PagedTable';
 import { PageFrame } from '../../../components/PageFrame';
@@ -45,7 +45,7 @@ export default function ComputeDetailPage() {
 
 function PackageDetail({ id }: { id: string }) {
   // There is no single-package endpoint: the account's list has it (and is cached from 我的算力).
-  const packages = useQuery({ queryKey: ORDER_KEYS.packages, queryFn: ({ signal }) => ordersApi.resourcePackages(signal) });
+  const packages = useQuery(orderQueries.packages());
   const { paging, set } = useUrlPaging();
   const usages = usePagedQuery({
     queryKey: ORDER_KEYS.packageUsages(id, paging.page, paging.pageSize),

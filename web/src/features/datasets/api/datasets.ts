@@ -1,4 +1,5 @@
 /** AI 绘图 datasets (/sd/dataset): images with captions, the input of LoRA training. */
+import { queryOptions } from '@tanstack/react-query';
 import { API, type Dataset, type DatasetImage, type DatasetKind, type PageOf, type datasetImageSchema, type datasetSchema } from '@console/contract';
 import { BASES } from '../../../api/bases';
 import { api } from '../../../api/client';
@@ -37,4 +38,16 @@ export const datasetApi = {
   exportUrl: (id: string, repeats: number) => `${BASES.main.url}${fill(API.sdDatasetExport, id)}?repeats=${repeats}`,
   uploadUrl: (id: string) => BASES.main.url + fill(API.sdDatasetImages, id),
   importUrl: (id: string) => BASES.main.url + fill(API.sdDatasetImport, id),
+};
+
+/** One factory per endpoint read by the pages: key and request travel together. */
+export const datasetQueries = {
+  list: (page: number, pageSize: number) =>
+    queryOptions({ queryKey: DATASET_KEYS.list(page, pageSize), queryFn: ({ signal }) => datasetApi.list({ page, pageSize }, signal) }),
+  one: (id: string) => queryOptions({ queryKey: DATASET_KEYS.one(id), queryFn: ({ signal }) => datasetApi.get(id, signal) }),
+  images: (id: string, page: number, pageSize: number, uncaptioned: boolean) =>
+    queryOptions({
+      queryKey: DATASET_KEYS.images(id, page, pageSize, uncaptioned),
+      queryFn: ({ signal }) => datasetApi.images(id, { page, pageSize, uncaptioned }, signal),
+    }),
 };

@@ -4,7 +4,7 @@ import { DeleteOutlined, DownloadOutlined, UploadOutlined } from '@ant-design/ic
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate, useSearchParams } from 'react-router';
 import { DATASET_KIND_LABELS, DATASET_MAX_CAPTION, DATASET_MAX_IMAGES, PAGE, type Dataset, type DatasetImage } from '@console/contract';
-import { DATASET_KEYS, datasetApi, type CaptionsBulk } from '../api/datasets';
+import { DATASET_KEYS, datasetApi, type CaptionsBulk, datasetQueries } from '../api/datasets';
 import { formatBytes } from '../../../components/format';
 import { LoadError } from '../../../components/LoadError';
 import { PageFrame } from '../../../components/PageFrame';
@@ -27,10 +27,9 @@ export default function DatasetDetailPage() {
   const queryClient = useQueryClient();
   const [page, setPage] = useState(1);
   const [uncaptioned, setUncaptioned] = useState(false);
-  const dataset = useQuery({ queryKey: DATASET_KEYS.one(id), queryFn: ({ signal }) => datasetApi.get(id, signal), enabled: !!id });
+  const dataset = useQuery({ ...datasetQueries.one(id), enabled: !!id });
   const images = useQuery({
-    queryKey: DATASET_KEYS.images(id, page, PAGE_SIZE, uncaptioned),
-    queryFn: ({ signal }) => datasetApi.images(id, { page, pageSize: PAGE_SIZE, uncaptioned }, signal),
+    ...datasetQueries.images(id, page, PAGE_SIZE, uncaptioned),
     enabled: !!id,
     placeholderData: keepPreviousData,
   });

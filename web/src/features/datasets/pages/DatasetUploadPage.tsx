@@ -4,7 +4,7 @@ import { FileZipOutlined, InboxOutlined } from '@ant-design/icons';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate, useSearchParams } from 'react-router';
 import { DATASET_IMAGE_EXTENSIONS, DATASET_MAX_IMAGES, PAGE, type DatasetUploadResult } from '@console/contract';
-import { DATASET_KEYS, datasetApi } from '../api/datasets';
+import { DATASET_KEYS, datasetApi, datasetQueries } from '../api/datasets';
 import { LoadError } from '../../../components/LoadError';
 import { PageFrame } from '../../../components/PageFrame';
 import { session } from '../../../session/store';
@@ -89,7 +89,7 @@ export default function DatasetUploadPage() {
   const queryClient = useQueryClient();
   const limiter = useLimiter(PARALLEL);
   const [outcomes, setOutcomes] = useState<Outcome[]>([]);
-  const dataset = useQuery({ queryKey: DATASET_KEYS.one(id), queryFn: ({ signal }) => datasetApi.get(id, signal), enabled: !!id });
+  const dataset = useQuery({ ...datasetQueries.one(id), enabled: !!id });
 
   // Lists refreshed once the uploads pause, not once per file (500 files, 500 refetches).
   const refreshSoon = useDebounced(() => void queryClient.invalidateQueries({ queryKey: DATASET_KEYS.all }), 800);

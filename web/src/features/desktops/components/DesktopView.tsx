@@ -6,7 +6,7 @@ import { Link } from 'react-router';
 import RFB from '@novnc/novnc';
 import { PAGE, type Instance } from '@console/contract';
 import { isApiError } from '../../../api/errors';
-import { INSTANCE_KEYS, instancesApi, desktopUrl, detailPathOf } from '../../instances';
+import { desktopUrl, detailPathOf, instanceQueries } from '../../instances';
 import { LoadError } from '../../../components/LoadError';
 
 type Phase = 'connecting' | 'connected' | 'disconnected';
@@ -27,7 +27,7 @@ const QUALITY = [
  * WebSocket). `bare`: the desktop alone in the whole window (/free/:id), without the toolbar.
  */
 export function DesktopView({ instanceId, bare = false }: { instanceId: string; bare?: boolean }) {
-  const instance = useQuery({ queryKey: INSTANCE_KEYS.one(instanceId), queryFn: ({ signal }) => instancesApi.get(instanceId, signal) });
+  const instance = useQuery(instanceQueries.one(instanceId));
   if (instance.isPending) return <Skeleton active paragraph={{ rows: 8 }} style={{ padding: 24 }} />;
   if (instance.isError) {
     if (isApiError(instance.error) && (instance.error.status === 404 || instance.error.status === 400)) {

@@ -1,5 +1,5 @@
 /** LoRA 生图 (/sd/diffusion): the LoRAs a task may use, the quote, the tasks (polled while they run) and the gallery. */
-import { useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient, type QueryClient, queryOptions } from '@tanstack/react-query';
 import {
   API,
   type DiffusionParams,
@@ -56,7 +56,7 @@ export const diffusionApi = {
 
 /** The LoRAs the form offers: the account's trained ones (each saved epoch, newest first), then the public ones. */
 export function useLoraOptions() {
-  return useQuery({ queryKey: DIFFUSION_KEYS.loras, queryFn: ({ signal }) => diffusionApi.loras(signal) });
+  return useQuery(diffusionQueries.loras());
 }
 
 export const loraOptionsFor = (options: readonly LoraOption[], baseModel: SdBaseModelId) => options.filter((o) => o.baseModel === baseModel);
@@ -119,3 +119,13 @@ export function useDiffusionTasks() {
   });
   return { active, recent };
 }
+
+/** One factory per endpoint read by the pages: key and request travel together. */
+export const diffusionQueries = {
+  /** Asked only while `enabled: priced !== null`: the key holds null, the request never does. */
+  quote: (priced: DiffusionQuoteRequest | null) =>
+    queryOptions({ queryKey: DIFFUSION_KEYS.quote(priced), queryFn: ({ signal }) => diffusionApi.quote(priced!, signal) }),
+  images: (page: number, pageSize: number) =>
+    queryOptions({ queryKey: DIFFUSION_KEYS.imageList(page, pageSize), queryFn: ({ signal }) => diffusionApi.images({ page, pageSize }, signal) }),
+  loras: () => queryOptions({ queryKey: DIFFUSION_KEYS.loras, queryFn: ({ signal }) => diffusionApi.loras(signal) }),
+};

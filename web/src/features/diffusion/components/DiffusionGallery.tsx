@@ -5,7 +5,7 @@ import { ApartmentOutlined, DeleteOutlined, DownloadOutlined, ReloadOutlined, Re
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { formatBeijing, PAGE, type DiffusionImage } from '@console/contract';
-import { DIFFUSION_KEYS, diffusionApi } from '../api/diffusion';
+import { DIFFUSION_KEYS, diffusionApi, diffusionQueries } from '../api/diffusion';
 import { formatBytes } from '../../../components/format';
 import { LoadError } from '../../../components/LoadError';
 import { SimulatedMark } from '../../../components/Simulated';
@@ -109,8 +109,7 @@ function ImageCard({ image, onReuse }: { image: DiffusionImage; onReuse: (image:
 export function DiffusionGallery({ onReuse }: { onReuse: (image: DiffusionImage) => void }) {
   const { paging, set } = useUrlPaging({ key: 'gallery', sizes: GALLERY_SIZES });
   const images = useQuery({
-    queryKey: DIFFUSION_KEYS.imageList(paging.page, paging.pageSize),
-    queryFn: ({ signal }) => diffusionApi.images(paging, signal),
+    ...diffusionQueries.images(paging.page, paging.pageSize),
     placeholderData: keepPreviousData,
   });
   const total = images.data?.total ?? 0;

@@ -6,7 +6,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { DIFFUSION_MAX_ACTIVE, formatYuan, type DiffusionParams, type DiffusionQuote, type DiffusionQuoteRequest, type DiffusionTask } from '@console/contract';
 import { reactToError } from '../../../api/client';
 import { useRequestAttempt } from '../../../api/requestAttempt';
-import { DIFFUSION_KEYS, diffusionApi, storeSubmittedTask, type DiffusionSubmit } from '../api/diffusion';
+import { DIFFUSION_KEYS, diffusionApi, storeSubmittedTask, type DiffusionSubmit, diffusionQueries } from '../api/diffusion';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
 import { getApiUi } from '../../../api/ui';
 import { CashShortAlert, cashShortText } from '../../../components/CashShortAlert';
@@ -26,8 +26,7 @@ export const CONFIRM_FROM_UNITS = 10_000n;
 export function useDiffusionQuote(priced: DiffusionQuoteRequest | null) {
   const settled = useDebouncedValue(priced, DIFFUSION_QUOTE_DEBOUNCE_MS);
   const query = useQuery({
-    queryKey: DIFFUSION_KEYS.quote(settled),
-    queryFn: ({ signal }) => diffusionApi.quote(settled!, signal),
+    ...diffusionQueries.quote(settled),
     enabled: settled !== null,
     placeholderData: keepPreviousData,
     staleTime: 15_000,

@@ -1,3 +1,4 @@
+import { queryOptions } from '@tanstack/react-query';
 import {
   API,
   formatFilterBy,
@@ -125,4 +126,27 @@ export const instancesApi = {
   changeBandwidth: (id: string, bandwidthMbps: number) => api.post<ChangeBandwidthResponse>(API.instanceBandwidth, { id, bandwidthMbps }),
   logs: (q: { filter: OperationFilter; page: number; pageSize: number }, signal?: AbortSignal) =>
     api.get<InstanceOperationPage>(API.operationLogs, { filterBy: operationFilterBy(q.filter) || undefined, page: q.page, pageSize: q.pageSize }, { signal }),
+};
+
+/**
+ * One factory per endpoint the pages and dialogs read: key and request travel together, so a
+ * mutation invalidating by INSTANCE_KEYS reaches exactly what these load.
+ */
+export const instanceQueries = {
+  list: (filter: InstanceFilter, page: number, pageSize: number) =>
+    queryOptions({ queryKey: INSTANCE_KEYS.list(filter, page, pageSize), queryFn: ({ signal }) => instancesApi.list({ filter, page, pageSize }, signal) }),
+  one: (id: string) => queryOptions({ queryKey: INSTANCE_KEYS.one(id), queryFn: ({ signal }) => instancesApi.get(id, signal) }),
+  renewPrice: (id: string, duration: number) =>
+    queryOptions({ queryKey: INSTANCE_KEYS.renewPrice(id, duration), queryFn: ({ signal }) => instancesApi.renewPrice(id, { duration }, signal) }),
+  refundPrice: (id: string) => queryOptions({ queryKey: INSTANCE_KEYS.refundPrice(id), queryFn: ({ signal }) => instancesApi.refundPrice(id, signal) }),
+  /** 日转月 (no transfer) or 转长期租用: one query for the dialog, its key following the choice. */
+  conversionPrice: (id: string, transfer: TransferToLongRequest | null) =>
+    queryOptions<ConversionQuote>({
+      queryKey: transfer ? INSTANCE_KEYS.transferPrice(id, transfer.cycle, transfer.duration) : INSTANCE_KEYS.dayToMonthPrice(id),
+      queryFn: ({ signal }) => (transfer ? instancesApi.transferPrice(id, transfer, signal) : instancesApi.dayToMonthPrice(id, signal)),
+    }),
+  bandwidthPrice: (id: string, mbps: number) =>
+    queryOptions({ queryKey: INSTANCE_KEYS.bandwidthPrice(id, mbps), queryFn: ({ signal }) => instancesApi.bandwidthPrice(id, mbps, signal) }),
+  migrateTargets: (id: string) =>
+    queryOptions({ queryKey: INSTANCE_KEYS.migrateTargets(id), queryFn: ({ signal }) => instancesApi.migrateTargets(id, signal) }),
 };

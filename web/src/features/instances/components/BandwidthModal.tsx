@@ -9,7 +9,7 @@ import { Alert, Radio, Space, Typography } from 'antd';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { BillingCycle, formatYuan, isPostpaid, type Instance } from '@console/contract';
 import { isApiError } from '../../../api/errors';
-import { INSTANCE_KEYS, instancesApi } from '../api/instances';
+import { INSTANCE_KEYS, instancesApi, instanceQueries } from '../api/instances';
 import { formatTime } from '../../../components/orderViews';
 import { BILLING_KEYS } from '../../../api/billing';
 import { taskBlocked } from './instanceViews';
@@ -34,8 +34,7 @@ export function BandwidthModal({ instance: i, onClose }: { instance: Instance; o
   };
 
   const quote = useQuery({
-    queryKey: INSTANCE_KEYS.bandwidthPrice(i.id, mbps),
-    queryFn: ({ signal }) => instancesApi.bandwidthPrice(i.id, mbps, signal),
+    ...instanceQueries.bandwidthPrice(i.id, mbps),
     placeholderData: keepPreviousData,
     retry: false,
     enabled: mbps !== i.bandwidthMbps,

@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { Alert, Radio, Space, Typography } from 'antd';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { BillingCycle, type Instance } from '@console/contract';
-import { INSTANCE_KEYS, instancesApi } from '../api/instances';
+import { instancesApi, instanceQueries } from '../api/instances';
 import { formatTime } from '../../../components/orderViews';
 import { UnitNumberInput } from '../../../components/UnitNumberInput';
 import { QuoteOrderModal } from './QuoteOrderModal';
@@ -32,9 +32,7 @@ export function ConvertModal({
   const title = TITLE[mode];
 
   const quote = useQuery({
-    queryKey: mode === 'dayToMonth' ? INSTANCE_KEYS.dayToMonthPrice(i.id) : INSTANCE_KEYS.transferPrice(i.id, cycle, duration),
-    queryFn: ({ signal }) =>
-      mode === 'dayToMonth' ? instancesApi.dayToMonthPrice(i.id, signal) : instancesApi.transferPrice(i.id, { cycle, duration }, signal),
+    ...instanceQueries.conversionPrice(i.id, mode === 'transfer' ? { cycle, duration } : null),
     placeholderData: keepPreviousData,
     retry: false,
   });

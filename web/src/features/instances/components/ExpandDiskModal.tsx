@@ -9,7 +9,7 @@ import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-quer
 import { MAX_DATA_DISK_GB, formatYuan } from '@console/contract';
 import { isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS } from '../api/instances';
-import { STORAGE_KEYS, storageApi } from '../../storage';
+import { STORAGE_KEYS, storageApi, storageQueries } from '../../storage';
 import { formatTime } from '../../../components/orderViews';
 import { UnitNumberInput } from '../../../components/UnitNumberInput';
 import { BILLING_KEYS } from '../../../api/billing';
@@ -42,8 +42,7 @@ export function ExpandDiskModal({ target: t, onClose }: { target: DiskTarget; on
   };
 
   const quote = useQuery({
-    queryKey: STORAGE_KEYS.diskPrice(t.id, size),
-    queryFn: ({ signal }) => storageApi.diskPrice(t.id, size, signal),
+    ...storageQueries.diskPrice(t.id, size),
     placeholderData: keepPreviousData,
     retry: false,
   });

@@ -6,9 +6,8 @@
 import { useState } from 'react';
 import { Alert, Modal, Select, Typography } from 'antd';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { API, MANAGE_PERMISSIONS, PermissionLabel, type Child, type ChildPage, type Instance } from '@console/contract';
-import { ACCOUNT_KEYS } from '../../account';
-import { api } from '../../../api/client';
+import { MANAGE_PERMISSIONS, PermissionLabel, type Child, type Instance } from '@console/contract';
+import { accountQueries } from '../../account';
 import { instancesApi } from '../api/instances';
 
 const MAIN = 'main';
@@ -19,8 +18,7 @@ const MAIN = 'main';
  */
 export function useChildren(enabled: boolean) {
   return useQuery({
-    queryKey: [...ACCOUNT_KEYS.childList(1, 100), 'silent'],
-    queryFn: ({ signal }) => api.get<ChildPage>(API.children, { page: 1, pageSize: 100 }, { signal, silent: true }),
+    ...accountQueries.childrenSilent(1, 100),
     enabled,
     staleTime: 60_000,
   });

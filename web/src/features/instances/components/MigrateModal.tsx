@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { Alert, Empty, Flex, Modal, Radio, Skeleton, Space, Tag, Typography } from 'antd';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { InstanceTaskLabel, type Instance } from '@console/contract';
-import { INSTANCE_KEYS, instancesApi } from '../api/instances';
+import { instancesApi, instanceQueries } from '../api/instances';
 import { LoadError } from '../../../components/LoadError';
 
 const AUTO = '';
@@ -24,10 +24,7 @@ export function MigrateModal({
   onSettled: (answer?: unknown) => void;
 }) {
   const [hostId, setHostId] = useState(AUTO);
-  const targets = useQuery({
-    queryKey: INSTANCE_KEYS.migrateTargets(i.id),
-    queryFn: ({ signal }) => instancesApi.migrateTargets(i.id, signal),
-  });
+  const targets = useQuery(instanceQueries.migrateTargets(i.id));
   const migrate = useMutation({
     mutationFn: () => instancesApi.migrate(i.id, hostId || undefined),
     onSettled: (answer) => onSettled(answer),

@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { Alert, App, Checkbox, Descriptions, Flex, Modal, Skeleton, Typography } from 'antd';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Instance } from '@console/contract';
-import { INSTANCE_KEYS, instancesApi } from '../api/instances';
+import { instancesApi, instanceQueries } from '../api/instances';
 import { formatTime, invalidateOrderViews } from '../../../components/orderViews';
 import { Price } from '../../../components/Price';
 import { QuoteTotal } from './QuoteOrderModal';
@@ -17,8 +17,7 @@ export function RefundModal({ instance: i, onClose, onSettled }: { instance: Ins
   const queryClient = useQueryClient();
   const [agreed, setAgreed] = useState(false);
   const quote = useQuery({
-    queryKey: INSTANCE_KEYS.refundPrice(i.id),
-    queryFn: ({ signal }) => instancesApi.refundPrice(i.id, signal),
+    ...instanceQueries.refundPrice(i.id),
     retry: false,
     gcTime: 0,
   });

@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { Space, Typography } from 'antd';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { BillingCycleUnit, type Instance } from '@console/contract';
-import { INSTANCE_KEYS, instancesApi } from '../api/instances';
+import { instancesApi, instanceQueries } from '../api/instances';
 import { formatTime } from '../../../components/orderViews';
 import { UnitNumberInput } from '../../../components/UnitNumberInput';
 import { RENEW_MAX_DURATION, prepaidTermItems, renewedExpiry } from './instanceViews';
@@ -17,8 +17,7 @@ export function RenewModal({ instance: i, onClose, onRenewed }: { instance: Inst
   const unit = BillingCycleUnit[i.cycle];
 
   const quote = useQuery({
-    queryKey: INSTANCE_KEYS.renewPrice(i.id, duration),
-    queryFn: ({ signal }) => instancesApi.renewPrice(i.id, { duration }, signal),
+    ...instanceQueries.renewPrice(i.id, duration),
     placeholderData: keepPreviousData,
     retry: false,
   });

@@ -9,7 +9,7 @@ import { USER_IMAGE_NAME_MAX, type ErrorName, type Instance } from '@console/con
 import { reactToError } from '../../../api/client';
 import { isApiError } from '../../../api/errors';
 import { INSTANCE_KEYS } from '../api/instances';
-import { STORAGE_KEYS, storageApi } from '../../storage';
+import { STORAGE_KEYS, storageApi, storageQueries } from '../../storage';
 import { getApiUi } from '../../../api/ui';
 
 /** Letters (Chinese included), digits, space and . _ - ( ), as the server checks it. */
@@ -22,7 +22,7 @@ export function SaveImageModal({ instance: i, onClose }: { instance: Instance; o
   const queryClient = useQueryClient();
   const [form] = Form.useForm<{ name: string }>();
   // How many images the account keeps and may keep (quietly: a child without the data permission just does not see it).
-  const quota = useQuery({ queryKey: STORAGE_KEYS.imageList(1, 1), queryFn: ({ signal }) => storageApi.imagesQuiet(signal), retry: false });
+  const quota = useQuery({ ...storageQueries.imageQuota(), retry: false });
 
   const save = useMutation({
     mutationFn: (name: string) => storageApi.saveImage(i.id, name),

@@ -5,7 +5,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, Navigate, useLocation, useParams } from 'react-router';
 import { isPostpaid, BillingCycle, InstanceCategory, PAGE, type Instance, type InstanceCategory as Category } from '@console/contract';
 import { isApiError } from '../../../api/errors';
-import { INSTANCE_KEYS, instancesApi } from '../api/instances';
+import { instanceQueries } from '../api/instances';
 import { LoadError } from '../../../components/LoadError';
 import { formatTime, orderDetailPath } from '../../../components/orderViews';
 import { Price } from '../../../components/Price';
@@ -50,8 +50,7 @@ export default function IpvmDetailPage() {
   const { type = '', id = '' } = useParams();
   const { search } = useLocation();
   const instance = useQuery({
-    queryKey: INSTANCE_KEYS.one(id),
-    queryFn: ({ signal }) => instancesApi.get(id, signal),
+    ...instanceQueries.one(id),
     // Live while an operation is under way, like the lists.
     refetchInterval: (query) => (query.state.status !== 'error' && query.state.data && isBusy(query.state.data.status) ? BUSY_POLL_MS : false),
   });

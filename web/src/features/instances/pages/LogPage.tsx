@@ -1,7 +1,7 @@
 import { Button, Card, Flex, Select, Space, Tag } from 'antd';
 import { InstanceCategory, type InstanceCategory as Category } from '@console/contract';
 import { useQuery } from '@tanstack/react-query';
-import { ACCOUNT_KEYS, childApi } from '../../account';
+import { accountQueries } from '../../account';
 import type { OperationFilter } from '../api/instances';
 import { useSession } from '../../../session/useSession';
 import { PageFrame } from '../../../components/PageFrame';
@@ -85,8 +85,7 @@ export default function LogPage() {
 function ChildSelect({ value, onChange }: { value?: string; onChange: (id?: string) => void }) {
   const { user } = useSession();
   const children = useQuery({
-    queryKey: ACCOUNT_KEYS.childList(1, 100),
-    queryFn: () => childApi.list(1, 100),
+    ...accountQueries.children(1, 100),
     enabled: !!user && !user.isChild,
     staleTime: 60_000,
   });

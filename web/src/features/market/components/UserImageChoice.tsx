@@ -1,13 +1,12 @@
 import { Alert, Button, Skeleton, Tag, Typography } from 'antd';
 import { useQuery } from '@tanstack/react-query';
-import { STORAGE_KEYS, storageApi } from '../../storage';
+import { storageQueries } from '../../storage';
 import type { SharedImage } from '@console/contract';
 
 /** An image of my images, or one shared with a link, as the purchase page shows it (cached per id). */
 export function useUserImage(id: string | undefined) {
   return useQuery({
-    queryKey: STORAGE_KEYS.shared(id ?? ''),
-    queryFn: ({ signal }) => storageApi.shared(id!, signal),
+    ...storageQueries.shared(id ?? ''),
     enabled: !!id,
     retry: false,
   });

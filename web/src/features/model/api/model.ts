@@ -3,6 +3,7 @@
  * stats, the call log and the online experience's conversations. One section per page below; every
  * query key starts with `model` so a section invalidates only its own prefix.
  */
+import { queryOptions } from '@tanstack/react-query';
 import {
   API,
   formatFilterBy,
@@ -78,4 +79,8 @@ export const apiKeysApi = {
   create: (body: ApiKeyCreateRequest) => api.post<ApiKeyCreated>(API.modelKeys, body),
   update: (id: string, body: ApiKeyUpdateRequest, successMessage?: string) => api.put<ApiKey>(API.modelKey, { id, ...body }, { successMessage }),
   remove: (id: string) => api.delete<{ ok: true }>(API.modelKey, { id }, { successMessage: '密钥已删除，使用它的请求将被拒绝' }),
+};
+
+export const squareQueries = {
+  all: () => queryOptions({ queryKey: SQUARE_KEYS.all, queryFn: ({ signal }) => squareApi.all(signal) }),
 };

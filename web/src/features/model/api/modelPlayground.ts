@@ -3,6 +3,7 @@
  * OpenAI-compatible gateway under /v1 (signed with the console session), the conversations kept per
  * user, the chat models with their prices and the keys the code snippets point to.
  */
+import { queryOptions } from '@tanstack/react-query';
 import {
   API,
   formatFilterBy,
@@ -282,3 +283,11 @@ export function answerCost(model: Pick<Model, 'inputPricePerMillion' | 'outputPr
   const total = BigInt(usage.promptTokens) * BigInt(model.inputPricePerMillion) + BigInt(usage.completionTokens) * BigInt(model.outputPricePerMillion);
   return ((total + 999_999n) / 1_000_000n).toString();
 }
+
+/** One factory per endpoint read by the page: key and request travel together. */
+export const playgroundQueries = {
+  models: () => queryOptions({ queryKey: PLAYGROUND_KEYS.models, queryFn: ({ signal }) => playgroundApi.chatModels(signal) }),
+  conversations: () => queryOptions({ queryKey: PLAYGROUND_KEYS.conversations, queryFn: ({ signal }) => playgroundApi.conversations(signal) }),
+  conversation: (id: string) => queryOptions({ queryKey: PLAYGROUND_KEYS.conversation(id), queryFn: ({ signal }) => playgroundApi.conversation(id, signal) }),
+  keys: () => queryOptions({ queryKey: PLAYGROUND_KEYS.keys, queryFn: ({ signal }) => playgroundApi.keys(signal) }),
+};

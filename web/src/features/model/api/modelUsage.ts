@@ -2,7 +2,7 @@
  * The model service's usage (issue 14): the stats of a range of Beijing days, the call log and the
  * names the filters offer. The 用量统计 page and the model bill of a day (cost center) read these.
  */
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, queryOptions } from '@tanstack/react-query';
 import dayjs from 'dayjs';
 import { API, formatBeijing, MODEL_DAY_BILL_ID, PAGE, type ApiKeyPage, type ModelCallPage, type ModelPage, type ModelStats } from '@console/contract';
 import { usePagedQuery } from '../../../components/PagedTable';
@@ -54,8 +54,15 @@ export const modelUsageApi = {
   models: (signal?: AbortSignal) => api.get<ModelPage>(API.modelModels, { page: 1, pageSize: 100 }, { signal, silent: true }),
 };
 
+/** One factory per endpoint read by the pages: key and request travel together. */
+export const modelUsageQueries = {
+  stats: (f: ModelStatsFilter) => queryOptions({ queryKey: MODEL_USAGE_KEYS.stats(f), queryFn: ({ signal }) => modelUsageApi.stats(f, signal) }),
+  keys: () => queryOptions({ queryKey: MODEL_USAGE_KEYS.keyOptions, queryFn: ({ signal }) => modelUsageApi.keys(signal) }),
+  models: () => queryOptions({ queryKey: MODEL_USAGE_KEYS.modelOptions, queryFn: ({ signal }) => modelUsageApi.models(signal) }),
+};
+
 export function useModelStats(f: ModelStatsFilter, enabled = true) {
-  return useQuery({ queryKey: MODEL_USAGE_KEYS.stats(f), queryFn: ({ signal }) => modelUsageApi.stats(f, signal), enabled });
+  return useQuery({ ...modelUsageQueries.stats(f), enabled });
 }
 
 /** The call log, one page at a time; the rows on screen stay until the next page arrives. */
@@ -71,8 +78,7 @@ export interface NamedOption {
 /** The key filter's options: 在线体验 first, then the account's keys by name. */
 export function useModelKeyOptions() {
   return useQuery({
-    queryKey: MODEL_USAGE_KEYS.keyOptions,
-    queryFn: ({ signal }) => modelUsageApi.keys(signal),
+    ...modelUsageQueries.keys(),
     select: (page): NamedOption[] => [{ value: PLAYGROUND_KEY, label: PLAYGROUND_LABEL }, ...page.items.map((k) => ({ value: k.id, label: k.name }))],
     staleTime: 60_000,
   });
@@ -81,8 +87,7 @@ export function useModelKeyOptions() {
 /** The model filter's options: every model of the square. */
 export function useModelOptions() {
   return useQuery({
-    queryKey: MODEL_USAGE_KEYS.modelOptions,
-    queryFn: ({ signal }) => modelUsageApi.models(signal),
+    ...modelUsageQueries.models(),
     select: (page): NamedOption[] => page.items.map((m) => ({ value: m.id, label: m.name === m.id ? m.id : `${m.name}（${m.id}）` })),
     staleTime: 60_000,
   });

@@ -3,12 +3,12 @@ import { Alert, Drawer, Flex, Segmented, Spin, Tag, Typography } from 'antd';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { PAGE } from '@console/contract';
-import { gatewayBaseUrl, PLAYGROUND_KEYS, playgroundApi, type ChatRequest } from '../api/modelPlayground';
+import { gatewayBaseUrl, type ChatRequest, playgroundQueries } from '../api/modelPlayground';
 import { SNIPPET_LANGUAGES, snippet, type SnippetLanguage } from '../utils/ExperienceSnippets';
 
 /** The account's keys by their masked prefix, so the user knows which saved secret to put in API_KEY. */
 function KeyHint({ open }: { open: boolean }) {
-  const keys = useQuery({ queryKey: PLAYGROUND_KEYS.keys, queryFn: ({ signal }) => playgroundApi.keys(signal), enabled: open });
+  const keys = useQuery({ ...playgroundQueries.keys(), enabled: open });
   const usable = (keys.data?.items ?? []).filter((k) => k.enabled && !k.expired);
   return (
     <Alert

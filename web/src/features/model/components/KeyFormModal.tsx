@@ -19,7 +19,7 @@ import {
   type ApiKeyUpdateRequest,
   type Model,
 } from '@console/contract';
-import { SQUARE_KEYS, apiKeysApi, squareApi } from '../api/model';
+import { apiKeysApi, squareQueries } from '../api/model';
 import { formatUnitPrice } from '../../../components/Price';
 import { beijingWallClock, instantOfBeijingWallClock } from '../../../lib/time';
 
@@ -170,7 +170,7 @@ function modelOptions(models: Model[] | undefined, chosen: readonly string[]) {
 
 /** The squares' models for the picker: the whole catalogue, cached across the page. */
 export function useAllModels() {
-  return useQuery({ queryKey: SQUARE_KEYS.all, queryFn: ({ signal }) => squareApi.all(signal), staleTime: 60_000 });
+  return useQuery({ ...squareQueries.all(), staleTime: 60_000 });
 }
 
 export function KeyFormModal({

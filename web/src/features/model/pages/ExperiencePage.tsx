@@ -6,7 +6,16 @@ import { Link, useSearchParams } from 'react-router';
 import { CONVERSATION_MESSAGES_MAX, PAGE, type ConversationMessage, type ConversationSaveRequest } from '@console/contract';
 import { reactToError } from '../../../api/client';
 import { ApiError } from '../../../api/errors';
-import { answerCost, ChatError, PLAYGROUND_KEYS, playgroundApi, streamChat, type ChatRequest, type ChatRequestMessage } from '../api/modelPlayground';
+import {
+  answerCost,
+  ChatError,
+  PLAYGROUND_KEYS,
+  playgroundApi,
+  streamChat,
+  type ChatRequest,
+  type ChatRequestMessage,
+  playgroundQueries,
+} from '../api/modelPlayground';
 import { getApiUi } from '../../../api/ui';
 import { PageFrame } from '../../../components/PageFrame';
 import { formatUnitPrice } from '../../../components/Price';
@@ -44,8 +53,8 @@ export default function ExperiencePage() {
   const [params] = useSearchParams();
   const urlModel = params.get('model');
 
-  const models = useQuery({ queryKey: PLAYGROUND_KEYS.models, queryFn: ({ signal }) => playgroundApi.chatModels(signal) });
-  const conversations = useQuery({ queryKey: PLAYGROUND_KEYS.conversations, queryFn: ({ signal }) => playgroundApi.conversations(signal) });
+  const models = useQuery(playgroundQueries.models());
+  const conversations = useQuery(playgroundQueries.conversations());
 
   const [settings, setSettings] = useState<PlaygroundSettings>({ model: urlModel ?? '', ...DEFAULT_SETTINGS });
   const [conversationId, setConversationId] = useState<string | null>(null);
@@ -88,11 +97,7 @@ export default function ExperiencePage() {
   async function open(id: string) {
     setOpeningId(id);
     try {
-      const c = await queryClient.fetchQuery({
-        queryKey: PLAYGROUND_KEYS.conversation(id),
-        queryFn: ({ signal }) => playgroundApi.conversation(id, signal),
-        staleTime: 0,
-      });
+      const c = await queryClient.fetchQuery({ ...playgroundQueries.conversation(id), staleTime: 0 });
       setConversationId(c.id);
       setEntries(c.messages.map((m) => ({ key: newKey(), role: m.role, content: m.content, usage: m.usage, status: 'done' })));
       setSettings({ model: c.model, system: c.system, temperature: c.temperature, maxTokens: c.maxTokens });

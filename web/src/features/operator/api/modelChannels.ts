@@ -1,3 +1,4 @@
+import { queryOptions } from '@tanstack/react-query';
 import { API, type ModelChannelSaveRequest, type OperatorModelChannels, type OperatorModelUpdate } from '@console/contract';
 import { api } from '../../../api/client';
 import { OPERATOR_KEYS } from '../../account';
@@ -13,4 +14,8 @@ export const modelChannelsApi = {
   deleteChannel: (id: string) => api.delete<OperatorModelChannels>(API.operatorModelChannel, { id }, { successMessage: '渠道已删除' }),
   updateModel: (id: string, body: OperatorModelUpdate, successMessage: string) =>
     api.put<OperatorModelChannels>(API.operatorModel, { id, ...body }, { successMessage }),
+};
+
+export const modelChannelQueries = {
+  all: () => queryOptions({ queryKey: MODEL_CHANNEL_KEYS.all, queryFn: ({ signal }) => modelChannelsApi.list(signal) }),
 };

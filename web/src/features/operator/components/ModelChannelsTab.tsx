@@ -17,7 +17,7 @@ import {
 } from '@console/contract';
 import { LoadError } from '../../../components/LoadError';
 import { RefreshButton } from '../../../components/PagedTable';
-import { MODEL_CHANNEL_KEYS, modelChannelsApi } from '../api/modelChannels';
+import { MODEL_CHANNEL_KEYS, modelChannelsApi, modelChannelQueries } from '../api/modelChannels';
 import { ModelChannelsForm } from './ModelChannelsForm';
 import { ModelChannelsModelForm } from './ModelChannelsModelForm';
 
@@ -88,8 +88,7 @@ export function ModelChannelsTab() {
   const queryClient = useQueryClient();
   const { modal } = App.useApp();
   const list = useQuery({
-    queryKey: MODEL_CHANNEL_KEYS.all,
-    queryFn: ({ signal }) => modelChannelsApi.list(signal),
+    ...modelChannelQueries.all(),
     // A cooldown ends by itself: look again while one is running.
     refetchInterval: (q) => (q.state.data?.channels.some((c) => c.health.coolingUntil) ? 10_000 : false),
   });

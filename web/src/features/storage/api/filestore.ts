@@ -1,4 +1,5 @@
 /** 文件存储 (我的数据 → 文件存储): the account's file tree, also at /root/shared in its instances. */
+import { queryOptions } from '@tanstack/react-query';
 import { API, type FileStoreListing } from '@console/contract';
 import { BASES } from '../../../api/bases';
 import { api } from '../../../api/client';
@@ -19,4 +20,8 @@ export const fileStoreApi = {
   /** A plain link: the session cookie authenticates the download. */
   downloadUrl: (path: string) => BASES.main.url + withPath(API.fileStoreDownload, path),
   uploadUrl: (folder: string) => BASES.main.url + withPath(API.fileStoreUpload, folder),
+};
+
+export const fileStoreQueries = {
+  folder: (path: string) => queryOptions({ queryKey: FILESTORE_KEYS.folder(path), queryFn: ({ signal }) => fileStoreApi.list(path, signal) }),
 };

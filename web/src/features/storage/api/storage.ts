@@ -1,4 +1,5 @@
 /** My data (spec §2 /console/gpudata): my images, the share page, data disks and their expansion. */
+import { queryOptions } from '@tanstack/react-query';
 import {
   API,
   type DataDiskPage,
@@ -43,3 +44,12 @@ export const storageApi = {
 export function shareUrl(sharePath: string): string {
   return `${window.location.origin}${sharePath}`;
 }
+
+/** One factory per endpoint read by the pages and dialogs: key and request travel together. */
+export const storageQueries = {
+  /** Only the totals of the image list (its quota), quietly: a child without 数据 simply does not see it. */
+  imageQuota: () => queryOptions({ queryKey: STORAGE_KEYS.imageList(1, 1), queryFn: ({ signal }) => storageApi.imagesQuiet(signal) }),
+  shared: (id: string) => queryOptions({ queryKey: STORAGE_KEYS.shared(id), queryFn: ({ signal }) => storageApi.shared(id, signal) }),
+  diskPrice: (instanceId: string, gb: number) =>
+    queryOptions({ queryKey: STORAGE_KEYS.diskPrice(instanceId, gb), queryFn: ({ signal }) => storageApi.diskPrice(instanceId, gb, signal) }),
+};

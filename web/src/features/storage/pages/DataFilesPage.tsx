@@ -24,7 +24,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useSearchParams } from 'react-router';
 import { fileStoreNameSchema, type FileStoreEntry } from '@console/contract';
 import { isApiError } from '../../../api/errors';
-import { FILESTORE_KEYS, fileStoreApi } from '../api/filestore';
+import { FILESTORE_KEYS, fileStoreApi, fileStoreQueries } from '../api/filestore';
 import { LoadError } from '../../../components/LoadError';
 import { PageFrame } from '../../../components/PageFrame';
 import { formatTime } from '../../../components/orderViews';
@@ -40,7 +40,7 @@ export default function DataFilesPage() {
   const open = (p: string) => setParams(p === '/' ? {} : { path: p });
   const client = useQueryClient();
   const { message } = App.useApp();
-  const listing = useQuery({ queryKey: FILESTORE_KEYS.folder(path), queryFn: ({ signal }) => fileStoreApi.list(path, signal) });
+  const listing = useQuery(fileStoreQueries.folder(path));
   const refresh = () => void client.invalidateQueries({ queryKey: FILESTORE_KEYS.all });
   const [uploads, setUploads] = useState<UploadFile[]>([]);
   const [naming, setNaming] = useState<{ mode: 'folder' } | { mode: 'rename'; entry: FileStoreEntry } | null>(null);

@@ -3,7 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { InstanceCategory, PAGE } from '@console/contract';
 import { isApiError } from '../../../api/errors';
-import { STORAGE_KEYS, storageApi } from '../api/storage';
+import { storageQueries } from '../api/storage';
 import { LoadError } from '../../../components/LoadError';
 import { formatTime } from '../../../components/orderViews';
 import { PageFrame } from '../../../components/PageFrame';
@@ -22,7 +22,7 @@ export default function ImageSharePage() {
   const navigate = useNavigate();
   const id = params.get('id') ?? '';
   const valid = UUID.test(id);
-  const image = useQuery({ queryKey: STORAGE_KEYS.shared(id), queryFn: ({ signal }) => storageApi.shared(id, signal), enabled: valid, retry: false });
+  const image = useQuery({ ...storageQueries.shared(id), enabled: valid, retry: false });
 
   const gone = (
     <Result

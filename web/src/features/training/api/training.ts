@@ -1,6 +1,6 @@
 /** LoRA training (/sd/train): a quote before start, the jobs, their live progress and files. */
 import { useEffect, useState } from 'react';
-import { useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient, type QueryClient, queryOptions } from '@tanstack/react-query';
 import { API, isLoraJobActive, type LoraJob, type LoraParams, type LoraQuote, type PageOf, type SdBaseModelId, type loraJobSchema } from '@console/contract';
 import { BASES } from '../../../api/bases';
 import { BILLING_KEYS } from '../../../api/billing';
@@ -119,3 +119,8 @@ export function useLoraJobLive(id: string | null) {
   useLoraJobEvents(id, active && !polling, setStreamFailedFor);
   return job;
 }
+
+export const trainQueries = {
+  /** Asked only while `enabled: request !== null`: the key holds null, the request never does. */
+  quote: (request: LoraQuoteRequest | null) => queryOptions({ queryKey: TRAIN_KEYS.quote(request), queryFn: ({ signal }) => trainApi.quote(request!, signal) }),
+};

@@ -16,7 +16,7 @@ import {
   type LoraJob,
   type SdBaseModelId,
 } from '@console/contract';
-import { DATASET_KEYS, datasetApi, datasetDetailPath, datasetUploadPath } from '../../datasets';
+import { datasetDetailPath, datasetUploadPath, datasetQueries } from '../../datasets';
 import type { LoraQuoteRequest } from '../api/training';
 import { LoadError } from '../../../components/LoadError';
 import { ADVANCED_KEYS, AdvancedParamFields, BasicParamFields, validateParams, type ParamsDraft } from './TrainParamFields';
@@ -113,10 +113,7 @@ function datasetOptions(datasets: Dataset[]) {
 
 /** The datasets to train on: one page holds them all (an account has at most DATASET_MAX_PER_ACCOUNT). */
 function useAllDatasets() {
-  return useQuery({
-    queryKey: DATASET_KEYS.list(1, DATASET_MAX_PER_ACCOUNT),
-    queryFn: ({ signal }) => datasetApi.list({ page: 1, pageSize: DATASET_MAX_PER_ACCOUNT }, signal),
-  });
+  return useQuery(datasetQueries.list(1, DATASET_MAX_PER_ACCOUNT));
 }
 
 export function TrainForm({ onStarted }: { onStarted: (job: LoraJob) => void }) {

@@ -8,7 +8,7 @@ import { reactToError } from '../../../api/client';
 import { refusedByServer } from '../../../api/requestAttempt';
 import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
 import { BILLING_KEYS } from '../../../api/billing';
-import { TRAIN_KEYS, trainApi, type LoraJobStart, type LoraQuoteRequest } from '../api/training';
+import { TRAIN_KEYS, trainApi, type LoraJobStart, type LoraQuoteRequest, trainQueries } from '../api/training';
 import { CashShortAlert, cashShortText } from '../../../components/CashShortAlert';
 import { Price } from '../../../components/Price';
 import { useMoneyQuery } from '../../../session/useSession';
@@ -22,8 +22,7 @@ export const TRAIN_QUOTE_DEBOUNCE_MS = 400;
 export function useTrainQuote(request: LoraQuoteRequest | null) {
   const settled = useDebouncedValue(request, TRAIN_QUOTE_DEBOUNCE_MS);
   const query = useQuery({
-    queryKey: TRAIN_KEYS.quote(settled),
-    queryFn: ({ signal }) => trainApi.quote(settled!, signal),
+    ...trainQueries.quote(settled),
     enabled: settled !== null,
     placeholderData: keepPreviousData,
     staleTime: 15_000,
