@@ -26,7 +26,7 @@ import { loadOrCreateSecret } from './modules/system/index.js';
 import { UserService } from './modules/users/index.js';
 import { limitPasswordHashing } from './modules/users/index.js';
 import { VerificationService } from './modules/verification/index.js';
-import { CatalogueService } from './modules/catalogue/index.js';
+import { CatalogueService, Quotes } from './modules/catalogue/index.js';
 import { InventoryService } from './modules/catalogue/index.js';
 import { applyCatalogue, readCatalogueFile } from './modules/catalogue/index.js';
 import { CatalogueStore } from './modules/catalogue/index.js';
@@ -111,6 +111,8 @@ export interface AppContext {
   auth: AuthGuards;
   catalogueStore: CatalogueStore;
   catalogue: CatalogueService;
+  /** Prices of purchases, renewals and changes, with placement of GPU orders. */
+  quotes: Quotes;
   inventory: InventoryService;
   vouchers: VoucherService;
   ledger: LedgerService;
@@ -318,14 +320,9 @@ export async function createContext(opts: {
   const images = new ImageService({ db, clock, catalogue: catalogueStore, users });
   const osFamilies = drivers.compute.osFamilies;
   const datasets = new DatasetService({ db, clock, storage: drivers.storage, users });
-  const catalogue = new CatalogueService(
-    catalogueStore,
-    vouchers,
-    clock,
-    images,
-    (image) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)),
-    drivers.compute.unsold,
-  );
+  const machineLimits = { runs: (image: { os: string }) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)), unsold: drivers.compute.unsold };
+  const catalogue = new CatalogueService(catalogueStore, machineLimits);
+  const quotes = new Quotes({ store: catalogueStore, vouchers, clock, userImages: images, ...machineLimits });
   const training = new TrainingService({
     db,
     clock,
@@ -344,7 +341,7 @@ export async function createContext(opts: {
     orders,
     usage,
     fulfillers,
-    pricing: catalogue,
+    pricing: quotes,
     resources,
     requireRealName: config.REQUIRE_REALNAME_FOR_PURCHASE,
   });
@@ -398,13 +395,13 @@ export async function createContext(opts: {
   });
   usage.registerLoad(instances.hourlyLoad);
   const creation = new InstanceCreation({ db, clock, catalogue: catalogueStore, inventory, images, passwords, instances });
-  const renewals = new RenewalService({ db, clock, catalogue: catalogueStore, pricing: catalogue, orders, instances });
+  const renewals = new RenewalService({ db, clock, catalogue: catalogueStore, pricing: quotes, orders, instances });
   const disks = new DiskService({
     db,
     clock,
     driver: drivers.compute,
     catalogue: catalogueStore,
-    pricing: catalogue,
+    pricing: quotes,
     orders,
     instances,
     views: instanceViews,
@@ -414,13 +411,13 @@ export async function createContext(opts: {
     db,
     clock,
     catalogue: catalogueStore,
-    pricing: catalogue,
+    pricing: quotes,
     orders,
     refunds: bandwidthRefunds,
     instances,
     views: instanceViews,
   });
-  const conversions = new ConversionService({ db, clock, instances, orders, usage, pricing: catalogue, catalogue: catalogueStore, meter });
+  const conversions = new ConversionService({ db, clock, instances, orders, usage, pricing: quotes, catalogue: catalogueStore, meter });
   const migration = new MigrationService({ db, clock, catalogue: catalogueStore, inventory, instances, views: instanceViews });
   const saveImage = new SaveImageService({ db, catalogue: catalogueStore, images, instances });
   // Who delivers each order an instance is sold by: one line per fulfiller, for every instance category.
@@ -538,6 +535,7 @@ export async function createContext(opts: {
     auth: makeAuthGuards(sessions),
     catalogueStore,
     catalogue,
+    quotes,
     inventory,
     vouchers,
     ledger,

@@ -7,3 +7,5 @@ export * from './pricing.js';
 export * from './seed-file.js';
 export * from './store.js';
 export * from './model-channels.js';
+export * from './quotes.js';
+export * from './lookups.js';

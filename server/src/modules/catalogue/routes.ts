@@ -144,7 +144,7 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
   r.post(
     API.gpuOrderPrice,
     { schema: { tags: TAG, summary: 'GPU 实例询价（访客）', body: gpuQuoteRequestSchema, response: { 200: quoteSchema } } },
-    async (req, reply) => sendJson(reply, await c.quoteGpu(req.body, null)),
+    async (req, reply) => sendJson(reply, await ctx.quotes.quoteGpu(req.body, null)),
   );
   r.post(
     API.gpuOrderUserPrice,
@@ -152,12 +152,12 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { tags: TAG, summary: 'GPU 实例询价（已登录，含代金券与学生优惠）', body: gpuQuoteRequestSchema, response: { 200: quoteSchema } },
       onRequest: ctx.auth.requireAuth,
     },
-    async (req, reply) => sendJson(reply, await c.quoteGpu(req.body, req.session!.user)),
+    async (req, reply) => sendJson(reply, await ctx.quotes.quoteGpu(req.body, req.session!.user)),
   );
   r.post(
     API.orderPrice,
     { schema: { tags: TAG, summary: '规格实例询价（访客）', body: sizeQuoteRequestSchema, response: { 200: quoteSchema } } },
-    async (req, reply) => sendJson(reply, await c.quoteSize(req.body, null)),
+    async (req, reply) => sendJson(reply, await ctx.quotes.quoteSize(req.body, null)),
   );
   r.post(
     API.orderUserPrice,
@@ -165,7 +165,7 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { tags: TAG, summary: '规格实例询价（已登录，含代金券与学生优惠）', body: sizeQuoteRequestSchema, response: { 200: quoteSchema } },
       onRequest: ctx.auth.requireAuth,
     },
-    async (req, reply) => sendJson(reply, await c.quoteSize(req.body, req.session!.user)),
+    async (req, reply) => sendJson(reply, await ctx.quotes.quoteSize(req.body, req.session!.user)),
   );
 
   r.get(API.promotion, { schema: { tags: TAG, summary: '优惠活动（运营配置）', response: { 200: promotionSchema } } }, async () => {

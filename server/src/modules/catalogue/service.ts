@@ -1,35 +1,27 @@
 /**
- * Catalogue reads and price quotes. Reads come from the cached snapshot of store.ts; list answers
- * are memoised per query until the snapshot's generation changes.
+ * The market's read model: what is sold, where and at what list price, for the catalogue's lists and
+ * filters. Reads come from the cached snapshot of store.ts; list answers are memoised per query until
+ * the snapshot's generation changes. What a buyer pays (quotes, placement) is quotes.ts.
  */
 import {
-  MAX_DURATION,
   BillingCycle,
   InstanceCategory,
-  BillingCycleUnit,
   DiscountLabel,
   parseFilterBy,
   SIZE_CATEGORIES,
-  payerIdOf,
   type Application,
   type CyclePrice,
   type GpuHost,
-  type GpuQuoteRequest,
   type GpuType,
   type Image,
-  type Quote,
   type Region,
   type Room,
   type Size,
-  type SizeCategory,
-  type SizeQuoteRequest,
 } from '@console/contract';
-import type { Clock } from '../../clock.js';
 import { AppError } from '../../http/errors.js';
-import type { UserRow } from '../users/index.js';
-import type { VoucherService } from '../vouchers/index.js';
-import { bpToRate, discounted, priceBandwidthChange, priceDiskExpansion, priceQuote, type UnitPrice } from './pricing.js';
+import { bpToRate, discounted, type UnitPrice } from './pricing.js';
 import { liveHosts, regionOfHost } from './inventory.js';
+import { imageFits, mustFindGpuType, mustFindRegion, mustFindRoom, mustFindSize, unitPriceOf, type MachineLimits } from './lookups.js';
 import { compareVersion } from './versions.js';
 import { priceKey, type CatalogueStore, type GpuTypeRow, type HostRow, type ImageRow, type SizeRow, type Snapshot } from './store.js';
 
@@ -69,25 +61,20 @@ function positiveInt(value: string | undefined, what: string): number | undefine
   return Number(value);
 }
 
-/** My images (modules/images), as a quote sees them: an image the buyer may create an instance from. */
-export interface UserImageLookup {
-  usableFor(payerId: string, id: string): Promise<{ id: string; name: string; category: InstanceCategory; baseImageId: string | null }>;
-}
-
 export class CatalogueService {
   private memo = new Map<string, unknown>();
   private memoGeneration = -1;
 
+  private runs: (image: { os: string }) => boolean;
+  private unsold: NonNullable<MachineLimits['unsold']>;
+
   constructor(
     private store: CatalogueStore,
-    private vouchers: VoucherService,
-    private clock: Clock,
-    private userImages?: UserImageLookup,
-    /** Whether the machines can run an image (the compute driver's operating systems); absent: all can. */
-    private runs: (image: { os: string }) => boolean = () => true,
-    /** Size categories the machines cannot honour, with why (the compute driver's `unsold`): never offered. */
-    private unsold: Readonly<Partial<Record<SizeCategory, string>>> = {},
-  ) {}
+    limits: MachineLimits = {},
+  ) {
+    this.runs = limits.runs ?? (() => true);
+    this.unsold = limits.unsold ?? {};
+  }
 
   snapshot() {
     return this.store.get();
@@ -200,7 +187,7 @@ export class CatalogueService {
 
   rooms(regionId?: string): Promise<{ items: Room[] }> {
     return this.memoised(`rooms:${regionId ?? ''}`, (snap) => {
-      if (regionId) this.mustFindRegion(snap, regionId);
+      if (regionId) mustFindRegion(snap, regionId);
       return { items: snap.rooms.filter((r) => !regionId || r.regionId === regionId).map((r) => this.roomView(snap, r.id)) };
     });
   }
@@ -236,9 +223,9 @@ export class CatalogueService {
     const key = `gpuList:${q.filterBy ?? ''}:${q.sortBy ?? ''}:${q.cycle ?? ''}:${q.page}:${q.pageSize}`;
     return this.memoised(key, (snap) => {
       const f = filters(q.filterBy, ['region', 'room', 'gpuType', 'gpuCount', 'zone']);
-      if (f.region) this.mustFindRegion(snap, f.region);
-      if (f.room) this.mustFindRoom(snap, f.room);
-      if (f.gpuType) this.mustFindGpuType(snap, f.gpuType);
+      if (f.region) mustFindRegion(snap, f.region);
+      if (f.room) mustFindRoom(snap, f.room);
+      if (f.gpuType) mustFindGpuType(snap, f.gpuType);
       const gpuCount = positiveInt(f.gpuCount, '卡数');
       const cycle = q.cycle ?? 'Hour';
       let hosts = liveHosts(snap).filter(
@@ -260,7 +247,7 @@ export class CatalogueService {
   }
 
   private hostSortValue(snap: Snapshot, field: string): (h: HostRow) => number {
-    const cyclePrice = (cycle: BillingCycle) => (h: HostRow) => Number(discounted(this.unitPrice(snap, 'gpu', h.gpuTypeId, cycle)));
+    const cyclePrice = (cycle: BillingCycle) => (h: HostRow) => Number(discounted(unitPriceOf(snap, 'gpu', h.gpuTypeId, cycle)));
     switch (field) {
       case 'priceDay':
         return cyclePrice('Day');
@@ -282,7 +269,7 @@ export class CatalogueService {
       if (f.category && !(SIZE_CATEGORIES as readonly string[]).includes(f.category)) {
         throw new AppError('VALIDATION_FAILED', `filterBy：规格类别必须是 ${SIZE_CATEGORIES.join('、')}`);
       }
-      if (f.region) this.mustFindRegion(snap, f.region);
+      if (f.region) mustFindRegion(snap, f.region);
       const cpu = positiveInt(f.cpu, 'CPU 核数');
       const memory = positiveInt(f.memory, '内存');
       const rows = snap.sizes.filter(
@@ -306,9 +293,9 @@ export class CatalogueService {
   private sizeSortValue(snap: Snapshot, field: string): (s: SizeRow) => number {
     switch (field) {
       case 'priceDay':
-        return (s) => Number(discounted(this.unitPrice(snap, 'size', s.id, 'Day')));
+        return (s) => Number(discounted(unitPriceOf(snap, 'size', s.id, 'Day')));
       case 'priceHour':
-        return (s) => Number(discounted(this.unitPrice(snap, 'size', s.id, 'Hour')));
+        return (s) => Number(discounted(unitPriceOf(snap, 'size', s.id, 'Hour')));
       case 'cpu':
         return (s) => s.cpu;
       case 'memory':
@@ -336,7 +323,7 @@ export class CatalogueService {
   /** Images that run on this GPU type: CUDA no older than the card needs, no newer than some host of it has. */
   gpuImages(q: { gpuTypeId?: string; framework?: string }): Promise<{ items: Image[] }> {
     return this.memoised(`gpuImages:${q.gpuTypeId ?? ''}:${q.framework ?? ''}`, (snap) => {
-      const type = q.gpuTypeId ? this.mustFindGpuType(snap, q.gpuTypeId) : undefined;
+      const type = q.gpuTypeId ? mustFindGpuType(snap, q.gpuTypeId) : undefined;
       const maxCuda = type ? this.maxCudaOf(snap, type.id) : undefined;
       const items = snap.images
         .filter((i) => i.forGpu && this.runs(i) && (!q.framework || i.framework.toLowerCase() === q.framework.toLowerCase()))
@@ -376,7 +363,7 @@ export class CatalogueService {
   recommendRegion(q: { category: InstanceCategory; gpuTypeId?: string; sizeId?: string }) {
     return this.memoised(`recommend:${q.category}:${q.gpuTypeId ?? ''}:${q.sizeId ?? ''}`, (snap) => {
       if (q.category === 'Gpu' || q.category === 'App') {
-        if (q.gpuTypeId) this.mustFindGpuType(snap, q.gpuTypeId);
+        if (q.gpuTypeId) mustFindGpuType(snap, q.gpuTypeId);
         const free = new Map<string, number>();
         for (const h of liveHosts(snap)) {
           if (q.gpuTypeId && h.gpuTypeId !== q.gpuTypeId) continue;
@@ -385,10 +372,10 @@ export class CatalogueService {
         }
         const best = [...free.entries()].sort((a, b) => b[1] - a[1])[0];
         if (!best || best[1] === 0) throw new AppError('NO_CAPACITY', '各地区暂无空闲 GPU');
-        const region = this.mustFindRegion(snap, best[0]);
+        const region = mustFindRegion(snap, best[0]);
         return { regionId: region.id, regionName: region.name, reason: `当前空闲 GPU 最多（${best[1]} 卡）` };
       }
-      const size = q.sizeId ? this.mustFindSize(snap, q.sizeId) : undefined;
+      const size = q.sizeId ? mustFindSize(snap, q.sizeId) : undefined;
       const candidates = snap.regions.filter((r) =>
         snap.sizes.some((s) => s.category === q.category && s.regionIds.includes(r.id) && (!size || s.id === size.id)),
       );
@@ -400,8 +387,8 @@ export class CatalogueService {
 
   availableZones(q: { gpuTypeId: string; gpuCount: number; regionId?: string }) {
     return this.memoised(`zones:${q.gpuTypeId}:${q.gpuCount}:${q.regionId ?? ''}`, (snap) => {
-      this.mustFindGpuType(snap, q.gpuTypeId);
-      if (q.regionId) this.mustFindRegion(snap, q.regionId);
+      mustFindGpuType(snap, q.gpuTypeId);
+      if (q.regionId) mustFindRegion(snap, q.regionId);
       const fitting = liveHosts(snap).filter((h) => h.gpuTypeId === q.gpuTypeId && h.gpuFree >= q.gpuCount);
       const items = snap.rooms
         .filter((r) => !q.regionId || r.regionId === q.regionId)
@@ -422,8 +409,8 @@ export class CatalogueService {
 
   availableGpuTypes(q: { regionId?: string; roomId?: string; gpuCount: number }) {
     return this.memoised(`types:${q.regionId ?? ''}:${q.roomId ?? ''}:${q.gpuCount}`, (snap) => {
-      if (q.regionId) this.mustFindRegion(snap, q.regionId);
-      if (q.roomId) this.mustFindRoom(snap, q.roomId);
+      if (q.regionId) mustFindRegion(snap, q.regionId);
+      if (q.roomId) mustFindRoom(snap, q.roomId);
       const hosts = liveHosts(snap).filter((h) => (!q.roomId || h.roomId === q.roomId) && (!q.regionId || regionOfHost(snap, h) === q.regionId));
       const items = snap.gpuTypes
         .filter((g) => hosts.some((h) => h.gpuTypeId === g.id))
@@ -436,266 +423,6 @@ export class CatalogueService {
       return { items };
     });
   }
-
-  // --- quotes ----------------------------------------------------------------
-
-  async quoteGpu(req: GpuQuoteRequest, user: UserRow | null): Promise<Quote> {
-    const snap = await this.store.get();
-    const type = this.mustFindGpuType(snap, req.gpuTypeId);
-    if (req.regionId) this.mustFindRegion(snap, req.regionId);
-    const room = req.roomId ? this.mustFindRoom(snap, req.roomId) : undefined;
-    if (room && req.regionId && room.regionId !== req.regionId) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `机房 ${room.name} 不在所选地区`);
-    if (req.imageId && req.applicationId) throw new AppError('VALIDATION_FAILED', 'imageId：镜像与镜像应用只能选一个');
-
-    const app = req.applicationId ? snap.applications.find((a) => a.id === req.applicationId) : undefined;
-    if (req.applicationId && !app) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `镜像应用 ${req.applicationId} 不存在`);
-    if (app && type.memoryGb < app.minGpuMemoryGb) {
-      throw new AppError('IMAGE_INCOMPATIBLE', `${app.name} 需要至少 ${app.minGpuMemoryGb} GB 显存，${type.name} 只有 ${type.memoryGb} GB`);
-    }
-    const category: InstanceCategory = app ? 'App' : 'Gpu';
-    const own = req.userImageId ? await this.userImage(user, req.userImageId, ['Gpu', 'App'], 'GPU 实例') : undefined;
-    // A saved image runs where its base image runs; a base image since taken off sale is not checked.
-    const imageId = app?.imageId ?? (own ? (snap.images.some((i) => i.id === own.baseImageId) ? own.baseImageId! : undefined) : req.imageId);
-    const image = imageId ? this.mustFindImage(snap, imageId) : undefined;
-    if (image) {
-      if (!image.forGpu) throw new AppError('IMAGE_INCOMPATIBLE', `${image.name} 不能用于 GPU 实例`);
-      const why = imageFits(image, type, undefined);
-      if (why) throw new AppError('IMAGE_INCOMPATIBLE', why);
-    }
-
-    const host = this.placeGpu(snap, req, type, image);
-    const unitPrice = this.unitPrice(snap, 'gpu', type.id, req.cycle);
-    const voucher = await this.voucherFor(user, req.voucherId, category);
-    const result = priceQuote({
-      category,
-      productName: `${type.name} × ${req.gpuCount}`,
-      cycle: req.cycle,
-      duration: req.duration,
-      quantity: req.gpuCount,
-      unitPrice,
-      dataDiskGb: req.dataDiskGb,
-      freeDataDiskGb: host.dataDiskFreeGb * req.gpuCount,
-      dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
-      studentBp: user?.isStudent ? snap.settings.studentBp : undefined,
-      voucher,
-    });
-    return toQuote(result, {
-      category,
-      cycle: req.cycle,
-      duration: req.duration,
-      voucherId: voucher?.id,
-      placement: { regionId: regionOfHost(snap, host), roomId: host.roomId, hostId: host.id },
-    });
-  }
-
-  /**
-   * The host a GPU order would land on: the asked one, or the tightest fit in the asked room/region
-   * (fewest free cards that still fit), which keeps whole hosts free for 8-card orders.
-   */
-  private placeGpu(snap: Snapshot, req: GpuQuoteRequest, type: GpuTypeRow, image: ImageRow | undefined): HostRow {
-    const hosts = liveHosts(snap);
-    if (req.hostId) {
-      const host = hosts.find((h) => h.id === req.hostId);
-      if (!host) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `主机 ${req.hostId} 不存在或已下架`);
-      if (host.gpuTypeId !== type.id) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `主机 ${host.name} 不是 ${type.name}`);
-      if ((req.roomId && host.roomId !== req.roomId) || (req.regionId && regionOfHost(snap, host) !== req.regionId)) {
-        throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `主机 ${host.name} 不在所选地区或机房`);
-      }
-      if (image?.cuda && compareVersion(image.cuda, host.maxCuda) > 0) {
-        throw new AppError('IMAGE_INCOMPATIBLE', `${image.name} 需要 CUDA ${image.cuda}，该主机驱动最高支持 ${host.maxCuda}`);
-      }
-      if (req.dataDiskGb > host.dataDiskMaxGb) throw new AppError('VALIDATION_FAILED', `dataDiskGb：该主机数据盘最大 ${host.dataDiskMaxGb} GB`);
-      if (host.gpuFree < req.gpuCount) throw new AppError('NO_CAPACITY', `主机 ${host.name} 当前空闲 ${host.gpuFree} 卡，不足 ${req.gpuCount} 卡`);
-      return host;
-    }
-    const inScope = hosts.filter(
-      (h) =>
-        h.gpuTypeId === type.id &&
-        (!req.roomId || h.roomId === req.roomId) &&
-        (!req.regionId || regionOfHost(snap, h) === req.regionId) &&
-        (!image?.cuda || compareVersion(image.cuda, h.maxCuda) <= 0),
-    );
-    const fits = inScope.filter((h) => h.gpuFree >= req.gpuCount && h.dataDiskMaxGb >= req.dataDiskGb);
-    if (fits.length === 0) {
-      const most = Math.max(0, ...inScope.map((h) => h.gpuFree));
-      throw new AppError('NO_CAPACITY', `${type.name} 在所选范围内单台主机最多空闲 ${most} 卡${req.dataDiskGb ? '，或数据盘超出主机上限' : ''}`);
-    }
-    return fits.sort((a, b) => a.gpuFree - b.gpuFree || a.sort - b.sort)[0]!;
-  }
-
-  async quoteSize(req: SizeQuoteRequest, user: UserRow | null): Promise<Quote> {
-    const snap = await this.store.get();
-    const size = this.mustFindSize(snap, req.sizeId);
-    const unsold = this.unsold[size.category];
-    if (unsold) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `${size.name}：${unsold}`);
-    const region = this.mustFindRegion(snap, req.regionId);
-    if (!size.regionIds.includes(region.id)) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `${size.name} 在${region.name}暂未开售`);
-    if (req.imageId) {
-      const image = this.mustFindImage(snap, req.imageId);
-      if (!image.forCategories.includes(size.category)) throw new AppError('IMAGE_INCOMPATIBLE', `${image.name} 不能用于${size.name}`);
-    }
-    if (req.userImageId) await this.userImage(user, req.userImageId, [size.category], size.name);
-    const unitPrice = this.unitPrice(snap, 'size', size.id, req.cycle);
-    const voucher = await this.voucherFor(user, req.voucherId, size.category);
-    const result = priceQuote({
-      category: size.category,
-      productName: req.count > 1 ? `${size.name} × ${req.count} 台` : size.name,
-      cycle: req.cycle,
-      duration: req.duration,
-      quantity: req.count,
-      unitPrice,
-      dataDiskGb: req.dataDiskGb,
-      freeDataDiskGb: 0,
-      dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
-      studentBp: user?.isStudent ? snap.settings.studentBp : undefined,
-      voucher,
-    });
-    return toQuote(result, { category: size.category, cycle: req.cycle, duration: req.duration, voucherId: voucher?.id, placement: { regionId: region.id } });
-  }
-
-  /**
-   * What more prepaid time costs for an existing instance: the same price function as a purchase,
-   * without placement (the instance keeps its host and cards).
-   */
-  async quoteRenewal(
-    r: {
-      category: InstanceCategory;
-      gpuTypeId: string | null;
-      sizeId: string | null;
-      quantity: number;
-      productName: string;
-      cycle: BillingCycle;
-      duration: number;
-      dataDiskGb: number;
-      freeDataDiskGb: number;
-      /** Mbps bought beyond what the size includes: renewed with the instance. */
-      extraBandwidthMbps?: number;
-      regionId: string;
-      voucherId?: string;
-    },
-    user: UserRow,
-  ): Promise<Quote> {
-    const snap = await this.store.get();
-    const max = MAX_DURATION[r.cycle];
-    if (r.duration > max) throw new AppError('VALIDATION_FAILED', `duration：该计费方式最长 ${max}`);
-    const unitPrice = r.gpuTypeId ? this.unitPrice(snap, 'gpu', r.gpuTypeId, r.cycle) : this.unitPrice(snap, 'size', r.sizeId!, r.cycle);
-    const voucher = await this.voucherFor(user, r.voucherId, r.category);
-    const result = priceQuote({
-      category: r.category,
-      productName: r.productName,
-      cycle: r.cycle,
-      duration: r.duration,
-      quantity: r.quantity,
-      unitPrice,
-      dataDiskGb: r.dataDiskGb,
-      freeDataDiskGb: r.freeDataDiskGb,
-      dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
-      bandwidth: r.extraBandwidthMbps ? { extraMbps: r.extraBandwidthMbps, pricePerMbpsHour: snap.settings.bandwidthPricePerMbpsHour } : undefined,
-      studentBp: user.isStudent ? snap.settings.studentBp : undefined,
-      voucher,
-    });
-    return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.duration, voucherId: voucher?.id, placement: { regionId: r.regionId } });
-  }
-
-  /** What upgrading a prepaid instance's bandwidth costs for the `hours` left (a downgrade: 0). */
-  async quoteBandwidthChange(
-    r: { category: InstanceCategory; cycle: BillingCycle; regionId: string; extraBefore: number; extraAfter: number; hours: number; note: string },
-    user: UserRow,
-  ): Promise<Quote> {
-    const snap = await this.store.get();
-    const result = priceBandwidthChange({
-      extraBefore: r.extraBefore,
-      extraAfter: r.extraAfter,
-      hours: r.hours,
-      note: r.note,
-      pricePerMbpsHour: snap.settings.bandwidthPricePerMbpsHour,
-      studentBp: user.isStudent ? snap.settings.studentBp : undefined,
-    });
-    return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.hours, placement: { regionId: r.regionId } });
-  }
-
-  /**
-   * What an existing instance's data disk expansion costs: the added GB beyond the free size at the
-   * data-disk price, over `hours` (prepaid: the whole hours left until expiry; post-paid: 0, as its
-   * disk is charged by the day).
-   */
-  async quoteDiskExpansion(
-    r: { category: InstanceCategory; cycle: BillingCycle; regionId: string; currentGb: number; newGb: number; freeGb: number; hours: number; note: string },
-    user: UserRow,
-  ): Promise<Quote> {
-    const snap = await this.store.get();
-    const result = priceDiskExpansion({
-      currentGb: r.currentGb,
-      newGb: r.newGb,
-      freeGb: r.freeGb,
-      hours: r.hours,
-      note: r.note,
-      dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
-      studentBp: user.isStudent ? snap.settings.studentBp : undefined,
-    });
-    return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.hours, placement: { regionId: r.regionId } });
-  }
-
-  /** An image of my images the buyer may use, for an instance of one of `categories`. */
-  private async userImage(user: UserRow | null, id: string, categories: InstanceCategory[], what: string) {
-    if (!user) throw new AppError('UNAUTHENTICATED', '使用我的镜像或分享的镜像请先登录');
-    if (!this.userImages) throw new AppError('PRODUCT_NOT_ON_SALE', '暂不支持使用自定义镜像');
-    const image = await this.userImages.usableFor(payerIdOf(user), id);
-    if (!categories.includes(image.category))
-      throw new AppError('IMAGE_INCOMPATIBLE', `镜像「${image.name}」保存自${InstanceCategory.label(image.category)}，不能用于${what}`);
-    return image;
-  }
-
-  private async voucherFor(user: UserRow | null, voucherId: string | undefined, category: InstanceCategory) {
-    if (!voucherId) return undefined;
-    if (!user) throw new AppError('UNAUTHENTICATED', '使用代金券请先登录');
-    const v = await this.vouchers.usableFor(payerIdOf(user), voucherId, category, this.clock.now());
-    return { id: v.id, name: v.name, amount: v.amount, minSpend: v.minSpend };
-  }
-
-  private unitPrice(snap: Snapshot, kind: 'gpu' | 'size', id: string, cycle: BillingCycle): UnitPrice {
-    const p = snap.prices.get(priceKey(kind, id))?.get(cycle);
-    if (!p) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `该配置不支持${BillingCycle.label(cycle)}计费`);
-    return p;
-  }
-
-  // --- lookups that fail with the catalogue's code ------------------------------
-
-  private mustFindRegion(snap: Snapshot, id: string) {
-    const r = snap.regions.find((x) => x.id === id);
-    if (!r) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `地区 ${id} 不存在`);
-    return r;
-  }
-  private mustFindRoom(snap: Snapshot, id: string) {
-    const r = snap.rooms.find((x) => x.id === id);
-    if (!r) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `机房 ${id} 不存在`);
-    return r;
-  }
-  private mustFindGpuType(snap: Snapshot, id: string) {
-    const g = snap.gpuTypes.find((x) => x.id === id);
-    if (!g) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `GPU 型号 ${id} 不存在`);
-    return g;
-  }
-  private mustFindSize(snap: Snapshot, id: string) {
-    const s = snap.sizes.find((x) => x.id === id);
-    if (!s) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `规格 ${id} 不存在`);
-    return s;
-  }
-  private mustFindImage(snap: Snapshot, id: string) {
-    const i = snap.images.find((x) => x.id === id);
-    if (!i) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `镜像 ${id} 不存在`);
-    if (!this.runs(i)) throw new AppError('IMAGE_INCOMPATIBLE', `${i.name}（${i.os}）在本平台的机器上无法运行，请选择其他镜像`);
-    return i;
-  }
-}
-
-/** Why an image cannot run on a GPU type (and, if given, a driver's CUDA ceiling); null if it can. */
-function imageFits(image: ImageRow, type: GpuTypeRow, maxCuda: string | undefined): string | null {
-  if (!image.forGpu) return `${image.name} 不是 GPU 镜像`;
-  if (!image.cuda) return null;
-  if (compareVersion(image.cuda, type.minCuda) < 0) return `${image.name} 使用 CUDA ${image.cuda}，${type.name} 需要 CUDA ${type.minCuda} 及以上`;
-  if (maxCuda && compareVersion(image.cuda, maxCuda) > 0) return `${image.name} 需要 CUDA ${image.cuda}，${type.name} 主机驱动最高支持 ${maxCuda}`;
-  return null;
 }
 
 function imageView({ sort: _s, active: _a, forCategories, ...i }: ImageRow): Image {
@@ -710,26 +437,5 @@ export function toCyclePrice(cycle: BillingCycle, p: UnitPrice): CyclePrice {
     price: String(discounted(p)),
     discountRate: rate,
     ...(DiscountLabel[rate] ? { discountLabel: DiscountLabel[rate] } : {}),
-  };
-}
-
-function toQuote(
-  r: ReturnType<typeof priceQuote>,
-  meta: { category: InstanceCategory; cycle: BillingCycle; duration: number; voucherId?: string; placement: Quote['placement'] },
-): Quote {
-  return {
-    category: meta.category,
-    cycle: meta.cycle,
-    duration: meta.duration,
-    unit: BillingCycleUnit[meta.cycle],
-    lines: r.lines,
-    listTotal: String(r.listTotal),
-    discountTotal: String(r.discountTotal),
-    voucherDeduction: String(r.voucherDeduction),
-    total: String(r.total),
-    placement: meta.placement,
-    discountRate: r.discountRate,
-    ...(r.discountLabel ? { discountLabel: r.discountLabel } : {}),
-    ...(meta.voucherId ? { voucherId: meta.voucherId } : {}),
   };
 }

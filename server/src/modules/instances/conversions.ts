@@ -39,7 +39,7 @@ import type { Db } from '../../db/client.js';
 import { instances } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import { HOURS_PER_UNIT } from '../catalogue/index.js';
-import type { CatalogueService } from '../catalogue/index.js';
+import type { Quotes } from '../catalogue/index.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import type { OrderRow, OrderService } from '../orders/index.js';
 import type { UsageCharges } from '../orders/index.js';
@@ -62,7 +62,7 @@ export interface ConversionDeps {
   orders: OrderService;
   /** Ends the Usage order of an instance transferred to long-term rental. */
   usage: UsageCharges;
-  pricing: CatalogueService;
+  pricing: Pick<Quotes, 'quoteRenewal'>;
   catalogue: CatalogueStore;
   meter: Meter;
 }

@@ -24,7 +24,7 @@ import type { Db, Tx } from '../../db/client.js';
 import { instances } from './schema.js';
 import type { ComputeDriver, DriverEvent } from '../../drivers/compute/types.js';
 import { AppError } from '../../http/errors.js';
-import type { CatalogueService } from '../catalogue/index.js';
+import type { Quotes } from '../catalogue/index.js';
 import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
 import type { LedgerService } from '../ledger/index.js';
 import type { Fulfiller, OrderRow, OrderService } from '../orders/index.js';
@@ -61,7 +61,7 @@ export interface DiskDeps {
   clock: Clock;
   driver: ComputeDriver;
   catalogue: CatalogueStore;
-  pricing: CatalogueService;
+  pricing: Pick<Quotes, 'quoteDiskExpansion'>;
   orders: OrderService;
   instances: InstanceService;
   views: InstanceViews;

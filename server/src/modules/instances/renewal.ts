@@ -12,7 +12,7 @@ import type { Db, Tx } from '../../db/client.js';
 import { instances } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import { HOURS_PER_UNIT } from '../catalogue/index.js';
-import type { CatalogueService } from '../catalogue/index.js';
+import type { Quotes } from '../catalogue/index.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import type { Fulfiller, OrderRow, OrderService } from '../orders/index.js';
 import type { UserRow } from '../users/index.js';
@@ -23,7 +23,7 @@ export interface RenewalDeps {
   clock: Clock;
   catalogue: CatalogueStore;
   /** The catalogue's price function. */
-  pricing: CatalogueService;
+  pricing: Pick<Quotes, 'quoteRenewal'>;
   orders: OrderService;
   instances: InstanceService;
 }

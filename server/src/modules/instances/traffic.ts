@@ -26,7 +26,7 @@ import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import type { ComputeDriver, DriverEvent } from '../../drivers/compute/types.js';
 import { AppError } from '../../http/errors.js';
-import type { CatalogueService } from '../catalogue/index.js';
+import type { Quotes } from '../catalogue/index.js';
 import type { CatalogueStore, Settings } from '../catalogue/index.js';
 import type { Fulfiller, OrderRow, OrderService } from '../orders/index.js';
 import type { UserRow } from '../users/index.js';
@@ -64,7 +64,7 @@ export interface TrafficDeps {
   db: Db;
   clock: Clock;
   catalogue: CatalogueStore;
-  pricing: CatalogueService;
+  pricing: Pick<Quotes, 'quoteBandwidthChange'>;
   orders: OrderService;
   refunds: DowngradeRefunds;
   instances: InstanceService;

@@ -26,7 +26,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
 import { orders } from './schema.js';
 import { AppError } from '../../http/errors.js';
-import type { CatalogueService } from '../catalogue/index.js';
+import type { Quotes } from '../catalogue/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { UserRow } from '../users/index.js';
 import { PURCHASE_TYPES, type Fulfillers } from './fulfillers.js';
@@ -44,7 +44,7 @@ export interface PurchaseDeps {
   usage: UsageCharges;
   fulfillers: Fulfillers;
   /** The catalogue's price function. */
-  pricing: CatalogueService;
+  pricing: Pick<Quotes, 'quoteGpu' | 'quoteSize'>;
   resources: ResourceService;
   /** REQUIRE_REALNAME_FOR_PURCHASE */
   requireRealName: boolean;

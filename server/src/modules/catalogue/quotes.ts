@@ -1,0 +1,259 @@
+/**
+ * Price quotes: what a purchase, a renewal, a bandwidth change or a disk expansion costs a buyer,
+ * with the buyer's voucher and student price. Purchases of GPU instances are also placed here (the
+ * quote names the host, placement.ts). Orders, renewals and conversions charge what these return.
+ */
+import {
+  MAX_DURATION,
+  BillingCycle,
+  BillingCycleUnit,
+  InstanceCategory,
+  payerIdOf,
+  type GpuQuoteRequest,
+  type Quote,
+  type SizeQuoteRequest,
+} from '@console/contract';
+import type { Clock } from '../../clock.js';
+import { AppError } from '../../http/errors.js';
+import type { UserRow } from '../users/index.js';
+import { regionOfHost } from './inventory.js';
+import { imageFits, mustFindGpuType, mustFindRegion, mustFindRoom, mustFindSize, unitPriceOf, type MachineLimits } from './lookups.js';
+import { placeGpu } from './placement.js';
+import { priceBandwidthChange, priceDiskExpansion, priceQuote } from './pricing.js';
+import type { CatalogueStore, Snapshot } from './store.js';
+
+/** My images (modules/images), as a quote sees them: an image the buyer may create an instance from. */
+export interface UserImageLookup {
+  usableFor(payerId: string, id: string): Promise<{ id: string; name: string; category: InstanceCategory; baseImageId: string | null }>;
+}
+
+/** The vouchers module, as a quote sees it: a voucher the buyer may use on this category now (refused otherwise). */
+export interface VoucherLookup {
+  usableFor(payerId: string, voucherId: string, category: InstanceCategory, at: Date): Promise<{ id: string; name: string; amount: bigint; minSpend: bigint }>;
+}
+
+export interface QuotesDeps extends MachineLimits {
+  store: CatalogueStore;
+  vouchers: VoucherLookup;
+  clock: Clock;
+  userImages?: UserImageLookup;
+}
+
+/** An existing instance's renewal, as quoteRenewal prices it. */
+export interface RenewalQuoteRequest {
+  category: InstanceCategory;
+  gpuTypeId: string | null;
+  sizeId: string | null;
+  quantity: number;
+  productName: string;
+  cycle: BillingCycle;
+  duration: number;
+  dataDiskGb: number;
+  freeDataDiskGb: number;
+  /** Mbps bought beyond what the size includes: renewed with the instance. */
+  extraBandwidthMbps?: number;
+  regionId: string;
+  voucherId?: string;
+}
+
+type Voucher = Awaited<ReturnType<VoucherLookup['usableFor']>>;
+
+export class Quotes {
+  constructor(private deps: QuotesDeps) {}
+
+  async quoteGpu(req: GpuQuoteRequest, user: UserRow | null): Promise<Quote> {
+    const snap = await this.deps.store.get();
+    const type = mustFindGpuType(snap, req.gpuTypeId);
+    if (req.regionId) mustFindRegion(snap, req.regionId);
+    const room = req.roomId ? mustFindRoom(snap, req.roomId) : undefined;
+    if (room && req.regionId && room.regionId !== req.regionId) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `机房 ${room.name} 不在所选地区`);
+    if (req.imageId && req.applicationId) throw new AppError('VALIDATION_FAILED', 'imageId：镜像与镜像应用只能选一个');
+
+    const app = req.applicationId ? snap.applications.find((a) => a.id === req.applicationId) : undefined;
+    if (req.applicationId && !app) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `镜像应用 ${req.applicationId} 不存在`);
+    if (app && type.memoryGb < app.minGpuMemoryGb) {
+      throw new AppError('IMAGE_INCOMPATIBLE', `${app.name} 需要至少 ${app.minGpuMemoryGb} GB 显存，${type.name} 只有 ${type.memoryGb} GB`);
+    }
+    const category: InstanceCategory = app ? 'App' : 'Gpu';
+    const own = req.userImageId ? await this.userImage(user, req.userImageId, ['Gpu', 'App'], 'GPU 实例') : undefined;
+    // A saved image runs where its base image runs; a base image since taken off sale is not checked.
+    const imageId = app?.imageId ?? (own ? (snap.images.some((i) => i.id === own.baseImageId) ? own.baseImageId! : undefined) : req.imageId);
+    const image = imageId ? this.mustFindImage(snap, imageId) : undefined;
+    if (image) {
+      if (!image.forGpu) throw new AppError('IMAGE_INCOMPATIBLE', `${image.name} 不能用于 GPU 实例`);
+      const why = imageFits(image, type, undefined);
+      if (why) throw new AppError('IMAGE_INCOMPATIBLE', why);
+    }
+
+    const host = placeGpu(snap, req, type, image);
+    const unitPrice = unitPriceOf(snap, 'gpu', type.id, req.cycle);
+    const voucher = await this.voucherFor(user, req.voucherId, category);
+    const result = priceQuote({
+      category,
+      productName: `${type.name} × ${req.gpuCount}`,
+      cycle: req.cycle,
+      duration: req.duration,
+      quantity: req.gpuCount,
+      unitPrice,
+      dataDiskGb: req.dataDiskGb,
+      freeDataDiskGb: host.dataDiskFreeGb * req.gpuCount,
+      dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
+      studentBp: studentBpOf(snap, user),
+      voucher,
+    });
+    return toQuote(result, {
+      category,
+      cycle: req.cycle,
+      duration: req.duration,
+      voucherId: voucher?.id,
+      placement: { regionId: regionOfHost(snap, host), roomId: host.roomId, hostId: host.id },
+    });
+  }
+
+  async quoteSize(req: SizeQuoteRequest, user: UserRow | null): Promise<Quote> {
+    const snap = await this.deps.store.get();
+    const size = mustFindSize(snap, req.sizeId);
+    const unsold = this.deps.unsold?.[size.category];
+    if (unsold) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `${size.name}：${unsold}`);
+    const region = mustFindRegion(snap, req.regionId);
+    if (!size.regionIds.includes(region.id)) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `${size.name} 在${region.name}暂未开售`);
+    if (req.imageId) {
+      const image = this.mustFindImage(snap, req.imageId);
+      if (!image.forCategories.includes(size.category)) throw new AppError('IMAGE_INCOMPATIBLE', `${image.name} 不能用于${size.name}`);
+    }
+    if (req.userImageId) await this.userImage(user, req.userImageId, [size.category], size.name);
+    const unitPrice = unitPriceOf(snap, 'size', size.id, req.cycle);
+    const voucher = await this.voucherFor(user, req.voucherId, size.category);
+    const result = priceQuote({
+      category: size.category,
+      productName: req.count > 1 ? `${size.name} × ${req.count} 台` : size.name,
+      cycle: req.cycle,
+      duration: req.duration,
+      quantity: req.count,
+      unitPrice,
+      dataDiskGb: req.dataDiskGb,
+      freeDataDiskGb: 0,
+      dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
+      studentBp: studentBpOf(snap, user),
+      voucher,
+    });
+    return toQuote(result, { category: size.category, cycle: req.cycle, duration: req.duration, voucherId: voucher?.id, placement: { regionId: region.id } });
+  }
+
+  /**
+   * What more prepaid time costs for an existing instance: the same price function as a purchase,
+   * without placement (the instance keeps its host and cards).
+   */
+  async quoteRenewal(r: RenewalQuoteRequest, user: UserRow): Promise<Quote> {
+    const snap = await this.deps.store.get();
+    const max = MAX_DURATION[r.cycle];
+    if (r.duration > max) throw new AppError('VALIDATION_FAILED', `duration：该计费方式最长 ${max}`);
+    const unitPrice = r.gpuTypeId ? unitPriceOf(snap, 'gpu', r.gpuTypeId, r.cycle) : unitPriceOf(snap, 'size', r.sizeId!, r.cycle);
+    const voucher = await this.voucherFor(user, r.voucherId, r.category);
+    const result = priceQuote({
+      category: r.category,
+      productName: r.productName,
+      cycle: r.cycle,
+      duration: r.duration,
+      quantity: r.quantity,
+      unitPrice,
+      dataDiskGb: r.dataDiskGb,
+      freeDataDiskGb: r.freeDataDiskGb,
+      dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
+      bandwidth: r.extraBandwidthMbps ? { extraMbps: r.extraBandwidthMbps, pricePerMbpsHour: snap.settings.bandwidthPricePerMbpsHour } : undefined,
+      studentBp: studentBpOf(snap, user),
+      voucher,
+    });
+    return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.duration, voucherId: voucher?.id, placement: { regionId: r.regionId } });
+  }
+
+  /** What upgrading a prepaid instance's bandwidth costs for the `hours` left (a downgrade: 0). */
+  async quoteBandwidthChange(
+    r: { category: InstanceCategory; cycle: BillingCycle; regionId: string; extraBefore: number; extraAfter: number; hours: number; note: string },
+    user: UserRow,
+  ): Promise<Quote> {
+    const snap = await this.deps.store.get();
+    const result = priceBandwidthChange({
+      extraBefore: r.extraBefore,
+      extraAfter: r.extraAfter,
+      hours: r.hours,
+      note: r.note,
+      pricePerMbpsHour: snap.settings.bandwidthPricePerMbpsHour,
+      studentBp: studentBpOf(snap, user),
+    });
+    return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.hours, placement: { regionId: r.regionId } });
+  }
+
+  /**
+   * What an existing instance's data disk expansion costs: the added GB beyond the free size at the
+   * data-disk price, over `hours` (prepaid: the whole hours left until expiry; post-paid: 0, as its
+   * disk is charged by the day).
+   */
+  async quoteDiskExpansion(
+    r: { category: InstanceCategory; cycle: BillingCycle; regionId: string; currentGb: number; newGb: number; freeGb: number; hours: number; note: string },
+    user: UserRow,
+  ): Promise<Quote> {
+    const snap = await this.deps.store.get();
+    const result = priceDiskExpansion({
+      currentGb: r.currentGb,
+      newGb: r.newGb,
+      freeGb: r.freeGb,
+      hours: r.hours,
+      note: r.note,
+      dataDiskPricePerGbDay: snap.settings.dataDiskPricePerGbDay,
+      studentBp: studentBpOf(snap, user),
+    });
+    return toQuote(result, { category: r.category, cycle: r.cycle, duration: r.hours, placement: { regionId: r.regionId } });
+  }
+
+  /** An image of my images the buyer may use, for an instance of one of `categories`. */
+  private async userImage(user: UserRow | null, id: string, categories: InstanceCategory[], what: string) {
+    if (!user) throw new AppError('UNAUTHENTICATED', '使用我的镜像或分享的镜像请先登录');
+    if (!this.deps.userImages) throw new AppError('PRODUCT_NOT_ON_SALE', '暂不支持使用自定义镜像');
+    const image = await this.deps.userImages.usableFor(payerIdOf(user), id);
+    if (!categories.includes(image.category))
+      throw new AppError('IMAGE_INCOMPATIBLE', `镜像「${image.name}」保存自${InstanceCategory.label(image.category)}，不能用于${what}`);
+    return image;
+  }
+
+  private async voucherFor(user: UserRow | null, voucherId: string | undefined, category: InstanceCategory): Promise<Voucher | undefined> {
+    if (!voucherId) return undefined;
+    if (!user) throw new AppError('UNAUTHENTICATED', '使用代金券请先登录');
+    const v = await this.deps.vouchers.usableFor(payerIdOf(user), voucherId, category, this.deps.clock.now());
+    return { id: v.id, name: v.name, amount: v.amount, minSpend: v.minSpend };
+  }
+
+  /** A catalogue image by id, refused when the machines cannot run it. */
+  private mustFindImage(snap: Snapshot, id: string) {
+    const i = snap.images.find((x) => x.id === id);
+    if (!i) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `镜像 ${id} 不存在`);
+    if (this.deps.runs && !this.deps.runs(i)) throw new AppError('IMAGE_INCOMPATIBLE', `${i.name}（${i.os}）在本平台的机器上无法运行，请选择其他镜像`);
+    return i;
+  }
+}
+
+/** The student discount applies to signed-in students only. */
+function studentBpOf(snap: Snapshot, user: UserRow | null): number | undefined {
+  return user?.isStudent ? snap.settings.studentBp : undefined;
+}
+
+function toQuote(
+  r: ReturnType<typeof priceQuote>,
+  meta: { category: InstanceCategory; cycle: BillingCycle; duration: number; voucherId?: string; placement: Quote['placement'] },
+): Quote {
+  return {
+    category: meta.category,
+    cycle: meta.cycle,
+    duration: meta.duration,
+    unit: BillingCycleUnit[meta.cycle],
+    lines: r.lines,
+    listTotal: String(r.listTotal),
+    discountTotal: String(r.discountTotal),
+    voucherDeduction: String(r.voucherDeduction),
+    total: String(r.total),
+    placement: meta.placement,
+    discountRate: r.discountRate,
+    ...(r.discountLabel ? { discountLabel: r.discountLabel } : {}),
+    ...(meta.voucherId ? { voucherId: meta.voucherId } : {}),
+  };
+}
