@@ -79,11 +79,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
         const t0 = performance.now();
         const body = parse(completionRequestSchema, request.body);
         const { key, model } = await admitModel(request, body.model, 'chat');
-        const p = body.prompt;
-        const prompt =
-          typeof p === 'string'
-            ? countTokens(p)
-            : p.reduce<number>((n, x) => n + (typeof x === 'string' ? countTokens(x) : typeof x === 'number' ? 1 : x.length), 0);
+        const prompt = inputTokens(body.prompt);
         const call = await gateway.hold(key, model, prompt, body.max_tokens ?? COMPLETION_DEFAULT_MAX_TOKENS);
         const wantsUsage = body.stream_options?.include_usage === true;
         const upstreamReq = body.stream ? { ...body, stream_options: { ...body.stream_options, include_usage: true } } : body;
@@ -94,12 +90,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
         const t0 = performance.now();
         const body = parse(embeddingRequestSchema, request.body);
         const { key, model } = await admitModel(request, body.model, 'embedding');
-        const input = body.input as unknown;
-        const texts = Array.isArray(input) ? input : [input];
-        const prompt = texts.reduce<number>(
-          (n, x) => n + (typeof x === 'string' ? countTokens(x) : typeof x === 'number' ? 1 : Array.isArray(x) ? x.length : 0),
-          0,
-        );
+        const prompt = inputTokens(body.input);
         const call = await gateway.hold(key, model, prompt, 0);
         return relay(request, reply, call, t0, prompt, false, async (signal) => (await ctx.models.router()).embeddings(body, signal));
       });
@@ -165,7 +156,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
     const result = routed.result;
     if (!isUpstreamStream(result)) {
       request.raw.socket?.off('close', onClose);
-      const usage = (result as { usage?: OpenAIUsage }).usage ?? { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens };
+      const usage = (result as { usage?: OpenAIUsage }).usage ?? countedUsage(promptTokens, '');
       reply.header('x-gateway-overhead-ms', (t1 - t0 + performance.now() - t2).toFixed(2));
       // Settled while the answer goes out: the client does not wait for the ledger.
       gateway.settleAfterAnswer(call, { usage, channel: routed.channelId, status: 'ok' }, (e) => request.log.error({ err: e }, 'model call settle failed'));
@@ -212,11 +203,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
       request.raw.socket?.off('close', onClose);
       await stream.close().catch(() => {});
     }
-    const usage = stream.usageSoFar() ?? {
-      prompt_tokens: promptTokens,
-      completion_tokens: countTokens(stream.textSoFar()),
-      total_tokens: promptTokens + countTokens(stream.textSoFar()),
-    };
+    const usage = stream.usageSoFar() ?? countedUsage(promptTokens, stream.textSoFar());
     if (!res.destroyed) res.end('data: [DONE]\n\n');
     gateway.settleAfterAnswer(call, { usage, channel: routed.channelId, status, ...(error ? { error } : {}) }, (e) =>
       request.log.error({ err: e }, 'model call settle failed'),
@@ -261,4 +248,19 @@ function upstreamFailure(e: unknown): GatewayError {
     return new GatewayError(503, `暂无可用的上游渠道（${e.message}），请稍后重试`, 'upstream_unavailable');
   }
   return new GatewayError(502, `上游模型服务出错（${e.message}），请稍后重试`, 'upstream_error');
+}
+
+/**
+ * The tokens of a completion's prompt or an embedding's input (a text, a list of token ids, or a
+ * list of either): texts counted by the tokenizer, token ids one each.
+ */
+function inputTokens(input: unknown): number {
+  const parts: unknown[] = Array.isArray(input) ? input : [input];
+  return parts.reduce<number>((n, x) => n + (typeof x === 'string' ? countTokens(x) : typeof x === 'number' ? 1 : Array.isArray(x) ? x.length : 0), 0);
+}
+
+/** The usage of a call whose upstream reported none: the prompt as held, the answer counted by the tokenizer. */
+function countedUsage(promptTokens: number, answer: string): OpenAIUsage {
+  const completion = countTokens(answer);
+  return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
 }
