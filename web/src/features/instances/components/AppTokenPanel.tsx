@@ -1,17 +1,8 @@
 import { App, Button, Flex, Popconfirm, Skeleton, Space, Typography } from 'antd';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { API, type AppToken } from '@console/contract';
-import { api } from '../../../api/client';
+import type { AppToken } from '@console/contract';
 import { LoadError } from '../../../components/LoadError';
-
-const appTokenKey = (id: string) => ['instances', 'appToken', id] as const;
-
-const appTokenApi = {
-  get: (id: string, signal?: AbortSignal) => api.get<AppToken>(API.instanceAppToken, { id }, { signal }),
-  issue: (id: string, renew: boolean) =>
-    api.post<AppToken>(API.instanceAppToken, { id }, { successMessage: renew ? '已生成新令牌，旧令牌已失效' : '已生成 API 令牌' }),
-  revoke: (id: string) => api.delete<AppToken>(API.instanceAppToken, { id }, { successMessage: 'API 令牌已吊销' }),
-};
+import { appTokenApi, appTokenQueries } from '../api/appToken';
 
 /**
  * The API token of a ComfyUI instance (登录信息 tab): programs — ComfyUI clients, scripts — reach the
@@ -21,9 +12,9 @@ const appTokenApi = {
 export function AppTokenPanel({ instanceId }: { instanceId: string }) {
   const queryClient = useQueryClient();
   const { message } = App.useApp();
-  const key = appTokenKey(instanceId);
-  const token = useQuery({ queryKey: key, queryFn: ({ signal }) => appTokenApi.get(instanceId, signal) });
-  const settle = (data: AppToken) => queryClient.setQueryData(key, data);
+  const query = appTokenQueries.one(instanceId);
+  const token = useQuery(query);
+  const settle = (data: AppToken) => queryClient.setQueryData(query.queryKey, data);
   const issue = useMutation({ mutationFn: (renew: boolean) => appTokenApi.issue(instanceId, renew), onSuccess: settle });
   const revoke = useMutation({ mutationFn: () => appTokenApi.revoke(instanceId), onSuccess: settle });
 

@@ -6,6 +6,7 @@ import {
   type AvailableGpuType,
   type AvailableZone,
   type BillingCycle,
+  type GpuHost,
   type GpuHostsPage,
   type GpuQuoteRequest,
   type GpuType,
@@ -111,7 +112,24 @@ export const CATALOGUE_KEYS = {
 const STATIC = 5 * 60_000;
 const LIVE = 20_000;
 
+/** What a quote is asked for: a GPU configuration or a sized product (CPU, desktop, game…). */
+export type QuoteInput = { kind: 'gpu'; request: GpuQuoteRequest | null } | { kind: 'size'; request: SizeQuoteRequest | null };
+
 export const catalogueQueries = {
+  /** Asked only while `enabled: input.request !== null`: the key holds null, the request never does. */
+  quote: (input: QuoteInput, loggedIn: boolean) =>
+    queryOptions({
+      queryKey: CATALOGUE_KEYS.quote(input.kind, loggedIn, input.request),
+      queryFn: ({ signal }) =>
+        input.kind === 'gpu' ? catalogueApi.gpuQuote(input.request!, loggedIn, signal) : catalogueApi.sizeQuote(input.request!, loggedIn, signal),
+    }),
+  /** The sample quote that tells the price of extra disk on `host`; asked only while there is one. */
+  diskSampleQuote: (host: GpuHost | undefined, sample: Omit<GpuQuoteRequest, 'gpuTypeId' | 'hostId' | 'regionId' | 'roomId'>) =>
+    queryOptions({
+      queryKey: CATALOGUE_KEYS.diskSampleQuote(host?.id),
+      queryFn: ({ signal }) =>
+        catalogueApi.gpuQuote({ gpuTypeId: host!.gpuTypeId, hostId: host!.id, regionId: host!.regionId, roomId: host!.roomId, ...sample }, false, signal),
+    }),
   promotion: () => queryOptions({ queryKey: CATALOGUE_KEYS.promotion, queryFn: ({ signal }) => catalogueApi.promotion(signal), staleTime: STATIC }),
   gpuList: (params: GpuListParams) =>
     queryOptions({

@@ -1,7 +1,6 @@
 import { useEffect, useState } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import type { GpuQuoteRequest, SizeQuoteRequest } from '@console/contract';
-import { CATALOGUE_KEYS, catalogueApi } from '../api/catalogue';
+import { catalogueQueries, type QuoteInput } from '../api/catalogue';
 
 /** A value that follows `value` once it has stopped changing for `ms` (compared by content). */
 export function useDebouncedValue<T>(value: T, ms: number): T {
@@ -16,8 +15,6 @@ export function useDebouncedValue<T>(value: T, ms: number): T {
 
 export const QUOTE_DEBOUNCE_MS = 250;
 
-type QuoteInput = { kind: 'gpu'; request: GpuQuoteRequest | null } | { kind: 'size'; request: SizeQuoteRequest | null };
-
 /**
  * The server's price for the configuration on screen, asked again ~250 ms after the last change
  * (typing a duration should not send one request per key). `settling` is true while what is shown
@@ -28,9 +25,7 @@ export function useQuote(asked: QuoteInput, loggedIn: boolean) {
   const input = loggedIn || !asked.request?.voucherId ? asked : ({ ...asked, request: { ...asked.request, voucherId: undefined } } as QuoteInput);
   const settled = useDebouncedValue(input, QUOTE_DEBOUNCE_MS);
   const query = useQuery({
-    queryKey: CATALOGUE_KEYS.quote(settled.kind, loggedIn, settled.request),
-    queryFn: ({ signal }) =>
-      settled.kind === 'gpu' ? catalogueApi.gpuQuote(settled.request!, loggedIn, signal) : catalogueApi.sizeQuote(settled.request!, loggedIn, signal),
+    ...catalogueQueries.quote(settled, loggedIn),
     enabled: settled.request !== null,
     placeholderData: keepPreviousData,
     staleTime: 15_000,

@@ -4,7 +4,7 @@ import { CloudServerOutlined, DatabaseOutlined, ExpandAltOutlined } from '@ant-d
 import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { PAGE, type GpuHost } from '@console/contract';
-import { CATALOGUE_KEYS, catalogueApi, catalogueQueries } from '../api/catalogue';
+import { catalogueQueries } from '../api/catalogue';
 import { LoadError } from '../../../components/LoadError';
 import { formatUnitPrice, Price } from '../../../components/Price';
 import { PublicPage } from '../../../components/PublicPage';
@@ -44,22 +44,12 @@ const range = ([lo, hi]: [number, number]) => (lo === hi ? `${lo} GB` : `${lo} â
  */
 function useDiskPriceQuote(host: GpuHost | undefined) {
   return useQuery({
-    queryKey: CATALOGUE_KEYS.diskSampleQuote(host?.id),
-    queryFn: ({ signal }) =>
-      catalogueApi.gpuQuote(
-        {
-          gpuTypeId: host!.gpuTypeId,
-          hostId: host!.id,
-          regionId: host!.regionId,
-          roomId: host!.roomId,
-          gpuCount: 1,
-          cycle: 'Day',
-          duration: 1,
-          dataDiskGb: Math.min(host!.dataDiskMaxGb, host!.dataDiskFreeGb + SAMPLE_GB),
-        },
-        false,
-        signal,
-      ),
+    ...catalogueQueries.diskSampleQuote(host, {
+      gpuCount: 1,
+      cycle: 'Day',
+      duration: 1,
+      dataDiskGb: host ? Math.min(host.dataDiskMaxGb, host.dataDiskFreeGb + SAMPLE_GB) : 0,
+    }),
     enabled: !!host,
     staleTime: 5 * 60_000,
   });
