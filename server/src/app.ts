@@ -1,9 +1,6 @@
 /**
  * The HTTP server: one Fastify instance serving the API and the built console.
  */
-import { certificationRoutes } from './modules/certification/index.js';
-import { childRoutes } from './modules/users/index.js';
-import { studentRoutes } from './modules/students/index.js';
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -25,17 +22,7 @@ import type { Database } from './db/client.js';
 import { LOG_SERIALIZERS } from './http/log.js';
 import { AppError, registerErrorHandling } from './http/errors.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
-import { userRoutes } from './modules/users/index.js';
-import { verificationRoutes } from './modules/verification/index.js';
-import { catalogueRoutes } from './modules/catalogue/index.js';
-import { ledgerRoutes } from './modules/ledger/index.js';
-import { voucherRoutes } from './modules/vouchers/index.js';
-import { giftRoutes } from './modules/gifts/index.js';
-import { paymentRoutes } from './modules/payments/index.js';
-import { rechargeRoutes } from './modules/recharge/index.js';
 import { orderRoutes } from './modules/orders/index.js';
-import { invoiceRoutes } from './modules/invoices/index.js';
-import { operatorRoutes } from './modules/operator/index.js';
 import { instanceRoutes } from './modules/instances/index.js';
 import { accessRoutes, machineDoorRoutes, machineProxyRoutes, SshGateway } from './modules/access/index.js';
 import { fileStoreRoutes } from './modules/filestore/index.js';
@@ -44,7 +31,6 @@ import { datasetRoutes } from './modules/datasets/index.js';
 import { trainingRoutes } from './modules/training/index.js';
 import { diffusionRoutes } from './modules/diffusion/index.js';
 import { comfyuiRoutes } from './modules/comfyui/index.js';
-import { noticeRoutes } from './modules/notices/index.js';
 import { gatewayRoutes, modelRoutes } from './modules/model/index.js';
 import { SimulatedComputeDriver } from './drivers/compute/simulated.js';
 import { simulatedComputeRoutes } from './drivers/compute/simulated-routes.js';
@@ -150,17 +136,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
     },
   );
   for (const plugin of ctx.routes) await app.register(plugin);
-  await app.register(async (scope) => verificationRoutes(scope, ctx));
-  await app.register(async (scope) => userRoutes(scope, ctx));
-  await app.register(async (scope) => catalogueRoutes(scope, ctx));
-  await app.register(async (scope) => ledgerRoutes(scope, ctx));
-  await app.register(async (scope) => voucherRoutes(scope, ctx));
-  await app.register(async (scope) => giftRoutes(scope, ctx));
-  await app.register(async (scope) => rechargeRoutes(scope, ctx));
-  await app.register(async (scope) => paymentRoutes(scope, ctx));
   await app.register(async (scope) => orderRoutes(scope, ctx));
-  await app.register(async (scope) => invoiceRoutes(scope, ctx));
-  await app.register(async (scope) => operatorRoutes(scope, ctx));
   await app.register(async (scope) => instanceRoutes(scope, ctx));
   await app.register(async (scope) => accessRoutes(scope, ctx));
   await app.register(async (scope) => fileStoreRoutes(scope, ctx));
@@ -171,10 +147,6 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   await app.register(async (scope) => trainingRoutes(scope, ctx));
   await app.register(async (scope) => diffusionRoutes(scope, ctx));
   await app.register(async (scope) => comfyuiRoutes(scope, ctx));
-  await app.register(async (scope) => certificationRoutes(scope, ctx));
-  await app.register(async (scope) => studentRoutes(scope, ctx));
-  await app.register(async (scope) => childRoutes(scope, ctx));
-  await app.register(async (scope) => noticeRoutes(scope, ctx));
   await app.register(async (scope) => modelRoutes(scope, ctx));
   // The OpenAI-compatible gateway: its own scope, errors in OpenAI's shape (not the console envelope).
   await app.register(async (scope) => gatewayRoutes(scope, ctx));

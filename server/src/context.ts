@@ -23,27 +23,26 @@ import path from 'node:path';
 import { makeAuthGuards, type AuthGuards } from './http/auth.js';
 import { SessionService } from './modules/users/index.js';
 import { loadOrCreateSecret } from './modules/system/index.js';
-import { UserService } from './modules/users/index.js';
+import { usersModule, type UserService } from './modules/users/index.js';
 import { limitPasswordHashing } from './modules/users/index.js';
-import { VerificationService } from './modules/verification/index.js';
-import { CatalogueService, Quotes } from './modules/catalogue/index.js';
-import { InventoryService } from './modules/catalogue/index.js';
+import { verificationModule, type VerificationService } from './modules/verification/index.js';
+import { catalogueModule, type CatalogueService, type InventoryService, type Quotes } from './modules/catalogue/index.js';
 import { applyCatalogue, readCatalogueFile } from './modules/catalogue/index.js';
 import { CatalogueStore } from './modules/catalogue/index.js';
-import { VoucherService } from './modules/vouchers/index.js';
-import { LedgerService } from './modules/ledger/index.js';
-import { GiftService } from './modules/gifts/index.js';
-import { PaymentService } from './modules/payments/index.js';
+import { vouchersModule, type VoucherService } from './modules/vouchers/index.js';
+import { ledgerModule, type LedgerService } from './modules/ledger/index.js';
+import { giftsModule, type GiftService } from './modules/gifts/index.js';
+import { paymentsModule, type PaymentService } from './modules/payments/index.js';
 import { DbSandboxStore, sandboxGatewayKeys } from './modules/payments/index.js';
-import { RechargeService, RechargeTotals } from './modules/recharge/index.js';
+import { rechargeModule, RechargeTotals, type RechargeService } from './modules/recharge/index.js';
 import { Checkout } from './modules/orders/index.js';
 import { Fulfillers, PURCHASE_TYPES } from './modules/orders/index.js';
 import { PurchaseService } from './modules/orders/index.js';
 import { OrderService } from './modules/orders/index.js';
 import { UsageCharges } from './modules/orders/index.js';
 import { ResourceService } from './modules/resources/index.js';
-import { InvoiceService } from './modules/invoices/index.js';
-import { OperatorService } from './modules/operator/index.js';
+import { invoicesModule, type InvoiceService } from './modules/invoices/index.js';
+import { operatorModule, type OperatorService } from './modules/operator/index.js';
 import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
 import { osFamilyOf, type ComputeDriver } from './drivers/compute/types.js';
 import { makeComputeDriver } from './drivers/compute/index.js';
@@ -74,17 +73,17 @@ import { InstanceBilling, METER_LANES, Meter } from './modules/instances/index.j
 import { Reconciler } from './modules/instances/index.js';
 import { PrepaidService } from './modules/instances/index.js';
 import { ScheduledStops } from './modules/instances/index.js';
-import { BalanceFloors } from './modules/users/index.js';
+import type { BalanceFloors } from './modules/users/index.js';
 import { ConversionService } from './modules/instances/index.js';
 import { ChangeBandwidthTask, TrafficService } from './modules/instances/index.js';
-import { CertificationService } from './modules/certification/index.js';
-import { ChildService, spendLimitsOf } from './modules/users/index.js';
+import { certificationModule, type CertificationService } from './modules/certification/index.js';
+import { spendLimitsOf, type ChildService } from './modules/users/index.js';
 import { ChildSpending } from './modules/orders/index.js';
-import { StudentService } from './modules/students/index.js';
+import { studentsModule, type StudentService } from './modules/students/index.js';
 import { AppTokens, PasswordBox } from './modules/instances/index.js';
-import { GpuSubscriptionService, NoticeService } from './modules/notices/index.js';
+import { noticesModule, type GpuSubscriptionService, type NoticeService } from './modules/notices/index.js';
 import { ApiKeyService, ConversationService, ModelCatalogue, ModelGateway, ModelUsage } from './modules/model/index.js';
-import { InstanceCategory, SESSION_COOKIE, SESSION_TTL_SECONDS } from '@console/contract';
+import { InstanceCategory } from '@console/contract';
 
 export interface Drivers {
   sms: SmsDriver;
@@ -271,11 +270,27 @@ export async function createContext(opts: {
   const sessionKey = config.SESSION_SECRET ? Buffer.from(config.SESSION_SECRET, 'base64url') : await loadOrCreateSecret(db, 'session-key', clock.now());
   const codeKey = await loadOrCreateSecret(db, 'code-hmac-key', clock.now());
   const sessions = new SessionService(db, sessionKey, clock);
-  const codes = new VerificationService({ db, clock, sms: drivers.sms, mail: drivers.mail, secret: codeKey, ipLimitPerHour: config.CODE_IP_LIMIT_PER_HOUR });
+  const auth = makeAuthGuards(sessions);
+  const verification = verificationModule({
+    db,
+    clock,
+    sms: drivers.sms,
+    mail: drivers.mail,
+    secret: codeKey,
+    ipLimitPerHour: config.CODE_IP_LIMIT_PER_HOUR,
+    auth,
+    // The code routes check the account first, and accounts check codes: the users module comes after this one.
+    recipients: () => users,
+    devTools: config.devTools,
+  });
+  const { codes } = verification;
+  routes.push(verification.routes);
   const catalogueStore = new CatalogueStore(db);
-  const ledger = new LedgerService(db, clock);
+  const { ledger, routes: ledgerRoutes } = ledgerModule({ db, clock, auth });
+  routes.push(ledgerRoutes);
   await ledger.ensurePlatformAccounts();
-  const vouchers = new VoucherService(db, ledger, catalogueStore, clock);
+  const { vouchers, routes: vouchersRoutes } = vouchersModule({ db, clock, ledger, catalogue: catalogueStore, auth });
+  routes.push(vouchersRoutes);
   const reloadCatalogue = async () => {
     const changed = await applyCatalogue(db, readCatalogueFile(config.catalogueFile), clock.now());
     if (changed) catalogueStore.invalidateAll();
@@ -284,7 +299,10 @@ export async function createContext(opts: {
   await reloadCatalogue();
   await catalogueStore.get();
   limitPasswordHashing({ concurrency: config.PASSWORD_HASH_CONCURRENCY, queue: config.PASSWORD_HASH_QUEUE });
-  const users = new UserService({
+  // The recharge module sits above gifts (a recharge grants its bonus), so gifts read its totals through their own interface.
+  const { gifts, routes: giftsRoutes } = giftsModule({ db, clock, ledger, recharged: new RechargeTotals(db), catalogue: catalogueStore, auth });
+  routes.push(giftsRoutes);
+  const usersModuleOut = usersModule({
     db,
     clock,
     sessions,
@@ -293,8 +311,22 @@ export async function createContext(opts: {
     operatorMobiles: config.OPERATOR_MOBILES,
     loginIpFailureLimit: config.LOGIN_IP_FAILURE_LIMIT,
     onRegistered: [(userId, tx) => vouchers.grantNewUser(userId, tx)],
+    auth,
+    gifts,
+    childLimit: config.CHILD_ACCOUNT_LIMIT,
+    // What a child spent is the orders module's, built later on the accounts: asked only once the server runs.
+    spentOf: (ids) => spending.summary(ids),
+    cookieSecure: config.COOKIE_SECURE,
+    cookieDomain: config.COOKIE_DOMAIN,
+    uploadMaxBytes: config.UPLOAD_MAX_BYTES,
   });
-  const notices = new NoticeService({
+  routes.push(usersModuleOut.routes);
+  const { users, balanceFloors, children, cookies } = usersModuleOut;
+  const {
+    notices,
+    gpuSubscriptions,
+    routes: noticesRoutes,
+  } = noticesModule({
     db,
     clock,
     sms: drivers.sms,
@@ -303,11 +335,21 @@ export async function createContext(opts: {
     smsTemplates: config.ALIYUN_SMS_NOTICE_TEMPLATES,
     publicBaseUrl: config.publicBaseUrl,
     log: opts.log,
+    catalogue: catalogueStore,
+    auth,
   });
-  const balanceFloors = new BalanceFloors({ db, clock });
-  const gifts = new GiftService(db, ledger, clock, new RechargeTotals(db), catalogueStore);
-  const payments = new PaymentService({ db, clock, ledger, drivers: drivers.payment, publicBaseUrl: config.publicBaseUrl, log: opts.log });
-  const recharge = new RechargeService({ db, clock, catalogue: catalogueStore, payments, gifts });
+  routes.push(noticesRoutes);
+  const { payments, routes: paymentsRoutes } = paymentsModule({
+    db,
+    clock,
+    ledger,
+    drivers: drivers.payment,
+    publicBaseUrl: config.publicBaseUrl,
+    log: opts.log,
+  });
+  routes.push(paymentsRoutes);
+  const { recharge, routes: rechargeRoutes } = rechargeModule({ db, clock, catalogue: catalogueStore, payments, gifts, auth });
+  routes.push(rechargeRoutes);
   const fulfillers = new Fulfillers();
   // Child accounts' spending limits (the users module's) against what their orders took: every payment, post-paid start and tick.
   const spending = new ChildSpending({ db, clock, limitsOf: spendLimitsOf });
@@ -316,13 +358,21 @@ export async function createContext(opts: {
   const orders = new OrderService({ db, clock, catalogue: catalogueStore, fulfillers, checkout, usage, ledger });
   const resources = new ResourceService({ db, clock, catalogue: catalogueStore, orders });
   orders.registerFulfiller('Ai', resources, ['NewBuy']);
-  const inventory = new InventoryService(catalogueStore, clock);
   const images = new ImageService({ db, clock, catalogue: catalogueStore, users });
   const osFamilies = drivers.compute.osFamilies;
   const datasets = new DatasetService({ db, clock, storage: drivers.storage, users });
-  const machineLimits = { runs: (image: { os: string }) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)), unsold: drivers.compute.unsold };
-  const catalogue = new CatalogueService(catalogueStore, machineLimits);
-  const quotes = new Quotes({ store: catalogueStore, vouchers, clock, userImages: images, ...machineLimits });
+  const catalogueModuleOut = catalogueModule({
+    store: catalogueStore,
+    clock,
+    vouchers,
+    userImages: images,
+    runs: (image: { os: string }) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)),
+    unsold: drivers.compute.unsold,
+    auth,
+    simulated: { images: !config.COMFYUI_URL, training: config.TRAINER_DRIVER !== 'kohya' },
+  });
+  routes.push(catalogueModuleOut.routes);
+  const { catalogue, quotes, inventory } = catalogueModuleOut;
   const training = new TrainingService({
     db,
     clock,
@@ -458,14 +508,7 @@ export async function createContext(opts: {
     refundFeeRate: config.PREPAID_REFUND_FEE_RATE,
   });
   const reconciler = new Reconciler({ db, clock, driver: drivers.compute, instances, log: opts.log, retryAfterMs: config.COMPUTE_OP_RETRY_SECONDS * 1000 });
-  const cookieOptions = {
-    httpOnly: true,
-    sameSite: 'lax' as const,
-    path: '/',
-    secure: config.COOKIE_SECURE,
-    ...(config.COOKIE_DOMAIN ? { domain: config.COOKIE_DOMAIN } : {}),
-  };
-  const certification = new CertificationService({
+  const { certification, routes: certificationRoutes } = certificationModule({
     db,
     clock,
     verifier: drivers.realName,
@@ -473,7 +516,20 @@ export async function createContext(opts: {
     box: new PasswordBox(await loadOrCreateSecret(db, 'identity-number-key', clock.now())),
     users,
     log: opts.log,
+    auth,
   });
+  routes.push(certificationRoutes);
+  const { students, routes: studentsRoutes } = studentsModule({
+    db,
+    clock,
+    codes,
+    storage: drivers.storage,
+    catalogue: catalogueStore,
+    reviews: certification,
+    users,
+    auth,
+  });
+  routes.push(studentsRoutes);
   const models = new ModelCatalogue({
     catalogue: catalogueStore,
     clock,
@@ -481,7 +537,6 @@ export async function createContext(opts: {
     ...(config.MODEL_EMBEDDED_TOKENS_PER_SECOND ? { embeddedTokensPerSecond: config.MODEL_EMBEDDED_TOKENS_PER_SECOND } : {}),
   });
   const apiKeys = new ApiKeyService({ db, clock, users, models });
-  const children = new ChildService({ db, clock, sessions, limit: config.CHILD_ACCOUNT_LIMIT, spentOf: (ids) => spending.summary(ids) });
   // A child disabled, removed or refused usingLLM is refused by the gateway at once.
   children.onChange((id) => apiKeys.forgetAccount(id));
   const modelGateway = new ModelGateway({ db, clock, ledger, apiKeys, resources, onError: (e) => opts.log.error({ err: e }, 'model float write failed') });
@@ -523,8 +578,37 @@ export async function createContext(opts: {
     capacity: config.PAINTER_CAPACITY,
     tickMs: config.IMAGE_BACKEND_TICK_MS,
   });
+  // `npm start` hands the running server the token `npm run operator` presents (main.ts): kept here, read at each request.
+  const localOperator = { token: null as string | null };
+  const operatorModuleOut = operatorModule({
+    db,
+    clock,
+    ledger,
+    gifts,
+    users,
+    certification,
+    students,
+    models,
+    catalogueStore,
+    auth,
+    operatorMobiles: config.OPERATOR_MOBILES,
+    localOperatorToken: () => localOperator.token,
+  });
+  routes.push(operatorModuleOut.routes);
+  const { operator, operatorOf } = operatorModuleOut;
+  const { invoices, routes: invoicesRoutes } = invoicesModule({
+    db,
+    clock,
+    ledger,
+    users,
+    modelHeld: (payerId, exec) => modelGateway.heldFor(payerId, exec),
+    auth,
+    operatorOf,
+  });
+  routes.push(invoicesRoutes);
   return {
     config,
+
     database,
     db,
     clock,
@@ -532,7 +616,7 @@ export async function createContext(opts: {
     sessions,
     codes,
     users,
-    auth: makeAuthGuards(sessions),
+    auth,
     catalogueStore,
     catalogue,
     quotes,
@@ -546,10 +630,10 @@ export async function createContext(opts: {
     purchase,
     checkout,
     resources,
-    invoices: new InvoiceService({ db, clock, ledger, users, modelHeld: (payerId, exec) => modelGateway.heldFor(payerId, exec) }),
-    operator: new OperatorService({ db, ledger, gifts, users }),
+    invoices,
+    operator,
     certification,
-    students: new StudentService({ db, clock, codes, storage: drivers.storage, catalogue: catalogueStore, reviews: certification, users }),
+    students,
     children,
     instances,
     instanceViews,
@@ -570,7 +654,7 @@ export async function createContext(opts: {
     traffic,
     reconciler,
     notices,
-    gpuSubscriptions: new GpuSubscriptionService({ db, clock, catalogue: catalogueStore, notices }),
+    gpuSubscriptions,
     models,
     apiKeys,
     modelGateway,
@@ -584,13 +668,15 @@ export async function createContext(opts: {
     comfyApps: new EmbeddedComfyApps(),
     appTokens,
     sshKeys,
-    localOperatorToken: null,
+    get localOperatorToken() {
+      return localOperator.token;
+    },
+    set localOperatorToken(token: string | null) {
+      localOperator.token = token;
+    },
     reloadCatalogue,
     routes,
-    cookies: {
-      set: (reply, token) => void reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS }),
-      clear: (reply) => void reply.clearCookie(SESSION_COOKIE, cookieOptions),
-    },
+    cookies,
   };
 }
 

@@ -9,3 +9,4 @@ export * from './store.js';
 export * from './model-channels.js';
 export * from './quotes.js';
 export * from './lookups.js';
+export * from './module.js';

@@ -33,8 +33,11 @@ import {
   sizesPageSchema,
   sizesQuerySchema,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
+import type { AuthGuards } from '../../http/auth.js';
 import { bpToRate } from './pricing.js';
+import type { Quotes } from './quotes.js';
+import type { CatalogueService } from './service.js';
+import type { CatalogueStore } from './store.js';
 
 const TAG = ['目录与报价'];
 const SITE_TAG = ['站点'];
@@ -72,9 +75,18 @@ function sendCached(request: FastifyRequest, reply: FastifyReply, body: object) 
   return reply.send(e.text);
 }
 
-export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface CatalogueRoutesDeps {
+  auth: AuthGuards;
+  catalogue: CatalogueService;
+  quotes: Quotes;
+  catalogueStore: CatalogueStore;
+  /** Which image services are the embedded stand-ins (the site settings say so to every page). */
+  simulated: { images: boolean; training: boolean };
+}
+
+export async function catalogueRoutes(app: FastifyInstance, deps: CatalogueRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const c = ctx.catalogue;
+  const c = deps.catalogue;
 
   r.get(
     API.sizes,
@@ -144,32 +156,32 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
   r.post(
     API.gpuOrderPrice,
     { schema: { tags: TAG, summary: 'GPU 实例询价（访客）', body: gpuQuoteRequestSchema, response: { 200: quoteSchema } } },
-    async (req, reply) => sendJson(reply, await ctx.quotes.quoteGpu(req.body, null)),
+    async (req, reply) => sendJson(reply, await deps.quotes.quoteGpu(req.body, null)),
   );
   r.post(
     API.gpuOrderUserPrice,
     {
       schema: { tags: TAG, summary: 'GPU 实例询价（已登录，含代金券与学生优惠）', body: gpuQuoteRequestSchema, response: { 200: quoteSchema } },
-      onRequest: ctx.auth.requireAuth,
+      onRequest: deps.auth.requireAuth,
     },
-    async (req, reply) => sendJson(reply, await ctx.quotes.quoteGpu(req.body, req.session!.user)),
+    async (req, reply) => sendJson(reply, await deps.quotes.quoteGpu(req.body, req.session!.user)),
   );
   r.post(
     API.orderPrice,
     { schema: { tags: TAG, summary: '规格实例询价（访客）', body: sizeQuoteRequestSchema, response: { 200: quoteSchema } } },
-    async (req, reply) => sendJson(reply, await ctx.quotes.quoteSize(req.body, null)),
+    async (req, reply) => sendJson(reply, await deps.quotes.quoteSize(req.body, null)),
   );
   r.post(
     API.orderUserPrice,
     {
       schema: { tags: TAG, summary: '规格实例询价（已登录，含代金券与学生优惠）', body: sizeQuoteRequestSchema, response: { 200: quoteSchema } },
-      onRequest: ctx.auth.requireAuth,
+      onRequest: deps.auth.requireAuth,
     },
-    async (req, reply) => sendJson(reply, await ctx.quotes.quoteSize(req.body, req.session!.user)),
+    async (req, reply) => sendJson(reply, await deps.quotes.quoteSize(req.body, req.session!.user)),
   );
 
   r.get(API.promotion, { schema: { tags: TAG, summary: '优惠活动（运营配置）', response: { 200: promotionSchema } } }, async () => {
-    const { settings } = await ctx.catalogueStore.get();
+    const { settings } = await deps.catalogueStore.get();
     return {
       rechargeBonusRate: settings.rechargeBonusBp ? bpToRate(settings.rechargeBonusBp) : '0',
       newUserVoucher: String(settings.newUserVoucher),
@@ -181,9 +193,8 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
     API.siteSettings,
     { schema: { tags: SITE_TAG, summary: '站点设置：企业微信客服链接、哪些图像服务为内置模拟（公开）', response: { 200: siteSettingsSchema } } },
     async () => {
-      const { settings } = await ctx.catalogueStore.get();
-      const simulated = { images: !ctx.config.COMFYUI_URL, training: ctx.config.TRAINER_DRIVER !== 'kohya' };
-      return { customerServiceUrl: settings.customerServiceUrl, simulated };
+      const { settings } = await deps.catalogueStore.get();
+      return { customerServiceUrl: settings.customerServiceUrl, simulated: deps.simulated };
     },
   );
   // Apart from the settings: the documents are long and only the register screen's links open them.
@@ -198,7 +209,7 @@ export async function catalogueRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (req) => {
-      const { settings } = await ctx.catalogueStore.get();
+      const { settings } = await deps.catalogueStore.get();
       const kind = req.params.kind;
       return { kind, title: AgreementTitle[kind], content: kind === 'user' ? settings.userAgreement : settings.privacyPolicy };
     },

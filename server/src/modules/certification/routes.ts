@@ -1,20 +1,25 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { API, certifyInfoSchema, enterpriseCertifySchema, personalCertifySchema, REVIEW_IMAGE_MAX_BYTES, payerIdOf } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession } from '../../http/auth.js';
+import { currentSession, type AuthGuards } from '../../http/auth.js';
 import { readUploadedImage } from '../../http/upload.js';
+import type { CertificationService } from './service.js';
 
 const tags = ['实名认证'];
 
-export async function certificationRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface CertificationRoutesDeps {
+  auth: AuthGuards;
+  certification: CertificationService;
+}
+
+export async function certificationRoutes(app: FastifyInstance, deps: CertificationRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { requireMainAccount } = ctx.auth;
-  const c = ctx.certification;
+  const { requireMainAccount } = deps.auth;
+  const c = deps.certification;
   const me = (req: Parameters<typeof currentSession>[0]) => currentSession(req).user.id;
   const response = { 200: certifyInfoSchema };
 
-  r.get(API.certifyInfo, { schema: { tags, summary: '认证信息（个人与企业申请，已脱敏）', response }, onRequest: ctx.auth.requireAuth }, async (req) => {
+  r.get(API.certifyInfo, { schema: { tags, summary: '认证信息（个人与企业申请，已脱敏）', response }, onRequest: deps.auth.requireAuth }, async (req) => {
     const user = currentSession(req).user;
     // A child sees its parent's certification: it acts under the parent's identity.
     return c.info(payerIdOf(user));

@@ -2,20 +2,24 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { API, giftEligibilitySchema, giftIdParamsSchema, giftListSchema } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession, payerOf } from '../../http/auth.js';
-import { giftItemView } from './service.js';
+import { currentSession, payerOf, type AuthGuards } from '../../http/auth.js';
+import { giftItemView, type GiftService } from './service.js';
 
 const tags = ['赠送金'];
 
-export async function giftRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface GiftRoutesDeps {
+  auth: AuthGuards;
+  gifts: GiftService;
+}
+
+export async function giftRoutes(app: FastifyInstance, deps: GiftRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { requireAuth } = ctx.auth;
+  const { requireAuth } = deps.auth;
   // The payer's gift credit is its money: a child sees it only with 财务.
-  const requireFinance = ctx.auth.requireFinance;
+  const requireFinance = deps.auth.requireFinance;
 
   const list = async (userId: string) => {
-    const s = await ctx.gifts.summary(userId);
+    const s = await deps.gifts.summary(userId);
     return {
       items: s.grants.map(giftItemView),
       remain: String(s.remain),
@@ -30,17 +34,17 @@ export async function giftRoutes(app: FastifyInstance, ctx: AppContext) {
     list(payerOf(req)),
   );
   r.get(API.giftEligibility, { schema: { tags, summary: '能否领取新人赠送金', response: { 200: giftEligibilitySchema } }, onRequest: requireAuth }, (req) =>
-    ctx.gifts.eligibility(currentSession(req).user),
+    deps.gifts.eligibility(currentSession(req).user),
   );
   r.post(API.giftObtain, { schema: { tags, summary: '领取新人赠送金', response: { 200: giftListSchema } }, onRequest: requireFinance }, async (req) => {
-    await ctx.gifts.obtain(currentSession(req).user);
+    await deps.gifts.obtain(currentSession(req).user);
     return list(payerOf(req));
   });
   r.post(
     API.giftEffect,
     { schema: { tags, summary: '让一笔待续期的赠送金重新生效', params: giftIdParamsSchema, response: { 200: giftListSchema } }, onRequest: requireFinance },
     async (req) => {
-      await ctx.gifts.renew(payerOf(req), req.params.id);
+      await deps.gifts.renew(payerOf(req), req.params.id);
       return list(payerOf(req));
     },
   );
@@ -48,7 +52,7 @@ export async function giftRoutes(app: FastifyInstance, ctx: AppContext) {
     API.giftRenew,
     { schema: { tags, summary: '续期全部待续期的赠送金', response: { 200: giftListSchema.extend({ renewed: z.number().int() }) } }, onRequest: requireFinance },
     async (req) => {
-      const renewed = await ctx.gifts.renew(payerOf(req));
+      const renewed = await deps.gifts.renew(payerOf(req));
       return { ...(await list(payerOf(req))), renewed };
     },
   );

@@ -13,9 +13,16 @@ import { pgArray } from '../../db/arrays.js';
 import { FreshReads } from '../../db/fresh-reads.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import type { LedgerService } from '../ledger/index.js';
-import type { RechargeTotals } from '../recharge/index.js';
 
 export type GiftGrantRow = typeof giftGrants.$inferSelect;
+
+/**
+ * What each account has paid in by recharge (the user object's `recharged`): the recharge module's totals.
+ * Named here because recharge sits above gifts (a recharge grants its bonus as gift credit).
+ */
+export interface RechargedAmounts {
+  paidBy(userIds: string[]): Promise<Map<string, bigint>>;
+}
 const WELCOME = 'welcome';
 
 /** A grant as the API shows it (giftItemSchema). */
@@ -39,7 +46,7 @@ export class GiftService {
     private ledger: LedgerService,
     private clock: Clock,
     /** What each user has paid in by recharge, the user object's `recharged`. */
-    private recharged: Pick<RechargeTotals, 'paidBy'>,
+    private recharged: RechargedAmounts,
     private catalogue?: CatalogueStore,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   API,
@@ -12,16 +12,22 @@ import {
   invoiceableSchema,
   operatorInvoicePageSchema,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession } from '../../http/auth.js';
-import { operatorOf } from '../operator/index.js';
+import { currentSession, type AuthGuards } from '../../http/auth.js';
+import type { InvoiceService } from './service.js';
 
 const tags = ['发票'];
 
+export interface InvoiceRoutesDeps {
+  auth: AuthGuards;
+  invoices: InvoiceService;
+  /** The operator module's check: the operator's id (null for `npm run operator`), refusing anyone else. */
+  operatorOf(req: FastifyRequest): Promise<string | null>;
+}
+
 /** Invoices are the account holder's: a child account neither sees nor requests them (40300005). */
-export async function invoiceRoutes(app: FastifyInstance, ctx: AppContext) {
+export async function invoiceRoutes(app: FastifyInstance, deps: InvoiceRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { requireMainAccount } = ctx.auth;
+  const { requireMainAccount } = deps.auth;
   const me = (req: Parameters<typeof currentSession>[0]) => currentSession(req).user.id;
 
   r.get(
@@ -31,7 +37,7 @@ export async function invoiceRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: requireMainAccount,
     },
     async (req) => {
-      const a = await ctx.invoices.invoiceable(me(req));
+      const a = await deps.invoices.invoiceable(me(req));
       return {
         invoiceable: String(a.invoiceable),
         paidIn: String(a.paidIn),
@@ -48,17 +54,17 @@ export async function invoiceRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { tags, summary: '我的发票申请（最新在前）', querystring: invoiceListQuerySchema, response: { 200: invoicePageSchema } },
       onRequest: requireMainAccount,
     },
-    (req) => ctx.invoices.list(me(req), req.query),
+    (req) => deps.invoices.list(me(req), req.query),
   );
   r.post(
     API.invoices,
     { schema: { tags, summary: '申请开票（待开票）', body: invoiceRequestSchema, response: { 200: invoiceSchema } }, onRequest: requireMainAccount },
-    (req) => ctx.invoices.create(me(req), me(req), req.body),
+    (req) => deps.invoices.create(me(req), me(req), req.body),
   );
   r.post(
     API.invoiceCancel,
     { schema: { tags, summary: '撤回待开票的申请', params: invoiceIdParamsSchema, response: { 200: invoiceSchema } }, onRequest: requireMainAccount },
-    (req) => ctx.invoices.cancel(me(req), req.params.id),
+    (req) => deps.invoices.cancel(me(req), req.params.id),
   );
 
   const ops = ['运营'];
@@ -66,16 +72,16 @@ export async function invoiceRoutes(app: FastifyInstance, ctx: AppContext) {
     API.operatorInvoices,
     { schema: { tags: ops, summary: '发票申请队列', querystring: invoiceListQuerySchema, response: { 200: operatorInvoicePageSchema } } },
     async (req) => {
-      await operatorOf(req, ctx);
-      return ctx.invoices.queue(req.query);
+      await deps.operatorOf(req);
+      return deps.invoices.queue(req.query);
     },
   );
   r.post(
     API.operatorInvoiceIssue,
     { schema: { tags: ops, summary: '标记已开票（填写发票号码）', params: invoiceIdParamsSchema, body: invoiceIssueSchema, response: { 200: invoiceSchema } } },
     async (req) => {
-      const operatorId = await operatorOf(req, ctx);
-      const issued = await ctx.invoices.issue(req.params.id, req.body.invoiceNo, operatorId);
+      const operatorId = await deps.operatorOf(req);
+      const issued = await deps.invoices.issue(req.params.id, req.body.invoiceNo, operatorId);
       req.log.info({ operatorId, invoice: req.params.id, invoiceNo: req.body.invoiceNo }, 'invoice issued');
       return issued;
     },
@@ -84,8 +90,8 @@ export async function invoiceRoutes(app: FastifyInstance, ctx: AppContext) {
     API.operatorInvoiceReject,
     { schema: { tags: ops, summary: '驳回发票申请（须写原因）', params: invoiceIdParamsSchema, body: invoiceRejectSchema, response: { 200: invoiceSchema } } },
     async (req) => {
-      const operatorId = await operatorOf(req, ctx);
-      const rejected = await ctx.invoices.reject(req.params.id, req.body.reason, operatorId);
+      const operatorId = await deps.operatorOf(req);
+      const rejected = await deps.invoices.reject(req.params.id, req.body.reason, operatorId);
       req.log.info({ operatorId, invoice: req.params.id, reason: req.body.reason }, 'invoice rejected');
       return rejected;
     },

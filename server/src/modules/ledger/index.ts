@@ -4,3 +4,4 @@ export * from './service.js';
 export * from './holds.js';
 export * from './routes.js';
 export * from './check.js';
+export * from './module.js';

@@ -1,22 +1,27 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { API, statementGroupQuerySchema, statementPageSchema, statementQuerySchema, userMoneySchema, payerIdOf } from '@console/contract';
-import { payerOf } from '../../http/auth.js';
-import type { AppContext } from '../../context.js';
+import { payerOf, type AuthGuards } from '../../http/auth.js';
+import type { LedgerService } from './service.js';
 
-export async function ledgerRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface LedgerRoutesDeps {
+  auth: AuthGuards;
+  ledger: LedgerService;
+}
+
+export async function ledgerRoutes(app: FastifyInstance, deps: LedgerRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.get(
     API.userMoney,
     {
       schema: { tags: ['费用'], summary: '账户余额（有财务权限的子账号看到主账号的余额）', response: { 200: userMoneySchema } },
-      onRequest: ctx.auth.requireFinance,
+      onRequest: deps.auth.requireFinance,
     },
     async (request) => {
       const user = request.session!.user;
       // Child accounts spend their parent's balance (spec §1).
-      const b = await ctx.ledger.balances(payerIdOf(user));
+      const b = await deps.ledger.balances(payerIdOf(user));
       return { cash: String(b.cash), gift: String(b.gift), voucher: String(b.voucher), deposit: String(b.deposit), available: String(b.cash + b.gift) };
     },
   );
@@ -30,11 +35,11 @@ export async function ledgerRoutes(app: FastifyInstance, ctx: AppContext) {
         querystring: statementQuerySchema,
         response: { 200: statementPageSchema },
       },
-      onRequest: ctx.auth.requireFinance,
+      onRequest: deps.auth.requireFinance,
     },
     async (request) => {
       const { kind, page, pageSize } = request.query;
-      return statementView(await ctx.ledger.statement(payerOf(request), kind, { page, pageSize }));
+      return statementView(await deps.ledger.statement(payerOf(request), kind, { page, pageSize }));
     },
   );
 
@@ -42,16 +47,16 @@ export async function ledgerRoutes(app: FastifyInstance, ctx: AppContext) {
     API.userStatementGroup,
     {
       schema: { tags: ['费用'], summary: '收支明细中一行汇总下的逐笔账目', querystring: statementGroupQuerySchema, response: { 200: statementPageSchema } },
-      onRequest: ctx.auth.requireFinance,
+      onRequest: deps.auth.requireFinance,
     },
     async (request) => {
       const { kind, group, page, pageSize } = request.query;
-      return statementView(await ctx.ledger.statementGroup(payerOf(request), kind, group, { page, pageSize }));
+      return statementView(await deps.ledger.statementGroup(payerOf(request), kind, group, { page, pageSize }));
     },
   );
 }
 
-type StatementPageRows = Awaited<ReturnType<AppContext['ledger']['statement']>>;
+type StatementPageRows = Awaited<ReturnType<LedgerService['statement']>>;
 
 function statementView(s: StatementPageRows) {
   return {

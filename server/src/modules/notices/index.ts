@@ -3,3 +3,4 @@ export * from './kinds.js';
 export * from './service.js';
 export * from './subscriptions.js';
 export * from './routes.js';
+export * from './module.js';

@@ -16,15 +16,22 @@ import {
   noticeUnreadSchema,
   okSchema,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession } from '../../http/auth.js';
+import { currentSession, type AuthGuards } from '../../http/auth.js';
+import type { NoticeService } from './service.js';
+import type { GpuSubscriptionService } from './subscriptions.js';
 
 const tags = ['消息通知'];
 
+export interface NoticeRoutesDeps {
+  auth: AuthGuards;
+  notices: NoticeService;
+  gpuSubscriptions: GpuSubscriptionService;
+}
+
 /** The message center, delivery preferences and "有卡时通知我": each account's own (a child account's too). */
-export async function noticeRoutes(app: FastifyInstance, ctx: AppContext) {
+export async function noticeRoutes(app: FastifyInstance, deps: NoticeRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const onRequest = ctx.auth.requireAuth;
+  const onRequest = deps.auth.requireAuth;
   const me = (req: Parameters<typeof currentSession>[0]) => currentSession(req).user.id;
 
   r.get(
@@ -38,33 +45,33 @@ export async function noticeRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest,
     },
-    (req) => ctx.notices.list(me(req), req.query),
+    (req) => deps.notices.list(me(req), req.query),
   );
   r.get(API.messagesUnread, { schema: { tags, summary: '未读站内信数', response: { 200: noticeUnreadSchema } }, onRequest }, async (req) => ({
-    count: await ctx.notices.unreadCount(me(req)),
+    count: await deps.notices.unreadCount(me(req)),
   }));
   r.post(
     API.messageRead,
     { schema: { tags, summary: '标记一条站内信已读', params: noticeMessageIdParamsSchema, response: { 200: noticeMessageSchema } }, onRequest },
-    (req) => ctx.notices.markRead(me(req), req.params.id),
+    (req) => deps.notices.markRead(me(req), req.params.id),
   );
   r.post(API.messagesReadAll, { schema: { tags, summary: '全部标记已读', response: { 200: noticeReadAllSchema } }, onRequest }, async (req) => ({
-    count: await ctx.notices.markAllRead(me(req)),
+    count: await deps.notices.markAllRead(me(req)),
   }));
   r.get(
     API.noticePreferences,
     { schema: { tags, summary: '各类通知的接收方式（站内信始终接收；短信、邮件可选）', response: { 200: noticePreferencesSchema } }, onRequest },
-    (req) => ctx.notices.preferences(me(req)),
+    (req) => deps.notices.preferences(me(req)),
   );
   r.put(
     API.noticePreferences,
     { schema: { tags, summary: '修改通知接收方式', body: noticePreferencesUpdateSchema, response: { 200: noticePreferencesSchema } }, onRequest },
-    (req) => ctx.notices.setPreferences(me(req), req.body),
+    (req) => deps.notices.setPreferences(me(req), req.body),
   );
   r.get(
     API.gpuSubscriptions,
     { schema: { tags, summary: '「有卡时通知我」订阅（等待中的在前）', response: { 200: gpuSubscriptionListSchema } }, onRequest },
-    (req) => ctx.gpuSubscriptions.list(me(req)),
+    (req) => deps.gpuSubscriptions.list(me(req)),
   );
   r.post(
     API.gpuSubscriptions,
@@ -77,13 +84,13 @@ export async function noticeRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest,
     },
-    (req) => ctx.gpuSubscriptions.subscribe(me(req), req.body),
+    (req) => deps.gpuSubscriptions.subscribe(me(req), req.body),
   );
   r.delete(
     API.gpuSubscription,
     { schema: { tags, summary: '取消订阅', params: gpuSubscriptionIdParamsSchema, response: { 200: okSchema } }, onRequest },
     async (req) => {
-      await ctx.gpuSubscriptions.cancel(me(req), req.params.id);
+      await deps.gpuSubscriptions.cancel(me(req), req.params.id);
       return { ok: true as const };
     },
   );

@@ -13,16 +13,26 @@ import {
   operatorModelParamsSchema,
   operatorModelUpdateSchema,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { ModelChannelAdmin } from '../catalogue/index.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/client.js';
+import { ModelChannelAdmin, type CatalogueStore } from '../catalogue/index.js';
+import type { ModelCatalogue } from '../model/index.js';
 
-export function modelChannelRoutes(app: FastifyInstance, ctx: AppContext, asOperator: (req: FastifyRequest) => Promise<string>) {
+export interface ModelChannelRoutesDeps {
+  db: Db;
+  clock: Clock;
+  catalogueStore: CatalogueStore;
+  /** The live channel router, for each channel's health. */
+  models: Pick<ModelCatalogue, 'router'>;
+}
+
+export function modelChannelRoutes(app: FastifyInstance, deps: ModelChannelRoutesDeps, asOperator: (req: FastifyRequest) => Promise<string>) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['运营'];
-  const admin = new ModelChannelAdmin({ db: ctx.db, store: ctx.catalogueStore, clock: ctx.clock });
+  const admin = new ModelChannelAdmin({ db: deps.db, store: deps.catalogueStore, clock: deps.clock });
   const view = async () => {
-    const health = (await ctx.models.router()).channelHealth();
-    return admin.view(await ctx.catalogueStore.get(), health);
+    const health = (await deps.models.router()).channelHealth();
+    return admin.view(await deps.catalogueStore.get(), health);
   };
   const response = { 200: operatorModelChannelsSchema };
 

@@ -20,8 +20,13 @@ import {
 } from '@console/contract';
 import { ReviewQueries } from './reviews.js';
 import { modelChannelRoutes } from './model-channels.js';
-import type { AppContext } from '../../context.js';
+import type { AuthGuards } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
+import type { CertificationService } from '../certification/index.js';
+import type { StudentService } from '../students/index.js';
+import type { UserService } from '../users/index.js';
+import type { OperatorService } from './service.js';
+import type { ModelChannelRoutesDeps } from './model-channels.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -31,25 +36,48 @@ function sameSecret(a: string, b: string) {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+export interface OperatorCheckDeps {
+  auth: AuthGuards;
+  users: Pick<UserService, 'toDto'>;
+  /** The token `npm start` sets once the server runs (main.ts), hence read at each request. */
+  localOperatorToken: () => string | null;
+}
+
+/** Who acts as the operator: the operator's user id, null for the `npm run operator` command. */
+export type OperatorCheck = (req: FastifyRequest) => Promise<string | null>;
+
 /**
  * Who may act as the operator: a logged-in operator account, or the `npm run operator` command on
  * this machine, which proves itself with the token the running server wrote into DATA_DIR.
- * Returns the operator's user id (null for the command).
  */
-export async function operatorOf(req: FastifyRequest, ctx: AppContext): Promise<string | null> {
-  const local = req.headers['x-operator-token'];
-  if (typeof local === 'string') {
-    if (ctx.localOperatorToken && LOOPBACK.has(req.socket.remoteAddress ?? '') && sameSecret(local, ctx.localOperatorToken)) return null;
-    throw new AppError('PERMISSION_DENIED', '本机运维令牌无效');
-  }
-  await ctx.auth.requireAuth(req, undefined as never);
-  const user = req.session!.user;
-  const dto = ctx.users.toDto(user);
-  if (!dto.isOperator) throw new AppError('PERMISSION_DENIED', '需要运营方权限');
-  return user.id;
+export function operatorCheck(deps: OperatorCheckDeps): OperatorCheck {
+  return async (req) => {
+    const local = req.headers['x-operator-token'];
+    if (typeof local === 'string') {
+      const token = deps.localOperatorToken();
+      if (token && LOOPBACK.has(req.socket.remoteAddress ?? '') && sameSecret(local, token)) return null;
+      throw new AppError('PERMISSION_DENIED', '本机运维令牌无效');
+    }
+    await deps.auth.requireAuth(req, undefined as never);
+    const user = req.session!.user;
+    const dto = deps.users.toDto(user);
+    if (!dto.isOperator) throw new AppError('PERMISSION_DENIED', '需要运营方权限');
+    return user.id;
+  };
 }
 
-export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface OperatorRoutesDeps extends ModelChannelRoutesDeps {
+  operatorOf: OperatorCheck;
+  operator: OperatorService;
+  users: UserService;
+  certification: CertificationService;
+  students: StudentService;
+  /** OPERATOR_MOBILES: the accounts that are operators by configuration. */
+  operatorMobiles: string[];
+}
+
+export async function operatorRoutes(app: FastifyInstance, deps: OperatorRoutesDeps) {
+  const { operatorOf } = deps;
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.post(
     API.operatorCredit,
@@ -62,8 +90,8 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (req) => {
-      const operatorId = await operatorOf(req, ctx);
-      const result = await ctx.operator.credit(req.body, operatorId);
+      const operatorId = await operatorOf(req);
+      const result = await deps.operator.credit(req.body, operatorId);
       req.log.info({ operatorId, mobile: req.body.mobile, amount: req.body.amount, to: req.body.to, reason: req.body.reason }, 'operator credit');
       return result;
     },
@@ -81,19 +109,19 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (req) => {
       // Who is an operator is decided on the server's machine, not by another operator's session.
-      if ((await operatorOf(req, ctx)) !== null) throw new AppError('PERMISSION_DENIED', '运营权限只能在服务器上用 npm run operator 授予或收回');
-      const result = await ctx.users.changeOperatorRole(req.body.mobile, req.body.isOperator);
+      if ((await operatorOf(req)) !== null) throw new AppError('PERMISSION_DENIED', '运营权限只能在服务器上用 npm run operator 授予或收回');
+      const result = await deps.users.changeOperatorRole(req.body.mobile, req.body.isOperator);
       req.log.info({ mobile: req.body.mobile, isOperator: req.body.isOperator }, 'operator role');
       return result;
     },
   );
 
-  const reviews = new ReviewQueries({ certification: ctx.certification, students: ctx.students, users: ctx.users });
+  const reviews = new ReviewQueries({ certification: deps.certification, students: deps.students, users: deps.users });
   const tags = ['运营'];
   /** The review area is for operator accounts only (the local command token does not open it). */
   const asOperator = async (req: FastifyRequest) => {
     if (req.headers['x-operator-token'] !== undefined) throw new AppError('PERMISSION_DENIED', '审核需使用运营账号登录');
-    return (await operatorOf(req, ctx))!;
+    return (await operatorOf(req))!;
   };
 
   r.get(
@@ -119,9 +147,9 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
     async (req) => {
       const operatorId = await asOperator(req);
       if (req.params.kind === 'enterprise') {
-        await assertEnterprise(ctx, req.params.id);
-        await ctx.certification.decide(req.params.id, req.body, operatorId);
-      } else await ctx.students.decide(req.params.id, req.body, operatorId);
+        await assertEnterprise(deps.certification, req.params.id);
+        await deps.certification.decide(req.params.id, req.body, operatorId);
+      } else await deps.students.decide(req.params.id, req.body, operatorId);
       req.log.info({ operatorId, kind: req.params.kind, id: req.params.id, decision: req.body.decision }, 'operator review');
       return { ok: true as const };
     },
@@ -129,7 +157,7 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get(API.operatorReviewImage, { schema: { tags, summary: '营业执照 / 学生证图片', params: reviewParamsSchema } }, async (req, reply) => {
     await asOperator(req);
-    const object = req.params.kind === 'enterprise' ? await ctx.certification.licence(req.params.id) : await ctx.students.image(req.params.id);
+    const object = req.params.kind === 'enterprise' ? await deps.certification.licence(req.params.id) : await deps.students.image(req.params.id);
     return reply
       .header('content-type', object.contentType)
       .header('cache-control', 'private, no-store')
@@ -142,11 +170,11 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
     { schema: { tags, summary: '用户与认证状态', querystring: operatorUserQuerySchema, response: { 200: pageOf(operatorUserSchema) } } },
     async (req) => {
       await asOperator(req);
-      return reviews.users(req.query.q, req.query.page, req.query.pageSize, ctx.config.OPERATOR_MOBILES);
+      return reviews.users(req.query.q, req.query.page, req.query.pageSize, deps.operatorMobiles);
     },
   );
 
-  modelChannelRoutes(app, ctx, asOperator);
+  modelChannelRoutes(app, deps, asOperator);
 
   r.get(
     API.operatorReviewLog,
@@ -159,8 +187,8 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
 }
 
 /** Only enterprise applications are the operator's to decide; personal ones belong to the verifier. */
-async function assertEnterprise(ctx: AppContext, id: string) {
-  const type = await ctx.certification.typeOf(id);
+async function assertEnterprise(certification: CertificationService, id: string) {
+  const type = await certification.typeOf(id);
   if (!type) throw new AppError('RECORD_NOT_FOUND');
   if (type !== 'Enterprise') throw new AppError('PERMISSION_DENIED', '个人认证由实名核验服务判定');
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../http/errors.js';
-import type { AppContext } from '../../context.js';
 import type { GatewayMethod } from '../../drivers/payment/types.js';
+import type { PaymentService } from './service.js';
 
 const METHODS: Record<string, GatewayMethod> = { alipay: 'Alipay', wechat: 'Wechat' };
 
@@ -9,7 +9,11 @@ const METHODS: Record<string, GatewayMethod> = { alipay: 'Alipay', wechat: 'Wech
  * Gateways POST here. The body is kept as the exact text that was signed: it is verified before
  * anything is parsed or credited.
  */
-export async function paymentRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface PaymentRoutesDeps {
+  payments: PaymentService;
+}
+
+export async function paymentRoutes(app: FastifyInstance, deps: PaymentRoutesDeps) {
   // The signed text must reach the verifier untouched: JSON (WeChat) is not parsed either.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => done(null, body));
@@ -19,7 +23,7 @@ export async function paymentRoutes(app: FastifyInstance, ctx: AppContext) {
     async (req, reply) => {
       const method = METHODS[req.params.method];
       if (!method) throw new AppError('NOT_FOUND', `不支持的支付渠道 ${req.params.method}`);
-      const ack = await ctx.payments.handleNotification(method, req.headers, typeof req.body === 'string' ? req.body : '');
+      const ack = await deps.payments.handleNotification(method, req.headers, typeof req.body === 'string' ? req.body : '');
       return reply.status(ack.status).type(ack.contentType).send(ack.body);
     },
   );

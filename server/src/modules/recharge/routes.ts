@@ -9,30 +9,35 @@ import {
   rechargeRequestSchema,
   rechargeSchema,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { payerOf } from '../../http/auth.js';
+import { payerOf, type AuthGuards } from '../../http/auth.js';
+import type { RechargeService } from './service.js';
 
 const tags = ['充值'];
 
-export async function rechargeRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface RechargeRoutesDeps {
+  auth: AuthGuards;
+  recharge: RechargeService;
+}
+
+export async function rechargeRoutes(app: FastifyInstance, deps: RechargeRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   // Recharges move and show the payer's money: a main account's, or a child's granted 财务.
-  const { requireFinance } = ctx.auth;
+  const { requireFinance } = deps.auth;
 
   r.get(API.rechargeOptions, { schema: { tags, summary: '充值金额范围、预设与赠送比例', response: { 200: rechargeOptionsSchema } } }, () =>
-    ctx.recharge.options(),
+    deps.recharge.options(),
   );
 
   r.post(
     API.recharge,
     // A child with 财务 may top up too: the money lands in its parent's balance, the one it spends.
     { schema: { tags, summary: '发起充值（返回支付二维码内容）', body: rechargeRequestSchema, response: { 200: rechargeSchema } }, onRequest: requireFinance },
-    (req) => ctx.recharge.create(payerOf(req), req.body),
+    (req) => deps.recharge.create(payerOf(req), req.body),
   );
   r.get(
     API.recharge,
     { schema: { tags, summary: '充值记录', querystring: pagingQuerySchema, response: { 200: rechargePageSchema } }, onRequest: requireFinance },
-    (req) => ctx.recharge.list(payerOf(req), req.query),
+    (req) => deps.recharge.list(payerOf(req), req.query),
   );
   r.get(
     API.rechargeOne,
@@ -40,11 +45,11 @@ export async function rechargeRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { tags, summary: '充值状态（轮询；通知迟到时向支付渠道查询）', params: rechargeIdParamsSchema, response: { 200: rechargeSchema } },
       onRequest: requireFinance,
     },
-    (req) => ctx.recharge.get(payerOf(req), req.params.id),
+    (req) => deps.recharge.get(payerOf(req), req.params.id),
   );
   r.post(
     API.rechargeCancel,
     { schema: { tags, summary: '取消未支付的充值', params: rechargeIdParamsSchema, response: { 200: rechargeSchema } }, onRequest: requireFinance },
-    (req) => ctx.recharge.cancel(payerOf(req), req.params.id),
+    (req) => deps.recharge.cancel(payerOf(req), req.params.id),
   );
 }

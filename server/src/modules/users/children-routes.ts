@@ -11,25 +11,30 @@ import {
   pagingQuerySchema,
   updateChildSchema,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession } from '../../http/auth.js';
+import { currentSession, type AuthGuards } from '../../http/auth.js';
+import type { ChildService } from './children.js';
 
 const tags = ['子账号'];
 
-export async function childRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface ChildRoutesDeps {
+  auth: AuthGuards;
+  children: ChildService;
+}
+
+export async function childRoutes(app: FastifyInstance, deps: ChildRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const onRequest = ctx.auth.requireMainAccount;
+  const onRequest = deps.auth.requireMainAccount;
   const parent = (req: Parameters<typeof currentSession>[0]) => currentSession(req).user;
 
   r.get(
     API.children,
     { schema: { tags, summary: '子账号列表', querystring: pagingQuerySchema, response: { 200: pageOf(childSchema) } }, onRequest },
-    async (req) => ctx.children.list(parent(req).id, req.query.page, req.query.pageSize),
+    async (req) => deps.children.list(parent(req).id, req.query.page, req.query.pageSize),
   );
   r.post(
     API.children,
     { schema: { tags, summary: '创建子账号（名称、密码、权限）', body: createChildSchema, response: { 200: childSchema } }, onRequest },
-    async (req) => ctx.children.create(parent(req), req.body),
+    async (req) => deps.children.create(parent(req), req.body),
   );
   r.put(
     API.child,
@@ -37,7 +42,7 @@ export async function childRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { tags, summary: '修改子账号权限、备注或停用', params: childIdParamsSchema, body: updateChildSchema, response: { 200: childSchema } },
       onRequest,
     },
-    async (req) => ctx.children.update(parent(req).id, req.params.id, req.body),
+    async (req) => deps.children.update(parent(req).id, req.params.id, req.body),
   );
   r.put(
     API.childPassword,
@@ -46,12 +51,12 @@ export async function childRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest,
     },
     async (req) => {
-      await ctx.children.setPassword(parent(req).id, req.params.id, req.body.password);
+      await deps.children.setPassword(parent(req).id, req.params.id, req.body.password);
       return { ok: true as const };
     },
   );
   r.delete(API.child, { schema: { tags, summary: '删除子账号', params: childIdParamsSchema, response: { 200: okSchema } }, onRequest }, async (req) => {
-    await ctx.children.remove(parent(req).id, req.params.id);
+    await deps.children.remove(parent(req).id, req.params.id);
     return { ok: true as const };
   });
 }

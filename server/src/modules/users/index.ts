@@ -6,3 +6,4 @@ export * from './passwords.js';
 export * from './children.js';
 export * from './children-routes.js';
 export * from './balance-floor.js';
+export * from './module.js';

@@ -17,36 +17,64 @@ import {
   seesPayerFinance,
   userInfoSchema,
   userSchema,
+  type UserInfo,
 } from '@console/contract';
 import { clientMeta } from '../../http/client-meta.js';
 import { AppError } from '../../http/errors.js';
-import { currentSession, payerOf } from '../../http/auth.js';
-import type { AppContext } from '../../context.js';
+import { currentSession, payerOf, type AuthGuards } from '../../http/auth.js';
+import type { StorageDriver } from '../../drivers/storage/types.js';
+import type { VerificationService } from '../verification/index.js';
 import { PRIVATE_FILES, readUploadedImage } from '../../http/upload.js';
+import type { BalanceFloors } from './balance-floor.js';
+import type { SessionService } from './sessions.js';
+import type { UserService } from './service.js';
 
 const tags = ['账号'];
 
-export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
+/** The payer's money fields of the user object: the gifts module's, which sits above users (it reads accounts). */
+export interface PayerMoneyFields {
+  userFields(payerId: string): Promise<Partial<UserInfo>>;
+}
+
+/** Sets and clears the session cookie (its options are the server's configuration). */
+export interface SessionCookies {
+  set(reply: FastifyReply, token: string): void;
+  clear(reply: FastifyReply): void;
+}
+
+export interface UserRoutesDeps {
+  auth: AuthGuards;
+  users: UserService;
+  sessions: SessionService;
+  codes: VerificationService;
+  gifts: PayerMoneyFields;
+  balanceFloors: BalanceFloors;
+  storage: StorageDriver;
+  cookies: SessionCookies;
+  uploadMaxBytes: number;
+}
+
+export async function userRoutes(app: FastifyInstance, deps: UserRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { requireAuth } = ctx.auth;
+  const { requireAuth } = deps.auth;
   /** onRequest of the mobile, e-mail and password changes: a logged-in main account (a child's are its parent's). */
   const requireOwnCredentials = async (request: FastifyRequest, reply: FastifyReply) => {
     await requireAuth(request, reply);
-    ctx.users.assertOwnsCredentials(currentSession(request).user);
+    deps.users.assertOwnsCredentials(currentSession(request).user);
   };
 
   r.post(
     API.registerValidate,
     { schema: { tags, summary: '校验注册验证码（不消耗）', body: registerValidateSchema, response: { 200: okSchema } } },
     async (request) => {
-      await ctx.codes.verify(request.body.mobile, 'register', request.body.code);
+      await deps.codes.verify(request.body.mobile, 'register', request.body.code);
       return { ok: true as const };
     },
   );
 
   r.post(API.register, { schema: { tags, summary: '手机号注册', body: registerSchema, response: { 200: authResultSchema } } }, async (request, reply) => {
-    const result = await ctx.users.register(request.body, clientMeta(request));
-    ctx.cookies.set(reply, result.token);
+    const result = await deps.users.register(request.body, clientMeta(request));
+    deps.cookies.set(reply, result.token);
     return result;
   });
 
@@ -55,8 +83,8 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     { schema: { tags, summary: '登录（密码或短信验证码）', body: loginSchema, response: { 200: authResultSchema } } },
     async (request, reply) => {
       const body = request.body;
-      const result = 'account' in body ? await ctx.users.loginByPassword(body, clientMeta(request)) : await ctx.users.loginByCode(body, clientMeta(request));
-      ctx.cookies.set(reply, result.token);
+      const result = 'account' in body ? await deps.users.loginByPassword(body, clientMeta(request)) : await deps.users.loginByCode(body, clientMeta(request));
+      deps.cookies.set(reply, result.token);
       return result;
     },
   );
@@ -65,15 +93,15 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     API.childLogin,
     { schema: { tags, summary: '子账号登录（主账号手机号 + 子账号名 + 密码）', body: childLoginSchema, response: { 200: authResultSchema } } },
     async (request, reply) => {
-      const result = await ctx.users.loginChild(request.body, clientMeta(request));
-      ctx.cookies.set(reply, result.token);
+      const result = await deps.users.loginChild(request.body, clientMeta(request));
+      deps.cookies.set(reply, result.token);
       return result;
     },
   );
 
   r.post(API.logout, { schema: { tags, summary: '退出登录', response: { 200: okSchema } }, onRequest: requireAuth }, async (request, reply) => {
-    await ctx.sessions.revoke(currentSession(request).sessionId, 'logout');
-    ctx.cookies.clear(reply);
+    await deps.sessions.revoke(currentSession(request).sessionId, 'logout');
+    deps.cookies.clear(reply);
     return { ok: true as const };
   });
 
@@ -81,7 +109,7 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     API.passwordReset,
     { schema: { tags, summary: '通过短信验证码重置密码', body: passwordResetSchema, response: { 200: okSchema } } },
     async (request) => {
-      await ctx.users.resetPassword(request.body);
+      await deps.users.resetPassword(request.body);
       return { ok: true as const };
     },
   );
@@ -96,7 +124,7 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     // parent's), and a child without the 财务 permission gets none of them.
     async (request) => {
       const user = currentSession(request).user;
-      return { ...ctx.users.toDto(user), ...(seesPayerFinance(user) ? await ctx.gifts.userFields(payerOf(request)) : {}) };
+      return { ...deps.users.toDto(user), ...(seesPayerFinance(user) ? await deps.gifts.userFields(payerOf(request)) : {}) };
     },
   );
 
@@ -105,7 +133,7 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     { schema: { tags, summary: '修改密码（其他登录会话失效）', body: changePasswordSchema, response: { 200: okSchema } }, onRequest: requireOwnCredentials },
     async (request) => {
       const s = currentSession(request);
-      await ctx.users.changePassword(s.user.id, s.sessionId, request.body);
+      await deps.users.changePassword(s.user.id, s.sessionId, request.body);
       return { ok: true as const };
     },
   );
@@ -113,13 +141,13 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
   r.put(
     API.meMobile,
     { schema: { tags, summary: '更换手机号（验证码发往新号码）', body: changeMobileSchema, response: { 200: userSchema } }, onRequest: requireOwnCredentials },
-    async (request) => ctx.users.changeMobile(currentSession(request).user.id, request.body),
+    async (request) => deps.users.changeMobile(currentSession(request).user.id, request.body),
   );
 
   r.put(
     API.meEmail,
     { schema: { tags, summary: '绑定或更换邮箱', body: changeEmailSchema, response: { 200: userSchema } }, onRequest: requireOwnCredentials },
-    async (request) => ctx.users.changeEmail(currentSession(request).user.id, request.body),
+    async (request) => deps.users.changeEmail(currentSession(request).user.id, request.body),
   );
 
   r.put(
@@ -134,8 +162,8 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: requireAuth,
     },
     async (request) => {
-      const image = await readUploadedImage(request, ctx.config.UPLOAD_MAX_BYTES);
-      return ctx.users.setLogo(currentSession(request).user.id, image);
+      const image = await readUploadedImage(request, deps.uploadMaxBytes);
+      return deps.users.setLogo(currentSession(request).user.id, image);
     },
   );
 
@@ -144,9 +172,9 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     API.meBalanceFloor,
     {
       schema: { tags, summary: '余额保底：可用余额低于该金额时自动关闭按量计费实例（null 为未设置）', response: { 200: balanceFloorSchema } },
-      onRequest: ctx.auth.requireMainAccount,
+      onRequest: deps.auth.requireMainAccount,
     },
-    async (request) => ctx.balanceFloors.get(currentSession(request).user.id),
+    async (request) => deps.balanceFloors.get(currentSession(request).user.id),
   );
 
   r.put(
@@ -158,15 +186,15 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
         body: balanceFloorSchema,
         response: { 200: balanceFloorSchema },
       },
-      onRequest: ctx.auth.requireMainAccount,
+      onRequest: deps.auth.requireMainAccount,
     },
-    async (request) => ctx.balanceFloors.set(currentSession(request).user.id, request.body.floor === null ? null : BigInt(request.body.floor)),
+    async (request) => deps.balanceFloors.set(currentSession(request).user.id, request.body.floor === null ? null : BigInt(request.body.floor)),
   );
 
   r.get('/files/*', { schema: { tags: ['文件'], summary: '读取已上传的文件', params: fileParamsSchema } }, async (request, reply) => {
     const key = request.params['*'];
     const servable = /^[a-z0-9][a-z0-9/_.-]*$/i.test(key) && !key.includes('..') && !key.startsWith(PRIVATE_FILES);
-    const object = servable ? await ctx.drivers.storage.get(key) : null;
+    const object = servable ? await deps.storage.get(key) : null;
     if (!object) throw new AppError('FILE_NOT_FOUND');
     return reply
       .header('content-type', object.contentType)

@@ -1,0 +1,23 @@
+/** The operator module's wiring: the operator's credits, reviews and model channels, and who may act as the operator. */
+import type { AuthGuards } from '../../http/auth.js';
+import type { RoutesPlugin } from '../../http/routes-plugin.js';
+import type { GiftService } from '../gifts/index.js';
+import type { LedgerService } from '../ledger/index.js';
+import { operatorCheck, operatorRoutes, type OperatorRoutesDeps } from './routes.js';
+import { OperatorService } from './service.js';
+
+export interface OperatorModuleDeps extends Omit<OperatorRoutesDeps, 'operatorOf' | 'operator'> {
+  auth: AuthGuards;
+  ledger: LedgerService;
+  gifts: GiftService;
+  /** The token `npm start` sets once the server runs (main.ts), read at each request. */
+  localOperatorToken: () => string | null;
+}
+
+export function operatorModule(deps: OperatorModuleDeps) {
+  const { auth, ledger, gifts, localOperatorToken, ...routesDeps } = deps;
+  const operator = new OperatorService({ db: deps.db, ledger, gifts, users: deps.users });
+  const operatorOf = operatorCheck({ auth, users: deps.users, localOperatorToken });
+  const routes: RoutesPlugin = async (app) => operatorRoutes(app, { ...routesDeps, operator, operatorOf });
+  return { operator, operatorOf, routes };
+}
