@@ -67,11 +67,7 @@ export class Checkout {
     const payerId = buyer.payerId;
     let row = await findOrder(this.deps.db, buyer, kind, uid);
     buyer.assertMayActOn(row);
-    if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) {
-      await this.expire(row);
-      throw new AppError('ORDER_EXPIRED');
-    }
-    if (row.status !== 'Unpaid') throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，不能支付`);
+    await this.refuseUnlessPayable(row, '不能支付');
     // No voucher in the request: the one chosen on the order (PUT …/voucher) pays; null pays without one.
     const voucherId = req.voucherId === undefined ? row.voucherId : req.voucherId;
     if (req.method === 'Balance') {
@@ -93,11 +89,7 @@ export class Checkout {
   async chooseVoucher(buyer: Buyer, kind: OrderKind, uid: string, voucherId: string | null): Promise<Order> {
     const row = await findOrder(this.deps.db, buyer, kind, uid);
     buyer.assertMayActOn(row);
-    if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) {
-      await this.expire(row);
-      throw new AppError('ORDER_EXPIRED');
-    }
-    if (row.status !== 'Unpaid') throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，不能更换代金券`);
+    await this.refuseUnlessPayable(row, '不能更换代金券');
     const deduction = voucherId ? await this.previewVoucher(row, voucherId) : 0n;
     if (voucherId !== row.voucherId) await this.closeOpenPayment(row);
     const [saved] = await this.deps.db
@@ -107,6 +99,20 @@ export class Checkout {
       .returning();
     if (!saved) throw new AppError('ORDER_STATE_INVALID', '订单状态已变化，请刷新后重试');
     return orderView(saved, []);
+  }
+
+  /** An unpaid order past its time: it expires when next looked at (expireDue catches the others). */
+  private overdue(row: OrderRow): boolean {
+    return row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt;
+  }
+
+  /** Refuses an order that can no longer be paid: one past its time expires first (its QR closed), then is refused. */
+  private async refuseUnlessPayable(row: OrderRow, refusal: string): Promise<void> {
+    if (this.overdue(row)) {
+      await this.expire(row);
+      throw new AppError('ORDER_EXPIRED');
+    }
+    if (row.status !== 'Unpaid') throw new AppError('ORDER_STATE_INVALID', `订单${OrderStatus.label(row.status)}，${refusal}`);
   }
 
   /** GET …/pay: the order's status and its open QR payment (asking the gateway if a notification is late). */
@@ -127,7 +133,7 @@ export class Checkout {
       await this.fulfil(row);
       row = await findOrder(this.deps.db, payerId, kind, uid);
     }
-    if (row.status === 'Unpaid' && this.deps.clock.now() >= row.expiresAt) row = await this.expire(row);
+    if (this.overdue(row)) row = await this.expire(row);
     return { orderUid: row.orderUid, status: row.status, payment: payment ? qrView(payment) : null };
   }
 

@@ -173,18 +173,7 @@ export class OrderService {
       .from(orders)
       .where(and(eq(orders.status, 'Success'), purchaseOrderId ? sql`(${orders.id} = ${purchaseOrderId} or ${cond})` : cond))
       .orderBy(asc(orders.paidAt), asc(orders.createdAt));
-    const parts = rows.length
-      ? await tx
-          .select()
-          .from(orderPayments)
-          .where(
-            inArray(
-              orderPayments.orderId,
-              rows.map((r) => r.id),
-            ),
-          )
-      : [];
-    return rows.map((order) => ({ order, parts: parts.filter((p) => p.orderId === order.id) }));
+    return withPaymentParts(tx, rows);
   }
 
   /** An instance's orders of `type` in `status`, oldest first, with how each was paid (voucher, gift grants, cash). */
@@ -194,18 +183,7 @@ export class OrderService {
       .from(orders)
       .where(and(eq(orders.type, type), eq(orders.status, status), sql`${orders.request}->>'instanceId' = ${instanceId}`))
       .orderBy(asc(orders.createdAt), asc(orders.id));
-    const parts = rows.length
-      ? await tx
-          .select()
-          .from(orderPayments)
-          .where(
-            inArray(
-              orderPayments.orderId,
-              rows.map((r) => r.id),
-            ),
-          )
-      : [];
-    return rows.map((order) => ({ order, parts: parts.filter((p) => p.orderId === order.id) }));
+    return withPaymentParts(tx, rows);
   }
 
   /** The order number (orderUid) of each of these orders. */
@@ -234,4 +212,20 @@ const CATEGORY_TEXT: Record<string, string> = { ...InstanceCategory.map, Ai: 'ци
 function csvCell(value: string): string {
   const safe = /^[=+\-@]/.test(value) && !/^-?\d/.test(value) ? `'${value}` : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/** Each order with how it was paid (its voucher, gift grant and cash parts). */
+async function withPaymentParts(tx: Tx, rows: OrderRow[]) {
+  const parts = rows.length
+    ? await tx
+        .select()
+        .from(orderPayments)
+        .where(
+          inArray(
+            orderPayments.orderId,
+            rows.map((r) => r.id),
+          ),
+        )
+    : [];
+  return rows.map((order) => ({ order, parts: parts.filter((p) => p.orderId === order.id) }));
 }
