@@ -78,7 +78,12 @@ export default defineConfig({
         // rc-form and its validator declare no sideEffects, so the Form (about 6 KB brotli) rode
         // along with every Select, Input and Radio through antd's form context, on pages without
         // a form. They only set properties on their own exports, which stay wherever a Form is used.
-        moduleSideEffects: [{ test: /node_modules[\\/]@rc-component[\\/](form|async-validator)[\\/]/, sideEffects: false }],
+        // A feature's index.ts only re-exports: without this each became a chunk of its own (30-100
+        // bytes, one more request) for the pages of two features that share it.
+        moduleSideEffects: [
+          { test: /node_modules[\\/]@rc-component[\\/](form|async-validator)[\\/]/, sideEffects: false },
+          { test: /web[\\/]src[\\/]features[\\/][^\\/]+[\\/]index\.ts$/, sideEffects: false },
+        ],
       },
       output: {
         // React changes far less often than pages: its own chunk stays cached across deploys.
