@@ -4,8 +4,10 @@
  */
 import { buildApp } from '../src/app.js';
 import { startScheduler } from '../src/jobs/scheduler.js';
+import { schedulerDeps } from '../src/context.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
+import { bwrapWorks } from '../src/drivers/compute/local/sandbox.js';
 import { openDatabase } from '../src/db/client.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,13 +22,16 @@ import { benchLoginMobile } from './login-accounts.js';
 const freshDir = mkdtempSync(path.join(tmpdir(), 'console-bench-'));
 process.on('exit', () => rmSync(freshDir, { recursive: true, force: true }));
 // The simulated fleet unless a case asks for real sandboxes (local-start.ts).
-const config = loadConfig({
-  COMPUTE_DRIVER: 'simulated',
-  ...process.env,
-  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
-  // A fresh database each run: what an earlier run left (login failures, sessions) would change the figures.
-  DATA_DIR: process.env.BENCH_DATA_DIR ?? freshDir,
-});
+const config = loadConfig(
+  {
+    COMPUTE_DRIVER: 'simulated',
+    ...process.env,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+    // A fresh database each run: what an earlier run left (login failures, sessions) would change the figures.
+    DATA_DIR: process.env.BENCH_DATA_DIR ?? freshDir,
+  },
+  bwrapWorks,
+);
 const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
 const { app, ctx } = await buildApp({ config, database, clock: systemClock, logger: process.env.BENCH_LOG_LEVEL ? true : false });
 app.get('/__bench/bare', async () => ({ ok: true }));
@@ -66,7 +71,7 @@ if (loginAccounts > 0) {
 }
 if (process.env.BENCH_JOBS) {
   // The background jobs of `npm start` (the reconciler that marks a machine 运行中): the local-start case needs them.
-  const stopJobs = startScheduler(ctx, app.log);
+  const stopJobs = startScheduler(schedulerDeps(ctx), app.log);
   app.addHook('onClose', async () => stopJobs());
 }
 const address = await app.listen({ port: 0, host: '127.0.0.1' });

@@ -19,21 +19,11 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createContext, type AppContext, type Drivers } from './context.js';
 import type { Database } from './db/client.js';
+import type { FulfillerLine } from './modules/orders/index.js';
 import { LOG_SERIALIZERS } from './http/log.js';
 import { AppError, registerErrorHandling } from './http/errors.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
-import { orderRoutes } from './modules/orders/index.js';
-import { instanceRoutes } from './modules/instances/index.js';
-import { accessRoutes, machineDoorRoutes, machineProxyRoutes, SshGateway } from './modules/access/index.js';
-import { fileStoreRoutes } from './modules/filestore/index.js';
-import { imageRoutes } from './modules/images/index.js';
-import { datasetRoutes } from './modules/datasets/index.js';
-import { trainingRoutes } from './modules/training/index.js';
-import { diffusionRoutes } from './modules/diffusion/index.js';
-import { comfyuiRoutes } from './modules/comfyui/index.js';
-import { gatewayRoutes, modelRoutes } from './modules/model/index.js';
-import { SimulatedComputeDriver } from './drivers/compute/simulated.js';
-import { simulatedComputeRoutes } from './drivers/compute/simulated-routes.js';
+import { SshGateway } from './modules/access/index.js';
 import { sandboxDrivers, sandboxRoutes } from './drivers/payment/index.js';
 
 // Zod's own messages in Chinese for anything our schemas do not word themselves.
@@ -45,6 +35,8 @@ export interface BuildOptions {
   clock: Clock;
   logger?: boolean | object;
   drivers?: Partial<Drivers>;
+  /** Fulfillers in place of the modules' own (createContext). */
+  fulfillers?: FulfillerLine[];
 }
 
 /** The cache policy of the build's hashed assets. */
@@ -136,36 +128,22 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
     },
   );
   for (const plugin of ctx.routes) await app.register(plugin);
-  await app.register(async (scope) => orderRoutes(scope, ctx));
-  await app.register(async (scope) => instanceRoutes(scope, ctx));
-  await app.register(async (scope) => accessRoutes(scope, ctx));
-  await app.register(async (scope) => fileStoreRoutes(scope, ctx));
-  // The machines' web services are served elsewhere (machineListener); here, the doors to them.
-  await app.register(async (scope) => machineDoorRoutes(scope, ctx));
-  await app.register(async (scope) => imageRoutes(scope, ctx));
-  await app.register(async (scope) => datasetRoutes(scope, ctx));
-  await app.register(async (scope) => trainingRoutes(scope, ctx));
-  await app.register(async (scope) => diffusionRoutes(scope, ctx));
-  await app.register(async (scope) => comfyuiRoutes(scope, ctx));
-  await app.register(async (scope) => modelRoutes(scope, ctx));
-  // The OpenAI-compatible gateway: its own scope, errors in OpenAI's shape (not the console envelope).
-  await app.register(async (scope) => gatewayRoutes(scope, ctx));
   // The embedded stand-ins' own pages: the simulated machines' JupyterLab/application pages always
   // (they are how an instance is reached), the fleet's control panel and the sandbox scan page only
   // while dev tools are on (config.ts decides); off, their paths do not exist.
-  if (ctx.drivers.compute instanceof SimulatedComputeDriver) {
-    const sim = ctx.drivers.compute;
-    await app.register(async (scope) => simulatedComputeRoutes(scope, sim, (id) => ctx.instances.accessOf(id), { controlPanel: opts.config.devTools }));
-  }
+  const driverPages = ctx.drivers.compute.routes?.({ accessOf: (id) => ctx.instances.accessOf(id), controlPanel: opts.config.devTools });
+  if (driverPages) await app.register(driverPages);
   const sandboxes = sandboxDrivers(ctx.drivers.payment);
   if (sandboxes.length && opts.config.devTools) await app.register(async (scope) => sandboxRoutes(scope, sandboxes));
 
   // The SSH gateway comes up with the HTTP server, for drivers whose machines it can reach.
   const compute = ctx.drivers.compute;
+  const runningIds = compute.runningIds?.bind(compute);
   const ssh =
-    compute.shell && 'runningIds' in compute
+    compute.shell && runningIds
       ? new SshGateway({
-          driver: compute as typeof compute & { runningIds(): string[] },
+          driver: compute,
+          runningIds,
           login: (ids, user, password) => ctx.instances.sshLogin(ids, user, password),
           keyLogin: (ids, user, key, signed) => ctx.sshKeys.login(ids, user, key, signed),
           hostKeyFile: path.join(opts.config.dataDir, 'ssh_host_rsa_key'),
@@ -230,6 +208,6 @@ async function machineListener(ctx: AppContext, log: FastifyBaseLogger): Promise
   await machines.register(fastifyCookie);
   await machines.register(fastifyWebsocket, { options: { maxPayload: 16 * 1024 * 1024 } });
   registerErrorHandling(machines, (req, reply) => reply.status(404).send(new AppError('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`).body()));
-  await machines.register(async (scope) => machineProxyRoutes(scope, ctx));
+  await machines.register(ctx.machineRoutes);
   return machines;
 }

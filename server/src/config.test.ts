@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, devToolsDecision, isLoopbackOrPrivate, loadConfig } from './config.js';
 import { chooseComputeDriver } from './drivers/compute/index.js';
+import { bwrapWorks } from './drivers/compute/local/sandbox.js';
 
 /** Every driver embedded, as `npm start` has them. */
 const EMBEDDED = { SMS_DRIVER: 'outbox', MAIL_DRIVER: 'outbox', PAYMENT_DRIVER: 'sandbox', COMPUTE_DRIVER: 'simulated' };
@@ -61,7 +62,7 @@ describe('dev tools (/dev/outbox, /dev/compute, the sandbox scan page): one deci
     const bare = chooseComputeDriver('auto', () => ({ ok: false, why: '找不到 bwrap（ENOENT）：安装 Debian 软件包 bubblewrap' }));
     expect(bare).toEqual({ name: 'simulated', why: expect.stringContaining('安装 Debian 软件包 bubblewrap') });
     expect(chooseComputeDriver('agent', () => ({ ok: true, why: '' })).name).toBe('agent');
-    const c = loadConfig({});
+    const c = loadConfig({}, bwrapWorks);
     expect(['local', 'simulated']).toContain(c.COMPUTE_DRIVER);
     expect(c.computeDriverReason).toMatch(/^COMPUTE_DRIVER=auto：/);
     expect(loadConfig({ COMPUTE_DRIVER: 'simulated' })).toMatchObject({ COMPUTE_DRIVER: 'simulated', computeDriverReason: '已设置 COMPUTE_DRIVER=simulated' });

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { DEFAULT_CATALOGUE_FILE } from './modules/catalogue/index.js';
-import { chooseComputeDriver, COMPUTE_DRIVER_NAMES, type ComputeDriverName } from './drivers/compute/index.js';
+import { chooseComputeDriver, COMPUTE_DRIVER_NAMES, type ComputeDriverName, type SandboxProbe } from './drivers/compute/index.js';
 import { parseAllowNets } from './drivers/compute/local/network-policy.js';
 import { NOTICE_KINDS, type NoticeKind } from '@console/contract';
 
@@ -267,13 +267,20 @@ export type Config = Omit<z.infer<typeof envSchema>, 'COMPUTE_DRIVER'> & {
 
 export class ConfigError extends Error {}
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** Without a probe nothing on the host is run: COMPUTE_DRIVER=auto then means the simulated fleet. */
+const NOT_PROBED: SandboxProbe = () => ({ ok: false, why: '未检查本机能否创建沙箱' });
+
+/**
+ * Reads the environment; nothing else. Whether the host can run sandboxes (COMPUTE_DRIVER=auto) is the
+ * local driver's to find out: the server's entry points pass its probe (drivers/compute/local/sandbox.ts bwrapWorks).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, probeSandboxes: SandboxProbe = NOT_PROBED): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`配置有误，请检查环境变量：\n${lines.join('\n')}`);
   }
-  const compute = chooseComputeDriver(parsed.data.COMPUTE_DRIVER);
+  const compute = chooseComputeDriver(parsed.data.COMPUTE_DRIVER, probeSandboxes);
   const c = { ...parsed.data, COMPUTE_DRIVER: compute.name };
   requireTogether(c.SMS_DRIVER === 'aliyun', 'SMS_DRIVER=aliyun', {
     ALIYUN_SMS_ACCESS_KEY_ID: c.ALIYUN_SMS_ACCESS_KEY_ID,

@@ -2,10 +2,11 @@
  * Everything a route needs, built once per server: configuration, the database, the drivers of
  * the outside worlds and the domain services. Tests build the same thing with other drivers.
  */
-import { FileStore } from './modules/filestore/index.js';
-import { AccessGate, MachineOrigins, SshKeyService, Terminals } from './modules/access/index.js';
+import { fileStoreModule, type FileStore } from './modules/filestore/index.js';
+import { accessModule, MachineOrigins, type AccessGate, type SshKeyService, type Terminals } from './modules/access/index.js';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { RoutesPlugin } from './http/routes-plugin.js';
+import type { SchedulerDeps } from './jobs/scheduler.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
@@ -35,55 +36,57 @@ import { giftsModule, type GiftService } from './modules/gifts/index.js';
 import { paymentsModule, type PaymentService } from './modules/payments/index.js';
 import { DbSandboxStore, sandboxGatewayKeys } from './modules/payments/index.js';
 import { rechargeModule, RechargeTotals, type RechargeService } from './modules/recharge/index.js';
-import { Checkout } from './modules/orders/index.js';
-import { Fulfillers, PURCHASE_TYPES } from './modules/orders/index.js';
-import { PurchaseService } from './modules/orders/index.js';
-import { OrderService } from './modules/orders/index.js';
-import { UsageCharges } from './modules/orders/index.js';
-import { ResourceService } from './modules/resources/index.js';
+import {
+  fulfillerTable,
+  ordersModule,
+  type Checkout,
+  type FulfillerLine,
+  type FulfillerOf,
+  type OrderService,
+  type PurchaseService,
+} from './modules/orders/index.js';
+import { resourcesModule, type ResourceService } from './modules/resources/index.js';
 import { invoicesModule, type InvoiceService } from './modules/invoices/index.js';
 import { operatorModule, type OperatorService } from './modules/operator/index.js';
 import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
 import { osFamilyOf, type ComputeDriver } from './drivers/compute/types.js';
 import { makeComputeDriver } from './drivers/compute/index.js';
-import { LocalComputeDriver } from './drivers/compute/local/driver.js';
-import { treeImageGb } from './drivers/compute/local/disk.js';
-import { InstanceService } from './modules/instances/index.js';
-import { InstanceCreation } from './modules/instances/index.js';
-import { DiskService, ResizeDiskTask } from './modules/instances/index.js';
-import { MigrateTask, MigrationService } from './modules/instances/index.js';
-import { RenewalService } from './modules/instances/index.js';
-import { SaveImageService, SaveImageTask } from './modules/instances/index.js';
-import type { TaskHandlers } from './modules/instances/index.js';
-import { DowngradeRefunds } from './modules/instances/index.js';
-import { InstanceViews } from './modules/instances/index.js';
-import { ImageService } from './modules/images/index.js';
-import { DatasetService } from './modules/datasets/index.js';
-import { TrainingService } from './modules/training/index.js';
+import {
+  instancesModule,
+  METER_LANES,
+  type AppTokens,
+  type ConversionService,
+  type DiskService,
+  type InstanceBilling,
+  type InstanceService,
+  type InstanceViews,
+  type MigrationService,
+  type PrepaidService,
+  type Reconciler,
+  type RenewalService,
+  type SaveImageService,
+  type ScheduledStops,
+  type TrafficService,
+} from './modules/instances/index.js';
+import { imagesModule, type ImageService } from './modules/images/index.js';
+import { datasetsModule, type DatasetService } from './modules/datasets/index.js';
+import { trainingModule, type TrainingService } from './modules/training/index.js';
 import { EmbeddedTrainer } from './drivers/image-backend/embedded-trainer.js';
 import { hostExec, KohyaTrainer, machineExec } from './drivers/image-backend/kohya-trainer.js';
 import type { PainterDriver, TrainerDriver } from './drivers/image-backend/types.js';
 import { EmbeddedPainter } from './drivers/image-backend/embedded-painter.js';
 import { ComfyPainter } from './drivers/image-backend/comfy-client.js';
-import { ComfyWorkflowService } from './modules/comfyui/index.js';
+import { comfyuiModule, type ComfyWorkflowService } from './modules/comfyui/index.js';
 import { EmbeddedComfy } from './drivers/image-backend/embedded-comfy.js';
 import { EmbeddedComfyApps } from './drivers/image-backend/comfy-apps.js';
-import { DiffusionService } from './modules/diffusion/index.js';
-import { InstanceBilling, METER_LANES, Meter } from './modules/instances/index.js';
-import { Reconciler } from './modules/instances/index.js';
-import { PrepaidService } from './modules/instances/index.js';
-import { ScheduledStops } from './modules/instances/index.js';
+import { diffusionModule, type DiffusionService } from './modules/diffusion/index.js';
 import type { BalanceFloors } from './modules/users/index.js';
-import { ConversionService } from './modules/instances/index.js';
-import { ChangeBandwidthTask, TrafficService } from './modules/instances/index.js';
 import { certificationModule, type CertificationService } from './modules/certification/index.js';
 import { spendLimitsOf, type ChildService } from './modules/users/index.js';
-import { ChildSpending } from './modules/orders/index.js';
 import { studentsModule, type StudentService } from './modules/students/index.js';
-import { AppTokens, PasswordBox } from './modules/instances/index.js';
+import { PasswordBox } from './modules/instances/index.js';
 import { noticesModule, type GpuSubscriptionService, type NoticeService } from './modules/notices/index.js';
-import { ApiKeyService, ConversationService, ModelCatalogue, ModelGateway, ModelUsage } from './modules/model/index.js';
-import { InstanceCategory } from '@console/contract';
+import { modelModule, type ApiKeyService, type ConversationService, type ModelCatalogue, type ModelGateway, type ModelUsage } from './modules/model/index.js';
 
 export interface Drivers {
   sms: SmsDriver;
@@ -187,6 +190,8 @@ export interface AppContext {
   cookies: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
   /** Each module's routes, bound by its wiring function (app.ts registers each in a scope of its own). */
   routes: RoutesPlugin[];
+  /** The routes of the machines' own listener (app.ts): their web services. */
+  machineRoutes: RoutesPlugin;
 }
 
 export async function makeDrivers(
@@ -260,6 +265,8 @@ export async function createContext(opts: {
   clock: Clock;
   log: FastifyBaseLogger;
   drivers?: Partial<Drivers>;
+  /** Fulfillers that replace the modules' own for their (category, order type) pairs (tests steer orders with them). */
+  fulfillers?: FulfillerLine[];
 }): Promise<AppContext> {
   const { config, database, clock } = opts;
   const db = database.db;
@@ -350,17 +357,11 @@ export async function createContext(opts: {
   routes.push(paymentsRoutes);
   const { recharge, routes: rechargeRoutes } = rechargeModule({ db, clock, catalogue: catalogueStore, payments, gifts, auth });
   routes.push(rechargeRoutes);
-  const fulfillers = new Fulfillers();
-  // Child accounts' spending limits (the users module's) against what their orders took: every payment, post-paid start and tick.
-  const spending = new ChildSpending({ db, clock, limitsOf: spendLimitsOf });
-  const usage = new UsageCharges({ clock, ledger, gifts, spending });
-  const checkout = new Checkout({ db, clock, ledger, gifts, vouchers, payments, fulfillers, log: opts.log, spending });
-  const orders = new OrderService({ db, clock, catalogue: catalogueStore, fulfillers, checkout, usage, ledger });
-  const resources = new ResourceService({ db, clock, catalogue: catalogueStore, orders });
-  orders.registerFulfiller('Ai', resources, ['NewBuy']);
-  const images = new ImageService({ db, clock, catalogue: catalogueStore, users });
+  const { images, routes: imagesRoutes } = imagesModule({ db, clock, auth, catalogue: catalogueStore, users });
+  routes.push(imagesRoutes);
   const osFamilies = drivers.compute.osFamilies;
-  const datasets = new DatasetService({ db, clock, storage: drivers.storage, users });
+  const { datasets, routes: datasetsRoutes } = datasetsModule({ db, clock, storage: drivers.storage, users, auth });
+  routes.push(datasetsRoutes);
   const catalogueModuleOut = catalogueModule({
     store: catalogueStore,
     clock,
@@ -373,7 +374,40 @@ export async function createContext(opts: {
   });
   routes.push(catalogueModuleOut.routes);
   const { catalogue, quotes, inventory } = catalogueModuleOut;
-  const training = new TrainingService({
+  // Orders are delivered by the modules that sell them (resources, instances), which are built after the orders module
+  // because they create and charge orders: it looks its fulfillers up in the table filled once they exist.
+  let fulfillerOf: FulfillerOf = () => undefined;
+  const resourcesWired = resourcesModule({
+    db,
+    clock,
+    auth,
+    catalogue: catalogueStore,
+    pricing: catalogue,
+    // A package names the order that bought it; the orders module, which sells packages, comes next.
+    orders: { uidsOf: (ids) => ordersWired.orders.uidsOf(ids) },
+  });
+  const { resources } = resourcesWired;
+  const ordersWired = ordersModule({
+    db,
+    clock,
+    log: opts.log,
+    auth,
+    ledger,
+    gifts,
+    vouchers,
+    payments,
+    catalogue: catalogueStore,
+    pricing: quotes,
+    resources,
+    spendLimitsOf,
+    fulfillerOf: (category, type) => fulfillerOf(category, type),
+    // A post-paid start counts the payer's running instances, which the instances module (built later, on the orders module) knows.
+    hourlyLoads: [(tx, payerId, except, createdBy) => instancesWired.instances.hourlyLoad(tx, payerId, except, createdBy)],
+    requireRealName: config.REQUIRE_REALNAME_FOR_PURCHASE,
+  });
+  const { orders, purchase, checkout, usage, spending } = ordersWired;
+  routes.push(resourcesWired.routes, ordersWired.routes);
+  const { training, routes: trainingRoutes } = trainingModule({
     db,
     clock,
     ledger,
@@ -382,132 +416,11 @@ export async function createContext(opts: {
     datasets,
     catalogue,
     trainer: drivers.trainer,
+    auth,
     capacity: config.TRAINER_CAPACITY,
     tickMs: config.IMAGE_BACKEND_TICK_MS,
   });
-  const purchase = new PurchaseService({
-    db,
-    clock,
-    orders,
-    usage,
-    fulfillers,
-    pricing: quotes,
-    resources,
-    requireRealName: config.REQUIRE_REALNAME_FOR_PURCHASE,
-  });
-  const meter = new Meter(usage, resources);
-  const passwords = new PasswordBox(await loadOrCreateSecret(db, 'instance-password-key', clock.now()));
-  const machineOrigins = new MachineOrigins({ baseUrl: config.MACHINE_BASE_URL ?? null, publicBaseUrl: config.publicBaseUrl, sessionKey, clock });
-  const instanceViews = new InstanceViews({
-    db,
-    clock,
-    catalogue: catalogueStore,
-    images,
-    users,
-    orders,
-    passwords,
-    publicBaseUrl: config.publicBaseUrl,
-    reach: {
-      terminal: typeof drivers.compute.shell === 'function',
-      simulatedPages: drivers.compute.name === 'simulated',
-      // Only where the machines' pages can have origins of their own (machine-origin.ts).
-      notebookProxy: Boolean(drivers.compute.services?.includes('jupyter')) && machineOrigins.configured,
-      serviceProxy: Boolean(drivers.compute.services?.includes('service')) && machineOrigins.configured,
-      // ComfyUI at the root of an origin of the instance's own.
-      appProxy: machineOrigins.configured && machineOrigins.perInstance,
-      desktop: Boolean(drivers.compute.services?.includes('desktop')),
-    },
-  });
-  const bandwidthRefunds = new DowngradeRefunds({ clock, orders, checkout, gifts });
-  // What each task does when the driver reports it (instances/tasks.ts): one line per task.
-  const tasks: TaskHandlers = {
-    saveImage: new SaveImageTask({ images }),
-    resizeDisk: new ResizeDiskTask({ usage }),
-    changeBandwidth: new ChangeBandwidthTask({ meter, refunds: bandwidthRefunds }),
-    migrate: new MigrateTask({ inventory }),
-  };
-  const instances = new InstanceService({
-    db,
-    clock,
-    driver: drivers.compute,
-    inventory,
-    catalogue: catalogueStore,
-    usage,
-    checkout,
-    meter,
-    passwords,
-    log: opts.log,
-    notify: async (userId, notice) => void (await notices.send(userId, notice)),
-    views: instanceViews,
-    tasks,
-    fulfillers,
-    floors: balanceFloors,
-  });
-  usage.registerLoad(instances.hourlyLoad);
-  const creation = new InstanceCreation({ db, clock, catalogue: catalogueStore, inventory, images, passwords, instances });
-  const renewals = new RenewalService({ db, clock, catalogue: catalogueStore, pricing: quotes, orders, instances });
-  const disks = new DiskService({
-    db,
-    clock,
-    driver: drivers.compute,
-    catalogue: catalogueStore,
-    pricing: quotes,
-    orders,
-    instances,
-    views: instanceViews,
-    ledger,
-  });
-  const traffic = new TrafficService({
-    db,
-    clock,
-    catalogue: catalogueStore,
-    pricing: quotes,
-    orders,
-    refunds: bandwidthRefunds,
-    instances,
-    views: instanceViews,
-  });
-  const conversions = new ConversionService({ db, clock, instances, orders, usage, pricing: quotes, catalogue: catalogueStore, meter });
-  const migration = new MigrationService({ db, clock, catalogue: catalogueStore, inventory, instances, views: instanceViews });
-  const saveImage = new SaveImageService({ db, catalogue: catalogueStore, images, instances });
-  // Who delivers each order an instance is sold by: one line per fulfiller, for every instance category.
-  for (const category of InstanceCategory.values) {
-    orders.registerFulfiller(category, creation, PURCHASE_TYPES);
-    orders.registerFulfiller(category, renewals, ['Renew']);
-    orders.registerFulfiller(category, disks, ['ChangeDataDisk']);
-    orders.registerFulfiller(category, traffic, ['TrafficUpgrade']);
-    orders.registerFulfiller(category, { fulfil: (order) => conversions.apply(order) }, ['DayToMonth', 'TransferToLong']);
-  }
-  const scheduledStops = new ScheduledStops({ db, clock, instances, views: instanceViews });
-  // A meter tick charges its batches in parallel lanes on PostgreSQL (one connection each); PGlite has one connection.
-  const instanceBilling = new InstanceBilling({
-    db,
-    clock,
-    meter,
-    instances,
-    migration,
-    catalogue: catalogueStore,
-    floors: balanceFloors,
-    tickSeconds: config.BILLING_TICK_SECONDS,
-    workers: database.kind === 'postgres' ? METER_LANES : 1,
-    balanceLow: (loads) => notices.balanceCheck(loads, config.NOTICE_BALANCE_LOW_HOURS),
-  });
-  const prepaid = new PrepaidService({
-    db,
-    clock,
-    instances,
-    views: instanceViews,
-    renewals,
-    orders,
-    checkout,
-    gifts,
-    users,
-    log: opts.log,
-    leadHours: config.AUTO_RENEW_LEAD_HOURS,
-    notices,
-    refundFeeRate: config.PREPAID_REFUND_FEE_RATE,
-  });
-  const reconciler = new Reconciler({ db, clock, driver: drivers.compute, instances, log: opts.log, retryAfterMs: config.COMPUTE_OP_RETRY_SECONDS * 1000 });
+  routes.push(trainingRoutes);
   const { certification, routes: certificationRoutes } = certificationModule({
     db,
     clock,
@@ -530,42 +443,25 @@ export async function createContext(opts: {
     auth,
   });
   routes.push(studentsRoutes);
-  const models = new ModelCatalogue({
-    catalogue: catalogueStore,
+  const model = modelModule({
+    db,
     clock,
     log: opts.log,
-    ...(config.MODEL_EMBEDDED_TOKENS_PER_SECOND ? { embeddedTokensPerSecond: config.MODEL_EMBEDDED_TOKENS_PER_SECOND } : {}),
+    catalogue: catalogueStore,
+    ledger,
+    resources,
+    users,
+    sessions,
+    auth,
+    embeddedTokensPerSecond: config.MODEL_EMBEDDED_TOKENS_PER_SECOND,
+    callRetentionDays: config.MODEL_CALL_RETENTION_DAYS,
   });
-  const apiKeys = new ApiKeyService({ db, clock, users, models });
-  // A child disabled, removed or refused usingLLM is refused by the gateway at once.
+  routes.push(model.routes);
+  const { models, apiKeys, modelGateway, modelUsage, conversations } = model;
+  // A child disabled, removed or refused usingLLM is refused by the gateway at once. Registered here: the model
+  // module reads accounts through the users module, so the users module cannot be handed the model's keys.
   children.onChange((id) => apiKeys.forgetAccount(id));
-  const modelGateway = new ModelGateway({ db, clock, ledger, apiKeys, resources, onError: (e) => opts.log.error({ err: e }, 'model float write failed') });
-  const modelUsage = new ModelUsage({ db, clock, retentionDays: config.MODEL_CALL_RETENTION_DAYS });
-  const conversations = new ConversationService({ db, clock, models });
-  const accessGate = new AccessGate({ sessions, instanceOf: (user, id) => instanceViews.get(user, id) });
-  const sshKeys = new SshKeyService({ db, clock, findUser: (id) => users.findById(id), instanceOf: (user, id) => instanceViews.get(user, id) });
-  // Logging out and a child's rights changing end its connections into instances at once.
-  sessions.onRevoke(() => accessGate.recheckSoon());
-  children.onChange(() => accessGate.recheckSoon());
-  // Programs reach an instance's ComfyUI at its own origin, as browsers do; a token replaced or revoked closes their websockets at once.
-  const appTokens = new AppTokens({
-    db,
-    passwords,
-    apiUrlOf: (id) => (machineOrigins.configured && machineOrigins.perInstance ? machineOrigins.originOf(id) : null),
-    accountDisabled: async (id) => (await users.findById(id))?.disabled ?? true,
-  });
-  appTokens.onChange(() => accessGate.recheckSoon());
-  const terminals = new Terminals(drivers.compute);
-  const fileStore =
-    drivers.compute instanceof LocalComputeDriver
-      ? new FileStore({
-          root: fileStoreRoot(config),
-          quotaBytes: config.FILESTORE_QUOTA_GB * 1024 ** 3,
-          imageGb: drivers.compute.diskImages.ok ? treeImageGb(config.FILESTORE_QUOTA_GB) : null,
-          hostUidOf: drivers.compute.hostUidMode.ok ? (payerId) => (drivers.compute as LocalComputeDriver).hostUidOf(payerId) : undefined,
-        })
-      : null;
-  const diffusion = new DiffusionService({
+  const { diffusion, routes: diffusionRoutes } = diffusionModule({
     db,
     clock,
     ledger,
@@ -575,9 +471,83 @@ export async function createContext(opts: {
     resources,
     painter: drivers.painter,
     comfy: drivers.comfy,
+    auth,
     capacity: config.PAINTER_CAPACITY,
     tickMs: config.IMAGE_BACKEND_TICK_MS,
   });
+  routes.push(diffusionRoutes);
+  const comfyApps = new EmbeddedComfyApps();
+  const { comfyWorkflows, routes: comfyuiRoutes } = comfyuiModule({ db, clock, diffusion, auth, comfy: drivers.comfy, comfyApps });
+  routes.push(comfyuiRoutes);
+  const machineOrigins = new MachineOrigins({ baseUrl: config.MACHINE_BASE_URL ?? null, publicBaseUrl: config.publicBaseUrl, sessionKey, clock });
+  const instancesWired = instancesModule({
+    db,
+    clock,
+    log: opts.log,
+    auth,
+    driver: drivers.compute,
+    catalogue: catalogueStore,
+    pricing: quotes,
+    inventory,
+    images,
+    users,
+    children,
+    notices,
+    floors: balanceFloors,
+    ledger,
+    gifts,
+    orders,
+    checkout,
+    usage,
+    fulfillers: ordersWired.fulfillers,
+    resources,
+    machinePages: machineOrigins,
+    passwordKey: await loadOrCreateSecret(db, 'instance-password-key', clock.now()),
+    publicBaseUrl: config.publicBaseUrl,
+    billingTickSeconds: config.BILLING_TICK_SECONDS,
+    // A meter tick charges its batches in parallel lanes on PostgreSQL (one connection each); PGlite has one connection.
+    meterLanes: database.kind === 'postgres' ? METER_LANES : 1,
+    balanceLowHours: config.NOTICE_BALANCE_LOW_HOURS,
+    autoRenewLeadHours: config.AUTO_RENEW_LEAD_HOURS,
+    prepaidRefundFeeRate: config.PREPAID_REFUND_FEE_RATE,
+    computeOpRetryMs: config.COMPUTE_OP_RETRY_SECONDS * 1000,
+  });
+  routes.push(instancesWired.routes);
+  fulfillerOf = fulfillerTable([...resourcesWired.fulfillers, ...instancesWired.fulfillers, ...(opts.fulfillers ?? [])]);
+  const {
+    instances,
+    instanceViews,
+    renewals,
+    migration,
+    saveImage,
+    disks,
+    instanceBilling,
+    prepaid,
+    scheduledStops,
+    conversions,
+    traffic,
+    reconciler,
+    appTokens,
+  } = instancesWired;
+  const accessWired = accessModule({
+    db,
+    clock,
+    auth,
+    sessions,
+    users,
+    children,
+    instanceViews,
+    instances,
+    appTokens,
+    driver: drivers.compute,
+    machineOrigins,
+    comfyApps,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  routes.push(accessWired.routes);
+  const { accessGate, terminals, sshKeys } = accessWired;
+  const { fileStore, routes: fileStoreRoutes } = fileStoreModule({ auth, mount: drivers.compute.fileStore });
+  routes.push(fileStoreRoutes);
   // `npm start` hands the running server the token `npm run operator` presents (main.ts): kept here, read at each request.
   const localOperator = { token: null as string | null };
   const operatorModuleOut = operatorModule({
@@ -608,7 +578,6 @@ export async function createContext(opts: {
   routes.push(invoicesRoutes);
   return {
     config,
-
     database,
     db,
     clock,
@@ -644,7 +613,7 @@ export async function createContext(opts: {
     datasets,
     training,
     diffusion,
-    comfyWorkflows: new ComfyWorkflowService({ db, clock, diffusion }),
+    comfyWorkflows,
     disks,
     instanceBilling,
     prepaid,
@@ -665,7 +634,7 @@ export async function createContext(opts: {
     fileStore,
     sshEndpoint,
     machineOrigins,
-    comfyApps: new EmbeddedComfyApps(),
+    comfyApps,
     appTokens,
     sshKeys,
     get localOperatorToken() {
@@ -676,7 +645,17 @@ export async function createContext(opts: {
     },
     reloadCatalogue,
     routes,
+    machineRoutes: accessWired.machineRoutes,
     cookies,
+  };
+}
+
+/** What the scheduler's jobs call (jobs/scheduler.ts): the app's services, at the configured intervals. */
+export function schedulerDeps(ctx: AppContext): SchedulerDeps {
+  const { config } = ctx;
+  return {
+    ...ctx,
+    intervals: { reconcileMs: config.RECONCILE_INTERVAL_MS, billingTickSeconds: config.BILLING_TICK_SECONDS, imageBackendTickMs: config.IMAGE_BACKEND_TICK_MS },
   };
 }
 

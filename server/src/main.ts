@@ -3,17 +3,19 @@ import { watchFile } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { bwrapWorks } from './drivers/compute/local/sandbox.js';
 import { openDatabase } from './db/client.js';
 import { seedDemo, DEMO_ACCOUNT } from './db/seed.js';
 import { buildApp } from './app.js';
 import { startScheduler } from './jobs/scheduler.js';
+import { schedulerDeps } from './context.js';
 import { announceServer } from './cli/running-server.js';
 import { serverLoggerOptions } from './log-format.js';
 
 async function main() {
   let config;
   try {
-    config = loadConfig();
+    config = loadConfig(process.env, bwrapWorks);
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);
@@ -34,7 +36,7 @@ async function main() {
   }
 
   watchCatalogue(config.catalogueFile, ctx.reloadCatalogue, app.log);
-  const stopJobs = startScheduler(ctx, app.log);
+  const stopJobs = startScheduler(schedulerDeps(ctx), app.log);
   app.addHook('onClose', async () => stopJobs());
 
   let closing = false;

@@ -16,6 +16,7 @@ import { openDatabase, type Database } from '../src/db/client.js';
 import { createScratchDatabase } from './scratch-db.js';
 import { testTemplate } from './pglite-template.js';
 import type { AppContext, Drivers } from '../src/context.js';
+import type { FulfillerLine } from '../src/modules/orders/index.js';
 
 export interface TestServer {
   app: FastifyInstance;
@@ -25,7 +26,9 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(opts: { env?: Record<string, string>; drivers?: Partial<Drivers> } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: { env?: Record<string, string>; drivers?: Partial<Drivers>; fulfillers?: FulfillerLine[] } = {},
+): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'console-test-'));
   // Walkable by the machines' own uids (as root, a machine runs as one: drivers/compute/local/host-uids.ts).
   chmodSync(dataDir, 0o711);
@@ -44,7 +47,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; driv
     ...opts.env,
   });
   const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));
-  const { app, ctx } = await buildApp({ config, database, clock, logger: false, drivers: opts.drivers });
+  const { app, ctx } = await buildApp({ config, database, clock, logger: false, drivers: opts.drivers, fulfillers: opts.fulfillers });
   await app.ready();
   return {
     app,

@@ -12,6 +12,7 @@ import { sql } from 'drizzle-orm';
 import { buildApp } from '../src/app.js';
 import type { Clock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
+import { bwrapWorks } from '../src/drivers/compute/local/sandbox.js';
 import { openDatabase } from '../src/db/client.js';
 
 const say = (o: object) => new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(o)}\n`, () => resolve()));
@@ -20,7 +21,7 @@ async function main() {
   const at = new Date(process.env.TICK_AT ?? '');
   if (Number.isNaN(at.getTime())) throw new Error('TICK_AT must be an ISO time');
   const clock: Clock = { now: () => new Date(at) };
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' }, bwrapWorks);
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
   const { app, ctx } = await buildApp({ config, database, clock, logger: false });
   await app.ready();

@@ -4,10 +4,11 @@
  * and one line per problem when anything is wrong.
  */
 import { loadConfig } from '../config.js';
+import { bwrapWorks } from '../drivers/compute/local/sandbox.js';
 import { openDatabase } from '../db/client.js';
 import { checkLedger } from '../modules/ledger/index.js';
 
-const config = loadConfig();
+const config = loadConfig(process.env, bwrapWorks);
 const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: 2 });
 try {
   const report = await checkLedger(database.db);

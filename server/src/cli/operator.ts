@@ -12,9 +12,10 @@
  * command opens the database itself.
  */
 import { randomUUID } from 'node:crypto';
-import { API, operatorCreditSchema, type OperatorCredit, type OperatorRoleResult } from '@console/contract';
+import { API, formatYuan, operatorCreditSchema, type OperatorCredit, type OperatorRoleResult } from '@console/contract';
 import { systemClock } from '../clock.js';
 import { loadConfig, type Config } from '../config.js';
+import { bwrapWorks } from '../drivers/compute/local/sandbox.js';
 import { openDatabase } from '../db/client.js';
 import { setOperatorRole, userByMobile } from '../modules/users/index.js';
 import { GiftService } from '../modules/gifts/index.js';
@@ -96,7 +97,7 @@ async function setRole(config: Config, mobile: string, isOperator: boolean): Pro
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
   const { positional, flags } = parseFlags(rest);
-  const config = loadConfig();
+  const config = loadConfig(process.env, bwrapWorks);
   if (command === 'credit') {
     const [mobile, amount] = positional;
     const parsed = operatorCreditSchema.safeParse({
@@ -110,7 +111,7 @@ async function main() {
     if (!parsed.success) fail(`参数有误：${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('；')}\n${USAGE}`);
     const result = await credit(config, parsed.data);
     console.log(
-      `已给 ${result.mobile} 的${result.to === 'gift' ? '赠送金' : '现金'}账户补偿 ${parsed.data.amount} 元，当前余额 ${(Number(result.balance) / 10000).toFixed(2)} 元`,
+      `已给 ${result.mobile} 的${result.to === 'gift' ? '赠送金' : '现金'}账户补偿 ${parsed.data.amount} 元，当前余额 ${formatYuan(result.balance)} 元`,
     );
   } else if (command === 'grant' || command === 'revoke') {
     const mobile = positional[0] ?? fail(USAGE);

@@ -8,8 +8,17 @@
  * simply runs them; nothing depends on process memory.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { AppContext } from '../context.js';
+import type { EmbeddedComfyApps } from '../drivers/image-backend/comfy-apps.js';
 import { hasBrowserApp } from '../modules/access/index.js';
+import type { DiffusionService } from '../modules/diffusion/index.js';
+import type { GiftService } from '../modules/gifts/index.js';
+import type { InstanceBilling, InstanceService, PrepaidService, Reconciler, ScheduledStops } from '../modules/instances/index.js';
+import type { ModelGateway, ModelUsage } from '../modules/model/index.js';
+import type { GpuSubscriptionService } from '../modules/notices/index.js';
+import type { Checkout } from '../modules/orders/index.js';
+import type { PaymentService } from '../modules/payments/index.js';
+import type { TrainingService } from '../modules/training/index.js';
+import type { VoucherService } from '../modules/vouchers/index.js';
 
 export const JOB_INTERVAL_MS = 30_000;
 
@@ -18,42 +27,69 @@ interface Job {
   everyMs: number;
 }
 
-export function jobsOf(ctx: AppContext): Record<string, Job> {
+/** The services the jobs call, and the intervals the configuration sets. */
+export interface SchedulerDeps {
+  reconciler: Pick<Reconciler, 'tick'>;
+  instanceBilling: Pick<InstanceBilling, 'meterTick' | 'diskTick' | 'expiryTick' | 'releaseTick' | 'heldCardsTick'>;
+  prepaid: Pick<PrepaidService, 'autoRenewTick' | 'expiringNoticeTick'>;
+  scheduledStops: Pick<ScheduledStops, 'tick'>;
+  gpuSubscriptions: Pick<GpuSubscriptionService, 'tick'>;
+  training: Pick<TrainingService, 'tick'>;
+  diffusion: Pick<DiffusionService, 'tick'>;
+  comfyApps: Pick<EmbeddedComfyApps, 'sweep'>;
+  instances: Pick<InstanceService, 'accessOf'>;
+  modelGateway: Pick<ModelGateway, 'sweepStaleHolds'>;
+  modelUsage: Pick<ModelUsage, 'rollup' | 'purge'>;
+  checkout: Pick<Checkout, 'expireDue' | 'recoverPaid'>;
+  payments: Pick<PaymentService, 'closeExpired'>;
+  gifts: Pick<GiftService, 'expireDue'>;
+  vouchers: Pick<VoucherService, 'expireDue'>;
+  intervals: {
+    /** RECONCILE_INTERVAL_MS */
+    reconcileMs: number;
+    /** BILLING_TICK_SECONDS */
+    billingTickSeconds: number;
+    /** IMAGE_BACKEND_TICK_MS */
+    imageBackendTickMs: number;
+  };
+}
+
+export function jobsOf(deps: SchedulerDeps): Record<string, Job> {
   const slow = JOB_INTERVAL_MS;
   return {
-    'compute.reconcile': { run: () => ctx.reconciler.tick(), everyMs: ctx.config.RECONCILE_INTERVAL_MS },
-    'instances.meter': { run: () => ctx.instanceBilling.meterTick(), everyMs: ctx.config.BILLING_TICK_SECONDS * 1000 },
-    'instances.disk': { run: () => ctx.instanceBilling.diskTick(), everyMs: slow },
+    'compute.reconcile': { run: () => deps.reconciler.tick(), everyMs: deps.intervals.reconcileMs },
+    'instances.meter': { run: () => deps.instanceBilling.meterTick(), everyMs: deps.intervals.billingTickSeconds * 1000 },
+    'instances.disk': { run: () => deps.instanceBilling.diskTick(), everyMs: slow },
     // Before the expiry job: an instance renewed in time is not stopped.
-    'instances.auto-renew': { run: () => ctx.prepaid.autoRenewTick(), everyMs: slow },
-    'instances.expire': { run: () => ctx.instanceBilling.expiryTick(), everyMs: slow },
-    'instances.scheduled-stop': { run: () => ctx.scheduledStops.tick(), everyMs: slow },
-    'instances.release': { run: () => ctx.instanceBilling.releaseTick(), everyMs: slow },
-    'instances.held-cards': { run: () => ctx.instanceBilling.heldCardsTick(), everyMs: slow },
-    'instances.expiring-notice': { run: () => ctx.prepaid.expiringNoticeTick(), everyMs: slow },
-    'notices.gpu-available': { run: () => ctx.gpuSubscriptions.tick(), everyMs: slow },
-    'training.advance': { run: () => ctx.training.tick(), everyMs: ctx.config.IMAGE_BACKEND_TICK_MS },
-    'diffusion.advance': { run: () => ctx.diffusion.tick(), everyMs: ctx.config.IMAGE_BACKEND_TICK_MS },
+    'instances.auto-renew': { run: () => deps.prepaid.autoRenewTick(), everyMs: slow },
+    'instances.expire': { run: () => deps.instanceBilling.expiryTick(), everyMs: slow },
+    'instances.scheduled-stop': { run: () => deps.scheduledStops.tick(), everyMs: slow },
+    'instances.release': { run: () => deps.instanceBilling.releaseTick(), everyMs: slow },
+    'instances.held-cards': { run: () => deps.instanceBilling.heldCardsTick(), everyMs: slow },
+    'instances.expiring-notice': { run: () => deps.prepaid.expiringNoticeTick(), everyMs: slow },
+    'notices.gpu-available': { run: () => deps.gpuSubscriptions.tick(), everyMs: slow },
+    'training.advance': { run: () => deps.training.tick(), everyMs: deps.intervals.imageBackendTickMs },
+    'diffusion.advance': { run: () => deps.diffusion.tick(), everyMs: deps.intervals.imageBackendTickMs },
     // An instance's ComfyUI goes when the instance stops (the next access would find it stopped too).
     'apps.comfyui-sweep': {
-      run: () => ctx.comfyApps.sweep(async (id) => hasBrowserApp((await ctx.instances.accessOf(id)) ?? { applicationId: null, status: 'Released' })),
+      run: () => deps.comfyApps.sweep(async (id) => hasBrowserApp((await deps.instances.accessOf(id)) ?? { applicationId: null, status: 'Released' })),
       everyMs: slow,
     },
-    'model.stale-holds': { run: () => ctx.modelGateway.sweepStaleHolds(), everyMs: slow },
+    'model.stale-holds': { run: () => deps.modelGateway.sweepStaleHolds(), everyMs: slow },
     // Rewrites the last hours' sums each time (nothing to report); the stats read newer hours from the calls, so minutes do not matter.
-    'model.usage-rollup': { run: () => ctx.modelUsage.rollup().then(() => 0), everyMs: 5 * 60_000 },
-    'model.call-retention': { run: () => ctx.modelUsage.purge(), everyMs: 60 * 60_000 },
-    'orders.expire': { run: () => ctx.checkout.expireDue(), everyMs: slow },
-    'orders.recover': { run: () => ctx.checkout.recoverPaid(), everyMs: slow },
-    'payments.close-expired': { run: () => ctx.payments.closeExpired(), everyMs: slow },
-    'gifts.expire': { run: () => ctx.gifts.expireDue(), everyMs: slow },
-    'vouchers.expire': { run: () => ctx.vouchers.expireDue(), everyMs: slow },
+    'model.usage-rollup': { run: () => deps.modelUsage.rollup().then(() => 0), everyMs: 5 * 60_000 },
+    'model.call-retention': { run: () => deps.modelUsage.purge(), everyMs: 60 * 60_000 },
+    'orders.expire': { run: () => deps.checkout.expireDue(), everyMs: slow },
+    'orders.recover': { run: () => deps.checkout.recoverPaid(), everyMs: slow },
+    'payments.close-expired': { run: () => deps.payments.closeExpired(), everyMs: slow },
+    'gifts.expire': { run: () => deps.gifts.expireDue(), everyMs: slow },
+    'vouchers.expire': { run: () => deps.vouchers.expireDue(), everyMs: slow },
   };
 }
 
 /** Runs every job now (recovery after a restart) and then at its interval; returns a stop function. */
-export function startScheduler(ctx: AppContext, log: FastifyBaseLogger): () => void {
-  const timers = Object.entries(jobsOf(ctx)).map(([name, job]) => {
+export function startScheduler(deps: SchedulerDeps, log: FastifyBaseLogger): () => void {
+  const timers = Object.entries(jobsOf(deps)).map(([name, job]) => {
     let running = false;
     const tick = async () => {
       if (running) return; // a slow round is not overlapped by the next

@@ -7,7 +7,6 @@ import type { Db } from '../../db/client.js';
 import path from 'node:path';
 import { AgentComputeDriver } from './agent.js';
 import { LocalComputeDriver } from './local/driver.js';
-import { bwrapWorks } from './local/sandbox.js';
 import { SimulatedComputeDriver, parseSimDelays } from './simulated.js';
 import type { ComputeDriver } from './types.js';
 
@@ -64,14 +63,14 @@ export function makeComputeDriver(name: ComputeDriverName, deps: ComputeDriverDe
   return COMPUTE_DRIVERS[name](deps);
 }
 
+/** Whether this host can run the local driver's sandboxes, and why not (local/sandbox.ts bwrapWorks asks bubblewrap). */
+export type SandboxProbe = () => { ok: boolean; why: string };
+
 /**
- * `COMPUTE_DRIVER=auto` (the default): real sandboxes where bubblewrap works, otherwise the
+ * `COMPUTE_DRIVER=auto` (the default): real sandboxes where bubblewrap works (`probe`), otherwise the
  * simulated fleet, so `npm start` works on a bare machine; the reason goes to the start-up log.
  */
-export function chooseComputeDriver(
-  wanted: ComputeDriverName | 'auto',
-  probe: () => { ok: boolean; why: string } = bwrapWorks,
-): { name: ComputeDriverName; why: string } {
+export function chooseComputeDriver(wanted: ComputeDriverName | 'auto', probe: SandboxProbe): { name: ComputeDriverName; why: string } {
   if (wanted !== 'auto') return { name: wanted, why: `已设置 COMPUTE_DRIVER=${wanted}` };
   const bwrap = probe();
   return bwrap.ok

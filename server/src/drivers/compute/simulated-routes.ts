@@ -15,9 +15,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { API } from '@console/contract';
-import type { InstanceAccess } from '../../modules/instances/index.js';
 import { AppError } from '../../http/errors.js';
-import type { SimulatedComputeDriver } from './simulated.js';
+import type { MachinePageAccess, MachineStatus } from './types.js';
 
 const faultSchema = z.object({
   kind: z.enum(['create', 'boot', 'start', 'stop', 'restart', 'destroy', 'resizeDisk', 'migrate', 'saveImage', 'changeBandwidth'], {
@@ -30,11 +29,20 @@ const faultSchema = z.object({
 const hostParams = z.object({ id: z.string().trim().min(1).max(64) });
 const pageParams = z.object({ kind: z.enum(['jupyter', 'app']), instanceId: z.uuid() });
 
+/** What the pages do with the simulated fleet (simulated.ts, which registers them). */
+export interface SimulatedFleet {
+  overview(): Promise<unknown>;
+  injectFault(f: z.infer<typeof faultSchema>): Promise<unknown>;
+  loseHost(hostId: string): Promise<unknown>;
+  restoreHost(hostId: string): Promise<unknown>;
+  status(instanceId: string): Promise<MachineStatus | null>;
+}
+
 /** `accessOf` is the instances module's: the fake Jupyter/app page shows how the instance would be reached. */
 export function simulatedComputeRoutes(
   app: FastifyInstance,
-  driver: SimulatedComputeDriver,
-  accessOf: (id: string) => Promise<InstanceAccess | null>,
+  driver: SimulatedFleet,
+  accessOf: (id: string) => Promise<MachinePageAccess | null>,
   opts: { controlPanel: boolean },
 ): void {
   const r = app.withTypeProvider<ZodTypeProvider>();

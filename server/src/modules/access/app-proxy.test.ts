@@ -10,6 +10,7 @@ import { API, SESSION_COOKIE, defaultComfyGraph, type ComfyWsMessage } from '@co
 import { get, json, post, type TestServer } from '../../../test/harness.js';
 import { DELAYS, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
 import { jobsOf } from '../../jobs/scheduler.js';
+import { schedulerDeps } from '../../context.js';
 import { enterMachine, listen, localhostLookup, machineRequest } from '../../../test/local-kit.js';
 
 let s: TestServer;
@@ -102,7 +103,7 @@ describe('ComfyUI application instances', () => {
     await kit.settle(DELAYS.stop);
     // The stopped instance's ComfyUI is let go by the sweep (it ran since the page above was opened).
     expect(s.ctx.comfyApps.running()).toContain(id);
-    expect(await jobsOf(s.ctx)['apps.comfyui-sweep']!.run()).toBe(1);
+    expect(await jobsOf(schedulerDeps(s.ctx))['apps.comfyui-sweep']!.run()).toBe(1);
     expect(s.ctx.comfyApps.running()).not.toContain(id);
     const gone = await machineRequest(`${origin}/queue`, { headers: { cookie } });
     expect(JSON.parse(gone.text)).toMatchObject({ code: 40929001 }); // 实例未运行

@@ -6,3 +6,4 @@ export * from './ssh-gateway.js';
 export * from './machine-proxy.js';
 export * from './machine-origin.js';
 export * from './ssh-keys.js';
+export * from './module.js';

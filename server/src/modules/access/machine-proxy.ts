@@ -16,8 +16,11 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import WebSocket from 'ws';
 import { SESSION_COOKIE, type ErrorName } from '@console/contract';
-import type { MachineService } from '../../drivers/compute/types.js';
-import type { AppContext } from '../../context.js';
+import type { ComputeDriver, MachineService } from '../../drivers/compute/types.js';
+import type { EmbeddedComfyApps } from '../../drivers/image-backend/comfy-apps.js';
+import type { AppTokens, InstanceService } from '../instances/index.js';
+import type { AccessGate } from './gate.js';
+import type { MachineOrigins } from './machine-origin.js';
 import { AppError } from '../../http/errors.js';
 import { keepAlive } from './routes.js';
 import { ENTER_PATH } from './machine-origin.js';
@@ -79,33 +82,47 @@ declare module 'fastify' {
   }
 }
 
+/** What the doors to the machines' pages and the machines' listener use. */
+export interface MachineProxyDeps {
+  accessGate: AccessGate;
+  machineOrigins: MachineOrigins;
+  driver: ComputeDriver;
+  instances: Pick<InstanceService, 'accessOf'>;
+  /** Programs' API tokens of instances' ComfyUI. */
+  appTokens: Pick<AppTokens, 'admit'>;
+  /** The ComfyUI of application instances on fleets that do not run applications themselves. */
+  comfyApps: EmbeddedComfyApps;
+  /** Where the login page sends a browser that is not logged in. */
+  publicBaseUrl: string;
+}
+
 /** The console's side: `/jupyter/<id>/…` and `/service/<id>/…` lead the browser to the machine origin. */
-export async function machineDoorRoutes(app: FastifyInstance, ctx: AppContext) {
+export async function machineDoorRoutes(app: FastifyInstance, deps: MachineProxyDeps) {
   for (const m of MOUNTS) {
     const door = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       const id = instanceIdOf(req, m);
-      const { token } = await ctx.accessGate.admitBrowser(req, id);
-      if (!ctx.drivers.compute.services?.includes(m.service) || !ctx.machineOrigins.reachable) throw new AppError(m.unavailable);
+      const { token } = await deps.accessGate.admitBrowser(req, id);
+      if (!deps.driver.services?.includes(m.service) || !deps.machineOrigins.reachable) throw new AppError(m.unavailable);
       const mounted = `${m.prefix}/${id}`;
       const rest = req.url.slice(mounted.length);
       const to = rest.startsWith('/') ? `${mounted}${rest}` : `${mounted}/${m.home}`;
-      return reply.header('cache-control', 'no-store').redirect(await ctx.machineOrigins.entryUrl(token, id, to));
+      return reply.header('cache-control', 'no-store').redirect(await deps.machineOrigins.entryUrl(token, id, to));
     };
-    app.get(`${m.prefix}/:id`, askingToLogIn(ctx, door));
-    app.get(`${m.prefix}/:id/*`, askingToLogIn(ctx, door));
+    app.get(`${m.prefix}/:id`, askingToLogIn(deps, door));
+    app.get(`${m.prefix}/:id/*`, askingToLogIn(deps, door));
   }
   // The app's door: to the root of the instance's own origin.
   const appDoor = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
     const id = req.params.id;
     if (!INSTANCE_ID.test(id)) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在`);
-    const { token } = await ctx.accessGate.admitBrowser(req, id);
-    const access = await ctx.instances.accessOf(id);
-    if (!access || !hasBrowserApp(access) || !ctx.machineOrigins.reachable || !ctx.machineOrigins.perInstance) throw new AppError('APP_UNAVAILABLE');
+    const { token } = await deps.accessGate.admitBrowser(req, id);
+    const access = await deps.instances.accessOf(id);
+    if (!access || !hasBrowserApp(access) || !deps.machineOrigins.reachable || !deps.machineOrigins.perInstance) throw new AppError('APP_UNAVAILABLE');
     const rest = req.url.slice(`/app/${id}`.length);
-    return reply.header('cache-control', 'no-store').redirect(await ctx.machineOrigins.entryUrl(token, id, rest.startsWith('/') ? rest : '/'));
+    return reply.header('cache-control', 'no-store').redirect(await deps.machineOrigins.entryUrl(token, id, rest.startsWith('/') ? rest : '/'));
   };
-  app.get('/app/:id', askingToLogIn(ctx, appDoor));
-  app.get('/app/:id/*', askingToLogIn(ctx, appDoor));
+  app.get('/app/:id', askingToLogIn(deps, appDoor));
+  app.get('/app/:id/*', askingToLogIn(deps, appDoor));
 }
 
 /**
@@ -113,12 +130,12 @@ export async function machineDoorRoutes(app: FastifyInstance, ctx: AppContext) {
  * that does what the console's own pages do on 401 (spec §8): inside the console's frame it posts
  * `redirect_login` to the parent, on its own it goes to the login page.
  */
-function askingToLogIn<R extends FastifyRequest>(ctx: AppContext, handler: (req: R, reply: FastifyReply) => Promise<unknown>) {
+function askingToLogIn<R extends FastifyRequest>(deps: MachineProxyDeps, handler: (req: R, reply: FastifyReply) => Promise<unknown>) {
   return async (req: R, reply: FastifyReply) => {
     try {
       return await handler(req, reply);
     } catch (e) {
-      if (needsLogin(req, e)) return sendLoginPage(reply, ctx);
+      if (needsLogin(req, e)) return sendLoginPage(reply, deps);
       throw e;
     }
   };
@@ -129,12 +146,12 @@ function needsLogin(req: FastifyRequest, e: unknown): boolean {
   return e instanceof AppError && e.status === 401 && !req.headers.upgrade && String(req.headers.accept ?? '').includes('text/html');
 }
 
-function sendLoginPage(reply: FastifyReply, ctx: AppContext) {
+function sendLoginPage(reply: FastifyReply, deps: MachineProxyDeps) {
   return reply
     .status(401)
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
-    .send(loginPage(`${ctx.config.publicBaseUrl}/login`));
+    .send(loginPage(`${deps.publicBaseUrl}/login`));
 }
 
 function loginPage(loginUrl: string): string {
@@ -145,7 +162,7 @@ function loginPage(loginUrl: string): string {
 }
 
 /** The machine listener's routes: the ticket's entry, and the services. */
-export async function machineProxyRoutes(app: FastifyInstance, ctx: AppContext) {
+export async function machineProxyRoutes(app: FastifyInstance, deps: MachineProxyDeps) {
   // Bodies pass through untouched (uploads, notebook JSON).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
@@ -153,16 +170,16 @@ export async function machineProxyRoutes(app: FastifyInstance, ctx: AppContext) 
     if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
   });
   app.get<{ Querystring: { ticket?: string } }>(ENTER_PATH, async (req, reply) => {
-    const origins = ctx.machineOrigins;
+    const origins = deps.machineOrigins;
     const entry = await origins.redeem(String(req.query.ticket ?? ''));
     // A ticket of one instance is never traded under another's host.
     if (!origins.isOriginOf(req.host, entry.instanceId)) throw new AppError('UNAUTHENTICATED', '链接与实例不符：请回到控制台重新打开');
-    await ctx.accessGate.admitBrowser(req, entry.instanceId, entry.token);
+    await deps.accessGate.admitBrowser(req, entry.instanceId, entry.token);
     reply.setCookie(origins.cookieName(entry.instanceId), entry.cookie, { httpOnly: true, sameSite: 'lax', path: '/', secure: origins.secure });
     return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(entry.to);
   });
-  for (const m of MOUNTS) mountService(app, ctx, m);
-  mountApp(app, ctx);
+  for (const m of MOUNTS) mountService(app, deps, m);
+  mountApp(app, deps);
 }
 
 const INSTANCE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -174,22 +191,22 @@ function instanceIdOf(req: FastifyRequest<{ Params: { id: string } }>, m: Mount)
   return id;
 }
 
-function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
-  const driver = ctx.drivers.compute;
+function mountService(app: FastifyInstance, deps: MachineProxyDeps, m: Mount) {
+  const driver = deps.driver;
   const admit = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
     const id = instanceIdOf(req, m);
     // Each instance under its own host only: another instance's page never reaches this one's service.
-    if (!ctx.machineOrigins.isOriginOf(req.host, id)) throw new AppError('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`);
+    if (!deps.machineOrigins.isOriginOf(req.host, id)) throw new AppError('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`);
     let token: string;
     try {
-      token = await ctx.machineOrigins.sessionOf(req.cookies?.[ctx.machineOrigins.cookieName(id)], id);
+      token = await deps.machineOrigins.sessionOf(req.cookies?.[deps.machineOrigins.cookieName(id)], id);
     } catch (e) {
       // A page opened without a valid cookie (a bookmark, another browser, a new login): the console's door issues one.
-      if (req.method === 'GET' && !req.headers.upgrade) return reply.header('cache-control', 'no-store').redirect(`${ctx.config.publicBaseUrl}${req.url}`);
+      if (req.method === 'GET' && !req.headers.upgrade) return reply.header('cache-control', 'no-store').redirect(`${deps.publicBaseUrl}${req.url}`);
       throw e;
     }
-    const { token: session } = await ctx.accessGate.admitBrowser(req, id, token);
-    const access = await ctx.instances.accessOf(id);
+    const { token: session } = await deps.accessGate.admitBrowser(req, id, token);
+    const access = await deps.instances.accessOf(id);
     if (!driver.services?.includes(m.service) || !access) throw new AppError(m.unavailable);
     const socket = () => driver.socketOf!(id, m.service);
     const mounted = `${m.prefix}/${id}`;
@@ -204,7 +221,7 @@ function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
     url: `${m.prefix}/:id/*`,
     preHandler: admit,
     handler: (req, reply) => forward(req, reply),
-    wsHandler: (socket, req) => relay(socket, req, ctx),
+    wsHandler: (socket, req) => relay(socket, req, deps),
   });
   app.route<{ Params: { id: string } }>({
     method: ['POST', 'PUT', 'PATCH', 'DELETE'],
@@ -218,32 +235,31 @@ function mountService(app: FastifyInstance, ctx: AppContext, m: Mount) {
  * A ComfyUI application instance's app, at the root of the instance's own origin (ComfyUI asks for
  * `/prompt`, `/ws`… and cannot live under a prefix): per-instance origins only.
  */
-function mountApp(app: FastifyInstance, ctx: AppContext) {
+function mountApp(app: FastifyInstance, deps: MachineProxyDeps) {
   const admit = async (req: FastifyRequest, reply: FastifyReply) => {
-    const id = ctx.machineOrigins.instanceOfHost(req.host);
+    const id = deps.machineOrigins.instanceOfHost(req.host);
     const presented = apiTokenOf(req);
-    if (presented !== null) return admitProgram(req, ctx, presented, id);
+    if (presented !== null) return admitProgram(req, deps, presented, id);
     if (!id) throw new AppError('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`);
     let token: string;
     try {
-      token = await ctx.machineOrigins.sessionOf(req.cookies?.[ctx.machineOrigins.cookieName(id)], id);
+      token = await deps.machineOrigins.sessionOf(req.cookies?.[deps.machineOrigins.cookieName(id)], id);
     } catch (e) {
-      if (req.method === 'GET' && !req.headers.upgrade)
-        return reply.header('cache-control', 'no-store').redirect(`${ctx.config.publicBaseUrl}/app/${id}${req.url}`);
+      if (req.method === 'GET' && !req.headers.upgrade) return reply.header('cache-control', 'no-store').redirect(`${deps.publicBaseUrl}/app/${id}${req.url}`);
       throw e;
     }
     let session: string;
     try {
-      ({ token: session } = await ctx.accessGate.admitBrowser(req, id, token));
+      ({ token: session } = await deps.accessGate.admitBrowser(req, id, token));
     } catch (e) {
-      if (needsLogin(req, e)) return sendLoginPage(reply, ctx);
+      if (needsLogin(req, e)) return sendLoginPage(reply, deps);
       throw e;
     }
-    const path = await appSocketOf(ctx, id);
+    const path = await appSocketOf(deps, id);
     req.machineService = { instanceId: id, socket: () => ({ path, close: () => {} }), path: req.url, extra: {}, session, starting: 'APP_STARTING' };
   };
   const wildcard = (req: FastifyRequest, reply: FastifyReply) => forward(req, reply);
-  app.route({ method: 'GET', url: '/*', preHandler: admit, handler: wildcard, wsHandler: (socket, req) => relay(socket, req, ctx) });
+  app.route({ method: 'GET', url: '/*', preHandler: admit, handler: wildcard, wsHandler: (socket, req) => relay(socket, req, deps) });
   app.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: '/*', preHandler: admit, handler: wildcard });
 }
 
@@ -254,12 +270,12 @@ function mountApp(app: FastifyInstance, ctx: AppContext) {
  * also come to a host that is not the instance's own (where `*.localhost` does not resolve for it);
  * nothing answered there may run as a page, since that host is shared with other instances.
  */
-async function admitProgram(req: FastifyRequest, ctx: AppContext, presented: string, hostId: string | null) {
-  const { instanceId } = await ctx.appTokens.admit(presented, hostId);
-  const path = await appSocketOf(ctx, instanceId);
+async function admitProgram(req: FastifyRequest, deps: MachineProxyDeps, presented: string, hostId: string | null) {
+  const { instanceId } = await deps.appTokens.admit(presented, hostId);
+  const path = await appSocketOf(deps, instanceId);
   const lapsed = async () => {
     try {
-      const grant = await ctx.appTokens.admit(presented, hostId);
+      const grant = await deps.appTokens.admit(presented, hostId);
       return hasBrowserApp(grant) ? null : '实例已不在运行中，连接已关闭';
     } catch (e) {
       return e instanceof AppError ? `${e.message}，连接已关闭` : null; // a database hiccup: the next look decides
@@ -298,13 +314,13 @@ function withoutToken(url: string): string {
 }
 
 /** The socket of the instance's app, when it has one that runs now (the embedded ComfyUI on these fleets). */
-async function appSocketOf(ctx: AppContext, instanceId: string): Promise<string> {
-  const access = await ctx.instances.accessOf(instanceId);
+async function appSocketOf(deps: MachineProxyDeps, instanceId: string): Promise<string> {
+  const access = await deps.instances.accessOf(instanceId);
   if (!access || !hasBrowserApp(access)) {
-    await ctx.comfyApps.stop(instanceId);
+    await deps.comfyApps.stop(instanceId);
     throw new AppError('APP_UNAVAILABLE');
   }
-  return ctx.comfyApps.socketOf(instanceId);
+  return deps.comfyApps.socketOf(instanceId);
 }
 
 /** Applications the console can open in the browser: ComfyUI, on a running instance. */
@@ -379,7 +395,7 @@ function forward(req: FastifyRequest, reply: FastifyReply): Promise<void> {
 }
 
 /** A WebSocket of the service (the notebook's kernel channels and terminals), message by message. */
-function relay(client: WebSocket, req: FastifyRequest, ctx: AppContext) {
+function relay(client: WebSocket, req: FastifyRequest, deps: MachineProxyDeps) {
   const t = req.machineService!;
   const socket = t.socket();
   if (!socket) return client.close(1011, 'service unavailable');
@@ -398,12 +414,12 @@ function relay(client: WebSocket, req: FastifyRequest, ctx: AppContext) {
     },
     ...(t.lapsed ? { lapsed: t.lapsed } : {}),
   };
-  ctx.accessGate.watch(live);
+  deps.accessGate.watch(live);
   upstream.once('close', () => socket.close());
   upstream.once('open', () => socket.close());
   pairSockets(client, upstream);
   client.on('close', () => {
-    ctx.accessGate.forget(live);
+    deps.accessGate.forget(live);
     upstream.terminate();
   });
 }

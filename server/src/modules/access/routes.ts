@@ -20,26 +20,37 @@ import {
   terminalQuerySchema,
   type TerminalServerMessage,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession, findToken } from '../../http/auth.js';
+import type { ComputeDriver } from '../../drivers/compute/types.js';
+import { currentSession, findToken, type AuthGuards } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
-import type { TerminalSink } from './terminal.js';
+import type { AccessGate } from './gate.js';
+import type { SshKeyService } from './ssh-keys.js';
+import type { Terminals, TerminalSink } from './terminal.js';
 
 /** Output queued for a slow reader above which the shell is held, and below which it goes on. */
 const HIGH_WATER = 1024 * 1024;
 const LOW_WATER = 128 * 1024;
 const PING_MS = 30_000;
 
-export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface AccessRoutesDeps {
+  auth: AuthGuards;
+  accessGate: AccessGate;
+  terminals: Terminals;
+  sshKeys: SshKeyService;
+  /** The machines' desktops (socketOf). */
+  driver: ComputeDriver;
+}
+
+export async function accessRoutes(app: FastifyInstance, deps: AccessRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { terminals, accessGate } = ctx;
+  const { terminals, accessGate } = deps;
 
   r.get(
     API.instanceTerminal,
     {
       websocket: true,
       schema: { tags: ['实例'], summary: '网页终端（WebSocket）', params: instanceIdParamsSchema, querystring: terminalQuerySchema },
-      onRequest: ctx.auth.requireAuth,
+      onRequest: deps.auth.requireAuth,
       preHandler: async (req) => {
         await accessGate.admit(req, req.params.id);
         if (!terminals.offered) throw new AppError('TERMINAL_UNAVAILABLE');
@@ -120,29 +131,29 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       websocket: true,
       schema: { tags: ['实例'], summary: '远程桌面（WebSocket，VNC/RFB，供 noVNC 使用）', params: instanceIdParamsSchema },
-      onRequest: ctx.auth.requireAuth,
+      onRequest: deps.auth.requireAuth,
       preHandler: async (req) => {
         const instance = await accessGate.admit(req, req.params.id);
         // A machine without a desktop is refused; one whose desktop is still starting is waited for by the relay.
-        if (!instance.access?.desktop || !ctx.drivers.compute.socketOf) throw new AppError('DESKTOP_UNAVAILABLE');
+        if (!instance.access?.desktop || !deps.driver.socketOf) throw new AppError('DESKTOP_UNAVAILABLE');
       },
     },
-    (socket, req) => relayDesktop(socket, () => ctx.drivers.compute.socketOf!(req.params.id, 'desktop'), req.params.id, findToken(req)!.token, ctx),
+    (socket, req) => relayDesktop(socket, () => deps.driver.socketOf!(req.params.id, 'desktop'), req.params.id, findToken(req)!.token, accessGate),
   );
 
   // 账号中心's SSH public keys: each user's own (a child's keys open what the child may manage).
-  const keys = { tags: ['账号'], onRequest: ctx.auth.requireAuth };
+  const keys = { tags: ['账号'], onRequest: deps.auth.requireAuth };
   r.get(
     API.meSshKeys,
     { schema: { tags: keys.tags, summary: 'SSH 公钥列表', response: { 200: sshKeyListSchema } }, onRequest: keys.onRequest },
     async (req) => ({
-      items: await ctx.sshKeys.list(currentSession(req).user.id),
+      items: await deps.sshKeys.list(currentSession(req).user.id),
     }),
   );
   r.post(
     API.meSshKeys,
     { schema: { tags: keys.tags, summary: '添加 SSH 公钥', body: sshKeyCreateSchema, response: { 200: sshKeySchema } }, onRequest: keys.onRequest },
-    async (req) => ctx.sshKeys.add(currentSession(req).user.id, req.body),
+    async (req) => deps.sshKeys.add(currentSession(req).user.id, req.body),
   );
   r.delete(
     API.meSshKey,
@@ -151,7 +162,7 @@ export async function accessRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: keys.onRequest,
     },
     async (req) => {
-      await ctx.sshKeys.remove(currentSession(req).user.id, req.params.id);
+      await deps.sshKeys.remove(currentSession(req).user.id, req.params.id);
       return { ok: true as const };
     },
   );
@@ -174,15 +185,15 @@ export function keepAlive(socket: WebSocket): void {
 const DESKTOP_START_MS = 15_000;
 
 /** The browser's noVNC WebSocket to the machine's VNC socket, bytes both ways; a slow browser holds the desktop's output. */
-function relayDesktop(client: WebSocket, openSocket: () => { path: string; close(): void } | null, instanceId: string, token: string, ctx: AppContext) {
+function relayDesktop(client: WebSocket, openSocket: () => { path: string; close(): void } | null, instanceId: string, token: string, accessGate: AccessGate) {
   keepAlive(client);
   const live = { token, instanceId, close: () => client.close(TERMINAL_CLOSE.forbidden, 'access ended') };
-  ctx.accessGate.watch(live);
+  accessGate.watch(live);
   let vnc: net.Socket | null = null;
   const waiting: Buffer[] = [];
   client.on('message', (data) => (vnc ? vnc.write(data as Buffer) : waiting.push(data as Buffer)));
   client.on('close', () => {
-    ctx.accessGate.forget(live);
+    accessGate.forget(live);
     vnc?.destroy();
   });
   const deadline = Date.now() + DESKTOP_START_MS;

@@ -30,7 +30,9 @@ const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
 const METHODS: ('password' | 'publickey')[] = ['publickey', 'password'];
 
 export interface SshGatewayDeps {
-  driver: ComputeDriver & { runningIds(): string[] };
+  driver: ComputeDriver;
+  /** The machines running in the driver's reach (its runningIds): the ones a login may open. */
+  runningIds(): string[];
   /** Which of these running instances the user name and password log into (InstanceService.sshLogin). */
   login(instanceIds: string[], user: string, password: string): Promise<string | null>;
   /** Which of them the user name and key log into (SshKeyService.login); with `signed`, the client's proof it holds the key. */
@@ -101,7 +103,7 @@ export class SshGateway {
       // Counted as a failure until it succeeds: parallel guesses cannot slip past the limit.
       if (proving) this.failed(ip);
       this.pending.set(ip, (this.pending.get(ip) ?? 0) + 1);
-      const running = this.deps.driver.runningIds();
+      const running = this.deps.runningIds();
       const attempt =
         ctx.method === 'password'
           ? this.deps.login(running, ctx.username, ctx.password)
@@ -176,7 +178,7 @@ export class SshGateway {
     if (this.checking) return;
     this.checking = true;
     try {
-      const running = new Set(this.deps.driver.runningIds());
+      const running = new Set(this.deps.runningIds());
       for (const l of [...this.logins]) {
         const again =
           'password' in l.proof ? this.deps.login([l.instanceId], l.user, l.proof.password) : this.deps.keyLogin([l.instanceId], l.user, l.proof.key);

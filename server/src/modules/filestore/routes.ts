@@ -11,21 +11,26 @@ import {
   fileStorePathQuerySchema,
   fileStoreRenameRequestSchema,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { payerOf } from '../../http/auth.js';
+import { payerOf, type AuthGuards } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import type { FileStore } from './store.js';
 
 const tags = ['文件存储'];
 const ok = z.object({ ok: z.literal(true) });
 
-export async function fileStoreRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface FileStoreRoutesDeps {
+  auth: AuthGuards;
+  /** null where the machines mount none (the routes say it is unavailable). */
+  fileStore: FileStore | null;
+}
+
+export async function fileStoreRoutes(app: FastifyInstance, { auth, fileStore }: FileStoreRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const onRequest = ctx.auth.requireAuth;
-  const preHandler = ctx.auth.requirePermission('openYunBucket', 'image');
+  const onRequest = auth.requireAuth;
+  const preHandler = auth.requirePermission('openYunBucket', 'image');
   const store = (): FileStore => {
-    if (!ctx.fileStore) throw new AppError('FILESTORE_UNAVAILABLE');
-    return ctx.fileStore;
+    if (!fileStore) throw new AppError('FILESTORE_UNAVAILABLE');
+    return fileStore;
   };
 
   r.get(

@@ -11,8 +11,8 @@ import {
   userImagePageSchema,
   userImageSchema,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { payerOf } from '../../http/auth.js';
+import { payerOf, type AuthGuards } from '../../http/auth.js';
+import type { ImageService } from './service.js';
 
 const tags = ['我的镜像'];
 
@@ -21,11 +21,15 @@ const tags = ['我的镜像'];
  * A child account needs openYunBucket or image (spec §6 "data disk": my data) for these; the share
  * page only needs a login.
  */
-export async function imageRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface ImageRoutesDeps {
+  auth: AuthGuards;
+  images: ImageService;
+}
+
+export async function imageRoutes(app: FastifyInstance, { auth, images: s }: ImageRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { requireAuth, requirePermission } = ctx.auth;
+  const { requireAuth, requirePermission } = auth;
   const data = requirePermission('openYunBucket', 'image');
-  const s = ctx.images;
 
   r.get(
     API.userImages,

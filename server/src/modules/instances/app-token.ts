@@ -16,8 +16,7 @@ import { eq } from 'drizzle-orm';
 import { API, appTokenSchema, instanceIdParamsSchema, type AppToken } from '@console/contract';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
-import { currentSession } from '../../http/auth.js';
-import type { AppContext } from '../../context.js';
+import { currentSession, type AuthGuards } from '../../http/auth.js';
 import type { UserRow } from '../users/index.js';
 import { instances } from './schema.js';
 import type { PasswordBox } from './secrets.js';
@@ -120,17 +119,17 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(da, db);
 }
 
-export async function appTokenRoutes(app: FastifyInstance, ctx: AppContext) {
+export async function appTokenRoutes(app: FastifyInstance, { auth, appTokens }: { auth: AuthGuards; appTokens: AppTokens }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const common = { tags: ['实例'], params: instanceIdParamsSchema, response: { 200: appTokenSchema } };
-  const { requireAuth } = ctx.auth;
+  const { requireAuth } = auth;
   r.get(API.instanceAppToken, { schema: { ...common, summary: 'ComfyUI 的 API 令牌（供程序访问）' }, onRequest: requireAuth }, async (req) =>
-    ctx.appTokens.show(currentSession(req).user, req.params.id),
+    appTokens.show(currentSession(req).user, req.params.id),
   );
   r.post(API.instanceAppToken, { schema: { ...common, summary: '生成新的 API 令牌（旧令牌立即失效）' }, onRequest: requireAuth }, async (req) =>
-    ctx.appTokens.issue(currentSession(req).user, req.params.id),
+    appTokens.issue(currentSession(req).user, req.params.id),
   );
   r.delete(API.instanceAppToken, { schema: { ...common, summary: '吊销 API 令牌（用它打开的连接随即断开）' }, onRequest: requireAuth }, async (req) =>
-    ctx.appTokens.revoke(currentSession(req).user, req.params.id),
+    appTokens.revoke(currentSession(req).user, req.params.id),
   );
 }

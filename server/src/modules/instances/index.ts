@@ -17,3 +17,4 @@ export * from './tasks.js';
 export * from './traffic-refund.js';
 export * from './traffic.js';
 export * from './views.js';
+export * from './module.js';

@@ -36,16 +36,43 @@ import {
   storageChargeSchema,
   userImageSchema,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession } from '../../http/auth.js';
-import { appTokenRoutes } from './app-token.js';
+import { currentSession, type AuthGuards } from '../../http/auth.js';
+import type { ChildService } from '../users/index.js';
+import { appTokenRoutes, type AppTokens } from './app-token.js';
+import type { ConversionService } from './conversions.js';
+import type { DiskService } from './disks.js';
+import type { MigrationService } from './migrate.js';
+import type { PrepaidService } from './prepaid.js';
+import type { RenewalService } from './renewal.js';
+import type { SaveImageService } from './save-image.js';
+import type { ScheduledStops } from './scheduled-stop.js';
+import type { InstanceService } from './service.js';
+import type { TrafficService } from './traffic.js';
+import type { InstanceViews } from './views.js';
 
 const tags = ['实例'];
 
-export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface InstanceRoutesDeps {
+  auth: AuthGuards;
+  instances: InstanceService;
+  instanceViews: InstanceViews;
+  renewals: RenewalService;
+  prepaid: PrepaidService;
+  scheduledStops: ScheduledStops;
+  conversions: ConversionService;
+  migration: MigrationService;
+  saveImage: SaveImageService;
+  disks: DiskService;
+  traffic: TrafficService;
+  appTokens: AppTokens;
+  /** The child an instance is handed to. */
+  children: Pick<ChildService, 'child'>;
+}
+
+export async function instanceRoutes(app: FastifyInstance, deps: InstanceRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { requireAuth } = ctx.auth;
-  const s = ctx.instances;
+  const { auth, instances: s } = deps;
+  const { requireAuth } = auth;
 
   r.get(
     API.instances,
@@ -58,13 +85,13 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.instanceViews.list(currentSession(req).user, req.query),
+    async (req) => deps.instanceViews.list(currentSession(req).user, req.query),
   );
 
   r.get(
     API.instance,
     { schema: { tags, summary: '实例详情（含登录信息）', params: instanceIdParamsSchema, response: { 200: instanceSchema } }, onRequest: requireAuth },
-    async (req) => ctx.instanceViews.get(currentSession(req).user, req.params.id),
+    async (req) => deps.instanceViews.get(currentSession(req).user, req.params.id),
   );
 
   r.post(
@@ -87,7 +114,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { tags, summary: '续费报价（与购买同一计价）', params: instanceIdParamsSchema, body: renewInstanceRequestSchema, response: { 200: quoteSchema } },
       onRequest: requireAuth,
     },
-    async (req) => ctx.renewals.renewQuote(currentSession(req).user, req.params.id, req.body),
+    async (req) => deps.renewals.renewQuote(currentSession(req).user, req.params.id, req.body),
   );
 
   r.post(
@@ -102,7 +129,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.renewals.renew(currentSession(req).user, req.params.id, req.body),
+    async (req) => deps.renewals.renew(currentSession(req).user, req.params.id, req.body),
   );
 
   r.put(
@@ -117,7 +144,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.prepaid.setAutoRenew(currentSession(req).user, req.params.id, req.body.autoRenew),
+    async (req) => deps.prepaid.setAutoRenew(currentSession(req).user, req.params.id, req.body.autoRenew),
   );
 
   r.put(
@@ -132,13 +159,13 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.scheduledStops.schedule(currentSession(req).user, req.params.id, req.body),
+    async (req) => deps.scheduledStops.schedule(currentSession(req).user, req.params.id, req.body),
   );
 
   r.delete(
     API.instanceScheduledStop,
     { schema: { tags, summary: '取消定时关机', params: instanceIdParamsSchema, response: { 200: instanceSchema } }, onRequest: requireAuth },
-    async (req) => ctx.scheduledStops.cancel(currentSession(req).user, req.params.id),
+    async (req) => deps.scheduledStops.cancel(currentSession(req).user, req.params.id),
   );
 
   r.get(
@@ -152,7 +179,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.prepaid.refundQuote(currentSession(req).user, req.params.id),
+    async (req) => deps.prepaid.refundQuote(currentSession(req).user, req.params.id),
   );
 
   r.post(
@@ -166,7 +193,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.prepaid.refund(currentSession(req).user, req.params.id),
+    async (req) => deps.prepaid.refund(currentSession(req).user, req.params.id),
   );
 
   r.get(
@@ -180,7 +207,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.conversions.dayToMonthQuote(currentSession(req).user, req.params.id),
+    async (req) => deps.conversions.dayToMonthQuote(currentSession(req).user, req.params.id),
   );
 
   r.post(
@@ -194,7 +221,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.conversions.dayToMonth(currentSession(req).user, req.params.id),
+    async (req) => deps.conversions.dayToMonth(currentSession(req).user, req.params.id),
   );
 
   r.post(
@@ -209,7 +236,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.conversions.transferQuote(currentSession(req).user, req.params.id, req.body),
+    async (req) => deps.conversions.transferQuote(currentSession(req).user, req.params.id, req.body),
   );
 
   r.post(
@@ -224,7 +251,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.conversions.transfer(currentSession(req).user, req.params.id, req.body),
+    async (req) => deps.conversions.transfer(currentSession(req).user, req.params.id, req.body),
   );
 
   r.put(
@@ -246,11 +273,11 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
         body: instanceHolderRequestSchema,
         response: { 200: instanceSchema },
       },
-      onRequest: ctx.auth.requireMainAccount,
+      onRequest: deps.auth.requireMainAccount,
     },
     async (req) => {
       const { user } = currentSession(req);
-      const child = req.body.childId === null ? null : await ctx.children.child(user.id, req.body.childId);
+      const child = req.body.childId === null ? null : await deps.children.child(user.id, req.body.childId);
       return s.hand(user, req.params.id, child);
     },
   );
@@ -273,7 +300,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.migration.migrate(currentSession(req).user, req.params.id, req.body ?? {}),
+    async (req) => deps.migration.migrate(currentSession(req).user, req.params.id, req.body ?? {}),
   );
 
   r.get(
@@ -287,7 +314,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.migration.targetList(currentSession(req).user, req.params.id),
+    async (req) => deps.migration.targetList(currentSession(req).user, req.params.id),
   );
 
   r.post(
@@ -302,7 +329,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.saveImage.save(currentSession(req).user, req.params.id, req.body),
+    async (req) => deps.saveImage.save(currentSession(req).user, req.params.id, req.body),
   );
 
   r.post(
@@ -317,7 +344,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.disks.quote(currentSession(req).user, req.params.id, req.body.dataDiskGb),
+    async (req) => deps.disks.quote(currentSession(req).user, req.params.id, req.body.dataDiskGb),
   );
 
   r.post(
@@ -332,7 +359,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.disks.expand(currentSession(req).user, req.params.id, req.body.dataDiskGb),
+    async (req) => deps.disks.expand(currentSession(req).user, req.params.id, req.body.dataDiskGb),
   );
 
   r.post(
@@ -347,7 +374,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.traffic.quote(currentSession(req).user, req.params.id, req.body.bandwidthMbps),
+    async (req) => deps.traffic.quote(currentSession(req).user, req.params.id, req.body.bandwidthMbps),
   );
 
   r.post(
@@ -362,7 +389,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.traffic.change(currentSession(req).user, req.params.id, req.body.bandwidthMbps),
+    async (req) => deps.traffic.change(currentSession(req).user, req.params.id, req.body.bandwidthMbps),
   );
 
   // Spec §6: a child account sees the data disks with openYunBucket or image ("my data").
@@ -370,9 +397,9 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
     API.dataDisks,
     {
       schema: { tags, summary: '数据盘列表（容量、已用、计费容量、每天费用）', querystring: dataDiskListQuerySchema, response: { 200: dataDiskPageSchema } },
-      onRequest: ctx.auth.requirePermission('openYunBucket', 'image'),
+      onRequest: deps.auth.requirePermission('openYunBucket', 'image'),
     },
-    async (req) => ctx.disks.list(currentSession(req).user, req.query),
+    async (req) => deps.disks.list(currentSession(req).user, req.query),
   );
 
   r.get(
@@ -386,7 +413,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.disks.charges(currentSession(req).user, req.query),
+    async (req) => deps.disks.charges(currentSession(req).user, req.query),
   );
 
   r.get(
@@ -400,7 +427,7 @@ export async function instanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: requireAuth,
     },
-    async (req) => ctx.instanceViews.operations(currentSession(req).user, req.query),
+    async (req) => deps.instanceViews.operations(currentSession(req).user, req.query),
   );
-  await appTokenRoutes(app, ctx);
+  await appTokenRoutes(app, deps);
 }

@@ -5,6 +5,7 @@ import { get, json, put, registerUser, type TestServer } from '../../../test/har
 import { DELAYS, HOUR, LIST, SEC, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
 import { instanceOperations, users } from '../../db/schema.js';
 import { jobsOf } from '../../jobs/scheduler.js';
+import { schedulerDeps } from '../../context.js';
 import type { SimulatedComputeDriver } from '../../drivers/compute/simulated.js';
 
 describe('定时关机 — scheduled stop', () => {
@@ -20,7 +21,7 @@ describe('定时关机 — scheduled stop', () => {
   const cancel = (token: string, id: string) =>
     s.app.inject({ method: 'DELETE', url: `${LIST}/${id}/scheduled-stop`, headers: { authorization: `Bearer ${token}` } });
   /** The scheduler's own job, as every server process runs it. */
-  const job = () => jobsOf(s.ctx)['instances.scheduled-stop']!.run();
+  const job = () => jobsOf(schedulerDeps(s.ctx))['instances.scheduled-stop']!.run();
   const ops = async (id: string, action: string) =>
     s.ctx.db
       .select()

@@ -6,3 +6,4 @@ export * from './fulfillers.js';
 export * from './purchase.js';
 export * from './usage.js';
 export * from './spending.js';
+export * from './module.js';

@@ -8,6 +8,7 @@ import { giftGrants, users, vouchers } from '../../db/schema.js';
 import { checkLedger } from '../ledger/check.js';
 import { FULFIL_GRACE_MS } from './checkout.js';
 import type { Fulfiller, OrderRow } from './service.js';
+import { PURCHASE_TYPES } from './fulfillers.js';
 
 const yuan = yuanToUnits;
 const AI = '/shinichi/api/v2.1/tiio/resource';
@@ -34,10 +35,13 @@ describe('orders', () => {
   beforeAll(async () => {
     let clock: TestServer['clock'] | null = null;
     w = sandboxWiring(() => clock!.now());
-    s = await startTestServer({ env: { PUBLIC_BASE_URL: BASE }, drivers: { payment: w.drivers } });
+    s = await startTestServer({
+      env: { PUBLIC_BASE_URL: BASE },
+      drivers: { payment: w.drivers },
+      fulfillers: [{ categories: ['Gpu'], types: PURCHASE_TYPES, fulfiller: gpu }],
+    });
     clock = s.clock;
     w.wiring.app = s.app;
-    s.ctx.orders.registerFulfiller('Gpu', gpu);
   });
   afterAll(async () => s.close());
   afterEach(async () => {

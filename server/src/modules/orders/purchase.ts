@@ -15,6 +15,7 @@ import {
   type GpuOrderRequest,
   type InstanceCategory,
   type Order,
+  type OrderPrice,
   type OrderKind,
   type OrderType,
   type PermissionFlag,
@@ -26,8 +27,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
 import { orders } from './schema.js';
 import { AppError } from '../../http/errors.js';
-import type { Quotes } from '../catalogue/index.js';
-import type { ResourceService } from '../resources/index.js';
+import type { Quotes, ResourceProductEntry } from '../catalogue/index.js';
 import type { UserRow } from '../users/index.js';
 import { PURCHASE_TYPES, type Fulfillers } from './fulfillers.js';
 import { moveOrder, newOrderRow, orderView, type NewOrder } from './rows.js';
@@ -37,6 +37,12 @@ import type { UsageCharges } from './usage.js';
 /** Spec §6: what a child account needs to buy each category (a main account may buy all). */
 export const BUY_PERMISSION: Record<string, PermissionFlag> = { Gpu: 'createGPUInstance', App: 'createImageAPP', Ai: 'usingLLM' };
 
+/** What buying model resource packages asks of the resources module (which fulfils them, so it imports orders, not the reverse). */
+export interface ResourcePricing {
+  price(productId: string, count: number): Promise<{ product: ResourceProductEntry; price: OrderPrice }>;
+  describe(product: ResourceProductEntry, count: number): string;
+}
+
 export interface PurchaseDeps {
   db: Db;
   clock: Clock;
@@ -45,7 +51,7 @@ export interface PurchaseDeps {
   fulfillers: Fulfillers;
   /** The catalogue's price function. */
   pricing: Pick<Quotes, 'quoteGpu' | 'quoteSize'>;
-  resources: ResourceService;
+  resources: ResourcePricing;
   /** REQUIRE_REALNAME_FOR_PURCHASE */
   requireRealName: boolean;
 }

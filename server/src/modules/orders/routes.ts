@@ -15,48 +15,51 @@ import {
   orderVoucherRequestSchema,
   payOrderRequestSchema,
   usageBillSchema,
-  resourcePackageListSchema,
-  resourceProductListSchema,
-  resourcePackageParamsSchema,
-  resourceUsageSchema,
-  pageOf,
-  pagingQuerySchema,
   sizeOrderRequestSchema,
   type OrderKind,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import type { Buyer } from './checkout.js';
-import { currentSession, orderScopeOf, payerOf } from '../../http/auth.js';
+import type { Clock } from '../../clock.js';
+import type { AuthGuards } from '../../http/auth.js';
+import type { Buyer, Checkout } from './checkout.js';
+import type { PurchaseService } from './purchase.js';
+import type { OrderService } from './service.js';
+import { currentSession, orderScopeOf } from '../../http/auth.js';
 
 const tags = ['订单'];
 
-export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface OrderRoutesDeps {
+  auth: AuthGuards;
+  clock: Clock;
+  orders: OrderService;
+  purchase: PurchaseService;
+  checkout: Checkout;
+}
+
+export async function orderRoutes(app: FastifyInstance, { auth, clock, orders: o, purchase, checkout }: OrderRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { requireAuth } = ctx.auth;
-  const o = ctx.orders;
-  const checkout = ctx.checkout;
+  const { requireAuth } = auth;
   // A child without the 财务 permission sees and acts on only the orders it created itself.
   const buyerOf = (req: FastifyRequest): Buyer => ({
     ...orderScopeOf(req),
-    assertMayActOn: (order) => ctx.purchase.assertMayActOn(currentSession(req).user, order),
+    assertMayActOn: (order) => purchase.assertMayActOn(currentSession(req).user, order),
   });
 
   r.post(
     API.gpuOrderCreate,
     { schema: { tags, summary: '创建 GPU 实例订单（服务器重新计价）', body: gpuOrderRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
-    async (req) => ctx.purchase.buyGpu(currentSession(req).user, req.body),
+    async (req) => purchase.buyGpu(currentSession(req).user, req.body),
   );
 
   r.post(
     API.orderCreate,
     { schema: { tags, summary: '创建 CPU/云桌面/跨境电商/云游戏订单', body: sizeOrderRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
-    async (req) => ctx.purchase.buySize(currentSession(req).user, req.body),
+    async (req) => purchase.buySize(currentSession(req).user, req.body),
   );
 
   r.post(
     API.aiOrderCreate,
     { schema: { tags, summary: '购买模型资源包', body: aiResourceOrderRequestSchema, response: { 200: orderSchema } }, onRequest: requireAuth },
-    async (req) => ctx.purchase.buyResource(currentSession(req).user, req.body),
+    async (req) => purchase.buyResource(currentSession(req).user, req.body),
   );
 
   r.get(
@@ -73,7 +76,7 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (req, reply) => {
       const csv = await o.exportCsv(orderScopeOf(req), req.query.filterBy);
-      const name = `bills-${ctx.clock.now().toISOString().slice(0, 10)}.csv`;
+      const name = `bills-${clock.now().toISOString().slice(0, 10)}.csv`;
       return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(csv);
     },
   );
@@ -136,27 +139,4 @@ export async function orderRoutes(app: FastifyInstance, ctx: AppContext) {
       (req) => checkout.cancel(buyerOf(req), kind, req.params.order_uid),
     );
   }
-
-  r.get(API.resourceProducts, { schema: { tags, summary: '可购买的资源包', response: { 200: resourceProductListSchema } } }, async () => ({
-    items: await ctx.resources.products(async (gpuTypeId) => (await ctx.catalogue.gpuHourlyRate(gpuTypeId))?.ratePerHour ?? null),
-  }));
-  r.get(
-    API.resourcePackageUsages,
-    {
-      schema: {
-        tags,
-        summary: '资源包抵扣明细',
-        params: resourcePackageParamsSchema,
-        querystring: pagingQuerySchema,
-        response: { 200: pageOf(resourceUsageSchema) },
-      },
-      onRequest: requireAuth,
-    },
-    async (req) => ctx.resources.usages(payerOf(req), req.params.id, req.query),
-  );
-  r.get(
-    API.resourcePackages,
-    { schema: { tags, summary: '我的资源包', response: { 200: resourcePackageListSchema } }, onRequest: requireAuth },
-    async (req) => ({ items: await ctx.resources.list(payerOf(req)) }),
-  );
 }

@@ -28,7 +28,7 @@ import { orderPayments, orders } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import type { Checkout } from './checkout.js';
-import { PURCHASE_TYPES, type Fulfiller, type Fulfillers } from './fulfillers.js';
+import type { Fulfillers } from './fulfillers.js';
 import { isUniqueViolation } from '../../db/results.js';
 import { findOrder, newOrderRow, orderPartsOf, orderView, type NewOrder, type OrderRow, type OrderScope } from './rows.js';
 import type { UsageCharges } from './usage.js';
@@ -60,11 +60,6 @@ export interface OrderDeps {
 
 export class OrderService {
   constructor(private deps: OrderDeps) {}
-
-  /** The owning domain says it delivers these orders of a category (by default its purchases); without one, nothing of it is sold. */
-  registerFulfiller(category: string, fulfiller: Fulfiller, types: readonly Type[] = PURCHASE_TYPES): void {
-    this.deps.fulfillers.register(category, fulfiller, types);
-  }
 
   async create(o: NewOrder): Promise<Order> {
     this.deps.fulfillers.assertOnSale(o.category, o.type);

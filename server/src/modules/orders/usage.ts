@@ -18,7 +18,7 @@ import { describeRoom, type ChildSpending } from './spending.js';
 import { formatYuan } from '@console/contract';
 
 /**
- * What a payer's post-paid runs of one domain cost per hour (instances registers its own), leaving
+ * What a payer's post-paid runs of one domain cost per hour (the instances module gives its own), leaving
  * out `except` (the resource about to start, which the caller prices itself).
  */
 export type HourlyLoad = (tx: Tx, payerId: string, except?: string, createdBy?: string) => Promise<bigint>;
@@ -45,15 +45,11 @@ export interface UsageRun {
 }
 
 export class UsageCharges {
-  private loads: HourlyLoad[] = [];
-
-  /** `spending`: child accounts' spending limits, which post-paid starts and ticks respect too (absent: none). */
-  constructor(private deps: { clock: Clock; ledger: LedgerService; gifts: GiftService; spending?: ChildSpending }) {}
-
-  /** A domain whose post-paid runs count against the payer's balance when another run starts. */
-  registerLoad(load: HourlyLoad): void {
-    this.loads.push(load);
-  }
+  /**
+   * `spending`: child accounts' spending limits, which post-paid starts and ticks respect too (absent: none).
+   * `hourlyLoads`: the domains whose post-paid runs count against the payer's balance when another run starts.
+   */
+  constructor(private deps: { clock: Clock; ledger: LedgerService; gifts: GiftService; spending?: ChildSpending; hourlyLoads: readonly HourlyLoad[] }) {}
 
   /**
    * A post-paid run may start only if the balance covers an hour of it on top of an hour of every
@@ -65,7 +61,7 @@ export class UsageCharges {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`postpaid:${payerId}`}, 0))`);
     if (opts.spender && opts.spender !== payerId) await this.reserveChildHour(tx, payerId, opts.spender, hourly, opts.except);
     const spendable = await this.spendable(payerId, tx);
-    const loads = await Promise.all(this.loads.map((load) => load(tx, payerId, opts.except)));
+    const loads = await Promise.all(this.deps.hourlyLoads.map((load) => load(tx, payerId, opts.except)));
     const [pending] = await tx
       .select({ sum: sql<string>`coalesce(sum((${orders.quote}->>'total')::bigint), 0)` })
       .from(orders)
@@ -86,7 +82,7 @@ export class UsageCharges {
   private async reserveChildHour(tx: Tx, payerId: string, childId: string, hourly: bigint, except?: string): Promise<void> {
     const room = this.deps.spending && (await this.deps.spending.rooms(tx, [childId])).get(childId);
     if (!room) return;
-    const loads = await Promise.all(this.loads.map((load) => load(tx, payerId, except, childId)));
+    const loads = await Promise.all(this.deps.hourlyLoads.map((load) => load(tx, payerId, except, childId)));
     const [pending] = await tx
       .select({ sum: sql<string>`coalesce(sum((${orders.quote}->>'total')::bigint), 0)` })
       .from(orders)

@@ -1,0 +1,24 @@
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/client.js';
+import type { AuthGuards } from '../../http/auth.js';
+import type { RoutesPlugin } from '../../http/routes-plugin.js';
+import type { CatalogueStore } from '../catalogue/index.js';
+import type { UserService } from '../users/index.js';
+import { imageRoutes } from './routes.js';
+import { ImageService } from './service.js';
+
+export interface ImagesModuleDeps {
+  db: Db;
+  clock: Clock;
+  auth: AuthGuards;
+  catalogue: CatalogueStore;
+  /** Who owns a shared image (the share page names them, masked). */
+  users: Pick<UserService, 'contactsOf'>;
+}
+
+/** My images: saved from instances (the instances module saves them), listed, renamed, shared and deleted here. */
+export function imagesModule(deps: ImagesModuleDeps) {
+  const images = new ImageService({ db: deps.db, clock: deps.clock, catalogue: deps.catalogue, users: deps.users });
+  const routes: RoutesPlugin = async (app) => imageRoutes(app, { auth: deps.auth, images });
+  return { images, routes };
+}
