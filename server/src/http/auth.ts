@@ -5,15 +5,18 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PermissionFlag } from '@console/contract';
-import type { ActiveSession, SessionService } from '../modules/users/index.js';
-import type { OrderScope } from '../modules/orders/index.js';
 import { SESSION_COOKIE, payerIdOf, seesPayerFinance } from '@console/contract';
 import { AppError } from './errors.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    session: ActiveSession | null;
-  }
+/**
+ * A request's session. Its type is the users module's, which declares `FastifyRequest.session`
+ * (users/sessions.ts): every module's routes use these guards, so they name no module themselves.
+ */
+type RequestSession = NonNullable<FastifyRequest['session']>;
+
+/** Opens a session token (the users module's SessionService). */
+export interface SessionVerifier {
+  verify(token: string): Promise<RequestSession>;
 }
 
 type TokenSource = 'header' | 'query' | 'cookie';
@@ -33,7 +36,7 @@ export function findToken(request: FastifyRequest): { token: string; source: Tok
   return null;
 }
 
-export function makeAuthGuards(sessions: SessionService) {
+export function makeAuthGuards(sessions: SessionVerifier) {
   async function authenticate(request: FastifyRequest, required: boolean) {
     const found = findToken(request);
     if (!found) {
@@ -85,7 +88,7 @@ export function makeAuthGuards(sessions: SessionService) {
 export type AuthGuards = ReturnType<typeof makeAuthGuards>;
 
 /** The logged-in user of a route that ran requireAuth. */
-export function currentSession(request: FastifyRequest): ActiveSession {
+export function currentSession(request: FastifyRequest): RequestSession {
   if (!request.session) throw new AppError('UNAUTHENTICATED');
   return request.session;
 }
@@ -99,7 +102,7 @@ export function payerOf(request: FastifyRequest): string {
  * Which of the payer's orders a request may see: all of them for a main account or a child granted
  * 财务, else only those the child created itself (`createdBy`).
  */
-export function orderScopeOf(request: FastifyRequest): OrderScope {
+export function orderScopeOf(request: FastifyRequest): { payerId: string; createdBy?: string } {
   const user = currentSession(request).user;
   return seesPayerFinance(user) ? { payerId: payerIdOf(user) } : { payerId: payerIdOf(user), createdBy: user.id };
 }

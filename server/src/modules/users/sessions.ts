@@ -20,6 +20,14 @@ export interface ActiveSession {
   user: UserRow;
 }
 
+// Every request carries its session (app.ts decorates it, http/auth.ts sets it): declared here, where
+// sessions are, so that the guards every module's routes use import no module.
+declare module 'fastify' {
+  interface FastifyRequest {
+    session: ActiveSession | null;
+  }
+}
+
 interface OpenedToken {
   sid: string;
   /** Expiry, seconds since the epoch (the token's `exp`). */
