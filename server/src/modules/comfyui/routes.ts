@@ -19,18 +19,31 @@ import {
   okSchema,
   pageOf,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession, payerOf } from '../../http/auth.js';
+import type { EmbeddedComfyApps } from '../../drivers/image-backend/comfy-apps.js';
+import type { PainterDriver } from '../../drivers/image-backend/types.js';
+import { currentSession, payerOf, type AuthGuards } from '../../http/auth.js';
+import type { DiffusionService } from '../diffusion/index.js';
+import type { ComfyWorkflowService } from './service.js';
 
 const tags = ['ComfyUI 工作流'];
 
-export async function comfyuiRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface ComfyuiRoutesDeps {
+  auth: AuthGuards;
+  workflows: ComfyWorkflowService;
+  /** Quotes a workflow's run. */
+  diffusion: DiffusionService;
+  /** Closed with the server: the ComfyUI that runs workflows and the applications' embedded ComfyUI. */
+  comfy: PainterDriver;
+  comfyApps: EmbeddedComfyApps;
+}
+
+export async function comfyuiRoutes(app: FastifyInstance, deps: ComfyuiRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const onRequest = ctx.auth.requirePermission('createGPUInstance', 'gpu');
-  const s = ctx.comfyWorkflows;
+  const onRequest = deps.auth.requirePermission('createGPUInstance', 'gpu');
+  const s = deps.workflows;
   app.addHook('onClose', async () => {
-    await ctx.drivers.comfy.close?.();
-    await ctx.comfyApps.close();
+    await deps.comfy.close?.();
+    await deps.comfyApps.close();
   });
 
   r.get(
@@ -73,7 +86,7 @@ export async function comfyuiRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { tags, summary: '运行报价：输出几张图、GPU 秒数和价格；不能运行时说明原因', body: comfyQuoteRequestSchema, response: { 200: comfyQuoteSchema } },
       onRequest,
     },
-    async (req) => ctx.diffusion.quoteWorkflow(req.body.graph, payerOf(req)),
+    async (req) => deps.diffusion.quoteWorkflow(req.body.graph, payerOf(req)),
   );
   r.post(
     API.comfyRuns,

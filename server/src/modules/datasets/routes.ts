@@ -26,18 +26,22 @@ import {
   pageOf,
   type DatasetUploadResult,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession, payerOf } from '../../http/auth.js';
+import { currentSession, payerOf, type AuthGuards } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import { DATASET_MAX_ZIP_BYTES, type DatasetService } from './service.js';
 import { admitZipImport } from './zip-import.js';
 
 const tags = ['数据集'];
 
-export async function datasetRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface DatasetRoutesDeps {
+  auth: AuthGuards;
+  datasets: DatasetService;
+}
+
+export async function datasetRoutes(app: FastifyInstance, deps: DatasetRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const onRequest = ctx.auth.requirePermission('createGPUInstance', 'gpu');
-  const s = ctx.datasets;
+  const onRequest = deps.auth.requirePermission('createGPUInstance', 'gpu');
+  const s = deps.datasets;
 
   r.get(
     API.sdDatasets,

@@ -19,15 +19,20 @@ import {
   okSchema,
   pageOf,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession, payerOf } from '../../http/auth.js';
+import { currentSession, payerOf, type AuthGuards } from '../../http/auth.js';
+import type { DiffusionService } from './service.js';
 
 const tags = ['AI 绘图'];
 
-export async function diffusionRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface DiffusionRoutesDeps {
+  auth: AuthGuards;
+  diffusion: DiffusionService;
+}
+
+export async function diffusionRoutes(app: FastifyInstance, deps: DiffusionRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const onRequest = ctx.auth.requirePermission('createGPUInstance', 'gpu');
-  const s = ctx.diffusion;
+  const onRequest = deps.auth.requirePermission('createGPUInstance', 'gpu');
+  const s = deps.diffusion;
 
   r.get(
     API.sdLoras,

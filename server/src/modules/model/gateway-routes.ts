@@ -15,13 +15,21 @@ import {
 } from '@console/contract';
 import { countTokens, isUpstreamStream, UpstreamError, type UpstreamStream } from '../../drivers/model-upstream/index.js';
 import { chatRequestPromptTokens } from '../../drivers/model-upstream/tokens.js';
-import type { AppContext } from '../../context.js';
-import { DEFAULT_HOLD_COMPLETION_TOKENS, GatewayError, retryLater, type CallStart } from './gateway.js';
-import { looksLikeApiKey, type AuthenticatedKey } from './keys.js';
-import type { ModelInfo } from './catalogue.js';
+import type { SessionService } from '../users/index.js';
+import { DEFAULT_HOLD_COMPLETION_TOKENS, GatewayError, retryLater, type CallStart, type ModelGateway } from './gateway.js';
+import { looksLikeApiKey, type ApiKeyService, type AuthenticatedKey } from './keys.js';
+import type { ModelCatalogue, ModelInfo } from './catalogue.js';
 
-export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
-  const gateway = ctx.modelGateway;
+export interface GatewayRoutesDeps {
+  gateway: ModelGateway;
+  models: ModelCatalogue;
+  apiKeys: ApiKeyService;
+  /** The online experience calls /v1 with the console's session token. */
+  sessions: SessionService;
+}
+
+export async function gatewayRoutes(app: FastifyInstance, deps: GatewayRoutesDeps) {
+  const gateway = deps.gateway;
   // Calls answered but not yet settled are settled before the process lets go of the database.
   app.addHook('onClose', async () => {
     await gateway.drain();
@@ -46,7 +54,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
       v1.get('/models', async (request, reply) => {
         const t0 = performance.now();
         const { key } = await admit(request);
-        const models = (await ctx.models.all()).filter((m) => !key.allowedModels.length || key.allowedModels.includes(m.id));
+        const models = (await deps.models.all()).filter((m) => !key.allowedModels.length || key.allowedModels.includes(m.id));
         overhead(reply, t0);
         return { object: 'list', data: models.map(modelObject) };
       });
@@ -56,7 +64,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
         const t0 = performance.now();
         const { key } = await admit(request);
         const id = (request.params as { '*': string })['*'];
-        const model = key.allowedModels.length && !key.allowedModels.includes(id) ? undefined : await ctx.models.get(id);
+        const model = key.allowedModels.length && !key.allowedModels.includes(id) ? undefined : await deps.models.get(id);
         if (!model) throw new GatewayError(404, `模型 ${id} 不存在或该密钥不能使用：可用的模型见 GET /v1/models`, 'model_not_found', undefined, 'model');
         overhead(reply, t0);
         return modelObject(model);
@@ -72,7 +80,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
         const wantsUsage = body.stream_options?.include_usage === true;
         // Usage is always asked of the upstream; the client gets the usage chunk only when it asked.
         const upstreamReq: ChatCompletionRequest = body.stream ? { ...body, stream_options: { ...body.stream_options, include_usage: true } } : body;
-        return relay(request, reply, call, t0, prompt, wantsUsage, async (signal) => (await ctx.models.router()).chat(upstreamReq, signal));
+        return relay(request, reply, call, t0, prompt, wantsUsage, async (signal) => (await deps.models.router()).chat(upstreamReq, signal));
       });
 
       v1.post('/completions', async (request, reply) => {
@@ -83,7 +91,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
         const call = await gateway.hold(key, model, prompt, body.max_tokens ?? COMPLETION_DEFAULT_MAX_TOKENS);
         const wantsUsage = body.stream_options?.include_usage === true;
         const upstreamReq = body.stream ? { ...body, stream_options: { ...body.stream_options, include_usage: true } } : body;
-        return relay(request, reply, call, t0, prompt, wantsUsage, async (signal) => (await ctx.models.router()).completion(upstreamReq, signal));
+        return relay(request, reply, call, t0, prompt, wantsUsage, async (signal) => (await deps.models.router()).completion(upstreamReq, signal));
       });
 
       v1.post('/embeddings', async (request, reply) => {
@@ -92,7 +100,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
         const { key, model } = await admitModel(request, body.model, 'embedding');
         const prompt = inputTokens(body.input);
         const call = await gateway.hold(key, model, prompt, 0);
-        return relay(request, reply, call, t0, prompt, false, async (signal) => (await ctx.models.router()).embeddings(body, signal));
+        return relay(request, reply, call, t0, prompt, false, async (signal) => (await deps.models.router()).embeddings(body, signal));
       });
     },
     { prefix: '/v1' },
@@ -102,7 +110,9 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
   async function admit(request: FastifyRequest, model?: string): Promise<{ key: AuthenticatedKey }> {
     const bearer = request.headers.authorization ?? '';
     const res =
-      looksLikeApiKey(bearer) || !bearer ? await ctx.apiKeys.authenticate(bearer, request.ip, model) : await ctx.apiKeys.playground(await sessionUser(bearer));
+      looksLikeApiKey(bearer) || !bearer
+        ? await deps.apiKeys.authenticate(bearer, request.ip, model)
+        : await deps.apiKeys.playground(await sessionUser(bearer));
     if (!res.ok) {
       const error = new GatewayError(res.status, res.message, res.code);
       throw res.retryAfterMs === undefined ? error : retryLater(error, res.retryAfterMs);
@@ -112,7 +122,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
 
   async function sessionUser(bearer: string) {
     try {
-      return (await ctx.sessions.verify(bearer.replace(/^Bearer\s+/i, '').trim())).user;
+      return (await deps.sessions.verify(bearer.replace(/^Bearer\s+/i, '').trim())).user;
     } catch {
       throw new GatewayError(401, 'API 密钥无效或登录已失效：请使用控制台「API KEY」中创建的 sk- 开头的密钥，或重新登录控制台', 'invalid_api_key');
     }
@@ -120,7 +130,7 @@ export async function gatewayRoutes(app: FastifyInstance, ctx: AppContext) {
 
   async function admitModel(request: FastifyRequest, id: string, type: ModelInfo['type']): Promise<{ key: AuthenticatedKey; model: ModelInfo }> {
     const { key } = await admit(request, id);
-    const model = await ctx.models.get(id);
+    const model = await deps.models.get(id);
     if (!model) throw new GatewayError(404, `模型 ${id} 不存在：可用的模型见 GET /v1/models 或控制台「模型广场」`, 'model_not_found', undefined, 'model');
     if (model.type !== type) {
       const what = type === 'chat' ? '对话 / 补全' : '向量';

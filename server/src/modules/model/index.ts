@@ -6,3 +6,4 @@ export * from './gateway.js';
 export * from './gateway-routes.js';
 export * from './usage.js';
 export * from './conversations.js';
+export * from './module.js';

@@ -21,8 +21,11 @@ import {
   modelStatsSchema,
   okSchema,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession } from '../../http/auth.js';
+import { currentSession, type AuthGuards } from '../../http/auth.js';
+import type { ModelCatalogue } from './catalogue.js';
+import type { ConversationService } from './conversations.js';
+import type { ApiKeyService } from './keys.js';
+import type { ModelUsage } from './usage.js';
 
 const tags = ['大模型'];
 
@@ -30,9 +33,17 @@ const tags = ['大模型'];
  * The model service's console API: the model square's data (public, like the other catalogue
  * lists) and the account's API keys. A child account needs usingLLM (spec §6) for every key call.
  */
-export async function modelRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface ModelRoutesDeps {
+  auth: AuthGuards;
+  models: ModelCatalogue;
+  apiKeys: ApiKeyService;
+  modelUsage: ModelUsage;
+  conversations: ConversationService;
+}
+
+export async function modelRoutes(app: FastifyInstance, deps: ModelRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const onRequest = ctx.auth.requirePermission('usingLLM');
+  const onRequest = deps.auth.requirePermission('usingLLM');
   const me = (req: Parameters<typeof currentSession>[0]) => currentSession(req).user;
 
   r.get(
@@ -45,7 +56,7 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext) {
         response: { 200: modelPageSchema },
       },
     },
-    (req) => ctx.models.list(req.query),
+    (req) => deps.models.list(req.query),
   );
   r.get(
     API.modelKeys,
@@ -58,7 +69,7 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest,
     },
-    (req) => ctx.apiKeys.list(me(req).id, req.query),
+    (req) => deps.apiKeys.list(me(req).id, req.query),
   );
   r.post(
     API.modelKeys,
@@ -71,7 +82,7 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest,
     },
-    (req) => ctx.apiKeys.create(me(req), req.body),
+    (req) => deps.apiKeys.create(me(req), req.body),
   );
   r.put(
     API.modelKey,
@@ -85,13 +96,13 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest,
     },
-    (req) => ctx.apiKeys.update(me(req).id, req.params.id, req.body),
+    (req) => deps.apiKeys.update(me(req).id, req.params.id, req.body),
   );
   r.delete(
     API.modelKey,
     { schema: { tags, summary: '删除 API 密钥（立即失效）', params: apiKeyIdParamsSchema, response: { 200: okSchema } }, onRequest },
     async (req) => {
-      await ctx.apiKeys.remove(me(req).id, req.params.id);
+      await deps.apiKeys.remove(me(req).id, req.params.id);
       return { ok: true as const };
     },
   );
@@ -107,7 +118,7 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest,
     },
-    (req) => ctx.modelUsage.stats(me(req), req.query),
+    (req) => deps.modelUsage.stats(me(req), req.query),
   );
   r.get(
     API.modelCalls,
@@ -120,17 +131,17 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest,
     },
-    (req) => ctx.modelUsage.calls(me(req), req.query),
+    (req) => deps.modelUsage.calls(me(req), req.query),
   );
   r.get(
     API.modelConversations,
     { schema: { tags, summary: '在线体验的会话列表（最近更新在前）', response: { 200: conversationListSchema } }, onRequest },
-    (req) => ctx.conversations.list(me(req).id),
+    (req) => deps.conversations.list(me(req).id),
   );
   r.get(
     API.modelConversation,
     { schema: { tags, summary: '一个会话的全部消息与设置', params: conversationIdParamsSchema, response: { 200: conversationSchema } }, onRequest },
-    (req) => ctx.conversations.get(me(req).id, req.params.id),
+    (req) => deps.conversations.get(me(req).id, req.params.id),
   );
   r.put(
     API.modelConversation,
@@ -144,13 +155,13 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest,
     },
-    (req) => ctx.conversations.save(me(req).id, req.params.id, req.body),
+    (req) => deps.conversations.save(me(req).id, req.params.id, req.body),
   );
   r.delete(
     API.modelConversation,
     { schema: { tags, summary: '删除会话', params: conversationIdParamsSchema, response: { 200: okSchema } }, onRequest },
     async (req) => {
-      await ctx.conversations.remove(me(req).id, req.params.id);
+      await deps.conversations.remove(me(req).id, req.params.id);
       return { ok: true as const };
     },
   );

@@ -1,3 +1,4 @@
 /** The training module's public entry: what other modules and the composition root may use. */
 export * from './service.js';
 export * from './routes.js';
+export * from './module.js';

@@ -17,18 +17,24 @@ import {
   okSchema,
   pageOf,
 } from '@console/contract';
-import type { AppContext } from '../../context.js';
-import { currentSession, payerOf } from '../../http/auth.js';
+import { currentSession, payerOf, type AuthGuards } from '../../http/auth.js';
 import type { TrainingService } from './service.js';
 
 const tags = ['LoRA 训练'];
 /** A comment line keeps proxies from closing a quiet stream. */
 const KEEPALIVE_MS = 15_000;
 
-export async function trainingRoutes(app: FastifyInstance, ctx: AppContext) {
+export interface TrainingRoutesDeps {
+  auth: AuthGuards;
+  training: TrainingService;
+  /** How often the backend's jobs move: the progress stream reads at that pace. */
+  tickMs: number;
+}
+
+export async function trainingRoutes(app: FastifyInstance, deps: TrainingRoutesDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const onRequest = ctx.auth.requirePermission('createGPUInstance', 'gpu');
-  const s = ctx.training;
+  const onRequest = deps.auth.requirePermission('createGPUInstance', 'gpu');
+  const s = deps.training;
 
   r.post(
     API.sdTrainQuote,
@@ -72,7 +78,7 @@ export async function trainingRoutes(app: FastifyInstance, ctx: AppContext) {
       const first = await s.get(payer, req.params.id); // 404 before the stream opens
       reply.hijack();
       // Read at the pace the jobs move.
-      await streamJob(reply.raw, s, payer, first, ctx.config.IMAGE_BACKEND_TICK_MS);
+      await streamJob(reply.raw, s, payer, first, deps.tickMs);
     },
   );
   for (const [path, what] of [

@@ -1,0 +1,37 @@
+/** The LoRA training module's wiring: its service and routes, from only what they use. */
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/client.js';
+import type { TrainerDriver } from '../../drivers/image-backend/types.js';
+import type { StorageDriver } from '../../drivers/storage/types.js';
+import type { AuthGuards } from '../../http/auth.js';
+import type { RoutesPlugin } from '../../http/routes-plugin.js';
+import type { CatalogueService } from '../catalogue/index.js';
+import type { DatasetService } from '../datasets/index.js';
+import type { LedgerService } from '../ledger/index.js';
+import type { ResourceService } from '../resources/index.js';
+import { trainingRoutes } from './routes.js';
+import { TrainingService } from './service.js';
+
+export interface TrainingModuleDeps {
+  db: Db;
+  clock: Clock;
+  ledger: LedgerService;
+  storage: StorageDriver;
+  datasets: DatasetService;
+  /** The GPU's hourly rate a job is priced at. */
+  catalogue: CatalogueService;
+  resources: ResourceService;
+  trainer: TrainerDriver;
+  auth: AuthGuards;
+  /** Jobs the backend runs at once (TRAINER_CAPACITY). */
+  capacity: number;
+  /** How often the runner ticks and the progress stream reads (IMAGE_BACKEND_TICK_MS). */
+  tickMs: number;
+}
+
+export function trainingModule(deps: TrainingModuleDeps) {
+  const { db, clock, ledger, storage, datasets, catalogue, resources, trainer, auth, capacity, tickMs } = deps;
+  const training = new TrainingService({ db, clock, ledger, storage, datasets, catalogue, resources, trainer, capacity, tickMs });
+  const routes: RoutesPlugin = async (app) => trainingRoutes(app, { auth, training, tickMs });
+  return { training, routes };
+}
