@@ -4,4 +4,3 @@
  * import-x/no-restricted-paths).
  */
 export { catalogueQueries } from './api/catalogue';
-export { useDebouncedValue } from './hooks/useQuote';

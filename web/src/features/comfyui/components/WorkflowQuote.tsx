@@ -10,7 +10,7 @@ import { ApiError, CLIENT_MESSAGES, isApiError } from '../../../api/errors';
 import { getApiUi } from '../../../api/ui';
 import { cashShortText } from '../../../components/CashShortAlert';
 import { formatUnitPrice, Price } from '../../../components/Price';
-import { useDebouncedValue } from '../../market';
+import { useDebouncedValue } from '../../../hooks/useDebouncedValue';
 import { formatDuration } from '../../training';
 
 /** Typing a number sends one quote when the typing stops, not one per key. */

@@ -12,7 +12,7 @@ import { getApiUi } from '../../../api/ui';
 import { CashShortAlert, cashShortText } from '../../../components/CashShortAlert';
 import { formatUnitPrice, Price } from '../../../components/Price';
 import { useMoneyQuery } from '../../../session/useSession';
-import { useDebouncedValue } from '../../market';
+import { useDebouncedValue } from '../../../hooks/useDebouncedValue';
 import type { DraftErrors } from '../utils/diffusionDraft';
 import { Note } from './diffusionViews';
 import { formatDuration } from '../../training';

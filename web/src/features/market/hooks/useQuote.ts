@@ -1,17 +1,6 @@
-import { useEffect, useState } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { catalogueQueries, type QuoteInput } from '../api/catalogue';
-
-/** A value that follows `value` once it has stopped changing for `ms` (compared by content). */
-export function useDebouncedValue<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value);
-  const key = JSON.stringify(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(JSON.parse(key) as T), ms);
-    return () => clearTimeout(timer);
-  }, [key, ms]);
-  return settled;
-}
+import { useDebouncedValue } from '../../../hooks/useDebouncedValue';
 
 export const QUOTE_DEBOUNCE_MS = 250;
 

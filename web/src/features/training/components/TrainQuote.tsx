@@ -12,7 +12,7 @@ import { TRAIN_KEYS, trainApi, type LoraJobStart, type LoraQuoteRequest, trainQu
 import { CashShortAlert, cashShortText } from '../../../components/CashShortAlert';
 import { Price } from '../../../components/Price';
 import { useMoneyQuery } from '../../../session/useSession';
-import { useDebouncedValue } from '../../market';
+import { useDebouncedValue } from '../../../hooks/useDebouncedValue';
 import { baseModelName, formatEstimate } from './trainViews';
 
 /** Typing a number sends one quote when the typing stops, not one per key. */
