@@ -62,6 +62,17 @@ describe('money', () => {
     expect(() => formatYuan('1.5')).toThrow();
   });
 
+  it('formats unit prices as they were set and bill lines to the 0.0001 yuan', () => {
+    expect(formatYuan('70', { precision: 'rate' })).toBe('0.007');
+    expect(formatYuan('4900', { symbol: true, precision: 'rate' })).toBe('¥0.49');
+    expect(formatYuan('12340', { precision: 'rate' })).toBe('1.234');
+    expect(formatYuan('10000', { precision: 'rate' })).toBe('1.00');
+    expect(formatYuan('-500', { precision: 'rate' })).toBe('-0.05');
+    expect(formatYuan('4900', { precision: 'exact' })).toBe('0.4900');
+    expect(formatYuan(-12345n, { symbol: true, precision: 'exact' })).toBe('¥-1.2345');
+    expect(formatYuan('0', { precision: 'exact' })).toBe('0.0000');
+  });
+
   it('rounds to whole fen the way each use needs: QR amounts up, invoiceable amounts down', () => {
     expect(roundUpToFen(123401n)).toBe(123500n);
     expect(roundUpToFen(123400n)).toBe(123400n);

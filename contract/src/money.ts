@@ -29,17 +29,33 @@ export function unitsFromJson(value: string | bigint | number): bigint {
 }
 
 /**
- * Formats units as yuan rounded half-up (away from zero) to 0.01, the precision a page shows:
- * 123456 → "12.35".
+ * How many decimals an amount is shown with:
+ * - `fen` (totals, balances): rounded half-up (away from zero) to 0.01, 123456 → "12.35";
+ * - `rate` (unit prices): as the price was set, to 0.0001 with at least two decimals, 70 → "0.007",
+ *   19800 → "1.98"; a per-GB or per-token rate rounded to the fen would read as another price;
+ * - `exact` (a post-paid bill's lines): all four decimals the ledger keeps, so the lines add up to the
+ *   total as shown, 4900 → "0.4900".
  */
-export function formatYuan(value: string | bigint | number, opts: { symbol?: boolean } = {}): string {
+export type YuanPrecision = 'fen' | 'rate' | 'exact';
+
+/**
+ * Every amount a page, a message or a memo shows goes through here. A minus shows only when the
+ * shown digits are not all zero; the symbol goes first: "¥-12.35".
+ */
+export function formatYuan(value: string | bigint | number, opts: { symbol?: boolean; precision?: YuanPrecision } = {}): string {
+  const { symbol = false, precision = 'fen' } = opts;
   const units = unitsFromJson(value);
-  const negative = units < 0n;
-  const abs = negative ? -units : units;
-  const cents = (abs + 50n) / 100n;
-  const text = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
-  const withSign = negative && cents !== 0n ? `-${text}` : text;
-  return opts.symbol ? `¥${withSign}` : withSign;
+  const abs = units < 0n ? -units : units;
+  const shown = precision === 'fen' ? ((abs + 50n) / 100n) * 100n : abs;
+  const text = `${shown / UNITS_PER_YUAN}.${fractionText(shown % UNITS_PER_YUAN, precision)}`;
+  const signed = units < 0n && shown !== 0n ? `-${text}` : text;
+  return symbol ? `¥${signed}` : signed;
+}
+
+function fractionText(fraction: bigint, precision: YuanPrecision): string {
+  const digits = String(fraction).padStart(4, '0');
+  if (precision === 'fen') return digits.slice(0, 2);
+  return precision === 'rate' ? digits.replace(/0{1,2}$/, '') : digits;
 }
 
 /** Units per fen: payment gateways move whole fen (0.01 yuan). */

@@ -17,8 +17,5 @@ export function Price({ units, per, size = 'md', strike = false }: { units: stri
  * different price.
  */
 export function formatUnitPrice(units: string): string {
-  const n = BigInt(units);
-  const abs = n < 0n ? -n : n;
-  const frac = (abs % 10000n).toString().padStart(4, '0').replace(/0+$/, '').padEnd(2, '0');
-  return `${n < 0n ? '-' : ''}${abs / 10000n}.${frac}`;
+  return formatYuan(units, { precision: 'rate' });
 }

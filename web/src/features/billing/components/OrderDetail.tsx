@@ -339,9 +339,8 @@ function durationText(seconds: number): string {
 
 /** Money to the 0.0001 yuan the ledger keeps: the lines of a post-paid bill add up to its total exactly. */
 function exactYuan(units: string): string {
-  const n = BigInt(units);
-  const abs = n < 0n ? -n : n;
-  return `${n < 0n ? '-' : ''}¥${abs / 10000n}.${String(abs % 10000n).padStart(4, '0')}`;
+  // The minus before the symbol, as the order's other lines write deductions.
+  return units.startsWith('-') ? `-¥${formatYuan(units.slice(1), { precision: 'exact' })}` : formatYuan(units, { symbol: true, precision: 'exact' });
 }
 
 /**

@@ -5,7 +5,7 @@ import { BillingCycle, InstanceCategory, PAGE, type DataDisk, type DataDiskPage 
 import { STORAGE_KEYS, storageApi } from '../api/storage';
 import { formatTime } from '../../../components/orderViews';
 import { PagedListPage } from '../../../components/PagedListPage';
-import { Price } from '../../../components/Price';
+import { formatUnitPrice, Price } from '../../../components/Price';
 import { ExpandDiskModal, type DiskTarget, BUSY_POLL_MS, InstanceStatusTag, detailPathOf, isBusy } from '../../instances';
 
 const targetOf = (d: DataDisk): DiskTarget => ({
@@ -103,7 +103,7 @@ export default function DataDiskPage() {
         title: '每个实例自带一块数据盘，超出免费容量的部分按容量计费',
         description: (
           <span>
-            按量计费实例的数据盘费用按小时从余额扣除{data ? `（¥${Number(data.pricePerGbDay) / 10000}/GB/天，每小时扣其 1/24）` : ''}，关机后仍计费，明细见
+            按量计费实例的数据盘费用按小时从余额扣除{data ? `（¥${formatUnitPrice(data.pricePerGbDay)}/GB/天，每小时扣其 1/24）` : ''}，关机后仍计费，明细见
             <Link to={PAGE.storageBillDetail}>存储账单</Link>；包周期实例的数据盘已包含在周期费用内。扩容需先关机，只能扩大不能缩小。
           </span>
         ),
