@@ -135,27 +135,9 @@ function parse<T>(schema: z.ZodType<T>, v: unknown, what: string): T {
   return r.data;
 }
 
-function run(d: ComputeDriver, op: AgentOperation): Promise<void> {
-  switch (op.kind) {
-    case 'create':
-      return d.create(op.opId, op.instanceId, op.params);
-    case 'start':
-      return d.start(op.opId, op.instanceId, op.params);
-    case 'stop':
-      return d.stop(op.opId, op.instanceId);
-    case 'restart':
-      return d.restart(op.opId, op.instanceId);
-    case 'destroy':
-      return d.destroy(op.opId, op.instanceId);
-    case 'resizeDisk':
-      return d.resizeDisk(op.opId, op.instanceId, op.params.dataDiskGb);
-    case 'migrate':
-      return d.migrate(op.opId, op.instanceId, op.params.targetHostId);
-    case 'saveImage':
-      return d.saveImage(op.opId, op.instanceId, op.params.imageRef);
-    case 'changeBandwidth':
-      return d.changeBandwidth(op.opId, op.instanceId, op.params.bandwidthMbps);
-  }
+/** Hands an accepted operation to the driver: the protocol's `{ kind, params }` is the console's InstanceOp (types.ts). */
+function run(d: ComputeDriver, { opId, instanceId, ...op }: AgentOperation): Promise<void> {
+  return d.submit(opId, instanceId, op);
 }
 
 function wireEvent(e: DriverEvent) {

@@ -59,7 +59,8 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { ComputeDriver, DriverEvent, MachineSpec, MachineStatus, OperationKind } from './types.js';
+import { OperationCalls } from './operations.js';
+import type { ComputeDriver, DriverEvent, InstanceOp, MachineStatus } from './types.js';
 
 export const AGENT_MAX_SKEW_MS = 5 * 60 * 1000;
 export const AGENT_MAX_DISK_USAGE_IDS = 500;
@@ -224,44 +225,17 @@ interface Answer {
   body: unknown;
 }
 
-export class AgentComputeDriver implements ComputeDriver {
+export class AgentComputeDriver extends OperationCalls implements ComputeDriver {
   readonly name = 'agent';
   private readonly base: URL;
 
   constructor(private opts: AgentComputeOptions) {
+    super();
     const base = new URL(opts.baseUrl);
     if (!base.pathname.endsWith('/')) base.pathname += '/';
     base.search = '';
     base.hash = '';
     this.base = base;
-  }
-
-  create(opId: string, instanceId: string, spec: MachineSpec) {
-    return this.submit({ opId, instanceId, kind: 'create', params: spec });
-  }
-  start(opId: string, instanceId: string, opts: { gpu: boolean }) {
-    return this.submit({ opId, instanceId, kind: 'start', params: { gpu: opts.gpu } });
-  }
-  stop(opId: string, instanceId: string) {
-    return this.submit({ opId, instanceId, kind: 'stop', params: {} });
-  }
-  restart(opId: string, instanceId: string) {
-    return this.submit({ opId, instanceId, kind: 'restart', params: {} });
-  }
-  destroy(opId: string, instanceId: string) {
-    return this.submit({ opId, instanceId, kind: 'destroy', params: {} });
-  }
-  resizeDisk(opId: string, instanceId: string, dataDiskGb: number) {
-    return this.submit({ opId, instanceId, kind: 'resizeDisk', params: { dataDiskGb } });
-  }
-  changeBandwidth(opId: string, instanceId: string, bandwidthMbps: number) {
-    return this.submit({ opId, instanceId, kind: 'changeBandwidth', params: { bandwidthMbps } });
-  }
-  migrate(opId: string, instanceId: string, targetHostId: string) {
-    return this.submit({ opId, instanceId, kind: 'migrate', params: { targetHostId } });
-  }
-  saveImage(opId: string, instanceId: string, imageRef: string) {
-    return this.submit({ opId, instanceId, kind: 'saveImage', params: { imageRef } });
   }
 
   async status(instanceId: string): Promise<MachineStatus | null> {
@@ -299,10 +273,10 @@ export class AgentComputeDriver implements ComputeDriver {
     });
   }
 
-  private async submit(op: { opId: string; instanceId: string; kind: OperationKind; params: object }): Promise<void> {
-    const a = await this.call('POST', 'v1/operations', op);
+  async submit(opId: string, instanceId: string, op: InstanceOp): Promise<void> {
+    const a = await this.call('POST', 'v1/operations', { opId, instanceId, kind: op.kind, params: op.params });
     if (a.status === 409)
-      throw new ComputeAgentError('Conflict', `compute agent: operation ${op.opId} was already submitted with different content (${errorText(a)})`, 409);
+      throw new ComputeAgentError('Conflict', `compute agent: operation ${opId} was already submitted with different content (${errorText(a)})`, 409);
     this.expect(a, [200, 202], 'POST /v1/operations');
   }
 

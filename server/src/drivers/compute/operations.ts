@@ -1,40 +1,59 @@
 /**
- * The submitting half of a compute driver that keeps its own operation log: every operation is
- * `submit(opId, instanceId, kind, params)`, a no-op for an id already submitted; the outcome comes
- * later as an event.
+ * The operations of a compute driver as calls, each one `submit(opId, instanceId, op)`: what tests
+ * and tools write; the console itself submits the InstanceOp it decided (service.ts).
  */
-import type { DriverEvent, EventKind, MachinePower, MachineSpec, OperationKind } from './types.js';
+import type { DriverEvent, DriverOp, EventKind, InstanceOp, MachinePower, MachineSpec } from './types.js';
 
-export abstract class OperationLog {
-  protected abstract submit(opId: string, instanceId: string, kind: OperationKind, params: object): Promise<void>;
+export abstract class OperationCalls {
+  abstract submit(opId: string, instanceId: string, op: InstanceOp): Promise<void>;
 
   create(opId: string, instanceId: string, spec: MachineSpec) {
-    return this.submit(opId, instanceId, 'create', spec);
+    return this.submit(opId, instanceId, { kind: 'create', params: spec });
   }
   start(opId: string, instanceId: string, opts: { gpu: boolean }) {
-    return this.submit(opId, instanceId, 'start', opts);
+    return this.submit(opId, instanceId, { kind: 'start', params: { gpu: opts.gpu } });
   }
   stop(opId: string, instanceId: string) {
-    return this.submit(opId, instanceId, 'stop', {});
+    return this.submit(opId, instanceId, { kind: 'stop', params: {} });
   }
   restart(opId: string, instanceId: string) {
-    return this.submit(opId, instanceId, 'restart', {});
+    return this.submit(opId, instanceId, { kind: 'restart', params: {} });
   }
   destroy(opId: string, instanceId: string) {
-    return this.submit(opId, instanceId, 'destroy', {});
+    return this.submit(opId, instanceId, { kind: 'destroy', params: {} });
   }
   resizeDisk(opId: string, instanceId: string, dataDiskGb: number) {
-    return this.submit(opId, instanceId, 'resizeDisk', { dataDiskGb });
+    return this.submit(opId, instanceId, { kind: 'resizeDisk', params: { dataDiskGb } });
   }
   migrate(opId: string, instanceId: string, targetHostId: string) {
-    return this.submit(opId, instanceId, 'migrate', { targetHostId });
+    return this.submit(opId, instanceId, { kind: 'migrate', params: { targetHostId } });
   }
   changeBandwidth(opId: string, instanceId: string, bandwidthMbps: number) {
-    return this.submit(opId, instanceId, 'changeBandwidth', { bandwidthMbps });
+    return this.submit(opId, instanceId, { kind: 'changeBandwidth', params: { bandwidthMbps } });
   }
   saveImage(opId: string, instanceId: string, imageRef: string) {
-    return this.submit(opId, instanceId, 'saveImage', { imageRef });
+    return this.submit(opId, instanceId, { kind: 'saveImage', params: { imageRef } });
   }
+}
+
+const DRIVER_OP_KINDS: readonly string[] = [
+  'create',
+  'start',
+  'stop',
+  'restart',
+  'destroy',
+  'resizeDisk',
+  'migrate',
+  'saveImage',
+  'changeBandwidth',
+  'boot',
+] satisfies DriverOp['kind'][];
+
+/** An operation as a driver's operations table keeps it (`kind`, and `params` as the op had them). */
+export function opOfRow(r: { kind: string; params: unknown }): DriverOp {
+  if (!DRIVER_OP_KINDS.includes(r.kind)) throw new Error(`未知的操作类型 ${r.kind}`);
+  // The row was written from a typed operation of this kind (the driver's submit): its params are that kind's.
+  return { kind: r.kind, params: r.params } as DriverOp;
 }
 
 /** An event as a driver's events table keeps it (the kind's own fields in `data`). */
@@ -61,7 +80,7 @@ export function eventOfRow(r: {
 }
 
 /** What each operation needs the machine to be (create needs no machine, destroy any). */
-const POWER_NEEDED: Partial<Record<OperationKind | 'boot', MachinePower[]>> = {
+const POWER_NEEDED: Partial<Record<DriverOp['kind'], MachinePower[]>> = {
   boot: ['creating'],
   start: ['stopped'],
   stop: ['running'],
@@ -73,7 +92,7 @@ const POWER_NEEDED: Partial<Record<OperationKind | 'boot', MachinePower[]>> = {
 };
 
 /** Why a backend refuses an operation the machine's state does not allow; null when it may run. */
-export function stateRefusal(kind: OperationKind | 'boot', power: MachinePower): string | null {
+export function stateRefusal(kind: DriverOp['kind'], power: MachinePower): string | null {
   const allowed = POWER_NEEDED[kind];
   return allowed && !allowed.includes(power) ? `机器当前为 ${power}，不能执行 ${kind}` : null;
 }

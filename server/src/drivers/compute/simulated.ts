@@ -11,10 +11,10 @@ import { and, asc, eq, gt, inArray, lte, ne, sql } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { simEvents, simFaults, simLostHosts, simMachines, simOperations } from './simulated-schema.js';
-import { eventOfRow, OperationLog, stateRefusal } from './operations.js';
-import type { ComputeDriver, DriverEvent, EventKind, MachineSpec, MachineStatus, OperationKind } from './types.js';
+import { eventOfRow, OperationCalls, opOfRow, stateRefusal } from './operations.js';
+import { bootOpId, type ComputeDriver, type DriverEvent, type DriverOp, type EventKind, type InstanceOp, type MachineSpec, type MachineStatus } from './types.js';
 
-export type SimDelays = Record<OperationKind | 'boot', number>;
+export type SimDelays = Record<DriverOp['kind'], number>;
 
 /** Roughly what a real GPU cloud takes, in milliseconds. */
 export const DEFAULT_SIM_DELAYS: SimDelays = {
@@ -45,7 +45,7 @@ export function parseSimDelays(raw: string | undefined): SimDelays {
 type OpRow = typeof simOperations.$inferSelect;
 type MachineRow = typeof simMachines.$inferSelect;
 
-export class SimulatedComputeDriver extends OperationLog implements ComputeDriver {
+export class SimulatedComputeDriver extends OperationCalls implements ComputeDriver {
   readonly name = 'simulated';
 
   constructor(
@@ -103,7 +103,7 @@ export class SimulatedComputeDriver extends OperationLog implements ComputeDrive
   // --- what an operator or a test can do to the fleet (GET/POST /dev/compute) ---
 
   /** The next `count` operations of `kind` (on `hostId`, if given) fail with `message`. */
-  async injectFault(f: { kind: OperationKind | 'boot'; hostId?: string; count?: number; message?: string }) {
+  async injectFault(f: { kind: DriverOp['kind']; hostId?: string; count?: number; message?: string }) {
     await this.db.insert(simFaults).values({ kind: f.kind, hostId: f.hostId ?? null, remaining: f.count ?? 1, message: f.message ?? '模拟故障' });
   }
 
@@ -148,11 +148,24 @@ export class SimulatedComputeDriver extends OperationLog implements ComputeDrive
 
   // --- the fleet at work ---------------------------------------------------------
 
-  protected async submit(opId: string, instanceId: string, kind: OperationKind | 'boot', params: object, dueAt?: Date, tx: Tx | Db = this.db) {
+  submit(opId: string, instanceId: string, op: InstanceOp): Promise<void> {
+    return this.schedule(opId, instanceId, op);
+  }
+
+  /** Records an operation, due after its kind's delay (or at `dueAt`). */
+  private async schedule(opId: string, instanceId: string, op: DriverOp, dueAt?: Date, tx: Tx | Db = this.db) {
     const now = this.clock.now();
     await tx
       .insert(simOperations)
-      .values({ opId, instanceId, kind, params, dueAt: dueAt ?? new Date(now.getTime() + this.delays[kind]), state: 'pending', createdAt: now })
+      .values({
+        opId,
+        instanceId,
+        kind: op.kind,
+        params: op.params,
+        dueAt: dueAt ?? new Date(now.getTime() + this.delays[op.kind]),
+        state: 'pending',
+        createdAt: now,
+      })
       .onConflictDoNothing();
   }
 
@@ -178,14 +191,15 @@ export class SimulatedComputeDriver extends OperationLog implements ComputeDrive
 
   private async finish(tx: Tx, op: OpRow) {
     const [machine] = await tx.select().from(simMachines).where(eq(simMachines.instanceId, op.instanceId)).for('update');
-    const hostId = op.kind === 'create' ? (op.params as MachineSpec).hostId : (machine?.hostId ?? null);
-    const why = (await this.refusal(tx, op, machine, hostId)) ?? (await this.takeFault(tx, op.kind, hostId));
+    const todo = opOfRow(op);
+    const hostId = todo.kind === 'create' ? todo.params.hostId : (machine?.hostId ?? null);
+    const why = (await this.refusal(tx, todo, machine, hostId)) ?? (await this.takeFault(tx, todo.kind, hostId));
     if (why) {
       await tx.update(simOperations).set({ state: 'failed', error: why }).where(eq(simOperations.opId, op.opId));
       // A machine whose creation failed is left with nothing on the host.
-      if (op.kind === 'boot' && machine)
+      if (todo.kind === 'boot' && machine)
         await tx.update(simMachines).set({ power: 'destroyed', updatedAt: op.dueAt }).where(eq(simMachines.instanceId, op.instanceId));
-      await this.event(tx, { opId: op.opId, instanceId: op.instanceId, kind: op.kind as EventKind, ok: false, error: why, at: op.dueAt });
+      await this.event(tx, { opId: op.opId, instanceId: op.instanceId, kind: todo.kind, ok: false, error: why, at: op.dueAt });
       return;
     }
     let data: object = {};
@@ -194,9 +208,9 @@ export class SimulatedComputeDriver extends OperationLog implements ComputeDrive
         .update(simMachines)
         .set({ ...v, updatedAt: op.dueAt })
         .where(eq(simMachines.instanceId, op.instanceId));
-    switch (op.kind) {
+    switch (todo.kind) {
       case 'create': {
-        const spec = op.params as MachineSpec;
+        const spec = todo.params;
         const sshPort = portFor(op.instanceId);
         await tx.insert(simMachines).values({
           instanceId: op.instanceId,
@@ -209,7 +223,7 @@ export class SimulatedComputeDriver extends OperationLog implements ComputeDrive
           spec,
           updatedAt: op.dueAt,
         });
-        await this.submit(`${op.opId}:boot`, op.instanceId, 'boot', {}, new Date(op.dueAt.getTime() + this.delays.boot), tx);
+        await this.schedule(bootOpId(op.opId), op.instanceId, { kind: 'boot', params: {} }, new Date(op.dueAt.getTime() + this.delays.boot), tx);
         data = { access: { sshHost: `connect.${spec.regionId}.${this.domain}`, sshPort } };
         break;
       }
@@ -218,7 +232,7 @@ export class SimulatedComputeDriver extends OperationLog implements ComputeDrive
         await set({ power: 'running' });
         break;
       case 'start':
-        await set({ power: 'running', gpu: (op.params as { gpu: boolean }).gpu });
+        await set({ power: 'running', gpu: todo.params.gpu });
         break;
       case 'stop':
         await set({ power: 'stopped' });
@@ -227,28 +241,28 @@ export class SimulatedComputeDriver extends OperationLog implements ComputeDrive
         await set({ power: 'destroyed' });
         break;
       case 'resizeDisk':
-        await set({ diskGb: (op.params as { dataDiskGb: number }).dataDiskGb });
+        await set({ diskGb: todo.params.dataDiskGb });
         break;
       case 'migrate':
-        await set({ hostId: (op.params as { targetHostId: string }).targetHostId });
+        await set({ hostId: todo.params.targetHostId });
         break;
       case 'changeBandwidth':
-        await set({ bandwidthMbps: (op.params as { bandwidthMbps: number }).bandwidthMbps });
+        await set({ bandwidthMbps: todo.params.bandwidthMbps });
         break;
       case 'saveImage':
         data = { imageSizeGb: simImageSizeGb(op.instanceId) };
         break;
     }
     await tx.update(simOperations).set({ state: 'done' }).where(eq(simOperations.opId, op.opId));
-    await this.event(tx, { opId: op.opId, instanceId: op.instanceId, kind: op.kind as EventKind, ok: true, error: null, at: op.dueAt, data });
+    await this.event(tx, { opId: op.opId, instanceId: op.instanceId, kind: todo.kind, ok: true, error: null, at: op.dueAt, data });
   }
 
   /** What a real backend would refuse: an operation that does not fit the machine's state. */
-  private async refusal(tx: Tx, op: OpRow, m: MachineRow | undefined, hostId: string | null): Promise<string | null> {
+  private async refusal(tx: Tx, op: DriverOp, m: MachineRow | undefined, hostId: string | null): Promise<string | null> {
     if (hostId && (await tx.select().from(simLostHosts).where(eq(simLostHosts.hostId, hostId))).length) return `主机 ${hostId} 失联，操作超时`;
     if (op.kind === 'create') return m ? '机器已存在' : null;
     if (!m || m.power === 'destroyed') return '机器不存在';
-    return stateRefusal(op.kind as OperationKind | 'boot', m.power);
+    return stateRefusal(op.kind, m.power);
   }
 
   private async takeFault(tx: Tx, kind: string, hostId: string | null): Promise<string | null> {

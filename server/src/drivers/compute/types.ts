@@ -46,7 +46,39 @@ export interface MachineAccess {
   sshPort: number;
 }
 
-export type OperationKind = 'create' | 'start' | 'stop' | 'restart' | 'destroy' | 'resizeDisk' | 'migrate' | 'saveImage' | 'changeBandwidth';
+/** The parameters of an operation that needs none. */
+export type NoParams = Record<string, never>;
+
+/**
+ * What the console asks of a machine: the one union the instance state machine decides, every
+ * driver executes and the agent protocol carries (agent.ts: its `{ kind, params }`), so that what an
+ * operation needs is checked where it is built, not cast where it is run.
+ */
+export type InstanceOp =
+  | { kind: 'create'; params: MachineSpec }
+  /** `gpu: false` is no-card mode: the machine boots without its GPUs. */
+  | { kind: 'start'; params: { gpu: boolean } }
+  | { kind: 'stop'; params: NoParams }
+  | { kind: 'restart'; params: NoParams }
+  | { kind: 'destroy'; params: NoParams }
+  | { kind: 'resizeDisk'; params: { dataDiskGb: number } }
+  /** Sets the machine's public bandwidth limit; applied live, running or stopped. */
+  | { kind: 'changeBandwidth'; params: { bandwidthMbps: number } }
+  | { kind: 'migrate'; params: { targetHostId: string } }
+  | { kind: 'saveImage'; params: { imageRef: string } };
+
+export type OperationKind = InstanceOp['kind'];
+
+/** What a driver runs: an operation it was given, or the boot with which it follows a create. */
+export type DriverOp = InstanceOp | { kind: 'boot'; params: NoParams };
+
+/**
+ * The id under which a driver runs and reports the boot that follows the create `createOpId`
+ * (the agent protocol's, version 1): the console waits for it after the create's success.
+ */
+export function bootOpId(createOpId: string): string {
+  return `${createOpId}:boot`;
+}
 
 export type EventKind = OperationKind | 'boot' | 'lost' | 'found';
 
@@ -83,17 +115,8 @@ export interface MachineStatus {
 
 export interface ComputeDriver {
   readonly name: string;
-  create(opId: string, instanceId: string, spec: MachineSpec): Promise<void>;
-  /** `gpu: false` is no-card mode: the machine boots without its GPUs. */
-  start(opId: string, instanceId: string, opts: { gpu: boolean }): Promise<void>;
-  stop(opId: string, instanceId: string): Promise<void>;
-  restart(opId: string, instanceId: string): Promise<void>;
-  destroy(opId: string, instanceId: string): Promise<void>;
-  resizeDisk(opId: string, instanceId: string, dataDiskGb: number): Promise<void>;
-  /** Sets the machine's public bandwidth limit; applied live, running or stopped. */
-  changeBandwidth(opId: string, instanceId: string, bandwidthMbps: number): Promise<void>;
-  migrate(opId: string, instanceId: string, targetHostId: string): Promise<void>;
-  saveImage(opId: string, instanceId: string, imageRef: string): Promise<void>;
+  /** Submits `op` on the machine of `instanceId` under `opId` (the same id again is a no-op). */
+  submit(opId: string, instanceId: string, op: InstanceOp): Promise<void>;
   /** The machine as the backend sees it now; null when it has never heard of it. */
   status(instanceId: string): Promise<MachineStatus | null>;
   /** Used data disk in GB of the machines the backend knows (others are left out). */

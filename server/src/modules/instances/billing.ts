@@ -29,6 +29,7 @@ import type { BalanceFloors } from '../users/index.js';
 import type { MigrationService } from './migrate.js';
 import { notices, type PayerLoad } from '../notices/index.js';
 import type { InstanceRow, InstanceService } from './service.js';
+import { bandwidthRate } from './run-rate.js';
 
 const MS_PER_HOUR = 3_600_000n;
 const HOUR_MS = 3_600_000;
@@ -89,20 +90,12 @@ export function diskHourCost(dailyPrice: bigint, from: Date): bigint {
   return (dailyPrice * (i + 1n)) / 24n - (dailyPrice * i) / 24n;
 }
 
-/** An amount to the 0.0001 yuan without trailing zeros past the fen: ¥0.49, ¥0.007, ¥1.05. */
-function exactYuan(units: bigint): string {
-  const fraction = String(units % 10000n)
-    .padStart(4, '0')
-    .replace(/0{1,2}$/, '');
-  return `¥${units / 10000n}.${fraction}`;
-}
-
 /**
  * The memo of an hour of data disk: "<name> 数据盘扩容 70 GB（1 小时，按 ¥0.49/天）". The size and the
  * daily price in it are what the bill of the order (orders/usage-bill.ts) shows.
  */
 function diskHourMemo(row: Pick<InstanceRow, 'name' | 'dataDiskGb' | 'freeDataDiskGb' | 'diskDailyPrice'>): string {
-  return `${row.name} 数据盘扩容 ${row.dataDiskGb - row.freeDataDiskGb} GB（1 小时，按 ${exactYuan(row.diskDailyPrice)}/天）`;
+  return `${row.name} 数据盘扩容 ${row.dataDiskGb - row.freeDataDiskGb} GB（1 小时，按 ${formatYuan(row.diskDailyPrice, { symbol: true, precision: 'rate' })}/天）`;
 }
 
 type DiskBilling = Pick<InstanceRow, 'diskBilledUntil' | 'arrears'>;
@@ -144,7 +137,7 @@ function usageRun(row: MeterRow): UsageRun {
     noCard: row.noCard,
     cards: row.noCard ? 0 : row.gpuCount,
     ratePerHour: row.meterRate,
-    bandwidthPerHour: row.noCard ? 0n : row.bandwidthHourlyPrice,
+    bandwidthPerHour: bandwidthRate(row),
   };
 }
 

@@ -17,6 +17,7 @@ import type { ImageService, UsableImage } from '../images/index.js';
 import type { Fulfiller, OrderRow } from '../orders/index.js';
 import { newMachinePassword, type PasswordBox } from './secrets.js';
 import { instanceIdFor, type InstanceRow, type InstanceService } from './service.js';
+import { pendingOpColumns } from './tasks.js';
 
 /** What order.request holds for an instance purchase (orders/purchase.ts writes it). */
 interface InstanceRequest {
@@ -165,9 +166,7 @@ export class InstanceCreation implements Fulfiller {
       sshPasswordEnc: this.deps.passwords.seal(newMachinePassword()),
       jupyterToken: randomBytes(16).toString('hex'),
       appTokenEnc: null,
-      pendingOpId: `create:${instanceIdFor(order.id, i)}`,
-      pendingAction: 'create:Pending',
-      opStartedAt: now,
+      ...pendingOpColumns({ opId: `create:${instanceIdFor(order.id, i)}`, kind: 'create', from: 'Pending', at: now }),
       startedAt: null,
       stoppedAt: null,
       releasedAt: null,

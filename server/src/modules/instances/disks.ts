@@ -22,7 +22,7 @@ import { InstanceStatus, MAX_DATA_DISK_GB, payerIdOf, isPostpaid } from '@consol
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { instances } from './schema.js';
-import type { ComputeDriver, DriverEvent } from '../../drivers/compute/types.js';
+import type { ComputeDriver, DriverEvent, InstanceOp } from '../../drivers/compute/types.js';
 import { AppError } from '../../http/errors.js';
 import type { Quotes } from '../catalogue/index.js';
 import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
@@ -300,8 +300,8 @@ export class ResizeDiskTask implements TaskHandler<'resizeDisk', ResizeDiskParam
 
   constructor(private deps: { usage: UsageCharges }) {}
 
-  submit(driver: ComputeDriver, opId: string, row: InstanceRow, p: ResizeDiskParam): Promise<void> {
-    return driver.resizeDisk(opId, row.id, p.newGb);
+  op(_row: InstanceRow, p: ResizeDiskParam): InstanceOp {
+    return { kind: 'resizeDisk', params: { dataDiskGb: p.newGb } };
   }
 
   /**

@@ -7,6 +7,7 @@ import { catalogueHosts, instances, orders, users } from '../../db/schema.js';
 import { SimulatedComputeDriver } from '../../drivers/compute/simulated.js';
 import { checkLedger } from '../ledger/check.js';
 import { runCost } from './billing.js';
+import { pendingOpColumns } from './tasks.js';
 
 const yuan = yuanToUnits;
 const SEC = 1000;
@@ -280,7 +281,7 @@ describe('instances', () => {
     // The stop reaches the server but not the driver (a network failure): the row says Stopping, the driver knows nothing.
     await s.ctx.db
       .update(instances)
-      .set({ status: 'Stopping', pendingOpId: `stop:${id}:lost`, pendingAction: 'stop:Running', opStartedAt: s.clock.now() })
+      .set({ status: 'Stopping', ...pendingOpColumns({ opId: `stop:${id}:lost`, kind: 'stop', from: 'Running', at: s.clock.now() }) })
       .where(eq(instances.id, id));
     await settle(DELAYS.stop);
     expect((await only(u.token)).status).toBe('Stopping');

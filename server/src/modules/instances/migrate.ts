@@ -11,7 +11,7 @@ import { MIGRATE_DONE_STATUS, TASK_FROM, type Instance, type MigrateInstanceRequ
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { instances } from './schema.js';
-import type { ComputeDriver, DriverEvent } from '../../drivers/compute/types.js';
+import type { DriverEvent, InstanceOp } from '../../drivers/compute/types.js';
 import { AppError, isAppError } from '../../http/errors.js';
 import type { InventoryService } from '../catalogue/index.js';
 import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
@@ -158,8 +158,8 @@ export class MigrateTask implements TaskHandler<'migrate', MigrateParam> {
 
   constructor(private deps: { inventory: InventoryService }) {}
 
-  submit(driver: ComputeDriver, opId: string, row: InstanceRow, p: MigrateParam): Promise<void> {
-    return driver.migrate(opId, row.id, p.hostId);
+  op(_row: InstanceRow, p: MigrateParam): InstanceOp {
+    return { kind: 'migrate', params: { targetHostId: p.hostId } };
   }
 
   /** Stopped on the new host, keeping the cards reserved there for its next start; anything held on the old host goes back. */

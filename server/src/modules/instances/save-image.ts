@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { SaveImageRequest, UserImage } from '@console/contract';
 import type { Db, Tx } from '../../db/client.js';
-import type { ComputeDriver, DriverEvent } from '../../drivers/compute/types.js';
+import type { DriverEvent, InstanceOp } from '../../drivers/compute/types.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import type { ImageService } from '../images/index.js';
 import type { UserRow } from '../users/index.js';
@@ -52,8 +52,8 @@ export class SaveImageTask implements TaskHandler<'saveImage', SaveImageParam> {
 
   constructor(private deps: { images: ImageService }) {}
 
-  submit(driver: ComputeDriver, opId: string, row: InstanceRow, p: SaveImageParam): Promise<void> {
-    return driver.saveImage(opId, row.id, p.imageId);
+  op(_row: InstanceRow, p: SaveImageParam): InstanceOp {
+    return { kind: 'saveImage', params: { imageRef: p.imageId } };
   }
 
   async onDone(tx: Tx, _row: InstanceRow, p: SaveImageParam, e: DriverEvent): Promise<TaskDone> {

@@ -1,25 +1,12 @@
 /** The tables of the instances module (only it reads and writes them; see DESIGN.md "Boundaries"). */
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { ts } from '../../db/columns.js';
+import type { InstanceAction, InstanceStatus, InstanceTask } from '@console/contract';
 import { users } from '../users/schema.js';
 
-const INSTANCE_STATUSES = [
-  'Pending',
-  'Starting',
-  'Pending_Migrate',
-  'Running',
-  'Stopped',
-  'Shutdowning',
-  'Shutdown',
-  'Restarting',
-  'Stopping',
-  'Operating',
-  'Unknown',
-  'Failed',
-  'Deleting',
-  'OperateFail',
-] as const;
+/** What an instance waits for the compute driver to do: its creation, an action a person or the system asked for, or a task. */
+export type PendingOpKind = 'create' | InstanceAction | InstanceTask;
 
 export const instances = pgTable(
   'instances',
@@ -32,7 +19,7 @@ export const instances = pgTable(
     createdBy: uuid('created_by').notNull(),
     category: text('category', { enum: ['Gpu', 'Game', 'App', 'Generic', 'Desktop', 'Ebusiness'] }).notNull(),
     name: text('name').notNull(),
-    status: text('status', { enum: INSTANCE_STATUSES }).notNull(),
+    status: text('status').$type<InstanceStatus>().notNull(),
     noCard: boolean('no_card').notNull().default(false),
     lastError: text('last_error'),
     regionId: text('region_id').notNull(),
@@ -101,8 +88,15 @@ export const instances = pgTable(
     jupyterToken: text('jupyter_token').notNull(),
     /** The API token of the instance's ComfyUI (app-token.ts), AES-GCM like the password: shown to its owner; null when none. */
     appTokenEnc: text('app_token_enc'),
+    /** The operation the driver is doing for it (tasks.ts pendingOpColumns); all null when none. */
     pendingOpId: text('pending_op_id'),
-    pendingAction: text('pending_action'),
+    pendingOpKind: text('pending_op_kind').$type<PendingOpKind>(),
+    /** A task's parameter as its TaskParam writes it; null for creation and actions. */
+    pendingOpParams: jsonb('pending_op_params'),
+    /** The status the instance goes back to when the operation fails (or a task ends). */
+    pendingOpFrom: text('pending_op_from').$type<InstanceStatus>(),
+    /** A creation the driver has done and now boots (it reports the boot under bootOpId of pendingOpId): nothing to send again. */
+    pendingOpBooting: boolean('pending_op_booting').notNull().default(false),
     opStartedAt: ts('op_started_at'),
     startedAt: ts('started_at'),
     stoppedAt: ts('stopped_at'),
@@ -142,8 +136,8 @@ export const instanceOperations = pgTable(
     userId: uuid('user_id').notNull(),
     actorId: uuid('actor_id'),
     action: text('action').notNull(),
-    fromStatus: text('from_status', { enum: INSTANCE_STATUSES }),
-    toStatus: text('to_status', { enum: INSTANCE_STATUSES }).notNull(),
+    fromStatus: text('from_status').$type<InstanceStatus>(),
+    toStatus: text('to_status').$type<InstanceStatus>().notNull(),
     detail: text('detail').notNull().default(''),
     createdAt: ts('created_at').notNull(),
   },

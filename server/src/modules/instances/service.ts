@@ -48,8 +48,8 @@ import {
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
-import { instanceOperations, instances } from './schema.js';
-import type { ComputeDriver, DriverEvent, MachineSpec } from '../../drivers/compute/types.js';
+import { instanceOperations, instances, type PendingOpKind } from './schema.js';
+import { bootOpId, type ComputeDriver, type DriverEvent, type InstanceOp, type MachineSpec } from '../../drivers/compute/types.js';
 import { AppError, isAppError } from '../../http/errors.js';
 import type { InventoryService } from '../catalogue/index.js';
 import type { CatalogueStore, Settings, Snapshot } from '../catalogue/index.js';
@@ -61,7 +61,8 @@ import type { BalanceFloors, UserRow } from '../users/index.js';
 import type { Meter } from './billing.js';
 import { notices, type Notice } from '../notices/index.js';
 import { newMachinePassword, type PasswordBox } from './secrets.js';
-import { pendingActionOf, pendingTaskOf, isTask, type PendingTask, type TaskHandlers, type TaskStart } from './tasks.js';
+import { NO_PENDING_OP, pendingOpColumns, pendingTaskOf, isTask, statusBefore, type PendingTask, type TaskHandlers, type TaskStart } from './tasks.js';
+import { runRate, runRateSql } from './run-rate.js';
 import { findManaged, type InstanceViews } from './views.js';
 
 export type InstanceRow = typeof instances.$inferSelect;
@@ -152,7 +153,7 @@ export class InstanceService {
     const opId = `${action}:${cur.id}:${now.getTime()}`;
     const [row] = await tx
       .update(instances)
-      .set({ ...set, status: to, lastError: null, pendingOpId: opId, pendingAction: `${action}:${cur.status}`, opStartedAt: now, updatedAt: now })
+      .set({ ...set, status: to, lastError: null, ...pendingOpColumns({ opId, kind: action, from: cur.status, at: now }), updatedAt: now })
       .where(eq(instances.id, cur.id))
       .returning();
     await this.logOp(tx, row!, { action, actorId: by.actorId, from: cur.status, to, detail });
@@ -200,7 +201,7 @@ export class InstanceService {
       await tx.update(instances).set({ arrears: 0n }).where(eq(instances.id, cur.id));
     }
     // The run is its order's: a child's instance spends within the child's limit, whoever starts it.
-    await this.deps.usage.reserveHour(tx, cur.userId, runRate({ ...cur, noCard }), { except: cur.id, spender: cur.createdBy });
+    await this.deps.usage.reserveHour(tx, cur.userId, runRate(cur, noCard), { except: cur.id, spender: cur.createdBy });
     const floor = (await this.deps.floors?.floorsOf(tx, [cur.userId]))?.get(cur.userId);
     if (floor !== undefined) {
       const spendable = await this.deps.usage.spendable(cur.userId, tx);
@@ -220,7 +221,7 @@ export class InstanceService {
   readonly hourlyLoad = async (tx: Tx, payerId: string, except?: string, createdBy?: string): Promise<bigint> => {
     const [row] = await tx
       .select({
-        sum: sql<string>`coalesce(sum(case when ${instances.noCard} then ${instances.noCardHourlyPrice} else ${instances.hourlyPrice} + ${instances.bandwidthHourlyPrice} end), 0)`,
+        sum: sql<string>`coalesce(sum(${runRateSql}), 0)`,
       })
       .from(instances)
       .where(
@@ -302,7 +303,12 @@ export class InstanceService {
     const to = taskStatus(start.task);
     const [row] = await tx
       .update(instances)
-      .set({ status: to, lastError: null, pendingOpId: o.opId, pendingAction: pendingActionOf(start, cur.status), opStartedAt: now, updatedAt: now })
+      .set({
+        status: to,
+        lastError: null,
+        ...pendingOpColumns({ opId: o.opId, kind: start.task, from: cur.status, params: start.param, at: now }),
+        updatedAt: now,
+      })
       .where(eq(instances.id, cur.id))
       .returning();
     await this.logOp(tx, row!, { action: start.task, actorId: o.actorId, from: cur.status, to, detail: o.detail });
@@ -314,25 +320,34 @@ export class InstanceService {
   /** Sends the instance's pending operation to the driver; safe to repeat (the driver dedupes by op id). */
   async submit(row: InstanceRow): Promise<void> {
     // The boot half of a creation is the driver's own follow-up: there is nothing to send.
-    if (!row.pendingOpId || !row.pendingAction || row.pendingOpId.endsWith(':boot')) return;
+    if (!row.pendingOpId || !row.pendingOpKind || row.pendingOpBooting) return;
     try {
-      const task = this.pendingTask(row);
-      if (task) await task.handler.submit(this.deps.driver, row.pendingOpId, row, task.param);
-      else await this.submitAction(row.pendingOpId, row);
+      await this.deps.driver.submit(row.pendingOpId, row.id, await this.opOf(row, row.pendingOpKind));
     } catch (e) {
       // The reconciler sends it again; the instance shows the operation under way meanwhile.
       this.deps.log.warn({ instance: row.id, op: row.pendingOpId, err: (e as Error).message }, 'compute driver did not take the operation; will retry');
     }
   }
 
-  private async submitAction(opId: string, row: InstanceRow): Promise<void> {
-    const d = this.deps.driver;
-    const action = row.pendingAction!.split(':')[0] as InstanceAction | 'create';
-    if (action === 'create') await d.create(opId, row.id, await this.specOf(row));
-    else if (action === 'start' || action === 'startNoCard') await d.start(opId, row.id, { gpu: !row.noCard && row.gpuCount > 0 });
-    else if (action === 'stop') await d.stop(opId, row.id);
-    else if (action === 'restart') await d.restart(opId, row.id);
-    else if (action === 'release') await d.destroy(opId, row.id);
+  /** What the driver is asked to do for the pending operation of `kind`: a task's handler says, an action's is fixed. */
+  private async opOf(row: InstanceRow, kind: PendingOpKind): Promise<InstanceOp> {
+    if (isTask(kind)) {
+      const task = this.pendingTask(row)!;
+      return task.handler.op(row, task.param);
+    }
+    switch (kind) {
+      case 'create':
+        return { kind: 'create', params: await this.specOf(row) };
+      case 'start':
+      case 'startNoCard':
+        return { kind: 'start', params: { gpu: !row.noCard && row.gpuCount > 0 } };
+      case 'stop':
+        return { kind: 'stop', params: {} };
+      case 'restart':
+        return { kind: 'restart', params: {} };
+      case 'release':
+        return { kind: 'destroy', params: {} };
+    }
   }
 
   /** The machine spec the driver creates from (desktop machines get a graphical desktop). */
@@ -375,7 +390,7 @@ export class InstanceService {
       if (!row || row.releasedAt) return null;
       if (e.kind === 'lost') return this.onLost(tx, row, e);
       if (e.kind === 'found') return this.onFound(tx, row, e);
-      if (e.opId !== row.pendingOpId) return null;
+      if (e.opId !== awaitedOpId(row)) return null;
       return e.ok ? this.onDone(tx, row, e, snap) : this.onFailed(tx, row, e);
     });
     if (after?.notice) await this.notifyOwner(after.row.userId, notices.instanceEvent({ instance: after.row, text: after.notice }));
@@ -386,7 +401,7 @@ export class InstanceService {
     const outcome = isTask(e.kind) ? await this.taskDone(tx, row, e, snap) : await this.actionDone(tx, row, e, snap.settings);
     if (!outcome) return null;
     const set: Partial<InstanceRow> = { lastError: null, ...outcome.set };
-    if (outcome.clearOp) Object.assign(set, { pendingOpId: null, pendingAction: null, opStartedAt: null });
+    if (outcome.clearOp) Object.assign(set, NO_PENDING_OP);
     const [moved] = await tx
       .update(instances)
       .set({ ...set, status: outcome.to, updatedAt: this.deps.clock.now() })
@@ -410,7 +425,7 @@ export class InstanceService {
         // The machine exists; its boot is the driver's follow-up under the same operation.
         return {
           to: 'Starting',
-          set: { sshHost: e.access?.sshHost ?? null, sshPort: e.access?.sshPort ?? null, pendingOpId: `${row.pendingOpId}:boot` },
+          set: { sshHost: e.access?.sshHost ?? null, sshPort: e.access?.sshPort ?? null, pendingOpBooting: true },
           detail: '',
           clearOp: false,
         };
@@ -438,9 +453,8 @@ export class InstanceService {
   /** A failed operation: creation ends in Failed (and a refund); anything else goes back where it was, marked OperateFail. */
   private async onFailed(tx: Tx, row: InstanceRow, e: DriverEvent): Promise<Applied> {
     const creating = e.kind === 'create' || e.kind === 'boot';
-    const before = (row.pendingAction?.split(':')[1] ?? 'Stopped') as Status;
-    const to: Status = creating ? 'Failed' : before;
-    const set: Partial<InstanceRow> = { lastError: e.error ?? '操作失败', pendingOpId: null, pendingAction: null, opStartedAt: null };
+    const to: Status = creating ? 'Failed' : statusBefore(row);
+    const set: Partial<InstanceRow> = { lastError: e.error ?? '操作失败', ...NO_PENDING_OP };
     let refundOrder: string | null = null;
     let notice: string | null = null;
     if (creating || (e.kind === 'start' && row.gpuHeld > 0)) {
@@ -490,9 +504,7 @@ export class InstanceService {
     const goesOn = !running && task !== null;
     const to: Status = goesOn ? taskStatus(task.handler.param.task) : running ? 'Running' : row.noCard ? 'Shutdown' : 'Stopped';
     if (task && !goesOn) await task.handler.onAbandoned?.(tx, row, task.param);
-    const set: Partial<InstanceRow> = goesOn
-      ? { lastError: null, opStartedAt: e.at }
-      : { lastError: null, pendingOpId: null, pendingAction: null, opStartedAt: null };
+    const set: Partial<InstanceRow> = goesOn ? { lastError: null, opStartedAt: e.at } : { lastError: null, ...NO_PENDING_OP };
     if (running) Object.assign(set, meterStart(row, e.at));
     else {
       if (row.gpuHeld > 0) await this.deps.inventory.release(tx, row.hostId!, row.gpuHeld);
@@ -593,6 +605,11 @@ export class InstanceService {
   }
 }
 
+/** The id of the event the instance waits for: its pending operation's, or once created the boot's that follows it. */
+function awaitedOpId(row: Pick<InstanceRow, 'pendingOpId' | 'pendingOpBooting'>): string | null {
+  return row.pendingOpId && row.pendingOpBooting ? bootOpId(row.pendingOpId) : row.pendingOpId;
+}
+
 /** Where an operation's success leaves the instance. */
 interface Outcome {
   to: Status;
@@ -600,11 +617,6 @@ interface Outcome {
   detail: string;
   /** Whether the operation is over (a creation goes on with its boot). */
   clearOp: boolean;
-}
-
-/** What a post-paid run of the instance costs per hour: no-card mode, or its cards and its extra bandwidth. */
-export function runRate(row: Pick<InstanceRow, 'noCard' | 'noCardHourlyPrice' | 'hourlyPrice' | 'bandwidthHourlyPrice'>): bigint {
-  return row.noCard ? row.noCardHourlyPrice : row.hourlyPrice + row.bandwidthHourlyPrice;
 }
 
 /** The metering columns of a post-paid run starting at `at` (billing.ts does the arithmetic); nothing for prepaid. */

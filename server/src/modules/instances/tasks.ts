@@ -10,21 +10,24 @@
  * (migrate). A new task is its name in the contract, a file like those and one line in the handler
  * map of context.ts; a task without a handler there does not compile.
  *
- * While a task runs, the instance's pendingAction is "task:statusBefore:param", param being the
- * task's parameter as JSON, checked against the task's zod schema when it is read back. Parameters
- * written before they were JSON (plain or ':'-joined text) are read by the task's legacy reader.
+ * While an operation runs, the instance's pending_op_* columns hold it (pendingOpColumns): its id,
+ * its kind (creation, action or task), the status it came from and, for a task, the task's
+ * parameter as JSON, checked against the task's zod schema when it is read back. Parameters written
+ * before they were JSON (plain or ':'-joined text, kept by migration 0039 as a JSON string) are read
+ * by the task's legacy reader.
  */
 import { z } from 'zod';
 import { INSTANCE_TASKS, type InstanceStatus as Status, type InstanceTask } from '@console/contract';
 import type { Tx } from '../../db/client.js';
-import type { ComputeDriver, DriverEvent } from '../../drivers/compute/types.js';
+import type { DriverEvent, InstanceOp } from '../../drivers/compute/types.js';
 import type { Snapshot } from '../catalogue/index.js';
+import type { PendingOpKind } from './schema.js';
 import type { InstanceRow } from './service.js';
 
-/** A task with its parameter, encoded: what beginTask writes into pendingAction. */
+/** A task with its parameter, encoded: what beginTask writes into the pending operation. */
 export interface TaskStart {
   task: InstanceTask;
-  param: string;
+  param: unknown;
 }
 
 /** A task's parameter: the one place it is written (as JSON) and read back (checked by its schema). */
@@ -37,11 +40,12 @@ export class TaskParam<T extends InstanceTask, P> {
   ) {}
 
   start(value: P): TaskStart {
-    return { task: this.task, param: JSON.stringify(z.encode(this.schema, value)) };
+    return { task: this.task, param: z.encode(this.schema, value) };
   }
 
-  read(text: string): P {
-    return text.startsWith('{') ? z.decode(this.schema, JSON.parse(text)) : this.legacy(text);
+  /** What start wrote; a string is the text stored before parameters were JSON. */
+  read(stored: unknown): P {
+    return typeof stored === 'string' ? this.legacy(stored) : z.decode(this.schema, stored);
   }
 }
 
@@ -63,8 +67,8 @@ export interface TaskFailed {
 
 export interface TaskHandler<T extends InstanceTask, P> {
   readonly param: TaskParam<T, P>;
-  /** Sends the task to the driver under `opId` (the driver dedupes by it). */
-  submit(driver: ComputeDriver, opId: string, row: InstanceRow, param: P): Promise<void>;
+  /** What the driver is asked to do. */
+  op(row: InstanceRow, param: P): InstanceOp;
   /** The driver did it (inside the instance's row lock). */
   onDone(tx: Tx, row: InstanceRow, param: P, e: DriverEvent, snap: Snapshot): Promise<TaskDone>;
   /** The driver could not: undo what the task holds. */
@@ -87,15 +91,39 @@ export function isTask(name: string): name is InstanceTask {
   return (INSTANCE_TASKS as readonly string[]).includes(name);
 }
 
-/** The task in a pendingAction "task:statusBefore:param", read by its handler; null for an action. */
-export function pendingTaskOf(row: Pick<InstanceRow, 'pendingAction'>, handlers: TaskHandlers): PendingTask | null {
-  const [name = '', before, ...rest] = row.pendingAction?.split(':') ?? [];
-  if (!isTask(name)) return null;
-  const handler = handlers[name];
-  return { handler, before: (before as Status) ?? 'Stopped', param: handler.param.read(rest.join(':')) };
+type PendingColumns = Pick<InstanceRow, 'pendingOpId' | 'pendingOpKind' | 'pendingOpParams' | 'pendingOpFrom' | 'pendingOpBooting' | 'opStartedAt'>;
+
+/** The pending operation `opId` of `kind`, begun from status `from` at `at` (`params`: a task's, as TaskParam.start encodes it). */
+export function pendingOpColumns(op: { opId: string; kind: PendingOpKind; from: Status; at: Date; params?: unknown }): PendingColumns {
+  return {
+    pendingOpId: op.opId,
+    pendingOpKind: op.kind,
+    pendingOpParams: op.params ?? null,
+    pendingOpFrom: op.from,
+    pendingOpBooting: false,
+    opStartedAt: op.at,
+  };
 }
 
-/** The pendingAction of a task begun from `before`. */
-export function pendingActionOf(start: TaskStart, before: Status): string {
-  return `${start.task}:${before}:${start.param}`;
+/** The columns of an instance the driver is doing nothing for. */
+export const NO_PENDING_OP = {
+  pendingOpId: null,
+  pendingOpKind: null,
+  pendingOpParams: null,
+  pendingOpFrom: null,
+  pendingOpBooting: false,
+  opStartedAt: null,
+} as const satisfies PendingColumns;
+
+/** The status an instance goes back to when its pending operation fails. */
+export function statusBefore(row: Pick<InstanceRow, 'pendingOpFrom'>): Status {
+  return row.pendingOpFrom ?? 'Stopped';
+}
+
+/** The task of the pending operation, its parameter read by its handler; null for a creation or an action. */
+export function pendingTaskOf(row: Pick<InstanceRow, 'pendingOpKind' | 'pendingOpFrom' | 'pendingOpParams'>, handlers: TaskHandlers): PendingTask | null {
+  const kind = row.pendingOpKind;
+  if (!kind || !isTask(kind)) return null;
+  const handler = handlers[kind];
+  return { handler, before: statusBefore(row), param: handler.param.read(row.pendingOpParams) };
 }

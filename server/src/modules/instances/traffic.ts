@@ -24,7 +24,7 @@ import { z } from 'zod';
 import { bandwidthChoices, formatYuan, isPostpaid, type BandwidthQuote, type ChangeBandwidthResponse, type Instance, type Quote } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
-import type { ComputeDriver, DriverEvent } from '../../drivers/compute/types.js';
+import type { DriverEvent, InstanceOp } from '../../drivers/compute/types.js';
 import { AppError } from '../../http/errors.js';
 import type { Quotes } from '../catalogue/index.js';
 import type { CatalogueStore, Settings } from '../catalogue/index.js';
@@ -202,8 +202,8 @@ export class ChangeBandwidthTask implements TaskHandler<'changeBandwidth', Chang
 
   constructor(private deps: { meter: Meter; refunds: DowngradeRefunds }) {}
 
-  submit(driver: ComputeDriver, opId: string, row: InstanceRow, p: ChangeBandwidthParam): Promise<void> {
-    return driver.changeBandwidth(opId, row.id, p.mbps);
+  op(_row: InstanceRow, p: ChangeBandwidthParam): InstanceOp {
+    return { kind: 'changeBandwidth', params: { bandwidthMbps: p.mbps } };
   }
 
   /**

@@ -31,6 +31,7 @@ import type { UserRow } from '../users/index.js';
 import { maskMobile, type UserService } from '../users/index.js';
 import type { PasswordBox } from './secrets.js';
 import type { InstanceRow } from './service.js';
+import { runRate } from './run-rate.js';
 
 export interface InstanceViewDeps {
   db: Db;
@@ -205,7 +206,7 @@ export class InstanceViews {
       includedBandwidthMbps: r.includedBandwidthMbps,
       bandwidthChoices: r.category === 'Ebusiness' ? bandwidthChoices(r.includedBandwidthMbps, snap.settings.bandwidthStepsMbps) : [],
       cycle: r.cycle,
-      hourlyPrice: String(r.hourlyPrice + r.bandwidthHourlyPrice),
+      hourlyPrice: String(runRate(r, false)),
       noCardHourlyPrice: String(r.noCardHourlyPrice),
       diskDailyPrice: String(r.diskDailyPrice),
       expireAt: r.expireAt?.toISOString() ?? null,

@@ -21,9 +21,20 @@ import { and, asc, eq, gt, inArray, ne } from 'drizzle-orm';
 import type { Clock } from '../../../clock.js';
 import type { Db } from '../../../db/client.js';
 import { localEvents, localMachines, localOperations } from './schema.js';
-import { eventOfRow, OperationLog, stateRefusal } from '../operations.js';
+import { eventOfRow, OperationCalls, stateRefusal } from '../operations.js';
 import type { SizeCategory } from '@console/contract';
-import type { ComputeDriver, DriverEvent, EventKind, MachineService, MachineSpec, MachineStatus, OperationKind, ShellCommand } from '../types.js';
+import {
+  bootOpId,
+  type ComputeDriver,
+  type DriverEvent,
+  type DriverOp,
+  type EventKind,
+  type InstanceOp,
+  type MachineService,
+  type MachineSpec,
+  type MachineStatus,
+  type ShellCommand,
+} from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
 import { DESKTOP_PROGRAMS, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
@@ -79,7 +90,7 @@ export interface LocalDriverOptions {
   machinesAsServerUser?: boolean;
 }
 
-export class LocalComputeDriver extends OperationLog implements ComputeDriver {
+export class LocalComputeDriver extends OperationCalls implements ComputeDriver {
   readonly name = 'local';
   /** The notebook the host's python3 runs (asked once per process); null: no machine offers Jupyter. */
   readonly notebook = hostNotebook();
@@ -267,14 +278,14 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     return sandboxPaths(path.join(this.dir, 'hosts', m.hostId), m.instanceId);
   }
 
-  protected async submit(opId: string, instanceId: string, kind: OperationKind | 'boot', params: object) {
+  async submit(opId: string, instanceId: string, op: InstanceOp) {
     await this.ready;
     const inserted = await this.opts.db
       .insert(localOperations)
-      .values({ opId, instanceId, kind, params, state: 'pending', createdAt: this.opts.clock.now() })
+      .values({ opId, instanceId, kind: op.kind, params: op.params, state: 'pending', createdAt: this.opts.clock.now() })
       .onConflictDoNothing()
       .returning({ opId: localOperations.opId });
-    if (inserted.length) this.enqueue(instanceId, () => this.run(opId, instanceId, kind, params));
+    if (inserted.length) this.enqueue(instanceId, () => this.run(opId, instanceId, op));
   }
 
   private enqueue(instanceId: string, work: () => Promise<void>) {
@@ -292,13 +303,14 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
     }
   }
 
-  private async run(opId: string, instanceId: string, kind: OperationKind | 'boot', params: object) {
+  private async run(opId: string, instanceId: string, op: DriverOp) {
+    const { kind } = op;
     const [machine] = await this.opts.db.select().from(localMachines).where(eq(localMachines.instanceId, instanceId));
     let data: object = {};
     let error: string | null = this.refusal(kind, machine);
     if (!error) {
       try {
-        data = await this.execute(kind, instanceId, params, machine);
+        data = await this.execute(op, instanceId, machine);
       } catch (e) {
         error = e instanceof Error ? e.message : String(e);
         if (kind === 'boot') {
@@ -312,19 +324,19 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
       .set({ state: error ? 'failed' : 'done', error })
       .where(eq(localOperations.opId, opId));
     await this.event({ opId, instanceId, kind, ok: !error, error, data });
-    if (kind === 'create' && !error) this.enqueue(instanceId, () => this.run(`${opId}:boot`, instanceId, 'boot', {}));
+    if (kind === 'create' && !error) this.enqueue(instanceId, () => this.run(bootOpId(opId), instanceId, { kind: 'boot', params: {} }));
   }
 
-  private refusal(kind: OperationKind | 'boot', m: MachineRow | undefined): string | null {
+  private refusal(kind: DriverOp['kind'], m: MachineRow | undefined): string | null {
     if (kind === 'create') return m ? '机器已存在' : this.machineRefusal;
     if (!m || m.power === 'destroyed') return '机器不存在';
     return stateRefusal(kind, m.power);
   }
 
-  private async execute(kind: OperationKind | 'boot', instanceId: string, params: object, m: MachineRow | undefined): Promise<object> {
-    switch (kind) {
+  private async execute(op: DriverOp, instanceId: string, m: MachineRow | undefined): Promise<object> {
+    switch (op.kind) {
       case 'create': {
-        const spec = params as MachineSpec;
+        const spec = op.params;
         const row = { instanceId, hostId: spec.hostId ?? 'local', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, sshPort: this.opts.sshPort() };
         const uid = await this.uidOf(instanceId, spec);
         // What an earlier try cut short left there goes first; what this one leaves, if it fails.
@@ -352,7 +364,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         await this.runSandbox(m!, m!.gpu);
         return {};
       case 'start':
-        await this.runSandbox(m!, (params as { gpu: boolean }).gpu);
+        await this.runSandbox(m!, op.params.gpu);
         return {};
       case 'stop':
         await this.halt(m!, 'stopped');
@@ -368,17 +380,17 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         await this.setMachine(instanceId, { power: 'destroyed' });
         return {};
       case 'resizeDisk': {
-        const gb = (params as { dataDiskGb: number }).dataDiskGb;
+        const gb = op.params.dataDiskGb;
         const { dataImage, data } = this.paths(m!);
         if (existsSync(dataImage)) await growDisk(dataImage, data, gb);
         await this.setMachine(instanceId, { diskGb: gb });
         return {};
       }
       case 'changeBandwidth':
-        await this.setMachine(instanceId, { bandwidthMbps: (params as { bandwidthMbps: number }).bandwidthMbps });
+        await this.setMachine(instanceId, { bandwidthMbps: op.params.bandwidthMbps });
         return {};
       case 'migrate': {
-        const target = { instanceId, hostId: (params as { targetHostId: string }).targetHostId };
+        const target = { instanceId, hostId: op.params.targetHostId };
         const to = this.paths(target).root;
         mkdirSync(path.dirname(to), { recursive: true, mode: 0o711 });
         await this.detachDisks(m!);
@@ -388,7 +400,7 @@ export class LocalComputeDriver extends OperationLog implements ComputeDriver {
         return {};
       }
       case 'saveImage': {
-        const file = this.imageFile((params as { imageRef: string }).imageRef);
+        const file = this.imageFile(op.params.imageRef);
         await packImage(this.paths(m!), file, await this.uidOf(instanceId, m!.spec as MachineSpec), this.opts.bwrap);
         return { imageSizeGb: Math.max(1, Math.ceil(statSync(file).size / 1024 ** 3)) };
       }
