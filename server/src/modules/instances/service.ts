@@ -17,6 +17,7 @@
  *   conversions.ts      day-to-month and transfer to long-term rental
  *   prepaid.ts          auto-renewal and refund of unused time
  *   billing.ts          metering, data-disk days, expiry and release
+ *   run-rate.ts         what an hour of a run costs (runRate), and the same rule in SQL
  *   views.ts            list, detail and operation log as the console shows them
  *   reconciler.ts       the driver's event stream into applyEvent
  * Each order type an instance is sold by has its fulfiller registered in context.ts.
