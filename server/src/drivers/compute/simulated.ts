@@ -12,7 +12,19 @@ import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { simEvents, simFaults, simLostHosts, simMachines, simOperations } from './simulated-schema.js';
 import { eventOfRow, OperationCalls, opOfRow, stateRefusal } from './operations.js';
-import { bootOpId, type ComputeDriver, type DriverEvent, type DriverOp, type EventKind, type InstanceOp, type MachineSpec, type MachineStatus } from './types.js';
+import type { RoutesPlugin } from '../../http/routes-plugin.js';
+import { simulatedComputeRoutes } from './simulated-routes.js';
+import {
+  bootOpId,
+  type ComputeDriver,
+  type DriverEvent,
+  type DriverRoutesDeps,
+  type DriverOp,
+  type EventKind,
+  type InstanceOp,
+  type MachineSpec,
+  type MachineStatus,
+} from './types.js';
 
 export type SimDelays = Record<DriverOp['kind'], number>;
 
@@ -55,6 +67,11 @@ export class SimulatedComputeDriver extends OperationCalls implements ComputeDri
     private domain = 'gpu.local',
   ) {
     super();
+  }
+
+  /** Its machines' JupyterLab and application pages (how an instance is reached here), and the fleet's control panel. */
+  routes(deps: DriverRoutesDeps): RoutesPlugin {
+    return async (app) => simulatedComputeRoutes(app, this, deps.accessOf, { controlPanel: deps.controlPanel });
   }
 
   async status(instanceId: string): Promise<MachineStatus | null> {

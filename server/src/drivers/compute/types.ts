@@ -5,6 +5,7 @@
  * event stream. The server owns placement and capacity (catalogue inventory); the driver executes.
  */
 import type { SizeCategory } from '@console/contract';
+import type { RoutesPlugin } from '../../http/routes-plugin.js';
 
 export type OsFamily = 'linux' | 'windows';
 
@@ -145,6 +146,44 @@ export interface ComputeDriver {
   socketOf?(instanceId: string, service: MachineService): { path: string; close(): void } | null;
   /** Ends what the driver runs inside this process, as the server stops (the machines' recorded state stays). */
   shutdown?(): Promise<void>;
+  /**
+   * The ids of the machines running in this process's reach, for the SSH gateway, which a driver with
+   * shells it can reach offers (absent: no gateway).
+   */
+  runningIds?(): string[];
+  /** The accounts' 文件存储 trees its machines mount at /root/shared (absent: they mount none, and there is no 文件存储). */
+  readonly fileStore?: FileStoreMount;
+  /** Pages of the driver's own that the console serves (the simulated machines' pages, its control panel). */
+  routes?(deps: DriverRoutesDeps): RoutesPlugin;
+}
+
+/** Where and how the driver keeps the accounts' 文件存储 trees, which the console's 文件存储 pages read and write too. */
+export interface FileStoreMount {
+  root: string;
+  quotaGb: number;
+  /** Each tree an ext4 image of this many GiB; null where images cannot be mounted. */
+  imageGb: number | null;
+  /** The host uid the account's machines run as; absent: the server's own. */
+  hostUidOf?: (payerId: string) => Promise<number | null>;
+}
+
+/** What the driver's pages may show of an instance (the instances module's InstanceAccess). */
+export interface MachinePageAccess {
+  id: string;
+  name: string;
+  jupyterToken: string;
+  sshHost: string | null;
+  sshPort: number | null;
+  sshUser: string;
+  applicationId: string | null;
+  status: string;
+}
+
+export interface DriverRoutesDeps {
+  /** The instance's access by id (null: no such instance). */
+  accessOf(instanceId: string): Promise<MachinePageAccess | null>;
+  /** Whether its dev tools (the control panel) exist. */
+  controlPanel: boolean;
 }
 
 export interface ShellCommand {

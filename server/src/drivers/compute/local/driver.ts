@@ -29,6 +29,7 @@ import {
   type DriverEvent,
   type DriverOp,
   type EventKind,
+  type FileStoreMount,
   type InstanceOp,
   type MachineService,
   type MachineSpec,
@@ -225,6 +226,18 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
    */
   async hostUidOf(payerId: string): Promise<number | null> {
     return this.hostUids ? this.hostUids.of(payerId) : null;
+  }
+
+  /** The accounts' 文件存储 trees its machines mount, where it was given their root and quota. */
+  get fileStore(): FileStoreMount | undefined {
+    const { fileStoreRoot: root, fileStoreQuotaGb: quotaGb } = this.opts;
+    if (!root || !quotaGb) return undefined;
+    return {
+      root,
+      quotaGb,
+      imageGb: this.diskImages.ok ? treeImageGb(quotaGb) : null,
+      hostUidOf: this.hostUidMode.ok ? (payerId) => this.hostUidOf(payerId) : undefined,
+    };
   }
 
   /** A machine's host uid: its account's where it mounts the account's 文件存储, else its own. */
