@@ -145,7 +145,7 @@ export class TrainingService {
           ratePerHour: BigInt(quote.ratePerHour),
           held: units,
           packageMs,
-          log: [`${beijing(now)} ${packageMs > 0n ? `时长包预留 ${hours(packageMs)} 小时，` : ''}已预扣 ¥${yuan(units)}，排队等待 GPU`],
+          log: [`${beijing(now)} ${packageMs > 0n ? `时长包预留 ${hours(packageMs)} 小时，` : ''}已预扣 ¥${formatYuan(units)}，排队等待 GPU`],
           createdAt: now,
           updatedAt: now,
         });
@@ -219,7 +219,7 @@ export class TrainingService {
     const rest = row.held - row.charged;
     await this.giveBack(tx, row, 'release', rest, 0n, actorId);
     await this.deps.resources.releaseCardTime(tx, jobRef(row.id), row.packageMs - row.packageUsedMs);
-    const note = `${beijing(now)} ${why}：完成 ${row.epoch} 轮，结算 ¥${yuan(row.charged)}，退回 ¥${yuan(rest)}`;
+    const note = `${beijing(now)} ${why}：完成 ${row.epoch} 轮，结算 ¥${formatYuan(row.charged)}，退回 ¥${formatYuan(rest)}`;
     await tx
       .update(sdTrainJobs)
       .set({ status: 'cancelled', refunded: rest, finishedAt: now, heartbeatAt: now, updatedAt: now, log: appendLog(row.log, [note]) })
@@ -410,7 +410,7 @@ export class TrainingService {
     const ended = status === 'done';
     let refunded = row.refunded;
     if (ended) {
-      lines.push(`${beijing(now)} 训练完成：共 ${epoch} 轮，结算 ¥${yuan(charged)}`);
+      lines.push(`${beijing(now)} 训练完成：共 ${epoch} 轮，结算 ¥${formatYuan(charged)}`);
       // The epochs' shares add up to the hold; should a backend end with fewer, nothing stays held.
       refunded = row.held - charged;
       await this.giveBack(tx, row, 'release', refunded, 0n, null);
@@ -638,10 +638,6 @@ function appendLog(log: string[], lines: string[]): string[] {
 function thin(points: [number, number][]): [number, number][] {
   if (points.length <= LOSS_POINTS) return points;
   return points.filter((_, i) => i % 2 === 0 || i === points.length - 1);
-}
-
-function yuan(units: bigint): string {
-  return formatYuan(units);
 }
 
 /** A log line's time: Beijing, to the second. */
