@@ -1,6 +1,6 @@
 /**
  * Conversions of an instance's billing: day-to-month and post-paid to long-term rental.
- * Both are quoted with the one price function (catalogue quoteRenewal), become an order paid through
+ * Both are quoted with the one price function (quoteRenewal, catalogue/quotes.ts), become an order paid through
  * the normal pay flow, and are applied once per order by `apply` (the fulfiller of DayToMonth and
  * TransferToLong orders, registered in context.ts), under the instance's row lock, with an entry in
  * the operation log whose detail starts with the order number (the apply-once check).
