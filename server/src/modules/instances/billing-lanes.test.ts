@@ -10,7 +10,7 @@ import { sql } from 'drizzle-orm';
 import { yuanToUnits } from '@console/contract';
 import { startTestServer, type TestServer } from '../../../test/harness.js';
 import { checkLedger } from '../ledger/check.js';
-import { runCost } from './billing.js';
+import { runCost } from './meter.js';
 
 const yuan = yuanToUnits;
 const HOUR = 3_600_000;

@@ -25,7 +25,7 @@ import { openDatabase } from '../../db/client.js';
 import type { AppContext } from '../../context.js';
 import { createScratchDatabase } from '../../../test/scratch-db.js';
 import { checkLedger } from '../ledger/check.js';
-import { runCost } from './billing.js';
+import { runCost } from './meter.js';
 
 const yuan = yuanToUnits;
 const HOUR = 3_600_000;

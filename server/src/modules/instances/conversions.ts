@@ -44,9 +44,10 @@ import type { CatalogueStore } from '../catalogue/index.js';
 import type { OrderRow, OrderService } from '../orders/index.js';
 import type { UsageCharges } from '../orders/index.js';
 import type { UserRow } from '../users/index.js';
-import type { Meter } from './billing.js';
+import type { Meter } from './meter.js';
 import { unusedValue } from './prepaid.js';
-import { METER_OFF, type InstanceRow, type InstanceService } from './service.js';
+import { type InstanceService } from './service.js';
+import { METER_OFF, type InstanceRow } from './rows.js';
 
 const HOUR_MS = 3_600_000;
 

@@ -16,7 +16,8 @@ import { priceKey, type CatalogueStore, type Snapshot } from '../catalogue/index
 import type { ImageService, UsableImage } from '../images/index.js';
 import type { Fulfiller, OrderRow } from '../orders/index.js';
 import { newMachinePassword, type PasswordBox } from './secrets.js';
-import { instanceIdFor, type InstanceRow, type InstanceService } from './service.js';
+import { type InstanceService } from './service.js';
+import { instanceIdFor, type InstanceRow } from './rows.js';
 import { pendingOpColumns } from './tasks.js';
 
 /** What order.request holds for an instance purchase (orders/purchase.ts writes it). */

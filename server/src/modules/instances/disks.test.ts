@@ -5,7 +5,7 @@ import { countRows, get, json, post, type TestServer } from '../../../test/harne
 import { DELAYS, GPU_ORDER, HOUR, LIST, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
 import { instanceOperations, instances, orders } from '../../db/schema.js';
 import type { SimulatedComputeDriver } from '../../drivers/compute/simulated.js';
-import { diskHourCost } from './billing.js';
+import { diskHourCost } from './meter.js';
 
 const DAY = 86_400_000n;
 const DISKS = '/upgpu/api/v2.1/disks';

@@ -30,9 +30,10 @@ import type { LedgerService } from '../ledger/index.js';
 import type { Fulfiller, OrderRow, OrderService } from '../orders/index.js';
 import type { UsageCharges } from '../orders/index.js';
 import type { UserRow } from '../users/index.js';
-import { type InstanceRow, type InstanceService } from './service.js';
+import { type InstanceService } from './service.js';
+import { type InstanceRow } from './rows.js';
 import { TaskParam, type TaskDone, type TaskFailed, type TaskHandler } from './tasks.js';
-import { chargeDiskHours } from './billing.js';
+import { chargeDiskHours } from './meter.js';
 import { createdByScope, type InstanceViews } from './views.js';
 
 type StorageChargePage = { items: StorageCharge[]; total: number; page: number; pageSize: number };

@@ -1,5 +1,7 @@
 /** The instances module's public entry: what other modules and the composition root may use. */
 export * from './service.js';
+export * from './rows.js';
+export * from './meter.js';
 export * from './routes.js';
 export * from './app-token.js';
 export * from './billing.js';

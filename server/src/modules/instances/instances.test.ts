@@ -6,7 +6,7 @@ import { countRows, get, json, post, put, registerUser, startTestServer, type Te
 import { catalogueHosts, instances, orders, users } from '../../db/schema.js';
 import { SimulatedComputeDriver } from '../../drivers/compute/simulated.js';
 import { checkLedger } from '../ledger/check.js';
-import { runCost } from './billing.js';
+import { runCost } from './meter.js';
 import { pendingOpColumns } from './tasks.js';
 
 const yuan = yuanToUnits;

@@ -16,7 +16,8 @@ import { AppError, isAppError } from '../../http/errors.js';
 import type { InventoryService } from '../catalogue/index.js';
 import type { CatalogueStore, Snapshot } from '../catalogue/index.js';
 import type { UserRow } from '../users/index.js';
-import { holdText, type InstanceRow, type InstanceService } from './service.js';
+import { type InstanceService } from './service.js';
+import { holdText, type InstanceRow } from './rows.js';
 import { TaskParam, type TaskDone, type TaskFailed, type TaskHandler } from './tasks.js';
 import type { InstanceViews } from './views.js';
 

@@ -14,7 +14,8 @@ import { PURCHASE_TYPES, type Checkout, type FulfillerLine, type Fulfillers, typ
 import type { ResourceService } from '../resources/index.js';
 import type { BalanceFloors, ChildService, UserService } from '../users/index.js';
 import { AppTokens } from './app-token.js';
-import { InstanceBilling, Meter } from './billing.js';
+import { InstanceBilling } from './billing.js';
+import { Meter } from './meter.js';
 import { ConversionService } from './conversions.js';
 import { InstanceCreation } from './create.js';
 import { DiskService, ResizeDiskTask } from './disks.js';

@@ -41,7 +41,8 @@ import type { Checkout } from '../orders/index.js';
 import type { OrderService } from '../orders/index.js';
 import type { UserRow } from '../users/index.js';
 import type { RenewalService } from './renewal.js';
-import { instanceIdFor, type InstanceRow, type InstanceService } from './service.js';
+import { type InstanceService } from './service.js';
+import { instanceIdFor, type InstanceRow } from './rows.js';
 import type { InstanceViews } from './views.js';
 import { notices, type NoticeService } from '../notices/index.js';
 

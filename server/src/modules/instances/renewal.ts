@@ -16,7 +16,8 @@ import type { Quotes } from '../catalogue/index.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import type { Fulfiller, OrderRow, OrderService } from '../orders/index.js';
 import type { UserRow } from '../users/index.js';
-import { type InstanceRow, type InstanceService } from './service.js';
+import { type InstanceService } from './service.js';
+import { type InstanceRow } from './rows.js';
 
 export interface RenewalDeps {
   db: Db;

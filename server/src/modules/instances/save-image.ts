@@ -10,7 +10,8 @@ import type { DriverEvent, InstanceOp } from '../../drivers/compute/types.js';
 import type { CatalogueStore } from '../catalogue/index.js';
 import type { ImageService } from '../images/index.js';
 import type { UserRow } from '../users/index.js';
-import type { InstanceRow, InstanceService } from './service.js';
+import type { InstanceService } from './service.js';
+import type { InstanceRow } from './rows.js';
 import { TaskParam, type TaskDone, type TaskFailed, type TaskHandler } from './tasks.js';
 
 /** The image of my images being built. */

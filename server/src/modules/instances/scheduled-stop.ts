@@ -25,7 +25,8 @@ import type { Db } from '../../db/client.js';
 import { instances } from './schema.js';
 import { AppError } from '../../http/errors.js';
 import type { UserRow } from '../users/index.js';
-import type { InstanceRow, InstanceService } from './service.js';
+import type { InstanceService } from './service.js';
+import type { InstanceRow } from './rows.js';
 import type { InstanceViews } from './views.js';
 
 const HOUR_MS = 3_600_000;

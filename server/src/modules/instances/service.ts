@@ -59,14 +59,16 @@ import type { Fulfillers } from '../orders/index.js';
 import type { OrderRow } from '../orders/index.js';
 import type { UsageCharges } from '../orders/index.js';
 import type { BalanceFloors, UserRow } from '../users/index.js';
-import type { Meter } from './billing.js';
+import type { Meter } from './meter.js';
+import { METER_OFF, meterStart, type InstanceRow } from './rows.js';
 import { notices, type Notice } from '../notices/index.js';
 import { newMachinePassword, type PasswordBox } from './secrets.js';
 import { NO_PENDING_OP, pendingOpColumns, pendingTaskOf, isTask, statusBefore, type PendingTask, type TaskHandlers, type TaskStart } from './tasks.js';
 import { runRate, runRateSql } from './run-rate.js';
 import { findManaged, type InstanceViews } from './views.js';
 
-export type InstanceRow = typeof instances.$inferSelect;
+/** Statuses in which a post-paid instance is not charged for its run (nor about to be). */
+const NOT_RUNNING: readonly Status[] = ['Stopped', 'Shutdown', 'Failed', 'Deleting'];
 
 export interface InstanceDeps {
   db: Db;
@@ -620,31 +622,8 @@ interface Outcome {
   clearOp: boolean;
 }
 
-/** The metering columns of a post-paid run starting at `at` (billing.ts does the arithmetic); nothing for prepaid. */
-export function meterStart(row: InstanceRow, at: Date): Partial<InstanceRow> {
-  if (!isPostpaid(row.cycle)) return {};
-  return { meterRate: runRate(row), meterSince: at, meterSegment: at, meterMs: 0n, meterCharged: 0n };
-}
-
-/** The metering columns of an instance that is not metered. */
-/** Statuses in which a post-paid instance is not charged for its run (nor about to be). */
-const NOT_RUNNING: readonly Status[] = ['Stopped', 'Shutdown', 'Failed', 'Deleting'];
-
-export const METER_OFF = { meterRate: 0n, meterSince: null, meterSegment: null, meterMs: 0n, meterCharged: 0n } as const;
-
-/** "2 小时", "90 分钟". */
-export function holdText(minutes: number): string {
-  return minutes % 60 === 0 ? `${minutes / 60} 小时` : `${minutes} 分钟`;
-}
-
 /** When a stopped instance will be released: post-paid after stoppedReleaseDays; prepaid only once expired. */
 function releaseAfterStop(row: InstanceRow, at: Date, settings: Settings): Date | null {
   if (isPostpaid(row.cycle)) return new Date(at.getTime() + settings.stoppedReleaseDays * 86400_000);
   return row.expireAt && row.expireAt <= at ? new Date(row.expireAt.getTime() + settings.expiredReleaseDays * 86400_000) : null;
-}
-
-/** The same id for the same order and position, so a repeated fulfilment creates nothing new. */
-export function instanceIdFor(orderId: string, index: number): string {
-  const h = createHash('sha256').update(`${orderId}:${index}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }

@@ -9,7 +9,7 @@ import { migrationsFolder } from '../../db/client.js';
 import type { InventoryService } from '../catalogue/inventory.js';
 import type { ImageService } from '../images/service.js';
 import type { UsageCharges } from '../orders/usage.js';
-import type { Meter } from './billing.js';
+import type { Meter } from './meter.js';
 import { ResizeDiskTask } from './disks.js';
 import { MigrateTask } from './migrate.js';
 import { SaveImageTask } from './save-image.js';

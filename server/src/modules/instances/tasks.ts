@@ -22,7 +22,7 @@ import type { Tx } from '../../db/client.js';
 import type { DriverEvent, InstanceOp } from '../../drivers/compute/types.js';
 import type { Snapshot } from '../catalogue/index.js';
 import type { PendingOpKind } from './schema.js';
-import type { InstanceRow } from './service.js';
+import type { InstanceRow } from './rows.js';
 
 /** A task with its parameter, encoded: what beginTask writes into the pending operation. */
 export interface TaskStart {

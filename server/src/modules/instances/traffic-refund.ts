@@ -14,7 +14,7 @@ import type { Tx } from '../../db/client.js';
 import type { GiftService } from '../gifts/index.js';
 import type { Checkout } from '../orders/index.js';
 import type { OrderService } from '../orders/index.js';
-import { instanceIdFor, type InstanceRow } from './service.js';
+import { instanceIdFor, type InstanceRow } from './rows.js';
 
 const HOUR_MS = 3_600_000;
 

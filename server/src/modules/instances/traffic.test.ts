@@ -11,7 +11,7 @@ import { countRows, get, json, post, type TestServer } from '../../../test/harne
 import { DELAYS, HOUR, LIST, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
 import { instanceOperations, orders } from '../../db/schema.js';
 import type { SimulatedComputeDriver } from '../../drivers/compute/simulated.js';
-import { runCost } from './billing.js';
+import { runCost } from './meter.js';
 
 const yuan = yuanToUnits;
 /** ebz-c2m4: 5 Mbps included, ¥0.30/h post-paid, Day ¥7.20 at 0.95. Bandwidth ¥0.03 per Mbps-hour. */

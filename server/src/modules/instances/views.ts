@@ -30,7 +30,7 @@ import type { OrderService } from '../orders/index.js';
 import type { UserRow } from '../users/index.js';
 import { maskMobile, type UserService } from '../users/index.js';
 import type { PasswordBox } from './secrets.js';
-import type { InstanceRow } from './service.js';
+import type { InstanceRow } from './rows.js';
 import { runRate } from './run-rate.js';
 
 export interface InstanceViewDeps {
