@@ -4,14 +4,13 @@
  * it creates a child account holding only `gpu`, and the child, logged in with the parent's mobile
  * number, sees the GPU instance list and nothing else it was not granted.
  */
-import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser.js';
+import { closeConsole, openConsole } from './suite.js';
 import { registerInBrowser } from './console.js';
-import { startServer, type RunningServer } from './server.js';
+import type { RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'accounts');
 const label = (text: string) => new RegExp(`^${[...text].join('\\s*')}$`);
@@ -23,15 +22,9 @@ describe('accounts journey', () => {
   let parentMobile: string;
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
-    server = await startServer();
-    browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' })).newPage();
+    ({ server, browser, page } = await openConsole({ shots, context: true }));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeConsole({ browser, server }));
   const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`) });
 
   it('stops an uncertified account at the real-name gate on dataset creation, certifies it and returns it there', async () => {

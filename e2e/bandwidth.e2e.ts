@@ -4,14 +4,13 @@
  * row menu while it runs (操作中 for the seconds the driver takes, then 运行中 again), and the
  * detail page shows the new bandwidth and the hourly price with it.
  */
-import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { launchBrowser } from './browser.js';
+import { closeConsole, openConsole } from './suite.js';
 import { animationsDone, buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
-import { startServer, type RunningServer } from './server.js';
+import type { RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'bandwidth');
 const NAME = 'e2e-shop';
@@ -23,15 +22,9 @@ describe('e-commerce bandwidth journey', () => {
   let page: Page;
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
-    server = await startServer(SERVER_ENV);
-    browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' })).newPage();
+    ({ server, browser, page } = await openConsole({ shots, env: SERVER_ENV, context: true }));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeConsole({ browser, server }));
 
   const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`) });
   const row = () => page.locator('tr[data-row-key]').filter({ hasText: NAME });

@@ -5,14 +5,13 @@
  * sees the package with its remain, finds the order 已完成 on the bill page's 模型账单 tab, and the
  * header balance 50 yuan lower.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser.js';
+import { closeConsole, openConsole } from './suite.js';
 import { animationsDone, registerInBrowser, payOnSandboxPage } from './console.js';
-import { startServer, type RunningServer } from './server.js';
+import type { RunningServer } from './server.js';
 
 const shots = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
 const PACKAGE = '大模型 Token 包 1000 万';
@@ -23,15 +22,9 @@ describe('bills journey', () => {
   let page: Page;
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
-    server = await startServer();
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' });
+    ({ server, browser, page } = await openConsole({ shots }));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeConsole({ browser, server }));
 
   it('registers a new account', async () => {
     await registerInBrowser(page, server.url, '135', 'Bills1234');

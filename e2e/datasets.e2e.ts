@@ -8,15 +8,14 @@
  * ComfyUI workflow on the embedded ComfyUI, follows its nodes to the end and finds its pictures in
  * the gallery under the workflow's name.
  */
-import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { deflateSync, crc32 } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser.js';
+import { closeConsole, openConsole } from './suite.js';
 import { animationsDone, buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
-import { startServer, type RunningServer } from './server.js';
+import type { RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'datasets');
 
@@ -46,15 +45,9 @@ describe('AI image journey', () => {
   let page: Page;
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
-    server = await startServer({ IMAGE_BACKEND_SPEEDUP: '40', IMAGE_BACKEND_TICK_MS: '250' });
-    browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' })).newPage();
+    ({ server, browser, page } = await openConsole({ shots, env: { IMAGE_BACKEND_SPEEDUP: '40', IMAGE_BACKEND_TICK_MS: '250' }, context: true }));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeConsole({ browser, server }));
   const shot = (name: string) => animationsDone(page).then(() => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true }));
 
   it('creates a dataset as a certified account and uploads images, the non-image refused with its reason', async () => {

@@ -5,14 +5,13 @@
  * a second account opens the link, sees the image with the owner masked and opens the purchase page
  * with it preselected; the owner then expands the instance's data disk on /console/gpudata/disk.
  */
-import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser.js';
+import { closeConsole, openConsole } from './suite.js';
 import { animationsDone, buttonLabel as label, rechargeInBrowser, registerInBrowser } from './console.js';
-import { startServer, type RunningServer } from './server.js';
+import type { RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'images');
 const NAME = 'e2e-image-src';
@@ -28,15 +27,9 @@ describe('my images and data disks journey', () => {
   let imageId = '';
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
-    server = await startServer(SERVER_ENV);
-    browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' })).newPage();
+    ({ server, browser, page } = await openConsole({ shots, env: SERVER_ENV, context: true }));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeConsole({ browser, server }));
 
   const shot = (name: string, on: Page = page) => animationsDone(on).then(() => on.screenshot({ path: path.join(shots, `${name}.png`) }));
   const row = (text: string, on: Page = page) => on.locator('tr[data-row-key]').filter({ hasText: text });

@@ -5,14 +5,13 @@
  * (创建中 → 开机中 → 运行中), stops it, starts it in no-card mode, stops it again, releases it, and
  * finds its Usage order (按量计费) on the bill page with what the run was charged.
  */
-import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser.js';
+import { closeConsole, openConsole } from './suite.js';
 import { animationsDone, buttonLabel as label, rechargeInBrowser, registerInBrowser } from './console.js';
-import { startServer, type RunningServer } from './server.js';
+import type { RunningServer } from './server.js';
 
 /** Outside the repository: these are looked at, not kept. */
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'instances');
@@ -51,17 +50,10 @@ describe('instance journey', () => {
   let row: Locator;
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
-    server = await startServer(SERVER_ENV);
-    browser = await launchBrowser();
     // A context of its own, so a second tab (the bill page) shares the session.
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' });
-    page = await context.newPage();
+    ({ server, browser, page } = await openConsole({ shots, env: SERVER_ENV, context: true }));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeConsole({ browser, server }));
 
   const shot = (name: string, on: Page = page) => animationsDone(on).then(() => on.screenshot({ path: path.join(shots, `${name}.png`) }));
 

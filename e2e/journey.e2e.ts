@@ -3,13 +3,12 @@
  * and a real server: redirect to the GPU page, register with an SMS code read from the outbox,
  * land logged in, survive a reload, log out.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser.js';
-import { startServer, type RunningServer } from './server.js';
+import { closeConsole, openConsole } from './suite.js';
+import type { RunningServer } from './server.js';
 
 const shots = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
 
@@ -19,15 +18,9 @@ describe('newcomer journey', () => {
   let page: Page;
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
-    server = await startServer();
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' });
+    ({ server, browser, page } = await openConsole({ shots }));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeConsole({ browser, server }));
 
   it('redirects the root to the GPU cloud page', async () => {
     await page.goto(server.url + '/');

@@ -4,13 +4,12 @@
  * the server's price follow the billing cycle, and — as a visitor — log in from 立即购买 and come
  * back to the very same configuration.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser.js';
-import { startServer, type RunningServer } from './server.js';
+import { closeConsole, openConsole } from './suite.js';
+import type { RunningServer } from './server.js';
 
 const shots = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
 const DEMO = { mobile: '13800000000', password: 'Demo1234' };
@@ -23,15 +22,9 @@ describe('GPU market to purchase', () => {
   let configured: URL;
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
-    server = await startServer();
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' });
+    ({ server, browser, page } = await openConsole({ shots }));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeConsole({ browser, server }));
 
   const total = () => page.getByTestId('quote-total');
   const cycleOption = (label: string) => page.getByRole('radiogroup', { name: '计费方式' }).getByText(label, { exact: true });

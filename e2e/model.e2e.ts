@@ -5,14 +5,13 @@
  * with its tokens and cost, then finds both calls and their cost in 用量统计 and in the model bill
  * of the day.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser.js';
+import { closeConsole, openConsole } from './suite.js';
 import { animationsDone, buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
-import { startServer, type RunningServer } from './server.js';
+import type { RunningServer } from './server.js';
 
 const shots = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
 
@@ -23,16 +22,10 @@ describe('model service journey', () => {
   let secret = '';
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
     // A slow enough pace that the answer is seen arriving piece by piece.
-    server = await startServer({ MODEL_EMBEDDED_TOKENS_PER_SECOND: '20' });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' });
+    ({ server, browser, page } = await openConsole({ shots, env: { MODEL_EMBEDDED_TOKENS_PER_SECOND: '20' } }));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeConsole({ browser, server }));
 
   it('registers and recharges ¥50', async () => {
     await registerInBrowser(page, server.url, '136', 'Model1234');

@@ -3,14 +3,13 @@
  * recharges 100 yuan through the embedded sandbox gateway's scan page, sees 118 available (100 cash
  * + 18 gift credit) and finds its 50-yuan new-user voucher.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser.js';
+import { closeConsole, openConsole } from './suite.js';
 import { registerInBrowser, payOnSandboxPage } from './console.js';
-import { startServer, type RunningServer } from './server.js';
+import type { RunningServer } from './server.js';
 
 const shots = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
 
@@ -20,15 +19,9 @@ describe('recharge journey', () => {
   let page: Page;
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
-    server = await startServer();
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' });
+    ({ server, browser, page } = await openConsole({ shots }));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeConsole({ browser, server }));
 
   it('registers a new account', async () => {
     await registerInBrowser(page, server.url, '136', 'Money1234');
