@@ -1,12 +1,10 @@
-import { Alert, Button, Card, Form, Radio, Skeleton, Space, Tag, Typography } from 'antd';
+import { Alert, Button, Form, Radio, Skeleton, Space, Tag, Typography } from 'antd';
 import { useQuery, type UseQueryResult } from '@tanstack/react-query';
 import {
-  BillingCycle,
   BillingCycleUnit,
   formatFilterBy,
   MAX_DATA_DISK_GB,
   MAX_GPU_COUNT,
-  isPostpaid,
   type Application,
   type GpuHost,
   type Image,
@@ -20,9 +18,9 @@ import { Price } from '../../../components/Price';
 import { useSession } from '../../../session/useSession';
 import { AppCover } from './AppCover';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
-import { CycleField, nameSummary, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
+import { OrderTermsFields, payableOf, PurchaseLayout, termsSummary, type DiskField } from './PurchaseFields';
 import { gpuQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from '../utils/purchaseQuery';
-import { QuotePanel, type SummaryItem } from './QuotePanel';
+import type { SummaryItem } from './QuotePanel';
 import { useQuote } from '../hooks/useQuote';
 import { UserImageChoice, useUserImage, userImageLabel } from './UserImageChoice';
 
@@ -94,77 +92,52 @@ function GpuForm({ config: asked, regions, region, onChange }: { config: Purchas
   const image = images.data?.find((i) => i.id === imageId);
   const saved = useUserImage(config.applicationId ? undefined : config.userImageId);
   const summary = gpuSummary(config, region, gpuType, host, app ? app.name : saved.data ? userImageLabel(saved.data) : image && imageLabel(image));
-  const checkout = useCheckout(config, summary);
   const set: Change = (change) => onChange(config, change);
 
   return (
-    <div className="purchase-layout">
-      <Card>
-        <Form layout="horizontal" labelCol={{ flex: '96px' }} labelAlign="left" colon={false} className="purchase-form">
-          <CycleField config={config} onChange={set} />
-          <Form.Item label="地区">
-            <Radio.Group
-              aria-label="地区"
-              optionType="button"
-              value={config.regionId}
-              onChange={(e) => set({ regionId: e.target.value })}
-              options={regions.map((r) => ({ value: r.id, label: r.name }))}
-            />
-          </Form.Item>
-          {region.rooms.length > 0 && (
-            <Form.Item label="机房">
-              <Radio.Group
-                aria-label="机房"
-                optionType="button"
-                value={config.roomId ?? ''}
-                onChange={(e) => set({ roomId: e.target.value || undefined })}
-                options={[{ value: '', label: '自动分配' }, ...region.rooms.map((r) => ({ value: r.id, label: r.name }))]}
-              />
-            </Form.Item>
-          )}
-          <Form.Item label="GPU 型号">
-            <GpuTypeChoices available={available} value={gpuTypeId} cycle={config.cycle} app={app} onChange={(id) => set({ gpuTypeId: id })} />
-          </Form.Item>
-          <Form.Item label="GPU 数量" extra={countHelp(config, host, available.data, gpuTypeId)}>
-            <Radio.Group
-              aria-label="GPU 数量"
-              optionType="button"
-              value={config.gpuCount}
-              onChange={(e) => set({ gpuCount: e.target.value })}
-              options={countOptions(config.hostId ? host?.gpuFree : gpuType?.maxGpuPerHost)}
-            />
-          </Form.Item>
-          {config.hostId && <PinnedHost host={host} loading={hosts.isPending} onUnpin={() => set({ hostId: undefined })} />}
-          {host && <HostSpecs host={host} gpuCount={config.gpuCount} />}
-          <Form.Item label={app ? '镜像应用' : '镜像'}>
-            {asked.applicationId ? (
-              <ApplicationChoice app={app} query={apps} onChangeApp={() => set({ applicationId: undefined })} />
-            ) : asked.userImageId ? (
-              <UserImageChoice id={asked.userImageId} onClear={() => set({ userImageId: undefined })} />
-            ) : (
-              <ImageSelect query={images} value={imageId} empty="该型号暂无可用镜像" onChange={(id) => set({ imageId: id })} />
-            )}
-          </Form.Item>
-          <OrderTermsFields
-            config={config}
-            onChange={set}
-            disk={diskField(host, config.gpuCount)}
-            voucherCategory={config.applicationId ? 'App' : 'Gpu'}
-            payable={payableOf(quote.data)}
+    <PurchaseLayout config={config} regions={regions} summary={summary} quote={quote} ready={ready} settling={settling} onChange={set}>
+      {region.rooms.length > 0 && (
+        <Form.Item label="机房">
+          <Radio.Group
+            aria-label="机房"
+            optionType="button"
+            value={config.roomId ?? ''}
+            onChange={(e) => set({ roomId: e.target.value || undefined })}
+            options={[{ value: '', label: '自动分配' }, ...region.rooms.map((r) => ({ value: r.id, label: r.name }))]}
           />
-        </Form>
-      </Card>
-      <QuotePanel
-        summary={summary}
-        query={quote}
-        ready={ready}
-        settling={settling}
-        prepaid={!isPostpaid(config.cycle)}
-        loggedIn={loggedIn}
-        onBuy={checkout.buy}
+        </Form.Item>
+      )}
+      <Form.Item label="GPU 型号">
+        <GpuTypeChoices available={available} value={gpuTypeId} cycle={config.cycle} app={app} onChange={(id) => set({ gpuTypeId: id })} />
+      </Form.Item>
+      <Form.Item label="GPU 数量" extra={countHelp(config, host, available.data, gpuTypeId)}>
+        <Radio.Group
+          aria-label="GPU 数量"
+          optionType="button"
+          value={config.gpuCount}
+          onChange={(e) => set({ gpuCount: e.target.value })}
+          options={countOptions(config.hostId ? host?.gpuFree : gpuType?.maxGpuPerHost)}
+        />
+      </Form.Item>
+      {config.hostId && <PinnedHost host={host} loading={hosts.isPending} onUnpin={() => set({ hostId: undefined })} />}
+      {host && <HostSpecs host={host} gpuCount={config.gpuCount} />}
+      <Form.Item label={app ? '镜像应用' : '镜像'}>
+        {asked.applicationId ? (
+          <ApplicationChoice app={app} query={apps} onChangeApp={() => set({ applicationId: undefined })} />
+        ) : asked.userImageId ? (
+          <UserImageChoice id={asked.userImageId} onClear={() => set({ userImageId: undefined })} />
+        ) : (
+          <ImageSelect query={images} value={imageId} empty="该型号暂无可用镜像" onChange={(id) => set({ imageId: id })} />
+        )}
+      </Form.Item>
+      <OrderTermsFields
+        config={config}
+        onChange={set}
+        disk={diskField(host, config.gpuCount)}
+        voucherCategory={config.applicationId ? 'App' : 'Gpu'}
+        payable={payableOf(quote.data)}
       />
-      {checkout.holder}
-    </div>
+    </PurchaseLayout>
   );
 }
 
@@ -226,10 +199,7 @@ function gpuSummary(
     { label: '地区', value: place.startsWith(region.name) ? place : `${region.name} · ${place}` },
     { label: 'GPU', value: gpuType ? `${gpuType.name} × ${config.gpuCount} 卡` : '—' },
     { label: config.applicationId ? '应用' : '镜像', value: software ?? '—' },
-    { label: '计费方式', value: BillingCycle.label(config.cycle) },
-    { label: config.cycle === 'Hour' ? '预估时长' : '购买时长', value: `${config.duration} ${BillingCycleUnit[config.cycle]}` },
-    ...(config.dataDiskGb ? [{ label: '数据盘', value: `${config.dataDiskGb} GB` }] : []),
-    ...nameSummary(config),
+    ...termsSummary(config),
   ];
 }
 

@@ -1,7 +1,8 @@
 import { useRef, useState, type ReactNode } from 'react';
-import { App, Form, Input, InputNumber, Segmented, Select, Space, Typography } from 'antd';
+import { App, Card, Form, Input, InputNumber, Radio, Segmented, Select, Space, Typography } from 'antd';
 import { useNavigate } from 'react-router';
 import {
+  BillingCycle,
   BillingCycleUnit,
   formatYuan,
   MAX_DURATION,
@@ -11,9 +12,10 @@ import {
   type Order,
   type OrderStatus,
   type Quote,
+  type Region,
   type Voucher,
 } from '@console/contract';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient, type UseQueryResult } from '@tanstack/react-query';
 import dayjs from 'dayjs';
 import { formatDay } from '../../../lib/time';
 import { catalogueQueries } from '../api/catalogue';
@@ -29,7 +31,7 @@ import { UnitNumberInput } from '../../../components/UnitNumberInput';
 import { useSession } from '../../../session/useSession';
 import { CYCLE_OPTIONS } from '../utils/marketQuery';
 import { gpuQuoteRequest, loginUrlFor, NAME_MAX_LENGTH, sizeQuoteRequest, type PurchaseConfig } from '../utils/purchaseQuery';
-import type { SummaryItem } from './QuotePanel';
+import { QuotePanel, type SummaryItem } from './QuotePanel';
 
 type Change = (change: Partial<PurchaseConfig>) => void;
 
@@ -38,7 +40,65 @@ export function payableOf(quote: Quote | undefined): bigint | undefined {
   return quote ? BigInt(quote.total) + BigInt(quote.voucherDeduction) : undefined;
 }
 
-export function CycleField({ config, onChange }: { config: PurchaseConfig; onChange: Change }) {
+/**
+ * The purchase page every product shares: the form (计费方式 and 地区 first, then the product's own
+ * fields) beside the summary with its price, and the order flow behind 立即购买.
+ */
+export function PurchaseLayout({
+  config,
+  regions,
+  summary,
+  quote,
+  ready,
+  settling,
+  onChange,
+  children,
+}: {
+  config: PurchaseConfig;
+  regions: Region[];
+  summary: SummaryItem[];
+  quote: UseQueryResult<Quote>;
+  /** The configuration is complete enough to ask for a price. */
+  ready: boolean;
+  settling: boolean;
+  onChange: Change;
+  /** The product's own fields, after the region. */
+  children: ReactNode;
+}) {
+  const { loggedIn } = useSession();
+  const checkout = useCheckout(config, summary);
+  return (
+    <div className="purchase-layout">
+      <Card>
+        <Form layout="horizontal" labelCol={{ flex: '96px' }} labelAlign="left" colon={false} className="purchase-form">
+          <CycleField config={config} onChange={onChange} />
+          <Form.Item label="地区">
+            <Radio.Group
+              aria-label="地区"
+              optionType="button"
+              value={config.regionId}
+              onChange={(e) => onChange({ regionId: e.target.value })}
+              options={regions.map((r) => ({ value: r.id, label: r.name }))}
+            />
+          </Form.Item>
+          {children}
+        </Form>
+      </Card>
+      <QuotePanel
+        summary={summary}
+        query={quote}
+        ready={ready}
+        settling={settling}
+        prepaid={!isPostpaid(config.cycle)}
+        loggedIn={loggedIn}
+        onBuy={checkout.buy}
+      />
+      {checkout.holder}
+    </div>
+  );
+}
+
+function CycleField({ config, onChange }: { config: PurchaseConfig; onChange: Change }) {
   return (
     <Form.Item label="计费方式">
       <Segmented aria-label="计费方式" options={CYCLE_OPTIONS} value={config.cycle} onChange={(cycle) => onChange({ cycle })} />
@@ -180,8 +240,18 @@ function NameInput({ value, onChange }: { value: string; onChange: (name: string
   );
 }
 
+/** The summary lines for the terms every order has, whatever it buys: after the product's own lines. */
+export function termsSummary(config: PurchaseConfig): SummaryItem[] {
+  return [
+    { label: '计费方式', value: BillingCycle.label(config.cycle) },
+    { label: config.cycle === 'Hour' ? '预估时长' : '购买时长', value: `${config.duration} ${BillingCycleUnit[config.cycle]}` },
+    ...(config.dataDiskGb ? [{ label: '数据盘', value: `${config.dataDiskGb} GB` }] : []),
+    ...nameSummary(config),
+  ];
+}
+
 /** The name the buyer typed, as a line of the order summary (none when left empty). */
-export function nameSummary(config: PurchaseConfig): SummaryItem[] {
+function nameSummary(config: PurchaseConfig): SummaryItem[] {
   const name = config.name.trim();
   return name ? [{ label: '实例名称', value: name }] : [];
 }

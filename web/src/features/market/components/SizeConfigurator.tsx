@@ -1,12 +1,10 @@
-import { Alert, Card, Form, Radio, Skeleton, Typography } from 'antd';
+import { Alert, Form, Skeleton, Typography } from 'antd';
 import { useQuery, type UseQueryResult } from '@tanstack/react-query';
 import {
-  BillingCycle,
   BillingCycleUnit,
   InstanceCategory,
   MAX_DATA_DISK_GB,
   MAX_INSTANCE_COUNT,
-  isPostpaid,
   type Region,
   type Size,
   type SizeCategory,
@@ -19,10 +17,10 @@ import { Price } from '../../../components/Price';
 import { UnitNumberInput } from '../../../components/UnitNumberInput';
 import { useSession } from '../../../session/useSession';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
-import { CycleField, nameSummary, OrderTermsFields, payableOf, useCheckout, type DiskField } from './PurchaseFields';
+import { OrderTermsFields, payableOf, PurchaseLayout, termsSummary, type DiskField } from './PurchaseFields';
 import { sizeQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from '../utils/purchaseQuery';
 import { UserImageChoice, useUserImage, userImageLabel } from './UserImageChoice';
-import { QuotePanel, type SummaryItem } from './QuotePanel';
+import type { SummaryItem } from './QuotePanel';
 import { useQuote } from '../hooks/useQuote';
 
 type Change = (change: Partial<PurchaseConfig>) => void;
@@ -74,50 +72,25 @@ function SizeForm({
   const image = images.data?.find((i) => i.id === imageId);
   const saved = useUserImage(config.userImageId);
   const summary = sizeSummary(config, region, size, saved.data ? userImageLabel(saved.data) : image && imageLabel(image));
-  const checkout = useCheckout(config, summary);
   const set: Change = (change) => onChange(config, change);
 
   return (
-    <div className="purchase-layout">
-      <Card>
-        <Form layout="horizontal" labelCol={{ flex: '96px' }} labelAlign="left" colon={false} className="purchase-form">
-          <CycleField config={config} onChange={set} />
-          <Form.Item label="地区">
-            <Radio.Group
-              aria-label="地区"
-              optionType="button"
-              value={region.id}
-              onChange={(e) => set({ regionId: e.target.value })}
-              options={regions.map((r) => ({ value: r.id, label: r.name }))}
-            />
-          </Form.Item>
-          <Form.Item label="规格">
-            <SizeChoices query={sizes} value={sizeId} cycle={config.cycle} onChange={(id) => set({ sizeId: id })} />
-          </Form.Item>
-          <Form.Item label="镜像">
-            {asked.userImageId ? (
-              <UserImageChoice id={asked.userImageId} onClear={() => set({ userImageId: undefined })} />
-            ) : (
-              <ImageSelect query={images} value={imageId} empty="暂无可用镜像" onChange={(id) => set({ imageId: id })} />
-            )}
-          </Form.Item>
-          <Form.Item label="购买数量" extra={`一次最多购买 ${MAX_INSTANCE_COUNT} 台`}>
-            <UnitNumberInput label="购买数量" unit="台" min={1} max={MAX_INSTANCE_COUNT} value={config.count} onChange={(count) => set({ count })} />
-          </Form.Item>
-          <OrderTermsFields config={config} onChange={set} disk={sizeDisk(size)} voucherCategory={category} payable={payableOf(quote.data)} />
-        </Form>
-      </Card>
-      <QuotePanel
-        summary={summary}
-        query={quote}
-        ready={ready}
-        settling={settling}
-        prepaid={!isPostpaid(config.cycle)}
-        loggedIn={loggedIn}
-        onBuy={checkout.buy}
-      />
-      {checkout.holder}
-    </div>
+    <PurchaseLayout config={config} regions={regions} summary={summary} quote={quote} ready={ready} settling={settling} onChange={set}>
+      <Form.Item label="规格">
+        <SizeChoices query={sizes} value={sizeId} cycle={config.cycle} onChange={(id) => set({ sizeId: id })} />
+      </Form.Item>
+      <Form.Item label="镜像">
+        {asked.userImageId ? (
+          <UserImageChoice id={asked.userImageId} onClear={() => set({ userImageId: undefined })} />
+        ) : (
+          <ImageSelect query={images} value={imageId} empty="暂无可用镜像" onChange={(id) => set({ imageId: id })} />
+        )}
+      </Form.Item>
+      <Form.Item label="购买数量" extra={`一次最多购买 ${MAX_INSTANCE_COUNT} 台`}>
+        <UnitNumberInput label="购买数量" unit="台" min={1} max={MAX_INSTANCE_COUNT} value={config.count} onChange={(count) => set({ count })} />
+      </Form.Item>
+      <OrderTermsFields config={config} onChange={set} disk={sizeDisk(size)} voucherCategory={category} payable={payableOf(quote.data)} />
+    </PurchaseLayout>
   );
 }
 
@@ -168,9 +141,6 @@ function sizeSummary(config: PurchaseConfig, region: Region, size: Size | undefi
     { label: '地区', value: region.name },
     { label: '规格', value: size ? `${size.name} × ${config.count} 台` : '—' },
     { label: '镜像', value: image ?? '—' },
-    { label: '计费方式', value: BillingCycle.label(config.cycle) },
-    { label: config.cycle === 'Hour' ? '预估时长' : '购买时长', value: `${config.duration} ${BillingCycleUnit[config.cycle]}` },
-    ...(config.dataDiskGb ? [{ label: '数据盘', value: `${config.dataDiskGb} GB` }] : []),
-    ...nameSummary(config),
+    ...termsSummary(config),
   ];
 }
