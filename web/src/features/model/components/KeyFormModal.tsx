@@ -4,7 +4,7 @@
  * contract's message), and money is typed in yuan and sent in 0.0001-yuan units.
  */
 import { useState } from 'react';
-import { App, Button, DatePicker, Form, Input, InputNumber, Modal, Select, Typography, type FormRule as Rule } from 'antd';
+import { App, Button, DatePicker, Form, Input, InputNumber, Select, Typography, type FormRule as Rule } from 'antd';
 import { useQuery } from '@tanstack/react-query';
 import type { Dayjs } from 'dayjs';
 import type { z } from 'zod';
@@ -22,6 +22,7 @@ import {
 import { apiKeysApi, squareQueries } from '../api/model';
 import { formatUnitPrice } from '../../../components/Price';
 import { beijingWallClock, instantOfBeijingWallClock } from '../../../lib/time';
+import { FormModal } from '../../../components/FormModal';
 
 const fields = apiKeyCreateRequestSchema.shape;
 const EXPIRY_FORMAT = 'YYYY-MM-DD HH:mm';
@@ -216,17 +217,13 @@ export function KeyFormModal({
   };
 
   return (
-    <Modal
-      open
+    <FormModal
       title={apiKey ? `编辑密钥「${apiKey.name}」` : '新建密钥'}
       okText={apiKey ? '保存' : '创建'}
-      cancelText="取消"
-      onOk={() => void save()}
-      onCancel={onClose}
-      confirmLoading={busy}
-      mask={{ closable: false }}
-      destroyOnHidden
       width={600}
+      busy={busy}
+      onSave={save}
+      onClose={onClose}
     >
       <Form form={form} layout="vertical" requiredMark={false} initialValues={initialValues(apiKey)}>
         <Form.Item name="name" label="密钥名称" rules={nameRules} extra="用于区分不同应用或环境，如「生产环境」「测试脚本」">
@@ -287,6 +284,6 @@ export function KeyFormModal({
           <InputNumber aria-label="每分钟 Token 数上限" min={1} max={API_KEY_TPM_MAX} precision={0} placeholder="不限" style={{ width: 240 }} />
         </Form.Item>
       </Form>
-    </Modal>
+    </FormModal>
   );
 }

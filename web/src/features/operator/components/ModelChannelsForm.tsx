@@ -4,7 +4,7 @@
  * only when typed (left empty, the stored key stays), and never shown.
  */
 import { useState } from 'react';
-import { App, Button, Flex, Form, Input, InputNumber, Modal, Radio, Select, Switch, Typography, type FormRule } from 'antd';
+import { App, Button, Flex, Form, Input, InputNumber, Radio, Select, Switch, Typography, type FormRule } from 'antd';
 import type { z } from 'zod';
 import { DeleteOutlined, PlusOutlined } from '@ant-design/icons';
 import {
@@ -22,6 +22,7 @@ import {
 } from '@console/contract';
 import { isApiError } from '../../../api/errors';
 import { modelChannelsApi } from '../api/modelChannels';
+import { FormModal } from '../../../components/FormModal';
 
 interface Values {
   id: string;
@@ -148,17 +149,13 @@ export function ModelChannelsForm({
   const modelOptions = models.map((m) => ({ value: m.id, label: m.active ? `${m.name}（${m.id}）` : `${m.name}（${m.id}，已下架）` }));
 
   return (
-    <Modal
-      open
+    <FormModal
       title={channel ? `编辑渠道「${channel.name}」` : '新建渠道'}
       okText={channel ? '保存' : '创建'}
-      cancelText="取消"
-      onOk={() => void save()}
-      onCancel={onClose}
-      confirmLoading={busy}
-      mask={{ closable: false }}
-      destroyOnHidden
       width={640}
+      busy={busy}
+      onSave={save}
+      onClose={onClose}
     >
       <Form form={form} layout="vertical" requiredMark={false} initialValues={initialValues(channel)}>
         <Form.Item
@@ -265,6 +262,6 @@ export function ModelChannelsForm({
           </Form.Item>
         </Flex>
       </Form>
-    </Modal>
+    </FormModal>
   );
 }

@@ -4,10 +4,11 @@
  * what changed is sent.
  */
 import { useState } from 'react';
-import { App, Form, Input, InputNumber, Modal, Select, type FormRule as Rule } from 'antd';
+import { App, Form, Input, InputNumber, Select, type FormRule as Rule } from 'antd';
 import type { z } from 'zod';
 import { operatorModelUpdateSchema, type OperatorModel, type OperatorModelChannels, type OperatorModelUpdate } from '@console/contract';
 import { modelChannelsApi } from '../api/modelChannels';
+import { FormModal } from '../../../components/FormModal';
 
 const fields = operatorModelUpdateSchema.shape;
 
@@ -79,18 +80,7 @@ export function ModelChannelsModelForm({
   };
 
   return (
-    <Modal
-      open
-      title={`编辑模型「${model.name}」`}
-      okText="保存"
-      cancelText="取消"
-      onOk={() => void save()}
-      onCancel={onClose}
-      confirmLoading={busy}
-      mask={{ closable: false }}
-      destroyOnHidden
-      width={560}
-    >
+    <FormModal title={`编辑模型「${model.name}」`} okText="保存" width={560} busy={busy} onSave={save} onClose={onClose}>
       <Form
         form={form}
         layout="vertical"
@@ -129,6 +119,6 @@ export function ModelChannelsModelForm({
           <Input.TextArea rows={3} maxLength={500} showCount />
         </Form.Item>
       </Form>
-    </Modal>
+    </FormModal>
   );
 }
