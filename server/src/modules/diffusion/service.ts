@@ -44,14 +44,13 @@ import {
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
-import { isUniqueViolation } from '../../db/results.js';
 import { loraColorOf } from '../../drivers/image-backend/lora-file.js';
 import type { PainterDriver, PainterEvent } from '../../drivers/image-backend/types.js';
 import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueService } from '../catalogue/index.js';
 import type { LedgerService } from '../ledger/index.js';
-import { advanceEach, advanceRun, staleAfter } from '../image-jobs/index.js';
+import { admitOnce, advanceEach, advanceRun, hasRoom, staleAfter } from '../image-jobs/index.js';
 import type { ResourceService } from '../resources/index.js';
 import { sdGenImages, sdGenTasks, type UsedLora } from './schema.js';
 
@@ -195,21 +194,16 @@ export class DiffusionService {
     const images = t.params.batchCount;
     const now = this.deps.clock.now();
     const id = randomUUID();
-    let made: string = id;
-    try {
-      await this.deps.db.transaction(async (tx) => {
-        await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sd_gen_tasks:${payerId}`}))`);
-        // The same request that waited for the lock finds the task the first one made.
-        const [same] = await tx
-          .select({ id: sdGenTasks.id })
-          .from(sdGenTasks)
-          .where(and(eq(sdGenTasks.userId, payerId), eq(sdGenTasks.requestId, requestId)));
-        if (same) return (made = same.id);
-        const [{ n } = { n: 0 }] = await tx
-          .select({ n: count() })
-          .from(sdGenTasks)
-          .where(and(eq(sdGenTasks.userId, payerId), inArray(sdGenTasks.status, [...ACTIVE])));
-        if (n >= DIFFUSION_MAX_ACTIVE) throw new AppError('DIFFUSION_ACTIVE_LIMIT');
+    return admitOnce({
+      db: this.deps.db,
+      jobs: sdGenTasks,
+      payerId,
+      requestId,
+      id,
+      active: ACTIVE,
+      maxActive: DIFFUSION_MAX_ACTIVE,
+      limitError: 'DIFFUSION_ACTIVE_LIMIT',
+      insert: async (tx) => {
         // The packages pay for the first images, whole ones; the cash holds the rest.
         const reserved = await this.deps.resources.reserveCardTime(tx, payerId, jobRef(id), DIFFUSION_GPU, t.imageMs * BigInt(images), t.imageMs);
         const packageImages = Number(reserved / t.imageMs);
@@ -244,15 +238,10 @@ export class DiffusionService {
           amount: held,
           short: 'DIFFUSION_INSUFFICIENT_CASH',
         });
-      });
-    } catch (e) {
-      if (isUniqueViolation(e)) {
-        const won = await this.byRequest(payerId, requestId);
-        if (won) return won;
-      }
-      throw e;
-    }
-    return this.get(payerId, made);
+      },
+      byRequest: () => this.byRequest(payerId, requestId),
+      get: (taskId) => this.get(payerId, taskId),
+    });
   }
 
   async list(
@@ -387,10 +376,7 @@ export class DiffusionService {
       poll: () => painter.poll(id),
       drop: () => painter.cancel(id),
       start: async (tx, row, now) => {
-        // Starts take turns across processes, so two cannot both take the last place.
-        await tx.execute(sql`select pg_advisory_xact_lock(hashtext('sd_gen_tasks:capacity'))`);
-        const [{ n } = { n: 0 }] = await tx.select({ n: count() }).from(sdGenTasks).where(eq(sdGenTasks.status, 'running'));
-        return n < this.deps.capacity ? this.run(tx, row, now) : false;
+        return (await hasRoom(tx, sdGenTasks, ['running'], this.deps.capacity)) ? this.run(tx, row, now) : false;
       },
       takeOver: (tx, row, now) => this.run(tx, row, now),
       apply: (tx, row, events, now) => this.apply(tx, row, events, now),

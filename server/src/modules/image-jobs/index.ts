@@ -1,2 +1,3 @@
-/** The image-jobs module's public entry: the runner training and diffusion move their jobs with. */
+/** The image-jobs module's public entry: how training and diffusion admit their jobs and move them. */
+export * from './admit.js';
 export * from './runner.js';

@@ -41,7 +41,6 @@ import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
-import { isUniqueViolation } from '../../db/results.js';
 import type { TrainerDriver, TrainerEvent, TrainingImage } from '../../drivers/image-backend/types.js';
 import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
@@ -49,7 +48,7 @@ import type { CatalogueService } from '../catalogue/index.js';
 import type { DatasetService } from '../datasets/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { LedgerService } from '../ledger/index.js';
-import { advanceEach, advanceRun, staleAfter } from '../image-jobs/index.js';
+import { admitOnce, advanceEach, advanceRun, hasRoom, staleAfter } from '../image-jobs/index.js';
 import { sdTrainEpochs, sdTrainJobs } from './schema.js';
 
 type JobRow = typeof sdTrainJobs.$inferSelect;
@@ -106,22 +105,16 @@ export class TrainingService {
     const { quote, estimate } = await this.price(imageIds, body);
     const now = this.deps.clock.now();
     const id = randomUUID();
-    let started: string = id;
-    try {
-      await this.deps.db.transaction(async (tx) => {
-        // One account's starts take turns, so two at once cannot both pass the limit.
-        await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sd_train_jobs:${payerId}`}))`);
-        // The same request that waited for the lock finds the job the first one started.
-        const [same] = await tx
-          .select({ id: sdTrainJobs.id })
-          .from(sdTrainJobs)
-          .where(and(eq(sdTrainJobs.userId, payerId), eq(sdTrainJobs.requestId, body.requestId)));
-        if (same) return (started = same.id);
-        const [{ n } = { n: 0 }] = await tx
-          .select({ n: count() })
-          .from(sdTrainJobs)
-          .where(and(eq(sdTrainJobs.userId, payerId), inArray(sdTrainJobs.status, [...LORA_JOB_ACTIVE])));
-        if (n >= LORA_MAX_ACTIVE_JOBS) throw new AppError('TRAIN_ACTIVE_LIMIT');
+    return admitOnce({
+      db: this.deps.db,
+      jobs: sdTrainJobs,
+      payerId,
+      requestId: body.requestId,
+      id,
+      active: LORA_JOB_ACTIVE,
+      maxActive: LORA_MAX_ACTIVE_JOBS,
+      limitError: 'TRAIN_ACTIVE_LIMIT',
+      insert: async (tx) => {
         // The packages first: what they reserve is not held from the cash.
         const reserved = await this.deps.resources.reserveCardTime(tx, payerId, jobRef(id), LORA_TRAINING_GPU, estimateMs(estimate));
         const { cash: units, packageMs } = splitEstimate(estimate, reserved);
@@ -159,16 +152,10 @@ export class TrainingService {
           amount: units,
           short: 'TRAIN_INSUFFICIENT_CASH',
         });
-      });
-    } catch (e) {
-      // The same request raced itself: the other one started the job.
-      if (isUniqueViolation(e)) {
-        const won = await this.byRequest(payerId, body.requestId);
-        if (won) return won;
-      }
-      throw e;
-    }
-    return this.get(payerId, started);
+      },
+      byRequest: () => this.byRequest(payerId, body.requestId),
+      get: (jobId) => this.get(payerId, jobId),
+    });
   }
 
   async list(payerId: string, q: { page: number; pageSize: number; status?: 'active' | 'done' }): Promise<PageOf<typeof loraJobSchema>> {
@@ -336,13 +323,7 @@ export class TrainingService {
   }
 
   private async startIfRoom(tx: Tx, row: JobRow, now: Date): Promise<boolean> {
-    // Starts take turns across processes, so two cannot both take the last place.
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('sd_train_jobs:capacity'))`);
-    const [{ n } = { n: 0 }] = await tx
-      .select({ n: count() })
-      .from(sdTrainJobs)
-      .where(inArray(sdTrainJobs.status, ['preparing', 'training', 'saving']));
-    if (n >= this.deps.capacity) return false;
+    if (!(await hasRoom(tx, sdTrainJobs, ['preparing', 'training', 'saving'], this.deps.capacity))) return false;
     return this.run(tx, row, now, `${beijing(now)} 开始准备：加载底模和数据集`);
   }
 
