@@ -1,22 +1,15 @@
-import { useState } from 'react';
-import { Alert, App, Button, Descriptions, Flex, Form, Input, Result, Segmented, Space, Spin, Upload } from 'antd';
+import { useState, type ReactNode } from 'react';
+import { Alert, App, Button, Descriptions, Flex, Form, Input, Result, Segmented, Space, Spin } from 'antd';
 import { UploadOutlined } from '@ant-design/icons';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import {
-  CertType,
-  creditCodeProblem,
-  REVIEW_IMAGE_MAX_BYTES,
-  residentIdProblem,
-  type CertifyInfo,
-  type EnterpriseCertify,
-  type PersonalCertify,
-} from '@console/contract';
+import { CertType, creditCodeProblem, residentIdProblem, type CertifyInfo, type EnterpriseCertify, type PersonalCertify } from '@console/contract';
 import { ACCOUNT_KEYS, certifyApi, accountQueries } from '../api/account';
 import { CERT_RETURN_KEY } from '../../../api/client';
 import { userApi } from '../../../api/user';
 import { LoadError } from '../../../components/LoadError';
 import { session } from '../../../session/store';
+import { ReviewImageUpload } from './ReviewImageUpload';
 
 type Kind = 'Personal' | 'Enterprise';
 
@@ -121,6 +114,79 @@ function numberRule(empty: string, problemOf: (v: string) => string | null) {
 
 const idRule = numberRule('请输入身份证号', residentIdProblem);
 
+/** A person's name as on an ID card: the holder's, or a company's legal representative's. */
+function personNameRules(empty: string) {
+  return [
+    { required: true, message: empty },
+    { pattern: /^[\u3400-\u9fff·•A-Za-z ]{2,30}$/u, message: '姓名须为 2-30 个汉字或字母' },
+  ];
+}
+
+/**
+ * Saved details waiting for the buyer's go-ahead: confirming submits them as they are, 修改信息
+ * reopens the form with them.
+ */
+function SavedDetails({
+  note,
+  busy,
+  confirmText,
+  canConfirm = true,
+  onConfirm,
+  onEdit,
+  children,
+}: {
+  note?: string;
+  busy: boolean;
+  confirmText: string;
+  canConfirm?: boolean;
+  onConfirm: () => void;
+  onEdit: () => void;
+  /** The Descriptions.Item rows. */
+  children: ReactNode;
+}) {
+  return (
+    <Flex vertical gap={16}>
+      {note && <Alert type="info" showIcon title={note} />}
+      <Descriptions bordered column={1} size="small">
+        {children}
+      </Descriptions>
+      <Space>
+        <Button type="primary" disabled={!canConfirm} loading={busy} onClick={onConfirm}>
+          {confirmText}
+        </Button>
+        <Button onClick={onEdit}>修改信息</Button>
+      </Space>
+    </Flex>
+  );
+}
+
+/** The form the details are typed in, under why the last attempt failed (if it did). */
+function DetailsForm<T>({
+  failure,
+  busy,
+  submitText,
+  onFinish,
+  children,
+}: {
+  failure: string | null;
+  busy: boolean;
+  submitText: string;
+  onFinish: (values: T) => void;
+  children: ReactNode;
+}) {
+  return (
+    <Flex vertical gap={16}>
+      {failure && <Alert type="error" showIcon title={failure} />}
+      <Form<T> layout="vertical" onFinish={onFinish} requiredMark={false}>
+        {children}
+        <Button type="primary" htmlType="submit" loading={busy}>
+          {submitText}
+        </Button>
+      </Form>
+    </Flex>
+  );
+}
+
 function PersonalFlow({ info }: { info: CertifyInfo }) {
   const p = info.personal;
   const { editing, setEditing, busy, run } = useStep();
@@ -128,43 +194,32 @@ function PersonalFlow({ info }: { info: CertifyInfo }) {
   if (p?.status === 'Pending') return <Result status="info" title="正在核验身份信息，请稍候刷新" />;
   if (p?.status === 'Init' && !editing) {
     return (
-      <Flex vertical gap={16}>
-        <Alert type="info" showIcon title="请确认以下信息无误。确认后将提交实名核验，结果即时返回；认证通过后不可修改。" />
-        <Descriptions bordered column={1} size="small">
-          <Descriptions.Item label="真实姓名">{p.name}</Descriptions.Item>
-          <Descriptions.Item label="身份证号">{p.idNumber}</Descriptions.Item>
-        </Descriptions>
-        <Space>
-          <Button type="primary" loading={busy} onClick={() => run(certifyApi.confirmPersonal)}>
-            确认认证
-          </Button>
-          <Button onClick={() => setEditing(true)}>修改信息</Button>
-        </Space>
-      </Flex>
+      <SavedDetails
+        note="请确认以下信息无误。确认后将提交实名核验，结果即时返回；认证通过后不可修改。"
+        busy={busy}
+        confirmText="确认认证"
+        onConfirm={() => run(certifyApi.confirmPersonal)}
+        onEdit={() => setEditing(true)}
+      >
+        <Descriptions.Item label="真实姓名">{p.name}</Descriptions.Item>
+        <Descriptions.Item label="身份证号">{p.idNumber}</Descriptions.Item>
+      </SavedDetails>
     );
   }
   return (
-    <Flex vertical gap={16}>
-      {p?.status === 'Failed' && <Alert type="error" showIcon title={`认证未通过：${p.reason || '信息不一致'}。请核对后重新提交。`} />}
-      <Form<PersonalCertify> layout="vertical" onFinish={(v) => run(() => certifyApi.submitPersonal(v))} requiredMark={false}>
-        <Form.Item
-          name="name"
-          label="真实姓名"
-          rules={[
-            { required: true, message: '请输入真实姓名' },
-            { pattern: /^[\u3400-\u9fff·•A-Za-z ]{2,30}$/u, message: '姓名须为 2-30 个汉字或字母' },
-          ]}
-        >
-          <Input placeholder="与身份证一致" maxLength={30} />
-        </Form.Item>
-        <Form.Item name="idNumber" label="身份证号" rules={[idRule]} validateTrigger="onBlur">
-          <Input placeholder="18 位居民身份证号" maxLength={18} />
-        </Form.Item>
-        <Button type="primary" htmlType="submit" loading={busy}>
-          下一步
-        </Button>
-      </Form>
-    </Flex>
+    <DetailsForm<PersonalCertify>
+      failure={p?.status === 'Failed' ? `认证未通过：${p.reason || '信息不一致'}。请核对后重新提交。` : null}
+      busy={busy}
+      submitText="下一步"
+      onFinish={(v) => run(() => certifyApi.submitPersonal(v))}
+    >
+      <Form.Item name="name" label="真实姓名" rules={personNameRules('请输入真实姓名')}>
+        <Input placeholder="与身份证一致" maxLength={30} />
+      </Form.Item>
+      <Form.Item name="idNumber" label="身份证号" rules={[idRule]} validateTrigger="onBlur">
+        <Input placeholder="18 位居民身份证号" maxLength={18} />
+      </Form.Item>
+    </DetailsForm>
   );
 }
 
@@ -172,94 +227,79 @@ const creditRule = numberRule('请输入统一社会信用代码', creditCodePro
 
 function EnterpriseFlow({ info }: { info: CertifyInfo }) {
   const e = info.enterprise;
-  const { message } = App.useApp();
   const { editing, setEditing, busy, run } = useStep();
-  const beforeUpload = (file: File) => {
-    if (file.size > REVIEW_IMAGE_MAX_BYTES) message.error('营业执照图片不能超过 5 MB，请压缩后重新上传');
-    else void run(() => certifyApi.uploadLicence(file));
-    return false;
-  };
+  const upload = (file: File) => void run(() => certifyApi.uploadLicence(file));
 
   if (e?.status === 'Pending') return <Result status="info" title="企业认证审核中" subTitle="运营人员将在 1 个工作日内完成审核，结果会显示在此页面。" />;
   if (e?.status === 'Init' && !editing) {
     return (
-      <Flex vertical gap={16}>
-        <Descriptions bordered column={1} size="small">
-          <Descriptions.Item label="企业名称">{e.companyName}</Descriptions.Item>
-          <Descriptions.Item label="统一社会信用代码">{e.creditCode}</Descriptions.Item>
-          <Descriptions.Item label="法定代表人">{e.legalPerson}</Descriptions.Item>
-          <Descriptions.Item label="联系人">{`${e.contactName}（${e.contactMobile}）`}</Descriptions.Item>
-          <Descriptions.Item label="营业执照">
-            <Space>
-              {e.licenceUploaded ? '已上传' : '未上传'}
-              <Upload accept="image/png,image/jpeg,image/webp,image/gif" showUploadList={false} beforeUpload={beforeUpload}>
-                <Button icon={<UploadOutlined />} loading={busy}>
-                  {e.licenceUploaded ? '重新上传' : '上传营业执照'}
-                </Button>
-              </Upload>
-            </Space>
-          </Descriptions.Item>
-        </Descriptions>
-        <Space>
-          <Button type="primary" disabled={!e.licenceUploaded} loading={busy} onClick={() => run(certifyApi.confirmEnterprise)}>
-            提交审核
-          </Button>
-          <Button onClick={() => setEditing(true)}>修改信息</Button>
-        </Space>
-      </Flex>
+      <SavedDetails
+        busy={busy}
+        confirmText="提交审核"
+        canConfirm={e.licenceUploaded}
+        onConfirm={() => run(certifyApi.confirmEnterprise)}
+        onEdit={() => setEditing(true)}
+      >
+        <Descriptions.Item label="企业名称">{e.companyName}</Descriptions.Item>
+        <Descriptions.Item label="统一社会信用代码">{e.creditCode}</Descriptions.Item>
+        <Descriptions.Item label="法定代表人">{e.legalPerson}</Descriptions.Item>
+        <Descriptions.Item label="联系人">{`${e.contactName}（${e.contactMobile}）`}</Descriptions.Item>
+        <Descriptions.Item label="营业执照">
+          <Space>
+            {e.licenceUploaded ? '已上传' : '未上传'}
+            <ReviewImageUpload what="营业执照" onUpload={upload}>
+              <Button icon={<UploadOutlined />} loading={busy}>
+                {e.licenceUploaded ? '重新上传' : '上传营业执照'}
+              </Button>
+            </ReviewImageUpload>
+          </Space>
+        </Descriptions.Item>
+      </SavedDetails>
     );
   }
   return (
-    <Flex vertical gap={16}>
-      {e?.status === 'Failed' && <Alert type="error" showIcon title={`企业认证未通过：${e.reason}。请修改后重新提交。`} />}
-      <Form<EnterpriseCertify> layout="vertical" onFinish={(v) => run(() => certifyApi.submitEnterprise(v))} requiredMark={false}>
-        <Form.Item
-          name="companyName"
-          label="企业名称"
-          rules={[
-            { required: true, message: '请输入企业名称' },
-            { min: 2, max: 100, message: '企业名称为 2-100 个字符' },
-          ]}
-        >
-          <Input placeholder="与营业执照一致" />
-        </Form.Item>
-        <Form.Item name="creditCode" label="统一社会信用代码" rules={[creditRule]} validateTrigger="onBlur">
-          <Input placeholder="18 位统一社会信用代码" maxLength={18} />
-        </Form.Item>
-        <Form.Item
-          name="legalPerson"
-          label="法定代表人"
-          rules={[
-            { required: true, message: '请输入法定代表人' },
-            { pattern: /^[\u3400-\u9fff·•A-Za-z ]{2,30}$/u, message: '姓名须为 2-30 个汉字或字母' },
-          ]}
-        >
-          <Input />
-        </Form.Item>
-        <Form.Item
-          name="contactName"
-          label="联系人"
-          rules={[
-            { required: true, message: '请输入联系人' },
-            { max: 30, message: '联系人不能超过 30 个字符' },
-          ]}
-        >
-          <Input />
-        </Form.Item>
-        <Form.Item
-          name="contactMobile"
-          label="联系电话"
-          rules={[
-            { required: true, message: '请输入手机号' },
-            { pattern: /^1[3-9]\d{9}$/, message: '请输入正确的 11 位手机号' },
-          ]}
-        >
-          <Input maxLength={11} />
-        </Form.Item>
-        <Button type="primary" htmlType="submit" loading={busy}>
-          下一步：上传营业执照
-        </Button>
-      </Form>
-    </Flex>
+    <DetailsForm<EnterpriseCertify>
+      failure={e?.status === 'Failed' ? `企业认证未通过：${e.reason}。请修改后重新提交。` : null}
+      busy={busy}
+      submitText="下一步：上传营业执照"
+      onFinish={(v) => run(() => certifyApi.submitEnterprise(v))}
+    >
+      <Form.Item
+        name="companyName"
+        label="企业名称"
+        rules={[
+          { required: true, message: '请输入企业名称' },
+          { min: 2, max: 100, message: '企业名称为 2-100 个字符' },
+        ]}
+      >
+        <Input placeholder="与营业执照一致" />
+      </Form.Item>
+      <Form.Item name="creditCode" label="统一社会信用代码" rules={[creditRule]} validateTrigger="onBlur">
+        <Input placeholder="18 位统一社会信用代码" maxLength={18} />
+      </Form.Item>
+      <Form.Item name="legalPerson" label="法定代表人" rules={personNameRules('请输入法定代表人')}>
+        <Input />
+      </Form.Item>
+      <Form.Item
+        name="contactName"
+        label="联系人"
+        rules={[
+          { required: true, message: '请输入联系人' },
+          { max: 30, message: '联系人不能超过 30 个字符' },
+        ]}
+      >
+        <Input />
+      </Form.Item>
+      <Form.Item
+        name="contactMobile"
+        label="联系电话"
+        rules={[
+          { required: true, message: '请输入手机号' },
+          { pattern: /^1[3-9]\d{9}$/, message: '请输入正确的 11 位手机号' },
+        ]}
+      >
+        <Input maxLength={11} />
+      </Form.Item>
+    </DetailsForm>
   );
 }

@@ -1,20 +1,14 @@
 import { useState } from 'react';
-import { Alert, App, Button, Col, Form, Input, InputNumber, Result, Row, Select, Space, Spin, Upload } from 'antd';
+import { Alert, Button, Col, Form, Input, InputNumber, Result, Row, Select, Space, Spin } from 'antd';
 import { UploadOutlined } from '@ant-design/icons';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import {
-  discountText,
-  EducationLevel,
-  REVIEW_IMAGE_MAX_BYTES,
-  SCHOOL_EMAIL,
-  type StudentVerification,
-  type StudentVerificationRequest,
-} from '@console/contract';
+import { discountText, EducationLevel, SCHOOL_EMAIL, type StudentVerification, type StudentVerificationRequest } from '@console/contract';
 import { ACCOUNT_KEYS, studentApi, accountQueries } from '../api/account';
 import { userApi } from '../../../api/user';
 import { CodeButton } from '../../../components/CodeButton';
 import { LoadError } from '../../../components/LoadError';
 import { session } from '../../../session/store';
+import { ReviewImageUpload } from './ReviewImageUpload';
 
 /** Student verification: school e-mail code + student card → operator review → student price. */
 export function StudentTab() {
@@ -39,16 +33,11 @@ export function StudentTab() {
 function StudentForm({ v, discount }: { v: StudentVerification; discount: string }) {
   const [form] = Form.useForm<StudentVerificationRequest>();
   const queryClient = useQueryClient();
-  const { message } = App.useApp();
   const [busy, setBusy] = useState(false);
   const thisYear = new Date().getFullYear();
   const set = (next: StudentVerification) => queryClient.setQueryData(ACCOUNT_KEYS.student, next);
 
-  const beforeUpload = (file: File) => {
-    if (file.size > REVIEW_IMAGE_MAX_BYTES) message.error('学生证图片不能超过 5 MB，请压缩后重新上传');
-    else void studentApi.uploadImage(file).then(set, () => undefined);
-    return false;
-  };
+  const upload = (file: File) => void studentApi.uploadImage(file).then(set, () => undefined);
   const submit = async (values: StudentVerificationRequest) => {
     setBusy(true);
     try {
@@ -149,9 +138,9 @@ function StudentForm({ v, discount }: { v: StudentVerification; discount: string
         </Form.Item>
         <Form.Item label="学生证照片" required extra="学生证个人信息页与注册页，PNG/JPEG/WEBP，不超过 5 MB">
           <Space>
-            <Upload accept="image/png,image/jpeg,image/webp,image/gif" showUploadList={false} beforeUpload={beforeUpload}>
+            <ReviewImageUpload what="学生证" onUpload={upload}>
               <Button icon={<UploadOutlined />}>{v.imageUploaded ? '重新上传' : '上传学生证'}</Button>
-            </Upload>
+            </ReviewImageUpload>
             {v.imageUploaded && <span>已上传</span>}
           </Space>
         </Form.Item>
