@@ -52,6 +52,23 @@ function orphanWarning(channel: OperatorModelChannel, data: OperatorModelChannel
   return lost.length ? `以下模型将没有可用渠道，调用会返回 503：${lost.map((m) => m.name).join('、')}。` : '它提供的模型还有其他渠道可用。';
 }
 
+/** A catalogue entry's name, with the id that calls and files name it by under it. */
+function NameWithId({ name, id }: { name: string; id: string }) {
+  return (
+    <Flex vertical>
+      <Typography.Text strong>{name}</Typography.Text>
+      <Typography.Text type="secondary" className="mono" style={{ fontSize: 12 }}>
+        {id}
+      </Typography.Text>
+    </Flex>
+  );
+}
+
+/** Whether the row with this id is the one the mutation is saving: only its control spins. */
+function pendingFor(mutation: { isPending: boolean; variables?: { id: string } }, id: string): boolean {
+  return mutation.isPending && mutation.variables?.id === id;
+}
+
 function Health({ c }: { c: OperatorModelChannel }) {
   if (!c.enabled) return null;
   if (c.problem) {
@@ -130,14 +147,7 @@ export function ModelChannelsTab() {
       title: '名称',
       key: 'name',
       width: 180,
-      render: (_, c) => (
-        <Flex vertical>
-          <Typography.Text strong>{c.name}</Typography.Text>
-          <Typography.Text type="secondary" className="mono" style={{ fontSize: 12 }}>
-            {c.id}
-          </Typography.Text>
-        </Flex>
-      ),
+      render: (_, c) => <NameWithId name={c.name} id={c.id} />,
     },
     { title: '类型', dataIndex: 'kind', width: 130, render: (k: OperatorModelChannel['kind']) => MODEL_CHANNEL_KIND_LABELS[k] },
     {
@@ -189,13 +199,7 @@ export function ModelChannelsTab() {
               cancelText="取消"
               onConfirm={() => toggleChannel.mutate(c)}
             >
-              <Switch
-                aria-label={`启用渠道 ${c.name}`}
-                checked
-                checkedChildren="启用"
-                unCheckedChildren="停用"
-                loading={toggleChannel.isPending && toggleChannel.variables?.id === c.id}
-              />
+              <Switch aria-label={`启用渠道 ${c.name}`} checked checkedChildren="启用" unCheckedChildren="停用" loading={pendingFor(toggleChannel, c.id)} />
             </Popconfirm>
           ) : (
             <Switch
@@ -203,7 +207,7 @@ export function ModelChannelsTab() {
               checked={false}
               checkedChildren="启用"
               unCheckedChildren="停用"
-              loading={toggleChannel.isPending && toggleChannel.variables?.id === c.id}
+              loading={pendingFor(toggleChannel, c.id)}
               onChange={() => toggleChannel.mutate(c)}
             />
           )}
@@ -235,14 +239,7 @@ export function ModelChannelsTab() {
       title: '模型',
       key: 'model',
       width: 220,
-      render: (_, m) => (
-        <Flex vertical>
-          <Typography.Text strong>{m.name}</Typography.Text>
-          <Typography.Text type="secondary" className="mono" style={{ fontSize: 12 }}>
-            {m.id}
-          </Typography.Text>
-        </Flex>
-      ),
+      render: (_, m) => <NameWithId name={m.name} id={m.id} />,
     },
     { title: '类型', dataIndex: 'type', width: 70, render: (t: OperatorModel['type']) => (t === 'chat' ? '对话' : '向量') },
     { title: '输入（¥ / 百万 Token）', dataIndex: 'inputYuanPerMillion', width: 150, align: 'right', render: perMillion },
@@ -300,17 +297,12 @@ export function ModelChannelsTab() {
               cancelText="取消"
               onConfirm={() => toggleModel.mutate(m)}
             >
-              <Button type="link" danger style={{ paddingInline: 0 }} loading={toggleModel.isPending && toggleModel.variables?.id === m.id}>
+              <Button type="link" danger style={{ paddingInline: 0 }} loading={pendingFor(toggleModel, m.id)}>
                 下架
               </Button>
             </Popconfirm>
           ) : (
-            <Button
-              type="link"
-              style={{ paddingInline: 0 }}
-              loading={toggleModel.isPending && toggleModel.variables?.id === m.id}
-              onClick={() => toggleModel.mutate(m)}
-            >
+            <Button type="link" style={{ paddingInline: 0 }} loading={pendingFor(toggleModel, m.id)} onClick={() => toggleModel.mutate(m)}>
               上架
             </Button>
           )}
