@@ -23,7 +23,6 @@ import { ModelChannelsModelForm } from './ModelChannelsModelForm';
 
 const none = <Typography.Text type="secondary">--</Typography.Text>;
 const PAGE = 20;
-const pagination = (rows: number) => (rows > PAGE ? { pageSize: PAGE, showSizeChanger: false } : (false as const));
 
 /** The channel as a save body: what the list shows, the key left out (kept). */
 function bodyOf(c: OperatorModelChannel, patch: Partial<ModelChannelSaveRequest> = {}): ModelChannelSaveRequest {
@@ -50,6 +49,21 @@ function orphans(channel: OperatorModelChannel, data: OperatorModelChannels): Op
 function orphanWarning(channel: OperatorModelChannel, data: OperatorModelChannels): string {
   const lost = orphans(channel, data);
   return lost.length ? `以下模型将没有可用渠道，调用会返回 503：${lost.map((m) => m.name).join('、')}。` : '它提供的模型还有其他渠道可用。';
+}
+
+/** A table of catalogue entries: pages only once there are more than a page of them, scrolls sideways past its columns' widths. */
+function CatalogueTable<T extends { id: string }>({ rows, columns, empty }: { rows: T[]; columns: TableColumnsType<T>; empty: string }) {
+  return (
+    <Table<T>
+      rowKey="id"
+      tableLayout="fixed"
+      dataSource={rows}
+      columns={columns}
+      pagination={rows.length > PAGE ? { pageSize: PAGE, showSizeChanger: false } : false}
+      scroll={{ x: columns.reduce((sum, c) => sum + Number(c.width), 0) }}
+      locale={{ emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description={empty} /> }}
+    />
+  );
 }
 
 /** A catalogue entry's name, with the id that calls and files name it by under it. */
@@ -310,7 +324,6 @@ export function ModelChannelsTab() {
       ),
     },
   ];
-  const width = (cols: TableColumnsType<never>) => cols.reduce((sum, c) => sum + Number(c.width), 0);
 
   return (
     <Flex vertical gap={24}>
@@ -347,29 +360,13 @@ export function ModelChannelsTab() {
         <Typography.Text type="secondary">
           调用某模型时先用优先级最高的渠道，同优先级按权重分配；渠道失败后冷却 30 秒起（连续失败加倍，最长 10 分钟）。健康状态为当前服务进程所见。
         </Typography.Text>
-        <Table<OperatorModelChannel>
-          rowKey="id"
-          tableLayout="fixed"
-          dataSource={data.channels}
-          columns={channelColumns}
-          pagination={pagination(data.channels.length)}
-          scroll={{ x: width(channelColumns as TableColumnsType<never>) }}
-          locale={{ emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="暂无渠道：模型广场的模型都无法调用，请新建渠道" /> }}
-        />
+        <CatalogueTable rows={data.channels} columns={channelColumns} empty="暂无渠道：模型广场的模型都无法调用，请新建渠道" />
       </Flex>
       <Flex vertical gap={12}>
         <Typography.Title level={5} style={{ margin: 0 }}>
           模型
         </Typography.Title>
-        <Table<OperatorModel>
-          rowKey="id"
-          tableLayout="fixed"
-          dataSource={data.models}
-          columns={modelColumns}
-          pagination={pagination(data.models.length)}
-          scroll={{ x: width(modelColumns as TableColumnsType<never>) }}
-          locale={{ emptyText: <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="目录文件中没有模型：请在 catalogue.json 的 models 中添加" /> }}
-        />
+        <CatalogueTable rows={data.models} columns={modelColumns} empty="目录文件中没有模型：请在 catalogue.json 的 models 中添加" />
       </Flex>
       {editing && (
         <ModelChannelsForm
