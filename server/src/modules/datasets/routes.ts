@@ -28,6 +28,7 @@ import {
 } from '@console/contract';
 import { currentSession, payerOf, type AuthGuards } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
+import { sendFile } from '../../http/send-file.js';
 import { DATASET_MAX_ZIP_BYTES, type DatasetService } from './service.js';
 import { admitZipImport } from './zip-import.js';
 
@@ -117,11 +118,7 @@ export async function datasetRoutes(app: FastifyInstance, deps: DatasetRoutesDep
     { schema: { tags, summary: '图片文件（?thumb=1 为缩略图）', params: datasetImageParamsSchema, querystring: datasetImageFileQuerySchema }, onRequest },
     async (req, reply) => {
       const file = await s.imageFile(payerOf(req), req.params.id, req.params.imageId, req.query.thumb === '1');
-      reply.header('content-type', file.contentType);
-      reply.header('content-length', file.size);
-      reply.header('cache-control', 'private, max-age=3600');
-      reply.header('x-content-type-options', 'nosniff');
-      return reply.send(file.body);
+      return sendFile(reply, file, { cacheControl: 'private, max-age=3600' });
     },
   );
   r.post(

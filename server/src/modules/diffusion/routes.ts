@@ -20,6 +20,7 @@ import {
   pageOf,
 } from '@console/contract';
 import { currentSession, payerOf, type AuthGuards } from '../../http/auth.js';
+import { sendFile } from '../../http/send-file.js';
 import type { DiffusionService } from './service.js';
 
 const tags = ['AI 绘图'];
@@ -107,12 +108,7 @@ export async function diffusionRoutes(app: FastifyInstance, deps: DiffusionRoute
     },
     async (req, reply) => {
       const file = await s.imageFile(payerOf(req), req.params.id, req.query.thumb === '1');
-      reply.header('content-type', file.contentType);
-      reply.header('content-length', file.size);
-      reply.header('x-content-type-options', 'nosniff');
-      reply.header('cache-control', 'private, max-age=86400');
-      if (req.query.download) reply.header('content-disposition', `attachment; filename="${file.fileName}"`);
-      return reply.send(file.body);
+      return sendFile(reply, file, { cacheControl: 'private, max-age=86400', attachment: req.query.download ? file.fileName : undefined });
     },
   );
 }

@@ -18,6 +18,7 @@ import {
   pageOf,
 } from '@console/contract';
 import { currentSession, payerOf, type AuthGuards } from '../../http/auth.js';
+import { sendFile } from '../../http/send-file.js';
 import type { TrainingService } from './service.js';
 
 const tags = ['LoRA 训练'];
@@ -93,12 +94,9 @@ export async function trainingRoutes(app: FastifyInstance, deps: TrainingRoutesD
       },
       async (req, reply) => {
         const file = await s.epochFile(payerOf(req), req.params.id, req.params.epoch, what);
-        reply.header('content-type', what === 'lora' ? 'application/octet-stream' : 'image/png');
-        reply.header('content-length', file.size);
-        reply.header('x-content-type-options', 'nosniff');
-        reply.header('cache-control', 'private, max-age=86400');
-        if (what === 'lora') reply.header('content-disposition', `attachment; filename="${encodeURIComponent(file.fileName)}"`);
-        return reply.send(file.body);
+        const contentType = what === 'lora' ? 'application/octet-stream' : 'image/png';
+        const attachment = what === 'lora' ? encodeURIComponent(file.fileName) : undefined;
+        return sendFile(reply, { ...file, contentType }, { cacheControl: 'private, max-age=86400', attachment });
       },
     );
   }
