@@ -8,7 +8,6 @@ import {
   PAGE,
   PERMISSION_FLAGS,
   PermissionLabel,
-  PASSWORD_RULE,
   SpendLimitPeriod,
   formatYuan,
   yuanToUnits,
@@ -20,11 +19,8 @@ import {
 import { ACCOUNT_KEYS, childApi } from '../api/account';
 import { PagedTable, usePagedQuery } from '../../../components/PagedTable';
 import { useUrlPaging } from '../../../routing/useUrlPaging';
-const passwordRules = [
-  { required: true, message: '请输入密码' },
-  { min: PASSWORD_RULE.min, max: PASSWORD_RULE.max, message: `密码为 ${PASSWORD_RULE.min}-${PASSWORD_RULE.max} 位` },
-  { pattern: /^(?=.*[A-Za-z])(?=.*\d)\S+$/, message: '密码须同时包含字母和数字，且不含空格' },
-];
+import { passwordRules } from '../../../lib/passwordRules';
+const childPasswordRules = passwordRules('请输入密码');
 const permissionOptions = PERMISSION_FLAGS.map((f) => ({ value: f, label: PermissionLabel[f] }));
 const toPermissions = (flags: PermissionFlag[]): ChildPermissions => Object.fromEntries(PERMISSION_FLAGS.map((f) => [f, flags.includes(f)]));
 const granted = (c: Child) => PERMISSION_FLAGS.filter((f) => c.permissions[f]);
@@ -225,7 +221,7 @@ function ChildModal({ child, onClose, onSaved }: { child: Child | null; onClose:
             >
               <Input placeholder="如 dev_zhang" maxLength={20} />
             </Form.Item>
-            <Form.Item name="password" label="登录密码" rules={passwordRules}>
+            <Form.Item name="password" label="登录密码" rules={childPasswordRules}>
               <Input.Password autoComplete="new-password" />
             </Form.Item>
           </>
@@ -282,7 +278,7 @@ function PasswordModal({ child, onClose }: { child: Child; onClose: () => void }
   return (
     <Modal open title={`重置 ${child.childName} 的密码`} onOk={save} onCancel={onClose} confirmLoading={busy} okText="重置" destroyOnHidden>
       <Form form={form} layout="vertical" requiredMark={false}>
-        <Form.Item name="password" label="新密码" rules={passwordRules} extra="重置后该子账号的登录会话全部失效">
+        <Form.Item name="password" label="新密码" rules={childPasswordRules} extra="重置后该子账号的登录会话全部失效">
           <Input.Password autoComplete="new-password" />
         </Form.Item>
       </Form>

@@ -1,16 +1,13 @@
 import { Alert, Button, Card, Flex, Form, Input, Space } from 'antd';
 import type { Rule } from 'antd/es/form';
-import { PASSWORD_RULE, type User, type CodeSent } from '@console/contract';
+import type { User, CodeSent } from '@console/contract';
 import { userApi } from '../../../api/user';
 import { CodeButton } from '../../../components/CodeButton';
 import { session } from '../../../session/store';
 import { useSession } from '../../../session/useSession';
+import { confirmPasswordRules, passwordRules } from '../../../lib/passwordRules';
 
-const passwordRules = [
-  { required: true, message: '请输入新密码' },
-  { min: PASSWORD_RULE.min, max: PASSWORD_RULE.max, message: `密码为 ${PASSWORD_RULE.min}-${PASSWORD_RULE.max} 位` },
-  { pattern: /^(?=.*[A-Za-z])(?=.*\d)\S+$/, message: '密码须同时包含字母和数字，且不含空格' },
-];
+const newPasswordRules = passwordRules('请输入新密码');
 
 /**
  * 安全设置: password (other sessions end), mobile (code to the new number), e-mail (code to the
@@ -52,22 +49,10 @@ function PasswordCard() {
         <Form.Item name="oldPassword" label="原密码" rules={[{ required: true, message: '请输入原密码' }]}>
           <Input.Password autoComplete="current-password" />
         </Form.Item>
-        <Form.Item name="password" label="新密码" rules={passwordRules}>
+        <Form.Item name="password" label="新密码" rules={newPasswordRules}>
           <Input.Password autoComplete="new-password" />
         </Form.Item>
-        <Form.Item
-          name="confirm"
-          label="确认新密码"
-          dependencies={['password']}
-          rules={[
-            { required: true, message: '请再次输入新密码' },
-            ({ getFieldValue }) => ({
-              validator: async (_, v) => {
-                if (v && v !== getFieldValue('password')) throw new Error('两次输入的密码不一致');
-              },
-            }),
-          ]}
-        >
+        <Form.Item name="confirm" label="确认新密码" dependencies={['password']} rules={confirmPasswordRules}>
           <Input.Password autoComplete="new-password" />
         </Form.Item>
         <Button type="primary" htmlType="submit">

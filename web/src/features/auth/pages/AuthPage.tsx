@@ -20,6 +20,7 @@ import { userApi } from '../../../api/user';
 import { Logo } from '../../../layouts/Logo';
 import { session } from '../../../session/store';
 import { useSession } from '../../../session/useSession';
+import { confirmPasswordRules } from '../../../lib/passwordRules';
 import { SmsCodeButton } from '../components/SmsCodeButton';
 
 const PASSWORD_HINT = `${PASSWORD_RULE.min}-${PASSWORD_RULE.max} 位，且同时包含字母和数字`;
@@ -279,19 +280,7 @@ function ResetPasswordForm({ onDone }: { onDone: () => void }) {
       <Form.Item name="password" label="新密码" rules={newPasswordRules} extra={`密码需 ${PASSWORD_HINT}`}>
         <Input.Password prefix={<LockOutlined />} placeholder="设置新的登录密码" autoComplete="new-password" />
       </Form.Item>
-      <Form.Item
-        name="confirm"
-        label="确认新密码"
-        dependencies={['password']}
-        rules={[
-          { required: true, message: '请再次输入新密码' },
-          ({ getFieldValue }) => ({
-            validator: async (_, value: string | undefined) => {
-              if (value && value !== getFieldValue('password')) throw new Error('两次输入的密码不一致');
-            },
-          }),
-        ]}
-      >
+      <Form.Item name="confirm" label="确认新密码" dependencies={['password']} rules={confirmPasswordRules}>
         <Input.Password prefix={<LockOutlined />} placeholder="再次输入新密码" autoComplete="new-password" />
       </Form.Item>
       <Button type="primary" htmlType="submit" block loading={loading}>
