@@ -50,7 +50,7 @@ import type { StorageDriver } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueService } from '../catalogue/index.js';
 import type { LedgerService } from '../ledger/index.js';
-import { admitOnce, advanceEach, advanceRun, hasRoom, staleAfter } from '../image-jobs/index.js';
+import { admitOnce, advanceEach, advanceRun, hasRoom, rowOf, staleAfter } from '../image-jobs/index.js';
 import type { ResourceService } from '../resources/index.js';
 import { sdGenImages, sdGenTasks, type UsedLora } from './schema.js';
 
@@ -367,11 +367,7 @@ export class DiffusionService {
       clock: this.deps.clock,
       runnerId: this.runnerId,
       staleMs: staleAfter(this.deps.tickMs),
-      peek: async () => (await this.deps.db.select({ runner: sdGenTasks.runner, status: sdGenTasks.status }).from(sdGenTasks).where(byId))[0],
-      lock: async (tx, wait) => {
-        const q = tx.select().from(sdGenTasks).where(byId);
-        return (await (wait ? q.for('update') : q.for('update', { skipLocked: true })))[0];
-      },
+      ...rowOf<TaskRow>(this.deps.db, sdGenTasks, id),
       isActive: (status) => (ACTIVE as readonly string[]).includes(status),
       poll: () => painter.poll(id),
       drop: () => painter.cancel(id),

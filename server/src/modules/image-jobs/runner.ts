@@ -13,6 +13,8 @@
  * (the job moved meanwhile, the transaction failed) are not lost silently: the run is dropped and
  * starts again from what the database has.
  */
+import { eq } from 'drizzle-orm';
+import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 
@@ -88,4 +90,23 @@ export async function advanceEach(ids: string[], advance: (id: string) => Promis
   }
   if (failure) throw failure;
   return changed;
+}
+
+/** A job table with the columns the runner reads. */
+export type RunnerTable = PgTable & { id: AnyPgColumn; runner: AnyPgColumn; status: AnyPgColumn };
+
+/** `peek` and `lock` of a job table's row (`Row`: the table's row type): its runner and status read as is, the whole row under a lock. */
+export function rowOf<Row extends RunnerRow>(
+  db: Db,
+  jobs: RunnerTable,
+  id: string,
+): { peek(): Promise<Pick<Row, 'runner' | 'status'> | undefined>; lock(tx: Tx, wait: boolean): Promise<Row | undefined> } {
+  const byId = eq(jobs.id, id);
+  return {
+    peek: async () => (await db.select({ runner: jobs.runner, status: jobs.status }).from(jobs).where(byId))[0] as Pick<Row, 'runner' | 'status'> | undefined,
+    lock: async (tx, wait) => {
+      const q = tx.select().from(jobs).where(byId);
+      return (await (wait ? q.for('update') : q.for('update', { skipLocked: true })))[0] as Row | undefined;
+    },
+  };
 }

@@ -48,7 +48,7 @@ import type { CatalogueService } from '../catalogue/index.js';
 import type { DatasetService } from '../datasets/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { LedgerService } from '../ledger/index.js';
-import { admitOnce, advanceEach, advanceRun, hasRoom, staleAfter } from '../image-jobs/index.js';
+import { admitOnce, advanceEach, advanceRun, hasRoom, rowOf, staleAfter } from '../image-jobs/index.js';
 import { sdTrainEpochs, sdTrainJobs } from './schema.js';
 
 type JobRow = typeof sdTrainJobs.$inferSelect;
@@ -301,17 +301,12 @@ export class TrainingService {
   }
 
   private advance(id: string): Promise<boolean> {
-    const byId = eq(sdTrainJobs.id, id);
     return advanceRun<JobRow, TrainerEvent>({
       db: this.deps.db,
       clock: this.deps.clock,
       runnerId: this.runnerId,
       staleMs: staleAfter(this.deps.tickMs),
-      peek: async () => (await this.deps.db.select({ runner: sdTrainJobs.runner, status: sdTrainJobs.status }).from(sdTrainJobs).where(byId))[0],
-      lock: async (tx, wait) => {
-        const q = tx.select().from(sdTrainJobs).where(byId);
-        return (await (wait ? q.for('update') : q.for('update', { skipLocked: true })))[0];
-      },
+      ...rowOf<JobRow>(this.deps.db, sdTrainJobs, id),
       isActive: (status) => isLoraJobActive(status as LoraJob['status']),
       poll: () => this.deps.trainer.poll(id),
       drop: () => this.deps.trainer.cancel(id),
