@@ -13,7 +13,7 @@ import path from 'node:path';
 import { deflateSync, crc32 } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeConsole, openConsole } from './suite.js';
+import { chooseOption, closeConsole, openConsole } from './suite.js';
 import { animationsDone, buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
 import type { RunningServer } from './server.js';
 
@@ -135,8 +135,7 @@ describe('AI image journey', () => {
   it('trains a LoRA on the dataset, quoted and confirmed first, and watches it to the end', async () => {
     await rechargeInBrowser(browser, page, server.url, 50);
     await page.goto(`${server.url}/sd/train`);
-    await page.locator('#lora-dataset').click();
-    await page.locator('.ant-select-item-option').filter({ hasText: '紫发少女' }).click();
+    await chooseOption(page, 'lora-dataset', '紫发少女');
     await expect.poll(() => page.getByTestId('trigger-word').inputValue()).toBe('purplegirl');
     await page.getByLabel('重复次数').fill('1');
     await page.getByLabel('训练轮数').fill('2');
@@ -177,8 +176,7 @@ describe('AI image journey', () => {
   async function promptWithLora() {
     await page.goto(`${server.url}/sd/diffusion`);
     await page.locator('#sd-prompt').fill('purplegirl, 1girl, smiling, garden');
-    await page.locator('#sd-lora').click();
-    await page.locator('.ant-select-item-option').filter({ hasText: 'purplegirl-000002' }).click();
+    await chooseOption(page, 'sd-lora', 'purplegirl-000002');
     await page.getByTestId('lora-name').getByText('purplegirl-000002').waitFor();
     await page.getByTestId('quote-total').waitFor({ timeout: 10_000 });
   }

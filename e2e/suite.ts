@@ -35,3 +35,17 @@ export async function closeConsole(s: { browser?: Browser; server?: RunningServe
   await s.browser?.close();
   await s.server?.stop();
 }
+
+/**
+ * Chooses an option of a searchable antd Select the way a keyboard user does: types `text` into its search box, waits
+ * until the first match is the active option, and presses Enter. A mouse click on an option can land where the
+ * dropdown was before its open animation re-aligned it (seen on a loaded CI machine), closing it with nothing chosen.
+ */
+export async function chooseOption(page: Page, selectId: string, text: string): Promise<void> {
+  const search = page.locator(`#${selectId}`);
+  await search.click();
+  await search.fill(text);
+  await page.locator(`#${selectId}_list`).waitFor({ state: 'attached' });
+  await page.locator('.ant-select-dropdown:visible .ant-select-item-option-active').filter({ hasText: text }).waitFor();
+  await search.press('Enter');
+}
