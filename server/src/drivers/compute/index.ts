@@ -36,6 +36,11 @@ export interface ComputeDriverDeps {
   fileStoreRoot: string;
 }
 
+/** The local driver's folder: its hosts' disks, its OCI image layout (`oci/`) and unpacked images; `npm run images` builds into it. */
+export function localComputeDir(dataDir: string): string {
+  return path.join(dataDir, 'local-compute');
+}
+
 export const COMPUTE_DRIVERS = {
   simulated: ({ config, db, clock }) => new SimulatedComputeDriver(db, clock, parseSimDelays(config.COMPUTE_SIM_DELAYS), config.COMPUTE_SIM_DOMAIN),
   agent: ({ config }) =>
@@ -45,7 +50,7 @@ export const COMPUTE_DRIVERS = {
       db,
       clock,
       log,
-      dir: path.join(config.dataDir, 'local-compute'),
+      dir: localComputeDir(config.dataDir),
       sshHost: new URL(config.publicBaseUrl).hostname,
       sshPort,
       fileStoreRoot,
