@@ -142,6 +142,18 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: '应为 1–64 位字母、数字或 . _ -' })
     .optional(),
   COMPUTE_AGENT_SECRET: z.string().min(32, { error: '至少 32 个字符' }).optional(),
+  /**
+   * The operator's image registry (Harbor, Aliyun ACR, a distribution server): http(s)://host[:port][/project].
+   * Local hosts pull images from it into their OCI layout and push saved images to it
+   * (drivers/compute/local/oci/registry.ts); http:// speaks plain HTTP. Unset: images live in DATA_DIR's layout only.
+   */
+  REGISTRY_URL: z
+    .url({ protocol: /^https?$/, error: '应为 http(s)://host[:port][/路径] 形式' })
+    .refine((v) => !/[?#]/.test(v), { error: '不能带查询参数或 #' })
+    .optional(),
+  /** The registry login, given to skopeo in a private file (never on a command line). */
+  REGISTRY_USER: z.string().min(1).optional(),
+  REGISTRY_PASSWORD: z.string().min(1).optional(),
   /** Milliseconds each simulated operation takes, e.g. "create=4000,boot=3000,stop=2000". */
   COMPUTE_SIM_DELAYS: z.string().optional(),
   COMPUTE_SIM_DOMAIN: z
