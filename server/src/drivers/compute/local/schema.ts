@@ -42,3 +42,10 @@ export const localHostUids = pgTable('local_host_uids', {
   owner: text('owner').primaryKey(),
   seq: serial('seq').notNull().unique(),
 });
+
+/** The host's NVIDIA cards the machines hold while they run (gpus.ts): the card is the key, so one machine per card. */
+export const localGpuClaims = pgTable('local_gpu_claims', {
+  minor: integer('minor').primaryKey(),
+  instanceId: uuid('instance_id').notNull(),
+  claimedAt: ts('claimed_at').notNull(),
+});
