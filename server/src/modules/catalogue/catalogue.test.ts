@@ -147,9 +147,9 @@ describe('catalogue reads', () => {
 
   it('lists images for a category, and GPU images that fit the card', async () => {
     const desktop = json(await get(s.app, '/infra/api/v2.1/images?filterBy=category,Desktop')).items;
-    expect(desktop.map((i: { id: string }) => i.id)).toEqual(['win-server-2022', 'win-10', 'ubuntu-22.04-desktop']);
+    expect(desktop.map((i: { id: string }) => i.id)).toEqual(['win-server-2022', 'win-10', 'ubuntu-22.04-desktop', 'debian-12-desktop']);
     const frameworks = json(await get(s.app, '/infra/api/v2.1/images?filterBy=kind,framework,framework,pytorch')).items;
-    expect(frameworks.map((i: { id: string }) => i.id)).toEqual(['pytorch-2.3-cu121', 'pytorch-2.1-cu118', 'pytorch-1.13-cu117']);
+    expect(frameworks.map((i: { id: string }) => i.id)).toEqual(['pytorch-2.3-cu121', 'pytorch-2.1-cu118', 'pytorch-1.13-cu117', 'pytorch-1.13-cpu']);
 
     const for4090 = json(await get(s.app, '/upgpu/api/v2.1/gpu/images?gpuTypeId=rtx4090')).items.map((i: { id: string }) => i.id);
     expect(for4090).toContain('pytorch-2.3-cu121');

@@ -88,6 +88,8 @@ export const catalogueImages = pgTable('catalogue_images', {
   forGpu: boolean('for_gpu').notNull(),
   forCategories: jsonb('for_categories').$type<string[]>().notNull(),
   description: text('description').notNull().default(''),
+  /** The OCI image (reference) machines of this image boot from; null: the host's own system (the simulated fleet's demonstration images). */
+  oci: text('oci'),
   ...sortAndActive,
 });
 

@@ -122,6 +122,13 @@ export const catalogueFileSchema = z.object({
     bandwidthPricePerMbpsHourYuan: yuan.default('0.03'),
     /** The bandwidths (Mbps) an e-commerce machine may be upgraded to, besides what its size includes. */
     bandwidthStepsMbps: z.array(z.number().int().min(1).max(10_000)).min(1).max(20).default([5, 10, 20, 30, 50, 100]),
+    /**
+     * The market on a real host (COMPUTE_DRIVER=local): how many times its cores and its memory are sold
+     * to the machines that run at once (1: never more than it has; 2: each core sold twice). The
+     * simulated fleet ignores them.
+     */
+    hostCpuOvercommit: z.number().min(0.1).max(64).default(1),
+    hostMemoryOvercommit: z.number().min(0.1).max(16).default(1),
   }),
   regions: z.array(z.object({ id: slug, name: z.string().min(1), area: z.string().default('') })),
   rooms: z.array(
@@ -186,6 +193,12 @@ export const catalogueFileSchema = z.object({
       forGpu: z.boolean(),
       forCategories: categories,
       description: z.string().default(''),
+      /** The OCI image machines boot from (`console/base:12`; built by `npm run images` or the operator's registry); absent: the host's own system. */
+      oci: z
+        .string()
+        .regex(/^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?$/, 'OCI 镜像引用格式不正确')
+        .nullable()
+        .default(null),
     }),
   ),
   applications: z.array(
