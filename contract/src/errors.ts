@@ -120,6 +120,11 @@ export const ERRORS = {
   FILESTORE_EXISTS: { code: 40931001, message: '同名的文件或文件夹已存在，请换一个名称' },
   FILESTORE_NOT_A_FOLDER: { code: 40031002, message: '该路径不是文件夹' },
   FILESTORE_NOT_A_FILE: { code: 40031003, message: '该路径不是文件（文件夹不能直接下载）' },
+  // The market on a real host (COMPUTE_DRIVER=local sells what the host has), codes 4xx32xxx.
+  /** The host lacks what the product needs: the card model, the image (not built or not registered); the detail says which. */
+  NOT_ON_THIS_HOST: { code: 40032001, message: '本主机没有该配置所需的显卡或镜像，暂不销售，请选择市场中在售的配置' },
+  /** The host's cores or memory (times the operator's overcommit ratio) are held by the machines running now. */
+  HOST_FULL: { code: 40932001, message: '本主机的 CPU 或内存已售完，请稍后再试或选择更小的配置' },
   // Notices: "有卡时通知我" subscriptions, codes 4xx28xxx.
   GPU_SUBSCRIPTION_LIMIT: { code: 40028001, message: '「有卡时通知我」最多同时订阅 20 个，请先在消息中心的「有卡提醒」中取消不需要的订阅' },
   // The model service: API keys, codes 4xx40xxx.

@@ -369,8 +369,11 @@ export async function createContext(opts: {
     userImages: images,
     runs: (image: { os: string }) => !osFamilies || osFamilies.includes(osFamilyOf(image.os)),
     unsold: drivers.compute.unsold,
+    // The local driver's host: the market sells its cores, memory, cards and images only (catalogue/host-market.ts).
+    offer: drivers.compute.offer?.bind(drivers.compute),
     auth,
     simulated: { images: !config.COMFYUI_URL, training: config.TRAINER_DRIVER !== 'kohya' },
+    log: (m) => opts.log.info(m),
   });
   routes.push(catalogueModuleOut.routes);
   const { catalogue, quotes, inventory } = catalogueModuleOut;

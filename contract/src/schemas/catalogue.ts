@@ -61,6 +61,9 @@ export const regionSchema = z.object({
 });
 export type Region = z.infer<typeof regionSchema>;
 
+/** Why the market on a real host (COMPUTE_DRIVER=local) does not sell this (its hardware or image is missing); absent: on sale. */
+const unavailableSchema = z.string().optional().describe('本主机不销售的原因（如「本主机没有 RTX 4090」）；无此字段即在售');
+
 export const gpuTypeSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -72,6 +75,7 @@ export const gpuTypeSchema = z.object({
   prices: z.array(cyclePriceSchema),
   gpuFree: z.number().int(),
   gpuTotal: z.number().int(),
+  unavailable: unavailableSchema,
 });
 export type GpuType = z.infer<typeof gpuTypeSchema>;
 
@@ -115,6 +119,7 @@ export const sizeSchema = z.object({
   description: z.string(),
   prices: z.array(cyclePriceSchema),
   price: cyclePriceSchema,
+  unavailable: unavailableSchema,
 });
 export type Size = z.infer<typeof sizeSchema>;
 
@@ -130,6 +135,7 @@ export const imageSchema = z.object({
   forGpu: z.boolean(),
   forCategories: z.array(categorySchema),
   description: z.string(),
+  unavailable: unavailableSchema,
 });
 export type Image = z.infer<typeof imageSchema>;
 
@@ -143,6 +149,7 @@ export const applicationSchema = z.object({
   imageId: z.string(),
   minGpuMemoryGb: z.number().int(),
   tags: z.array(z.string()),
+  unavailable: unavailableSchema,
 });
 export type Application = z.infer<typeof applicationSchema>;
 
@@ -324,6 +331,21 @@ export const siteSettingsSchema = z.object({
     images: z.boolean().describe('AI 绘图与 ComfyUI 工作流由内置模拟后端出图（未配置 COMFYUI_URL）'),
     training: z.boolean().describe('LoRA 训练由内置模拟训练器执行（TRAINER_DRIVER 不是 kohya）'),
   }),
+  /** The market sells one real host (COMPUTE_DRIVER=local): what it has; absent or null: the simulated fleet's demonstration catalogue. */
+  host: z
+    .object({
+      cpus: z.number().int(),
+      memoryGb: z.number().int(),
+      diskGb: z.number().int().describe('存放实例磁盘的目录所在磁盘的剩余空间'),
+      gpus: z.array(z.object({ model: z.string(), count: z.number().int() })),
+      os: z.string().describe('主机系统（/etc/os-release 的 PRETTY_NAME）'),
+      cpuForSale: z.number().int().describe('核数 × 运营方的 CPU 超售比例'),
+      memoryGbForSale: z.number().int().describe('内存 × 运营方的内存超售比例'),
+      cpuFree: z.number().int().describe('除去创建中和运行中的实例后仍可售的核数'),
+      memoryGbFree: z.number().int(),
+    })
+    .nullable()
+    .optional(),
 });
 export type SiteSettings = z.infer<typeof siteSettingsSchema>;
 

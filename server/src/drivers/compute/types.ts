@@ -155,6 +155,27 @@ export interface ComputeDriver {
   readonly fileStore?: FileStoreMount;
   /** Pages of the driver's own that the console serves (the simulated machines' pages, its control panel). */
   routes?(deps: DriverRoutesDeps): RoutesPlugin;
+  /**
+   * What the one host behind the driver really has, for a market that sells only that (the local
+   * driver: local/host-offer.ts). Absent: a fleet the catalogue describes (the simulated one).
+   */
+  offer?(): Promise<HostOffer>;
+}
+
+/** A host's real hardware and images (ComputeDriver.offer): what the market on it may sell. */
+export interface HostOffer {
+  cpus: number;
+  memoryGb: number;
+  /** Free disk where the machines' disks live, in GB. */
+  diskGb: number;
+  /** The host's cards by model (nvidia-smi's name, e.g. "NVIDIA GeForce RTX 4090"). */
+  gpus: { model: string; memoryMb: number; count: number }[];
+  /** OCI references present on the host (its image layout); null: any, images are not checked. */
+  images: readonly string[] | null;
+  /** The host's own system (/etc/os-release): what an image without an OCI reference runs on. */
+  hostOs: { name: string; id: string; versionId: string };
+  /** What the machines that hold the host now (creating or running) were sized, cards included. */
+  held: { cpu: number; memoryGb: number; gpus: number };
 }
 
 /** Where and how the driver keeps the accounts' 文件存储 trees, which the console's 文件存储 pages read and write too. */

@@ -3,6 +3,7 @@
  * model (service.ts) and the quotes (quotes.ts), so that both refuse an unknown id in the same words.
  */
 import { BillingCycle, type SizeCategory } from '@console/contract';
+import type { HostOffer } from '../../drivers/compute/types.js';
 import { AppError } from '../../http/errors.js';
 import type { UnitPrice } from './pricing.js';
 import { priceKey, type GpuTypeRow, type ImageRow, type Snapshot } from './store.js';
@@ -14,6 +15,8 @@ export interface MachineLimits {
   runs?: (image: { os: string }) => boolean;
   /** Size categories the machines cannot honour, with why (the compute driver's `unsold`): never offered. */
   unsold?: Readonly<Partial<Record<SizeCategory, string>>>;
+  /** What the one real host behind the market has (the compute driver's `offer`): only that is sold. Absent: the whole catalogue. */
+  offer?: () => Promise<HostOffer>;
 }
 
 export function mustFindRegion(snap: Snapshot, id: string) {

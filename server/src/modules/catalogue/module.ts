@@ -17,12 +17,15 @@ export interface CatalogueModuleDeps extends MachineLimits {
   userImages: UserImageLookup;
   auth: AuthGuards;
   simulated: CatalogueRoutesDeps['simulated'];
+  /** Where the start-up line on which market applies goes (the host's or the demonstration catalogue). */
+  log?: (message: string) => void;
 }
 
 export function catalogueModule(deps: CatalogueModuleDeps) {
-  const { store, clock, vouchers, userImages, auth, simulated, runs, unsold } = deps;
-  const limits: MachineLimits = { runs, unsold };
+  const { store, clock, vouchers, userImages, auth, simulated, runs, unsold, offer, log } = deps;
+  const limits: MachineLimits = { runs, unsold, offer };
   const catalogue = new CatalogueService(store, limits);
+  if (log) void catalogue.describe().then(log, (e: unknown) => log(`市场：读取本主机配置失败：${String(e)}`));
   const quotes = new Quotes({ store, vouchers, clock, userImages, ...limits });
   const inventory = new InventoryService(store, clock);
   const routes: RoutesPlugin = async (app) => catalogueRoutes(app, { auth, catalogue, quotes, catalogueStore: store, simulated });

@@ -17,10 +17,20 @@ import type { Clock } from '../../clock.js';
 import { AppError } from '../../http/errors.js';
 import type { UserRow } from '../users/index.js';
 import { regionOfHost } from './inventory.js';
+import {
+  applicationRefusal,
+  capacityRefusal,
+  freeCardsOf,
+  gpuTypeRefusal,
+  hostMarket,
+  imageRefusal,
+  sizeRefusal,
+  type HostMarket,
+} from './host-market.js';
 import { imageFits, mustFindGpuType, mustFindRegion, mustFindRoom, mustFindSize, unitPriceOf, type MachineLimits } from './lookups.js';
 import { placeGpu } from './placement.js';
 import { priceBandwidthChange, priceDiskExpansion, priceQuote } from './pricing.js';
-import type { CatalogueStore, Snapshot } from './store.js';
+import type { CatalogueStore, GpuTypeRow, HostRow, ImageRow, Snapshot } from './store.js';
 
 /** My images (modules/images), as a quote sees them: an image the buyer may create an instance from. */
 export interface UserImageLookup {
@@ -63,7 +73,9 @@ export class Quotes {
 
   async quoteGpu(req: GpuQuoteRequest, user: UserRow | null): Promise<Quote> {
     const snap = await this.deps.store.get();
+    const market = await this.market(snap);
     const type = mustFindGpuType(snap, req.gpuTypeId);
+    if (market) refuseMissing(gpuTypeRefusal(market, type));
     if (req.regionId) mustFindRegion(snap, req.regionId);
     const room = req.roomId ? mustFindRoom(snap, req.roomId) : undefined;
     if (room && req.regionId && room.regionId !== req.regionId) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `机房 ${room.name} 不在所选地区`);
@@ -74,11 +86,12 @@ export class Quotes {
     if (app && type.memoryGb < app.minGpuMemoryGb) {
       throw new AppError('IMAGE_INCOMPATIBLE', `${app.name} 需要至少 ${app.minGpuMemoryGb} GB 显存，${type.name} 只有 ${type.memoryGb} GB`);
     }
+    if (app && market) refuseMissing(applicationRefusal(market, snap.images.find((i) => i.id === app.imageId)), app.name);
     const category: InstanceCategory = app ? 'App' : 'Gpu';
     const own = req.userImageId ? await this.userImage(user, req.userImageId, ['Gpu', 'App'], 'GPU 实例') : undefined;
     // A saved image runs where its base image runs; a base image since taken off sale is not checked.
     const imageId = app?.imageId ?? (own ? (snap.images.some((i) => i.id === own.baseImageId) ? own.baseImageId! : undefined) : req.imageId);
-    const image = imageId ? this.mustFindImage(snap, imageId) : undefined;
+    const image = imageId ? this.mustFindImage(snap, imageId, market) : undefined;
     if (image) {
       if (!image.forGpu) throw new AppError('IMAGE_INCOMPATIBLE', `${image.name} 不能用于 GPU 实例`);
       const why = imageFits(image, type, undefined);
@@ -86,6 +99,7 @@ export class Quotes {
     }
 
     const host = placeGpu(snap, req, type, image);
+    if (market) refuseBeyondHost(market, type, host, req.gpuCount);
     const unitPrice = unitPriceOf(snap, 'gpu', type.id, req.cycle);
     const voucher = await this.voucherFor(user, req.voucherId, category);
     const result = priceQuote({
@@ -115,10 +129,16 @@ export class Quotes {
     const size = mustFindSize(snap, req.sizeId);
     const unsold = this.deps.unsold?.[size.category];
     if (unsold) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `${size.name}：${unsold}`);
+    const market = await this.market(snap);
+    if (market) {
+      refuseMissing(sizeRefusal(market, size), size.name);
+      const full = capacityRefusal(market, { cpu: size.cpu * req.count, memoryGb: size.memoryGb * req.count });
+      if (full) throw new AppError('HOST_FULL', full);
+    }
     const region = mustFindRegion(snap, req.regionId);
     if (!size.regionIds.includes(region.id)) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `${size.name} 在${region.name}暂未开售`);
     if (req.imageId) {
-      const image = this.mustFindImage(snap, req.imageId);
+      const image = this.mustFindImage(snap, req.imageId, market);
       if (!image.forCategories.includes(size.category)) throw new AppError('IMAGE_INCOMPATIBLE', `${image.name} 不能用于${size.name}`);
     }
     if (req.userImageId) await this.userImage(user, req.userImageId, [size.category], size.name);
@@ -223,13 +243,32 @@ export class Quotes {
     return { id: v.id, name: v.name, amount: v.amount, minSpend: v.minSpend };
   }
 
-  /** A catalogue image by id, refused when the machines cannot run it. */
-  private mustFindImage(snap: Snapshot, id: string) {
+  /** A catalogue image by id, refused when the machines cannot run it or (on a real host) it is not there. */
+  private mustFindImage(snap: Snapshot, id: string, market: HostMarket | null): ImageRow {
     const i = snap.images.find((x) => x.id === id);
     if (!i) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `镜像 ${id} 不存在`);
     if (this.deps.runs && !this.deps.runs(i)) throw new AppError('IMAGE_INCOMPATIBLE', `${i.name}（${i.os}）在本平台的机器上无法运行，请选择其他镜像`);
+    if (market) refuseMissing(imageRefusal(market, i), i.name);
     return i;
   }
+
+  /** The market on the driver's real host, read now (a quote's capacity must not be a moment old); null: the simulated fleet. */
+  private async market(snap: Snapshot): Promise<HostMarket | null> {
+    return this.deps.offer ? hostMarket(await this.deps.offer(), snap.settings) : null;
+  }
+}
+
+/** Refuses with NOT_ON_THIS_HOST when the host lacks what is asked (`why`), naming `what` when given. */
+function refuseMissing(why: string | null, what?: string): void {
+  if (why) throw new AppError('NOT_ON_THIS_HOST', what ? `${what}：${why}` : why);
+}
+
+/** Refuses a GPU machine the host cannot hold: more cards of the type than are free, or cores and memory beyond what is left. */
+function refuseBeyondHost(market: HostMarket, type: GpuTypeRow, host: HostRow, gpuCount: number): void {
+  const free = freeCardsOf(market, type);
+  if (gpuCount > free) throw new AppError('NO_CAPACITY', `本主机空闲的 ${type.name} 只有 ${free} 张，不足 ${gpuCount} 张`);
+  const full = capacityRefusal(market, { cpu: host.cpuPerGpu * gpuCount, memoryGb: host.memoryGbPerGpu * gpuCount });
+  if (full) throw new AppError('HOST_FULL', full);
 }
 
 /** The student discount applies to signed-in students only. */

@@ -191,10 +191,10 @@ export async function catalogueRoutes(app: FastifyInstance, deps: CatalogueRoute
   // The public site settings of the operator's catalogue file (settings): one small answer every page may read.
   r.get(
     API.siteSettings,
-    { schema: { tags: SITE_TAG, summary: '站点设置：企业微信客服链接、哪些图像服务为内置模拟（公开）', response: { 200: siteSettingsSchema } } },
+    { schema: { tags: SITE_TAG, summary: '站点设置：企业微信客服链接、哪些图像服务为内置模拟、本主机的配置（公开）', response: { 200: siteSettingsSchema } } },
     async () => {
       const { settings } = await deps.catalogueStore.get();
-      return { customerServiceUrl: settings.customerServiceUrl, simulated: deps.simulated };
+      return { customerServiceUrl: settings.customerServiceUrl, simulated: deps.simulated, host: await c.hostSummary() };
     },
   );
   // Apart from the settings: the documents are long and only the register screen's links open them.

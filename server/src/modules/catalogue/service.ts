@@ -21,6 +21,20 @@ import {
 import { AppError } from '../../http/errors.js';
 import { bpToRate, discounted, type UnitPrice } from './pricing.js';
 import { liveHosts, regionOfHost } from './inventory.js';
+import {
+  applicationRefusal,
+  describeMarket,
+  freeCardsOf,
+  gpuTypeRefusal,
+  hostCardsOf,
+  hostMarket,
+  HostOfferReader,
+  hostSummary,
+  hostSystemNaming,
+  imageRefusal,
+  sizeRefusal,
+  type HostMarket,
+} from './host-market.js';
 import { imageFits, mustFindGpuType, mustFindRegion, mustFindRoom, mustFindSize, unitPriceOf, type MachineLimits } from './lookups.js';
 import { compareVersion } from './versions.js';
 import { priceKey, type CatalogueStore, type GpuTypeRow, type HostRow, type ImageRow, type SizeRow, type Snapshot } from './store.js';
@@ -65,8 +79,12 @@ export class CatalogueService {
   private memo = new Map<string, unknown>();
   private memoGeneration = -1;
 
+  /** The host reading the memo was built from (JSON): a change of the host's cards, images or load rebuilds it. */
+  private memoHost = '';
+
   private runs: (image: { os: string }) => boolean;
   private unsold: NonNullable<MachineLimits['unsold']>;
+  private host: HostOfferReader;
 
   constructor(
     private store: CatalogueStore,
@@ -74,21 +92,70 @@ export class CatalogueService {
   ) {
     this.runs = limits.runs ?? (() => true);
     this.unsold = limits.unsold ?? {};
+    this.host = new HostOfferReader(limits.offer);
   }
 
   snapshot() {
     return this.store.get();
   }
 
-  /** Answers `build` once per key and catalogue generation. */
-  private async memoised<T>(key: string, build: (s: Snapshot) => T): Promise<T> {
+  /** The market on the driver's real host now (null: the simulated fleet sells the whole catalogue). */
+  async market(): Promise<HostMarket | null> {
+    const offer = await this.host.recent();
+    return offer ? hostMarket(offer, (await this.store.get()).settings) : null;
+  }
+
+  /** What the site settings say of the host (SiteSettings.host); null on the simulated fleet. */
+  async hostSummary() {
+    const market = await this.market();
+    return market ? hostSummary(market) : null;
+  }
+
+  /** The start-up log's line: the host's market (its cores, memory, cards and sellable images) or the demonstration catalogue. */
+  async describe(): Promise<string> {
+    const market = await this.market();
     const snap = await this.store.get();
-    if (snap.generation !== this.memoGeneration || this.memo.size > MEMO_LIMIT) {
+    const sellable = market ? snap.images.filter((i) => this.runs(i) && !imageRefusal(market, i)).map((i) => i.name) : [];
+    return describeMarket(market, sellable);
+  }
+
+  /** Answers `build` once per key, catalogue generation and host reading. */
+  private async memoised<T>(key: string, build: (s: Snapshot, market: HostMarket | null) => T): Promise<T> {
+    const snap = await this.store.get();
+    const offer = await this.host.recent();
+    const market = offer ? hostMarket(offer, snap.settings) : null;
+    const host = offer ? JSON.stringify(market) : '';
+    if (snap.generation !== this.memoGeneration || host !== this.memoHost || this.memo.size > MEMO_LIMIT) {
       this.memo.clear();
       this.memoGeneration = snap.generation;
+      this.memoHost = host;
     }
-    if (!this.memo.has(key)) this.memo.set(key, build(snap));
+    if (!this.memo.has(key)) this.memo.set(key, build(snap, market));
     return this.memo.get(key) as T;
+  }
+
+  /**
+   * The GPU hosts on sale: live ones, and on a real host only those of a type it has cards of, their
+   * cards no more than the host's own (free: those no machine holds).
+   */
+  private saleHosts(snap: Snapshot, market: HostMarket | null): HostRow[] {
+    const hosts = liveHosts(snap);
+    if (!market) return hosts;
+    return hosts.flatMap((h) => {
+      const type = snap.gpuTypes.find((g) => g.id === h.gpuTypeId)!;
+      const cards = hostCardsOf(market, type);
+      if (!cards) return [];
+      return [{ ...h, gpuTotal: Math.min(h.gpuTotal, cards), gpuFree: Math.min(h.gpuFree, freeCardsOf(market, type)) }];
+    });
+  }
+
+  /** An image as the market shows it: on a real host, why it is not offered, and the host's system named for what it is. */
+  private imageOnSale(market: HostMarket | null, i: ImageRow): Image {
+    const view = imageView(i);
+    if (!market) return view;
+    const why = imageRefusal(market, i);
+    if (why) return { ...view, unavailable: why };
+    return { ...view, ...(hostSystemNaming(market, i) ?? {}) };
   }
 
   // --- shaping rows for the API ------------------------------------------
@@ -134,8 +201,9 @@ export class CatalogueService {
     };
   }
 
-  private gpuTypeView(snap: Snapshot, g: GpuTypeRow, hosts: HostRow[]): GpuType {
+  private gpuTypeView(snap: Snapshot, g: GpuTypeRow, hosts: HostRow[], market: HostMarket | null): GpuType {
     const mine = hosts.filter((h) => h.gpuTypeId === g.id);
+    const why = market && gpuTypeRefusal(market, g);
     return {
       id: g.id,
       name: g.name,
@@ -147,11 +215,13 @@ export class CatalogueService {
       prices: this.cyclePrices(snap, 'gpu', g.id),
       gpuFree: mine.reduce((n, h) => n + h.gpuFree, 0),
       gpuTotal: mine.reduce((n, h) => n + h.gpuTotal, 0),
+      ...(why ? { unavailable: why } : {}),
     };
   }
 
-  private sizeView(snap: Snapshot, s: SizeRow, cycle: BillingCycle): Size {
+  private sizeView(snap: Snapshot, s: SizeRow, cycle: BillingCycle, market: HostMarket | null): Size {
     const prices = this.cyclePrices(snap, 'size', s.id);
+    const why = market && sizeRefusal(market, s);
     return {
       id: s.id,
       category: s.category,
@@ -165,20 +235,24 @@ export class CatalogueService {
       description: s.description,
       prices,
       price: prices.find((p) => p.cycle === cycle) ?? prices[0]!,
+      ...(why ? { unavailable: why } : {}),
     };
   }
 
   // --- reads ----------------------------------------------------------------
 
   regions(category?: InstanceCategory): Promise<{ items: Region[] }> {
-    return this.memoised(`regions:${category ?? ''}`, (snap) => {
-      const hosts = liveHosts(snap);
+    return this.memoised(`regions:${category ?? ''}`, (snap, market) => {
+      const hosts = this.saleHosts(snap, market);
       const items = snap.regions.map((r) => {
         const rooms = snap.rooms.filter((m) => m.regionId === r.id).map((m) => this.roomView(snap, m.id));
         const regionHosts = hosts.filter((h) => regionOfHost(snap, h) === r.id);
         const categories: InstanceCategory[] = [];
         if (regionHosts.length) categories.push('Gpu', 'App');
-        for (const c of SIZE_CATEGORIES) if (!this.unsold[c] && snap.sizes.some((s) => s.category === c && s.regionIds.includes(r.id))) categories.push(c);
+        const sells = (s: SizeRow) => !market || !sizeRefusal(market, s);
+        for (const c of SIZE_CATEGORIES) {
+          if (!this.unsold[c] && snap.sizes.some((s) => s.category === c && s.regionIds.includes(r.id) && sells(s))) categories.push(c);
+        }
         return { id: r.id, name: r.name, area: r.area, rooms, gpuFree: regionHosts.reduce((n, h) => n + h.gpuFree, 0), categories };
       });
       return { items: category ? items.filter((r) => r.categories.includes(category)) : items };
@@ -213,22 +287,22 @@ export class CatalogueService {
   }
 
   gpuTypes(): Promise<{ items: GpuType[] }> {
-    return this.memoised('gpuTypes', (snap) => {
-      const hosts = liveHosts(snap);
-      return { items: snap.gpuTypes.map((g) => this.gpuTypeView(snap, g, hosts)) };
+    return this.memoised('gpuTypes', (snap, market) => {
+      const hosts = this.saleHosts(snap, market);
+      return { items: snap.gpuTypes.map((g) => this.gpuTypeView(snap, g, hosts, market)) };
     });
   }
 
   gpuList(q: { filterBy?: string; sortBy?: string; cycle?: BillingCycle } & Paging): Promise<Page<GpuHost>> {
     const key = `gpuList:${q.filterBy ?? ''}:${q.sortBy ?? ''}:${q.cycle ?? ''}:${q.page}:${q.pageSize}`;
-    return this.memoised(key, (snap) => {
+    return this.memoised(key, (snap, market) => {
       const f = filters(q.filterBy, ['region', 'room', 'gpuType', 'gpuCount', 'zone']);
       if (f.region) mustFindRegion(snap, f.region);
       if (f.room) mustFindRoom(snap, f.room);
       if (f.gpuType) mustFindGpuType(snap, f.gpuType);
       const gpuCount = positiveInt(f.gpuCount, '卡数');
       const cycle = q.cycle ?? 'Hour';
-      let hosts = liveHosts(snap).filter(
+      let hosts = this.saleHosts(snap, market).filter(
         (h) =>
           (!f.region || regionOfHost(snap, h) === f.region) &&
           (!f.room || h.roomId === f.room) &&
@@ -264,7 +338,7 @@ export class CatalogueService {
 
   sizes(q: { filterBy?: string; sortBy?: string; cycle?: BillingCycle } & Paging): Promise<Page<Size>> {
     const key = `sizes:${q.filterBy ?? ''}:${q.sortBy ?? ''}:${q.cycle ?? ''}:${q.page}:${q.pageSize}`;
-    return this.memoised(key, (snap) => {
+    return this.memoised(key, (snap, market) => {
       const f = filters(q.filterBy, ['category', 'region', 'cpu', 'memory']);
       if (f.category && !(SIZE_CATEGORIES as readonly string[]).includes(f.category)) {
         throw new AppError('VALIDATION_FAILED', `filterBy：规格类别必须是 ${SIZE_CATEGORIES.join('、')}`);
@@ -286,7 +360,7 @@ export class CatalogueService {
         rows.sort((a, b) => (sort.dir === 'a' ? 1 : -1) * (value(a) - value(b)) || a.sort - b.sort);
       }
       const page = paginate(rows, q);
-      return { ...page, items: page.items.map((s) => this.sizeView(snap, s, q.cycle ?? 'Hour')) };
+      return { ...page, items: page.items.map((s) => this.sizeView(snap, s, q.cycle ?? 'Hour', market)) };
     });
   }
 
@@ -306,7 +380,7 @@ export class CatalogueService {
   }
 
   images(q: { filterBy?: string } & Paging): Promise<Page<Image>> {
-    return this.memoised(`images:${q.filterBy ?? ''}:${q.page}:${q.pageSize}`, (snap) => {
+    return this.memoised(`images:${q.filterBy ?? ''}:${q.page}:${q.pageSize}`, (snap, market) => {
       const f = filters(q.filterBy, ['category', 'kind', 'os', 'framework']);
       const rows = snap.images.filter(
         (i) =>
@@ -316,19 +390,22 @@ export class CatalogueService {
           (!f.os || i.os.toLowerCase().includes(f.os.toLowerCase())) &&
           (!f.framework || i.framework.toLowerCase() === f.framework.toLowerCase()),
       );
-      return paginate(rows.map(imageView), q);
+      return paginate(
+        rows.map((i) => this.imageOnSale(market, i)),
+        q,
+      );
     });
   }
 
   /** Images that run on this GPU type: CUDA no older than the card needs, no newer than some host of it has. */
   gpuImages(q: { gpuTypeId?: string; framework?: string }): Promise<{ items: Image[] }> {
-    return this.memoised(`gpuImages:${q.gpuTypeId ?? ''}:${q.framework ?? ''}`, (snap) => {
+    return this.memoised(`gpuImages:${q.gpuTypeId ?? ''}:${q.framework ?? ''}`, (snap, market) => {
       const type = q.gpuTypeId ? mustFindGpuType(snap, q.gpuTypeId) : undefined;
       const maxCuda = type ? this.maxCudaOf(snap, type.id) : undefined;
       const items = snap.images
         .filter((i) => i.forGpu && this.runs(i) && (!q.framework || i.framework.toLowerCase() === q.framework.toLowerCase()))
         .filter((i) => !type || imageFits(i, type, maxCuda) === null)
-        .map(imageView);
+        .map((i) => this.imageOnSale(market, i));
       return { items };
     });
   }
@@ -342,7 +419,7 @@ export class CatalogueService {
   }
 
   applications(q: { keyword?: string; category?: string } & Paging): Promise<Page<Application> & { categories: string[] }> {
-    return this.memoised(`apps:${q.keyword ?? ''}:${q.category ?? ''}:${q.page}:${q.pageSize}`, (snap) => {
+    return this.memoised(`apps:${q.keyword ?? ''}:${q.category ?? ''}:${q.page}:${q.pageSize}`, (snap, market) => {
       const keyword = q.keyword?.toLowerCase();
       const rows = snap.applications.filter(
         (a) =>
@@ -352,7 +429,7 @@ export class CatalogueService {
       const categories = [...new Set(snap.applications.map((a) => a.category))];
       return {
         ...paginate(
-          rows.map(({ sort: _s, active: _a, ...a }) => a),
+          rows.map(({ sort: _s, active: _a, ...a }) => this.applicationOnSale(snap, market, a)),
           q,
         ),
         categories,
@@ -360,12 +437,24 @@ export class CatalogueService {
     });
   }
 
+  /** An application as the market shows it: on a real host, why it is not offered (its image unregistered or not built). */
+  private applicationOnSale(snap: Snapshot, market: HostMarket | null, app: Application): Application {
+    if (!market) return app;
+    const cards = snap.gpuTypes.filter((g) => g.memoryGb >= app.minGpuMemoryGb && !gpuTypeRefusal(market, g));
+    const why =
+      applicationRefusal(
+        market,
+        snap.images.find((i) => i.id === app.imageId),
+      ) ?? (cards.length ? null : app.minGpuMemoryGb > 0 ? `本主机没有显存不少于 ${app.minGpuMemoryGb} GB 的 GPU` : '本主机没有 GPU');
+    return why ? { ...app, unavailable: why } : app;
+  }
+
   recommendRegion(q: { category: InstanceCategory; gpuTypeId?: string; sizeId?: string }) {
-    return this.memoised(`recommend:${q.category}:${q.gpuTypeId ?? ''}:${q.sizeId ?? ''}`, (snap) => {
+    return this.memoised(`recommend:${q.category}:${q.gpuTypeId ?? ''}:${q.sizeId ?? ''}`, (snap, market) => {
       if (q.category === 'Gpu' || q.category === 'App') {
         if (q.gpuTypeId) mustFindGpuType(snap, q.gpuTypeId);
         const free = new Map<string, number>();
-        for (const h of liveHosts(snap)) {
+        for (const h of this.saleHosts(snap, market)) {
           if (q.gpuTypeId && h.gpuTypeId !== q.gpuTypeId) continue;
           const region = regionOfHost(snap, h);
           free.set(region, (free.get(region) ?? 0) + h.gpuFree);
@@ -386,10 +475,10 @@ export class CatalogueService {
   }
 
   availableZones(q: { gpuTypeId: string; gpuCount: number; regionId?: string }) {
-    return this.memoised(`zones:${q.gpuTypeId}:${q.gpuCount}:${q.regionId ?? ''}`, (snap) => {
+    return this.memoised(`zones:${q.gpuTypeId}:${q.gpuCount}:${q.regionId ?? ''}`, (snap, market) => {
       mustFindGpuType(snap, q.gpuTypeId);
       if (q.regionId) mustFindRegion(snap, q.regionId);
-      const fitting = liveHosts(snap).filter((h) => h.gpuTypeId === q.gpuTypeId && h.gpuFree >= q.gpuCount);
+      const fitting = this.saleHosts(snap, market).filter((h) => h.gpuTypeId === q.gpuTypeId && h.gpuFree >= q.gpuCount);
       const items = snap.rooms
         .filter((r) => !q.regionId || r.regionId === q.regionId)
         .map((r) => ({ room: this.roomView(snap, r.id), hosts: fitting.filter((h) => h.roomId === r.id) }))
@@ -408,14 +497,14 @@ export class CatalogueService {
   }
 
   availableGpuTypes(q: { regionId?: string; roomId?: string; gpuCount: number }) {
-    return this.memoised(`types:${q.regionId ?? ''}:${q.roomId ?? ''}:${q.gpuCount}`, (snap) => {
+    return this.memoised(`types:${q.regionId ?? ''}:${q.roomId ?? ''}:${q.gpuCount}`, (snap, market) => {
       if (q.regionId) mustFindRegion(snap, q.regionId);
       if (q.roomId) mustFindRoom(snap, q.roomId);
-      const hosts = liveHosts(snap).filter((h) => (!q.roomId || h.roomId === q.roomId) && (!q.regionId || regionOfHost(snap, h) === q.regionId));
+      const hosts = this.saleHosts(snap, market).filter((h) => (!q.roomId || h.roomId === q.roomId) && (!q.regionId || regionOfHost(snap, h) === q.regionId));
       const items = snap.gpuTypes
         .filter((g) => hosts.some((h) => h.gpuTypeId === g.id))
         .map((g) => ({
-          ...this.gpuTypeView(snap, g, hosts),
+          ...this.gpuTypeView(snap, g, hosts, market),
           maxGpuPerHost: Math.max(0, ...hosts.filter((h) => h.gpuTypeId === g.id).map((h) => h.gpuFree)),
         }))
         // Types that can take the asked card count first; the others stay listed, shown as full.

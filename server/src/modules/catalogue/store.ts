@@ -68,6 +68,9 @@ export interface Settings {
   bandwidthPricePerMbpsHour: bigint;
   /** Ascending, without repeats. */
   bandwidthStepsMbps: number[];
+  /** The market on a real host: how many times its cores and memory are sold (host-market.ts). */
+  hostCpuOvercommit: number;
+  hostMemoryOvercommit: number;
 }
 
 export interface Snapshot {
@@ -255,6 +258,8 @@ const DEFAULT_SETTINGS: CatalogueSettings = {
   migrateHoldMinutes: 120,
   bandwidthPricePerMbpsHourYuan: '0.03',
   bandwidthStepsMbps: [5, 10, 20, 30, 50, 100],
+  hostCpuOvercommit: 1,
+  hostMemoryOvercommit: 1,
 };
 
 function parseSettings(raw: CatalogueSettings | undefined): Settings {
@@ -286,5 +291,7 @@ function parseSettings(raw: CatalogueSettings | undefined): Settings {
     migrateHoldMinutes: s.migrateHoldMinutes,
     bandwidthPricePerMbpsHour: yuanToUnits(s.bandwidthPricePerMbpsHourYuan),
     bandwidthStepsMbps: [...new Set(s.bandwidthStepsMbps)].sort((a, b) => a - b),
+    hostCpuOvercommit: s.hostCpuOvercommit,
+    hostMemoryOvercommit: s.hostMemoryOvercommit,
   };
 }

@@ -30,6 +30,7 @@ import {
   type DriverOp,
   type EventKind,
   type FileStoreMount,
+  type HostOffer,
   type InstanceOp,
   type MachineService,
   type MachineSpec,
@@ -37,6 +38,7 @@ import {
   type ShellCommand,
 } from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
+import { localHostOffer } from './host-offer.js';
 import { DESKTOP_PROGRAMS, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
 import { consoleIdOf, DEFAULT_HOST_UIDS_DIR, HostUidRanges, HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
@@ -261,6 +263,11 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     const sandbox = this.sandboxes.get(instanceId);
     if (!sandbox || !this.services.includes(service) || (service === 'desktop' && !this.desktops.has(instanceId))) return null;
     return serviceSocket(sandbox, service);
+  }
+
+  /** What this host has, for the market that sells only that (host-offer.ts). */
+  offer(): Promise<HostOffer> {
+    return localHostOffer(this.dir, this.opts.db);
   }
 
   /** The instances whose sandboxes run in this process. */
