@@ -527,7 +527,10 @@ function jsonBytes(value: unknown): Buffer {
 }
 
 function ociArchitecture(): string {
-  return ({ x64: 'amd64', arm64: 'arm64', ia32: '386', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' } as Record<string, string>)[process.arch] ?? process.arch;
+  return (
+    ({ x64: 'amd64', arm64: 'arm64', ia32: '386', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' } as Record<string, string>)[process.arch] ??
+    process.arch
+  );
 }
 
 /** A pass-through stream that hashes and counts what goes through it. */

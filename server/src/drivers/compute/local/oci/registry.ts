@@ -134,7 +134,9 @@ function runSkopeo(file: string, args: string[], env: Record<string, string>): P
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
     const stderr = keepTail(child.stderr);
-    child.once('error', (e) => reject(new RegistryError('failed', `无法运行 skopeo（${(e as NodeJS.ErrnoException).code ?? e.message}）：安装 Debian 软件包 skopeo`)));
+    child.once('error', (e) =>
+      reject(new RegistryError('failed', `无法运行 skopeo（${(e as NodeJS.ErrnoException).code ?? e.message}）：安装 Debian 软件包 skopeo`)),
+    );
     child.once('close', (code) => resolve({ code, stderr: stderr.toString() }));
   });
 }

@@ -196,7 +196,10 @@ function unescapeTarName(line: string): string {
 export function whiteoutsOf(names: readonly string[]): { kind: 'rm' | 'empty'; path: string }[] {
   const out: { kind: 'rm' | 'empty'; path: string }[] = [];
   for (const raw of names) {
-    const name = path.posix.normalize(raw).replace(/^(\.\/)+/, '').replace(/\/$/, '');
+    const name = path.posix
+      .normalize(raw)
+      .replace(/^(\.\/)+/, '')
+      .replace(/\/$/, '');
     const base = path.posix.basename(name);
     if (!base.startsWith(WHITEOUT)) continue;
     const dir = path.posix.dirname(name);

@@ -1,0 +1,137 @@
+/**
+ * The operator's registry (registry.ts) against a real one: Debian's docker-registry (the CNCF
+ * distribution server) on a loopback port with a login, started here. An image pushed, forgotten
+ * here and pulled back is the same by digest, also into another host's layout; a missing image is
+ * a no, a wrong password a clear error.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { skipOrFail } from '../../../../../test/host-packages.js';
+import { buildTinyImage } from '../../../../../test/tiny-image.js';
+import { keepTail } from '../bounded-text.js';
+import { OciLayout } from './layout.js';
+import { OperatorRegistry, registryError } from './registry.js';
+
+const REGISTRY = '/usr/bin/docker-registry';
+const USER = 'console';
+const PASSWORD = 'tiny-secret';
+/** bcrypt (cost 4) of PASSWORD, the only hash the registry's htpasswd accepts; made once with Python's crypt. */
+const HTPASSWD = `${USER}:$2b$04$ssXPELUigY4Kwr8EMkTLTebwXd5JoLIDnSxIQA76CcSFgLad1swVS\n`;
+
+const missing = [
+  ...(existsSync('/usr/bin/skopeo') ? [] : ['skopeo (no /usr/bin/skopeo)']),
+  ...(existsSync(REGISTRY) ? [] : [`docker-registry (no ${REGISTRY})`]),
+];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The distribution server on a free loopback port, filesystem storage and an htpasswd login in `dir`. */
+async function startRegistry(dir: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  writeFileSync(path.join(dir, 'htpasswd'), HTPASSWD);
+  const config = [
+    'version: 0.1',
+    'log:',
+    '  level: error',
+    '  accesslog:',
+    '    disabled: true',
+    'storage:',
+    '  filesystem:',
+    `    rootdirectory: ${path.join(dir, 'data')}`,
+    'http:',
+    `  addr: 127.0.0.1:${port}`,
+    '  secret: registry-test-secret',
+    'auth:',
+    '  htpasswd:',
+    '    realm: registry-test',
+    `    path: ${path.join(dir, 'htpasswd')}`,
+  ].join('\n');
+  writeFileSync(path.join(dir, 'config.yml'), `${config}\n`);
+  // Its log (every 404 a line) is kept for a failure to start only.
+  const child = spawn(REGISTRY, ['serve', path.join(dir, 'config.yml')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const log = keepTail(child.stderr);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const answered = await fetch(`${url}/v2/`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (answered === 401) return { url, child };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error(`docker-registry did not answer on its port: ${log.toString()}`);
+}
+
+describe.skipIf(skipOrFail(missing, process.env))('the operator’s registry (a real distribution server)', () => {
+  const work = mkdtempSync(path.join(tmpdir(), 'oci-registry-test-'));
+  let registry: { url: string; child: ChildProcess };
+  let layout: OciLayout;
+  let remote: OperatorRegistry;
+  beforeAll(async () => {
+    registry = await startRegistry(work);
+    layout = await OciLayout.open(path.join(work, 'oci'));
+    remote = new OperatorRegistry(layout, { url: registry.url, user: USER, password: PASSWORD });
+  });
+  afterAll(() => {
+    registry?.child.kill();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('pushes an image, pulls it back by the same digest, here and on another host', async () => {
+    const image = await buildTinyImage(layout, 'console/tiny:1');
+    expect(await remote.exists('console/tiny:1')).toBe(false);
+    expect(await remote.push('console/tiny:1')).toBe(image.digest);
+    expect(await remote.exists('console/tiny:1')).toBe(true);
+
+    await layout.untag('console/tiny:1');
+    await layout.gc();
+    expect(await layout.resolve('console/tiny:1')).toBeNull();
+    const pulled = await remote.pull('console/tiny:1');
+    expect(pulled).toEqual({ ...image, ref: 'console/tiny:1' });
+    for (const l of pulled.layers) await layout.verifyBlob(l.digest);
+
+    const otherHost = await OciLayout.open(path.join(work, 'other-host'));
+    const there = await new OperatorRegistry(otherHost, { url: registry.url, user: USER, password: PASSWORD }).pull('console/tiny:1');
+    expect(there.digest).toBe(image.digest);
+    expect(await otherHost.list()).toHaveLength(1);
+    // What skopeo wrote went into the layout; nothing of its working folders is left.
+    expect(readdirSync(layout.dir).sort()).toEqual(['.tmp', 'blobs', 'index.json', 'oci-layout']);
+  });
+
+  it('says no for an image the registry does not have', async () => {
+    expect(await remote.exists('console/absent:1')).toBe(false);
+    await expect(remote.pull('console/absent:1')).rejects.toThrow(/镜像仓库中没有 console\/absent:1/);
+  });
+
+  it('refuses a wrong password with a clear error, without showing it', async () => {
+    const wrong = new OperatorRegistry(layout, { url: registry.url, user: USER, password: 'not-the-password' });
+    const error = await wrong.exists('console/tiny:1').then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(error?.message).toMatch(/拒绝了登录，请检查 REGISTRY_USER \/ REGISTRY_PASSWORD/);
+    expect(error?.message).not.toContain('not-the-password');
+    await expect(new OperatorRegistry(layout, { url: registry.url }).pull('console/tiny:1')).rejects.toThrow(/拒绝了登录/);
+  });
+});
+
+describe('registry errors', () => {
+  it('tells an unreachable registry from a missing image', () => {
+    expect(registryError('dial tcp 10.0.0.9:5000: connect: connection refused', 'a:1', 'http://10.0.0.9:5000').kind).toBe('unreachable');
+    expect(registryError('reading manifest 1 in x/a: manifest unknown: manifest unknown', 'a:1', 'u').kind).toBe('missing');
+  });
+});
