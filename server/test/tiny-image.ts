@@ -69,12 +69,9 @@ export function layOutTinyRoot(root: string): void {
   mkdirSync(path.join(root, 'tmp'));
   chmodSync(path.join(root, 'tmp'), 0o1777);
   for (const dir of ['bin', 'sbin', 'lib', 'lib64']) symlinkSync(`usr/${dir}`, path.join(root, dir));
-  const libraries = new Set<string>();
-  for (const name of TINY_PROGRAMS) {
-    const program = hostProgram(name);
-    copyInto(root, program, path.join('usr', path.relative('/usr', program)));
-    for (const lib of sharedLibraries(program)) libraries.add(lib);
-  }
+  const programs = TINY_PROGRAMS.map(hostProgram);
+  for (const program of programs) copyInto(root, program, path.join('usr', path.relative('/usr', program)));
+  const libraries = new Set(sharedLibraries(programs));
   symlinkSync('dash', path.join(root, 'usr/bin/sh'));
   // Each library under the name the loader looks for (ldd's path, a link on the host resolved to its file).
   for (const lib of libraries) copyInto(root, lib, underUsr(lib));
@@ -90,9 +87,9 @@ function hostProgram(name: string): string {
   return real.startsWith('/usr/') ? real : path.join('/usr/bin', path.basename(real));
 }
 
-/** The shared libraries and the loader `ldd` names for a program (absolute paths on the host). */
-function sharedLibraries(program: string): string[] {
-  const out = execFileSync('ldd', [program], { encoding: 'utf8' });
+/** The shared libraries and the loader `ldd` names for the programs (absolute paths on the host; one ldd for all). */
+function sharedLibraries(programs: string[]): string[] {
+  const out = execFileSync('ldd', programs, { encoding: 'utf8' });
   const libs: string[] = [];
   for (const line of out.split('\n')) {
     const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
