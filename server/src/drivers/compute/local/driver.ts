@@ -43,6 +43,7 @@ import { DESKTOP_PROGRAMS, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
 import { consoleIdOf, DEFAULT_HOST_UIDS_DIR, HostUidRanges, HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
 import { networkPolicyWorks } from './network-policy.js';
+import { cardDevices, endStrayHolders, GpuClaims, gpuView, localGpuHost, type GpuHost, type GpuView } from './gpus.js';
 import { startHostView, type HostView } from './host-view.js';
 import { hostNotebook, startNotebook } from './notebook.js';
 import {
@@ -91,6 +92,8 @@ export interface LocalDriverOptions {
    * capabilities) instead of refusing to start them.
    */
   machinesAsServerUser?: boolean;
+  /** The host's NVIDIA cards and driver files (gpus.ts; tests: a fake tree); default: this host's. */
+  gpus?: GpuHost;
 }
 
 export class LocalComputeDriver extends OperationCalls implements ComputeDriver {
@@ -144,6 +147,10 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   private readonly hostView: Promise<HostView>;
   /** The machines' /etc/resolv.conf: the NAT's name server. */
   private readonly resolvConf: string;
+  /** The host's cards and the driver's files machines with cards see (gpus.ts). */
+  private readonly gpuHost: GpuHost;
+  /** Which machine holds which of the host's cards (while it runs). */
+  readonly gpuClaims: GpuClaims;
 
   constructor(private readonly opts: LocalDriverOptions) {
     super();
@@ -186,6 +193,12 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     this.hostView = enforce ? startHostView(this.dir) : Promise.resolve({ mount: null, why: '未启用', stop: async () => {} });
     void this.hostView.then((v) =>
       opts.log?.(`local compute: 实例内资源视图：${v.mount ? v.why : `不生效（${v.why}），实例内 free、top 显示宿主的内存与 CPU`}`),
+    );
+    this.gpuHost = opts.gpus ?? localGpuHost();
+    this.gpuClaims = new GpuClaims(opts.db, opts.clock);
+    const cards = this.gpuHost.cards();
+    opts.log?.(
+      `local compute: 本机 GPU：${cards.length ? cards.map((c) => `${c.model}（/dev/nvidia${c.minor}）`).join('、') : '无（GPU 实例以无卡方式运行）'}`,
     );
     this.ready = this.recover();
   }
@@ -390,7 +403,8 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
         await this.halt(m!, 'stopped');
         return {};
       case 'restart':
-        await this.halt(m!, 'stopped');
+        // Its cards kept: another machine's start meanwhile cannot take them.
+        await this.halt(m!, 'stopped', true);
         await this.runSandbox(m!, m!.gpu);
         return {};
       case 'destroy':
@@ -455,12 +469,14 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     });
     let sandbox: RunningSandbox;
     try {
+      const cards = await this.cardsFor(m, gpu);
       sandbox = await startSandbox(
         this.paths(m),
         {
           hostname: hostnameOf(m.instanceId),
-          gpuDevices: gpu ? gpuDevices(this.opts.log) : [],
-          env: gpu ? {} : { CUDA_VISIBLE_DEVICES: '' },
+          gpuDevices: cards?.devices ?? [],
+          gpu: cards,
+          env: cards ? {} : { CUDA_VISIBLE_DEVICES: '' },
           sharedDir,
           cgroupProcs,
           hostUid: uid,
@@ -473,6 +489,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
       );
     } catch (e) {
       await this.cgroups.remove(group).catch(() => {});
+      await this.gpuClaims.release(m.instanceId);
       throw e;
     }
     this.groups.set(sandbox, group);
@@ -489,19 +506,37 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
       if (this.sandboxes.get(m.instanceId) !== sandbox) return; // stopped on purpose
       // Told at once, before anything that waits: a start meanwhile must find it stopped and keep its new sandbox.
       this.sandboxes.delete(m.instanceId);
+      // Its cards go back while it still reads running: a start, refused until it reads stopped, cannot have claimed them yet.
+      await this.gpuClaims.release(m.instanceId);
       await this.setMachine(m.instanceId, { power: 'stopped' });
       await this.event({ opId: null, instanceId: m.instanceId, kind: 'found', ok: true, error: null, data: { power: 'stopped' } });
       await this.releaseGroup(sandbox);
     });
   }
 
-  private async halt(m: MachineRow, power: Power) {
+  /**
+   * The cards a machine starting with them gets (claimed for it: gpus.ts) and what it sees of them;
+   * null in no-card mode, and on a host without cards, where a GPU machine runs without them.
+   */
+  private async cardsFor(m: MachineRow, gpu: boolean): Promise<GpuView | null> {
+    const count = (m.spec as MachineSpec).gpuCount;
+    const cards = this.gpuHost.cards();
+    if (!gpu || count <= 0 || !cards.length) return null;
+    const mine = await this.gpuClaims.claim(m.instanceId, count, cards);
+    const ended = endStrayHolders(cardDevices(this.gpuHost, mine));
+    if (ended) this.opts.log?.(`local compute: 结束了其他实例中 ${ended} 个持有本实例 GPU 的进程（${m.instanceId}）`);
+    return gpuView(this.gpuHost, mine);
+  }
+
+  /** Ends the machine's sandbox; its cards go back unless `keepCards` (a restart). */
+  private async halt(m: MachineRow, power: Power, keepCards = false) {
     const sandbox = this.sandboxes.get(m.instanceId);
     this.sandboxes.delete(m.instanceId);
     if (sandbox) {
       await stopSandbox(sandbox);
       await this.releaseGroup(sandbox);
     }
+    if (!keepCards) await this.gpuClaims.release(m.instanceId);
     await this.setMachine(m.instanceId, { power });
   }
 
@@ -554,6 +589,8 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     await this.cgroups.sweep(kept.map((m) => m.instanceId)).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
     for (const m of kept) await this.attachDisk(m).catch((e: unknown) => this.opts.log?.(`local compute: 数据盘挂载失败（${m.instanceId}）：${String(e)}`));
     const running = kept.filter((m) => m.power === 'running');
+    // Nothing runs yet: only the machines that run again keep their cards (they claim them again as they start).
+    await this.gpuClaims.releaseAllBut(running.map((m) => m.instanceId));
     for (const m of running) {
       try {
         await this.runSandbox(m, m.gpu);
@@ -587,17 +624,6 @@ function hostnameOf(instanceId: string): string {
 
 function safeName(ref: string): string {
   return ref.replace(/[^A-Za-z0-9._-]/g, '_');
-}
-
-/** The host's NVIDIA card devices (none on a host without cards: GPU instances then run without them). */
-function gpuDevices(log?: (message: string) => void): string[] {
-  const cards = existsSync('/dev') ? readdirSync('/dev').filter((n) => /^nvidia\d+$/.test(n)) : [];
-  if (!cards.length) {
-    log?.('local compute: 本机没有 NVIDIA GPU，GPU 实例以无卡方式运行');
-    return [];
-  }
-  const common = ['nvidiactl', 'nvidia-uvm', 'nvidia-uvm-tools'].filter((n) => existsSync(`/dev/${n}`));
-  return [...cards, ...common].map((n) => `/dev/${n}`);
 }
 
 async function bytesUnder(dir: string): Promise<number> {

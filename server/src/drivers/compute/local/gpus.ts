@@ -16,9 +16,12 @@
  * Which machine holds which card is a table with the card as its key (local_gpu_claims): two
  * machines never hold one card. A machine holds its cards while it runs (AutoDL's rule): a stopped
  * machine's card can be taken by another, and its next start needs free cards or fails saying so.
+ * As a card is given, any process of another machine still holding it open (a descriptor passed over
+ * a socket) is ended (endStrayHolders). A machine cannot make a device file it was not given: no
+ * mknod in its user namespace, no nvidia-modprobe inside.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
@@ -34,7 +37,7 @@ export interface HostGpu {
   /** Its memory in MiB (nvidia-smi's memory.total); 0 where the host has no nvidia-smi to say. */
   memoryMb: number;
   uuid: string;
-  /** Its PCI address as /proc/driver/nvidia/gpus names its folder ("0000:19:00.0"). */
+  /** Its PCI address, the name of its folder in /proc/driver/nvidia/gpus ("0000:19:00.0"). */
   busId: string;
 }
 
@@ -72,13 +75,12 @@ export function discoverGpus(root = '/', smi: () => string | null = () => runSmi
     const minor = Number(minorText);
     if (!existsSync(path.join(root, 'dev', `nvidia${minor}`))) continue;
     const uuid = info.get('GPU UUID') ?? '';
-    const bus = normalBusId(busId);
     cards.push({
       minor,
       model: info.get('Model') ?? 'NVIDIA GPU',
-      memoryMb: memory.get(uuid) ?? memory.get(bus) ?? 0,
+      memoryMb: memory.get(uuid) ?? memory.get(normalBusId(busId)) ?? 0,
       uuid,
-      busId: bus,
+      busId,
     });
   }
   return cards.sort((a, b) => a.minor - b.minor);
@@ -187,7 +189,7 @@ export function driverLibraries(ldconfig: string, arch: string = process.arch): 
 }
 
 /** How ldconfig names the word size of a library built for Node's architecture (i386 ones say nothing). */
-const LDCONFIG_ABI: Record<string, string> = { x64: 'x86-64', arm64: 'AArch64', ppc64: 'ppc64le' };
+const LDCONFIG_ABI: Record<string, string> = { x64: 'x86-64', arm64: 'AArch64' };
 
 /** The host driver's files a GPU machine gets: its libraries (from `ldconfig -p`) and nvidia-smi, under GPU_DIR. */
 export function driverFiles(root = '/', ldconfig: string | null = runLdconfig()): Bind[] {
@@ -235,6 +237,11 @@ export interface GpuView {
   procGpus: string[] | null;
 }
 
+/** The device files of `cards` on `host`. */
+export function cardDevices(host: GpuHost, cards: readonly HostGpu[]): string[] {
+  return cards.map((c) => path.join(host.root, 'dev', `nvidia${c.minor}`));
+}
+
 /** What a machine holding `cards` of `host` sees. */
 export function gpuView(host: GpuHost, cards: readonly HostGpu[]): GpuView {
   const dev = path.join(host.root, 'dev');
@@ -242,11 +249,21 @@ export function gpuView(host: GpuHost, cards: readonly HostGpu[]): GpuView {
   // The machine's /proc is this host's kernel's: its folder is there only where the driver is loaded here.
   const procGpus = host.root === '/' && existsSync(PROC_GPUS) ? cards.map((c) => `${PROC_GPUS}/${c.busId}`) : null;
   return {
-    devices: [...cards.map((c) => path.join(dev, `nvidia${c.minor}`)), ...shared.map((name) => path.join(dev, name))],
+    devices: [...cardDevices(host, cards), ...shared.map((name) => path.join(dev, name))],
     files: host.files(),
     procGpus,
   };
 }
+
+/**
+ * Run inside a GPU machine (as its root) as it starts: login shells find nvidia-smi too (Debian's
+ * /etc/profile sets root's PATH anew, without GPU_DIR's bin). Written from inside, never from the
+ * host: the machine's /etc is its root's, links included.
+ */
+export const GPU_PROFILE_SCRIPT = `mkdir -p /etc/profile.d && cat > /etc/profile.d/nvidia-host.sh <<'EOF'
+# The host's NVIDIA driver programs (nvidia-smi) for login shells; the console writes this at each start with GPUs.
+[ -d ${GPU_BIN_DIR} ] && case ":$PATH:" in *:${GPU_BIN_DIR}:*) ;; *) PATH="$PATH:${GPU_BIN_DIR}" ;; esac
+EOF`;
 
 /** The environment of a GPU machine's processes whose PATH is `basePath`: the driver's libraries and nvidia-smi found in GPU_DIR. */
 export function gpuEnv(basePath: string): Record<string, string> {
@@ -261,7 +278,8 @@ export function gpuEnv(basePath: string): Record<string, string> {
 export function gpuArgs(devices: readonly string[], view: Omit<GpuView, 'devices'> | null | undefined): string[] {
   const args = devices.flatMap((dev) => ['--dev-bind', dev, `/dev/${path.basename(dev)}`]);
   if (!view) return args;
-  args.push('--tmpfs', GPU_DIR);
+  // Its folders readable by every user of the machine (bubblewrap would make them its root's alone).
+  args.push('--tmpfs', GPU_DIR, '--perms', '0755', '--dir', GPU_LIB_DIR, '--perms', '0755', '--dir', GPU_BIN_DIR);
   for (const f of view.files) args.push('--ro-bind', f.from, f.to);
   args.push('--remount-ro', GPU_DIR);
   if (view.procGpus) {
@@ -270,6 +288,55 @@ export function gpuArgs(devices: readonly string[], view: Omit<GpuView, 'devices
     args.push('--remount-ro', PROC_GPUS);
   }
   return args;
+}
+
+/**
+ * Ends the processes inside machines (a PID namespace other than this server's) that hold one of
+ * these device files open; the number ended. Called as the cards are given to a machine: nobody in
+ * another machine holds them rightly then, but a machine that held a card could have passed its
+ * descriptor to another over a socket (one in their account's 文件存储), which would keep it after the
+ * card went to someone else. The host's own processes (nvidia-smi, nvidia-persistenced) are left alone.
+ * A descriptor passed on while a pass runs is caught by the next one.
+ */
+export function endStrayHolders(devices: readonly string[]): number {
+  const wanted = new Set(devices.flatMap((d) => statKey(d) ?? []));
+  if (!wanted.size) return 0;
+  const own = readlinkSync('/proc/self/ns/pid');
+  let ended = 0;
+  for (let pass = 0; pass < 5; pass++) {
+    const stray = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && holdsAny(pid, own, wanted));
+    if (!stray.length) break;
+    for (const pid of stray) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+        ended++;
+      } catch {
+        // gone already
+      }
+    }
+  }
+  return ended;
+}
+
+/** Whether a process outside this server's PID namespace has one of `wanted` open (unreadable: no). */
+function holdsAny(pid: string, ownPidNamespace: string, wanted: ReadonlySet<string>): boolean {
+  try {
+    if (readlinkSync(`/proc/${pid}/ns/pid`) === ownPidNamespace) return false;
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => wanted.has(statKey(`/proc/${pid}/fd/${fd}`) ?? ''));
+  } catch {
+    return false;
+  }
+}
+
+/** What a file is, whatever path reaches it: a device by its number, any other file by its inode. */
+function statKey(file: string): string | null {
+  let st: Stats;
+  try {
+    st = statSync(file);
+  } catch {
+    return null;
+  }
+  return st.isCharacterDevice() ? `c${st.rdev}` : `f${st.dev}:${st.ino}`;
 }
 
 /** Why a machine cannot start with its cards, in Chinese (a start's error, shown to its owner). */
@@ -304,9 +371,15 @@ export class GpuClaims {
       if (kept.length + free.length < count) throw new Error(notEnoughCards(count, kept.length + free.length, cards.length));
       const fresh = free.slice(0, count - kept.length);
       const mine = [...kept, ...fresh].sort((a, b) => a.minor - b.minor);
-      await tx
-        .delete(localGpuClaims)
-        .where(and(eq(localGpuClaims.instanceId, instanceId), notInArray(localGpuClaims.minor, mine.map((c) => c.minor))));
+      await tx.delete(localGpuClaims).where(
+        and(
+          eq(localGpuClaims.instanceId, instanceId),
+          notInArray(
+            localGpuClaims.minor,
+            mine.map((c) => c.minor),
+          ),
+        ),
+      );
       if (fresh.length) await tx.insert(localGpuClaims).values(fresh.map((c) => ({ minor: c.minor, instanceId, claimedAt: this.clock.now() })));
       return mine;
     });

@@ -40,6 +40,7 @@ import { BoundedText, keepTail } from './bounded-text.js';
 import { makeDiskImage, mountDisk, mountedDevice } from './disk.js';
 import { applyFirewall, networkPolicyWorks } from './network-policy.js';
 import { LXCFS_PROC_FILES } from './host-view.js';
+import { gpuArgs, gpuEnv, GPU_PROFILE_SCRIPT, type GpuView } from './gpus.js';
 
 /** Where the data disk is mounted inside the sandbox. */
 export const DATA_MOUNT = '/root/autodl-tmp';
@@ -291,8 +292,10 @@ export async function packImage(paths: SandboxPaths, file: string, uid: number |
 
 export interface SandboxOptions {
   hostname: string;
-  /** Device nodes of the cards assigned to the instance (e.g. /dev/nvidia0); none in no-card mode. */
+  /** Device files of the cards assigned to the instance and those CUDA shares (host paths, each at /dev/<its name>); none in no-card mode. */
   gpuDevices: readonly string[];
+  /** The host driver's files and the cards' /proc entries a machine with cards sees (gpus.ts); none in no-card mode. */
+  gpu?: GpuView | null;
   env: Readonly<Record<string, string>>;
   /** The account's 文件存储, mounted at SHARED_MOUNT. */
   sharedDir?: string;
@@ -369,7 +372,7 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   // Without a data disk of its own, /root/autodl-tmp is a folder of the system disk and counts against its size.
   if (dataDiskApart(paths)) args.push('--bind', paths.data, DATA_MOUNT);
   if (opts.sharedDir) args.push('--bind', opts.sharedDir, SHARED_MOUNT);
-  for (const dev of opts.gpuDevices) args.push('--dev-bind', dev, dev);
+  args.push(...gpuArgs(opts.gpuDevices, opts.gpu));
   const env = { ...SANDBOX_ENV, ...opts.env };
   for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
   // The root folder read-only: the links /lib, /lib64 and /bin there are what the loader goes through.
@@ -422,10 +425,12 @@ export interface RunningSandbox {
   cgroupProcs: readonly string[];
   /** The host uid its processes run as; null: the server's own. */
   hostUid: number | null;
+  /** What its processes get in their environment besides SANDBOX_ENV (a GPU machine's: gpus.ts gpuEnv); none: nothing. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** What it takes to run a process in a sandbox: its init (the namespaces), its control groups, its uid. */
-export type Joinable = Pick<RunningSandbox, 'initPid'> & Partial<Pick<RunningSandbox, 'cgroupProcs' | 'hostUid'>>;
+export type Joinable = Pick<RunningSandbox, 'initPid'> & Partial<Pick<RunningSandbox, 'cgroupProcs' | 'hostUid' | 'env'>>;
 
 /**
  * The environment of every process the console starts for a sandbox (bwrap, nsenter, setpriv,
@@ -529,7 +534,11 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
     // Outgoing network only behind the machine's firewall (network-policy.ts): without nftables, a loopback only.
     const network = existsSync(SLIRP) && networkPolicyWorks().ok ? await connectNetwork(pid, cgroupProcs, opts.allowNets ?? []) : null;
     void ended.then(() => network?.kill());
-    return { process: child, initPid: pid, ended, network, cgroupProcs, hostUid: opts.hostUid ?? null };
+    const env = opts.gpu ? gpuEnv(SANDBOX_ENV.PATH) : undefined;
+    const running = { process: child, initPid: pid, ended, network, cgroupProcs, hostUid: opts.hostUid ?? null, env };
+    // What fails here (a file the machine's root put in the way) costs a login shell its nvidia-smi only.
+    if (opts.gpu) await runIn(running, ['/bin/sh', '-c', GPU_PROFILE_SCRIPT]).catch(() => {});
+    return running;
   } catch (e) {
     // Never a sandbox left running that nobody tracks (its disks mounted, its control group held).
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -643,6 +652,9 @@ export function commandIn(
     '--inh-caps',
     '-all',
     '--',
+    // The machine's own environment (a GPU machine's library path) only once its capabilities are
+    // dropped: the loader of nsenter and setpriv never searches a folder the machine's root can write.
+    ...(sandbox.env ? ['/usr/bin/env', ...Object.entries(sandbox.env).map(([k, v]) => `${k}=${v}`)] : []),
     ...command,
   ];
   return joinAndExec(sandbox.cgroupProcs ?? [], ['nsenter', ...args], { env: { ...SANDBOX_ENV, ...env } });
