@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -112,6 +112,19 @@ describe('OCI image layout', () => {
     for (const l of keep.layers) await layout.verifyBlob(l.digest);
     expect(existsSync(layout.blobPath(drop.layers[1]!.digest))).toBe(false);
     expect(await layout.resolve(drop.digest)).toBeNull();
+  });
+
+  it('gc removes what a crashed pull or push left a day ago, not a transfer under way', async () => {
+    const layout = await freshLayout();
+    const stale = path.join(layout.dir, '.pull-stale');
+    const current = path.join(layout.dir, '.push-current');
+    mkdirSync(path.join(stale, 'blobs'), { recursive: true });
+    mkdirSync(current);
+    const dayAgo = new Date(Date.now() - 25 * 3600_000);
+    utimesSync(stale, dayAgo, dayAgo);
+    await layout.gc();
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(current)).toBe(true);
   });
 
   it('serialises concurrent imports: no name is lost from the index', async () => {

@@ -58,6 +58,7 @@ const DEFAULT_PATH = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sb
  * gzip's fastest level costs a little size for several times the speed.
  */
 const GZIP_LEVEL = zlib.Z_BEST_SPEED;
+const STALE_TRANSFER_MS = 24 * 3600_000;
 
 interface Descriptor {
   mediaType: string;
@@ -200,6 +201,7 @@ export class OciLayout {
       }
       await rm(this.tmpDir, { recursive: true, force: true });
       await mkdir(this.tmpDir, { recursive: true });
+      await this.removeStaleTransfers();
       return { removedBlobs, freedBytes };
     });
   }
@@ -284,6 +286,18 @@ export class OciLayout {
       if (queues.get(this.dir) === settled) queues.delete(this.dir);
     });
     return next;
+  }
+
+  /**
+   * The working folders of pulls and pushes (registry.ts: `.pull-*`, `.push-*`) a crash left: a day
+   * old, no transfer still uses them.
+   */
+  private async removeStaleTransfers(): Promise<void> {
+    for (const name of await readdir(this.dir)) {
+      if (!/^\.(pull|push)-/.test(name)) continue;
+      const at = path.join(this.dir, name);
+      if (Date.now() - (await lstat(at)).mtimeMs > STALE_TRANSFER_MS) await rm(at, { recursive: true, force: true });
+    }
   }
 
   private async prepare(): Promise<void> {
