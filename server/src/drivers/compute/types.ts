@@ -24,6 +24,11 @@ export interface MachineSpec {
   imageId: string | null;
   /** An image the user saved (saveImage's imageRef) to boot from instead; imageId is then its base. */
   userImageRef: string | null;
+  /**
+   * The OCI image (reference, e.g. `console/base:12`) the catalogue image names: the machine's system
+   * is that image's. Null or absent: the host's own system (the simulated fleet's demonstration images).
+   */
+  imageRef?: string | null;
   dataDiskGb: number;
   /** The plan's system disk (系统盘) in GB: the size of everything the machine writes outside its data disk (default 30, the catalogue's usual). */
   systemDiskGb?: number;
@@ -155,6 +160,13 @@ export interface ComputeDriver {
   readonly fileStore?: FileStoreMount;
   /** Pages of the driver's own that the console serves (the simulated machines' pages, its control panel). */
   routes?(deps: DriverRoutesDeps): RoutesPlugin;
+  /** A saved image as the driver keeps it (saveImage's imageRef), for the 镜像 page; null: it keeps none by that name. */
+  imageInfo?(imageRef: string): Promise<SavedImageInfo | null>;
+  /**
+   * Why a running machine does not offer `service` (its image lacks the programs), in Chinese; null:
+   * it does, or is not running. Services outside `services` are never offered.
+   */
+  serviceMissing?(instanceId: string, service: MachineService): string | null;
   /**
    * What the one host behind the driver really has, for a market that sells only that (the local
    * driver: local/host-offer.ts). Absent: a fleet the catalogue describes (the simulated one).
@@ -176,6 +188,17 @@ export interface HostOffer {
   hostOs: { name: string; id: string; versionId: string };
   /** What the machines that hold the host now (creating or running) were sized, cards included. */
   held: { cpu: number; memoryGb: number; gpus: number };
+}
+
+/** A saved image (ComputeDriver.imageInfo): what the 镜像 page shows of it. */
+export interface SavedImageInfo {
+  /** What it takes on the host: its layers as stored (compressed), the base's included. */
+  sizeBytes: number;
+  /** The image it is a layer on; null: the host's own system (saved before images were OCI images, or from such a machine). */
+  base: { ref: string | null; digest: string } | null;
+  /** Lowest first; the last is what the machine changed. digest null: an archive of its own, not an OCI blob. */
+  layers: { digest: string | null; sizeBytes: number }[];
+  createdAt: string | null;
 }
 
 /** Where and how the driver keeps the accounts' 文件存储 trees, which the console's 文件存储 pages read and write too. */

@@ -367,6 +367,8 @@ export class InstanceService {
       memoryGb: row.memoryGb,
       imageId: row.imageId,
       userImageRef: row.userImageId,
+      // The OCI image the catalogue image names (a saved image's base too): the machine's system is that image's.
+      imageRef: (row.imageId && snap.images.find((i) => i.id === row.imageId)?.oci) || null,
       dataDiskGb: row.dataDiskGb,
       bandwidthMbps: row.bandwidthMbps,
       sshUser: row.sshUser,

@@ -2,15 +2,15 @@
  * The desktop of a 云桌面 machine on the local driver: a Chinese Xfce desktop (panel, terminal, file
  * manager, Chromium, fcitx5 pinyin, Noto CJK fonts) on an X server of its own inside the machine's
  * sandbox, served as VNC (RFB) on a Unix socket of the sandbox's /run; the console relays the
- * browser's noVNC WebSocket to it. Everything runs from the host's read-only /usr (Debian packages,
- * README "Local machines").
+ * browser's noVNC WebSocket to it. Everything runs from the machine's read-only /usr: its image's
+ * (a desktop image of `npm run images`), or the host's for an image without an OCI reference
+ * (Debian packages, README "Local machines").
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { execIn, type Joinable } from './sandbox.js';
+import { execIn, inRoot, type Joinable } from './sandbox.js';
 
 /**
- * What a desktop needs on the host: Debian's tigervnc-standalone-server, dbus-x11, xfce4-session, xfwm4,
+ * What a desktop needs in the machine's /usr: Debian's tigervnc-standalone-server, dbus-x11, xfce4-session, xfwm4,
  * xfce4-panel, xfdesktop4, xfce4-terminal, thunar, chromium (its Chinese in chromium-l10n) and fcitx5
  * (pinyin in fcitx5-chinese-addons). Without one of them no machine of this host gets a desktop.
  */
@@ -27,12 +27,18 @@ export const DESKTOP_PROGRAMS = [
   '/usr/bin/fcitx5',
 ];
 
+/** Whether a machine on `root` (`/`: the host's system; else an image's rootfs) can have the desktop. */
+export function desktopIn(root: string): boolean {
+  return DESKTOP_PROGRAMS.every((p) => inRoot(root, p) !== null);
+}
+
 /**
- * The host's settings a desktop reads from /etc (Xfce's defaults: the panel's layout, the menu, the
- * session's programs; fontconfig's; Chromium's flags) and fontconfig's cache of the host's fonts
- * (without it every program scans the CJK fonts again). The machine's /etc is its own, so they are
- * copied into it at each desktop start, what the machine already has kept: its root may change them
- * as on any Debian desktop. Only configuration of programs from /usr, nothing secret.
+ * The settings a desktop reads from /etc (Xfce's defaults: the panel's layout, the menu, the
+ * session's programs; fontconfig's; Chromium's flags) and fontconfig's cache of the fonts (without
+ * it every program scans the CJK fonts again), of the system the machine's /usr comes from (the
+ * host's, or its image's). The machine's /etc is its own, so they are copied into it at each
+ * desktop start, what the machine already has kept: its root may change them as on any Debian
+ * desktop. Only configuration of programs from /usr, nothing secret.
  */
 const HOST_SETTINGS = [
   'etc/xdg/xfce4',
@@ -89,9 +95,13 @@ fcitx5 -d >/dev/null 2>&1
 wait
 `;
 
-/** Starts the desktop inside the sandbox (serviceSocket(sandbox, 'desktop')); it ends with the sandbox. */
-export function startDesktop(sandbox: Joinable, log?: (m: string) => void): void {
-  const settings = spawn('tar', ['-c', '-C', '/', ...LEFT_OUT.map((p) => `--exclude=${p}`), ...HOST_SETTINGS.filter((p) => existsSync(`/${p}`))], {
+/**
+ * Starts the desktop inside the sandbox (serviceSocket(sandbox, 'desktop')); it ends with the
+ * sandbox. `root`: the system its settings come from (`/`, or the machine's image's rootfs).
+ */
+export function startDesktop(sandbox: Joinable, log?: (m: string) => void, root = '/'): void {
+  const present = HOST_SETTINGS.filter((p) => inRoot(root, `/${p}`) !== null);
+  const settings = spawn('tar', ['-c', '-C', root, ...LEFT_OUT.map((p) => `--exclude=${p}`), ...present], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   const desktop = execIn(sandbox, ['/bin/sh', '-c', DESKTOP], { stdio: [settings.stdout, 'ignore', 'ignore'] });

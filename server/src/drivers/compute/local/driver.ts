@@ -14,7 +14,7 @@
  * (disk.ts). Otherwise they are recorded, not applied, and the log says so at start. Bandwidth
  * limits are recorded, not applied.
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { and, asc, eq, gt, inArray, ne } from 'drizzle-orm';
@@ -35,19 +35,22 @@ import {
   type MachineService,
   type MachineSpec,
   type MachineStatus,
+  type SavedImageInfo,
   type ShellCommand,
 } from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
 import { localHostOffer } from './host-offer.js';
-import { DESKTOP_PROGRAMS, startDesktop } from './desktop.js';
+import { desktopIn, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
 import { consoleIdOf, DEFAULT_HOST_UIDS_DIR, HostUidRanges, HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
 import { networkPolicyWorks } from './network-policy.js';
 import { cardDevices, endStrayHolders, GpuClaims, gpuView, localGpuHost, type GpuHost, type GpuView } from './gpus.js';
 import { startHostView, type HostView } from './host-view.js';
-import { hostNotebook, startNotebook } from './notebook.js';
+import { hostNotebook, imageNotebook, startNotebook } from './notebook.js';
+import { layoutHasImages, MachineImages, type BootSource, type LocalSpec } from './machine-image.js';
 import {
   commandIn,
+  inRoot,
   layOutFromImage,
   ownTree,
   packImage,
@@ -101,14 +104,12 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   /** The notebook the host's python3 runs (asked once per process); null: no machine offers Jupyter. */
   readonly notebook = hostNotebook();
   /**
-   * The notebook runs in every sandbox where the host's python3 has one (python3-notebook), the 6006 relay
-   * where it has python3, a desktop in machines that ask for one where it has the Xfce desktop's programs (desktop.ts).
+   * What machines of this host may offer (each one what its /usr has: machineServices): the notebook
+   * where python3 has one (python3-notebook), the 6006 relay where there is python3, a desktop in
+   * machines that ask for one where the Xfce desktop's programs are (desktop.ts) — in the host's
+   * system, or in any image, where the image layout has images.
    */
-  readonly services: readonly MachineService[] = [
-    ...(this.notebook ? ['jupyter' as const] : []),
-    ...(existsSync(PYTHON) ? ['service' as const] : []),
-    ...(DESKTOP_PROGRAMS.every((p) => existsSync(p)) ? ['desktop' as const] : []),
-  ];
+  readonly services: readonly MachineService[];
   /** Sandboxes on this host's Linux: a Windows image is not offered. */
   readonly osFamilies = ['linux'] as const;
   /**
@@ -116,13 +117,19 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
    * 60 fps stream, a 跨境电商 machine's own clean IP (machines leave by this host's address); a 云桌面
    * where the host lacks the desktop's programs (desktop.ts).
    */
-  readonly unsold: Partial<Record<SizeCategory, string>> = {
-    Game: '云游戏需要游戏显卡和画面串流，本平台的机器没有，暂不销售',
-    Ebusiness: '跨境电商需要独立纯净 IP，本平台的机器共用主机的出口 IP，暂不销售',
-    ...(this.services.includes('desktop') ? {} : { Desktop: '本平台的主机没有安装云桌面所需的软件，暂不销售' }),
-  };
+  get unsold(): Partial<Record<SizeCategory, string>> {
+    return {
+      Game: '云游戏需要游戏显卡和画面串流，本平台的机器没有，暂不销售',
+      Ebusiness: '跨境电商需要独立纯净 IP，本平台的机器共用主机的出口 IP，暂不销售',
+      ...(this.services.includes('desktop') ? {} : { Desktop: '本平台的主机没有安装云桌面所需的软件，暂不销售' }),
+    };
+  }
   /** The running machines that have a desktop (their spec asks for one). */
   private readonly desktops = new Set<string>();
+  /** What each running machine offers: what its /usr has (machineServices). */
+  private readonly offered = new Map<string, readonly MachineService[]>();
+  /** The OCI images machines boot from, and their saved images (machine-image.ts). */
+  private readonly images: MachineImages;
   private readonly sandboxes = new Map<string, RunningSandbox>();
   /** Each instance's operations, one after another. */
   private readonly queues = new Map<string, Promise<void>>();
@@ -157,6 +164,8 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     mkdirSync(path.join(opts.dir, 'images'), { recursive: true, mode: 0o700 });
     // Mount points are compared as the kernel writes them: no link in the path.
     this.dir = realpathSync(opts.dir);
+    this.images = new MachineImages(this.dir, opts.bwrap);
+    this.services = layoutHasImages(this.dir) ? ['jupyter', 'service', 'desktop'] : this.machineServices(null);
     const enforce = opts.enforceLimits ?? true;
     this.cgroups = enforce ? detectCgroups() : noCgroups('未启用');
     this.diskImages = enforce ? diskImagesWork() : { ok: false, why: '未启用' };
@@ -274,8 +283,20 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   /** Services inside the running sandboxes, through a Unix socket on the sandbox's own /run. */
   socketOf(instanceId: string, service: MachineService): { path: string; close(): void } | null {
     const sandbox = this.sandboxes.get(instanceId);
-    if (!sandbox || !this.services.includes(service) || (service === 'desktop' && !this.desktops.has(instanceId))) return null;
+    if (!sandbox || !this.offered.get(instanceId)?.includes(service) || (service === 'desktop' && !this.desktops.has(instanceId))) return null;
     return serviceSocket(sandbox, service);
+  }
+
+  /** Why a running machine lacks a service this host offers: its image has not the programs. */
+  serviceMissing(instanceId: string, service: MachineService): string | null {
+    const offered = this.offered.get(instanceId);
+    if (!this.sandboxes.has(instanceId) || !offered || offered.includes(service) || !this.services.includes(service)) return null;
+    return SERVICE_MISSING[service];
+  }
+
+  /** A saved image as this host keeps it: a layer on its base in the image layout, or an archive of a machine on the host's system. */
+  imageInfo(imageRef: string): Promise<SavedImageInfo | null> {
+    return this.images.info(imageRef, this.imageFile(imageRef));
   }
 
   /** What this host has, for the market that sells only that (host-offer.ts). */
@@ -376,17 +397,20 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
         await this.dropDisks(row);
         try {
           const systemGb = this.diskImages.ok ? (spec.systemDiskGb ?? DEFAULT_SYSTEM_DISK_GB) : null;
-          if (spec.userImageRef)
-            await layOutFromImage(this.paths(row), hostnameOf(instanceId), uid, this.imageFile(spec.userImageRef), this.opts.bwrap, systemGb);
-          else await layOut(this.paths(row), hostnameOf(instanceId), uid, systemGb);
-          // A size without a data disk (云桌面: its system disk only) keeps the folder, as the system layer is kept.
-          if (this.diskImages.ok && spec.dataDiskGb > 0) {
-            await makeDiskImage(this.paths(row).dataImage, spec.dataDiskGb, uid);
-            await mountDisk(this.paths(row).dataImage, this.paths(row).data, uid);
-          }
-          await this.opts.db
-            .insert(localMachines)
-            .values({ ...row, power: 'creating', bandwidthMbps: spec.bandwidthMbps, spec, updatedAt: this.opts.clock.now() });
+          // The base is fixed now, by digest: a later re-tag of the reference changes no machine's system.
+          const source = await this.images.sourceOf(spec);
+          await this.images.using(source.digest, async () => {
+            await this.layOutSystem(row, spec, source, uid, systemGb);
+            // A size without a data disk (云桌面: its system disk only) keeps the folder, as the system layer is kept.
+            if (this.diskImages.ok && spec.dataDiskGb > 0) {
+              await makeDiskImage(this.paths(row).dataImage, spec.dataDiskGb, uid);
+              await mountDisk(this.paths(row).dataImage, this.paths(row).data, uid);
+            }
+            const kept: LocalSpec = { ...spec, imageDigest: source.digest };
+            await this.opts.db
+              .insert(localMachines)
+              .values({ ...row, power: 'creating', bandwidthMbps: spec.bandwidthMbps, spec: kept, updatedAt: this.opts.clock.now() });
+          });
         } catch (e) {
           await this.dropDisks(row).catch(() => {});
           throw e;
@@ -412,6 +436,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
         await this.halt(m!, 'stopped');
         await this.dropDisks(m!);
         await this.setMachine(instanceId, { power: 'destroyed' });
+        await this.pruneImages();
         return {};
       case 'resizeDisk': {
         const gb = op.params.dataDiskGb;
@@ -434,17 +459,59 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
         return {};
       }
       case 'saveImage': {
+        const spec = m!.spec as LocalSpec;
+        const uid = await this.uidOf(instanceId, spec);
+        if (spec.imageDigest) return { imageSizeGb: gbOf(await this.saveLayer(m!, op.params.imageRef, spec.imageDigest, uid)) };
+        // A machine on the host's system: its system layer as an archive of its own, as before images.
         const file = this.imageFile(op.params.imageRef);
-        await packImage(this.paths(m!), file, await this.uidOf(instanceId, m!.spec as MachineSpec), this.opts.bwrap);
-        return { imageSizeGb: Math.max(1, Math.ceil(statSync(file).size / 1024 ** 3)) };
+        await packImage(this.paths(m!), file, uid, this.opts.bwrap);
+        return { imageSizeGb: gbOf(statSync(file).size) };
       }
     }
+  }
+
+  /**
+   * A new machine's system disk: a saved layer of the image layout unpacked (its base's /usr under
+   * it), a saved archive of a machine on the host's system, or a fresh one seeded from its image (or the host).
+   */
+  private async layOutSystem(row: Pick<MachineRow, 'hostId' | 'instanceId'>, spec: MachineSpec, source: BootSource, uid: number | null, systemGb: number | null) {
+    const paths = this.paths(row);
+    const hostname = hostnameOf(row.instanceId);
+    if (source.layer) await layOutFromImage(paths, hostname, uid, source.layer, this.opts.bwrap, systemGb);
+    else if (spec.userImageRef) await layOutFromImage(paths, hostname, uid, this.imageFile(spec.userImageRef), this.opts.bwrap, systemGb);
+    else await layOut(paths, hostname, uid, systemGb, source.digest ? await this.images.rootfs(source.digest) : null);
+  }
+
+  /**
+   * Saves a machine on an image as a layer on that image (its system layer packed as the machine's
+   * uid, as an archive is): the layer's size in bytes.
+   */
+  private async saveLayer(m: MachineRow, imageRef: string, base: string, uid: number | null): Promise<number> {
+    const tar = path.join(this.dir, 'images', `.${safeName(imageRef)}.layer.tar`);
+    rmSync(tar, { force: true });
+    try {
+      await packImage(this.paths(m), tar, uid, this.opts.bwrap);
+      const image = await this.images.save(imageRef, tar, base, m.instanceId);
+      return image.layers.at(-1)!.size;
+    } finally {
+      rmSync(tar, { force: true });
+    }
+  }
+
+  /** Removes the unpacked images no machine left needs (machine-image.ts); a failure is only logged. */
+  private async pruneImages() {
+    if (!existsSync(path.join(this.dir, 'rootfs'))) return;
+    const rows = await this.opts.db.select({ spec: localMachines.spec }).from(localMachines).where(ne(localMachines.power, 'destroyed'));
+    const digests = rows.flatMap((r) => (r.spec as LocalSpec).imageDigest ?? []);
+    await this.images.prune(digests).catch((e: unknown) => this.opts.log?.(`local compute: 清理镜像缓存失败：${String(e)}`));
   }
 
   /** Runs the machine's sandbox and watches it: an end nobody asked for is reported. */
   private async runSandbox(m: MachineRow, gpu: boolean) {
     if (this.machineRefusal) throw new Error(this.machineRefusal);
-    const spec = m.spec as MachineSpec;
+    const spec = m.spec as LocalSpec;
+    // Its image's rootfs, unpacked again where it was pruned or this host never had it.
+    const rootfs = spec.imageDigest ? await this.images.rootfs(spec.imageDigest) : null;
     const uid = await this.uidOf(m.instanceId, spec);
     const sharedDir = spec.fileStoreId && this.opts.fileStoreRoot ? path.join(this.opts.fileStoreRoot, spec.fileStoreId) : undefined;
     if (sharedDir && this.diskImages.ok && this.opts.fileStoreQuotaGb) await ensureTree(sharedDir, treeImageGb(this.opts.fileStoreQuotaGb), uid);
@@ -484,6 +551,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
           allowNets: this.opts.allowNets,
           lxcfs: (await this.hostView).mount,
           memoryBytes,
+          rootfs,
         },
         this.opts.bwrap,
       );
@@ -494,11 +562,14 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     }
     this.groups.set(sandbox, group);
     this.sandboxes.set(m.instanceId, sandbox);
-    if (this.notebook) startNotebook(sandbox, this.notebook, m.instanceId, spec.jupyterToken, this.opts.log);
-    if (this.services.includes('service')) startServiceRelay(sandbox, this.opts.log);
+    const offered = this.machineServices(rootfs).filter((s) => this.services.includes(s));
+    this.offered.set(m.instanceId, offered);
+    const notebook = rootfs ? imageNotebook(rootfs) : this.notebook;
+    if (notebook && offered.includes('jupyter')) startNotebook(sandbox, notebook, m.instanceId, spec.jupyterToken, this.opts.log);
+    if (offered.includes('service')) startServiceRelay(sandbox, this.opts.log);
     this.desktops.delete(m.instanceId);
-    if (this.services.includes('desktop') && spec.desktop) {
-      startDesktop(sandbox, this.opts.log);
+    if (offered.includes('desktop') && spec.desktop) {
+      startDesktop(sandbox, this.opts.log, rootfs ?? '/');
       this.desktops.add(m.instanceId);
     }
     await this.setMachine(m.instanceId, { power: 'running', gpu });
@@ -511,6 +582,16 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
       await this.setMachine(m.instanceId, { power: 'stopped' });
       await this.event({ opId: null, instanceId: m.instanceId, kind: 'found', ok: true, error: null, data: { power: 'stopped' } });
       await this.releaseGroup(sandbox);
+    });
+  }
+
+  /** What a machine on `rootfs` (null: the host's system) offers of this host's services: what its /usr has. */
+  private machineServices(rootfs: string | null): readonly MachineService[] {
+    const all: MachineService[] = ['jupyter', 'service', 'desktop'];
+    return all.filter((s) => {
+      if (s === 'jupyter') return (rootfs ? imageNotebook(rootfs) : this.notebook) !== null;
+      if (s === 'service') return inRoot(rootfs ?? '/', PYTHON) !== null;
+      return desktopIn(rootfs ?? '/');
     });
   }
 
@@ -616,6 +697,18 @@ function machineRefusal(hostUidMode: { ok: boolean; why: string }, asServerUser:
     `本机实例无法启动：控制台以 root 运行，但实例不能以宿主上独立的非特权用户运行（${hostUidMode.why}），否则实例的 root 就是宿主的 root。` +
     '请让 DATA_DIR 及其上级目录允许其他用户进入（chmod o+x），或把 DATA_DIR 设到这样的位置；确要让实例以服务器自身的用户运行，请设置 LOCAL_MACHINES_AS_SERVER_USER=true'
   );
+}
+
+/** Why a machine lacks a service (ComputeDriver.serviceMissing): its system has not the programs. */
+const SERVICE_MISSING: Record<MachineService, string> = {
+  jupyter: '该实例的镜像没有 Jupyter Notebook（python3 的 notebook 模块），无法打开 JupyterLab；请使用带 Notebook 的镜像，或在实例中自行安装后通过自定义服务访问',
+  service: '该实例的镜像没有 python3，控制台无法转发自定义服务（6006 端口）',
+  desktop: '该实例的镜像没有云桌面所需的软件（Xfce、TigerVNC、Chromium、fcitx5），无法打开远程桌面',
+};
+
+/** A saved image's size in GB as the console bills and limits it (at least 1). */
+function gbOf(bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / 1024 ** 3));
 }
 
 function hostnameOf(instanceId: string): string {

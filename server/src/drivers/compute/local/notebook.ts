@@ -1,6 +1,7 @@
 /**
- * The notebook inside local machines. The sandboxes run the host's /usr, so a machine has the
- * notebook wherever the host's python3 has the `notebook` module: Debian's python3-notebook (which
+ * The notebook inside local machines. A machine runs its image's /usr (or the host's, for an image
+ * without an OCI reference), so it has the notebook where that /usr's python3 has the `notebook`
+ * module: Debian's python3-notebook (which
  * ships no `jupyter-notebook` command; Debian's jupyter-notebook package adds one), or a notebook
  * installed with pip under /usr/local. It is started as `python3 -m notebook`, with the options of
  * the version found: notebook 6 is its own server (`--NotebookApp.*`), notebook 7 an application of
@@ -9,7 +10,8 @@
  * forwards to.
  */
 import { spawnSync } from 'node:child_process';
-import { execIn, PYTHON, type Joinable } from './sandbox.js';
+import { readdirSync } from 'node:fs';
+import { execIn, inRoot, PYTHON, type Joinable } from './sandbox.js';
 
 /** The notebook the host's python3 runs: its version, and the options it takes (see notebookArgs). */
 export interface HostNotebook {
@@ -41,6 +43,52 @@ export function hostNotebook(): HostNotebook | null {
     }),
   );
   return found;
+}
+
+const inImages = new Map<string, HostNotebook | null>();
+
+/**
+ * The notebook of an image's rootfs (machine-image.ts), without running anything of the image on the
+ * host: the version its package's metadata folder (`notebook-6.4.12.egg-info`, `….dist-info`) names,
+ * where its python3 is there too; null: no machine of that image offers Jupyter. Asked once per rootfs.
+ */
+export function imageNotebook(rootfs: string): HostNotebook | null {
+  if (!inImages.has(rootfs)) inImages.set(rootfs, inRoot(rootfs, PYTHON) ? notebookInPackages(rootfs) : null);
+  return inImages.get(rootfs)!;
+}
+
+function notebookInPackages(rootfs: string): HostNotebook | null {
+  for (const dir of packageDirs(rootfs)) {
+    for (const name of namesIn(dir)) {
+      const m = /^notebook-(\d+\.\d+[^-]*?)\.(?:dist|egg)-info$/.exec(name);
+      if (m) return notebookOf({ status: 0, stdout: m[1]! });
+    }
+  }
+  return null;
+}
+
+/** Where Debian's packages and pip put Python modules, inside a rootfs. */
+function packageDirs(rootfs: string): string[] {
+  const out: string[] = [];
+  for (const lib of ['/usr/lib', '/usr/local/lib']) {
+    const at = inRoot(rootfs, lib);
+    if (!at) continue;
+    for (const py of namesIn(at).filter((n) => /^python3(?:\.\d+)?$/.test(n))) {
+      for (const sub of ['dist-packages', 'site-packages']) {
+        const dir = inRoot(rootfs, `${lib}/${py}/${sub}`);
+        if (dir) out.push(dir);
+      }
+    }
+  }
+  return out;
+}
+
+function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }
 
 /** What `--version` answered, as a notebook the console can start; null where it did not answer one. */

@@ -1,7 +1,8 @@
 /**
  * One instance of the `local` compute driver (issue 15) as a bubblewrap sandbox on this host: its
- * own PID, IPC, UTS, mount and network namespaces, the host's `/usr` read-only as the base, a writable system
- * layer (系统盘: /root, /home, /etc, /opt, /var, /srv) and a data disk (数据盘, mounted at
+ * own PID, IPC, UTS, mount and network namespaces, a read-only `/usr` as the base — its OCI image's
+ * (issue 30, machine-image.ts), or the host's own for an image without one — a writable system
+ * layer (系统盘: /root, /home, /etc, /opt, /var, /srv; a new one seeded from the image's) and a data disk (数据盘, mounted at
  * /root/autodl-tmp as on AutoDL) under the instance's directory, and nothing else of the host's files.
  *
  * The sandbox runs a small init as its PID 1 while the instance is 运行中; a shell, a notebook or a
@@ -28,11 +29,12 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readlinkSync,
   rmSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { asHostUser, SETPRIV } from './host-uids.js';
@@ -78,9 +80,35 @@ export function sandboxPaths(hostDir: string, instanceId: string): SandboxPaths 
  * layer is an ext4 image of that size (disk.ts), so the machine's writes outside its data disk stop
  * at the size bought.
  */
-export async function layOut(paths: SandboxPaths, hostname: string, uid: number | null, systemGb: number | null = null): Promise<void> {
+export async function layOut(
+  paths: SandboxPaths,
+  hostname: string,
+  uid: number | null,
+  systemGb: number | null = null,
+  rootfs: string | null = null,
+): Promise<void> {
   makeRoot(paths);
   if (systemGb) await makeSystemDisk(paths, systemGb);
+  if (rootfs) await seedFromImage(paths, rootfs);
+  else seedFromHost(paths);
+  const etc = path.join(paths.system, 'etc');
+  // An image's own accounts stay (its packages' system users); a machine without any gets root's.
+  if (!rootfs || !lstatOrNull(path.join(etc, 'passwd'))?.isFile()) {
+    await writeFresh(path.join(etc, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n', null);
+    await writeFresh(path.join(etc, 'group'), 'root:x:0:\nnogroup:x:65534:\n', null);
+  }
+  // \h: the prompt names the machine it runs on, also in an instance made from a saved image.
+  if (!rootfs || !lstatOrNull(path.join(paths.system, 'root', '.bashrc'))) {
+    await writeFresh(path.join(paths.system, 'root', '.bashrc'), `[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\nexport PS1='root@\\h:\\w# '\n`, null);
+  }
+  chmodSync(path.join(paths.system, 'root'), 0o700);
+  await nameMachine(paths, hostname, null);
+  await ownTree(paths.system, uid);
+  await ownTree(paths.data, uid);
+}
+
+/** A system layer on the host's /usr: empty folders and the few host files of /etc a shell and name lookups need. */
+function seedFromHost(paths: SandboxPaths): void {
   for (const dir of SYSTEM_DIRS) mkdirSync(path.join(paths.system, dir));
   const etc = path.join(paths.system, 'etc');
   for (const file of ETC_FILES) {
@@ -89,20 +117,27 @@ export async function layOut(paths: SandboxPaths, hostname: string, uid: number 
   }
   // Debian's alternatives (awk, editor, pager…) are links through /etc/alternatives into /usr.
   if (existsSync('/etc/alternatives')) cpSync('/etc/alternatives', path.join(etc, 'alternatives'), { recursive: true, verbatimSymlinks: true });
-  await writeFresh(path.join(etc, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n', null);
-  await writeFresh(path.join(etc, 'group'), 'root:x:0:\nnogroup:x:65534:\n', null);
-  // \h: the prompt names the machine it runs on, also in an instance made from a saved image.
-  await writeFresh(path.join(paths.system, 'root', '.bashrc'), `[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\nexport PS1='root@\\h:\\w# '\n`, null);
-  chmodSync(path.join(paths.system, 'root'), 0o700);
-  await nameMachine(paths, hostname, null);
-  await ownTree(paths.system, uid);
-  await ownTree(paths.data, uid);
+}
+
+/**
+ * A system layer on an image's /usr: the image's own /etc, /root, /var… copied (links, modes and
+ * times kept; layOut then hands the tree to the machine's uid). The image is the operator's, trusted
+ * as its /usr is; a folder it lacks, or has as something else than a folder, is made empty.
+ */
+async function seedFromImage(paths: SandboxPaths, rootfs: string): Promise<void> {
+  for (const dir of SYSTEM_DIRS) {
+    const from = path.join(rootfs, dir);
+    const to = path.join(paths.system, dir);
+    if (lstatOrNull(from)?.isDirectory()) await exec('cp', ['-a', '--no-dereference', '--', from, to], { env: HOST_ENV });
+    else mkdirSync(to);
+  }
 }
 
 /**
  * Lays out a new instance from an image the user saved (packImage): its system layer unpacked, by a
  * throwaway sandbox running as the machine's uid that sees only the new layer — the archive is what
- * a machine's root made, links to anywhere included — then named anew.
+ * a machine's root made, links to anywhere included — then named anew. The archive is a plain tar
+ * (`images/<ref>.tar`) or a gzip one (a saved layer of the image layout: machine-image.ts).
  */
 export async function layOutFromImage(
   paths: SandboxPaths,
@@ -119,7 +154,13 @@ export async function layOutFromImage(
   await ownTree(paths.data, uid);
   const archive = await open(image, 'r');
   try {
-    const tar = throwaway({ rw: { '/s': paths.system } }, ['tar', '-x', '-f', '-', '-C', '/s', '--no-same-owner', '--delay-directory-restore'], uid, bwrap);
+    const gzip = await isGzip(archive);
+    const tar = throwaway(
+      { rw: { '/s': paths.system } },
+      ['tar', '-x', ...(gzip ? ['-z'] : []), '-f', '-', '-C', '/s', '--no-same-owner', '--delay-directory-restore'],
+      uid,
+      bwrap,
+    );
     await finished(spawn(tar.file, tar.args, { stdio: [archive.fd, 'ignore', 'pipe'], env: tar.env }), '镜像解包失败');
   } finally {
     await archive.close();
@@ -135,6 +176,13 @@ export async function layOutFromImage(
     }
   }
   await nameMachine(paths, hostname, uid);
+}
+
+/** Whether the file starts as gzip does (1f 8b); read at its position 0, the descriptor's own offset untouched. */
+async function isGzip(file: FileHandle): Promise<boolean> {
+  const head = Buffer.alloc(2);
+  const { bytesRead } = await file.read(head, 0, 2, 0);
+  return bytesRead === 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
 
 /**
@@ -311,6 +359,8 @@ export interface SandboxOptions {
   memoryBytes?: number;
   /** The lxcfs mount whose /proc files say the machine's own memory, cores and uptime (host-view.ts); none: the host's show. */
   lxcfs?: string | null;
+  /** The unpacked image the machine runs (machine-image.ts): its /usr, root links and loader cache; none: the host's. */
+  rootfs?: string | null;
 }
 
 /**
@@ -352,10 +402,7 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
     'ALL',
     ...MACHINE_CAPS.flatMap((c) => ['--cap-add', `CAP_${c.toUpperCase()}`]),
   ];
-  args.push('--ro-bind', '/usr', '/usr');
-  for (const link of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
-    if (existsSync(path.join('/usr', link))) args.push('--symlink', `usr/${link}`, `/${link}`);
-  }
+  args.push(...baseArgs(opts.rootfs ?? null));
   // /tmp and /run hold the machine's memory (tmpfs pages count against its control group): df says its size, not half the host's.
   const tmpfsSize = opts.memoryBytes ? ['--size', String(opts.memoryBytes)] : [];
   args.push('--proc', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/tmp', ...tmpfsSize, '--tmpfs', '/run');
@@ -365,8 +412,9 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   }
   for (const dir of SYSTEM_DIRS) args.push('--bind', path.join(paths.system, dir), `/${dir}`);
   args.push('--ro-bind', '/dev/null', '/etc/ld.so.preload');
-  // A host without a cache: an empty one, never the machine's own.
-  args.push('--ro-bind', existsSync('/etc/ld.so.cache') ? '/etc/ld.so.cache' : '/dev/null', '/etc/ld.so.cache');
+  // The cache of the /usr the machine runs (the host's or its image's read-only one); without one an
+  // empty one, never the machine's own copy.
+  args.push('--ro-bind', loaderCache(opts.rootfs ?? null), '/etc/ld.so.cache');
   // Copied from a descriptor (startSandbox opens the file): mountinfo inside names no host path.
   if (opts.resolvConf) args.push('--ro-bind-data', String(RESOLV_FD), '/etc/resolv.conf');
   // Without a data disk of its own, /root/autodl-tmp is a folder of the system disk and counts against its size.
@@ -378,6 +426,70 @@ export function bwrapArgs(paths: SandboxPaths, opts: SandboxOptions): string[] {
   // The root folder read-only: the links /lib, /lib64 and /bin there are what the loader goes through.
   args.push('--chdir', '/root', '--remount-ro', '/');
   return args;
+}
+
+/** The root folder's entries that lead into /usr: links on a merged-/usr system, folders on an older one. */
+const ROOT_LINKS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'] as const;
+
+/**
+ * The machine's base, read-only: the host's /usr with Debian's merged-/usr links, or an image's
+ * /usr with its root's links and folders as the image has them. An image's link is kept only where
+ * it leads into /usr: through one into /etc the machine's root would choose the loader and the
+ * libraries a joiner runs with capabilities (BOUND_ETC).
+ */
+function baseArgs(rootfs: string | null): string[] {
+  if (!rootfs) {
+    return ['--ro-bind', '/usr', '/usr', ...ROOT_LINKS.filter((l) => existsSync(path.join('/usr', l))).flatMap((l) => ['--symlink', `usr/${l}`, `/${l}`])];
+  }
+  const usr = path.join(rootfs, 'usr');
+  if (!lstatOrNull(usr)?.isDirectory()) throw new Error('镜像无效：没有 /usr 目录');
+  const args = ['--ro-bind', usr, '/usr'];
+  for (const name of ROOT_LINKS) {
+    const at = path.join(rootfs, name);
+    const st = lstatOrNull(at);
+    if (st?.isSymbolicLink()) {
+      const target = readlinkSync(at);
+      if (path.posix.resolve('/', target).startsWith('/usr/')) args.push('--symlink', target, `/${name}`);
+    } else if (st?.isDirectory()) args.push('--ro-bind', at, `/${name}`);
+  }
+  return args;
+}
+
+/** The dynamic loader's cache of the machine's /usr: the host's, or its image's (a plain file only); /dev/null where there is none. */
+function loaderCache(rootfs: string | null): string {
+  if (!rootfs) return existsSync('/etc/ld.so.cache') ? '/etc/ld.so.cache' : '/dev/null';
+  const file = path.join(rootfs, 'etc', 'ld.so.cache');
+  return lstatOrNull(file)?.isFile() ? file : '/dev/null';
+}
+
+/**
+ * Where `file` (an absolute path inside the machine) is in `root` (an image's rootfs, or `/`),
+ * links followed as inside the machine — an absolute one from `root`, never out of it; null where
+ * there is nothing there. What the console checks an image has (python3, the desktop's programs).
+ */
+export function inRoot(root: string, file: string): string | null {
+  let parts = file.split('/').filter(Boolean);
+  let at = root;
+  for (let hops = 0; parts.length; ) {
+    const name = parts.shift()!;
+    if (name === '.') continue;
+    if (name === '..') {
+      at = at === root ? root : path.dirname(at);
+      continue;
+    }
+    const next = path.join(at, name);
+    const st = lstatOrNull(next);
+    if (!st) return null;
+    if (!st.isSymbolicLink()) {
+      at = next;
+      continue;
+    }
+    if (++hops > 40) return null;
+    const target = readlinkSync(next);
+    if (target.startsWith('/')) at = root;
+    parts = [...target.split('/').filter(Boolean), ...parts];
+  }
+  return at;
 }
 
 /** Whether the data folder is a disk apart: an image mounted there, or no system disk image either (sizes not enforced). */
@@ -503,6 +615,8 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
   const line = joinAndExec(cgroupProcs, [...asHostUser(opts.hostUid), bwrap, '--info-fd', '3', '--args', String(ARGS_FD), '/bin/sh', '-c', INIT], {
     keepFds: RESOLV_FD,
   });
+  // Before anything runs: an image that cannot be a machine's base is refused here.
+  const args = bwrapArgs(paths, opts);
   const resolv = opts.resolvConf ? openSync(opts.resolvConf, 'r') : null;
   let child: ChildProcess;
   try {
@@ -512,11 +626,7 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
   }
   const argsIn = child.stdio[ARGS_FD] as NodeJS.WritableStream;
   argsIn.on('error', () => {}); // a bwrap that failed at once: its exit says why
-  argsIn.end(
-    bwrapArgs(paths, opts)
-      .map((a) => `${a}\0`)
-      .join(''),
-  );
+  argsIn.end(args.map((a) => `${a}\0`).join(''));
   const ended = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const stderr = keepTail(child.stderr);
   const failed = ended.then((code) => {
