@@ -149,6 +149,12 @@ export interface ComputeDriver {
    * `close` once connected); null when it is not running or not listening yet.
    */
   socketOf?(instanceId: string, service: MachineService): { path: string; close(): void } | null;
+  /**
+   * The image application (镜像应用) the running machine serves, where the driver runs applications
+   * itself: its port through a Unix socket, and how it is doing; null: it runs none (not an
+   * application, no start command in its image, or not running).
+   */
+  app?(instanceId: string): MachineApp | null;
   /** Ends what the driver runs inside this process, as the server stops (the machines' recorded state stays). */
   shutdown?(): Promise<void>;
   /**
@@ -228,6 +234,26 @@ export interface DriverRoutesDeps {
   accessOf(instanceId: string): Promise<MachinePageAccess | null>;
   /** Whether its dev tools (the control panel) exist. */
   controlPanel: boolean;
+}
+
+/** An application inside a running machine (ComputeDriver.app). */
+export interface MachineApp {
+  /** A connection to its port (`close` once connected); null while there is none to make. */
+  socket(): { path: string; close(): void } | null;
+  /** How it is doing (the 启动中 page says it); null once the machine runs it no more. */
+  state(): Promise<MachineAppState | null>;
+}
+
+export interface MachineAppState {
+  port: number;
+  /** How many times its command has ended since the machine started (it is started again, later each time). */
+  exits: number;
+  /** Whether its command runs now (between two tries it does not). */
+  running: boolean;
+  /** Seconds since its current (or last) try started. */
+  upSeconds: number;
+  /** The end of its log inside the machine (/var/log/app.log). */
+  logTail: string;
 }
 
 export interface ShellCommand {

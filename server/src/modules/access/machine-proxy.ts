@@ -16,7 +16,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import WebSocket from 'ws';
 import { SESSION_COOKIE, type ErrorName } from '@console/contract';
-import type { ComputeDriver, MachineService } from '../../drivers/compute/types.js';
+import type { ComputeDriver, MachineApp, MachineService } from '../../drivers/compute/types.js';
 import type { EmbeddedComfyApps } from '../../drivers/image-backend/comfy-apps.js';
 import type { AppTokens, InstanceService } from '../instances/index.js';
 import type { AccessGate } from './gate.js';
@@ -24,6 +24,7 @@ import type { MachineOrigins } from './machine-origin.js';
 import { AppError } from '../../http/errors.js';
 import { keepAlive } from './routes.js';
 import { ENTER_PATH } from './machine-origin.js';
+import { APP_STARTING_REFRESH_SECONDS, appStartingPage } from './app-starting.js';
 
 /** Headers that describe one hop, not the request (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host'];
@@ -58,6 +59,8 @@ interface Target {
   answerHeaders?: Record<string, string>;
   /** For a program's API token: why its websockets may no longer stay open (the gate's check). */
   lapsed?: () => Promise<string | null>;
+  /** An application the machine runs: how it is doing, for the 启动中 page while it does not answer. */
+  appState?: MachineApp['state'];
 }
 
 interface Mount {
@@ -117,7 +120,7 @@ export async function machineDoorRoutes(app: FastifyInstance, deps: MachineProxy
     if (!INSTANCE_ID.test(id)) throw new AppError('RECORD_NOT_FOUND', `实例 ${id} 不存在`);
     const { token } = await deps.accessGate.admitBrowser(req, id);
     const access = await deps.instances.accessOf(id);
-    if (!access || !hasBrowserApp(access) || !deps.machineOrigins.reachable || !deps.machineOrigins.perInstance) throw new AppError('APP_UNAVAILABLE');
+    if (!access || !opensInBrowser(deps, access) || !deps.machineOrigins.reachable || !deps.machineOrigins.perInstance) throw new AppError('APP_UNAVAILABLE');
     const rest = req.url.slice(`/app/${id}`.length);
     return reply.header('cache-control', 'no-store').redirect(await deps.machineOrigins.entryUrl(token, id, rest.startsWith('/') ? rest : '/'));
   };
@@ -232,8 +235,10 @@ function mountService(app: FastifyInstance, deps: MachineProxyDeps, m: Mount) {
 }
 
 /**
- * A ComfyUI application instance's app, at the root of the instance's own origin (ComfyUI asks for
- * `/prompt`, `/ws`… and cannot live under a prefix): per-instance origins only.
+ * An application instance's app (镜像应用: the application its machine serves on its port, or the
+ * embedded ComfyUI), at the root of the instance's own origin (ComfyUI asks for `/prompt`, `/ws`…
+ * and applications cannot live under a prefix): per-instance origins only. While the application
+ * does not answer yet, a page gets the 启动中 page (app-starting.ts) instead of an error.
  */
 function mountApp(app: FastifyInstance, deps: MachineProxyDeps) {
   const admit = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -255,10 +260,9 @@ function mountApp(app: FastifyInstance, deps: MachineProxyDeps) {
       if (needsLogin(req, e)) return sendLoginPage(reply, deps);
       throw e;
     }
-    const path = await appSocketOf(deps, id);
-    req.machineService = { instanceId: id, socket: () => ({ path, close: () => {} }), path: req.url, extra: {}, session, starting: 'APP_STARTING' };
+    req.machineService = { instanceId: id, ...(await appOf(deps, id)), path: req.url, extra: {}, session, starting: 'APP_STARTING' };
   };
-  const wildcard = (req: FastifyRequest, reply: FastifyReply) => forward(req, reply);
+  const wildcard = (req: FastifyRequest, reply: FastifyReply) => forward(req, reply).catch((e: unknown) => startingPage(req, reply, e));
   app.route({ method: 'GET', url: '/*', preHandler: admit, handler: wildcard, wsHandler: (socket, req) => relay(socket, req, deps) });
   app.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: '/*', preHandler: admit, handler: wildcard });
 }
@@ -272,7 +276,7 @@ function mountApp(app: FastifyInstance, deps: MachineProxyDeps) {
  */
 async function admitProgram(req: FastifyRequest, deps: MachineProxyDeps, presented: string, hostId: string | null) {
   const { instanceId } = await deps.appTokens.admit(presented, hostId);
-  const path = await appSocketOf(deps, instanceId);
+  const app = await appOf(deps, instanceId);
   const lapsed = async () => {
     try {
       const grant = await deps.appTokens.admit(presented, hostId);
@@ -283,7 +287,7 @@ async function admitProgram(req: FastifyRequest, deps: MachineProxyDeps, present
   };
   req.machineService = {
     instanceId,
-    socket: () => ({ path, close: () => {} }),
+    ...app,
     path: withoutToken(req.url),
     extra: {},
     session: '',
@@ -313,19 +317,56 @@ function withoutToken(url: string): string {
   return rest ? `${url.slice(0, query)}?${rest}` : url.slice(0, query);
 }
 
-/** The socket of the instance's app, when it has one that runs now (the embedded ComfyUI on these fleets). */
-async function appSocketOf(deps: MachineProxyDeps, instanceId: string): Promise<string> {
+/**
+ * The instance's app, when it has one that runs now: the application its machine runs (a driver
+ * that runs applications: the image's command on its port), else the embedded ComfyUI of these fleets.
+ */
+async function appOf(deps: MachineProxyDeps, instanceId: string): Promise<Pick<Target, 'socket' | 'appState'>> {
   const access = await deps.instances.accessOf(instanceId);
+  const machineApp = access ? machineAppOf(deps, access) : null;
+  if (machineApp) return { socket: () => machineApp.socket(), appState: () => machineApp.state() };
   if (!access || !hasBrowserApp(access)) {
     await deps.comfyApps.stop(instanceId);
     throw new AppError('APP_UNAVAILABLE');
   }
-  return deps.comfyApps.socketOf(instanceId);
+  const path = await deps.comfyApps.socketOf(instanceId);
+  return { socket: () => ({ path, close: () => {} }) };
 }
 
-/** Applications the console can open in the browser: ComfyUI, on a running instance. */
+type AppAccess = { id: string; applicationId: string | null; status: string };
+
+/** The application the running instance's machine serves (ComputeDriver.app), if it is an application instance. */
+function machineAppOf(deps: MachineProxyDeps, a: AppAccess): MachineApp | null {
+  return a.applicationId !== null && a.status === 'Running' ? (deps.driver.app?.(a.id) ?? null) : null;
+}
+
+/** Whether the instance has an app 打开应用 opens now: the one its machine runs, or the embedded ComfyUI. */
+function opensInBrowser(deps: MachineProxyDeps, a: AppAccess): boolean {
+  return machineAppOf(deps, a) !== null || hasBrowserApp(a);
+}
+
+/** The embedded ComfyUI's instances: ComfyUI, on a running instance. */
 export function hasBrowserApp(a: { applicationId: string | null; status: string }): boolean {
   return a.applicationId === 'comfyui' && a.status === 'Running';
+}
+
+/**
+ * A page of an application that does not answer on its port yet (starting, or exited and about to
+ * start again): the 启动中 page, which reloads itself until the application answers. Anything else
+ * (an API call, a socket, a service's own error) keeps its error.
+ */
+async function startingPage(req: FastifyRequest, reply: FastifyReply, e: unknown): Promise<unknown> {
+  const state = req.machineService?.appState;
+  const page = req.method === 'GET' && !req.headers.upgrade && String(req.headers.accept ?? '').includes('text/html');
+  if (!state || !page || !(e instanceof AppError) || !e.is('APP_STARTING')) throw e;
+  const now = await state();
+  if (!now) throw e;
+  return reply
+    .status(503)
+    .header('cache-control', 'no-store')
+    .header('retry-after', String(APP_STARTING_REFRESH_SECONDS))
+    .type('text/html; charset=utf-8')
+    .send(appStartingPage(now));
 }
 
 function upstreamHeaders(req: FastifyRequest, t: Target, drop: string[] = []): http.OutgoingHttpHeaders {

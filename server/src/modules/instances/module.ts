@@ -102,6 +102,8 @@ export function instancesModule(deps: InstancesModuleDeps) {
       serviceProxy: Boolean(driver.services?.includes('service')) && machinePages.configured,
       // ComfyUI at the root of an origin of the instance's own.
       appProxy: machinePages.configured && machinePages.perInstance,
+      // Applications the machines run themselves (their image's command on their port), opened through that proxy.
+      machineApps: typeof driver.app === 'function',
       desktop: Boolean(driver.services?.includes('desktop')),
     },
   });

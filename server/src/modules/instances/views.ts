@@ -51,7 +51,15 @@ export interface InstanceViewDeps {
    * (/jupyter/<id>/, /service/<id>/), and
    * the simulated fleet's own JupyterLab / application pages.
    */
-  reach: { terminal: boolean; simulatedPages: boolean; notebookProxy: boolean; serviceProxy: boolean; appProxy: boolean; desktop: boolean };
+  reach: {
+    terminal: boolean;
+    simulatedPages: boolean;
+    notebookProxy: boolean;
+    serviceProxy: boolean;
+    appProxy: boolean;
+    machineApps: boolean;
+    desktop: boolean;
+  };
 }
 
 export class InstanceViews {
@@ -161,9 +169,12 @@ export class InstanceViews {
     return null;
   }
 
-  /** ComfyUI through the console's proxy; other applications only on the simulated fleet's pages. */
+  /**
+   * Through the console's proxy: the application the machine runs (drivers that run them) or the
+   * embedded ComfyUI; other applications only on the simulated fleet's pages.
+   */
   private appUrl(r: InstanceRow, appId: string | undefined): string | null {
-    if (appId === 'comfyui' && this.deps.reach.appProxy) return `${this.deps.publicBaseUrl}/app/${r.id}/`;
+    if (appId && (appId === 'comfyui' || this.deps.reach.machineApps) && this.deps.reach.appProxy) return `${this.deps.publicBaseUrl}/app/${r.id}/`;
     if (this.deps.reach.simulatedPages && appId) return `${this.deps.publicBaseUrl}/dev/compute/app/${r.id}?token=${r.jupyterToken}`;
     return null;
   }

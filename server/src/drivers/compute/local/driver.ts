@@ -32,6 +32,7 @@ import {
   type FileStoreMount,
   type HostOffer,
   type InstanceOp,
+  type MachineApp,
   type MachineService,
   type MachineSpec,
   type MachineStatus,
@@ -40,6 +41,7 @@ import {
 } from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
 import { localHostOffer } from './host-offer.js';
+import { AppService, layoutImages, type AppImages } from './app-service.js';
 import { desktopIn, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
 import { consoleIdOf, DEFAULT_HOST_UIDS_DIR, HostUidRanges, HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
@@ -126,6 +128,9 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   }
   /** The running machines that have a desktop (their spec asks for one). */
   private readonly desktops = new Set<string>();
+  /** The image applications of the running machines (app-service.ts), and the image configs their commands come from. */
+  private readonly apps: AppService;
+  private readonly appImages: AppImages;
   /** What each running machine offers: what its /usr has (machineServices). */
   private readonly offered = new Map<string, readonly MachineService[]>();
   /** The OCI images machines boot from, and their saved images (machine-image.ts). */
@@ -164,6 +169,8 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     mkdirSync(path.join(opts.dir, 'images'), { recursive: true, mode: 0o700 });
     // Mount points are compared as the kernel writes them: no link in the path.
     this.dir = realpathSync(opts.dir);
+    this.apps = new AppService({ dir: this.dir, log: opts.log });
+    this.appImages = layoutImages(this.dir);
     this.images = new MachineImages(this.dir, opts.bwrap);
     this.services = layoutHasImages(this.dir) ? ['jupyter', 'service', 'desktop'] : this.machineServices(null);
     const enforce = opts.enforceLimits ?? true;
@@ -304,6 +311,11 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     return localHostOffer(this.dir, this.opts.db);
   }
 
+  /** The image application the running machine serves, if it is one (app-service.ts). */
+  app(instanceId: string): MachineApp | null {
+    return this.sandboxes.has(instanceId) ? this.apps.appOf(instanceId) : null;
+  }
+
   /** The instances whose sandboxes run in this process. */
   runningIds(): string[] {
     return [...this.sandboxes.keys()];
@@ -313,6 +325,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   async shutdown(): Promise<void> {
     const running = [...this.sandboxes.entries()];
     this.sandboxes.clear();
+    this.apps.stopAll();
     await Promise.all(running.map(([, s]) => stopSandbox(s)));
     await Promise.all(running.map(([, sandbox]) => this.releaseGroup(sandbox)));
     // The disks leave the host's mount table with the server; the next start mounts them again.
@@ -572,6 +585,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
       startDesktop(sandbox, this.opts.log, rootfs ?? '/');
       this.desktops.add(m.instanceId);
     }
+    await this.apps.startIfApp(m.instanceId, sandbox, spec, this.appImages);
     await this.setMachine(m.instanceId, { power: 'running', gpu });
     void sandbox.ended.then(async () => {
       if (this.sandboxes.get(m.instanceId) !== sandbox) return; // stopped on purpose
@@ -579,6 +593,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
       this.sandboxes.delete(m.instanceId);
       // Its cards go back while it still reads running: a start, refused until it reads stopped, cannot have claimed them yet.
       await this.gpuClaims.release(m.instanceId);
+      this.apps.stop(m.instanceId);
       await this.setMachine(m.instanceId, { power: 'stopped' });
       await this.event({ opId: null, instanceId: m.instanceId, kind: 'found', ok: true, error: null, data: { power: 'stopped' } });
       await this.releaseGroup(sandbox);
@@ -613,6 +628,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   private async halt(m: MachineRow, power: Power, keepCards = false) {
     const sandbox = this.sandboxes.get(m.instanceId);
     this.sandboxes.delete(m.instanceId);
+    this.apps.stop(m.instanceId);
     if (sandbox) {
       await stopSandbox(sandbox);
       await this.releaseGroup(sandbox);
