@@ -225,6 +225,8 @@ describe('what a host offers', () => {
 
   it('says at start which market applies', () => {
     expect(describeMarket(null, [])).toBe('市场：模拟机群：演示目录');
-    expect(describeMarket(market(), ['Debian 12'])).toBe('市场按本主机实际配置：2 核 / 4 GB / 无 GPU，系统 Debian GNU/Linux 12 (bookworm)；可售镜像：Debian 12');
+    expect(describeMarket(market(), ['Debian 12'])).toBe(
+      '市场按本主机实际配置：2 核 / 4 GB / 无 GPU，系统 Debian GNU/Linux 12 (bookworm)；可售镜像：Debian 12',
+    );
   });
 });

@@ -17,16 +17,7 @@ import type { Clock } from '../../clock.js';
 import { AppError } from '../../http/errors.js';
 import type { UserRow } from '../users/index.js';
 import { regionOfHost } from './inventory.js';
-import {
-  applicationRefusal,
-  capacityRefusal,
-  freeCardsOf,
-  gpuTypeRefusal,
-  hostMarket,
-  imageRefusal,
-  sizeRefusal,
-  type HostMarket,
-} from './host-market.js';
+import { applicationRefusal, capacityRefusal, freeCardsOf, gpuTypeRefusal, hostMarket, imageRefusal, sizeRefusal, type HostMarket } from './host-market.js';
 import { imageFits, mustFindGpuType, mustFindRegion, mustFindRoom, mustFindSize, unitPriceOf, type MachineLimits } from './lookups.js';
 import { placeGpu } from './placement.js';
 import { priceBandwidthChange, priceDiskExpansion, priceQuote } from './pricing.js';
@@ -86,7 +77,10 @@ export class Quotes {
     if (app && type.memoryGb < app.minGpuMemoryGb) {
       throw new AppError('IMAGE_INCOMPATIBLE', `${app.name} 需要至少 ${app.minGpuMemoryGb} GB 显存，${type.name} 只有 ${type.memoryGb} GB`);
     }
-    if (app && market) refuseMissing(applicationRefusal(market, snap.images.find((i) => i.id === app.imageId)), app.name);
+    if (app && market) {
+      const appImage = snap.images.find((i) => i.id === app.imageId);
+      refuseMissing(applicationRefusal(market, appImage), app.name);
+    }
     const category: InstanceCategory = app ? 'App' : 'Gpu';
     const own = req.userImageId ? await this.userImage(user, req.userImageId, ['Gpu', 'App'], 'GPU 实例') : undefined;
     // A saved image runs where its base image runs; a base image since taken off sale is not checked.

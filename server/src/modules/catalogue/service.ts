@@ -441,11 +441,9 @@ export class CatalogueService {
   private applicationOnSale(snap: Snapshot, market: HostMarket | null, app: Application): Application {
     if (!market) return app;
     const cards = snap.gpuTypes.filter((g) => g.memoryGb >= app.minGpuMemoryGb && !gpuTypeRefusal(market, g));
-    const why =
-      applicationRefusal(
-        market,
-        snap.images.find((i) => i.id === app.imageId),
-      ) ?? (cards.length ? null : app.minGpuMemoryGb > 0 ? `本主机没有显存不少于 ${app.minGpuMemoryGb} GB 的 GPU` : '本主机没有 GPU');
+    const image = snap.images.find((i) => i.id === app.imageId);
+    const noCard = app.minGpuMemoryGb > 0 ? `本主机没有显存不少于 ${app.minGpuMemoryGb} GB 的 GPU` : '本主机没有 GPU';
+    const why = applicationRefusal(market, image) ?? (cards.length ? null : noCard);
     return why ? { ...app, unavailable: why } : app;
   }
 
