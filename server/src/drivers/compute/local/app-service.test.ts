@@ -20,7 +20,7 @@ import { lacks } from '../../../../test/host-packages.js';
 import { machineSpec } from '../../../../test/machine-spec.js';
 import { buildTinyImage } from '../../../../test/tiny-image.js';
 import type { MachineApp, MachineAppState } from '../types.js';
-import { APP_LOG } from './app-service.js';
+import { APP_LOG, APP_LOG_BYTES } from './app-service.js';
 import { LocalComputeDriver } from './driver.js';
 import { OciLayout } from './oci/layout.js';
 import { runIn } from './sandbox.js';
@@ -121,6 +121,12 @@ describe.skipIf(lacks('bubblewrap', 'python3'))('image applications on local mac
       },
     });
     await layout.importImage({
+      ref: 'test/chatty-app:1',
+      base: 'test/tiny:1',
+      layers: [],
+      config: { ...config, cmd: ['/bin/sh', '-c', 'head -c 3000000 /dev/zero | tr "\\0" x; echo; echo 写完了; exec sleep 1000'] },
+    });
+    await layout.importImage({
       ref: 'test/broken-app:1',
       base: 'test/tiny:1',
       layers: [],
@@ -211,6 +217,19 @@ describe.skipIf(lacks('bubblewrap', 'python3'))('image applications on local mac
     expect(state!.logTail).toContain('找不到模型文件 /root/models/v1.ckpt');
     expect(state!.logTail).toContain('镜像应用已退出（退出码 3）');
     expect(await ask(app)).toBe('closed');
+  }, 60_000);
+
+  it('keeps its log bounded: past 1 MB it becomes app.log.1 and starts again', async () => {
+    const d = driver();
+    const id = randomUUID();
+    await d.create(`${id}-1`, id, machineSpec({ imageRef: 'test/chatty-app:1', appPort: PORT }));
+    await d.settled();
+    const sizes = () => runIn(d.sandbox(id)!, ['/bin/sh', '-c', `stat -c %s ${APP_LOG} ${APP_LOG}.1`]);
+    // Checked each second: the 3 MB it wrote at once went to app.log.1, and the log is small again.
+    const [log, older] = (await until('the log rotated', sizes, (r) => r.code === 0)).stdout.split('\n').map(Number);
+    expect(log).toBeLessThan(APP_LOG_BYTES);
+    expect(older).toBeGreaterThan(3_000_000);
+    expect((await d.app(id)!.state())!.logTail).toContain('写完了');
   }, 60_000);
 
   it('runs nothing in a machine whose image serves no port (a system image)', async () => {

@@ -213,7 +213,9 @@ export class AppService {
   async state(instanceId: string): Promise<MachineAppState | null> {
     const app = this.apps.get(instanceId);
     if (!app) return null;
-    const tail = await runIn(app.sandbox, ['/bin/sh', '-c', `tail -n ${TAIL_LINES} ${APP_LOG} | tail -c ${TAIL_BYTES}`]).catch(() => null);
+    // The older file first: just after the log was emptied, its end is there.
+    const lastLines = `cat ${APP_LOG}.1 ${APP_LOG} 2>/dev/null | tail -n ${TAIL_LINES} | tail -c ${TAIL_BYTES}`;
+    const tail = await runIn(app.sandbox, ['/bin/sh', '-c', lastLines]).catch(() => null);
     return {
       port: app.command.port,
       exits: app.exits,
