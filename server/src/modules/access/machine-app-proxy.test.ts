@@ -13,13 +13,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SESSION_COOKIE } from '@console/contract';
+import type { SimulatedComputeDriver } from '../../drivers/compute/simulated.js';
 import type { MachineApp, MachineAppState } from '../../drivers/compute/types.js';
 import type { TestServer } from '../../../test/harness.js';
 import { instanceKit, instanceSuite } from '../../../test/instances-kit.js';
 import { enterMachine, listen, machineRequest } from '../../../test/local-kit.js';
 
 let s: TestServer;
-instanceSuite((server) => (s = server));
+let sim: SimulatedComputeDriver;
+instanceSuite((server, simulated) => {
+  s = server;
+  sim = simulated;
+});
 const kit = instanceKit(() => s);
 const folder = mkdtempSync(path.join(tmpdir(), 'console-app-proxy-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -44,6 +49,8 @@ describe('an application its machine runs, through 打开应用', () => {
     const at = await consoleBase();
     const u = await kit.fundedUser('100');
     const { id } = await kit.running(u.token, { extra: SD_WEBUI });
+    // The machine was created for the port its application serves (the catalogue's 7860).
+    expect((await sim.machine(id))!.spec).toMatchObject({ appPort: 7860 });
     const fake = fakeApp({ port: 7860, exits: 0, running: true, upSeconds: 3, logTail: 'Loading weights…\n' });
     s.ctx.drivers.compute.app = (instanceId) => (instanceId === id ? fake.app : null);
     try {

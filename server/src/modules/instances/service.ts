@@ -374,7 +374,8 @@ export class InstanceService {
       sshUser: row.sshUser,
       sshPassword: this.deps.passwords.open(row.sshPasswordEnc),
       jupyterToken: row.jupyterToken,
-      appPort: null,
+      // An application instance: the port its application serves (its image's command runs on it).
+      appPort: (row.applicationId && snap.applications.find((a) => a.id === row.applicationId)?.defaultPort) || null,
       desktop: DESKTOP_CATEGORIES.includes(row.category),
       fileStoreId: row.userId,
     };
