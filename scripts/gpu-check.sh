@@ -23,12 +23,16 @@ SSH_PORT=${GPU_CHECK_SSH_PORT:-18422}
 export GPU_CHECK_WORK=$WORK GPU_CHECK_URL="http://127.0.0.1:$PORT"
 
 node scripts/gpu-check.mjs catalogue >"$WORK/catalogue.json" || fail "无法生成本机 GPU 的目录"
+# A process group of its own (npx, tsx and node): ended as one, the server shutting down its machines.
 DATA_DIR=$WORK/data PORT=$PORT HOST=127.0.0.1 DEV_TOOLS=true COMPUTE_DRIVER=local CATALOGUE_FILE=$WORK/catalogue.json \
-  SSH_GATEWAY_PORT=$SSH_PORT MACHINE_PORT=0 LOG_FORMAT=json npx tsx server/src/main.ts >"$WORK/server.log" 2>&1 &
+  SSH_GATEWAY_PORT=$SSH_PORT MACHINE_PORT=0 LOG_FORMAT=json setsid npx tsx server/src/main.ts >"$WORK/server.log" 2>&1 &
 SERVER=$!
 cleanup() {
-  kill "$SERVER" 2>/dev/null
-  wait "$SERVER" 2>/dev/null
+  kill -TERM -- "-$SERVER" 2>/dev/null
+  for _ in $(seq 30); do kill -0 -- "-$SERVER" 2>/dev/null || break; sleep 1; done
+  kill -KILL -- "-$SERVER" 2>/dev/null
+  # What a server cut short left mounted under the scratch folder (lxcfs, the disks), deepest first.
+  grep -o " $WORK/[^ ]*" /proc/self/mountinfo | sort -r | xargs -r -n1 umount -l 2>/dev/null
   if [ -n "${GPU_CHECK_KEEP:-}" ]; then echo "scratch: $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
