@@ -113,6 +113,9 @@ export const API = {
   /** 定时关机: one pending scheduled stop per instance (PUT sets it, DELETE cancels it). */
   instanceScheduledStop: '/upgpu/api/v2.1/instances/:id/scheduled-stop',
   instanceRefund: '/upgpu/api/v2.1/instances/:id/refund',
+  /** The 概览 figures (GET, ?range=1h|24h|7d) and GPU 空闲自动关机 (GET, PUT) of an instance (modules/monitoring). */
+  instanceMetrics: '/upgpu/api/v2.1/instances/:id/metrics',
+  instanceIdleStop: '/upgpu/api/v2.1/instances/:id/idle-stop',
   instanceRefundPrice: '/upgpu/api/v2.1/instances/:id/refund/price',
   instanceDayToMonth: '/upgpu/api/v2.1/instances/:id/day-to-month',
   instanceDayToMonthPrice: '/upgpu/api/v2.1/instances/:id/day-to-month/price',

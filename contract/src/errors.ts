@@ -59,6 +59,8 @@ export const ERRORS = {
   BANDWIDTH_INVALID: { code: 40026002, message: '所选带宽不可用，请在可选档位中选择' },
   // Scheduled stop (定时关机), codes 4xx27xxx.
   SCHEDULED_STOP_TIME_INVALID: { code: 40027001, message: '定时关机时间须晚于当前时间，且在 30 天（720 小时）以内，请重新选择' },
+  // Watching an instance: GPU 空闲自动关机, codes 4xx36xxx.
+  IDLE_STOP_NO_GPU: { code: 40036001, message: '该实例没有 GPU，不能设置 GPU 空闲自动关机' },
   // Ways into a running instance (web terminal), codes 4xx29xxx.
   INSTANCE_NOT_RUNNING: { code: 40929001, message: '实例未运行，请先开机再打开终端' },
   TERMINAL_UNAVAILABLE: { code: 40029001, message: '该实例暂不支持网页终端，请使用 SSH 登录' },

@@ -25,6 +25,7 @@ export * from './schemas/account.js';
 export * from './schemas/storage.js';
 export * from './schemas/bandwidth.js';
 export * from './schemas/notice.js';
+export * from './schemas/monitoring.js';
 export * from './schemas/openai.js';
 export * from './schemas/model.js';
 export * from './schemas/operator-models.js';

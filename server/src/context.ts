@@ -86,6 +86,7 @@ import { spendLimitsOf, type ChildService } from './modules/users/index.js';
 import { studentsModule, type StudentService } from './modules/students/index.js';
 import { PasswordBox } from './modules/instances/index.js';
 import { noticesModule, type GpuSubscriptionService, type NoticeService } from './modules/notices/index.js';
+import { monitoringModule, type IdleStops, type Monitoring } from './modules/monitoring/index.js';
 import { modelModule, type ApiKeyService, type ConversationService, type ModelCatalogue, type ModelGateway, type ModelUsage } from './modules/model/index.js';
 
 export interface Drivers {
@@ -157,6 +158,10 @@ export interface AppContext {
   notices: NoticeService;
   /** 有卡时通知我. */
   gpuSubscriptions: GpuSubscriptionService;
+  /** The 概览 figures of instances (sampling, roll-ups, the API). */
+  monitoring: Monitoring;
+  /** GPU 空闲自动关机. */
+  idleStops: IdleStops;
   /** The model square and its channel router (from the catalogue file's models and modelChannels). */
   models: ModelCatalogue;
   /** API keys of the model gateway. */
@@ -549,6 +554,8 @@ export async function createContext(opts: {
   });
   routes.push(accessWired.routes);
   const { accessGate, terminals, sshKeys } = accessWired;
+  const { monitoring, idleStops, routes: monitoringRoutes } = monitoringModule({ db, clock, auth, driver: drivers.compute, instances, notices });
+  routes.push(monitoringRoutes);
   const { fileStore, routes: fileStoreRoutes } = fileStoreModule({ auth, mount: drivers.compute.fileStore });
   routes.push(fileStoreRoutes);
   // `npm start` hands the running server the token `npm run operator` presents (main.ts): kept here, read at each request.
@@ -627,6 +634,8 @@ export async function createContext(opts: {
     reconciler,
     notices,
     gpuSubscriptions,
+    monitoring,
+    idleStops,
     models,
     apiKeys,
     modelGateway,

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { numeric, pagingQuerySchema, pageOf } from './common.js';
 
 /** What a notice is about; the user chooses per kind whether it also goes by SMS and by e-mail. */
-export const NOTICE_KINDS = ['BalanceLow', 'StoppedForArrears', 'PrepaidExpiring', 'ReleaseCountdown', 'GpuAvailable', 'InstanceEvent'] as const;
+export const NOTICE_KINDS = ['BalanceLow', 'StoppedForArrears', 'PrepaidExpiring', 'ReleaseCountdown', 'GpuAvailable', 'InstanceEvent', 'IdleStop'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 export const NoticeKindLabel: Record<NoticeKind, string> = {
@@ -16,6 +16,7 @@ export const NoticeKindLabel: Record<NoticeKind, string> = {
   ReleaseCountdown: '实例释放倒计时',
   GpuAvailable: '有卡通知',
   InstanceEvent: '实例异常通知',
+  IdleStop: 'GPU 空闲关机提醒',
 };
 
 /** When each kind is sent, as 账号中心 explains it. */
@@ -26,6 +27,7 @@ export const NoticeKindDescription: Record<NoticeKind, string> = {
   ReleaseCountdown: '已关机的实例释放前 7 天和 1 天',
   GpuAvailable: '订阅「有卡时通知我」的 GPU 型号在该地区有空闲卡时（通知一次）',
   InstanceEvent: '实例创建失败、主机失联、迁移或扩容失败等',
+  IdleStop: '开启「GPU 空闲自动关机」的实例关机前 30 分钟与关机时',
 };
 
 /**
@@ -39,6 +41,7 @@ export const NOTICE_DEFAULTS: Record<NoticeKind, { sms: boolean; mail: boolean }
   ReleaseCountdown: { sms: true, mail: true },
   GpuAvailable: { sms: true, mail: true },
   InstanceEvent: { sms: true, mail: true },
+  IdleStop: { sms: true, mail: true },
 };
 
 export const noticeKindSchema = z.enum(NOTICE_KINDS, { error: `通知类型须为 ${NOTICE_KINDS.join('、')} 之一` });

@@ -3,7 +3,8 @@
  * take expired gift credit and vouchers off balances; read the compute driver's events; charge
  * post-paid instances, their data disks, stop expired ones and those whose scheduled stop (定时关机)
  * is due, and release those past their grace period; move LoRA jobs and image generations forward
- * on the image backend. Every job is safe to run in several processes
+ * on the image backend; sample running machines for the 概览 charts, roll their figures up and stop
+ * instances whose GPUs stayed idle (GPU 空闲自动关机). Every job is safe to run in several processes
  * at once (guarded status moves, row locks with SKIP LOCKED, idempotency keys), so each process
  * simply runs them; nothing depends on process memory.
  */
@@ -14,6 +15,7 @@ import type { DiffusionService } from '../modules/diffusion/index.js';
 import type { GiftService } from '../modules/gifts/index.js';
 import type { InstanceBilling, InstanceService, PrepaidService, Reconciler, ScheduledStops } from '../modules/instances/index.js';
 import type { ModelGateway, ModelUsage } from '../modules/model/index.js';
+import type { IdleStops, Monitoring } from '../modules/monitoring/index.js';
 import type { GpuSubscriptionService } from '../modules/notices/index.js';
 import type { Checkout } from '../modules/orders/index.js';
 import type { PaymentService } from '../modules/payments/index.js';
@@ -21,6 +23,8 @@ import type { TrainingService } from '../modules/training/index.js';
 import type { VoucherService } from '../modules/vouchers/index.js';
 
 export const JOB_INTERVAL_MS = 30_000;
+/** How often running machines are sampled for the 概览 charts (the step of the finest series, monitoring/store.ts). */
+export const MONITOR_SAMPLE_MS = 15_000;
 
 interface Job {
   run: () => Promise<number>;
@@ -34,6 +38,8 @@ export interface SchedulerDeps {
   prepaid: Pick<PrepaidService, 'autoRenewTick' | 'expiringNoticeTick'>;
   scheduledStops: Pick<ScheduledStops, 'tick'>;
   gpuSubscriptions: Pick<GpuSubscriptionService, 'tick'>;
+  monitoring: Pick<Monitoring, 'sampleTick' | 'rollupTick'>;
+  idleStops: Pick<IdleStops, 'tick'>;
   training: Pick<TrainingService, 'tick'>;
   diffusion: Pick<DiffusionService, 'tick'>;
   comfyApps: Pick<EmbeddedComfyApps, 'sweep'>;
@@ -68,6 +74,10 @@ export function jobsOf(deps: SchedulerDeps): Record<string, Job> {
     'instances.held-cards': { run: () => deps.instanceBilling.heldCardsTick(), everyMs: slow },
     'instances.expiring-notice': { run: () => deps.prepaid.expiringNoticeTick(), everyMs: slow },
     'notices.gpu-available': { run: () => deps.gpuSubscriptions.tick(), everyMs: slow },
+    'monitoring.sample': { run: () => deps.monitoring.sampleTick(), everyMs: MONITOR_SAMPLE_MS },
+    // Writes and prunes rows every minute as a matter of course (nothing to report).
+    'monitoring.rollup': { run: () => deps.monitoring.rollupTick().then(() => 0), everyMs: 60_000 },
+    'instances.idle-stop': { run: () => deps.idleStops.tick(), everyMs: 60_000 },
     'training.advance': { run: () => deps.training.tick(), everyMs: deps.intervals.imageBackendTickMs },
     'diffusion.advance': { run: () => deps.diffusion.tick(), everyMs: deps.intervals.imageBackendTickMs },
     // An instance's ComfyUI goes when the instance stops (the next access would find it stopped too).

@@ -22,6 +22,7 @@ import {
   type DriverOp,
   type EventKind,
   type InstanceOp,
+  type MachineSample,
   type MachineSpec,
   type MachineStatus,
 } from './types.js';
@@ -59,6 +60,8 @@ type MachineRow = typeof simMachines.$inferSelect;
 
 export class SimulatedComputeDriver extends OperationCalls implements ComputeDriver {
   readonly name = 'simulated';
+  /** Loads set by setLoad, in this process only (a demonstration aid, like the rest of the made-up figures). */
+  private readonly loads = new Map<string, SimLoad>();
 
   constructor(
     private db: Db,
@@ -115,6 +118,28 @@ export class SimulatedComputeDriver extends OperationCalls implements ComputeDri
       out.set(m.instanceId, Math.min(m.diskGb, Math.floor((created * (5 + (hashOf(m.instanceId) % 66))) / 100)));
     }
     return out;
+  }
+
+  /**
+   * Made-up figures of the running machines (模拟): CPU, memory and network that drift by the minute, disks
+   * as diskUsage says, and cards that alternate between a job (≈ 70–95 %) and a pause (≈ 1 %) shorter
+   * than any idle window, so that 空闲自动关机 acts only on a load set to idle (setLoad).
+   */
+  async sample(instanceIds?: readonly string[]): Promise<Map<string, MachineSample>> {
+    const out = new Map<string, MachineSample>();
+    if (instanceIds && !instanceIds.length) return out;
+    const running = and(eq(simMachines.power, 'running'), instanceIds ? inArray(simMachines.instanceId, [...instanceIds]) : undefined);
+    const rows = await this.db.select().from(simMachines).where(running);
+    const used = await this.diskUsage(rows.map((m) => m.instanceId));
+    const t = this.clock.now().getTime() / 1000;
+    for (const m of rows) out.set(m.instanceId, simSample(m, t, used.get(m.instanceId) ?? 0, this.loads.get(m.instanceId)));
+    return out;
+  }
+
+  /** Holds a machine's made-up CPU and GPU utilisation at these values (tests); null: back to the drift. */
+  setLoad(instanceId: string, load: SimLoad | null): void {
+    if (load) this.loads.set(instanceId, load);
+    else this.loads.delete(instanceId);
   }
 
   // --- what an operator or a test can do to the fleet (GET/POST /dev/compute) ---
@@ -322,6 +347,46 @@ async function lockEventStream(tx: Tx) {
 
 function hashOf(instanceId: string): number {
   return createHash('sha256').update(instanceId).digest().readUInt32BE(0);
+}
+
+/** Utilisation (0–100) a simulated machine is held at instead of its drift. */
+export interface SimLoad {
+  cpuPercent?: number;
+  gpuPercent?: number;
+}
+
+const GB = 1024 ** 3;
+/** A simulated card's memory: an RTX 4090's, the fleet's most common card. */
+const SIM_GPU_MEMORY_MB = 24_564;
+
+/** One made-up sample of a running machine at `t` (seconds): smooth waves with a phase of its own. */
+function simSample(m: MachineRow, t: number, usedDataGb: number, load: SimLoad | undefined): MachineSample {
+  const spec = m.spec as Partial<MachineSpec>;
+  const phase = (hashOf(m.instanceId) % 628) / 100;
+  const wave = (periodS: number, shift = 0) => Math.sin((2 * Math.PI * t) / periodS + phase + shift);
+  const memoryLimitBytes = (spec.memoryGb ?? 16) * GB;
+  const systemDiskSizeBytes = (spec.systemDiskGb ?? 30) * GB;
+  // Cards work 40 minutes of each hour: a pause is always shorter than the shortest idle window.
+  const working = (t / 60 + phase * 10) % 60 < 40;
+  const cards = m.gpu ? (spec.gpuCount ?? 0) : 0;
+  const round1 = (x: number) => Math.round(x * 10) / 10;
+  return {
+    cpuPercent: round1(load?.cpuPercent ?? Math.min(99, Math.max(1, 28 + 18 * wave(1800) + 7 * wave(130, 1)))),
+    memoryUsedBytes: Math.round(memoryLimitBytes * (0.35 + 0.1 * wave(3600, 2))),
+    memoryLimitBytes,
+    dataDiskUsedBytes: usedDataGb * GB,
+    dataDiskSizeBytes: m.diskGb * GB,
+    systemDiskUsedBytes: Math.round(systemDiskSizeBytes * 0.42),
+    systemDiskSizeBytes,
+    netRxBytesPerSec: Math.round(400_000 * (1.1 + wave(600, 3))),
+    netTxBytesPerSec: Math.round(60_000 * (1.1 + wave(900, 4))),
+    gpus: Array.from({ length: cards }, (_, i) => {
+      const util = load?.gpuPercent ?? (working ? 82 + 12 * wave(300, i) : 1);
+      return { utilisation: round1(util), memoryUsedMb: Math.round(util > 5 ? SIM_GPU_MEMORY_MB * 0.7 : 900), memoryTotalMb: SIM_GPU_MEMORY_MB };
+    }),
+    gpuUnavailable: null,
+    simulated: true,
+  };
 }
 
 /** A stable SSH port per machine, as a NAT gateway in front of a host would give. */

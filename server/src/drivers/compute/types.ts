@@ -174,6 +174,12 @@ export interface ComputeDriver {
    */
   serviceMissing?(instanceId: string, service: MachineService): string | null;
   /**
+   * The figures of the running machines it reaches (those of `instanceIds`; absent: all of them), for the
+   * 概览 charts and GPU 空闲自动关机 (modules/monitoring). Rates are since the previous call, so the first
+   * sample of a machine has none. Absent: the backend gives no figures.
+   */
+  sample?(instanceIds?: readonly string[]): Promise<Map<string, MachineSample>>;
+  /**
    * What the one host behind the driver really has, for a market that sells only that (the local
    * driver: local/host-offer.ts). Absent: a fleet the catalogue describes (the simulated one).
    */
@@ -194,6 +200,27 @@ export interface HostOffer {
   hostOs: { name: string; id: string; versionId: string };
   /** What the machines that hold the host now (creating or running) were sized, cards included. */
   held: { cpu: number; memoryGb: number; gpus: number };
+}
+
+/** What a machine was doing when sampled (ComputeDriver.sample); null: not known there. */
+export interface MachineSample {
+  /** Share of the plan's cores in use since the previous sample, 0–100. */
+  cpuPercent: number | null;
+  memoryUsedBytes: number | null;
+  memoryLimitBytes: number | null;
+  dataDiskUsedBytes: number | null;
+  dataDiskSizeBytes: number | null;
+  systemDiskUsedBytes: number | null;
+  systemDiskSizeBytes: number | null;
+  /** Bytes per second through the machine's own network interfaces since the previous sample. */
+  netRxBytesPerSec: number | null;
+  netTxBytesPerSec: number | null;
+  /** The machine's cards, in the order of their minor numbers (empty: none, or not known). */
+  gpus: { utilisation: number; memoryUsedMb: number; memoryTotalMb: number | null }[];
+  /** Why the GPUs are not in the sample although the machine holds cards (null: they are, or it holds none). */
+  gpuUnavailable: string | null;
+  /** Made-up figures (the simulated fleet). */
+  simulated: boolean;
 }
 
 /** A saved image (ComputeDriver.imageInfo): what the 镜像 page shows of it. */
