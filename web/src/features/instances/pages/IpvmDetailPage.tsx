@@ -29,6 +29,7 @@ import {
   taskBlocked,
 } from '../components/instanceViews';
 import { AppTokenPanel } from '../components/AppTokenPanel';
+import { MonitorPanel } from '../components/MonitorPanel';
 import { OperationLogTable } from '../components/OperationLogTable';
 import { useInstanceActions } from '../hooks/useInstanceActions';
 
@@ -175,7 +176,16 @@ function InstanceDetail({ instance: i }: { instance: Instance }) {
           activeKey={tab.value}
           onChange={(key) => tab.set(key as Tab, { replace: true })}
           items={[
-            { key: 'overview', label: '概览', children: <Overview instance={i} onChangeBandwidth={() => actions.changeBandwidth(i)} /> },
+            {
+              key: 'overview',
+              label: '概览',
+              children: (
+                <Flex vertical gap={24}>
+                  <Overview instance={i} onChangeBandwidth={() => actions.changeBandwidth(i)} />
+                  <MonitorPanel instance={i} />
+                </Flex>
+              ),
+            },
             { key: 'access', label: '登录信息', children: <AccessPanel instance={i} /> },
             ...(i.access?.terminal ? [{ key: 'terminal', label: '终端', children: <TerminalPanel instance={i} /> }] : []),
             {
