@@ -2,15 +2,55 @@
  * What the tests on real sandboxes (COMPUTE_DRIVER=local, `*.sandbox.test.ts`) share: a listening
  * server, and buying an instance and waiting for the driver to really bring it to a status.
  */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { LookupFunction } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'vitest';
-import { SESSION_COOKIE } from '@console/contract';
+import { API, SESSION_COOKIE } from '@console/contract';
 import type { Order } from '@console/contract';
 import type { LocalComputeDriver } from '../src/drivers/compute/local/driver.js';
+import { parseOsRelease } from '../src/drivers/compute/local/host-offer.js';
 import { runIn } from '../src/drivers/compute/local/sandbox.js';
+import { DEFAULT_CATALOGUE_FILE } from '../src/modules/catalogue/index.js';
 import { get, json, post, type TestServer } from './harness.js';
-import { GPU_ORDER, instanceKit } from './instances-kit.js';
+import { instanceKit } from './instances-kit.js';
+
+/** The sandbox tests' image of the host's own system (no OCI image: machines run the host's /usr), for CPU machines and desktops. */
+export const HOST_SYSTEM_IMAGE = 'host-system';
+
+let sandboxCatalogueFile: string | null = null;
+
+/**
+ * The sandbox tests' catalogue: the shipped one, with the host's cores and memory sold many times over
+ * (a test file runs several machines at once on a 2-core machine; the market's own limits are
+ * catalogue/host-market.test.ts's) and an image of the host's own system (HOST_SYSTEM_IMAGE), which
+ * the market on the local driver offers on any host without building images.
+ */
+export function sandboxCatalogue(): string {
+  if (sandboxCatalogueFile) return sandboxCatalogueFile;
+  const catalogue = JSON.parse(readFileSync(DEFAULT_CATALOGUE_FILE, 'utf8')) as { settings: object; images: object[] };
+  const host = parseOsRelease(readFileSync('/etc/os-release', 'utf8'));
+  catalogue.settings = { ...catalogue.settings, hostCpuOvercommit: 64, hostMemoryOvercommit: 16 };
+  catalogue.images.push({
+    id: HOST_SYSTEM_IMAGE,
+    kind: 'os',
+    name: host.name,
+    os: `${host.id} ${host.versionId}`,
+    forGpu: false,
+    forCategories: ['Generic', 'Desktop'],
+  });
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'sandbox-catalogue-')), 'catalogue.json');
+  writeFileSync(file, JSON.stringify(catalogue));
+  sandboxCatalogueFile = file;
+  return file;
+}
+
+/** The server environment of a sandbox test: the local driver, selling sandboxCatalogue(). */
+export function localEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { COMPUTE_DRIVER: 'local', CATALOGUE_FILE: sandboxCatalogue(), ...extra };
+}
 
 export function localKit(s: () => TestServer) {
   const kit = instanceKit(s);
@@ -28,6 +68,11 @@ export function localKit(s: () => TestServer) {
       }
       throw new Error(`instance ${id} never reached ${status}: ${(await kit.instance(token, id)).status}`);
     },
+    /** The instance's data disk on the host, where the driver keeps it (`<dir>/hosts/<host>/<id>/data`; a CPU machine's host is the driver's own). */
+    async dataDisk(id: string): Promise<string> {
+      const machine = await driver().status(id);
+      return path.join(driver().dir, 'hosts', machine!.hostId!, id, 'data');
+    },
     /** The command lines of the processes inside the instance's sandbox (waits until `ok` holds, up to ~3 s). */
     async processesIn(id: string, ok: (lines: string[]) => boolean = () => true): Promise<string[]> {
       let lines: string[] = [];
@@ -40,12 +85,15 @@ export function localKit(s: () => TestServer) {
       }
       return lines;
     },
-    /** Buys a post-paid RTX 4090 (a sandbox without cards here) and waits until it runs. */
+    /**
+     * Buys a post-paid CPU machine of the host's own system (what the market on the local driver offers
+     * on any host: localEnv), with a data disk at /root/autodl-tmp as GPU machines have, and waits until it runs.
+     */
     async runningInstance(token: string): Promise<string> {
       const res = await post(
         s().app,
-        GPU_ORDER,
-        { gpuTypeId: 'rtx4090', gpuCount: 1, hostId: await kit.pickHost(), imageId: 'pytorch-2.3-cu121', cycle: 'Usage', duration: 1 },
+        API.orderCreate,
+        { sizeId: 'gen-c2m4', regionId: 'bj-b', imageId: HOST_SYSTEM_IMAGE, dataDiskGb: 20, cycle: 'Usage', duration: 1 },
         token,
       );
       expect(res.statusCode, res.body).toBe(200);

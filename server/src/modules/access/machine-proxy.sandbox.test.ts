@@ -15,7 +15,7 @@ import WebSocket from 'ws';
 import { API, SESSION_COOKIE } from '@console/contract';
 import { post, startTestServer, type TestServer } from '../../../test/harness.js';
 import { lacks } from '../../../test/host-packages.js';
-import { enterMachine, listen, localKit, localhostLookup, machineRequest } from '../../../test/local-kit.js';
+import { enterMachine, listen, localEnv, localhostLookup, localKit, machineRequest } from '../../../test/local-kit.js';
 import { execIn, runIn } from '../../drivers/compute/local/sandbox.js';
 
 let s: TestServer;
@@ -59,7 +59,7 @@ function execute(ws: WebSocket, code: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  s = await startTestServer({ env: { COMPUTE_DRIVER: 'local' } });
+  s = await startTestServer({ env: localEnv() });
   base = await listen(s);
 });
 afterAll(async () => s.close());
@@ -85,7 +85,7 @@ describe.skipIf(lacks('bubblewrap', 'python3'))('自定义服务 (port 6006) pro
     expect(hint.status).toBe(502);
     expect(hint.text).toContain('6006 端口没有服务在监听');
 
-    writeFileSync(path.join(s.dataDir, 'local-compute', 'hosts', (await kit.row(id)).hostId!, id, 'data', 'hello.txt'), 'served-from-6006\n');
+    writeFileSync(path.join(await kit.dataDisk(id), 'hello.txt'), 'served-from-6006\n');
     execIn(kit.driver().sandbox(id)!, ['python3', '-m', 'http.server', '6006', '--bind', '127.0.0.1', '--directory', '/root/autodl-tmp'], { stdio: 'ignore' });
     let served = await get('/hello.txt');
     for (let i = 0; i < 100 && served.status !== 200; i++) {

@@ -7,10 +7,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BaseAgent, Client, utils as sshUtils, type ClientChannel, type ParsedKey, type SFTPWrapper } from 'ssh2';
+import { eq } from 'drizzle-orm';
 import { API, type Instance } from '@console/contract';
+import { instances } from '../../db/schema.js';
 import { del, ed25519KeyPair, get, json, post, put, startTestServer, type TestServer } from '../../../test/harness.js';
 import { lacks } from '../../../test/host-packages.js';
-import { listen, localKit } from '../../../test/local-kit.js';
+import { listen, localEnv, localKit } from '../../../test/local-kit.js';
 
 let s: TestServer;
 const kit = localKit(() => s);
@@ -72,13 +74,12 @@ function closed(c: Client): Promise<void> {
   return new Promise((resolve) => c.once('close', () => resolve()));
 }
 
-async function diskOf(id: string) {
-  const row = await kit.row(id);
-  return path.join(s.dataDir, 'local-compute', 'hosts', row.hostId!, id, 'data');
+function diskOf(id: string) {
+  return kit.dataDisk(id);
 }
 
 beforeAll(async () => {
-  s = await startTestServer({ env: { COMPUTE_DRIVER: 'local' } });
+  s = await startTestServer({ env: localEnv() });
   await listen(s);
 });
 afterAll(async () => s.close());
@@ -219,6 +220,9 @@ describe.skipIf(lacks('bubblewrap', 'openssh-sftp-server'))('SSH gateway', () =>
   it('lets a child that manages the instance (GPU and 财务 permissions) in with its own key, and not once its main account disables it', async () => {
     const parent = await kit.fundedUser('100');
     const id = await kit.runningInstance(parent.token);
+    // A child manages GPU and application instances only (MANAGE_PERMISSIONS), and this host sells
+    // none (it has no card): the CPU machine bought is booked as a GPU instance, the gateway's subject here.
+    await s.ctx.db.update(instances).set({ category: 'Gpu' }).where(eq(instances.id, id));
     const port = s.ctx.sshEndpoint.port;
     const created = await post(s.app, API.children, { childName: 'ops_key', password: 'Child1234', permissions: { gpu: true, finance: true } }, parent.token);
     expect(created.statusCode, created.body).toBe(200);

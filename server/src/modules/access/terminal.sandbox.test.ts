@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { API, type TerminalServerMessage } from '@console/contract';
 import { post, startTestServer, type TestServer } from '../../../test/harness.js';
 import { lacks } from '../../../test/host-packages.js';
-import { listen, localKit } from '../../../test/local-kit.js';
+import { listen, localEnv, localKit } from '../../../test/local-kit.js';
 
 let s: TestServer;
 let base: string;
@@ -82,7 +82,7 @@ async function refusal(id: string, token: string, headers: Record<string, string
 }
 
 beforeAll(async () => {
-  s = await startTestServer({ env: { COMPUTE_DRIVER: 'local' } });
+  s = await startTestServer({ env: localEnv() });
   base = await listen(s);
 });
 afterAll(async () => s.close());
@@ -92,8 +92,7 @@ describe.skipIf(lacks('bubblewrap'))('web terminal', () => {
     const u = await kit.fundedUser('100');
     const id = await runningInstance(u.token);
     expect((await kit.instance(u.token, id)).access).toMatchObject({ terminal: true });
-    const row = await kit.row(id);
-    writeFileSync(path.join(s.dataDir, 'local-compute', 'hosts', row.hostId!, id, 'data', 'note.txt'), 'from-the-data-disk\n');
+    writeFileSync(path.join(await kit.dataDisk(id), 'note.txt'), 'from-the-data-disk\n');
 
     const t = await Term.open(id, u.token, '?cols=90&rows=20');
     await t.waitFor((x) => Boolean(x.ready()), 'ready');

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, type FileStoreListing } from '@console/contract';
 import { get, json, multipart, post, startTestServer, type TestServer } from '../../../test/harness.js';
 import { lacks } from '../../../test/host-packages.js';
-import { localKit } from '../../../test/local-kit.js';
+import { localEnv, localKit } from '../../../test/local-kit.js';
 import { runIn } from '../../drivers/compute/local/sandbox.js';
 import { FileStore, LISTED_MAX } from './store.js';
 
@@ -36,7 +36,7 @@ const remove = (token: string, at: string) =>
 
 beforeAll(async () => {
   process.env.FILESTORE_TEST_CANARY = CANARY;
-  s = await startTestServer({ env: { COMPUTE_DRIVER: 'local' } });
+  s = await startTestServer({ env: localEnv() });
 });
 afterAll(async () => s.close());
 
@@ -214,7 +214,7 @@ describe.skipIf(lacks('bubblewrap', 'e2fsprogs'))('文件存储', () => {
   });
 
   it('holds writes from inside the machines to the quota too, as root: the tree is a file system of its size', async () => {
-    const small = await startTestServer({ env: { COMPUTE_DRIVER: 'local', FILESTORE_QUOTA_GB: '1' } });
+    const small = await startTestServer({ env: localEnv({ FILESTORE_QUOTA_GB: '1' }) });
     try {
       const k = localKit(() => small);
       const u = await k.fundedUser('100');

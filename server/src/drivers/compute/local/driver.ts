@@ -308,7 +308,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
 
   /** What this host has, for the market that sells only that (host-offer.ts). */
   offer(): Promise<HostOffer> {
-    return localHostOffer(this.dir, this.opts.db);
+    return localHostOffer(this.dir, this.opts.db, () => this.gpuHost.cards());
   }
 
   /** The image application the running machine serves, if it is one (app-service.ts). */

@@ -10,7 +10,6 @@ import path from 'node:path';
 import { inArray } from 'drizzle-orm';
 import type { Db } from '../../../db/client.js';
 import type { HostOffer, MachineSpec } from '../types.js';
-import { hostGpus } from './gpus.js';
 import { OciLayout } from './oci/layout.js';
 import { localMachines } from './schema.js';
 
@@ -43,11 +42,11 @@ export interface HostOfferSources {
   memoryBytes?: number;
 }
 
-/** This host's offer as the local driver of `dir` sees it: its layout at `<dir>/oci`, its machines in `db`. */
-export function localHostOffer(dir: string, db: Db): Promise<HostOffer> {
+/** This host's offer as the local driver of `dir` sees it: its layout at `<dir>/oci`, its machines in `db`, its `cards` (gpus.ts). */
+export function localHostOffer(dir: string, db: Db, cards: HostOfferSources['cards']): Promise<HostOffer> {
   return readHostOffer({
     dir,
-    cards: hostGpus,
+    cards,
     images: async () => (await (await OciLayout.open(path.join(dir, 'oci'))).list()).map((i) => i.ref).filter(Boolean),
     held: () => heldMachines(db),
   });
