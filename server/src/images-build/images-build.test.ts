@@ -1,8 +1,9 @@
 /**
  * `npm run images` without Debian's mirror: the stock recipes are valid and fully pinned, a recipe
  * that leaves a version open or an application without a port is refused, mmdebstrap gets the pinned
- * packages, locale and time zone, and an image whose recipe is unchanged is not built again. The real
- * build (minutes, the mirror) is README "Images"; mmdebstrap.sandbox.test.ts runs a tiny real one.
+ * packages, locale and time zone, and an image whose recipe is unchanged is not built again. No real
+ * build here: mmdebstrap's own index download from the mirror takes 10–20 s before it installs
+ * anything; README "Images" says how to build and check the images.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

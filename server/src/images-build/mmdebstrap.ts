@@ -106,7 +106,7 @@ const STEPS: [RegExp, string][] = [
   [/running --customize-hook/, '生成区域与时区，精简'],
   [/cleaning package lists/, '清理软件包缓存'],
   [/creating tarball/, '打包根文件系统'],
-  [/success in/, '完成'],
+  [/success in/, '软件包安装完成'],
 ];
 
 /** What one line of mmdebstrap's output says: a step (in Chinese), a warning, an error, or nothing worth showing. */
