@@ -55,11 +55,14 @@ export function GpuTypeTable({ query, mode }: { query: UseQueryResult<GpuType[]>
     title: '操作',
     key: 'rent',
     width: 96,
-    render: (_, t) => (
-      <Button type="link" disabled={t.gpuFree <= 0} onClick={() => navigate(`${PAGE.cloudGpu}?gpuTypeId=${encodeURIComponent(t.id)}`)}>
-        {t.gpuFree > 0 ? '去租用' : '已租满'}
-      </Button>
-    ),
+    render: (_, t) =>
+      t.unavailable ? (
+        <Typography.Text type="secondary">{t.unavailable}</Typography.Text>
+      ) : (
+        <Button type="link" disabled={t.gpuFree <= 0} onClick={() => navigate(`${PAGE.cloudGpu}?gpuTypeId=${encodeURIComponent(t.id)}`)}>
+          {t.gpuFree > 0 ? '去租用' : '已租满'}
+        </Button>
+      ),
   };
   const columns: TableColumnsType<GpuType> =
     mode === 'devices'

@@ -9,13 +9,19 @@ export function imageLabel(i: Image): string {
   return parts.length ? `${i.name}（${parts.join(' · ')}）` : i.name;
 }
 
-/** The default image: a framework one when there is any (what most GPU buyers want), else the first. */
+/** The default image: an offered framework one when there is any (what most GPU buyers want), else the first offered. */
 export function defaultImage(images: Image[]): Image | undefined {
-  return images.find((i) => i.kind === 'framework') ?? images[0];
+  const offered = images.filter((i) => !i.unavailable);
+  return offered.find((i) => i.kind === 'framework') ?? offered[0];
 }
 
+/** An image the host lacks (the market on a real host) is listed, not chosen: its label says why. */
 function groupedOptions(images: Image[]): SelectProps['options'] {
-  const option = (i: Image) => ({ value: i.id, label: imageLabel(i) });
+  const option = (i: Image) => ({
+    value: i.id,
+    label: i.unavailable ? `${imageLabel(i)}：${i.unavailable}` : imageLabel(i),
+    disabled: !!i.unavailable,
+  });
   const frameworks = images.filter((i) => i.kind === 'framework').map(option);
   const systems = images.filter((i) => i.kind === 'os').map(option);
   if (!frameworks.length || !systems.length) return images.map(option);

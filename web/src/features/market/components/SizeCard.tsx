@@ -55,8 +55,9 @@ export function SizeCard({ size, cycle, regionNames, onBuy }: { size: Size; cycl
           </span>
         ))}
       </div>
-      <Button type="primary" block disabled={size.regionIds.length === 0} onClick={() => onBuy(size)}>
-        立即购买
+      {size.unavailable && <div className="gpu-card-free">{size.unavailable}</div>}
+      <Button type="primary" block disabled={size.regionIds.length === 0 || !!size.unavailable} onClick={() => onBuy(size)}>
+        {size.unavailable ? '本主机不销售' : '立即购买'}
       </Button>
     </article>
   );

@@ -22,6 +22,7 @@ import { sizeQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from '../u
 import { UserImageChoice, useUserImage, userImageLabel } from './UserImageChoice';
 import type { SummaryItem } from './QuotePanel';
 import { useQuote } from '../hooks/useQuote';
+import { HostNote } from './HostNote';
 
 type Change = (change: Partial<PurchaseConfig>) => void;
 
@@ -61,7 +62,7 @@ function SizeForm({
   const { loggedIn } = useSession();
   const sizes = useQuery(catalogueQueries.sizes({ category, regionId: region.id, cycle: asked.cycle, pageSize: 100 }));
   const images = useQuery(catalogueQueries.images(category));
-  const sizeId = pickId(sizes.data?.items, asked.sizeId) ?? sizes.data?.items[0]?.id ?? asked.sizeId;
+  const sizeId = pickId(sizes.data?.items, asked.sizeId) ?? sizes.data?.items.find((s) => !s.unavailable)?.id ?? asked.sizeId;
   const imageId = pickId(images.data, asked.imageId) ?? (images.data ? defaultImage(images.data)?.id : asked.imageId);
   const config: PurchaseConfig = { ...asked, sizeId, imageId };
   const size = sizes.data?.items.find((s) => s.id === sizeId);
@@ -76,6 +77,7 @@ function SizeForm({
 
   return (
     <PurchaseLayout config={config} regions={regions} summary={summary} quote={quote} ready={ready} settling={settling} onChange={set}>
+      <HostNote />
       <Form.Item label="规格">
         <SizeChoices query={sizes} value={sizeId} cycle={config.cycle} onChange={(id) => set({ sizeId: id })} />
       </Form.Item>
@@ -125,6 +127,8 @@ function SizeChoices({
     value: s.id,
     label: s.name,
     title: s.name,
+    disabled: !!s.unavailable,
+    disabledReason: s.unavailable,
     body: (
       <>
         <div>{sizeSpecs(s)}</div>

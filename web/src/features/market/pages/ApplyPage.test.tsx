@@ -38,6 +38,31 @@ describe('the image applications gallery', () => {
     await waitFor(() => expect(router.state.location.pathname + router.state.location.search).toBe('/stats/purchase?applicationId=sd-webui'));
   });
 
+  it('on a market of one real host: says what the host has, and an app whose image is missing says so and cannot be deployed', async () => {
+    const host = {
+      cpus: 2,
+      memoryGb: 4,
+      diskGb: 50,
+      gpus: [],
+      os: 'Debian GNU/Linux 12 (bookworm)',
+      cpuForSale: 2,
+      memoryGbForSale: 4,
+      cpuFree: 2,
+      memoryGbFree: 4,
+    };
+    const missing: Application = { ...app, unavailable: '运营方尚未登记该应用的镜像' };
+    catalogueServer((url) => {
+      if (url.pathname === APPS) return json(200, { items: [missing], total: 1, page: 1, pageSize: 12, categories: ['AI 绘画'] });
+      if (url.pathname === '/api/v1/site/settings') return json(200, { customerServiceUrl: null, simulated: { images: true, training: true }, host });
+      return undefined;
+    });
+    renderApp('/stats/cloud/apply');
+    const card = await screen.findByRole('article', { name: 'Stable Diffusion WebUI' });
+    expect(within(card).getByText('运营方尚未登记该应用的镜像')).toBeTruthy();
+    expect(within(card).getByRole('button', { name: '本主机不销售' }).hasAttribute('disabled')).toBe(true);
+    expect(await screen.findByText('本主机：2 核 / 4 GB 内存 / 无 GPU · Debian GNU/Linux 12 (bookworm)')).toBeTruthy();
+  });
+
   it('searches and filters by category through the URL', async () => {
     const fetch = catalogueServer((url) =>
       url.pathname === APPS ? json(200, { items: [], total: 0, page: 1, pageSize: 12, categories: ['AI 绘画', '大模型'] }) : undefined,

@@ -6,6 +6,7 @@ import { PAGE, type Application, type ApplicationsPage } from '@console/contract
 import { catalogueQueries } from '../api/catalogue';
 import { LoadError } from '../../../components/LoadError';
 import { AppCover } from '../components/AppCover';
+import { HostNote } from '../components/HostNote';
 import { PublicPage } from '../../../components/PublicPage';
 
 const PAGE_SIZE = 12;
@@ -53,6 +54,7 @@ export default function ApplyPage() {
         />
       }
     >
+      <HostNote />
       {categories.length > 0 && (
         <Segmented
           className="apply-categories"
@@ -146,8 +148,9 @@ function AppCard({ app, onDeploy }: { app: Application; onDeploy: (app: Applicat
           <span>{app.minGpuMemoryGb > 0 ? `显存 ≥ ${app.minGpuMemoryGb} GB` : '不限显存'}</span>
           <span>默认端口 {app.defaultPort}</span>
         </div>
-        <Button type="primary" block onClick={() => onDeploy(app)}>
-          立即部署
+        {app.unavailable && <Typography.Text type="secondary">{app.unavailable}</Typography.Text>}
+        <Button type="primary" block disabled={!!app.unavailable} onClick={() => onDeploy(app)}>
+          {app.unavailable ? '本主机不销售' : '立即部署'}
         </Button>
       </div>
     </article>

@@ -36,6 +36,28 @@ describe('the GPU market', () => {
     });
   });
 
+  it('on a market of one real host without cards: says so instead of an empty list', async () => {
+    const thisHost = {
+      cpus: 2,
+      memoryGb: 4,
+      diskGb: 50,
+      gpus: [],
+      os: 'Debian GNU/Linux 12 (bookworm)',
+      cpuForSale: 2,
+      memoryGbForSale: 4,
+      cpuFree: 2,
+      memoryGbFree: 4,
+    };
+    catalogueServer((url) => {
+      if (url.pathname === GPU_LIST) return json(200, { items: [], total: 0, page: 1, pageSize: 24 });
+      if (url.pathname === '/api/v1/site/settings') return json(200, { customerServiceUrl: null, simulated: { images: true, training: true }, host: thisHost });
+      return undefined;
+    });
+    renderApp('/stats/cloud/gpu');
+    expect(await screen.findByText('本主机没有 GPU（2 核 / 4 GB 内存 / 无 GPU），暂无 GPU 主机可租用；可购买 CPU 实例')).toBeTruthy();
+    expect(screen.getByText('本主机：2 核 / 4 GB 内存 / 无 GPU · Debian GNU/Linux 12 (bookworm)')).toBeTruthy();
+  });
+
   it('shows a full host greyed out with a disabled 已租满 button', async () => {
     catalogueServer((url) =>
       url.pathname === GPU_LIST ? json(200, { items: [host({ id: 'full', gpuFree: 0, name: 'FULL' })], total: 1, page: 1, pageSize: 24 }) : undefined,

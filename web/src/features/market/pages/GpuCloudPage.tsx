@@ -9,6 +9,7 @@ import { GpuHostCard, rentUrl } from '../components/GpuHostCard';
 import { MarketFilterBar } from '../components/MarketFilterBar';
 import { changeFilters, marketRequest, MARKET_PAGE_SIZE, readMarketFilters, writeMarketFilters, type MarketFilters } from '../utils/marketQuery';
 import { PromoBanner } from '../components/PromoBanner';
+import { HostNote, hostHardware, useMarketHost } from '../components/HostNote';
 import { PublicPage } from '../../../components/PublicPage';
 import { useGpuSubscribe } from '../hooks/useGpuSubscribe';
 
@@ -29,6 +30,7 @@ export default function GpuCloudPage() {
   return (
     <PublicPage title="算力市场" intro="按地区、GPU 型号与卡数挑选主机，价格为每张卡的单价，实时显示空闲卡数。">
       <PromoBanner />
+      <HostNote />
       <MarketFilterBar filters={filters} regions={regions} gpuTypes={gpuTypes} onChange={(c) => setFilters(changeFilters(url.latest(), c))} />
       <MarketResult
         query={hosts}
@@ -60,9 +62,12 @@ function MarketResult({
   onReset: () => void;
   onPage: (page: number) => void;
 }) {
+  const host = useMarketHost();
   if (query.isPending) return <MarketSkeleton />;
   if (query.isError) return <LoadError error={query.error} onRetry={() => void query.refetch()} />;
   const { items, total } = query.data;
+  if (items.length === 0 && host && host.gpus.length === 0)
+    return <Empty className="market-empty" description={`本主机没有 GPU（${hostHardware(host)}），暂无 GPU 主机可租用；可购买 CPU 实例`} />;
   if (items.length === 0)
     return (
       <Empty className="market-empty" description="没有符合条件的主机，换个地区或型号试试">
