@@ -487,7 +487,13 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
    * A new machine's system disk: a saved layer of the image layout unpacked (its base's /usr under
    * it), a saved archive of a machine on the host's system, or a fresh one seeded from its image (or the host).
    */
-  private async layOutSystem(row: Pick<MachineRow, 'hostId' | 'instanceId'>, spec: MachineSpec, source: BootSource, uid: number | null, systemGb: number | null) {
+  private async layOutSystem(
+    row: Pick<MachineRow, 'hostId' | 'instanceId'>,
+    spec: MachineSpec,
+    source: BootSource,
+    uid: number | null,
+    systemGb: number | null,
+  ) {
     const paths = this.paths(row);
     const hostname = hostnameOf(row.instanceId);
     if (source.layer) await layOutFromImage(paths, hostname, uid, source.layer, this.opts.bwrap, systemGb);
@@ -717,7 +723,8 @@ function machineRefusal(hostUidMode: { ok: boolean; why: string }, asServerUser:
 
 /** Why a machine lacks a service (ComputeDriver.serviceMissing): its system has not the programs. */
 const SERVICE_MISSING: Record<MachineService, string> = {
-  jupyter: '该实例的镜像没有 Jupyter Notebook（python3 的 notebook 模块），无法打开 JupyterLab；请使用带 Notebook 的镜像，或在实例中自行安装后通过自定义服务访问',
+  jupyter:
+    '该实例的镜像没有 Jupyter Notebook（python3 的 notebook 模块），无法打开 JupyterLab；请使用带 Notebook 的镜像，或在实例中自行安装后通过自定义服务访问',
   service: '该实例的镜像没有 python3，控制台无法转发自定义服务（6006 端口）',
   desktop: '该实例的镜像没有云桌面所需的软件（Xfce、TigerVNC、Chromium、fcitx5），无法打开远程桌面',
 };

@@ -79,32 +79,37 @@ describe.skipIf(lacks('bubblewrap', 'e2fsprogs'))('local machines on OCI images'
   });
   const kinds = async (id: string) => (await d.events(0, 1000)).filter((e) => e.instanceId === id).map((e) => `${e.kind}:${e.ok ? 'ok' : e.error}`);
   const sh = async (id: string, script: string) => runIn(d.sandbox(id)!, ['/bin/sh', '-c', script]);
-  const baseOf = async (id: string) => ((await database.db.select().from(localMachines).where(eq(localMachines.instanceId, id)))[0]!.spec as LocalSpec).imageDigest;
+  const baseOf = async (id: string) =>
+    ((await database.db.select().from(localMachines).where(eq(localMachines.instanceId, id)))[0]!.spec as LocalSpec).imageDigest;
   const machine = randomUUID();
 
   // The first machine unpacks the image and makes its disks: a minute on a loaded 2-core machine.
-  it("boots from the image: its os-release and programs, not the host's; /usr read-only to its root; a joiner's shell works", { timeout: 120_000 }, async () => {
-    await d.create('c-1', machine, machineSpec({ imageRef: 'console/tiny:1' }));
-    await d.settled();
-    expect(await kinds(machine)).toEqual(['create:ok', 'boot:ok']);
-    expect(await baseOf(machine)).toBe(tiny.digest);
-    const inside = await sh(machine, 'cat /etc/os-release; test -e /usr/bin/python3 || echo no-python; hostname; id -u');
-    expect(inside).toMatchObject({ code: 0 });
-    expect(inside.stdout).toContain('PRETTY_NAME="Console Tiny 1"');
-    expect(inside.stdout).toContain(`no-python\ninstance-${machine.slice(0, 8)}\n0\n`);
-    // Its root owns its system disk and nothing of the image's /usr or the loader's cache.
-    for (const attempt of ['touch /usr/bin/evil', 'rm /usr/bin/sleep', 'echo x > /etc/ld.so.cache', 'echo /root/x.so > /etc/ld.so.preload']) {
-      expect((await sh(machine, `${attempt} 2>/dev/null`)).code, attempt).not.toBe(0);
-    }
-    expect((await sh(machine, 'echo 留下 > /root/keep.txt && cat /root/keep.txt')).stdout).toBe('留下\n');
-    // The web terminal and the SSH gateway run the driver's shell command.
-    const shell = d.shell(machine, ['/bin/bash', '-c', 'grep ^ID= /etc/os-release'])!;
-    expect(spawnSync(shell.file, shell.args, { env: shell.env, encoding: 'utf8' }).stdout).toBe('ID=console-tiny\n');
-    // Without python3 the image has neither the notebook nor the 6006 relay, and the console can say why.
-    expect(d.socketOf(machine, 'jupyter')).toBeNull();
-    expect(d.serviceMissing(machine, 'jupyter')).toContain('没有 Jupyter Notebook');
-    expect(d.serviceMissing(machine, 'service')).toContain('没有 python3');
-  });
+  it(
+    "boots from the image: its os-release and programs, not the host's; /usr read-only to its root; a joiner's shell works",
+    { timeout: 120_000 },
+    async () => {
+      await d.create('c-1', machine, machineSpec({ imageRef: 'console/tiny:1' }));
+      await d.settled();
+      expect(await kinds(machine)).toEqual(['create:ok', 'boot:ok']);
+      expect(await baseOf(machine)).toBe(tiny.digest);
+      const inside = await sh(machine, 'cat /etc/os-release; test -e /usr/bin/python3 || echo no-python; hostname; id -u');
+      expect(inside).toMatchObject({ code: 0 });
+      expect(inside.stdout).toContain('PRETTY_NAME="Console Tiny 1"');
+      expect(inside.stdout).toContain(`no-python\ninstance-${machine.slice(0, 8)}\n0\n`);
+      // Its root owns its system disk and nothing of the image's /usr or the loader's cache.
+      for (const attempt of ['touch /usr/bin/evil', 'rm /usr/bin/sleep', 'echo x > /etc/ld.so.cache', 'echo /root/x.so > /etc/ld.so.preload']) {
+        expect((await sh(machine, `${attempt} 2>/dev/null`)).code, attempt).not.toBe(0);
+      }
+      expect((await sh(machine, 'echo 留下 > /root/keep.txt && cat /root/keep.txt')).stdout).toBe('留下\n');
+      // The web terminal and the SSH gateway run the driver's shell command.
+      const shell = d.shell(machine, ['/bin/bash', '-c', 'grep ^ID= /etc/os-release'])!;
+      expect(spawnSync(shell.file, shell.args, { env: shell.env, encoding: 'utf8' }).stdout).toBe('ID=console-tiny\n');
+      // Without python3 the image has neither the notebook nor the 6006 relay, and the console can say why.
+      expect(d.socketOf(machine, 'jupyter')).toBeNull();
+      expect(d.serviceMissing(machine, 'jupyter')).toContain('没有 Jupyter Notebook');
+      expect(d.serviceMissing(machine, 'service')).toContain('没有 python3');
+    },
+  );
 
   it('keeps its system disk and its base across a stop, a start and a re-tag of the reference', async () => {
     await d.stop('c-2', machine);

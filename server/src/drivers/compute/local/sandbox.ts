@@ -470,7 +470,8 @@ function loaderCache(rootfs: string | null): string {
 export function inRoot(root: string, file: string): string | null {
   let parts = file.split('/').filter(Boolean);
   let at = root;
-  for (let hops = 0; parts.length; ) {
+  let hops = 0;
+  while (parts.length) {
     const name = parts.shift()!;
     if (name === '.') continue;
     if (name === '..') {
