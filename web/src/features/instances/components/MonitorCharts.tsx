@@ -8,7 +8,7 @@ import { Col, Row, Typography, theme } from 'antd';
 import type { ComposeOption } from 'echarts/core';
 import type { LineSeriesOption } from 'echarts/charts';
 import type { GridComponentOption, LegendComponentOption, TooltipComponentOption } from 'echarts/components';
-import type { InstanceMetrics, MetricPoint } from '@console/contract';
+import { formatBeijing, type InstanceMetrics, type MetricPoint } from '@console/contract';
 import { formatBytes } from '../../../components/format';
 import { StatsChart } from '../../model';
 
@@ -33,15 +33,31 @@ interface Line {
   value: (p: MetricPoint) => Value;
 }
 
+const DAY_MS = 86_400_000;
+
+/** A moment on the time axis in Beijing time, as the console writes times. */
+function timeLabel(points: readonly MetricPoint[]): (v: number) => string {
+  const span = points.length ? Date.parse(points.at(-1)!.at) - Date.parse(points[0]!.at) : 0;
+  // Seconds while the points span only minutes (a machine just started); the date once they span days.
+  if (span < 10 * 60_000) return (v) => formatBeijing(new Date(v), 'second').slice(11);
+  return (v) => formatBeijing(new Date(v)).slice(span > DAY_MS ? 5 : 11);
+}
+
 /** One chart's lines over the points: time on x, a gap where a value is missing (a stopped machine, a first sample). */
 export function lineOption(points: readonly MetricPoint[], lines: readonly Line[], unit: Unit, colors: string[]): MonitorOption {
   const axis = unit === 'percent' ? { min: 0, max: 100 } : { min: 0 };
+  const time = timeLabel(points);
   return {
     color: colors,
     tooltip: { trigger: 'axis', valueFormatter: (v) => formatValue(typeof v === 'number' ? v : null, unit) },
     legend: { data: lines.map((l) => l.name), top: 0, type: 'scroll' },
     grid: { left: 8, right: 16, top: 36, bottom: 8, outerBoundsMode: 'same', outerBoundsContain: 'all' },
-    xAxis: { type: 'time' },
+    xAxis: {
+      type: 'time',
+      splitNumber: 4,
+      axisLabel: { hideOverlap: true, formatter: (v: number) => time(v) },
+      axisPointer: { label: { formatter: ({ value }) => time(Number(value)) } },
+    },
     yAxis: { type: 'value', ...axis, axisLabel: { formatter: (v: number) => formatValue(v, unit) } },
     series: lines.map((l) => ({
       name: l.name,
