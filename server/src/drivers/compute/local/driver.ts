@@ -33,6 +33,7 @@ import {
   type HostOffer,
   type InstanceOp,
   type MachineApp,
+  type MachineSample,
   type MachineService,
   type MachineSpec,
   type MachineStatus,
@@ -40,13 +41,14 @@ import {
   type ShellCommand,
 } from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
+import { MachineSampler, sampledMachine } from './sampler.js';
 import { localHostOffer } from './host-offer.js';
 import { AppService, layoutImages, type AppImages } from './app-service.js';
 import { desktopIn, startDesktop } from './desktop.js';
 import { diskImagesWork, ensureTree, growDisk, makeDiskImage, mountDisk, mountedDevice, treeImageGb, unmountDisk, unmountTrees, usedBytes } from './disk.js';
 import { consoleIdOf, DEFAULT_HOST_UIDS_DIR, HostUidRanges, HostUids, hostUidsWork, shutDataDir } from './host-uids.js';
 import { networkPolicyWorks } from './network-policy.js';
-import { cardDevices, endStrayHolders, GpuClaims, gpuView, localGpuHost, type GpuHost, type GpuView } from './gpus.js';
+import { cardDevices, endStrayHolders, GpuClaims, gpuView, localGpuHost, sampleGpus, type GpuHost, type GpuView } from './gpus.js';
 import { startHostView, type HostView } from './host-view.js';
 import { hostNotebook, imageNotebook, startNotebook } from './notebook.js';
 import { layoutHasImages, MachineImages, type BootSource, type LocalSpec } from './machine-image.js';
@@ -136,6 +138,8 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   /** The OCI images machines boot from, and their saved images (machine-image.ts). */
   private readonly images: MachineImages;
   private readonly sandboxes = new Map<string, RunningSandbox>();
+  /** Made at the first sample (the card claims exist once the constructor has run). */
+  private sampler: MachineSampler | null = null;
   /** Each instance's operations, one after another. */
   private readonly queues = new Map<string, Promise<void>>();
   private readonly ready: Promise<void>;
@@ -309,6 +313,14 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   /** What this host has, for the market that sells only that (host-offer.ts). */
   offer(): Promise<HostOffer> {
     return localHostOffer(this.dir, this.opts.db, () => this.gpuHost.cards());
+  }
+
+  /** What the running machines are doing, for the 概览 charts and GPU 空闲自动关机 (local/sampler.ts). */
+  async sample(instanceIds?: readonly string[]): Promise<Map<string, MachineSample>> {
+    const ids = this.runningIds().filter((id) => !instanceIds || instanceIds.includes(id));
+    const rows = ids.length ? await this.opts.db.select().from(localMachines).where(inArray(localMachines.instanceId, ids)) : [];
+    this.sampler ??= new MachineSampler({ read: sampleGpus, held: (machines) => this.gpuClaims.held(machines) });
+    return this.sampler.sample(rows.flatMap((m) => sampledMachine(m, this.sandboxes.get(m.instanceId), this.paths(m))));
   }
 
   /** The image application the running machine serves, if it is one (app-service.ts). */
