@@ -582,7 +582,9 @@ export function joinAndExec(
   const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`);
   return {
     file: '/usr/bin/env',
-    args: ['-i', ...pairs, '/bin/bash', '-c', LAUNCH, 'launch', String(keepFds), ...cgroupProcs, '--', ...command],
+    // --norc: bash sources ~/.bashrc when its stdin is a socket (it takes itself for one sshd started), and Node's
+    // pipes are sockets: the host's /root/.bashrc (a pyenv that waits on its lock, say) would run before every join.
+    args: ['-i', ...pairs, '/bin/bash', '--norc', '--noprofile', '-c', LAUNCH, 'launch', String(keepFds), ...cgroupProcs, '--', ...command],
     env: { ...env },
   };
 }
