@@ -28,18 +28,18 @@ describe('the public site settings and agreements (operator settings of the cata
   afterAll(async () => s.close());
 
   it('has no customer-service link until the operator sets one, and then publishes it to visitors', async () => {
-    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: null, simulated: EMBEDDED });
+    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: null, simulated: EMBEDDED, host: null });
     // The promotion no longer carries it: the site settings are the one place.
     expect(json(await get(s.app, '/order/api/v2.1/promotion'))).not.toHaveProperty('customerServiceUrl');
 
     await withSettings({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/kfc1234567890abcdef' });
     const res = await get(s.app, SETTINGS);
     expect(res.statusCode).toBe(200);
-    expect(json(res)).toEqual({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/kfc1234567890abcdef', simulated: EMBEDDED });
+    expect(json(res)).toEqual({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/kfc1234567890abcdef', simulated: EMBEDDED, host: null });
 
     // "" means unset, like leaving it out.
     await withSettings({ customerServiceUrl: '' });
-    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: null, simulated: EMBEDDED });
+    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: null, simulated: EMBEDDED, host: null });
   });
 
   it('says which image services are real: a ComfyUI at COMFYUI_URL makes the images, training stays embedded', async () => {
@@ -55,7 +55,7 @@ describe('the public site settings and agreements (operator settings of the cata
     await withSettings({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/good' });
     writeFileSync(file, JSON.stringify({ ...original, settings: { ...original.settings, customerServiceUrl: 'javascript:alert(1)' } }));
     await expect(s.ctx.reloadCatalogue()).rejects.toThrow(/settings\.customerServiceUrl 项有误：客服链接须为 http:\/\/ 或 https:\/\/ 开头的网址/);
-    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/good', simulated: EMBEDDED });
+    expect(json(await get(s.app, SETTINGS))).toEqual({ customerServiceUrl: 'https://work.weixin.qq.com/kfid/good', simulated: EMBEDDED, host: null });
   });
 
   it('serves the default 用户协议 and 隐私政策 to visitors without a session', async () => {
