@@ -110,6 +110,10 @@ export class ComfyPainter implements PainterDriver {
       return [{ type: 'failed', reason: run.refused }];
     }
     const promptId = run.promptId!;
+    // Nothing arrived: frames ComfyUI already sent may still be on the way (a loaded host). A pong
+    // follows every frame sent before it on the same socket, so after it the inbox is complete up
+    // to now, and the history below is consulted only for what the socket really missed.
+    if (!this.inbox.get(promptId)?.length) await this.flushSocket();
     const messages = this.inbox.get(promptId) ?? [];
     this.inbox.set(promptId, []);
     const events: PainterEvent[] = [];
@@ -246,6 +250,28 @@ export class ComfyPainter implements PainterDriver {
       this.ws = ws;
     })().finally(() => (this.opening = null));
     return this.opening;
+  }
+
+  /** Waits for a pong on the open socket (ComfyUI's aiohttp and the embedded server answer pings); at most 2 s. */
+  private async flushSocket(): Promise<void> {
+    const ws = this.ws;
+    if (ws?.readyState !== WebSocket.OPEN) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        ws.off('pong', done);
+        ws.off('close', done);
+        resolve();
+      };
+      const timer = setTimeout(done, 2000);
+      ws.on('pong', done);
+      ws.on('close', done);
+      try {
+        ws.ping();
+      } catch {
+        done();
+      }
+    });
   }
 
   async close(): Promise<void> {
