@@ -1,6 +1,6 @@
 /** The tables of the images module (only it reads and writes them; see DESIGN.md "Boundaries"). */
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { ts } from '../../db/columns.js';
 import { users } from '../users/schema.js';
 
@@ -42,4 +42,47 @@ export const userImages = pgTable(
       .where(sql`${t.deletedAt} is null`),
     uniqueIndex('user_images_op_uq').on(t.opId),
   ],
+);
+
+/**
+ * 共享码 of an image (共享镜像): one live code per image at a time; revoking keeps the row
+ * (revokedAt), so an old code answers "revoked" rather than ever naming another image.
+ */
+export const userImageShareCodes = pgTable(
+  'user_image_share_codes',
+  {
+    code: text('code').primaryKey(),
+    imageId: uuid('image_id')
+      .notNull()
+      .references(() => userImages.id),
+    createdAt: ts('created_at').notNull(),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [
+    uniqueIndex('user_image_share_codes_live_uq')
+      .on(t.imageId)
+      .where(sql`${t.revokedAt} is null`),
+  ],
+);
+
+/**
+ * An account that entered a code: the image is in its list (shared with me) while that code is live
+ * and the image not deleted. One row per account and image, whichever code it came by last.
+ */
+export const userImageGrants = pgTable(
+  'user_image_grants',
+  {
+    imageId: uuid('image_id')
+      .notNull()
+      .references(() => userImages.id),
+    /** The payer who may use it (the parent when a child account entered the code). */
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    code: text('code')
+      .notNull()
+      .references(() => userImageShareCodes.code),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.imageId, t.userId] }), index('user_image_grants_user_idx').on(t.userId, t.createdAt)],
 );
