@@ -25,6 +25,7 @@ export * from '../modules/diffusion/schema.js';
 export * from '../modules/comfyui/schema.js';
 export * from '../modules/notices/schema.js';
 export * from '../modules/monitoring/schema.js';
+export * from '../modules/operator/schema.js';
 export * from '../drivers/compute/simulated-schema.js';
 export * from '../drivers/compute/local/schema.js';
 export * from '../modules/model/schema.js';
