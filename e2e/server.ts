@@ -2,8 +2,8 @@
  * Starts the real server (`npm start`'s entry, without the build step) on a free port with a fresh
  * embedded database, and stops it afterwards. The built console must exist (npm run build).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,12 +30,37 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+/** The OCI layout of the local driver in a DATA_DIR (drivers/compute/local: `<DATA_DIR>/local-compute/oci`). */
+export function ociLayoutOf(dataDir: string): string {
+  return path.join(dataDir, 'local-compute', 'oci');
+}
+
+/**
+ * Gives a fresh DATA_DIR the images of `imagesFrom` (a DATA_DIR-shaped cache that `npm run images` filled) without
+ * ever writing to it: the blobs are hard links (content-addressed; the layout only renames new files in and unlinks
+ * old ones, so the cache's files are never changed), index.json and oci-layout copies (the server rewrites index.json).
+ */
+function seedImages(dataDir: string, imagesFrom: string): void {
+  const from = ociLayoutOf(imagesFrom);
+  if (!existsSync(path.join(from, 'index.json'))) throw new Error(`no images in ${from}: run \`DATA_DIR=${imagesFrom} npm run images\` first`);
+  const to = ociLayoutOf(dataDir);
+  mkdirSync(to, { recursive: true, mode: 0o700 });
+  execFileSync('cp', ['-al', path.join(from, 'blobs'), to]);
+  for (const file of ['index.json', 'oci-layout']) copyFileSync(path.join(from, file), path.join(to, file));
+}
+
+export interface StartOptions {
+  /** A DATA_DIR-shaped images cache whose local-compute/oci layout the server's DATA_DIR starts with (see seedImages). */
+  imagesFrom?: string;
+}
+
+export async function startServer(env: Record<string, string> = {}, options: StartOptions = {}): Promise<RunningServer> {
   if (!existsSync(path.join(root, 'web', 'dist', 'index.html'))) throw new Error('web/dist is missing: run `npm run build` first');
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'console-e2e-'));
   // Walkable by the machines' own uids (as root, a machine runs as one: drivers/compute/local/host-uids.ts).
   chmodSync(dataDir, 0o711);
+  if (options.imagesFrom) seedImages(dataDir, options.imagesFrom);
   const logs: string[] = [];
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
     cwd: root,

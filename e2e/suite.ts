@@ -12,11 +12,12 @@ export interface ConsoleSession {
 
 /**
  * Makes the screenshots folder, starts the server (with `env`) and Chromium, and opens a 1440×900 zh-CN page.
- * `context`: the page in a context of its own, so tabs the journey opens later share its session.
+ * `context`: the page in a context of its own, so tabs the journey opens later share its session. `imagesFrom`: the
+ * server's DATA_DIR starts with that images cache's OCI layout (server.ts startServer).
  */
-export async function openConsole(o: { shots: string; env?: Record<string, string>; context?: boolean }): Promise<ConsoleSession> {
+export async function openConsole(o: { shots: string; env?: Record<string, string>; context?: boolean; imagesFrom?: string }): Promise<ConsoleSession> {
   mkdirSync(o.shots, { recursive: true });
-  const server = await startServer(o.env);
+  const server = await startServer(o.env, { imagesFrom: o.imagesFrom });
   let browser: Browser | undefined;
   try {
     browser = await launchBrowser();
