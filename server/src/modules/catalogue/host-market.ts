@@ -128,6 +128,17 @@ export function applicationRefusal(market: HostMarket, image: OfferedImage | und
   return imageRefusal(market, image);
 }
 
+// --- region ----------------------------------------------------------------
+
+/**
+ * Whether the market sells machines sized by the catalogue (CPU sizes) in this region: anywhere on
+ * the simulated fleet; on a real host only in its one region, the catalogue's first (the machines
+ * run on this one host, wherever the demonstration catalogue puts its regions).
+ */
+export function sellsSizesIn(market: HostMarket | null, regions: readonly { id: string }[], regionId: string): boolean {
+  return !market || regions[0]?.id === regionId;
+}
+
 // --- cores and memory ------------------------------------------------------
 
 /** What the host may sell in all: its cores and memory times the operator's ratios. */

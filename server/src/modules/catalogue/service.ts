@@ -32,6 +32,7 @@ import {
   hostSummary,
   hostSystemNaming,
   imageRefusal,
+  sellsSizesIn,
   sizeRefusal,
   type HostMarket,
 } from './host-market.js';
@@ -249,7 +250,7 @@ export class CatalogueService {
         const regionHosts = hosts.filter((h) => regionOfHost(snap, h) === r.id);
         const categories: InstanceCategory[] = [];
         if (regionHosts.length) categories.push('Gpu', 'App');
-        const sells = (s: SizeRow) => !market || !sizeRefusal(market, s);
+        const sells = (s: SizeRow) => !market || (sellsSizesIn(market, snap.regions, r.id) && !sizeRefusal(market, s));
         for (const c of SIZE_CATEGORIES) {
           if (!this.unsold[c] && snap.sizes.some((s) => s.category === c && s.regionIds.includes(r.id) && sells(s))) categories.push(c);
         }
