@@ -39,6 +39,12 @@ export type SizeRow = typeof catalogueSizes.$inferSelect;
 export type ImageRow = typeof catalogueImages.$inferSelect;
 export type ApplicationRow = typeof catalogueApplications.$inferSelect;
 
+/** Catalogue entries kept outside the catalogue file (CatalogueStore.mergeEntries). */
+export interface ExtraEntries {
+  images: ImageRow[];
+  applications: ApplicationRow[];
+}
+
 export interface Settings {
   dataDiskPricePerGbDay: bigint;
   studentBp: number;
@@ -104,8 +110,18 @@ export class CatalogueStore {
   private generation = 0;
   private mustWait = true;
   private invalidations = 0;
+  private extraEntries: () => Promise<ExtraEntries> = async () => ({ images: [], applications: [] });
 
   constructor(private db: Db) {}
+
+  /**
+   * Adds entries another module keeps to every snapshot (the operator's registered images,
+   * operator/registered-images.ts); that module bumps the version when they change.
+   */
+  mergeEntries(source: () => Promise<ExtraEntries>) {
+    this.extraEntries = source;
+    this.invalidateAll();
+  }
 
   /**
    * The snapshot. When it is merely old (TTL passed) the current one is answered at once and a
@@ -209,6 +225,9 @@ export class CatalogueStore {
       q.select().from(catalogueState).where(eq(catalogueState.key, 'models')),
       q.select().from(catalogueState).where(eq(catalogueState.key, 'modelChannels')),
     ]);
+    const extra = await this.extraEntries();
+    images.push(...extra.images);
+    applications.push(...extra.applications);
     const prices = new Map<string, Map<BillingCycle, UnitPrice>>();
     for (const p of priceRows) {
       const key = priceKey(p.productKind, p.productId);
