@@ -86,7 +86,8 @@ export function MarketFilterBar({
               optionType="button"
               value={filters.gpuTypeId ?? ALL}
               onChange={(e) => onChange({ gpuTypeId: e.target.value || undefined })}
-              options={[{ value: ALL, label: '全部型号' }, ...list.map((t) => ({ value: t.id, label: t.name }))]}
+              // A type the host lacks is no choice: a real host sells its own cards only (HostNote says which).
+              options={[{ value: ALL, label: '全部型号' }, ...list.filter((t) => !t.unavailable).map((t) => ({ value: t.id, label: t.name }))]}
             />
           )}
         </OptionsOf>
