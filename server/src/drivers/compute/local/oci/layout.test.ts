@@ -2,10 +2,10 @@
  * The OCI image layout (layout.ts): images on a base share its blobs, names resolve and move, gc
  * frees exactly what no named image needs, and a layout or blob that is not what it says is refused.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -97,7 +97,7 @@ describe('OCI image layout', () => {
     const base = await layout.importImage({ ref: 'console/base:12', layers: [tarOf({ 'etc/os-release': 'ID=base\n' })] });
     const keep = await layout.importImage({ ref: 'console/keep:1', base: base.ref, layers: [tarOf({ 'opt/keep': 'k' })] });
     const drop = await layout.importImage({ ref: 'console/drop:1', base: base.ref, layers: [tarOf({ 'opt/drop': 'd'.repeat(5000) })] });
-    expect(await layout.gc()).toEqual({ removedBlobs: 0, freedBytes: 0 });
+    expect(await layout.gc()).toEqual({ removedBlobs: 0, freedBytes: 0, untagged: [] });
     const before = blobCount(layout);
 
     await layout.untag('console/drop:1');
@@ -106,12 +106,44 @@ describe('OCI image layout', () => {
     // The dropped image's manifest, config and own layer; the base's layer stays for `keep`, the base's manifest and config go.
     const baseOwn = statSync(layout.blobPath(base.digest)).size + (base.size - base.layers[0]!.size);
     const freed = await layout.gc();
-    expect(freed).toEqual({ removedBlobs: 5, freedBytes: dropManifestSize + drop.size - drop.layers[0]!.size + baseOwn });
+    expect(freed).toEqual({ removedBlobs: 5, freedBytes: dropManifestSize + drop.size - drop.layers[0]!.size + baseOwn, untagged: [] });
     expect(blobCount(layout)).toBe(before - 5);
     expect(await layout.resolve('console/keep:1')).toEqual(keep);
     for (const l of keep.layers) await layout.verifyBlob(l.digest);
     expect(existsSync(layout.blobPath(drop.layers[1]!.digest))).toBe(false);
     expect(await layout.resolve(drop.digest)).toBeNull();
+  });
+
+  it('gc with a keep rule drops the names it refuses and their blobs, in one turn', async () => {
+    const layout = await freshLayout();
+    const base = await layout.importImage({ ref: 'console/base:12', layers: [tarOf({ 'etc/os-release': 'ID=base\n' })] });
+    const kept = await layout.importImage({ ref: 'saved/kept', base: base.ref, layers: [tarOf({ 'root/k': 'k' })] });
+    const gone = await layout.importImage({ ref: 'saved/deleted', base: base.ref, layers: [tarOf({ 'root/d': 'd' })] });
+    const result = await layout.gc((ref) => ref !== 'saved/deleted');
+    expect(result.untagged).toEqual(['saved/deleted']);
+    expect((await layout.list()).map((i) => i.ref)).toEqual(['console/base:12', 'saved/kept']);
+    expect(existsSync(layout.blobPath(gone.layers[1]!.digest))).toBe(false);
+    for (const l of kept.layers) await layout.verifyBlob(l.digest);
+  });
+
+  it('waits while another process holds the layout, and takes a lock its dead owner left', async () => {
+    const layout = await freshLayout();
+    await layout.importImage({ ref: 'console/a:1', layers: [tarOf({ a: 'a' })] });
+    const lock = path.join(layout.dir, '.lock');
+    // Another console process on this DATA_DIR, in the middle of an import.
+    const other = spawn('sleep', ['600'], { stdio: 'ignore' });
+    writeFileSync(lock, `${hostname()} ${other.pid} ${Date.now()}\n`);
+    let done = false;
+    const gc = layout.gc(() => false).then((r) => ((done = true), r));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(done).toBe(false);
+    expect((await layout.list()).map((i) => i.ref)).toEqual(['console/a:1']);
+    const exited = new Promise((r) => other.once('exit', r));
+    other.kill();
+    await exited;
+    // Its owner gone, the lock is taken and the gc runs.
+    expect((await gc).untagged).toEqual(['console/a:1']);
+    expect(existsSync(lock)).toBe(false);
   });
 
   it('gc removes what a crashed pull or push left a day ago, not a transfer under way', async () => {

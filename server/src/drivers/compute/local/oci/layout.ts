@@ -6,8 +6,9 @@
  * skopeo's `oci:` transport, which reads and writes this same format), and saved images.
  *
  * Written by the console alone: every file is written under a temporary name and renamed into
- * place, so that a crash never leaves a half-written blob or index; changes to the index within one
- * process are made one at a time (a queue per folder).
+ * place, so that a crash never leaves a half-written blob or index; changes to the index are made
+ * one at a time — within one process by a queue per folder, between processes on one DATA_DIR by
+ * the lock file `.lock` (lock.ts), so that one's gc never runs while another imports.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlib, createGzip } from 'node:zlib';
+import { withFileLock } from './lock.js';
 
 export interface OciImageConfigLite {
   env: string[];
@@ -185,9 +187,23 @@ export class OciLayout {
     });
   }
 
-  /** Deletes the blobs no manifest named in index.json needs (and what an interrupted write left). */
-  gc(): Promise<{ removedBlobs: number; freedBytes: number }> {
+  /**
+   * Deletes the blobs no manifest named in index.json needs (and what an interrupted write left);
+   * with `keep`, first removes the names it says no (in the same turn: no import comes between).
+   */
+  gc(keep?: (ref: string) => boolean): Promise<{ removedBlobs: number; freedBytes: number; untagged: string[] }> {
     return this.serial(async () => {
+      const untagged: string[] = [];
+      if (keep) {
+        const index = await this.readIndex();
+        const kept = index.manifests.filter((d) => {
+          const ref = d.annotations?.[REF_NAME];
+          if (!ref || keep(ref)) return true;
+          untagged.push(ref);
+          return false;
+        });
+        if (untagged.length) await this.writeIndex({ ...index, manifests: kept });
+      }
       const needed = await this.neededBlobs();
       let removedBlobs = 0;
       let freedBytes = 0;
@@ -202,7 +218,7 @@ export class OciLayout {
       await rm(this.tmpDir, { recursive: true, force: true });
       await mkdir(this.tmpDir, { recursive: true });
       await this.removeStaleTransfers();
-      return { removedBlobs, freedBytes };
+      return { removedBlobs, freedBytes, untagged };
     });
   }
 
@@ -279,7 +295,11 @@ export class OciLayout {
 
   private serial<T>(work: () => Promise<T>): Promise<T> {
     const previous = queues.get(this.dir) ?? Promise.resolve();
-    const next = previous.then(work, work);
+    const locked = async () => {
+      await mkdir(this.dir, { recursive: true, mode: 0o755 });
+      return withFileLock(path.join(this.dir, '.lock'), work);
+    };
+    const next = previous.then(locked, locked);
     const settled = next.catch(() => {});
     queues.set(this.dir, settled);
     void settled.then(() => {

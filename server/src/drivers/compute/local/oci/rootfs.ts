@@ -17,6 +17,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { keepTail } from '../bounded-text.js';
 import type { OciLayout } from './layout.js';
+import { alive } from './lock.js';
 
 const exec = promisify(execFile);
 const DIGEST = /^sha256:([a-f0-9]{64})$/;
@@ -55,8 +56,10 @@ export class RootfsCache {
     const busy = new Set([...this.unpacking.keys()].map(hexOf));
     const removed: string[] = [];
     for (const name of await readdir(this.dir)) {
-      const tmpOf = /^\.tmp-([a-f0-9]{64})-/.exec(name)?.[1];
-      if (tmpOf && !busy.has(tmpOf)) await removeTree(path.join(this.dir, name));
+      const tmp = /^\.tmp-([a-f0-9]{64})-(\d+)-/.exec(name);
+      // Another console process on this DATA_DIR may be unpacking into its own: left to it while it lives.
+      const othersLive = tmp && Number(tmp[2]) !== process.pid && alive(Number(tmp[2]));
+      if (tmp && !busy.has(tmp[1]!) && !othersLive) await removeTree(path.join(this.dir, name));
       if (!UNPACKED.test(name) || keep.has(`sha256:${name}`) || busy.has(name)) continue;
       await removeTree(path.join(this.dir, name));
       removed.push(`sha256:${name}`);
