@@ -147,11 +147,19 @@ export const applicationSchema = z.object({
   cover: z.string().describe('封面图地址'),
   defaultPort: z.number().int(),
   imageId: z.string(),
+  /** 0: the application needs no card; it is bought on a CPU size (`sizes`), never with a GPU. */
   minGpuMemoryGb: z.number().int(),
   tags: z.array(z.string()),
   unavailable: unavailableSchema,
+  /** An application without a card (minGpuMemoryGb 0): the CPU sizes (Generic) it is sold on, at the size's price. */
+  sizes: z.array(sizeSchema).optional().describe('不需要 GPU 的应用可选的 CPU 规格（按规格价格计费）；需要 GPU 的应用无此字段'),
 });
 export type Application = z.infer<typeof applicationSchema>;
+
+/** Whether an application runs without a card: bought on a CPU size (order/price with sizeId), not on a GPU. */
+export function isCpuApplication(app: { minGpuMemoryGb: number }): boolean {
+  return app.minGpuMemoryGb === 0;
+}
 
 /** sortBy is "field" or "field,a|d"; the direction defaults to 'a' for priceDay, else 'd' (spec §7). */
 const sortBySchema = z
@@ -272,10 +280,13 @@ export const sizeQuoteRequestSchema = z
         .min(1, { error: '数量至少为 1' })
         .max(MAX_INSTANCE_COUNT, { error: `一次最多购买 ${MAX_INSTANCE_COUNT} 台` }),
     ).default(1),
+    /** An application that needs no card (minGpuMemoryGb 0), on this CPU size: it brings its own image. */
+    applicationId: id('镜像应用').optional(),
     ...quoteCommon,
   })
   .superRefine(checkDuration)
-  .refine((v) => !(v.userImageId && v.imageId), { path: ['userImageId'], message: '我的镜像与公共镜像只能选一个' });
+  .refine((v) => !(v.imageId && v.applicationId), { path: ['imageId'], message: '镜像与镜像应用只能选一个' })
+  .refine((v) => !(v.userImageId && (v.imageId || v.applicationId)), { path: ['userImageId'], message: '我的镜像与公共镜像、镜像应用只能选一个' });
 export type SizeQuoteRequest = z.infer<typeof sizeQuoteRequestSchema>;
 
 function checkDuration(v: { cycle: z.infer<typeof cycleSchema>; duration: number }, ctx: z.RefinementCtx) {

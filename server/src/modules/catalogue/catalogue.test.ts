@@ -161,9 +161,9 @@ describe('catalogue reads', () => {
 
   it('searches image applications by keyword and category, with paging and the category list', async () => {
     const all = json(await get(s.app, '/upgpu/api/v2.1/application/list'));
-    expect(all.total).toBe(9);
-    expect(all.items).toHaveLength(9);
-    expect(all.categories).toEqual(['AI 绘画', '模型训练', '大模型', '语音', '开发环境']);
+    expect(all.total).toBe(10);
+    expect(all.items).toHaveLength(10);
+    expect(all.categories).toEqual(['AI 绘画', '模型训练', '大模型', '语音', '开发环境', '数据科学']);
     const comfy = json(await get(s.app, `/upgpu/api/v2.1/application/list?keyword=${encodeURIComponent('comfy')}`)).items;
     expect(comfy.map((a: { id: string }) => a.id)).toEqual(['comfyui']);
     const llm = json(await get(s.app, `/upgpu/api/v2.1/application/list?category=${encodeURIComponent('大模型')}&pageSize=2&page=2`));

@@ -19,6 +19,9 @@ export interface MachineLimits {
   offer?: () => Promise<HostOffer>;
 }
 
+/** The sizes an application that needs no card is sold on: CPU instances (a desktop or game size is a product of its own). */
+export const APP_SIZE_CATEGORY: SizeCategory = 'Generic';
+
 export function mustFindRegion(snap: Snapshot, id: string) {
   const r = snap.regions.find((x) => x.id === id);
   if (!r) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `地区 ${id} 不存在`);

@@ -8,6 +8,7 @@ import {
   BillingCycle,
   BillingCycleUnit,
   InstanceCategory,
+  isCpuApplication,
   payerIdOf,
   type GpuQuoteRequest,
   type Quote,
@@ -18,10 +19,10 @@ import { AppError } from '../../http/errors.js';
 import type { UserRow } from '../users/index.js';
 import { regionOfHost } from './inventory.js';
 import { applicationRefusal, capacityRefusal, freeCardsOf, gpuTypeRefusal, hostMarket, imageRefusal, sizeRefusal, type HostMarket } from './host-market.js';
-import { imageFits, mustFindGpuType, mustFindRegion, mustFindRoom, mustFindSize, unitPriceOf, type MachineLimits } from './lookups.js';
+import { APP_SIZE_CATEGORY, imageFits, mustFindGpuType, mustFindRegion, mustFindRoom, mustFindSize, unitPriceOf, type MachineLimits } from './lookups.js';
 import { placeGpu } from './placement.js';
 import { priceBandwidthChange, priceDiskExpansion, priceQuote } from './pricing.js';
-import type { CatalogueStore, GpuTypeRow, HostRow, ImageRow, Snapshot } from './store.js';
+import type { ApplicationRow, CatalogueStore, GpuTypeRow, HostRow, ImageRow, SizeRow, Snapshot } from './store.js';
 
 /** My images (modules/images), as a quote sees them: an image the buyer may create an instance from. */
 export interface UserImageLookup {
@@ -66,14 +67,16 @@ export class Quotes {
     const snap = await this.deps.store.get();
     const market = await this.market(snap);
     const type = mustFindGpuType(snap, req.gpuTypeId);
+    if (req.imageId && req.applicationId) throw new AppError('VALIDATION_FAILED', 'imageId：镜像与镜像应用只能选一个');
+    const app = req.applicationId ? snap.applications.find((a) => a.id === req.applicationId) : undefined;
+    if (req.applicationId && !app) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `镜像应用 ${req.applicationId} 不存在`);
+    // Said before what the host lacks: the buyer's way forward is a CPU size, not another card.
+    if (app && isCpuApplication(app)) throw new AppError('IMAGE_INCOMPATIBLE', `${app.name} 不使用 GPU，请在镜像应用页选择 CPU 规格部署`);
     if (market) refuseMissing(gpuTypeRefusal(market, type));
     if (req.regionId) mustFindRegion(snap, req.regionId);
     const room = req.roomId ? mustFindRoom(snap, req.roomId) : undefined;
     if (room && req.regionId && room.regionId !== req.regionId) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `机房 ${room.name} 不在所选地区`);
-    if (req.imageId && req.applicationId) throw new AppError('VALIDATION_FAILED', 'imageId：镜像与镜像应用只能选一个');
 
-    const app = req.applicationId ? snap.applications.find((a) => a.id === req.applicationId) : undefined;
-    if (req.applicationId && !app) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `镜像应用 ${req.applicationId} 不存在`);
     if (app && type.memoryGb < app.minGpuMemoryGb) {
       throw new AppError('IMAGE_INCOMPATIBLE', `${app.name} 需要至少 ${app.minGpuMemoryGb} GB 显存，${type.name} 只有 ${type.memoryGb} GB`);
     }
@@ -131,15 +134,18 @@ export class Quotes {
     }
     const region = mustFindRegion(snap, req.regionId);
     if (!size.regionIds.includes(region.id)) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `${size.name} 在${region.name}暂未开售`);
+    const app = req.applicationId ? this.cpuApplication(snap, req.applicationId, size, market) : undefined;
+    // An application on a size is an App order (the buyer's right to deploy applications, App vouchers), priced as the size.
+    const category: InstanceCategory = app ? 'App' : size.category;
     if (req.imageId) {
       const image = this.mustFindImage(snap, req.imageId, market);
       if (!image.forCategories.includes(size.category)) throw new AppError('IMAGE_INCOMPATIBLE', `${image.name} 不能用于${size.name}`);
     }
     if (req.userImageId) await this.userImage(user, req.userImageId, [size.category], size.name);
     const unitPrice = unitPriceOf(snap, 'size', size.id, req.cycle);
-    const voucher = await this.voucherFor(user, req.voucherId, size.category);
+    const voucher = await this.voucherFor(user, req.voucherId, category);
     const result = priceQuote({
-      category: size.category,
+      category,
       productName: req.count > 1 ? `${size.name} × ${req.count} 台` : size.name,
       cycle: req.cycle,
       duration: req.duration,
@@ -151,7 +157,35 @@ export class Quotes {
       studentBp: studentBpOf(snap, user),
       voucher,
     });
-    return toQuote(result, { category: size.category, cycle: req.cycle, duration: req.duration, voucherId: voucher?.id, placement: { regionId: region.id } });
+    return toQuote(result, { category, cycle: req.cycle, duration: req.duration, voucherId: voucher?.id, placement: { regionId: region.id } });
+  }
+
+  /**
+   * An application bought on a CPU size: one that needs no card, on a CPU (Generic) size, its image
+   * runnable here and (on a real host) present in the host's layout.
+   */
+  private cpuApplication(snap: Snapshot, id: string, size: SizeRow, market: HostMarket | null): ApplicationRow {
+    const app = snap.applications.find((a) => a.id === id);
+    if (!app) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `镜像应用 ${id} 不存在`);
+    if (!isCpuApplication(app)) {
+      throw new AppError('IMAGE_INCOMPATIBLE', `${app.name} 需要显存不少于 ${app.minGpuMemoryGb} GB 的 GPU，请在 GPU 配置中选择显卡部署`);
+    }
+    if (size.category !== APP_SIZE_CATEGORY) {
+      throw new AppError(
+        'IMAGE_INCOMPATIBLE',
+        `${app.name} 只能部署在 CPU 实例规格上（所选「${size.name}」是${InstanceCategory.label(size.category)}），请选择 CPU 实例规格`,
+      );
+    }
+    if (market)
+      refuseMissing(
+        applicationRefusal(
+          market,
+          snap.images.find((i) => i.id === app.imageId),
+        ),
+        app.name,
+      );
+    this.mustFindImage(snap, app.imageId, market);
+    return app;
   }
 
   /**

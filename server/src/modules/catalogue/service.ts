@@ -7,6 +7,7 @@ import {
   BillingCycle,
   InstanceCategory,
   DiscountLabel,
+  isCpuApplication,
   parseFilterBy,
   SIZE_CATEGORIES,
   type Application,
@@ -36,7 +37,7 @@ import {
   sizeRefusal,
   type HostMarket,
 } from './host-market.js';
-import { imageFits, mustFindGpuType, mustFindRegion, mustFindRoom, mustFindSize, unitPriceOf, type MachineLimits } from './lookups.js';
+import { APP_SIZE_CATEGORY, imageFits, mustFindGpuType, mustFindRegion, mustFindRoom, mustFindSize, unitPriceOf, type MachineLimits } from './lookups.js';
 import { compareVersion } from './versions.js';
 import { priceKey, type CatalogueStore, type GpuTypeRow, type HostRow, type ImageRow, type SizeRow, type Snapshot } from './store.js';
 
@@ -245,12 +246,14 @@ export class CatalogueService {
   regions(category?: InstanceCategory): Promise<{ items: Region[] }> {
     return this.memoised(`regions:${category ?? ''}`, (snap, market) => {
       const hosts = this.saleHosts(snap, market);
+      const cpuApps = this.sellsCpuApplication(snap, market);
       const items = snap.regions.map((r) => {
         const rooms = snap.rooms.filter((m) => m.regionId === r.id).map((m) => this.roomView(snap, m.id));
         const regionHosts = hosts.filter((h) => regionOfHost(snap, h) === r.id);
         const categories: InstanceCategory[] = [];
-        if (regionHosts.length) categories.push('Gpu', 'App');
         const sells = (s: SizeRow) => !market || (sellsSizesIn(market, snap.regions, r.id) && !sizeRefusal(market, s));
+        if (regionHosts.length) categories.push('Gpu', 'App');
+        else if (cpuApps && snap.sizes.some((s) => s.category === APP_SIZE_CATEGORY && s.regionIds.includes(r.id) && sells(s))) categories.push('App');
         for (const c of SIZE_CATEGORIES) {
           if (!this.unsold[c] && snap.sizes.some((s) => s.category === c && s.regionIds.includes(r.id) && sells(s))) categories.push(c);
         }
@@ -440,12 +443,31 @@ export class CatalogueService {
 
   /** An application as the market shows it: on a real host, why it is not offered (its image unregistered or not built). */
   private applicationOnSale(snap: Snapshot, market: HostMarket | null, app: Application): Application {
+    if (isCpuApplication(app)) return this.cpuApplicationOnSale(snap, market, app);
     if (!market) return app;
     const cards = snap.gpuTypes.filter((g) => g.memoryGb >= app.minGpuMemoryGb && !gpuTypeRefusal(market, g));
     const image = snap.images.find((i) => i.id === app.imageId);
     const noCard = app.minGpuMemoryGb > 0 ? `本主机没有显存不少于 ${app.minGpuMemoryGb} GB 的 GPU` : '本主机没有 GPU';
     const why = applicationRefusal(market, image) ?? (cards.length ? null : noCard);
     return why ? { ...app, unavailable: why } : app;
+  }
+
+  /**
+   * An application that needs no card, with the CPU sizes it is sold on (each at its own price and, on
+   * a real host, with why it does not fit); not offered when CPU instances are not sold here, its image
+   * is missing on the real host, or no size fits the host.
+   */
+  private cpuApplicationOnSale(snap: Snapshot, market: HostMarket | null, app: Application): Application {
+    const unsold = this.unsold[APP_SIZE_CATEGORY];
+    const sizes = unsold ? [] : snap.sizes.filter((x) => x.category === APP_SIZE_CATEGORY).map((x) => this.sizeView(snap, x, 'Hour', market));
+    const image = snap.images.find((i) => i.id === app.imageId);
+    const why = unsold ?? (market && applicationRefusal(market, image)) ?? (sizes.some((x) => !x.unavailable) ? null : noCpuSize(market));
+    return { ...app, sizes, ...(why ? { unavailable: why } : {}) };
+  }
+
+  /** Whether some application that needs no card is on sale (a region selling CPU sizes then sells applications too). */
+  private sellsCpuApplication(snap: Snapshot, market: HostMarket | null): boolean {
+    return snap.applications.some((a) => isCpuApplication(a) && !this.cpuApplicationOnSale(snap, market, a).unavailable);
   }
 
   recommendRegion(q: { category: InstanceCategory; gpuTypeId?: string; sizeId?: string }) {
@@ -511,6 +533,11 @@ export class CatalogueService {
       return { items };
     });
   }
+}
+
+/** Why an application that needs no card is not offered when none of the CPU sizes can be sold. */
+function noCpuSize(market: HostMarket | null): string {
+  return market ? `本主机只有 ${market.offer.cpus} 核 / ${market.offer.memoryGb} GB 内存，放不下任何 CPU 实例规格` : '暂无在售的 CPU 实例规格';
 }
 
 function imageView({ sort: _s, active: _a, forCategories, ...i }: ImageRow): Image {

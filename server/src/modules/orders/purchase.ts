@@ -89,11 +89,15 @@ export class PurchaseService {
     return this.buyInstance(user, 'Personal', config.cycle, { ...config, name: name ?? '' }, await this.deps.pricing.quoteGpu(config, user));
   }
 
-  /** CPU, desktop, e-commerce and game machines (a catalogue size): a default order. */
+  /**
+   * CPU, desktop, e-commerce and game machines (a catalogue size): a default order; an application
+   * that needs no card on a CPU size is a Personal order, as every application order (spec §3).
+   */
   async buySize(user: UserRow, body: SizeOrderRequest): Promise<Order> {
     const { voucherId: _v, name, ...asked } = body;
     const config = pricedForOneHourIfPostpaid(asked);
-    return this.buyInstance(user, 'default', config.cycle, { ...config, name: name ?? '' }, await this.deps.pricing.quoteSize(config, user));
+    const quote = await this.deps.pricing.quoteSize(config, user);
+    return this.buyInstance(user, quote.category === 'App' ? 'Personal' : 'default', config.cycle, { ...config, name: name ?? '' }, quote);
   }
 
   /** A model resource package: an Ai order, always prepaid. */
