@@ -9,11 +9,19 @@
  * on its base in the same layout; an instance made from it boots on the base's rootfs with that
  * layer unpacked onto its own system disk. Machines on the host's own system (no OCI reference)
  * keep saving `images/<ref>.tar` archives, and those keep booting on the host's system.
+ *
+ * With the operator's registry (REGISTRY_URL, oci/registry.ts) a saved image is pushed there once
+ * made, with its base by digest, and an image this host's layout lacks (a saved image made on
+ * another host, an image the operator registered) is pulled before a machine is laid out on it:
+ * once per host, as concurrent creates share one pull and the layout keeps it by digest after.
+ * gc() removes what nothing needs any more: names of saved images deleted, their blobs, and the
+ * unpacked bases no machine runs on.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { MachineSpec, SavedImageInfo } from '../types.js';
 import { BASE_DIGEST, BASE_NAME, OciLayout, type OciImageInfo } from './oci/layout.js';
+import { OperatorRegistry, type RegistryOptions } from './oci/registry.js';
 import { RootfsCache } from './oci/rootfs.js';
 
 /** A machine's spec as the local driver keeps it: the catalogue's, and the base it was laid out on. */
@@ -51,6 +59,22 @@ export function savedRef(imageRef: string): string {
   return `saved/${imageRef}`;
 }
 
+const SAVED_PREFIX = 'saved/';
+
+/** The name a base is pushed and pulled by: its repository at its digest (`console/base@sha256:…`), whatever its tag now names. */
+export function byDigest(name: string, digest: string): string {
+  const repository = name.replace(/@sha256:[a-f0-9]{64}$/, '').replace(/:[\w][\w.-]*$/, '');
+  return `${repository}@${digest}`;
+}
+
+/** What a gc removed: names, blobs (and their bytes), unpacked bases. */
+export interface GcResult {
+  untagged: string[];
+  removedBlobs: number;
+  freedBytes: number;
+  removedRootfs: string[];
+}
+
 export class MachineImages {
   private opened: Promise<{ layout: OciLayout; cache: RootfsCache }> | null = null;
   /** Digests a create or a start is laying out or booting from now: never pruned under it. */
@@ -58,9 +82,14 @@ export class MachineImages {
   /** The prune under way (one at a time). */
   private pruning: Promise<void> = Promise.resolve();
 
+  /** The pulls under way, by name: concurrent creates on one image share one. */
+  private readonly pulls = new Map<string, Promise<OciImageInfo>>();
+
   constructor(
     private readonly dir: string,
     private readonly bwrap = 'bwrap',
+    /** REGISTRY_URL and its login; null: images live in this host's layout only. */
+    private readonly registryOptions: RegistryOptions | null = null,
   ) {
     // Before any machine runs: a layout `npm run images` made readable holds saved layers too.
     const layoutDir = path.join(dir, 'oci');
@@ -96,20 +125,51 @@ export class MachineImages {
       return { digest: null, layer: null };
     }
     if (!spec.imageRef) return { digest: null, layer: null };
-    const { layout } = await this.open();
-    const image = await layout.resolve(spec.imageRef);
-    if (!image) throw new Error(`镜像 ${spec.imageRef} 未在本主机上构建或拉取（运行 npm run images），无法创建实例`);
+    const image = await this.present(spec.imageRef);
+    if (!image) throw new Error(`镜像 ${spec.imageRef} 未在本主机上构建或拉取（运行 npm run images，或配置 REGISTRY_URL），无法创建实例`);
     return { digest: image.digest, layer: null };
   }
 
-  /** A saved image of the layout: its base and its own (last) layer's blob; null where the layout has none by that name. */
-  private async savedImage(imageRef: string): Promise<BootSource | null> {
+  /** The registry where REGISTRY_URL is set. */
+  private async registry(): Promise<OperatorRegistry | null> {
+    if (!this.registryOptions) return null;
     const { layout } = await this.open();
-    const image = await layout.resolve(savedRef(imageRef));
+    return new OperatorRegistry(layout, this.registryOptions);
+  }
+
+  /** The layout's image `ref`, pulled from the registry first where this host lacks it; null where neither has it. */
+  private async present(ref: string): Promise<OciImageInfo | null> {
+    const { layout } = await this.open();
+    const here = await layout.resolve(ref);
+    if (here) return here;
+    const registry = await this.registry();
+    if (!registry) return null;
+    let pull = this.pulls.get(ref);
+    if (!pull) {
+      pull = (async () => ((await registry.exists(ref)) ? registry.pull(ref) : null))()
+        .then((image) => image ?? Promise.reject(new MissingImage(ref)))
+        .finally(() => this.pulls.delete(ref));
+      this.pulls.set(ref, pull);
+    }
+    return pull.catch((e: unknown) => {
+      if (e instanceof MissingImage) return null;
+      throw e;
+    });
+  }
+
+  /** A saved image (pulled where this host lacks it): its base and its own (last) layer's blob; null where there is none by that name. */
+  private async savedImage(imageRef: string): Promise<BootSource | null> {
+    const image = await this.present(savedRef(imageRef));
     if (!image) return null;
+    const { layout } = await this.open();
     const base = image.annotations[BASE_DIGEST];
     const own = image.layers.at(-1);
     if (!base || !own) throw new Error(`镜像 ${imageRef} 无效：缺少基础镜像或镜像层`);
+    // Made on another host: its base comes by digest from the registry, where the save pushed it.
+    if (!(await layout.resolve(base))) {
+      const name = image.annotations[BASE_NAME];
+      if (!name || !(await this.present(byDigest(name, base)))) throw new Error(`镜像 ${imageRef} 的基础镜像 ${name ?? base} 不在本主机，镜像仓库中也没有`);
+    }
     await layout.verifyBlob(own.digest);
     return { digest: base, layer: layout.blobPath(own.digest) };
   }
@@ -135,16 +195,42 @@ export class MachineImages {
     }
   }
 
-  /** Saves a machine's system layer (a tar) as a layer on its base under the saved image's name. */
+  /**
+   * Saves a machine's system layer (a tar) as a layer on its base under the saved image's name;
+   * with a registry, pushes it there, and its base by digest, so that another host can boot it.
+   */
   async save(imageRef: string, layerTar: string, baseDigest: string, instanceId: string): Promise<OciImageInfo> {
     const { layout } = await this.open();
-    return layout.importImage({
+    const image = await layout.importImage({
       ref: savedRef(imageRef),
       layers: [layerTar],
       base: baseDigest,
       annotations: { [SAVED_FROM]: instanceId },
       history: `console: 保存镜像（实例 ${instanceId}）`,
     });
+    const registry = await this.registry();
+    if (registry) {
+      const baseName = image.annotations[BASE_NAME];
+      if (baseName) {
+        const pinned = byDigest(baseName, baseDigest);
+        if (!(await registry.exists(pinned))) await registry.pushAs(baseDigest, pinned);
+      }
+      await registry.push(image.ref);
+    }
+    return image;
+  }
+
+  /**
+   * Removes what nothing needs (the gc job): the names of saved images `savedKept` no longer
+   * lists (deleted ones) and every blob only they needed, then the unpacked bases of no machine
+   * (`machines`: the bases of machines not destroyed) and no saved image. Other names (stock,
+   * registered, pulled images) stay: the catalogue may offer them.
+   */
+  async gc(savedKept: ReadonlySet<string>, machines: Iterable<string>): Promise<GcResult> {
+    const { layout } = await this.open();
+    const blobs = await layout.gc((ref) => !ref.startsWith(SAVED_PREFIX) || savedKept.has(ref.slice(SAVED_PREFIX.length)));
+    const removedRootfs = await this.prune(machines);
+    return { untagged: blobs.untagged, removedBlobs: blobs.removedBlobs, freedBytes: blobs.freedBytes, removedRootfs };
   }
 
   /** A saved image as the 镜像 page shows it: from the layout, else an archive of the host's system (`archive`); null: neither. */
@@ -185,5 +271,11 @@ export class MachineImages {
       () => {},
     );
     return run;
+  }
+}
+
+class MissingImage extends Error {
+  constructor(ref: string) {
+    super(`镜像仓库中没有 ${ref}`);
   }
 }

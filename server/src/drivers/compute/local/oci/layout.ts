@@ -251,10 +251,11 @@ export class OciLayout {
   }
 
   /**
-   * Writes a layout of the single image `ref` into the empty-or-missing folder `toDir` (same file
-   * system: blobs hard-linked), for skopeo to push while gc may run here.
+   * Writes a layout of the single image `ref` (a name or a digest) into the empty-or-missing folder
+   * `toDir` (same file system: blobs hard-linked), named `as` there (default: its name here), for
+   * skopeo to push while gc may run here.
    */
-  exportImage(ref: string, toDir: string): Promise<OciImageInfo> {
+  exportImage(ref: string, toDir: string, as?: string): Promise<OciImageInfo> {
     return this.serial(async () => {
       const info = await this.resolveUnlocked(ref);
       if (!info) throw new Error(`镜像 ${ref} 不存在`);
@@ -263,7 +264,7 @@ export class OciLayout {
       for (const d of [manifest.config, ...manifest.layers]) await linkOrCopy(this.blobPath(d.digest), to.blobPath(d.digest));
       await linkOrCopy(this.blobPath(info.digest), to.blobPath(info.digest));
       const size = (await stat(this.blobPath(info.digest))).size;
-      await to.name(info.ref || ref, { mediaType: MEDIA_TYPES.manifest, digest: info.digest, size });
+      await to.name(as ?? (info.ref || ref), { mediaType: MEDIA_TYPES.manifest, digest: info.digest, size });
       return info;
     });
   }

@@ -4,8 +4,8 @@
  * here and pulled back is the same by digest, also into another host's layout; a missing image is
  * a no, a wrong password a clear error.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skipOrFail } from '../../../../../test/host-packages.js';
 import { buildTinyImage } from '../../../../../test/tiny-image.js';
 import { keepTail } from '../bounded-text.js';
+import { MachineImages } from '../machine-image.js';
+import type { MachineSpec } from '../../types.js';
 import { OciLayout } from './layout.js';
 import { OperatorRegistry, registryError } from './registry.js';
 
@@ -112,6 +114,46 @@ describe.skipIf(skipOrFail(missing, process.env))('the operator’s registry (a 
     expect(readdirSync(layout.dir).sort()).toEqual(['.tmp', 'blobs', 'index.json', 'oci-layout']);
   });
 
+  it('a saved image goes to the registry with its base by digest; another host pulls both once to boot it, and gc drops it once deleted', async () => {
+    const options = { url: registry.url, user: USER, password: PASSWORD };
+    const hostA = new MachineImages(path.join(work, 'host-a'), 'bwrap', options);
+    const base = await buildTinyImage(await OciLayout.open(path.join(work, 'host-a', 'oci')), 'console/tiny-base:1');
+    const tree = path.join(work, 'saved-tree');
+    mkdirSync(path.join(tree, 'root'), { recursive: true });
+    writeFileSync(path.join(tree, 'root', 'saved.txt'), 'made on host A');
+    execFileSync('tar', ['-c', '-f', `${tree}.tar`, '-C', tree, '.']);
+    const saved = await hostA.save('img-1', `${tree}.tar`, base.digest, 'instance-1');
+    expect(await remote.exists('saved/img-1')).toBe(true);
+    expect(await remote.exists(`console/tiny-base@${base.digest}`)).toBe(true);
+
+    const hostB = new MachineImages(path.join(work, 'host-b'), 'bwrap', options);
+    const spec = { userImageRef: 'img-1', imageRef: null } as MachineSpec;
+    const [one, two] = await Promise.all([hostB.sourceOf(spec), hostB.sourceOf(spec)]);
+    expect(one.digest).toBe(base.digest);
+    expect(two).toEqual(one);
+    const layoutB = await OciLayout.open(path.join(work, 'host-b', 'oci'));
+    expect((await layoutB.list()).map((i) => i.ref).sort()).toEqual([`console/tiny-base@${base.digest}`, 'saved/img-1']);
+    expect((await layoutB.resolve('saved/img-1'))?.digest).toBe(saved.digest);
+    expect(readFileSync(one.layer!).length).toBe(saved.layers.at(-1)!.size);
+
+    // Deleted by its owner: the name and its own layer go, the base stays.
+    const gc = await hostB.gc(new Set(), []);
+    expect(gc.untagged).toEqual(['saved/img-1']);
+    expect(existsSync(one.layer!)).toBe(false);
+    expect((await layoutB.list()).map((i) => i.ref)).toEqual([`console/tiny-base@${base.digest}`]);
+  });
+
+  it('pulls a catalogue image this host lacks before a machine is laid out on it; one it nowhere finds is refused', async () => {
+    const options = { url: registry.url, user: USER, password: PASSWORD };
+    const image = await buildTinyImage(layout, 'console/registered:1');
+    await remote.push('console/registered:1');
+    const host = new MachineImages(path.join(work, 'host-c'), 'bwrap', options);
+    const spec = { userImageRef: null, imageRef: 'console/registered:1' } as MachineSpec;
+    expect((await host.sourceOf(spec)).digest).toBe(image.digest);
+    expect((await (await OciLayout.open(path.join(work, 'host-c', 'oci'))).list()).map((i) => i.ref)).toEqual(['console/registered:1']);
+    await expect(host.sourceOf({ ...spec, imageRef: 'console/nowhere:1' })).rejects.toThrow(/未在本主机上构建或拉取/);
+  });
+
   it('says no for an image the registry does not have', async () => {
     expect(await remote.exists('console/absent:1')).toBe(false);
     await expect(remote.pull('console/absent:1')).rejects.toThrow(/镜像仓库中没有 console\/absent:1/);
@@ -130,6 +172,16 @@ describe.skipIf(skipOrFail(missing, process.env))('the operator’s registry (a 
 });
 
 describe('registry errors', () => {
+  it('names an image inside REGISTRY_URL and refuses one of another registry', async () => {
+    const layout = await OciLayout.open(mkdtempSync(path.join(tmpdir(), 'oci-names-')));
+    const acr = new OperatorRegistry(layout, { url: 'https://registry.example.com/console' });
+    expect(acr.nameOf('registry.example.com/console/ai/sd-webui:1.9')).toBe('ai/sd-webui:1.9');
+    expect(acr.nameOf('ai/comfyui@sha256:' + 'a'.repeat(64))).toBe('ai/comfyui@sha256:' + 'a'.repeat(64));
+    expect(() => acr.nameOf('docker.io/library/ubuntu:22.04')).toThrow(/不在镜像仓库/);
+    expect(() => acr.nameOf('registry.example.com/other/ubuntu:22.04')).toThrow(/不在镜像仓库/);
+    rmSync(layout.dir, { recursive: true, force: true });
+  });
+
   it('tells an unreachable registry from a missing image', () => {
     expect(registryError('dial tcp 10.0.0.9:5000: connect: connection refused', 'a:1', 'http://10.0.0.9:5000').kind).toBe('unreachable');
     expect(registryError('reading manifest 1 in x/a: manifest unknown: manifest unknown', 'a:1', 'u').kind).toBe('missing');

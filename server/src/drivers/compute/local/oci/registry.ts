@@ -9,6 +9,7 @@
  * Digests are kept as they are (`--preserve-digests`): an image is the same by digest on every host.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -69,23 +70,57 @@ export class OperatorRegistry {
     }
   }
 
+  /**
+   * Sends the layout's image `local` (a name or a digest) to the registry as `remoteName`, which may
+   * pin a digest (`console/base@sha256:…`: a saved image's base, whatever its tag names there).
+   */
+  async pushAs(local: string, remoteName: string): Promise<string> {
+    const from = await mkdtemp(path.join(this.layout.dir, '.push-'));
+    try {
+      const image = await this.layout.exportImage(local, from, 'export:1');
+      await this.skopeo(['copy', '--preserve-digests', ...this.tls('dest'), `oci:${from}:export:1`, this.remote(remoteName)], remoteName);
+      return image.digest;
+    } finally {
+      await rm(from, { recursive: true, force: true });
+    }
+  }
+
   /** Whether the registry has a manifest for `ref`; a registry that cannot be reached or refuses the login is an error, not a no. */
   async exists(ref: string): Promise<boolean> {
+    return (await this.digestOf(ref)) !== null;
+  }
+
+  /** The digest of `ref`'s manifest (as the registry serves it: a multi-platform image's index); null where there is none. */
+  async digestOf(ref: string): Promise<string | null> {
     try {
-      await this.skopeo(['inspect', '--raw', ...this.tls(''), this.remote(ref)], ref);
-      return true;
+      const raw = await this.skopeo(['inspect', '--raw', ...this.tls(''), this.remote(ref)], ref, true);
+      return `sha256:${createHash('sha256').update(raw).digest('hex')}`;
     } catch (e) {
-      if (e instanceof RegistryError && e.kind === 'missing') return false;
+      if (e instanceof RegistryError && e.kind === 'missing') return null;
       throw e;
     }
+  }
+
+  /**
+   * The name of an image the operator wrote (`registry.example.com/ns/name:tag` or `ns/name:tag`)
+   * inside this registry (`ns/name:tag`): REGISTRY_URL's host and path taken off. A reference that
+   * names another registry is refused (kind 'foreign'): the console's login is for this one only.
+   */
+  nameOf(reference: string): string {
+    const first = reference.split('/')[0]!;
+    const namesHost = reference.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
+    if (!namesHost) return reference;
+    const here = `${this.host}/${this.prefix ? `${this.prefix}/` : ''}`;
+    if (!reference.startsWith(here)) throw new RegistryError('foreign', `${reference} 不在镜像仓库 ${this.opts.url} 中`);
+    return reference.slice(here.length);
   }
 
   private tls(side: 'src' | 'dest' | ''): string[] {
     return this.plainHttp ? [`--${side ? `${side}-` : ''}tls-verify=false`] : [];
   }
 
-  /** Runs skopeo with the credentials in a private auth file; a failure as a RegistryError saying what went wrong. */
-  private async skopeo(args: string[], ref: string): Promise<void> {
+  /** Runs skopeo with the credentials in a private auth file; a failure as a RegistryError saying what went wrong; its output where asked. */
+  private async skopeo(args: string[], ref: string, output = false): Promise<Buffer> {
     const home = await mkdtemp(path.join(os.tmpdir(), 'registry-'));
     try {
       const auth = path.join(home, 'auth.json');
@@ -93,8 +128,10 @@ export class OperatorRegistry {
       const [command, ...rest] = args;
       // Signatures are not checked: the registry is the operator's own, reached as configured (TLS, login).
       const line = ['--insecure-policy', command!, '--authfile', auth, ...rest];
-      const { code, stderr } = await runSkopeo(this.opts.skopeo ?? 'skopeo', line, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home });
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home };
+      const { code, stderr, stdout } = await runSkopeo(this.opts.skopeo ?? 'skopeo', line, env, output);
       if (code !== 0) throw registryError(stderr, ref, this.opts.url);
+      return stdout;
     } finally {
       await rm(home, { recursive: true, force: true });
     }
@@ -109,7 +146,7 @@ export class OperatorRegistry {
 
 export class RegistryError extends Error {
   constructor(
-    readonly kind: 'missing' | 'unauthorized' | 'unreachable' | 'failed',
+    readonly kind: 'missing' | 'unauthorized' | 'unreachable' | 'foreign' | 'failed',
     message: string,
   ) {
     super(message);
@@ -130,13 +167,27 @@ export function registryError(stderr: string, ref: string, url: string): Registr
   return new RegistryError('failed', `镜像仓库操作失败（${ref}）：${tail || '无输出'}`);
 }
 
-function runSkopeo(file: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+/** A manifest is small; more than this on skopeo's output is not one. */
+const MAX_OUTPUT = 4 * 1024 ** 2;
+
+function runSkopeo(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  output: boolean,
+): Promise<{ code: number | null; stderr: string; stdout: Buffer }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
+    const child = spawn(file, args, { stdio: ['ignore', output ? 'pipe' : 'ignore', 'pipe'], env });
     const stderr = keepTail(child.stderr);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    child.stdout?.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_OUTPUT) chunks.push(c);
+    });
     child.once('error', (e) =>
       reject(new RegistryError('failed', `无法运行 skopeo（${(e as NodeJS.ErrnoException).code ?? e.message}）：安装 Debian 软件包 skopeo`)),
     );
-    child.once('close', (code) => resolve({ code, stderr: stderr.toString() }));
+    child.once('close', (code) => resolve({ code, stderr: stderr.toString(), stdout: Buffer.concat(chunks) }));
   });
 }
