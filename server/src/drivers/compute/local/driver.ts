@@ -52,6 +52,7 @@ import { cardDevices, endStrayHolders, GpuClaims, gpuView, localGpuHost, sampleG
 import { startHostView, type HostView } from './host-view.js';
 import { hostNotebook, imageNotebook, startNotebook } from './notebook.js';
 import { layoutHasImages, MachineImages, type BootSource, type LocalSpec } from './machine-image.js';
+import type { RegistryOptions } from './oci/registry.js';
 import {
   commandIn,
   inRoot,
@@ -101,6 +102,8 @@ export interface LocalDriverOptions {
   machinesAsServerUser?: boolean;
   /** The host's NVIDIA cards and driver files (gpus.ts; tests: a fake tree); default: this host's. */
   gpus?: GpuHost;
+  /** REGISTRY_URL and its login: saved images are pushed there, images the host lacks pulled from it (machine-image.ts). */
+  registry?: RegistryOptions | null;
 }
 
 export class LocalComputeDriver extends OperationCalls implements ComputeDriver {
@@ -175,7 +178,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     this.dir = realpathSync(opts.dir);
     this.apps = new AppService({ dir: this.dir, log: opts.log });
     this.appImages = layoutImages(this.dir);
-    this.images = new MachineImages(this.dir, opts.bwrap);
+    this.images = new MachineImages(this.dir, opts.bwrap, opts.registry ?? null);
     this.services = layoutHasImages(this.dir) ? ['jupyter', 'service', 'desktop'] : this.machineServices(null);
     const enforce = opts.enforceLimits ?? true;
     this.cgroups = enforce ? detectCgroups() : noCgroups('未启用');
@@ -532,9 +535,27 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   /** Removes the unpacked images no machine left needs (machine-image.ts); a failure is only logged. */
   private async pruneImages() {
     if (!existsSync(path.join(this.dir, 'rootfs'))) return;
+    await this.images.prune(await this.machineBases()).catch((e: unknown) => this.opts.log?.(`local compute: 清理镜像缓存失败：${String(e)}`));
+  }
+
+  /** The bases (manifest digests) of the machines not destroyed. */
+  private async machineBases(): Promise<string[]> {
     const rows = await this.opts.db.select({ spec: localMachines.spec }).from(localMachines).where(ne(localMachines.power, 'destroyed'));
-    const digests = rows.flatMap((r) => (r.spec as LocalSpec).imageDigest ?? []);
-    await this.images.prune(digests).catch((e: unknown) => this.opts.log?.(`local compute: 清理镜像缓存失败：${String(e)}`));
+    return rows.flatMap((r) => (r.spec as LocalSpec).imageDigest ?? []);
+  }
+
+  /**
+   * The image gc (job images.gc): the saved images not in `savedKept` (deleted) leave the layout
+   * with the blobs only they needed, and unpacked bases no machine runs on go. How much went.
+   */
+  async collectImages(savedKept: ReadonlySet<string>): Promise<number> {
+    const r = await this.images.gc(savedKept, await this.machineBases());
+    if (r.untagged.length || r.removedBlobs || r.removedRootfs.length) {
+      this.opts.log?.(
+        `local compute: 镜像清理：移除 ${r.untagged.length} 个已删除的保存镜像、${r.removedBlobs} 个数据块（${Math.round(r.freedBytes / 1024 ** 2)} MiB）、${r.removedRootfs.length} 个解包的镜像`,
+      );
+    }
+    return r.untagged.length + r.removedBlobs + r.removedRootfs.length;
   }
 
   /** Runs the machine's sandbox and watches it: an end nobody asked for is reported. */
