@@ -229,6 +229,10 @@ export const instanceAccessSchema = z.object({
   terminal: z.boolean().describe('运行中可在控制台打开网页终端'),
   desktop: z.boolean().describe('运行中可在浏览器中打开远程桌面（/rdp/:id）'),
   serviceUrl: z.string().nullable().describe('自定义服务：实例内监听 6006 端口的 HTTP 服务的访问地址'),
+  missing: z
+    .object({ jupyter: z.string().optional(), service: z.string().optional(), desktop: z.string().optional() })
+    .optional()
+    .describe('运行中的实例的镜像缺少的服务，各附原因与可改用的镜像（如镜像没有 Notebook 时 JupyterLab 无法打开，jupyterUrl 为 null）'),
 });
 
 /**

@@ -66,6 +66,8 @@ interface Target {
 interface Mount {
   prefix: '/jupyter' | '/service';
   service: MachineService;
+  /** What the user opens, as the console names it. */
+  label: string;
   unavailable: ErrorName;
   starting: ErrorName;
   /** Where `/<prefix>/<id>` alone leads. */
@@ -75,8 +77,24 @@ interface Mount {
 }
 
 const MOUNTS: Mount[] = [
-  { prefix: '/jupyter', service: 'jupyter', unavailable: 'JUPYTER_UNAVAILABLE', starting: 'JUPYTER_STARTING', home: 'tree', keepsPrefix: true },
-  { prefix: '/service', service: 'service', unavailable: 'SERVICE_UNAVAILABLE', starting: 'SERVICE_STARTING', home: '', keepsPrefix: false },
+  {
+    prefix: '/jupyter',
+    service: 'jupyter',
+    label: 'JupyterLab',
+    unavailable: 'JUPYTER_UNAVAILABLE',
+    starting: 'JUPYTER_STARTING',
+    home: 'tree',
+    keepsPrefix: true,
+  },
+  {
+    prefix: '/service',
+    service: 'service',
+    label: '自定义服务',
+    unavailable: 'SERVICE_UNAVAILABLE',
+    starting: 'SERVICE_STARTING',
+    home: '',
+    keepsPrefix: false,
+  },
 ];
 
 declare module 'fastify' {
@@ -106,6 +124,9 @@ export async function machineDoorRoutes(app: FastifyInstance, deps: MachineProxy
       const id = instanceIdOf(req, m);
       const { token } = await deps.accessGate.admitBrowser(req, id);
       if (!deps.driver.services?.includes(m.service) || !deps.machineOrigins.reachable) throw new AppError(m.unavailable);
+      // Its image lacks the service: said here, before the browser is sent where nothing would answer.
+      const missing = missingService(deps, id, m);
+      if (missing) return refuseMissing(req, reply, missing, m);
       const mounted = `${m.prefix}/${id}`;
       const rest = req.url.slice(mounted.length);
       const to = rest.startsWith('/') ? `${mounted}${rest}` : `${mounted}/${m.home}`;
@@ -211,6 +232,8 @@ function mountService(app: FastifyInstance, deps: MachineProxyDeps, m: Mount) {
     const { token: session } = await deps.accessGate.admitBrowser(req, id, token);
     const access = await deps.instances.accessOf(id);
     if (!driver.services?.includes(m.service) || !access) throw new AppError(m.unavailable);
+    const missing = missingService(deps, id, m);
+    if (missing) return refuseMissing(req, reply, missing, m);
     const socket = () => driver.socketOf!(id, m.service);
     const mounted = `${m.prefix}/${id}`;
     const path = m.keepsPrefix ? req.url : req.url.slice(mounted.length) || '/';
@@ -232,6 +255,35 @@ function mountService(app: FastifyInstance, deps: MachineProxyDeps, m: Mount) {
     preHandler: admit,
     handler: (req, reply) => forward(req, reply),
   });
+}
+
+/**
+ * Why the running machine does not offer the mount's service (its image lacks the programs, and
+ * which images have them: ComputeDriver.serviceMissing), as the mount's error; null: it does, or
+ * the driver cannot tell. Without it the service would never answer and the user would wait on
+ * the 启动中 error for nothing.
+ */
+function missingService(deps: MachineProxyDeps, instanceId: string, m: Mount): AppError | null {
+  const why = deps.driver.serviceMissing?.(instanceId, m.service);
+  return why ? new AppError(m.unavailable, why) : null;
+}
+
+/** A page is told in a page of its own (what is missing, what to do); an API call or a socket gets the error. */
+function refuseMissing(req: FastifyRequest, reply: FastifyReply, e: AppError, m: Mount) {
+  const page = req.method === 'GET' && !req.headers.upgrade && String(req.headers.accept ?? '').includes('text/html');
+  if (!page) throw e;
+  return reply.status(e.status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(missingPage(m.label, e));
+}
+
+function missingPage(label: string, e: AppError): string {
+  const { message, detail, code } = e.body();
+  return `<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>无法打开${escapeHtml(label)}</title></head>
+<body style="font:14px sans-serif;padding:32px;color:#1f1f1f;max-width:720px"><h1 style="font-size:18px">无法打开${escapeHtml(label)}</h1>
+<p>${escapeHtml(detail ?? message)}</p><p style="color:#8c8c8c">错误码 ${code}：${escapeHtml(message)}</p></body></html>`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /**

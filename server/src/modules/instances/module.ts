@@ -106,6 +106,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
       machineApps: typeof driver.app === 'function',
       desktop: Boolean(driver.services?.includes('desktop')),
     },
+    serviceMissing: (instanceId, service) => driver.serviceMissing?.(instanceId, service) ?? null,
   });
   const bandwidthRefunds = new DowngradeRefunds({ clock, orders, checkout, gifts: deps.gifts });
   // What each task does when the driver reports it (tasks.ts): one line per task.

@@ -32,6 +32,7 @@ import { maskMobile, type UserService } from '../users/index.js';
 import type { PasswordBox } from './secrets.js';
 import type { InstanceRow } from './rows.js';
 import { runRate } from './run-rate.js';
+import type { MachineService } from '../../drivers/compute/types.js';
 
 export interface InstanceViewDeps {
   db: Db;
@@ -60,6 +61,8 @@ export interface InstanceViewDeps {
     machineApps: boolean;
     desktop: boolean;
   };
+  /** Why a running machine lacks a service its driver offers (its image has not the programs): ComputeDriver.serviceMissing. */
+  serviceMissing?: (instanceId: string, service: MachineService) => string | null;
 }
 
 export class InstanceViews {
@@ -179,6 +182,20 @@ export class InstanceViews {
     return null;
   }
 
+  /**
+   * The services the running machine's image lacks, each with why and which images have it (a link
+   * that would never answer is not given: the reason is shown in its place).
+   */
+  private missingServices(r: InstanceRow): Partial<Record<MachineService, string>> {
+    const out: Partial<Record<MachineService, string>> = {};
+    if (r.status !== 'Running' || !this.deps.serviceMissing) return out;
+    for (const service of servicesOf(r.category)) {
+      const why = this.deps.serviceMissing(r.id, service);
+      if (why) out[service] = why;
+    }
+    return out;
+  }
+
   view(r: InstanceRow, snap: Snapshot, imageNames: Map<string, string> = new Map(), orderUids: Map<string, string> = new Map()): Instance {
     const region = snap.regions.find((x) => x.id === r.regionId);
     const host = r.hostId ? snap.hosts.find((h) => h.id === r.hostId) : undefined;
@@ -187,6 +204,7 @@ export class InstanceViews {
     const app = r.applicationId ? snap.applications.find((a) => a.id === r.applicationId) : undefined;
     const password = this.deps.passwords.open(r.sshPasswordEnc);
     const reachable = r.sshHost && r.sshPort && r.status !== 'Failed';
+    const missing = this.missingServices(r);
     return {
       id: r.id,
       name: r.name,
@@ -233,12 +251,12 @@ export class InstanceViews {
             sshCommand: `ssh -p ${r.sshPort} ${r.sshUser}@${r.sshHost}`,
             // The console's own SSH gateway (machines with shells) also takes 账号中心's keys; the user name says which machine.
             sshKeyCommand: this.deps.reach.terminal ? `ssh -p ${r.sshPort} ${r.sshUser}.${r.id.slice(0, 8)}@${r.sshHost}` : null,
-            // Machines people compute on; desktops, games and shops are reached by their desktop.
-            jupyterUrl: r.category === 'Gpu' || r.category === 'App' || r.category === 'Generic' ? this.jupyterUrl(r) : null,
+            jupyterUrl: servicesOf(r.category).includes('jupyter') && !missing.jupyter ? this.jupyterUrl(r) : null,
             appUrl: this.appUrl(r, app?.id),
             terminal: this.deps.reach.terminal,
-            desktop: this.deps.reach.desktop && DESKTOP_CATEGORIES.includes(r.category),
-            serviceUrl: this.deps.reach.serviceProxy ? `${this.deps.publicBaseUrl}/service/${r.id}/` : null,
+            desktop: this.deps.reach.desktop && servicesOf(r.category).includes('desktop') && !missing.desktop,
+            serviceUrl: this.deps.reach.serviceProxy && !missing.service ? `${this.deps.publicBaseUrl}/service/${r.id}/` : null,
+            ...(Object.keys(missing).length ? { missing } : {}),
           }
         : null,
       // No-card mode only means something for a machine with cards.
@@ -259,6 +277,15 @@ export class InstanceViews {
       stoppedAt: r.stoppedAt?.toISOString() ?? null,
     };
   }
+}
+
+/**
+ * The console's ways into a machine of this category besides SSH and the terminal: JupyterLab on the
+ * machines people compute on, the desktop on desktops, games and shops, 自定义服务 on all.
+ */
+function servicesOf(category: InstanceCategory): MachineService[] {
+  if (DESKTOP_CATEGORIES.includes(category)) return ['desktop', 'service'];
+  return category === 'Gpu' || category === 'App' || category === 'Generic' ? ['jupyter', 'service'] : ['service'];
 }
 
 /** The instance if this user may manage it: the payer's, and for a child only in categories it was granted (without 财务, only its own). */

@@ -52,6 +52,8 @@ import { cardDevices, endStrayHolders, GpuClaims, gpuView, localGpuHost, sampleG
 import { startHostView, type HostView } from './host-view.js';
 import { hostNotebook, imageNotebook, startNotebook } from './notebook.js';
 import { layoutHasImages, MachineImages, type BootSource, type LocalSpec } from './machine-image.js';
+import { OciLayout } from './oci/layout.js';
+import { ServiceImages } from './service-images.js';
 import type { RegistryOptions } from './oci/registry.js';
 import {
   commandIn,
@@ -138,6 +140,8 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   private readonly appImages: AppImages;
   /** What each running machine offers: what its /usr has (machineServices). */
   private readonly offered = new Map<string, readonly MachineService[]>();
+  /** Which images of the layout offer which services: named to a machine that lacks one (serviceMissing). */
+  private readonly serviceImages: ServiceImages;
   /** The OCI images machines boot from, and their saved images (machine-image.ts). */
   private readonly images: MachineImages;
   private readonly sandboxes = new Map<string, RunningSandbox>();
@@ -179,6 +183,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     this.apps = new AppService({ dir: this.dir, log: opts.log });
     this.appImages = layoutImages(this.dir);
     this.images = new MachineImages(this.dir, opts.bwrap, opts.registry ?? null);
+    this.serviceImages = new ServiceImages(() => OciLayout.open(path.join(this.dir, 'oci')));
     this.services = layoutHasImages(this.dir) ? ['jupyter', 'service', 'desktop'] : this.machineServices(null);
     const enforce = opts.enforceLimits ?? true;
     this.cgroups = enforce ? detectCgroups() : noCgroups('未启用');
@@ -305,7 +310,12 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   serviceMissing(instanceId: string, service: MachineService): string | null {
     const offered = this.offered.get(instanceId);
     if (!this.sandboxes.has(instanceId) || !offered || offered.includes(service) || !this.services.includes(service)) return null;
-    return SERVICE_MISSING[service];
+    return missingText(service, this.serviceImages.offering(service));
+  }
+
+  /** Looks again at which images offer which services (serviceMissing names them); resolves once known. */
+  lookAtServiceImages(): Promise<void> {
+    return this.serviceImages.refresh();
   }
 
   /** A saved image as this host keeps it: a layer on its base in the image layout, or an archive of a machine on the host's system. */
@@ -616,6 +626,9 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     this.sandboxes.set(m.instanceId, sandbox);
     const offered = this.machineServices(rootfs).filter((s) => this.services.includes(s));
     this.offered.set(m.instanceId, offered);
+    // Its image lacks a service: which images have it is known by the time the user asks (read in the background).
+    if (this.services.some((s) => !offered.includes(s)))
+      void this.lookAtServiceImages().catch((e: unknown) => this.opts.log?.(`local compute: 读取镜像内容失败：${String(e)}`));
     const notebook = rootfs ? imageNotebook(rootfs) : this.notebook;
     if (notebook && offered.includes('jupyter')) startNotebook(sandbox, notebook, m.instanceId, spec.jupyterToken, this.opts.log);
     if (offered.includes('service')) startServiceRelay(sandbox, this.opts.log);
@@ -754,13 +767,23 @@ function machineRefusal(hostUidMode: { ok: boolean; why: string }, asServerUser:
   );
 }
 
-/** Why a machine lacks a service (ComputeDriver.serviceMissing): its system has not the programs. */
-const SERVICE_MISSING: Record<MachineService, string> = {
-  jupyter:
-    '该实例的镜像没有 Jupyter Notebook（python3 的 notebook 模块），无法打开 JupyterLab；请使用带 Notebook 的镜像，或在实例中自行安装后通过自定义服务访问',
-  service: '该实例的镜像没有 python3，控制台无法转发自定义服务（6006 端口）',
-  desktop: '该实例的镜像没有云桌面所需的软件（Xfce、TigerVNC、Chromium、fcitx5），无法打开远程桌面',
+/** Why a machine lacks a service (ComputeDriver.serviceMissing): its system has not the programs; what has them; what else to do. */
+const SERVICE_MISSING: Record<MachineService, { why: string; images: string; otherwise: string | null }> = {
+  jupyter: {
+    why: '该实例的镜像没有 Jupyter Notebook（python3 的 notebook 模块），无法打开 JupyterLab',
+    images: '带 Notebook 的镜像',
+    otherwise: '也可在实例中自行安装 Notebook 后通过自定义服务访问',
+  },
+  service: { why: '该实例的镜像没有 python3，控制台无法转发自定义服务（6006 端口）', images: '带 python3 的镜像', otherwise: null },
+  desktop: { why: '该实例的镜像没有云桌面所需的软件（Xfce、TigerVNC、Chromium、fcitx5），无法打开远程桌面', images: '带云桌面软件的镜像', otherwise: null },
 };
+
+/** What the user is told of a missing service: why, and the images of this host that have it (`images`; none known: the kind to look for). */
+function missingText(service: MachineService, images: readonly string[]): string {
+  const m = SERVICE_MISSING[service];
+  const which = images.length ? `本主机${m.images}：${images.join('、')}，请用其创建实例` : `请使用${m.images}`;
+  return [m.why, which, m.otherwise].filter(Boolean).join('；');
+}
 
 /** A saved image's size in GB as the console bills and limits it (at least 1). */
 function gbOf(bytes: number): number {
