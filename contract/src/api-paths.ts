@@ -202,6 +202,10 @@ export const API = {
   userImageName: '/upgpu/api/v2.1/images/:id/name',
   userImageShare: '/upgpu/api/v2.1/images/:id/share',
   sharedImage: '/upgpu/api/v2.1/images/shared/:id',
+  // 共享镜像 by code: the owner's code of an image; the images other accounts shared with me.
+  userImageShareCode: '/upgpu/api/v2.1/images/:id/share-code',
+  receivedImages: '/upgpu/api/v2.1/images/received',
+  receivedImage: '/upgpu/api/v2.1/images/received/:id',
   dataDisks: '/upgpu/api/v2.1/disks',
   operationLogs: '/api/v1/operation/logs',
   // Notices: the message center (站内信), delivery preferences, "有卡时通知我" subscriptions.

@@ -40,6 +40,7 @@ export const ERRORS = {
   DATA_DISK_SIZE_INVALID: { code: 40021002, message: '数据盘容量不正确' },
   IMAGE_LIMIT_REACHED: { code: 40021003, message: '镜像数量已达上限，请先删除不需要的镜像' },
   IMAGE_STATE_INVALID: { code: 40021004, message: '镜像当前状态不能进行此操作' },
+  IMAGE_SHARE_CODE_OWN: { code: 40021005, message: '这是你自己镜像的共享码，自己的镜像已在列表中，无需添加' },
   // Prepaid instances: auto-renew and refund of unused time, codes 4xx23xxx.
   INSTANCE_NOT_PREPAID: { code: 40023001, message: '按量计费实例不支持此操作，仅包日、包周、包月实例可以自动续费或退订' },
   REFUND_EXPIRED: { code: 40023002, message: '实例已到期，不能退订；到期后的实例可续费或等待释放' },
@@ -183,6 +184,7 @@ export const ERRORS = {
   ACCOUNT_DISABLED: { code: 40300003, message: '账号已被停用，请联系客服' },
   DEV_ONLY: { code: 40300004, message: '该接口仅在内置短信/邮件驱动下可用' },
   CERTIFICATION_REQUIRED: { code: 40311001, message: '请先完成实名认证' },
+  IMAGE_READ_ONLY: { code: 40321001, message: '这是他人共享给你的镜像，只能用于创建实例，不能修改、删除或再分享' },
   // 404
   NOT_FOUND: { code: 40400001, message: '请求的接口不存在' },
   USER_NOT_FOUND: { code: 40400002, message: '用户不存在' },
@@ -190,6 +192,7 @@ export const ERRORS = {
   RECORD_NOT_FOUND: { code: 40400004, message: '记录不存在或无权查看' },
   IMAGE_NOT_FOUND: { code: 40421001, message: '镜像不存在或已删除' },
   IMAGE_NOT_SHARED: { code: 40421002, message: '该镜像不存在、已删除或已取消分享' },
+  IMAGE_SHARE_CODE_INVALID: { code: 40421003, message: '共享码不存在或已被分享者撤销，请核对后重新输入，或向分享者索取新的共享码' },
   API_KEY_NOT_FOUND: { code: 40440001, message: 'API 密钥不存在或已删除，请刷新列表' },
   CONVERSATION_NOT_FOUND: { code: 40440005, message: '会话不存在或已删除，请刷新后重试' },
   // 409 — conflicts
@@ -200,6 +203,7 @@ export const ERRORS = {
   PAY_TRADE_CLOSED: { code: 40930002, message: '该交易已关闭，无法继续支付' },
   PAY_TRADE_PAID: { code: 40930003, message: '该交易已支付，请勿重复支付' },
   IMAGE_NAME_TAKEN: { code: 40921001, message: '已有同名镜像，请换一个名称' },
+  IMAGE_IN_USE: { code: 40921002, message: '有实例正在用该镜像创建，请等实例创建完成后再删除' },
   NO_CAPACITY: { code: 40920001, message: '所选配置暂无空闲资源，请更换地区、主机或减少数量' },
   // 413 / 415
   PAYLOAD_TOO_LARGE: { code: 41300001, message: '上传内容过大' },

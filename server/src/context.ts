@@ -362,7 +362,15 @@ export async function createContext(opts: {
   routes.push(paymentsRoutes);
   const { recharge, routes: rechargeRoutes } = rechargeModule({ db, clock, catalogue: catalogueStore, payments, gifts, auth });
   routes.push(rechargeRoutes);
-  const { images, routes: imagesRoutes } = imagesModule({ db, clock, auth, catalogue: catalogueStore, users });
+  const { images, routes: imagesRoutes } = imagesModule({
+    db,
+    clock,
+    auth,
+    catalogue: catalogueStore,
+    users,
+    compute: drivers.compute,
+    log: (m) => opts.log.warn(m),
+  });
   routes.push(imagesRoutes);
   const osFamilies = drivers.compute.osFamilies;
   const { datasets, routes: datasetsRoutes } = datasetsModule({ db, clock, storage: drivers.storage, users, auth });
@@ -521,6 +529,8 @@ export async function createContext(opts: {
     computeOpRetryMs: config.COMPUTE_OP_RETRY_SECONDS * 1000,
   });
   routes.push(instancesWired.routes);
+  // An image is not deleted while instances are being created from it (they hold its row meanwhile).
+  images.creatingFrom = (tx, imageId) => instancesWired.creation.pendingFrom(tx, imageId);
   fulfillerOf = fulfillerTable([...resourcesWired.fulfillers, ...instancesWired.fulfillers, ...(opts.fulfillers ?? [])]);
   const {
     instances,

@@ -39,6 +39,44 @@ export const shareImageRequestSchema = z.object({ shared: z.boolean({ error: 'sh
 
 export const imageIdParamsSchema = z.object({ id: z.uuid({ error: '镜像 ID 格式不正确' }) });
 
+/**
+ * 共享码: 10 characters of an alphabet without look-alikes (no 0/O, 1/I/L, U), about 48 bits: not
+ * guessable, short enough to read out. Entered in any case, with spaces or dashes between groups.
+ */
+export const IMAGE_SHARE_CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTVWXYZ';
+export const IMAGE_SHARE_CODE_LENGTH = 10;
+export const imageShareCodeSchema = z
+  .string({ error: '请输入共享码' })
+  .transform((v) => v.replace(/[\s-]/g, '').toUpperCase())
+  .pipe(
+    z
+      .string()
+      .min(1, { error: '请输入共享码' })
+      .regex(new RegExp(`^[${IMAGE_SHARE_CODE_ALPHABET}]{${IMAGE_SHARE_CODE_LENGTH}}$`), {
+        error: `共享码是 ${IMAGE_SHARE_CODE_LENGTH} 位字母和数字，请核对后重新输入`,
+      }),
+  )
+  .describe('共享码');
+/** POST …/images/received: use an image another account shared by code. */
+export const redeemShareCodeRequestSchema = z.object({ code: imageShareCodeSchema });
+
+/**
+ * How a saved image is stored, as the compute driver keeps it (local: the OCI layout's manifest;
+ * simulated: its own made-up record, `simulated`). Null on an image where the driver keeps none.
+ */
+export const imageStorageSchema = z.object({
+  simulated: z.boolean().describe('模拟平台的数字（非真实镜像）'),
+  sizeBytes: z.number().int().describe('压缩后大小：镜像层按存储的大小（含基础镜像的层）'),
+  unpackedBytes: z.number().int().nullable().describe('解压后大小；未知为 null'),
+  base: z
+    .object({ ref: z.string().nullable(), digest: z.string(), name: z.string().nullable().describe('基础镜像在目录中的名称') })
+    .nullable()
+    .describe('它所基于的镜像；null 为主机自身的系统'),
+  layers: z.array(z.object({ digest: z.string().nullable(), sizeBytes: z.number().int() })).describe('自底向上；最后一层是实例的改动'),
+  createdAt: z.string().nullable(),
+});
+export type ImageStorage = z.infer<typeof imageStorageSchema>;
+
 export const userImageSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -54,10 +92,45 @@ export const userImageSchema = z.object({
   shared: z.boolean(),
   /** The page path of the share link while sharing is on (the web prefixes its origin). */
   sharePath: z.string().nullable(),
+  /** The live 共享码 of the image (null: none, or revoked). */
+  shareCode: z.string().nullable(),
+  /** How many accounts use it through the code (its live grants). */
+  shareCodeUsers: z.number().int(),
+  storage: imageStorageSchema.nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 export type UserImage = z.infer<typeof userImageSchema>;
+
+/** DELETE …/images/:id: what deleting freed on the host (the layer goes once nothing else needs it). */
+export const deleteImageResponseSchema = z.object({
+  ok: z.literal(true),
+  /** What the user reads: whether the host dropped the image and what that frees. */
+  message: z.string(),
+  /** Bytes of its own layer that the host can free (null: the driver keeps nothing or does not say). */
+  freedBytes: z.number().int().nullable(),
+  simulated: z.boolean(),
+});
+export type DeleteImageResponse = z.infer<typeof deleteImageResponseSchema>;
+
+/** An image another account shared with me by code (共享镜像): read only, usable to create instances. */
+export const receivedImageSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(ImageStatus.values),
+  category: categorySchema,
+  baseImageId: z.string().nullable(),
+  baseImageName: z.string().nullable(),
+  gpuName: z.string().nullable(),
+  sizeGb: z.number().int().nullable(),
+  owner: z.string().describe('分享者（已脱敏）'),
+  storage: imageStorageSchema.nullable(),
+  receivedAt: z.string(),
+  createdAt: z.string(),
+});
+export type ReceivedImage = z.infer<typeof receivedImageSchema>;
+export const receivedImageListSchema = z.object({ items: z.array(receivedImageSchema) });
+export type ReceivedImageList = z.infer<typeof receivedImageListSchema>;
 
 export const userImagePageSchema = pageOf(userImageSchema).extend({
   limit: z.number().int().describe('每个账号最多保存的镜像数'),

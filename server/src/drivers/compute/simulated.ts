@@ -25,6 +25,8 @@ import {
   type MachineSample,
   type MachineSpec,
   type MachineStatus,
+  type RemovedImage,
+  type SavedImageInfo,
 } from './types.js';
 
 export type SimDelays = Record<DriverOp['kind'], number>;
@@ -327,6 +329,37 @@ export class SimulatedComputeDriver extends OperationCalls implements ComputeDri
     await tx.insert(simEvents).values({ opId: e.opId, instanceId: e.instanceId, kind: e.kind, ok: e.ok, error: e.error, data: e.data ?? {}, at: e.at });
   }
 
+  /**
+   * A saved image as the simulation records it: the save that made it, the machine's base, and
+   * made-up layers whose sizes add up to the size the save reported (labelled simulated).
+   */
+  async imageInfo(imageRef: string): Promise<SavedImageInfo | null> {
+    const save = await this.savedImage(imageRef);
+    if (!save) return null;
+    const [m] = await this.db.select().from(simMachines).where(eq(simMachines.instanceId, save.instanceId));
+    return simImageInfo(save.instanceId, (m?.spec as Partial<MachineSpec> | undefined)?.imageId ?? null, save.dueAt);
+  }
+
+  /** Forgets a saved image (its save is marked removed): its own layer is what a real host would free. */
+  async removeImage(imageRef: string): Promise<RemovedImage> {
+    const save = await this.savedImage(imageRef);
+    if (!save) return { removed: false, freedBytes: null, freed: 'gc', simulated: true };
+    await this.db
+      .update(simOperations)
+      .set({ params: { ...(save.params as object), removed: true } })
+      .where(eq(simOperations.opId, save.opId));
+    const info = simImageInfo(save.instanceId, null, save.dueAt);
+    return { removed: true, freedBytes: info.layers.at(-1)!.sizeBytes, freed: 'gc', simulated: true };
+  }
+
+  private async savedImage(imageRef: string): Promise<OpRow | null> {
+    const rows = await this.db
+      .select()
+      .from(simOperations)
+      .where(and(eq(simOperations.kind, 'saveImage'), eq(simOperations.state, 'done'), sql`${simOperations.params}->>'imageRef' = ${imageRef}`));
+    return rows.find((r) => !(r.params as { removed?: boolean }).removed) ?? null;
+  }
+
   /** Pending operations of some instances (tests and the dev page). */
   async pendingOf(instanceIds: string[]) {
     if (!instanceIds.length) return [];
@@ -392,6 +425,26 @@ function simSample(m: MachineRow, t: number, usedDataGb: number, load: SimLoad |
 /** A stable SSH port per machine, as a NAT gateway in front of a host would give. */
 function portFor(instanceId: string): number {
   return 20000 + (hashOf(instanceId) % 40000);
+}
+
+/**
+ * The made-up layers of a saved image: three of its base and the machine's changes, compressed
+ * adding up to the size its save reported, unpacked about 2.4 times that (a Python tree's ratio).
+ */
+function simImageInfo(instanceId: string, baseImageId: string | null, at: Date): SavedImageInfo {
+  const total = simImageSizeGb(instanceId) * GB;
+  const digest = (what: string) => `sha256:${createHash('sha256').update(`sim:${instanceId}:${what}`).digest('hex')}`;
+  const baseShares = [0.38, 0.17, 0.09];
+  const baseLayers = baseShares.map((share, i) => ({ digest: digest(`base:${baseImageId}:${i}`), sizeBytes: Math.round(total * share) }));
+  const own = total - baseLayers.reduce((sum, l) => sum + l.sizeBytes, 0);
+  return {
+    sizeBytes: total,
+    unpackedBytes: Math.round(total * 2.4),
+    base: { ref: null, digest: digest(`base:${baseImageId}`) },
+    layers: [...baseLayers, { digest: digest('own'), sizeBytes: own }],
+    createdAt: at.toISOString(),
+    simulated: true,
+  };
 }
 
 /** What saving a machine's system disk gives: 8–27 GB, stable per machine. */

@@ -169,6 +169,11 @@ export interface ComputeDriver {
   /** A saved image as the driver keeps it (saveImage's imageRef), for the 镜像 page; null: it keeps none by that name. */
   imageInfo?(imageRef: string): Promise<SavedImageInfo | null>;
   /**
+   * Drops a saved image the console deleted (no instance is being created from it): its name goes
+   * from the host's images, so that what only it needs can be freed. Absent: the driver keeps nothing to drop.
+   */
+  removeImage?(imageRef: string): Promise<RemovedImage>;
+  /**
    * Why a running machine does not offer `service` (its image lacks the programs), in Chinese; null:
    * it does, or is not running. Services outside `services` are never offered.
    */
@@ -232,6 +237,21 @@ export interface SavedImageInfo {
   /** Lowest first; the last is what the machine changed. digest null: an archive of its own, not an OCI blob. */
   layers: { digest: string | null; sizeBytes: number }[];
   createdAt: string | null;
+  /** Unpacked, in bytes, where the driver knows it (absent or null: not known). */
+  unpackedBytes?: number | null;
+  /** Made-up figures (the simulated fleet). */
+  simulated?: boolean;
+}
+
+/** What removeImage did, for the user's message. */
+export interface RemovedImage {
+  /** Whether the host had the image (false: nothing by that name was left). */
+  removed: boolean;
+  /** Bytes of its own layer (or archive) no other image needs. */
+  freedBytes: number | null;
+  /** Freed at once (an archive deleted), or left for the image layout's gc (a layer no name needs any more). */
+  freed: 'now' | 'gc';
+  simulated?: boolean;
 }
 
 /** Where and how the driver keeps the accounts' 文件存储 trees, which the console's 文件存储 pages read and write too. */

@@ -122,7 +122,7 @@ describe('my images', () => {
     expect((await log(u.token, id))[0]).toMatchObject({ action: 'fail:saveImage', toStatus: 'Stopped' });
     // A failed image cannot be shared, but can be deleted.
     expect(json(await share(u.token, image.id, true))).toMatchObject({ code: 40021004 });
-    expect(json(await del(s, `${IMAGES}/${image.id}`, u.token))).toEqual({ ok: true });
+    expect(json(await del(s, `${IMAGES}/${image.id}`, u.token))).toMatchObject({ ok: true });
   });
 
   it('keeps names unique per account and counts images against the limit', async () => {
@@ -158,7 +158,7 @@ describe('my images', () => {
     // Deleting one makes room, and frees its name.
     const first = (await list(u.token, '?page=2&pageSize=5')).items.at(-1)!;
     expect(first.name).toBe('基础环境');
-    expect(json(await del(s, `${IMAGES}/${first.id}`, u.token))).toEqual({ ok: true });
+    expect(json(await del(s, `${IMAGES}/${first.id}`, u.token))).toMatchObject({ ok: true });
     expect(json(await get(s.app, `${IMAGES}/${first.id}`, u.token))).toMatchObject({ code: 40421001 });
     expect((await save(u.token, id, '基础环境')).statusCode).toBe(200);
     await k.settle(DELAYS.saveImage);

@@ -2,8 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   API,
+  deleteImageResponseSchema,
   imageIdParamsSchema,
   okSchema,
+  receivedImageListSchema,
+  receivedImageSchema,
+  redeemShareCodeRequestSchema,
   renameImageRequestSchema,
   shareImageRequestSchema,
   sharedImageSchema,
@@ -75,9 +79,61 @@ export async function imageRoutes(app: FastifyInstance, { auth, images: s }: Ima
 
   r.delete(
     API.userImage,
-    { schema: { tags, summary: '删除镜像（制作中不能删除）', params: imageIdParamsSchema, response: { 200: okSchema } }, onRequest: data },
+    {
+      schema: {
+        tags,
+        summary: '删除镜像（制作中、或有实例正用它创建时不能删除；答复说明主机上的镜像层如何释放）',
+        params: imageIdParamsSchema,
+        response: { 200: deleteImageResponseSchema },
+      },
+      onRequest: data,
+    },
+    async (req) => s.remove(payerOf(req), req.params.id),
+  );
+
+  r.post(
+    API.userImageShareCode,
+    {
+      schema: { tags, summary: '生成共享码（已有则返回现有的）', params: imageIdParamsSchema, response: { 200: userImageSchema } },
+      onRequest: data,
+    },
+    async (req) => s.createShareCode(payerOf(req), req.params.id),
+  );
+
+  r.delete(
+    API.userImageShareCode,
+    {
+      schema: { tags, summary: '撤销共享码（已添加的账号随即不能再使用）', params: imageIdParamsSchema, response: { 200: userImageSchema } },
+      onRequest: data,
+    },
+    async (req) => s.revokeShareCode(payerOf(req), req.params.id),
+  );
+
+  r.get(
+    API.receivedImages,
+    { schema: { tags, summary: '共享给我的镜像（只读：可用于创建实例）', response: { 200: receivedImageListSchema } }, onRequest: data },
+    async (req) => ({ items: await s.received(payerOf(req)) }),
+  );
+
+  r.post(
+    API.receivedImages,
+    {
+      schema: {
+        tags,
+        summary: '使用共享镜像：输入共享码（未知或已撤销为 40421003，自己的为 40021005）',
+        body: redeemShareCodeRequestSchema,
+        response: { 200: receivedImageSchema },
+      },
+      onRequest: data,
+    },
+    async (req) => s.redeem(payerOf(req), req.body.code),
+  );
+
+  r.delete(
+    API.receivedImage,
+    { schema: { tags, summary: '从我的列表移除共享给我的镜像', params: imageIdParamsSchema, response: { 200: okSchema } }, onRequest: data },
     async (req) => {
-      await s.remove(payerOf(req), req.params.id);
+      await s.dropReceived(payerOf(req), req.params.id);
       return { ok: true as const };
     },
   );

@@ -7,7 +7,7 @@ import { isPostpaid } from '@console/contract';
 import { randomBytes } from 'node:crypto';
 import type { BillingCycle, InstanceCategory } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { instances } from './schema.js';
 import type { InventoryService } from '../catalogue/index.js';
@@ -64,6 +64,8 @@ export class InstanceCreation implements Fulfiller {
     const userImage = req.userImageId ? await this.deps.images.usableFor(order.userId, req.userImageId) : null;
     const rows = Array.from({ length: count }, (_, i) => this.newRow(order, req, snap, i, count, now, userImage));
     const created = await this.deps.db.transaction(async (tx) => {
+      // Held until the rows are in: a delete of the image waits, then sees them Pending (images/service.ts).
+      if (userImage) await this.deps.images.holdForCreate(tx, order.userId, userImage.id);
       const inserted = await tx.insert(instances).values(rows).onConflictDoNothing().returning();
       const placed: InstanceRow[] = [];
       for (const row of inserted) {
@@ -81,6 +83,15 @@ export class InstanceCreation implements Fulfiller {
     });
     for (const row of created) await this.deps.instances.submit(row);
     return { resourceId: rows.map((r) => r.id).join(',') };
+  }
+
+  /** How many instances are being created (Pending) from a saved image: it is not deleted under them. */
+  async pendingFrom(tx: Tx, userImageId: string): Promise<number> {
+    const rows = await tx
+      .select({ id: instances.id })
+      .from(instances)
+      .where(and(eq(instances.userImageId, userImageId), eq(instances.status, 'Pending')));
+    return rows.length;
   }
 
   /** Reserves the instance's cards, on another host that fits the order when its quoted one has filled up meanwhile. */

@@ -37,6 +37,7 @@ import {
   type MachineService,
   type MachineSpec,
   type MachineStatus,
+  type RemovedImage,
   type SavedImageInfo,
   type ShellCommand,
 } from '../types.js';
@@ -52,6 +53,7 @@ import { cardDevices, endStrayHolders, GpuClaims, gpuView, localGpuHost, sampleG
 import { startHostView, type HostView } from './host-view.js';
 import { hostNotebook, imageNotebook, startNotebook } from './notebook.js';
 import { layoutHasImages, MachineImages, type BootSource, type LocalSpec } from './machine-image.js';
+import { removeSavedImage } from './image-removal.js';
 import { OciLayout } from './oci/layout.js';
 import { ServiceImages } from './service-images.js';
 import type { RegistryOptions } from './oci/registry.js';
@@ -321,6 +323,11 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   /** A saved image as this host keeps it: a layer on its base in the image layout, or an archive of a machine on the host's system. */
   imageInfo(imageRef: string): Promise<SavedImageInfo | null> {
     return this.images.info(imageRef, this.imageFile(imageRef));
+  }
+
+  /** Drops a saved image the console deleted (image-removal.ts). */
+  removeImage(imageRef: string): Promise<RemovedImage> {
+    return removeSavedImage({ dir: this.dir, images: this.images, imageRef, archive: this.imageFile(imageRef) });
   }
 
   /** What this host has, for the market that sells only that (host-offer.ts). */
