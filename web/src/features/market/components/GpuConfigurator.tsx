@@ -16,7 +16,7 @@ import { ChoiceCards, type Choice } from '../../../components/ChoiceCards';
 import { LoadError } from '../../../components/LoadError';
 import { Price } from '../../../components/Price';
 import { useSession } from '../../../session/useSession';
-import { AppCover } from './AppCover';
+import { ApplicationChoice } from './ApplicationChoice';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
 import { OrderTermsFields, payableOf, PurchaseLayout, termsSummary, type DiskField } from './PurchaseFields';
 import { gpuQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from '../utils/purchaseQuery';
@@ -123,7 +123,13 @@ function GpuForm({ config: asked, regions, region, onChange }: { config: Purchas
       {host && <HostSpecs host={host} gpuCount={config.gpuCount} />}
       <Form.Item label={app ? '镜像应用' : '镜像'}>
         {asked.applicationId ? (
-          <ApplicationChoice app={app} query={apps} onChangeApp={() => set({ applicationId: undefined })} />
+          <ApplicationChoice
+            app={app}
+            query={apps}
+            category="Gpu"
+            onChangeApp={() => set({ applicationId: undefined })}
+            onCategory={(category) => set({ category })}
+          />
         ) : asked.userImageId ? (
           <UserImageChoice id={asked.userImageId} onClear={() => set({ userImageId: undefined })} />
         ) : (
@@ -278,39 +284,5 @@ function HostSpecs({ host, gpuCount }: { host: GpuHost; gpuCount: number }) {
         {host.cpuModel}，按所租卡数分配 CPU 与内存
       </Typography.Text>
     </Form.Item>
-  );
-}
-
-function ApplicationChoice({ app, query, onChangeApp }: { app: Application | undefined; query: UseQueryResult<unknown>; onChangeApp: () => void }) {
-  if (query.isPending) return <Skeleton.Input active />;
-  if (!app)
-    return (
-      <Alert
-        type="warning"
-        showIcon
-        title="所选应用不存在或已下架"
-        action={
-          <Button size="small" onClick={onChangeApp}>
-            改选镜像
-          </Button>
-        }
-      />
-    );
-  return (
-    <div className="app-choice">
-      <div className="app-choice-cover">
-        <AppCover src={app.cover} name={app.name} />
-      </div>
-      <div style={{ flex: 1, minWidth: 0 }}>
-        <Typography.Text strong>{app.name}</Typography.Text>
-        <Tag color="purple" style={{ marginLeft: 8 }}>
-          {app.category}
-        </Tag>
-        <Typography.Paragraph type="secondary" ellipsis={{ rows: 2 }} style={{ margin: '4px 0 0', fontSize: 12 }}>
-          {app.description}（{app.minGpuMemoryGb > 0 ? `显存 ≥ ${app.minGpuMemoryGb} GB，` : ''}默认端口 {app.defaultPort}）
-        </Typography.Paragraph>
-      </div>
-      <Button onClick={onChangeApp}>更换</Button>
-    </div>
   );
 }

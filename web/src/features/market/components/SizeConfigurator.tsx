@@ -18,13 +18,17 @@ import { UnitNumberInput } from '../../../components/UnitNumberInput';
 import { useSession } from '../../../session/useSession';
 import { defaultImage, imageLabel, ImageSelect } from './ImageSelect';
 import { OrderTermsFields, payableOf, PurchaseLayout, termsSummary, type DiskField } from './PurchaseFields';
-import { sizeQuoteRequest, type PurchaseConfig, type PurchaseUpdate } from '../utils/purchaseQuery';
+import { sizeQuoteRequest, takesApplication, type PurchaseConfig, type PurchaseUpdate } from '../utils/purchaseQuery';
+import { ApplicationChoice } from './ApplicationChoice';
 import { UserImageChoice, useUserImage, userImageLabel } from './UserImageChoice';
 import type { SummaryItem } from './QuotePanel';
 import { useQuote } from '../hooks/useQuote';
 import { HostNote } from './HostNote';
 
 type Change = (change: Partial<PurchaseConfig>) => void;
+
+/** Applications are few; one page of them is the catalogue the configurator looks an id up in. */
+const ALL_APPS = { pageSize: 100 };
 
 /** The size side of the purchase page: CPU instances, cloud desktops, e-commerce machines, cloud games. */
 export function SizeConfigurator({ config, onChange }: { config: PurchaseConfig; onChange: PurchaseUpdate }) {
@@ -61,18 +65,23 @@ function SizeForm({
 }) {
   const { loggedIn } = useSession();
   const sizes = useQuery(catalogueQueries.sizes({ category, regionId: region.id, cycle: asked.cycle, pageSize: 100 }));
-  const images = useQuery(catalogueQueries.images(category));
+  // An application (on a CPU size) brings its own image: no image to choose.
+  const withApp = !!asked.applicationId && takesApplication(category);
+  const images = useQuery({ ...catalogueQueries.images(category), enabled: !withApp });
+  const apps = useQuery({ ...catalogueQueries.applications(ALL_APPS), enabled: withApp });
+  const app = withApp ? apps.data?.items.find((a) => a.id === asked.applicationId) : undefined;
   const sizeId = pickId(sizes.data?.items, asked.sizeId) ?? sizes.data?.items.find((s) => !s.unavailable)?.id ?? asked.sizeId;
-  const imageId = pickId(images.data, asked.imageId) ?? (images.data ? defaultImage(images.data)?.id : asked.imageId);
+  const imageId = withApp ? undefined : (pickId(images.data, asked.imageId) ?? (images.data ? defaultImage(images.data)?.id : asked.imageId));
   const config: PurchaseConfig = { ...asked, sizeId, imageId };
   const size = sizes.data?.items.find((s) => s.id === sizeId);
 
   // Ask once the size and image defaults have resolved, so the first quote is for what is on screen.
-  const ready = !sizes.isPending && (!!asked.userImageId || !images.isPending) && sizeQuoteRequest(config) !== null;
+  const ready = !sizes.isPending && (withApp || !!asked.userImageId || !images.isPending) && sizeQuoteRequest(config) !== null;
   const { query: quote, settling } = useQuote({ kind: 'size', request: ready ? sizeQuoteRequest(config) : null }, loggedIn);
   const image = images.data?.find((i) => i.id === imageId);
-  const saved = useUserImage(config.userImageId);
-  const summary = sizeSummary(config, region, size, saved.data ? userImageLabel(saved.data) : image && imageLabel(image));
+  const saved = useUserImage(withApp ? undefined : config.userImageId);
+  const software = app ? app.name : saved.data ? userImageLabel(saved.data) : image && imageLabel(image);
+  const summary = sizeSummary(config, region, size, software, withApp);
   const set: Change = (change) => onChange(config, change);
 
   return (
@@ -81,8 +90,16 @@ function SizeForm({
       <Form.Item label="规格">
         <SizeChoices query={sizes} value={sizeId} cycle={config.cycle} onChange={(id) => set({ sizeId: id })} />
       </Form.Item>
-      <Form.Item label="镜像">
-        {asked.userImageId ? (
+      <Form.Item label={withApp ? '镜像应用' : '镜像'}>
+        {withApp ? (
+          <ApplicationChoice
+            app={app}
+            query={apps}
+            category={category}
+            onChangeApp={() => set({ applicationId: undefined })}
+            onCategory={(next) => set({ category: next })}
+          />
+        ) : asked.userImageId ? (
           <UserImageChoice id={asked.userImageId} onClear={() => set({ userImageId: undefined })} />
         ) : (
           <ImageSelect query={images} value={imageId} empty="暂无可用镜像" onChange={(id) => set({ imageId: id })} />
@@ -91,7 +108,7 @@ function SizeForm({
       <Form.Item label="购买数量" extra={`一次最多购买 ${MAX_INSTANCE_COUNT} 台`}>
         <UnitNumberInput label="购买数量" unit="台" min={1} max={MAX_INSTANCE_COUNT} value={config.count} onChange={(count) => set({ count })} />
       </Form.Item>
-      <OrderTermsFields config={config} onChange={set} disk={sizeDisk(size)} voucherCategory={category} payable={payableOf(quote.data)} />
+      <OrderTermsFields config={config} onChange={set} disk={sizeDisk(size)} voucherCategory={withApp ? 'App' : category} payable={payableOf(quote.data)} />
     </PurchaseLayout>
   );
 }
@@ -139,12 +156,12 @@ function SizeChoices({
   return <ChoiceCards label="规格" value={value} choices={choices} onChange={onChange} />;
 }
 
-function sizeSummary(config: PurchaseConfig, region: Region, size: Size | undefined, image: string | undefined): SummaryItem[] {
+function sizeSummary(config: PurchaseConfig, region: Region, size: Size | undefined, software: string | undefined, withApp: boolean): SummaryItem[] {
   return [
-    { label: '产品', value: InstanceCategory.label(config.category as SizeCategory) },
+    { label: '产品', value: withApp ? InstanceCategory.label('App') : InstanceCategory.label(config.category as SizeCategory) },
     { label: '地区', value: region.name },
     { label: '规格', value: size ? `${size.name} × ${config.count} 台` : '—' },
-    { label: '镜像', value: image ?? '—' },
+    { label: withApp ? '应用' : '镜像', value: software ?? '—' },
     ...termsSummary(config),
   ];
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import type { Application } from '@console/contract';
+import type { Application, Size } from '@console/contract';
 import { session } from '../../../session/store';
 import { calls, json } from '../../../test/http';
 import { renderApp } from '../../../test/render';
@@ -36,6 +36,57 @@ describe('the image applications gallery', () => {
 
     fireEvent.click(within(card).getByRole('button', { name: '立即部署' }));
     await waitFor(() => expect(router.state.location.pathname + router.state.location.search).toBe('/stats/purchase?applicationId=sd-webui'));
+  });
+
+  it('an app that needs no card shows the CPU sizes it is sold on, with their price, and deploys to the CPU configurator', async () => {
+    const size = (id: string, cpu: number, memoryGb: number, hourly: string, unavailable?: string): Size => ({
+      id,
+      category: 'Generic',
+      name: `通用型 ${cpu} 核 ${memoryGb} GB`,
+      cpu,
+      memoryGb,
+      systemDiskGb: 40,
+      bandwidthMbps: 5,
+      gpuName: '',
+      regionIds: ['bj-b'],
+      description: '',
+      prices: [{ cycle: 'Hour', listPrice: hourly, price: hourly, discountRate: '1' }],
+      price: { cycle: 'Hour', listPrice: hourly, price: hourly, discountRate: '1' },
+      ...(unavailable ? { unavailable } : {}),
+    });
+    const notebook: Application = {
+      ...app,
+      id: 'jupyter-notebook',
+      name: 'Jupyter Notebook · 数据分析',
+      category: '数据科学',
+      defaultPort: 8888,
+      minGpuMemoryGb: 0,
+      sizes: [
+        size('gen-c2m4', 2, 4, '1200'),
+        size('gen-c4m8', 4, 8, '2400'),
+        size('gen-c8m16', 8, 16, '4800', '本主机只有 4 核 / 8 GB 内存，放不下 8 核 / 16 GB 的机器'),
+      ],
+    };
+    catalogueServer((url) =>
+      url.pathname === APPS ? json(200, { items: [app, notebook], total: 2, page: 1, pageSize: 12, categories: ['AI 绘画', '数据科学'] }) : undefined,
+    );
+    const router = renderApp('/stats/cloud/apply');
+    const card = await screen.findByRole('article', { name: 'Jupyter Notebook · 数据分析' });
+    expect(within(card).getByText('无需 GPU')).toBeTruthy();
+    const sizes = within(card).getByRole('list', { name: 'Jupyter Notebook · 数据分析 可选 CPU 规格' });
+    const rows = within(sizes)
+      .getAllByRole('listitem')
+      .map((li) => li.textContent);
+    // Only the sizes on sale, each at its own hourly price.
+    expect(rows).toEqual(['CPU 2 核 · 4 GB¥0.12/小时', 'CPU 4 核 · 8 GB¥0.24/小时']);
+    // A GPU app shows no CPU sizes.
+    const gpuCard = screen.getByRole('article', { name: 'Stable Diffusion WebUI' });
+    expect(within(gpuCard).queryByRole('list')).toBeNull();
+
+    fireEvent.click(within(card).getByRole('button', { name: '立即部署' }));
+    await waitFor(() =>
+      expect(router.state.location.pathname + router.state.location.search).toBe('/stats/purchase?applicationId=jupyter-notebook&category=Generic'),
+    );
   });
 
   it('on a market of one real host: says what the host has, and an app whose image is missing says so and cannot be deployed', async () => {

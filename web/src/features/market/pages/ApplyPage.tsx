@@ -2,7 +2,8 @@ import { Button, Empty, Input, Pagination, Segmented, Skeleton, Spin, Tag, Typog
 import { keepPreviousData, useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { useUrlState } from '../../../routing/useUrlState';
-import { PAGE, type Application, type ApplicationsPage } from '@console/contract';
+import { BillingCycleUnit, isCpuApplication, PAGE, type Application, type ApplicationsPage, type Size } from '@console/contract';
+import { Price } from '../../../components/Price';
 import { catalogueQueries } from '../api/catalogue';
 import { LoadError } from '../../../components/LoadError';
 import { AppCover } from '../components/AppCover';
@@ -41,7 +42,7 @@ export default function ApplyPage() {
   return (
     <PublicPage
       title="镜像应用"
-      intro="预装好模型与环境的应用镜像，选好 GPU 即可一键部署。"
+      intro="预装好模型与环境的应用镜像，选好 GPU（不需要 GPU 的应用选 CPU 规格）即可一键部署。"
       extra={
         <Input.Search
           key={keyword}
@@ -68,7 +69,7 @@ export default function ApplyPage() {
       <Gallery
         query={query}
         page={page}
-        onDeploy={(app) => navigate(`${PAGE.purchase}?applicationId=${encodeURIComponent(app.id)}`)}
+        onDeploy={(app) => navigate(deployUrl(app))}
         onReset={() => url.set(new URLSearchParams())}
         onPage={(p) => update({ page: p })}
         filtered={!!(keyword || category)}
@@ -145,14 +146,40 @@ function AppCard({ app, onDeploy }: { app: Application; onDeploy: (app: Applicat
           ))}
         </div>
         <div className="app-card-meta">
-          <span>{app.minGpuMemoryGb > 0 ? `显存 ≥ ${app.minGpuMemoryGb} GB` : '不限显存'}</span>
+          <span>{isCpuApplication(app) ? '无需 GPU' : `显存 ≥ ${app.minGpuMemoryGb} GB`}</span>
           <span>默认端口 {app.defaultPort}</span>
         </div>
+        {app.sizes && <CpuSizes app={app} sizes={app.sizes} />}
         {app.unavailable && <Typography.Text type="secondary">{app.unavailable}</Typography.Text>}
         <Button type="primary" block disabled={!!app.unavailable} onClick={() => onDeploy(app)}>
           {app.unavailable ? '本主机不销售' : '立即部署'}
         </Button>
       </div>
     </article>
+  );
+}
+
+/** The configurator for an application: on a GPU, or (one that needs no card) on a CPU size. */
+function deployUrl(app: Application): string {
+  const query = new URLSearchParams({ applicationId: app.id });
+  if (isCpuApplication(app)) query.set('category', 'Generic');
+  return `${PAGE.purchase}?${query.toString()}`;
+}
+
+/** The CPU sizes an application that needs no card is sold on, at their hourly price (what it costs: the size's price). */
+function CpuSizes({ app, sizes }: { app: Application; sizes: Size[] }) {
+  const onSale = sizes.filter((s) => !s.unavailable);
+  if (onSale.length === 0) return null;
+  return (
+    <ul className="app-card-sizes" aria-label={`${app.name} 可选 CPU 规格`} style={{ listStyle: 'none', margin: 0, padding: 0, fontSize: 12 }}>
+      {onSale.map((s) => (
+        <li key={s.id} style={{ display: 'flex', justifyContent: 'space-between', gap: 8 }}>
+          <span>
+            CPU {s.cpu} 核 · {s.memoryGb} GB
+          </span>
+          <Price units={s.price.price} per={BillingCycleUnit[s.price.cycle]} size="sm" />
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import type { Order } from '@console/contract';
+import type { Application, Order } from '@console/contract';
 import { session } from '../../../session/store';
 import { calls, type Handler, json } from '../../../test/http';
 import { renderApp } from '../../../test/render';
@@ -306,6 +306,105 @@ describe('the purchase page', () => {
     const posted = fetch.mock.calls.filter(([u, i]) => String(u) === SIZE_ORDER && i?.method === 'POST').map(([, i]) => JSON.parse(String(i!.body)));
     expect(posted).toEqual([{ sizeId: 'gen-c2m4', regionId: 'bj-b', count: 1, imageId: 'ubuntu-22.04', cycle: 'Hour', duration: 2, dataDiskGb: 0 }]);
     expect(orderBodies(fetch)).toHaveLength(0);
+  });
+
+  it('an application that needs no card is bought on a CPU size: no image to pick, the quote and order name it, and it is shown under 镜像应用', async () => {
+    session.setLogin('tok', user);
+    const price = { cycle: 'Hour' as const, listPrice: '1200', price: '1200', discountRate: '1' };
+    const size = {
+      id: 'gen-c2m4',
+      category: 'Generic' as const,
+      name: '通用型 2 核 4 GB',
+      cpu: 2,
+      memoryGb: 4,
+      systemDiskGb: 40,
+      bandwidthMbps: 5,
+      gpuName: '',
+      regionIds: ['bj-b'],
+      description: '',
+      prices: [price],
+      price,
+    };
+    const notebook: Application = {
+      id: 'jupyter-notebook',
+      name: 'Jupyter Notebook · 数据分析',
+      category: '数据科学',
+      description: '数据分析',
+      cover: '/covers/jupyter-notebook.svg',
+      defaultPort: 8888,
+      imageId: 'notebook-6.4',
+      minGpuMemoryGb: 0,
+      tags: [],
+      sizes: [size],
+    };
+    const appQuote = {
+      ...quoteFor('Hour', 1),
+      category: 'App',
+      lines: [{ kind: 'compute', name: '通用型 2 核 4 GB（1 小时）', unitPrice: '1200', quantity: 1, amount: '1200' }],
+      listTotal: '1200',
+      total: '1200',
+      discountTotal: '0',
+      placement: { regionId: 'bj-b' },
+    };
+    const fetch = buyerServer((url, init) => {
+      switch (url.pathname) {
+        case '/infra/api/v2.1/sizes':
+          return json(200, { items: [size], total: 1, page: 1, pageSize: 100 });
+        case '/upgpu/api/v2.1/application/list':
+          return json(200, { items: [notebook], total: 1, page: 1, pageSize: 100, categories: ['数据科学'] });
+        case '/infra/api/v2.1/order/user/price':
+          return json(200, appQuote);
+        case SIZE_ORDER:
+          return init?.method === 'POST' ? json(200, gpuOrder({ kind: 'Personal', category: 'App', status: 'Time', type: 'Usage', amount: '0' })) : undefined;
+        default:
+          return undefined;
+      }
+    });
+    const router = renderApp('/stats/purchase?applicationId=jupyter-notebook&category=Generic&regionId=bj-b');
+    await waitFor(async () => expect((await total()).textContent).toBe('¥0.12'));
+    expect(screen.getByText('Jupyter Notebook · 数据分析', { selector: 'strong' })).toBeTruthy();
+    expect(screen.getByText(/无需 GPU，按所选 CPU 规格计费/)).toBeTruthy();
+    expect(screen.queryByLabelText('镜像')).toBeNull();
+    expect(calls(fetch, '/infra/api/v2.1/images')).toHaveLength(0);
+    const quoted = fetch.mock.calls.filter(([u]) => String(u) === '/infra/api/v2.1/order/user/price').map(([, i]) => JSON.parse(String(i!.body)));
+    expect(quoted.at(-1)).toEqual({
+      sizeId: 'gen-c2m4',
+      regionId: 'bj-b',
+      count: 1,
+      applicationId: 'jupyter-notebook',
+      cycle: 'Hour',
+      duration: 1,
+      dataDiskGb: 0,
+    });
+
+    fireEvent.click(within(await confirmation()).getByRole('button', { name: '提交订单' }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/console/app'));
+    const posted = fetch.mock.calls.filter(([u, i]) => String(u) === SIZE_ORDER && i?.method === 'POST').map(([, i]) => JSON.parse(String(i!.body)));
+    expect(posted).toEqual([{ sizeId: 'gen-c2m4', regionId: 'bj-b', count: 1, applicationId: 'jupyter-notebook', cycle: 'Hour', duration: 1, dataDiskGb: 0 }]);
+  });
+
+  it('an application that needs no card, opened on the GPU page, says so and switches to the CPU sizes', async () => {
+    const notebook: Application = {
+      id: 'jupyter-notebook',
+      name: 'Jupyter Notebook · 数据分析',
+      category: '数据科学',
+      description: '数据分析',
+      cover: '',
+      defaultPort: 8888,
+      imageId: 'notebook-6.4',
+      minGpuMemoryGb: 0,
+      tags: [],
+    };
+    catalogueServer((url) =>
+      url.pathname === '/upgpu/api/v2.1/application/list' ? json(200, { items: [notebook], total: 1, page: 1, pageSize: 100, categories: [] }) : undefined,
+    );
+    const router = renderApp('/stats/purchase?applicationId=jupyter-notebook');
+    expect(await screen.findByText('该应用不使用 GPU，只能部署在 CPU 实例规格上')).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: '改用 CPU 规格' }));
+    await waitFor(() => {
+      const q = new URLSearchParams(router.state.location.search);
+      expect([q.get('category'), q.get('applicationId')]).toEqual(['Generic', 'jupyter-notebook']);
+    });
   });
 
   it('a balance too low for one hour (40011001) keeps the buyer on the page and offers a recharge', async () => {

@@ -14,10 +14,13 @@ const CATEGORY_OPTIONS = (['Gpu', ...SIZE_CATEGORIES] as const).map((c) => ({ va
 /**
  * The categories this account may buy (spec §6): all for a visitor or a main account; for a child,
  * GPU when it may create GPU instances or image applications (an application is bought on a GPU),
- * and no sizes (CPU, desktop, e-commerce and game machines are the main account's).
+ * CPU instances when it deploys an application that needs no card on one, and no other sizes (CPU,
+ * desktop, e-commerce and game machines are the main account's).
  */
-function purchaseCategories(user: SessionUser | null) {
-  return CATEGORY_OPTIONS.filter((o) => (o.value === 'Gpu' ? mayBuy(user, 'Gpu') || mayBuy(user, 'App') : mayBuy(user, o.value)));
+function purchaseCategories(user: SessionUser | null, withApp: boolean) {
+  return CATEGORY_OPTIONS.filter((o) =>
+    o.value === 'Gpu' || (withApp && o.value === 'Generic') ? mayBuy(user, o.value) || mayBuy(user, 'App') : mayBuy(user, o.value),
+  );
 }
 
 /**
@@ -28,8 +31,8 @@ function purchaseCategories(user: SessionUser | null) {
 export default function PurchasePage() {
   const [params] = useSearchParams();
   const { user } = useSession();
-  const options = purchaseCategories(user);
   const asked = readPurchase(params);
+  const options = purchaseCategories(user, !!asked.applicationId);
   // A category the account may not buy (an old link, a child) shows the first one it may.
   const config = options.some((o) => o.value === asked.category) ? asked : { ...asked, category: options[0]?.value ?? asked.category };
   const update = usePurchaseUpdate();

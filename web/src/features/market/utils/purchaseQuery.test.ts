@@ -89,4 +89,22 @@ describe('the purchase configuration in the URL', () => {
       dataDiskGb: 0,
     });
   });
+
+  it('an application that needs no card rides on a CPU size: its quote names the application and no image; only GPU and CPU take one', () => {
+    const c = read('category=Generic&applicationId=jupyter-notebook&sizeId=gen-c2m4&regionId=bj-b&imageId=stale');
+    expect(sizeQuoteRequest(c)).toEqual({
+      sizeId: 'gen-c2m4',
+      regionId: 'bj-b',
+      count: 1,
+      applicationId: 'jupyter-notebook',
+      cycle: 'Hour',
+      duration: 1,
+      dataDiskGb: 0,
+    });
+    expect(read(writePurchase(c).toString()).applicationId).toBe('jupyter-notebook');
+    expect(changePurchase(c, { category: 'Gpu' }).applicationId).toBe('jupyter-notebook');
+    const desktop = changePurchase(c, { category: 'Desktop' });
+    expect(desktop.applicationId).toBeUndefined();
+    expect(writePurchase({ ...desktop, applicationId: 'jupyter-notebook' }).has('applicationId')).toBe(false);
+  });
 });

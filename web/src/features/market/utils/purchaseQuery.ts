@@ -32,6 +32,7 @@ export interface PurchaseConfig {
   gpuCount: number;
   sizeId?: string;
   count: number;
+  /** A GPU application (category Gpu), or one that needs no card on a CPU size (category Generic). */
   applicationId?: string;
   imageId?: string;
   /** An image of my images, or one shared with a link (/image/share), instead of a catalogue image. */
@@ -46,6 +47,11 @@ export interface PurchaseConfig {
 
 /** One edit of the form: the configuration it was made on (defaults resolved) and what changed. */
 export type PurchaseUpdate = (shown: PurchaseConfig, change: Partial<PurchaseConfig>) => void;
+
+/** The categories an application is bought in: on a GPU, or (one that needs no card) on a CPU size. */
+export function takesApplication(category: PurchaseCategory): boolean {
+  return category === 'Gpu' || category === 'Generic';
+}
 
 export function isSizeCategory(v: unknown): v is SizeCategory {
   return typeof v === 'string' && (SIZE_CATEGORIES as readonly string[]).includes(v);
@@ -90,6 +96,7 @@ export function readPurchase(params: URLSearchParams): PurchaseConfig {
 /** Only the fields of the config's own mode are written: switching modes drops the other's. */
 export function writePurchase(c: PurchaseConfig): URLSearchParams {
   const gpu = c.category === 'Gpu';
+  const app = takesApplication(c.category) ? c.applicationId : undefined;
   const entries: [string, string | number | undefined][] = [
     ['category', gpu ? undefined : c.category],
     ['regionId', c.regionId],
@@ -99,8 +106,8 @@ export function writePurchase(c: PurchaseConfig): URLSearchParams {
     ['gpuCount', gpu ? c.gpuCount : undefined],
     ['sizeId', gpu ? undefined : c.sizeId],
     ['count', gpu ? undefined : c.count],
-    ['applicationId', gpu ? c.applicationId : undefined],
-    ['imageId', c.userImageId ? undefined : c.imageId],
+    ['applicationId', app],
+    ['imageId', c.userImageId || app ? undefined : c.imageId],
     ['userImageId', c.userImageId],
     ['cycle', c.cycle],
     ['duration', c.duration],
@@ -123,6 +130,8 @@ export function changePurchase(current: PurchaseConfig, change: Partial<Purchase
   if (changed('regionId')) next.roomId = undefined;
   if (changed('regionId') || changed('roomId') || changed('gpuTypeId') || changed('category')) next.hostId = undefined;
   if (changed('category')) {
+    // An application goes along between GPU and CPU instances (the page then says on which it runs); other products have none.
+    if (!takesApplication(next.category)) next.applicationId = undefined;
     next.sizeId = undefined;
     next.imageId = undefined;
     next.userImageId = undefined; // saved from one kind of instance, for that kind
@@ -164,12 +173,15 @@ export function gpuQuoteRequest(c: PurchaseConfig): GpuQuoteRequest | null {
 
 export function sizeQuoteRequest(c: PurchaseConfig): SizeQuoteRequest | null {
   if (c.category === 'Gpu' || !c.sizeId || !c.regionId) return null;
+  const applicationId = takesApplication(c.category) ? c.applicationId : undefined;
   return dropEmpty({
     sizeId: c.sizeId,
     regionId: c.regionId,
     count: c.count,
-    imageId: c.userImageId ? undefined : c.imageId,
-    userImageId: c.userImageId,
+    applicationId,
+    // An application (or a saved image) brings its own image; the server refuses both at once.
+    imageId: c.userImageId || applicationId ? undefined : c.imageId,
+    userImageId: applicationId ? undefined : c.userImageId,
     cycle: c.cycle,
     duration: c.duration,
     dataDiskGb: c.dataDiskGb,
