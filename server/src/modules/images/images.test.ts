@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import type { Instance, Order, SharedImage, UserImage, UserImagePage } from '@console/contract';
+import type { DeleteImageResponse, Instance, Order, ReceivedImage, SharedImage, UserImage, UserImagePage } from '@console/contract';
 import { countRows, get, json, post, put, registerUser, type TestServer } from '../../../test/harness.js';
 import { DELAYS, GPU_ORDER, LIST, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
 import { instances, orders, userImages, users } from '../../db/schema.js';
@@ -290,6 +290,153 @@ describe('my images', () => {
     const [o] = await s.ctx.db.select().from(orders).where(eq(orders.orderUid, order.orderUid));
     expect(o!.failReason).toMatch(/取消分享/);
     expect((await s.ctx.db.select().from(instances).where(eq(instances.userId, buyer.user.id))).length).toBe(0);
+  });
+
+  it('shows a saved image’s size, base and layers as the fleet keeps them (simulated figures, labelled)', async () => {
+    const u = await k.fundedUser('50');
+    const { image } = await activeImage(u.token, '看层');
+    const item = (await list(u.token)).items.find((i) => i.id === image.id)!;
+    const storage = item.storage!;
+    expect(storage.simulated).toBe(true);
+    expect(storage.sizeBytes).toBe(item.sizeGb! * 1024 ** 3);
+    expect(storage.unpackedBytes).toBeGreaterThan(storage.sizeBytes);
+    expect(storage.base).toMatchObject({ name: 'PyTorch 2.3.0', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    expect(storage.layers).toHaveLength(4);
+    expect(storage.layers.reduce((sum, l) => sum + l.sizeBytes, 0)).toBe(storage.sizeBytes);
+    expect(storage.createdAt).not.toBeNull();
+    // The detail answers the same; an image still being built has none yet.
+    expect(json<UserImage>(await get(s.app, `${IMAGES}/${image.id}`, u.token)).storage).toEqual(storage);
+    const { id } = await k.stopped(u.token);
+    expect(json<UserImage>(await save(u.token, id, '制作中')).storage).toBeNull();
+    await k.settle(DELAYS.saveImage);
+  });
+
+  it('deletes an image from the host and says what that frees; refused while an instance is being created from it', async () => {
+    const u = await k.fundedUser('80');
+    const { image } = await activeImage(u.token, '要删除的');
+    const order = json<Order>(await post(s.app, GPU_ORDER, { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Usage', duration: 1, userImageId: image.id }, u.token));
+    const inst = await k.instance(u.token, order.resourceId!);
+    expect(inst.status).toBe('Pending');
+    const refused = await del(s, `${IMAGES}/${image.id}`, u.token);
+    expect(refused.statusCode).toBe(409);
+    expect(json(refused)).toMatchObject({ code: 40921002 });
+    expect(await sim.imageInfo(image.id)).not.toBeNull();
+
+    await k.settle(DELAYS.create);
+    await k.settle(DELAYS.boot);
+    expect((await k.instance(u.token, inst.id)).status).toBe('Running');
+    const res = await del(s, `${IMAGES}/${image.id}`, u.token);
+    expect(res.statusCode, res.body).toBe(200);
+    const done = json<DeleteImageResponse>(res);
+    expect(done).toMatchObject({ ok: true, simulated: true });
+    expect(done.freedBytes).toBeGreaterThan(0);
+    expect(done.message).toMatch(/已不再被引用，将在镜像清理时释放（模拟）/);
+    // The fleet no longer keeps it; the instance made from it still runs and still names it.
+    expect(await sim.imageInfo(image.id)).toBeNull();
+    expect(await k.instance(u.token, inst.id)).toMatchObject({ status: 'Running', userImageName: '要删除的' });
+    expect(json(await del(s, `${IMAGES}/${image.id}`, u.token))).toMatchObject({ code: 40421001 });
+  });
+
+  describe('共享镜像 by code', () => {
+    const RECEIVED = `${IMAGES}/received`;
+    const makeCode = (token: string, id: string) => post(s.app, `${IMAGES}/${id}/share-code`, undefined, token);
+    const redeem = (token: string, code: unknown) => post(s.app, RECEIVED, { code }, token);
+    const received = async (token: string) => json<{ items: ReceivedImage[] }>(await get(s.app, RECEIVED, token)).items;
+    const quote = (token: string, userImageId: string) =>
+      post(s.app, '/infra/api/v2.1/gpu/order/user/price', { gpuTypeId: 'rtx4090', gpuCount: 1, cycle: 'Usage', duration: 1, userImageId }, token);
+
+    it('lets another account add an image by its code and create instances from it, read only; revoking ends that', async () => {
+      const owner = await k.fundedUser('50');
+      const friend = await k.fundedUser('50');
+      const stranger = await k.fundedUser('50');
+      const { image } = await activeImage(owner.token, '共享环境');
+
+      // One live code per image: asking twice at once gives the same one.
+      const [a, b] = await Promise.all([makeCode(owner.token, image.id), makeCode(owner.token, image.id)]);
+      const code = json<UserImage>(a).shareCode!;
+      expect(code).toMatch(/^[23456789ABCDEFGHJKMNPQRSTVWXYZ]{10}$/);
+      expect(json<UserImage>(b).shareCode).toBe(code);
+      expect((await list(owner.token)).items.find((i) => i.id === image.id)).toMatchObject({ shareCode: code, shareCodeUsers: 0 });
+
+      // Not shared by link: the friend cannot use it before entering the code.
+      expect(json(await quote(friend.token, image.id))).toMatchObject({ code: 40421002 });
+      // Entered as people type it: lower case, grouped with a dash or spaces.
+      const typed = `${code.slice(0, 5).toLowerCase()}-${code.slice(5, 8)} ${code.slice(8).toLowerCase()}`;
+      const added = await redeem(friend.token, typed);
+      expect(added.statusCode, added.body).toBe(200);
+      expect(json<ReceivedImage>(added)).toMatchObject({
+        id: image.id,
+        name: '共享环境',
+        baseImageName: 'PyTorch 2.3.0',
+        owner: expect.stringContaining('****'),
+      });
+      expect((await received(friend.token)).map((i) => i.id)).toEqual([image.id]);
+      expect((await redeem(friend.token, code)).statusCode).toBe(200);
+      expect((await received(friend.token)).length).toBe(1);
+      expect((await list(owner.token)).items.find((i) => i.id === image.id)!.shareCodeUsers).toBe(1);
+      // Not in the friend's own images (nor in its count).
+      expect((await list(friend.token)).items.map((i) => i.id)).not.toContain(image.id);
+      expect((await quote(friend.token, image.id)).statusCode).toBe(200);
+
+      // Read only: no rename, share, code or delete.
+      for (const res of [
+        await put(s.app, `${IMAGES}/${image.id}/name`, { name: '改名' }, friend.token),
+        await share(friend.token, image.id, true),
+        await makeCode(friend.token, image.id),
+        await del(s, `${IMAGES}/${image.id}`, friend.token),
+      ]) {
+        expect(res.statusCode).toBe(403);
+        expect(json(res)).toMatchObject({ code: 40321001 });
+      }
+      // Someone it was never shared with learns nothing.
+      expect(json(await get(s.app, `${IMAGES}/${image.id}`, stranger.token))).toMatchObject({ code: 40421001 });
+      expect(json(await del(s, `${IMAGES}/${image.id}`, stranger.token))).toMatchObject({ code: 40421001 });
+      expect(json(await post(s.app, `${IMAGES}/${image.id}/share-code`, undefined, stranger.token))).toMatchObject({ code: 40421001 });
+      expect(json(await del(s, `${RECEIVED}/${image.id}`, stranger.token))).toMatchObject({ code: 40421001 });
+
+      // The owner's own code is refused, and so is nonsense.
+      const own = await redeem(owner.token, code);
+      expect(own.statusCode).toBe(400);
+      expect(json(own)).toMatchObject({ code: 40021005 });
+      const unknown = await redeem(stranger.token, 'ABCDEFGHJK');
+      expect(unknown.statusCode).toBe(404);
+      expect(json(unknown)).toMatchObject({ code: 40421003 });
+      for (const bad of ['', 'ABC', 'ABCDEFGHJ0', 12345, null]) expect(json(await redeem(stranger.token, bad))).toMatchObject({ code: 40000001 });
+      expect(json(await post(s.app, RECEIVED, {}, stranger.token))).toMatchObject({ code: 40000001 });
+      expect(json(await post(s.app, `${IMAGES}/not-a-uuid/share-code`, undefined, owner.token))).toMatchObject({ code: 40000001 });
+
+      // Revoked: the friend's list drops it, a new instance is refused, the old code answers revoked.
+      const revoked = json<UserImage>(await del(s, `${IMAGES}/${image.id}/share-code`, owner.token));
+      expect(revoked).toMatchObject({ shareCode: null, shareCodeUsers: 0 });
+      expect(await received(friend.token)).toEqual([]);
+      expect(json(await quote(friend.token, image.id))).toMatchObject({ code: 40421002 });
+      expect(json(await redeem(stranger.token, code))).toMatchObject({ code: 40421003 });
+      expect(json(await get(s.app, `${IMAGES}/${image.id}`, friend.token))).toMatchObject({ code: 40421001 });
+
+      // A new code is a new one; the friend needs it to use the image again.
+      const again = json<UserImage>(await makeCode(owner.token, image.id)).shareCode!;
+      expect(again).not.toBe(code);
+      expect(await received(friend.token)).toEqual([]);
+      expect((await redeem(friend.token, again)).statusCode).toBe(200);
+      // The friend may drop it from their list; the owner's image stays.
+      expect(json(await del(s, `${RECEIVED}/${image.id}`, friend.token))).toEqual({ ok: true });
+      expect(await received(friend.token)).toEqual([]);
+      expect((await get(s.app, `${IMAGES}/${image.id}`, owner.token)).statusCode).toBe(200);
+    });
+
+    it('refuses a code for an image not yet made, and ends every code when the image is deleted', async () => {
+      const owner = await k.fundedUser('50');
+      const friend = await k.fundedUser('50');
+      const { id } = await k.stopped(owner.token);
+      const building = json<UserImage>(await save(owner.token, id, '还在做'));
+      expect(json(await makeCode(owner.token, building.id))).toMatchObject({ code: 40021004 });
+      await k.settle(DELAYS.saveImage);
+      const code = json<UserImage>(await makeCode(owner.token, building.id)).shareCode!;
+      expect((await redeem(friend.token, code)).statusCode).toBe(200);
+      expect((await del(s, `${IMAGES}/${building.id}`, owner.token)).statusCode).toBe(200);
+      expect(await received(friend.token)).toEqual([]);
+      expect(json(await redeem(friend.token, code))).toMatchObject({ code: 40421003 });
+    });
   });
 
   it('lets a child account see my images only with openYunBucket or image', async () => {
