@@ -9,4 +9,5 @@ export * from './store.js';
 export * from './model-channels.js';
 export * from './quotes.js';
 export * from './lookups.js';
+export { freeCardsOf, hostMarket, saleLimits, type HostMarket } from './host-market.js';
 export * from './module.js';

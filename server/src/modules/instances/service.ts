@@ -54,6 +54,7 @@ import { bootOpId, type ComputeDriver, type DriverEvent, type InstanceOp, type M
 import { AppError, isAppError } from '../../http/errors.js';
 import type { InventoryService } from '../catalogue/index.js';
 import type { CatalogueStore, Settings, Snapshot } from '../catalogue/index.js';
+import { freeCardsOf, hostMarket, saleLimits } from '../catalogue/index.js';
 import type { Checkout } from '../orders/index.js';
 import type { Fulfillers } from '../orders/index.js';
 import type { OrderRow } from '../orders/index.js';
@@ -117,6 +118,8 @@ export class InstanceService {
     const found = await this.mustFind(user, id);
     if (action === 'startNoCard' && found.gpuCount === 0)
       throw new AppError('INSTANCE_STATE_INVALID', '该实例没有 GPU，直接开机即可（无卡模式仅用于 GPU 实例）');
+    // Before anything is charged (arrears, the hour reserved): a start the host has no room for stays stopped.
+    if ((action === 'start' || action === 'startNoCard') && canAct(action, found.status, 'user')) await this.assertHostHasRoom(found, action === 'startNoCard');
     const row = await this.deps.db.transaction(async (tx) => {
       const cur = await this.lock(tx, id);
       return this.begin(tx, cur, action, { actor: 'user', actorId: user.id, detail: '' });
@@ -188,6 +191,37 @@ export class InstanceService {
       throw e;
     }
     return { noCard: false, gpuHeld: cur.gpuCount, releaseAt: null };
+  }
+
+  /**
+   * On a driver that sells one real host (ComputeDriver.offer: the local driver), a start is sold as
+   * an order is (catalogue/host-market.ts): its cores and memory within what the host may sell
+   * (its own times the operator's overcommit ratios) beside the machines that hold it now, and with
+   * cards, as many of its type free, exactly. A host without cards runs a GPU machine without them
+   * (README "GPUs"): no card is counted there.
+   */
+  private async assertHostHasRoom(cur: InstanceRow, noCard: boolean): Promise<void> {
+    const offer = await this.deps.driver.offer?.();
+    if (!offer) return;
+    const snap = await this.deps.catalogue.get();
+    const market = hostMarket(offer, snap.settings);
+    const type = snap.gpuTypes.find((g) => g.id === cur.gpuTypeId);
+    const cards = noCard ? 0 : cur.gpuCount;
+    if (cards > 0 && type && offer.gpus.length > 0) {
+      const free = freeCardsOf(market, type);
+      if (cards > free)
+        throw new AppError(
+          'INSTANCE_GPU_BUSY',
+          `本主机空闲的 ${type.name} 只有 ${free} 张，开机需要 ${cards} 张；可以无卡模式开机（不挂载 GPU），或等其他实例关机后再试`,
+        );
+    }
+    const limit = saleLimits(market);
+    const free = { cpu: Math.max(0, limit.cpu - offer.held.cpu), memoryGb: Math.max(0, limit.memoryGb - offer.held.memoryGb) };
+    if (cur.cpu > free.cpu || cur.memoryGb > free.memoryGb)
+      throw new AppError(
+        'HOST_FULL',
+        `本主机剩余 ${free.cpu} 核 / ${free.memoryGb} GB 内存可用，该实例开机需要 ${cur.cpu} 核 / ${cur.memoryGb} GB；请等其他实例关机后再试，实例保持关机，不产生费用`,
+      );
   }
 
   /** A post-paid start pays its arrears first and needs an hour of its run in the balance. */
