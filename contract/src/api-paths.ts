@@ -101,6 +101,9 @@ export const API = {
   operatorModelChannels: '/api/v1/operator/model-channels',
   operatorModelChannel: '/api/v1/operator/model-channels/:id',
   operatorModel: '/api/v1/operator/models/:id',
+  /** 镜像登记: images the operator registers by reference (checked in the registry or the host's layout), offered in the catalogue. */
+  operatorImages: '/api/v1/operator/images',
+  operatorImage: '/api/v1/operator/images/:id',
   // Instances: every category behind one set of calls, filtered by category.
   instances: '/upgpu/api/v2.1/instances',
   instance: '/upgpu/api/v2.1/instances/:id',

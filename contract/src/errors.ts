@@ -141,6 +141,16 @@ export const ERRORS = {
   MODEL_CHANNEL_NOT_FOUND: { code: 40441001, message: '模型渠道不存在或已删除，请刷新列表' },
   MODEL_ENTRY_NOT_FOUND: { code: 40441002, message: '模型不存在，请刷新模型列表' },
   // Invoices
+  // The operator's registered images (镜像登记), codes 4xx33xxx.
+  OPERATOR_IMAGE_MISSING: { code: 40033001, message: '找不到该镜像：请先把它推送到镜像仓库（未配置 REGISTRY_URL 时导入本机镜像目录），核对地址与标签后再登记' },
+  OPERATOR_IMAGE_OTHER_REGISTRY: {
+    code: 40033002,
+    message: '该镜像不在本平台的镜像仓库（REGISTRY_URL）中：请先推送到该仓库，或只填写仓库内的名称（如 ns/name:tag）',
+  },
+  OPERATOR_IMAGE_TAKEN: { code: 40933001, message: '该镜像地址或名称已登记，无需重复登记；如需修改请先移除原登记' },
+  OPERATOR_IMAGE_IN_USE: { code: 40933002, message: '有实例正在使用该镜像，请待这些实例释放后再移除' },
+  OPERATOR_IMAGE_NOT_FOUND: { code: 40433001, message: '该镜像登记不存在或已移除，请刷新列表' },
+  REGISTRY_UNAVAILABLE: { code: 50233001, message: '暂时无法访问镜像仓库：请检查 REGISTRY_URL、REGISTRY_USER / REGISTRY_PASSWORD 与网络后重试' },
   INVOICE_AMOUNT_EXCEEDED: { code: 40022001, message: '开票金额超过可开票金额' },
   INVOICE_STATE_INVALID: { code: 40922001, message: '该发票申请已处理，不能再进行此操作，请刷新后查看' },
   // Accounts: certification, student verification, child accounts, reviews

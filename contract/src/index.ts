@@ -29,3 +29,4 @@ export * from './schemas/monitoring.js';
 export * from './schemas/openai.js';
 export * from './schemas/model.js';
 export * from './schemas/operator-models.js';
+export * from './schemas/operator-images.js';

@@ -50,7 +50,9 @@ import { invoicesModule, type InvoiceService } from './modules/invoices/index.js
 import { operatorModule, type OperatorService } from './modules/operator/index.js';
 import { makePaymentDrivers, type PaymentDrivers } from './drivers/payment/index.js';
 import { osFamilyOf, type ComputeDriver } from './drivers/compute/types.js';
-import { makeComputeDriver } from './drivers/compute/index.js';
+import { localComputeDir, makeComputeDriver, registryOptionsOf } from './drivers/compute/index.js';
+import { LocalComputeDriver } from './drivers/compute/local/driver.js';
+import { ImageRegistrar } from './drivers/compute/local/oci/registration.js';
 import {
   instancesModule,
   METER_LANES,
@@ -68,7 +70,7 @@ import {
   type ScheduledStops,
   type TrafficService,
 } from './modules/instances/index.js';
-import { imagesModule, type ImageService } from './modules/images/index.js';
+import { imagesModule, keptImageIds, type ImageService } from './modules/images/index.js';
 import { datasetsModule, type DatasetService } from './modules/datasets/index.js';
 import { trainingModule, type TrainingService } from './modules/training/index.js';
 import { EmbeddedTrainer } from './drivers/image-backend/embedded-trainer.js';
@@ -84,7 +86,7 @@ import type { BalanceFloors } from './modules/users/index.js';
 import { certificationModule, type CertificationService } from './modules/certification/index.js';
 import { spendLimitsOf, type ChildService } from './modules/users/index.js';
 import { studentsModule, type StudentService } from './modules/students/index.js';
-import { PasswordBox } from './modules/instances/index.js';
+import { instancesUsingImages, PasswordBox } from './modules/instances/index.js';
 import { noticesModule, type GpuSubscriptionService, type NoticeService } from './modules/notices/index.js';
 import { monitoringModule, type IdleStops, type Monitoring } from './modules/monitoring/index.js';
 import { modelModule, type ApiKeyService, type ConversationService, type ModelCatalogue, type ModelGateway, type ModelUsage } from './modules/model/index.js';
@@ -130,6 +132,8 @@ export interface AppContext {
   resources: ResourceService;
   invoices: InvoiceService;
   operator: OperatorService;
+  /** The image gc (job images.gc): the local driver's layout and unpacked images; nothing to do on other drivers. */
+  imageGc: { tick(): Promise<number> };
   certification: CertificationService;
   students: StudentService;
   children: ChildService;
@@ -583,6 +587,11 @@ export async function createContext(opts: {
     auth,
     operatorMobiles: config.OPERATOR_MOBILES,
     localOperatorToken: () => localOperator.token,
+    imageRegistration: {
+      registrar: new ImageRegistrar(path.join(localComputeDir(config.dataDir), 'oci'), registryOptionsOf(config)),
+      inUse: (ids) => instancesUsingImages(db, ids),
+      log: (m) => opts.log.warn(m),
+    },
   });
   routes.push(operatorModuleOut.routes);
   const { operator, operatorOf } = operatorModuleOut;
@@ -621,6 +630,7 @@ export async function createContext(opts: {
     resources,
     invoices,
     operator,
+    imageGc: { tick: async () => (drivers.compute instanceof LocalComputeDriver ? drivers.compute.collectImages(await keptImageIds(db)) : 0) },
     certification,
     students,
     children,

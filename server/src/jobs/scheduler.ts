@@ -25,6 +25,8 @@ import type { VoucherService } from '../modules/vouchers/index.js';
 export const JOB_INTERVAL_MS = 30_000;
 /** How often running machines are sampled for the 概览 charts (the step of the finest series, monitoring/store.ts). */
 export const MONITOR_SAMPLE_MS = 15_000;
+/** How often the images nothing needs are removed from the host (a deleted saved image's space comes back within this). */
+export const IMAGE_GC_MS = 60 * 60_000;
 
 interface Job {
   run: () => Promise<number>;
@@ -50,6 +52,8 @@ export interface SchedulerDeps {
   payments: Pick<PaymentService, 'closeExpired'>;
   gifts: Pick<GiftService, 'expireDue'>;
   vouchers: Pick<VoucherService, 'expireDue'>;
+  /** The local driver's image gc (deleted saved images, blobs and unpacked images nothing needs). */
+  imageGc: { tick(): Promise<number> };
   intervals: {
     /** RECONCILE_INTERVAL_MS */
     reconcileMs: number;
@@ -94,6 +98,8 @@ export function jobsOf(deps: SchedulerDeps): Record<string, Job> {
     'payments.close-expired': { run: () => deps.payments.closeExpired(), everyMs: slow },
     'gifts.expire': { run: () => deps.gifts.expireDue(), everyMs: slow },
     'vouchers.expire': { run: () => deps.vouchers.expireDue(), everyMs: slow },
+    // Under the layout's lock between processes (oci/lock.ts): never while another console process imports.
+    'images.gc': { run: () => deps.imageGc.tick(), everyMs: IMAGE_GC_MS },
   };
 }
 

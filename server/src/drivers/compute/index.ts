@@ -7,6 +7,7 @@ import type { Db } from '../../db/client.js';
 import path from 'node:path';
 import { AgentComputeDriver } from './agent.js';
 import { LocalComputeDriver } from './local/driver.js';
+import type { RegistryOptions } from './local/oci/registry.js';
 import { SimulatedComputeDriver, parseSimDelays } from './simulated.js';
 import type { ComputeDriver } from './types.js';
 
@@ -21,6 +22,9 @@ export interface ComputeDriverSettings {
   LOCAL_HOST_UIDS_DIR?: string;
   LOCAL_MACHINES_AS_SERVER_USER?: boolean;
   SANDBOX_ALLOW_NETS?: readonly string[];
+  REGISTRY_URL?: string;
+  REGISTRY_USER?: string;
+  REGISTRY_PASSWORD?: string;
   dataDir: string;
   publicBaseUrl: string;
 }
@@ -41,6 +45,11 @@ export function localComputeDir(dataDir: string): string {
   return path.join(dataDir, 'local-compute');
 }
 
+/** REGISTRY_URL and its login as the local driver's images take them; null without a registry. */
+export function registryOptionsOf(config: Pick<ComputeDriverSettings, 'REGISTRY_URL' | 'REGISTRY_USER' | 'REGISTRY_PASSWORD'>): RegistryOptions | null {
+  return config.REGISTRY_URL ? { url: config.REGISTRY_URL, user: config.REGISTRY_USER, password: config.REGISTRY_PASSWORD } : null;
+}
+
 export const COMPUTE_DRIVERS = {
   simulated: ({ config, db, clock }) => new SimulatedComputeDriver(db, clock, parseSimDelays(config.COMPUTE_SIM_DELAYS), config.COMPUTE_SIM_DOMAIN),
   agent: ({ config }) =>
@@ -58,6 +67,7 @@ export const COMPUTE_DRIVERS = {
       allowNets: config.SANDBOX_ALLOW_NETS,
       hostUidsDir: config.LOCAL_HOST_UIDS_DIR,
       machinesAsServerUser: config.LOCAL_MACHINES_AS_SERVER_USER,
+      registry: registryOptionsOf(config),
     }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
 

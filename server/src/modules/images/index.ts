@@ -2,3 +2,4 @@
 export * from './service.js';
 export * from './routes.js';
 export * from './module.js';
+export * from './kept.js';

@@ -20,3 +20,4 @@ export * from './traffic-refund.js';
 export * from './traffic.js';
 export * from './views.js';
 export * from './module.js';
+export * from './image-use.js';

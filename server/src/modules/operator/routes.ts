@@ -27,6 +27,8 @@ import type { StudentService } from '../students/index.js';
 import type { UserService } from '../users/index.js';
 import type { OperatorService } from './service.js';
 import type { ModelChannelRoutesDeps } from './model-channels.js';
+import { registeredImageRoutes } from './registered-image-routes.js';
+import type { RegisteredImages } from './registered-images.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -74,6 +76,8 @@ export interface OperatorRoutesDeps extends ModelChannelRoutesDeps {
   students: StudentService;
   /** OPERATOR_MOBILES: the accounts that are operators by configuration. */
   operatorMobiles: string[];
+  /** 镜像登记. */
+  registeredImages: RegisteredImages;
 }
 
 export async function operatorRoutes(app: FastifyInstance, deps: OperatorRoutesDeps) {
@@ -175,6 +179,7 @@ export async function operatorRoutes(app: FastifyInstance, deps: OperatorRoutesD
   );
 
   modelChannelRoutes(app, deps, asOperator);
+  registeredImageRoutes(app, deps.registeredImages, operatorOf);
 
   r.get(
     API.operatorReviewLog,
