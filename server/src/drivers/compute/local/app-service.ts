@@ -17,7 +17,7 @@ import path from 'node:path';
 import type { MachineApp, MachineAppState } from '../types.js';
 import { SETPRIV } from './host-uids.js';
 import { OciLayout } from './oci/layout.js';
-import { execIn, joinAndExec, runIn, type Joinable } from './sandbox.js';
+import { execIn, imageEnvOf, joinAndExec, machineEnv, runIn, type Joinable } from './sandbox.js';
 
 /** What an application machine runs: its image's start command and the port it serves. */
 export interface AppCommand {
@@ -70,6 +70,16 @@ export async function appCommandOf(
   if (!image?.config.cmd.length || !port) return null;
   const { cmd, env, workingDir } = image.config;
   return { cmd, env, workingDir: workingDir || '/', port };
+}
+
+/**
+ * The environment an application's command is given (NAME=VALUE, exported by RUN_APP after the
+ * machine's own): its image's Env, and with cards LD_LIBRARY_PATH and PATH ending in the host
+ * driver's folders (gpus.ts gpuEnv), so that the image's own value neither hides the driver's
+ * libcuda nor is lost.
+ */
+export function appEnv(imageEnv: readonly string[], cards: boolean): string[] {
+  return Object.entries(machineEnv(imageEnvOf(imageEnv), cards) ?? {}).map(([k, v]) => `${k}=${v}`);
 }
 
 /** The driver's image layout (`<dir>/oci`, opened by machine-image.ts), where it exists: no layout, no OCI images, no applications. */
@@ -169,13 +179,20 @@ export class AppService {
   }
 
   /**
-   * Starts the application of a machine that is one (appCommandOf). A failure is logged and is not
-   * the machine's: it runs without its application (打开应用 then says it has none).
+   * Starts the application of a machine that is one (appCommandOf), with the host driver's folders
+   * after its image's own where the machine runs with `cards`. A failure is logged and is not the
+   * machine's: it runs without its application (打开应用 then says it has none).
    */
-  async startIfApp(instanceId: string, sandbox: Joinable, spec: Parameters<typeof appCommandOf>[0], images: AppImages | null): Promise<void> {
+  async startIfApp(
+    instanceId: string,
+    sandbox: Joinable,
+    spec: Parameters<typeof appCommandOf>[0],
+    images: AppImages | null,
+    { cards }: { cards: boolean } = { cards: false },
+  ): Promise<void> {
     try {
       const command = await appCommandOf(spec, images);
-      if (command) await this.start(instanceId, sandbox, command);
+      if (command) await this.start(instanceId, sandbox, { ...command, env: appEnv(command.env, cards) });
     } catch (e) {
       this.opts.log?.(`local compute: 镜像应用无法启动（${instanceId}）：${(e as Error).message}`);
     }

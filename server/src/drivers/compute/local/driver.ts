@@ -59,6 +59,7 @@ import { ServiceImages } from './service-images.js';
 import type { RegistryOptions } from './oci/registry.js';
 import {
   commandIn,
+  imageEnvOf,
   inRoot,
   layOutFromImage,
   ownTree,
@@ -581,6 +582,8 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     const spec = m.spec as LocalSpec;
     // Its image's rootfs, unpacked again where it was pruned or this host never had it.
     const rootfs = spec.imageDigest ? await this.images.rootfs(spec.imageDigest) : null;
+    // Its image's Env (LANG, TZ, PATH…) for every process that joins it: the terminal, SSH, the notebook, its application.
+    const imageEnv = spec.imageDigest ? imageEnvOf((await this.appImages.resolve(spec.imageDigest))?.config.env ?? []) : undefined;
     const uid = await this.uidOf(m.instanceId, spec);
     const sharedDir = spec.fileStoreId && this.opts.fileStoreRoot ? path.join(this.opts.fileStoreRoot, spec.fileStoreId) : undefined;
     if (sharedDir && this.diskImages.ok && this.opts.fileStoreQuotaGb) await ensureTree(sharedDir, treeImageGb(this.opts.fileStoreQuotaGb), uid);
@@ -604,8 +607,9 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
       pids: PIDS_PER_MACHINE,
     });
     let sandbox: RunningSandbox;
+    let cards: GpuView | null;
     try {
-      const cards = await this.cardsFor(m, gpu);
+      cards = await this.cardsFor(m, gpu);
       sandbox = await startSandbox(
         this.paths(m),
         {
@@ -621,6 +625,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
           lxcfs: (await this.hostView).mount,
           memoryBytes,
           rootfs,
+          imageEnv,
         },
         this.opts.bwrap,
       );
@@ -644,7 +649,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
       startDesktop(sandbox, this.opts.log, rootfs ?? '/');
       this.desktops.add(m.instanceId);
     }
-    await this.apps.startIfApp(m.instanceId, sandbox, spec, this.appImages);
+    await this.apps.startIfApp(m.instanceId, sandbox, spec, this.appImages, { cards: cards !== null });
     await this.setMachine(m.instanceId, { power: 'running', gpu });
     void sandbox.ended.then(async () => {
       if (this.sandboxes.get(m.instanceId) !== sandbox) return; // stopped on purpose

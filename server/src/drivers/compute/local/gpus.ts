@@ -265,9 +265,19 @@ export const GPU_PROFILE_SCRIPT = `mkdir -p /etc/profile.d && cat > /etc/profile
 [ -d ${GPU_BIN_DIR} ] && case ":$PATH:" in *:${GPU_BIN_DIR}:*) ;; *) PATH="$PATH:${GPU_BIN_DIR}" ;; esac
 EOF`;
 
-/** The environment of a GPU machine's processes whose PATH is `basePath`: the driver's libraries and nvidia-smi found in GPU_DIR. */
-export function gpuEnv(basePath: string): Record<string, string> {
-  return { LD_LIBRARY_PATH: GPU_LIB_DIR, PATH: `${basePath}:${GPU_BIN_DIR}` };
+/**
+ * The environment of a GPU machine's processes: `base` (its image's Env, none for the host's system)
+ * with the driver's libraries and nvidia-smi found in GPU_DIR after the image's own folders (an
+ * image's CUDA under /usr/local/cuda keeps coming first), `defaultPath` where the image sets no PATH.
+ */
+export function gpuEnv(base: Readonly<Record<string, string>>, defaultPath: string): Record<string, string> {
+  return { ...base, LD_LIBRARY_PATH: appendFolder(base.LD_LIBRARY_PATH, GPU_LIB_DIR), PATH: appendFolder(base.PATH ?? defaultPath, GPU_BIN_DIR) };
+}
+
+/** A colon-separated list of folders with `folder` at its end (once); empty or absent: `folder` alone. */
+function appendFolder(list: string | undefined, folder: string): string {
+  if (!list) return folder;
+  return list.split(':').includes(folder) ? list : `${list}:${folder}`;
 }
 
 /**

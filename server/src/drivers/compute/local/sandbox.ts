@@ -361,6 +361,8 @@ export interface SandboxOptions {
   lxcfs?: string | null;
   /** The unpacked image the machine runs (machine-image.ts): its /usr, root links and loader cache; none: the host's. */
   rootfs?: string | null;
+  /** Its image config's Env (LANG, TZ, PATH…), which every process joining it gets (machineEnv); none: the host's system. */
+  imageEnv?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -647,9 +649,10 @@ export async function startSandbox(paths: SandboxPaths, opts: SandboxOptions, bw
     // Outgoing network only behind the machine's firewall (network-policy.ts): without nftables, a loopback only.
     const network = existsSync(SLIRP) && networkPolicyWorks().ok ? await connectNetwork(pid, cgroupProcs, opts.allowNets ?? []) : null;
     void ended.then(() => network?.kill());
-    const env = opts.gpu ? gpuEnv(SANDBOX_ENV.PATH) : undefined;
+    const env = machineEnv(opts.imageEnv ?? {}, Boolean(opts.gpu));
     const running = { process: child, initPid: pid, ended, network, cgroupProcs, hostUid: opts.hostUid ?? null, env };
-    // What fails here (a file the machine's root put in the way) costs a login shell its nvidia-smi only.
+    // What fails here (a file the machine's root put in the way) costs a login shell its image's PATH or its nvidia-smi only.
+    if (opts.imageEnv) await runIn(running, ['/bin/sh', '-c', imagePathProfile(opts.imageEnv.PATH)]).catch(() => {});
     if (opts.gpu) await runIn(running, ['/bin/sh', '-c', GPU_PROFILE_SCRIPT]).catch(() => {});
     return running;
   } catch (e) {
@@ -734,6 +737,45 @@ const SANDBOX_ENV = {
   PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
   TERM: 'xterm-256color',
 };
+
+/**
+ * What every process joining a machine gets besides SANDBOX_ENV (RunningSandbox.env): its image
+ * config's Env, and with cards the host driver's folders after the image's own (gpus.ts gpuEnv);
+ * undefined: nothing (a machine on the host's system without cards). Never anything of the server's.
+ */
+export function machineEnv(imageEnv: Readonly<Record<string, string>>, cards: boolean): Record<string, string> | undefined {
+  if (cards) return gpuEnv(imageEnv, SANDBOX_ENV.PATH);
+  return Object.keys(imageEnv).length ? { ...imageEnv } : undefined;
+}
+
+/** An image config's Env (`NAME=VALUE` strings) as names and values; malformed entries are left out, a later one wins. */
+export function imageEnvOf(env: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of env) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(entry);
+    if (m && !m[2]!.includes('\0')) out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+/** Where login shells get the image's PATH back (Debian's /etc/profile sets its own); before nvidia-host.sh, which appends to it. */
+const IMAGE_PROFILE = '/etc/profile.d/console-image-env.sh';
+
+/**
+ * Run inside a machine on an image as it starts (from inside: its /etc is its root's, links
+ * included): login shells — the web terminal's, SSH's — have the image's PATH; no PATH in the image:
+ * the file goes.
+ */
+export function imagePathProfile(imagePath: string | undefined): string {
+  // A PATH of several lines is no PATH (and would end the file early).
+  if (!imagePath || imagePath.includes('\n')) return `rm -f ${IMAGE_PROFILE}`;
+  const quoted = `'${imagePath.replace(/'/g, `'\\''`)}'`;
+  return `mkdir -p /etc/profile.d && cat > ${IMAGE_PROFILE} <<'EOF'
+# The PATH of this machine's image (its config's Env); the console writes this at each start.
+PATH=${quoted}
+export PATH
+EOF`;
+}
 
 /** A command line that runs `command` inside a running sandbox: in its namespaces, at its root, as its root user. */
 export function commandIn(
