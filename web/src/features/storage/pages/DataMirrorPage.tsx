@@ -1,42 +1,29 @@
-import { App, Button, Flex, Space, Switch, Tag, Tooltip, Typography, type TableColumnsType } from 'antd';
-import { CopyOutlined, SyncOutlined } from '@ant-design/icons';
+import { useState } from 'react';
+import { App, Button, Flex, Space, Switch, Tooltip, Typography, type TableColumnsType } from 'antd';
+import { CopyOutlined } from '@ant-design/icons';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import {
-  IMAGE_BUILD_POLL_MS,
-  ImageStatus,
-  ImageStatusColor,
-  InstanceCategory,
-  PAGE,
-  USER_IMAGE_NAME_MAX,
-  type ImageStatus as Status,
-  type UserImage,
-  type UserImagePage,
-} from '@console/contract';
+import { IMAGE_BUILD_POLL_MS, InstanceCategory, PAGE, USER_IMAGE_NAME_MAX, type UserImage, type UserImagePage } from '@console/contract';
 import { STORAGE_KEYS, shareUrl, storageApi } from '../api/storage';
 import { formatTime } from '../../../components/orderViews';
 import { PagedListPage } from '../../../components/PagedListPage';
 import { purchaseWithImage } from '../utils/imagePurchase';
+import { ImageStatusTag } from '../components/ImageStatusTag';
+import { ImageDetailDrawer, StorageSize } from '../components/ImageDetailDrawer';
+import { ReceivedImages } from '../components/ReceivedImages';
 
-/** antd Tag colours for the contract's image status colours. */
-const TAG_COLOR = { green: 'success', red: 'error', blue: 'processing', purple: 'purple' } as const;
+export { ImageStatusTag };
 
 const usable = (i: UserImage) => i.status === 'Active' || i.status === 'Active_NotAllowedMigrate';
 
-export function ImageStatusTag({ image }: { image: Pick<UserImage, 'status' | 'failReason'> }) {
-  const tag = (
-    <Tag color={TAG_COLOR[ImageStatusColor[image.status]]} icon={image.status === 'Build' ? <SyncOutlined spin /> : undefined} style={{ marginInlineEnd: 0 }}>
-      {ImageStatus.label(image.status as Status)}
-    </Tag>
-  );
-  return image.failReason ? <Tooltip title={image.failReason}>{tag}</Tooltip> : tag;
-}
-
 /** 创建实例 from a usable image; 删除 once it is no longer being made. */
-function ImageActions({ image: i, onDelete }: { image: UserImage; onDelete: (i: UserImage) => void }) {
+function ImageActions({ image: i, onDelete, onDetail }: { image: UserImage; onDelete: (i: UserImage) => void; onDetail: (i: UserImage) => void }) {
   const navigate = useNavigate();
   return (
     <Space size={0} wrap>
+      <Button type="link" size="small" onClick={() => onDetail(i)}>
+        详情
+      </Button>
       <Button type="link" size="small" disabled={!usable(i)} onClick={() => navigate(purchaseWithImage(i))}>
         创建实例
       </Button>
@@ -59,7 +46,12 @@ export default function DataMirrorPage() {
   const changed = () => void queryClient.invalidateQueries({ queryKey: STORAGE_KEYS.images });
   const share = useMutation({ mutationFn: (v: { id: string; shared: boolean }) => storageApi.shareImage(v.id, v.shared), onSettled: changed });
   const rename = useMutation({ mutationFn: (v: { id: string; name: string }) => storageApi.renameImage(v.id, v.name), onSettled: changed });
-  const remove = useMutation({ mutationFn: (id: string) => storageApi.deleteImage(id), onSettled: changed });
+  const remove = useMutation({
+    mutationFn: (id: string) => storageApi.deleteImage(id),
+    onSuccess: (r) => void message.success(r.message),
+    onSettled: changed,
+  });
+  const [detailId, setDetailId] = useState<string | null>(null);
 
   const copy = (i: UserImage) => {
     void navigator.clipboard?.writeText(shareUrl(i.sharePath!)).then(
@@ -71,7 +63,7 @@ export default function DataMirrorPage() {
   const confirmDelete = (i: UserImage) =>
     modal.confirm({
       title: `确认删除镜像「${i.name}」？`,
-      content: `删除后无法恢复${i.shared ? '，分享链接随即失效' : ''}；已用它创建的实例不受影响。`,
+      content: `删除后无法恢复${i.shared ? '，分享链接随即失效' : ''}${i.shareCode ? '，共享码随即失效' : ''}；已用它创建的实例不受影响，主机上它独有的镜像层将被释放。`,
       okText: '确认删除',
       okButtonProps: { danger: true },
       cancelText: '取消',
@@ -114,7 +106,7 @@ export default function DataMirrorPage() {
         </Flex>
       ),
     },
-    { title: '大小', key: 'size', width: 90, render: (_, i) => (i.sizeGb === null ? '--' : `${i.sizeGb} GB`) },
+    { title: '大小', key: 'size', width: 150, render: (_, i) => <StorageSize storage={i.storage} sizeGb={i.sizeGb} /> },
     {
       title: '分享',
       key: 'share',
@@ -142,7 +134,13 @@ export default function DataMirrorPage() {
       ),
     },
     { title: '创建时间', dataIndex: 'createdAt', width: 170, render: (v: string) => formatTime(v) },
-    { title: '操作', key: 'op', width: 190, fixed: 'end', render: (_, i) => <ImageActions image={i} onDelete={confirmDelete} /> },
+    {
+      title: '操作',
+      key: 'op',
+      width: 210,
+      fixed: 'end',
+      render: (_, i) => <ImageActions image={i} onDelete={confirmDelete} onDetail={(x) => setDetailId(x.id)} />,
+    },
   ];
 
   return (
@@ -153,11 +151,14 @@ export default function DataMirrorPage() {
       notice={(data) => ({
         title: data ? `镜像免费保存，每个账号最多 ${data.limit} 个，已用 ${data.used} 个` : '镜像免费保存',
         description:
-          '在实例关机（或无卡模式关机）后，从实例的“更多 → 保存镜像”制作镜像，制作期间实例处于“操作中”。镜像可用于创建新实例，开启分享后，登录用户可通过分享链接查看并使用它创建实例。',
+          '在实例关机（或无卡模式关机）后，从实例的“更多 → 保存镜像”制作镜像，制作期间实例处于“操作中”。镜像可用于创建新实例，开启分享后，登录用户可通过分享链接查看并使用它创建实例；在“详情”中生成共享码发给其他账号，对方输入后即可使用（只读），撤销后随即失效。',
       })}
       empty={{ text: '还没有镜像：实例关机后可保存为镜像', to: PAGE.gpuGeneric, action: '查看 GPU 实例' }}
       unit="个镜像"
-      table={{ rowKey: 'id', scroll: { x: 1200 }, columns }}
-    />
+      table={{ rowKey: 'id', scroll: { x: 1300 }, columns }}
+    >
+      <ReceivedImages />
+      <ImageDetailDrawer id={detailId} onClose={() => setDetailId(null)} />
+    </PagedListPage>
   );
 }
