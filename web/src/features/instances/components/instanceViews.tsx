@@ -251,6 +251,13 @@ export function AccessCell({ instance: i }: { instance: Instance }) {
             JupyterLab
           </a>
         )}
+        {running && !a.jupyterUrl && a.missing?.jupyter && (
+          <Tooltip title={a.missing.jupyter}>
+            <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+              JupyterLab 不可用
+            </Typography.Text>
+          </Tooltip>
+        )}
         {running && a.appUrl && (
           <a href={a.appUrl} target="_blank" rel="noreferrer" style={{ fontSize: 12 }}>
             打开应用

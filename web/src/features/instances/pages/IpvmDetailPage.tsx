@@ -361,7 +361,9 @@ function AccessPanel({ instance: i }: { instance: Instance }) {
                   ),
                 },
               ]
-            : []),
+            : a.missing?.jupyter
+              ? [{ key: 'jupyter', label: 'JupyterLab', children: <Typography.Text type="warning">{a.missing.jupyter}</Typography.Text> }]
+              : []),
           ...(a.serviceUrl
             ? [
                 {
