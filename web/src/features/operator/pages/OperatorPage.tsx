@@ -4,12 +4,13 @@ import { readPaging, writePaging, type Paging } from '../../../routing/useUrlPag
 import { useUrlState } from '../../../routing/useUrlState';
 import { INVOICE_FILTERS, InvoiceQueue, type InvoiceFilter } from '../components/InvoiceQueue';
 import { ModelChannelsTab } from '../components/ModelChannelsTab';
+import { RegisteredImagesTab } from '../components/RegisteredImagesTab';
 import { ReviewLogTable } from '../components/ReviewLogTable';
 import { REVIEW_FILTERS, ReviewQueue, type ReviewFilter } from '../components/ReviewQueue';
 import { UserTable } from '../components/UserTable';
 import { useRoleRefreshOnRefusal } from '../hooks/useRoleRefresh';
 
-const TABS = ['enterprise', 'student', 'invoices', 'users', 'log', 'models'] as const;
+const TABS = ['enterprise', 'student', 'invoices', 'users', 'log', 'models', 'images'] as const;
 type Tab = (typeof TABS)[number];
 
 export interface OperatorQuery extends Paging {
@@ -41,7 +42,7 @@ function writeQuery(v: OperatorQuery): URLSearchParams {
   return writePaging(v, p);
 }
 
-/** /operator: the operator's reviews (enterprise certification, student verification), invoice requests, users, the decision log, and the model square's models and channels. */
+/** /operator: the operator's reviews (enterprise certification, student verification), invoice requests, users, the decision log, the model square's models and channels, and the registered images (镜像登记). */
 export default function OperatorPage() {
   const url = useUrlState(readQuery, writeQuery);
   const v = url.value;
@@ -63,6 +64,7 @@ export default function OperatorPage() {
             { key: 'users', label: '用户' },
             { key: 'log', label: '审核日志' },
             { key: 'models', label: '模型渠道' },
+            { key: 'images', label: '镜像登记' },
           ]}
         />
         {v.tab === 'enterprise' || v.tab === 'student' ? (
@@ -74,6 +76,8 @@ export default function OperatorPage() {
           <UserTable q={v.q} paging={v} onSearch={(q) => set({ q })} onPage={setPage} />
         ) : v.tab === 'models' ? (
           <ModelChannelsTab />
+        ) : v.tab === 'images' ? (
+          <RegisteredImagesTab />
         ) : (
           <ReviewLogTable paging={v} onPage={setPage} />
         )}
