@@ -17,6 +17,7 @@ import { MachineImages } from '../machine-image.js';
 import type { MachineSpec } from '../../types.js';
 import { OciLayout } from './layout.js';
 import { OperatorRegistry, registryError } from './registry.js';
+import { ImageRegistrar } from './registration.js';
 
 const REGISTRY = '/usr/bin/docker-registry';
 const USER = 'console';
@@ -152,6 +153,28 @@ describe.skipIf(skipOrFail(missing, process.env))('the operator’s registry (a 
     expect((await host.sourceOf(spec)).digest).toBe(image.digest);
     expect((await (await OciLayout.open(path.join(work, 'host-c', 'oci'))).list()).map((i) => i.ref)).toEqual(['console/registered:1']);
     await expect(host.sourceOf({ ...spec, imageRef: 'console/nowhere:1' })).rejects.toThrow(/未在本主机上构建或拉取/);
+  });
+
+  it('镜像登记 checks a reference in the registry, pulls it and gives an application its own image there', async () => {
+    const image = await buildTinyImage(layout, 'ai/sd-webui:1.9');
+    await remote.push('ai/sd-webui:1.9');
+    const host = path.join(work, 'host-d', 'oci');
+    const registrar = new ImageRegistrar(host, { url: registry.url, user: USER, password: PASSWORD });
+    const hostPort = new URL(registry.url).host;
+    expect(await registrar.check(`${hostPort}/ai/sd-webui:1.9`)).toEqual({ localRef: 'ai/sd-webui:1.9', digest: image.digest, source: 'registry' });
+    await expect(registrar.check('ai/absent:1')).rejects.toMatchObject({ kind: 'missing' });
+    await expect(registrar.check('registry.other.example/ai/sd-webui:1.9')).rejects.toMatchObject({ kind: 'foreign' });
+    const refused = new ImageRegistrar(host, { url: registry.url, user: USER, password: 'wrong' });
+    await expect(refused.check('ai/sd-webui:1.9')).rejects.toMatchObject({ kind: 'unavailable' });
+
+    const offered = await registrar.prepare({ id: 'reg-ai-sd-webui-1-9', localRef: 'ai/sd-webui:1.9', command: 'python3 launch.py --listen', port: 7860 });
+    expect(offered).toBe('registered/reg-ai-sd-webui-1-9:1');
+    expect(await registrar.present(offered)).toBe(true);
+    // Another host pulls the application's own image as it is: the command and port come with it.
+    const other = await OciLayout.open(path.join(work, 'host-e', 'oci'));
+    const pulled = await new OperatorRegistry(other, { url: registry.url, user: USER, password: PASSWORD }).pull(offered);
+    expect(pulled.config).toMatchObject({ cmd: ['/bin/sh', '-c', 'python3 launch.py --listen'], exposedPorts: [7860] });
+    expect(pulled.layers.map((l) => l.digest)).toEqual(image.layers.map((l) => l.digest));
   });
 
   it('says no for an image the registry does not have', async () => {
