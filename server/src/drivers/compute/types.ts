@@ -175,9 +175,10 @@ export interface ComputeDriver {
   removeImage?(imageRef: string): Promise<RemovedImage>;
   /**
    * Why a running machine does not offer `service` (its image lacks the programs), in Chinese; null:
-   * it does, or is not running. Services outside `services` are never offered.
+   * it does, or is not running. Services outside `services` are never offered. `sftp`: the program
+   * the SSH gateway runs for sftp and scp (SFTP_SERVER).
    */
-  serviceMissing?(instanceId: string, service: MachineService): string | null;
+  serviceMissing?(instanceId: string, service: MachineService | 'sftp'): string | null;
   /**
    * The figures of the running machines it reaches (those of `instanceIds`; absent: all of them), for the
    * 概览 charts and GPU 空闲自动关机 (modules/monitoring). Rates are since the previous call, so the first
@@ -315,3 +316,6 @@ export interface ShellCommand {
  * `desktop`: the machine's desktop as a VNC (RFB) server.
  */
 export type MachineService = 'jupyter' | 'service' | 'desktop';
+
+/** The program inside a machine that the SSH gateway's `sftp` subsystem runs (OpenSSH's, Debian's openssh-sftp-server). */
+export const SFTP_SERVER = '/usr/lib/openssh/sftp-server';

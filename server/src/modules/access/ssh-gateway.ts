@@ -13,7 +13,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { spawn as spawnPty } from 'node-pty';
 import ssh2, { type Connection, type PseudoTtyInfo, type ServerChannel } from 'ssh2';
-import type { ComputeDriver, ShellCommand } from '../../drivers/compute/types.js';
+import { SFTP_SERVER, type ComputeDriver, type ShellCommand } from '../../drivers/compute/types.js';
 import type { OfferedKey } from './ssh-keys.js';
 
 /** Failed logins an address may make in `FAIL_WINDOW_MS` before it is refused outright. */
@@ -26,7 +26,6 @@ const MAX_PENDING_PER_ADDRESS = 3;
 /** Keys one connection may offer before it is refused outright (a client with many keys offers a few). */
 const MAX_KEY_QUERIES = 10;
 
-const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
 const METHODS: ('password' | 'publickey')[] = ['publickey', 'password'];
 
 export interface SshGatewayDeps {
@@ -169,6 +168,9 @@ export class SshGateway {
     session.on('subsystem', (accept, reject, info) => {
       if (info.name !== 'sftp') return reject();
       pty = null;
+      // An image without sftp-server: said on the channel's error output (sftp and scp print it) instead of a bare "Connection closed".
+      const missing = this.deps.driver.serviceMissing?.(login.instanceId, 'sftp');
+      if (missing) return refuse(accept(), missing);
       run(accept(), [SFTP_SERVER]);
     });
   }
@@ -217,6 +219,13 @@ export class SshGateway {
     else this.failures.set(ip, { count: 1, since: Date.now() });
     if (this.failures.get(ip)!.count === MAX_FAILURES) this.deps.log(`SSH 网关：${ip} 密码错误次数过多，${FAIL_WINDOW_MS / 60_000} 分钟内拒绝登录`);
   }
+}
+
+/** Ends a channel with a reason the client shows, as a failed command would. */
+function refuse(channel: ServerChannel, why: string) {
+  channel.stderr.write(`${why}\r\n`);
+  channel.exit(1);
+  channel.end();
 }
 
 /** A shell or command on a pty (what `ssh host` and `ssh -t host cmd` ask for); returns how to resize it. */

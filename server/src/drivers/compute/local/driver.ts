@@ -40,6 +40,7 @@ import {
   type RemovedImage,
   type SavedImageInfo,
   type ShellCommand,
+  SFTP_SERVER,
 } from '../types.js';
 import { detectCgroups, noCgroups, PIDS_PER_MACHINE, type Cgroups } from './cgroups.js';
 import { MachineSampler, sampledMachine } from './sampler.js';
@@ -143,6 +144,8 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   private readonly appImages: AppImages;
   /** What each running machine offers: what its /usr has (machineServices). */
   private readonly offered = new Map<string, readonly MachineService[]>();
+  /** The root whose /usr each running machine runs: its image's unpacked rootfs, or the host's `/`. */
+  private readonly roots = new Map<string, string>();
   /** Which images of the layout offer which services: named to a machine that lacks one (serviceMissing). */
   private readonly serviceImages: ServiceImages;
   /** The OCI images machines boot from, and their saved images (machine-image.ts). */
@@ -310,10 +313,18 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
   }
 
   /** Why a running machine lacks a service this host offers: its image has not the programs. */
-  serviceMissing(instanceId: string, service: MachineService): string | null {
+  serviceMissing(instanceId: string, service: MachineService | 'sftp'): string | null {
+    if (service === 'sftp') return this.sftpMissing(instanceId);
     const offered = this.offered.get(instanceId);
     if (!this.sandboxes.has(instanceId) || !offered || offered.includes(service) || !this.services.includes(service)) return null;
     return missingText(service, this.serviceImages.offering(service));
+  }
+
+  /** Why the SSH gateway cannot run sftp in a running machine: its /usr has no sftp-server. */
+  private sftpMissing(instanceId: string): string | null {
+    const root = this.roots.get(instanceId);
+    if (!this.sandboxes.has(instanceId) || root === undefined || inRoot(root, SFTP_SERVER)) return null;
+    return missingText('sftp', this.serviceImages.offering('sftp'));
   }
 
   /** Looks again at which images offer which services (serviceMissing names them); resolves once known. */
@@ -638,8 +649,9 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     this.sandboxes.set(m.instanceId, sandbox);
     const offered = this.machineServices(rootfs).filter((s) => this.services.includes(s));
     this.offered.set(m.instanceId, offered);
+    this.roots.set(m.instanceId, rootfs ?? '/');
     // Its image lacks a service: which images have it is known by the time the user asks (read in the background).
-    if (this.services.some((s) => !offered.includes(s)))
+    if (this.services.some((s) => !offered.includes(s)) || !inRoot(rootfs ?? '/', SFTP_SERVER))
       void this.lookAtServiceImages().catch((e: unknown) => this.opts.log?.(`local compute: 读取镜像内容失败：${String(e)}`));
     const notebook = rootfs ? imageNotebook(rootfs) : this.notebook;
     if (notebook && offered.includes('jupyter')) startNotebook(sandbox, notebook, m.instanceId, spec.jupyterToken, this.opts.log);
@@ -780,7 +792,7 @@ function machineRefusal(hostUidMode: { ok: boolean; why: string }, asServerUser:
 }
 
 /** Why a machine lacks a service (ComputeDriver.serviceMissing): its system has not the programs; what has them; what else to do. */
-const SERVICE_MISSING: Record<MachineService, { why: string; images: string; otherwise: string | null }> = {
+const SERVICE_MISSING: Record<MachineService | 'sftp', { why: string; images: string; otherwise: string | null }> = {
   jupyter: {
     why: '该实例的镜像没有 Jupyter Notebook（python3 的 notebook 模块），无法打开 JupyterLab',
     images: '带 Notebook 的镜像',
@@ -788,10 +800,15 @@ const SERVICE_MISSING: Record<MachineService, { why: string; images: string; oth
   },
   service: { why: '该实例的镜像没有 python3，控制台无法转发自定义服务（6006 端口）', images: '带 python3 的镜像', otherwise: null },
   desktop: { why: '该实例的镜像没有云桌面所需的软件（Xfce、TigerVNC、Chromium、fcitx5），无法打开远程桌面', images: '带云桌面软件的镜像', otherwise: null },
+  sftp: {
+    why: '该实例的镜像没有 sftp-server（Debian 的 openssh-sftp-server 软件包），无法用 sftp、scp 传输文件',
+    images: '带 sftp-server 的镜像',
+    otherwise: '也可在实例中安装 openssh-sftp-server，或通过 JupyterLab、文件存储传输文件',
+  },
 };
 
 /** What the user is told of a missing service: why, and the images of this host that have it (`images`; none known: the kind to look for). */
-function missingText(service: MachineService, images: readonly string[]): string {
+function missingText(service: MachineService | 'sftp', images: readonly string[]): string {
   const m = SERVICE_MISSING[service];
   const which = images.length ? `本主机${m.images}：${images.join('、')}，请用其创建实例` : `请使用${m.images}`;
   return [m.why, which, m.otherwise].filter(Boolean).join('；');

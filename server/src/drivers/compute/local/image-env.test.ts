@@ -163,7 +163,7 @@ describe.skipIf(lacks('bubblewrap', 'e2fsprogs'))('machines on an image with an 
   };
 
   it(
-    'every shell, exec and the application get the image’s Env and never the console’s; its missing notebook names the image that has one',
+    'every shell, exec and the application get the image’s Env and never the console’s; its missing notebook names the image that has one, its missing sftp-server is said',
     { timeout: 180_000 },
     async () => {
       await d.create('p-1', plain, machineSpec({ imageRef: 'test/env:1' }));
@@ -186,6 +186,8 @@ describe.skipIf(lacks('bubblewrap', 'e2fsprogs'))('machines on an image with an 
 
       await d.lookAtServiceImages();
       expect(d.serviceMissing(plain, 'jupyter')).toContain('本主机带 Notebook 的镜像：Notebook 测试（test/notebook:1），请用其创建实例');
+      // Nor has it sftp-server, which the SSH gateway runs for sftp and scp.
+      expect(d.serviceMissing(plain, 'sftp')).toContain('该实例的镜像没有 sftp-server');
     },
   );
 

@@ -15,13 +15,14 @@ import { decidingNames, ServiceImages, servicesOfNames } from './service-images.
 const NOTEBOOK = ['./usr/bin/python3', './usr/lib/python3/dist-packages/notebook-6.4.12.egg-info/', './usr/lib/python3/dist-packages/notebook/'];
 
 describe('the services an image offers, from its files', () => {
-  it('the notebook needs python3 and a notebook of 6.1 or later; the relay python3; the desktop all of its programs', () => {
+  it('the notebook needs python3 and a notebook of 6.1 or later; the relay python3; the desktop all of its programs; sftp its server', () => {
     expect(servicesOfNames(NOTEBOOK)).toEqual(['jupyter', 'service']);
     expect(servicesOfNames(['usr/bin/python3', 'usr/lib/python3/dist-packages/notebook-5.7.8.egg-info'])).toEqual(['service']);
     expect(servicesOfNames(['usr/local/lib/python3.11/dist-packages/notebook-7.2.1.dist-info', 'usr/bin/python3'])).toEqual(['jupyter', 'service']);
     expect(servicesOfNames(['usr/bin/bash', 'usr/bin/sleep'])).toEqual([]);
     expect(servicesOfNames(DESKTOP_PROGRAMS.map((p) => p.slice(1)))).toEqual(['desktop']);
     expect(servicesOfNames(DESKTOP_PROGRAMS.slice(1).map((p) => p.slice(1)))).toEqual([]);
+    expect(servicesOfNames(['./usr/lib/openssh/sftp-server'])).toEqual(['sftp']);
   });
 
   it('keeps of a layer only the names that decide, and their whiteouts', () => {

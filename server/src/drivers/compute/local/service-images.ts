@@ -1,12 +1,12 @@
 /**
  * Which images of this host offer which of a machine's services (the notebook, the 6006 relay, the
- * desktop), so that a machine whose image lacks one is told which image has it (serviceMissing).
+ * desktop, the SSH gateway's sftp), so that a machine whose image lacks one is told which image has it (serviceMissing).
  * An image is judged by the names in its layers — what its /usr would hold once unpacked — read once
  * per layer with `tar -t` (a few seconds for a large image, in the background): it need not be
  * unpacked on this host, nor ever have run. Saved images are users' own, never named to others.
  */
 import path from 'node:path';
-import type { MachineService } from '../types.js';
+import { SFTP_SERVER, type MachineService } from '../types.js';
 import { DESKTOP_PROGRAMS } from './desktop.js';
 import { notebookOf } from './notebook.js';
 import type { OciImageInfo, OciLayout } from './oci/layout.js';
@@ -18,8 +18,11 @@ export interface ServiceImage {
   ref: string;
   /** What the image calls itself (org.opencontainers.image.title), else its reference. */
   title: string;
-  services: readonly MachineService[];
+  services: readonly Feature[];
 }
+
+/** What a machine may lack: a service of the console's, or the program sftp and scp run. */
+export type Feature = MachineService | 'sftp';
 
 const TITLE = 'org.opencontainers.image.title';
 /** The layout's saved images (machine-image.ts savedRef). */
@@ -29,7 +32,7 @@ const SAVED_PREFIX = 'saved/';
 const NOTEBOOK_INFO = /^usr\/(?:local\/)?lib\/python3(?:\.\d+)?\/(?:dist|site)-packages\/notebook-(\d+\.\d+[^/-]*?)\.(?:dist|egg)-info$/;
 
 /** The programs whose presence decides a service (absolute paths inside the image). */
-const PROGRAMS = new Set<string>([PYTHON, ...DESKTOP_PROGRAMS].map((p) => p.slice(1)));
+const PROGRAMS = new Set<string>([PYTHON, SFTP_SERVER, ...DESKTOP_PROGRAMS].map((p) => p.slice(1)));
 
 /** A layer's member name as a path inside the image ('./usr/bin/x/' → 'usr/bin/x'). */
 function clean(name: string): string {
@@ -53,17 +56,18 @@ export function decidingNames(names: Iterable<string>): string[] {
 }
 
 /** The services a machine of an image with these files offers (the same rules as machineServices on an unpacked rootfs). */
-export function servicesOfNames(names: Iterable<string>): MachineService[] {
+export function servicesOfNames(names: Iterable<string>): Feature[] {
   const present = new Set([...names].map(clean));
   const notebook = [...present].some((n) => {
     const m = NOTEBOOK_INFO.exec(n);
     return m !== null && notebookOf({ status: 0, stdout: m[1]! }) !== null;
   });
   const has = (program: string) => present.has(program.slice(1));
-  const out: MachineService[] = [];
+  const out: Feature[] = [];
   if (has(PYTHON) && notebook) out.push('jupyter');
   if (has(PYTHON)) out.push('service');
   if (DESKTOP_PROGRAMS.every(has)) out.push('desktop');
+  if (has(SFTP_SERVER)) out.push('sftp');
   return out;
 }
 
@@ -82,7 +86,7 @@ export class ServiceImages {
   }
 
   /** The images known to offer `service`, as the user reads them: 「title（ref）」. */
-  offering(service: MachineService): string[] {
+  offering(service: Feature): string[] {
     return this.known.filter((i) => i.services.includes(service)).map((i) => (i.title === i.ref ? i.ref : `${i.title}（${i.ref}）`));
   }
 
@@ -97,7 +101,7 @@ export class ServiceImages {
     this.known = known;
   }
 
-  private async servicesOf(layout: OciLayout, image: OciImageInfo): Promise<MachineService[]> {
+  private async servicesOf(layout: OciLayout, image: OciImageInfo): Promise<Feature[]> {
     const present = new Set<string>();
     // Layers in order: a later layer's whiteout removes what an earlier one had.
     for (const layer of image.layers) {
