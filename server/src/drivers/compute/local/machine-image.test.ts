@@ -160,4 +160,22 @@ describe.skipIf(lacks('bubblewrap', 'e2fsprogs'))('local machines on OCI images'
     // The saved image's base stays: a machine made from it later boots on it.
     expect(unpacked(tiny.digest)).toBe(true);
   });
+
+  it('the image gc (collectImages) drops a deleted saved image, its layer and the base it alone kept unpacked; a live one stays', async () => {
+    const unpacked = (digest: string) => existsSync(path.join(dir, 'rootfs', digest.slice('sha256:'.length)));
+    const savedLayer = (await layout.resolve('saved/saved-1'))!.layers.at(-1)!.digest;
+    // The image re-tagged earlier in this file left blobs no name needs: those go, the saved image stays.
+    await d.collectImages(new Set(['saved-1']));
+    expect(await d.imageInfo('saved-1')).not.toBeNull();
+    expect(await d.collectImages(new Set(['saved-1']))).toBe(0);
+    expect(unpacked(tiny.digest)).toBe(true);
+
+    // Its owner deleted it: nothing needs the base's unpacked tree either (no machine is left).
+    expect(await d.collectImages(new Set())).toBeGreaterThan(0);
+    expect(await layout.resolve('saved/saved-1')).toBeNull();
+    expect(existsSync(layout.blobPath(savedLayer))).toBe(false);
+    expect(unpacked(tiny.digest)).toBe(false);
+    // The stock image stays in the layout: the catalogue may offer it.
+    expect(await layout.resolve('console/tiny:1')).not.toBeNull();
+  });
 });
