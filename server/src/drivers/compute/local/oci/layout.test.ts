@@ -146,6 +146,16 @@ describe('OCI image layout', () => {
     expect(existsSync(lock)).toBe(false);
   });
 
+  it('takes a lock nobody has touched for minutes, though its pid now belongs to a live process', async () => {
+    const layout = await freshLayout();
+    const lock = path.join(layout.dir, '.lock');
+    writeFileSync(lock, `${hostname()} ${process.pid} 0\n`);
+    const longAgo = new Date(Date.now() - 5 * 60_000);
+    utimesSync(lock, longAgo, longAgo);
+    expect(await layout.gc()).toEqual({ removedBlobs: 0, freedBytes: 0, untagged: [] });
+    expect(existsSync(lock)).toBe(false);
+  });
+
   it('gc removes what a crashed pull or push left a day ago, not a transfer under way', async () => {
     const layout = await freshLayout();
     const stale = path.join(layout.dir, '.pull-stale');

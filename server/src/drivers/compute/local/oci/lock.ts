@@ -3,8 +3,8 @@
  * deployment runs several) change the image layout one at a time, so that one's gc never deletes
  * the blobs the other is importing. The lock is a file made with O_EXCL holding its owner's host,
  * pid and start; while held its time is refreshed, so that a holder that died is recognised:
- * on the same host by its pid being gone, on another (a shared file system) by the file going
- * untouched for STALE_MS. `proper-lockfile` does the same; it is not a dependency here.
+ * on the same host by its pid being gone, on any host (a shared file system, a pid reused) by the
+ * file going untouched for STALE_MS. `proper-lockfile` does the same; it is not a dependency here.
  */
 import { open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import os from 'node:os';
@@ -73,7 +73,9 @@ async function removeIfStale(file: string): Promise<boolean> {
   const owner = parseOwner(text);
   // A lock being written this instant has no content yet: its maker is alive.
   if (!owner) return Date.now() - mtimeMs > STALE_MS ? takeAway(file, text) : false;
-  const gone = owner.host === os.hostname() ? !alive(owner.pid) : Date.now() - mtimeMs > STALE_MS;
+  // A live holder touches it every REFRESH_MS: untouched for long, its pid is another process's now.
+  const untouched = Date.now() - mtimeMs > STALE_MS;
+  const gone = untouched || (owner.host === os.hostname() && !alive(owner.pid));
   return gone ? takeAway(file, text) : false;
 }
 
