@@ -75,6 +75,8 @@ export const operatorImageSchema = z.object({
   source: z.enum(['registry', 'layout']),
   /** Whether this host's layout has it now (a pull from the registry may still be under way). */
   ready: z.boolean(),
+  /** Why the last try to make it ready on this host failed (tried again when the list is read a minute later); null: none failed. */
+  problem: z.string().nullable(),
   /** How many instances not yet released use it (it cannot be removed while any do). */
   inUse: z.number().int(),
   createdAt: z.string(),

@@ -22,6 +22,8 @@ export function operatorModule(deps: OperatorModuleDeps) {
   const operator = new OperatorService({ db: deps.db, ledger, gifts, users: deps.users });
   const operatorOf = operatorCheck({ auth, users: deps.users, localOperatorToken });
   const registeredImages = new RegisteredImages({ db: deps.db, clock: deps.clock, catalogue: deps.catalogueStore, ...imageRegistration });
+  // What a restart cut short is pulled again (the catalogue offers a registered image only once the host has it).
+  void registeredImages.resume().catch((e: unknown) => imageRegistration.log(`镜像登记：检查本机镜像失败：${String(e)}`));
   const routes: RoutesPlugin = async (app) => operatorRoutes(app, { ...routesDeps, operator, operatorOf, registeredImages });
   return { operator, operatorOf, registeredImages, routes };
 }

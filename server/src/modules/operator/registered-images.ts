@@ -31,19 +31,34 @@ export interface RegisteredImagesDeps {
   log: (message: string) => void;
 }
 
+/** How long a failed preparation waits before the list tries it again. */
+const RETRY_MS = 60_000;
+
 /** Sorted after the catalogue file's entries. */
 const SORT = 10_000;
 
 export class RegisteredImages {
   /** Preparations under way in this process (a pull of gigabytes runs after the answer). */
   private readonly preparing = new Map<string, Promise<void>>();
+  /** The last failed preparation of each registration, and when (tried again RETRY_MS later). */
+  private readonly failed = new Map<string, { why: string; at: number }>();
 
   constructor(private readonly deps: RegisteredImagesDeps) {
     deps.catalogue.mergeEntries(() => this.catalogueEntries());
   }
 
+  /**
+   * Makes ready on this host what is registered and not yet here (a pull a restart cut short, one
+   * that failed a while ago): at start, and each time the operator reads the list.
+   */
+  async resume(): Promise<void> {
+    const rows = await this.deps.db.select().from(operatorImages);
+    await this.retry(rows);
+  }
+
   async list(): Promise<OperatorImageList> {
     const rows = await this.deps.db.select().from(operatorImages).orderBy(asc(operatorImages.createdAt), asc(operatorImages.id));
+    await this.retry(rows);
     const used = await this.deps.inUse(rows.map((r) => r.id));
     const items: OperatorImage[] = [];
     for (const r of rows) items.push(await this.view(r, used.get(r.id) ?? 0));
@@ -116,11 +131,27 @@ export class RegisteredImages {
     }
   }
 
+  private async retry(rows: Row[]): Promise<void> {
+    for (const r of rows) {
+      if (this.preparing.has(r.id)) continue;
+      const failed = this.failed.get(r.id);
+      if (failed && Date.now() - failed.at < RETRY_MS) continue;
+      if (!(await this.deps.registrar.present(this.deps.registrar.offeredRef(r)))) void this.prepare(r);
+    }
+  }
+
   private prepare(row: Row): Promise<void> {
     const work = this.deps.registrar
       .prepare(row)
-      .then(() => this.deps.catalogue.invalidateAll())
-      .catch((e: unknown) => this.deps.log(`镜像登记：${row.localRef} 未能在本机就绪：${e instanceof Error ? e.message : String(e)}`))
+      .then(() => {
+        this.failed.delete(row.id);
+        this.deps.catalogue.invalidateAll();
+      })
+      .catch((e: unknown) => {
+        const why = e instanceof Error ? e.message : String(e);
+        this.failed.set(row.id, { why, at: Date.now() });
+        this.deps.log(`镜像登记：${row.localRef} 未能在本机就绪：${why}`);
+      })
       .finally(() => this.preparing.delete(row.id));
     this.preparing.set(row.id, work);
     return work;
@@ -140,6 +171,7 @@ export class RegisteredImages {
       source: r.source,
       inUse,
       ready: !this.preparing.has(r.id) && (await this.deps.registrar.present(this.deps.registrar.offeredRef(r))),
+      problem: this.preparing.has(r.id) ? null : (this.failed.get(r.id)?.why ?? null),
       createdAt: r.createdAt.toISOString(),
     };
   }

@@ -22,6 +22,7 @@ const pytorch: OperatorImage = {
   command: '',
   source: 'registry',
   ready: true,
+  problem: null,
   inUse: 2,
   createdAt: '2026-11-23T08:00:00.000Z',
 };
@@ -114,9 +115,14 @@ describe('the operator 镜像登记 tab', () => {
   }, 40_000);
 
   it('asks before removing, and says when instances still use an image', async () => {
-    const server = imageServer([pytorch, { ...pytorch, id: 'reg-unused', name: '没人用的镜像', inUse: 0 }]);
+    const server = imageServer([
+      pytorch,
+      { ...pytorch, id: 'reg-unused', name: '没人用的镜像', inUse: 0, ready: false, problem: '镜像仓库中没有 ai/unused:1' },
+    ]);
     renderApp('/operator?tab=images');
     const used = (await screen.findByText('PyTorch 2.3 · CUDA 12.1', undefined, { timeout: 10_000 })).closest('tr')!;
+    expect(within(used).getByText('本机可用')).toBeTruthy();
+    expect(within(screen.getByText('没人用的镜像').closest('tr')!).getByText('拉取失败')).toBeTruthy();
     fireEvent.click(within(used).getByRole('button', { name: '移除' }));
     expect(await screen.findByText('有 2 台实例在用，需待其释放后才能移除')).toBeTruthy();
     fireEvent.click(screen.getByRole('button', { name: '取消' }));

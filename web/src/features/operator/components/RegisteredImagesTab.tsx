@@ -141,7 +141,7 @@ export function RegisteredImagesTab() {
   const list = useQuery({
     ...registeredImageQueries.all(),
     // A pull from the registry runs after the answer: look again until every image is on this host.
-    refetchInterval: (q) => (q.state.data?.items.some((i) => !i.ready) ? 10_000 : false),
+    refetchInterval: (q) => (q.state.data?.items.some((i) => !i.ready && !i.problem) ? 10_000 : false),
   });
   const [adding, setAdding] = useState(false);
   const remove = useMutation({
@@ -195,6 +195,10 @@ export function RegisteredImagesTab() {
       render: (_, i) =>
         i.ready ? (
           <Tag color="success">本机可用</Tag>
+        ) : i.problem ? (
+          <Tooltip title={`${i.problem}；一分钟后刷新列表会再试，或移除后重新登记`}>
+            <Tag color="error">拉取失败</Tag>
+          </Tooltip>
         ) : (
           <Tooltip title="正在从镜像仓库拉取到本机；失败时见服务器日志，可移除后重新登记">
             <Tag color="processing">拉取中</Tag>
@@ -239,7 +243,7 @@ export function RegisteredImagesTab() {
         </Space>
       </Flex>
       {adding ? <RegisterForm registry={data?.registry ?? null} onDone={() => setAdding(false)} /> : null}
-      {data && data.items.some((i) => !i.ready) ? (
+      {data && data.items.some((i) => !i.ready && !i.problem) ? (
         <Alert type="info" showIcon style={{ marginBottom: 12 }} message="拉取完成前，市场中该镜像显示为不可用" />
       ) : null}
       <Table<OperatorImage>
