@@ -24,6 +24,8 @@ export const operatorImages = pgTable(
     description: text('description').notNull().default(''),
     categories: jsonb('categories').$type<string[]>().notNull(),
     port: integer('port'),
+    /** An application's least GPU memory (GB); 0: it runs without a card too (sold on CPU sizes). */
+    minGpuMemoryGb: integer('min_gpu_memory_gb').notNull().default(0),
     /** The application's start command as written ('' : the image's own Cmd). */
     command: text('command').notNull().default(''),
     createdBy: uuid('created_by'),

@@ -1,0 +1,1 @@
+ALTER TABLE "operator_images" ADD COLUMN "min_gpu_memory_gb" integer DEFAULT 0 NOT NULL;
