@@ -1,11 +1,11 @@
 /**
  * A real host is one machine in one place: on a driver that reports its host (the local driver), the
  * CPU sizes are sold in the host's one region (the catalogue's first), never in the demonstration
- * catalogue's other regions; the simulated fleet keeps them all.
+ * catalogue's other regions (listed or ordered directly); the simulated fleet keeps them all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, type Region } from '@console/contract';
-import { get, json, startTestServer, type TestServer } from '../../../test/harness.js';
+import { get, json, post, startTestServer, type TestServer } from '../../../test/harness.js';
 import type { ComputeDriver, HostOffer } from '../../drivers/compute/types.js';
 
 const HOST: HostOffer = {
@@ -48,5 +48,12 @@ describe('the regions of the CPU configurator', () => {
     expect(await regionsOf(real, 'Generic')).toEqual(['北京 B 区']);
     expect(await regionsOf(real, 'Desktop')).toEqual(['北京 B 区']);
     expect(await regionsOf(simulated, 'Generic')).toEqual(['北京 B 区', '上海 A 区', '广州 A 区', '重庆 A 区']);
+  });
+
+  it('refuses a direct order of a CPU size in another region on a real host (NOT_ON_THIS_HOST); quotes it in the host’s', async () => {
+    const quote = (s: TestServer, regionId: string) => post(s.app, API.orderPrice, { sizeId: 'gen-c2m4', regionId, count: 1, cycle: 'Hour', duration: 1 });
+    expect(json(await quote(real, 'sh-a'))).toMatchObject({ code: 40032001, detail: expect.stringContaining('本主机位于北京 B 区') });
+    expect((await quote(real, 'bj-b')).statusCode).toBe(200);
+    expect((await quote(simulated, 'sh-a')).statusCode).toBe(200);
   });
 });

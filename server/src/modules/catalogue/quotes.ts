@@ -18,7 +18,17 @@ import type { Clock } from '../../clock.js';
 import { AppError } from '../../http/errors.js';
 import type { UserRow } from '../users/index.js';
 import { regionOfHost } from './inventory.js';
-import { applicationRefusal, capacityRefusal, freeCardsOf, gpuTypeRefusal, hostMarket, imageRefusal, sizeRefusal, type HostMarket } from './host-market.js';
+import {
+  applicationRefusal,
+  capacityRefusal,
+  freeCardsOf,
+  gpuTypeRefusal,
+  hostMarket,
+  imageRefusal,
+  sellsSizesIn,
+  sizeRefusal,
+  type HostMarket,
+} from './host-market.js';
 import { APP_SIZE_CATEGORY, imageFits, mustFindGpuType, mustFindRegion, mustFindRoom, mustFindSize, unitPriceOf, type MachineLimits } from './lookups.js';
 import { placeGpu } from './placement.js';
 import { priceBandwidthChange, priceDiskExpansion, priceQuote } from './pricing.js';
@@ -134,6 +144,7 @@ export class Quotes {
     }
     const region = mustFindRegion(snap, req.regionId);
     if (!size.regionIds.includes(region.id)) throw new AppError('CATALOGUE_ITEM_NOT_FOUND', `${size.name} 在${region.name}暂未开售`);
+    if (market && !sellsSizesIn(market, snap.regions, region.id)) refuseMissing(`本主机位于${snap.regions[0]?.name ?? '其他地区'}，请在该地区购买`, size.name);
     const app = req.applicationId ? this.cpuApplication(snap, req.applicationId, size, market) : undefined;
     // An application on a size is an App order (the buyer's right to deploy applications, App vouchers), priced as the size.
     const category: InstanceCategory = app ? 'App' : size.category;
