@@ -44,6 +44,13 @@ export const operatorImageRegisterSchema = z
       .default([]),
     /** application: the port it serves. */
     port: z.number({ error: '端口须为 1–65535 的整数' }).int({ error: '端口须为 1–65535 的整数' }).min(1).max(65535).nullable().default(null),
+    /** application: the least GPU memory it needs (GB); 0: it also runs without a card, on CPU sizes. */
+    minGpuMemoryGb: z
+      .number({ error: '显存要求须为 0–640 的整数（GB）' })
+      .int({ error: '显存要求须为 0–640 的整数（GB）' })
+      .min(0, { error: '显存要求须为 0–640 的整数（GB）' })
+      .max(640, { error: '显存要求须为 0–640 的整数（GB）' })
+      .default(0),
     /** application: its start command (empty: the image's own Cmd). */
     command: z
       .string()
@@ -70,6 +77,7 @@ export const operatorImageSchema = z.object({
   description: z.string(),
   categories: z.array(z.string()),
   port: z.number().int().nullable(),
+  minGpuMemoryGb: z.number().int(),
   command: z.string(),
   /** Where it was found: the operator's registry, or this host's layout. */
   source: z.enum(['registry', 'layout']),

@@ -86,6 +86,7 @@ describe('镜像登记 (registered images)', () => {
       name: 'SD WebUI 1.9',
       kind: 'application',
       port: 7860,
+      minGpuMemoryGb: 8,
       command: 'python3 launch.py --listen --port 7860',
     });
     expect(res.statusCode, res.body).toBe(200);
@@ -94,7 +95,7 @@ describe('镜像登记 (registered images)', () => {
     expect(own?.config).toMatchObject({ cmd: ['/bin/sh', '-c', 'python3 launch.py --listen --port 7860'], exposedPorts: [7860] });
     expect(own?.layers.map((l) => l.digest)).toEqual(tiny.layers.map((l) => l.digest));
     const market = await s.ctx.catalogueStore.get();
-    expect(market.applications.find((a) => a.id === app.id)).toMatchObject({ name: 'SD WebUI 1.9', defaultPort: 7860, imageId: app.id });
+    expect(market.applications.find((a) => a.id === app.id)).toMatchObject({ name: 'SD WebUI 1.9', defaultPort: 7860, imageId: app.id, minGpuMemoryGb: 8 });
     expect(market.images.find((i) => i.id === app.id)?.oci).toBe('registered/reg-ai-sd-webui-1-9:1');
 
     // Removed: gone from the catalogue and its own image from the layout; the operator's image stays.

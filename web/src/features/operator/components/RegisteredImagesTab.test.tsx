@@ -19,6 +19,7 @@ const pytorch: OperatorImage = {
   description: '',
   categories: ['Gpu'],
   port: null,
+  minGpuMemoryGb: 0,
   command: '',
   source: 'registry',
   ready: true,
@@ -38,21 +39,11 @@ function imageServer(start: OperatorImage[] = [], opts: { fail?: boolean } = {})
       return json(200, { items, registry: 'https://registry.example.com' } satisfies OperatorImageList);
     }
     if (url.pathname === LIST && method === 'POST') {
-      const body = JSON.parse(String(init!.body)) as { reference: string; name: string; kind: OperatorImage['kind']; port: number | null; command: string };
+      const body = JSON.parse(String(init!.body)) as Pick<OperatorImage, 'reference' | 'name' | 'kind' | 'port' | 'minGpuMemoryGb' | 'command'>;
       if (body.reference.includes('absent')) {
         return json(400, { code: 40033001, message: '找不到该镜像：请先把它推送到镜像仓库（未配置 REGISTRY_URL 时导入本机镜像目录），核对地址与标签后再登记' });
       }
-      const image: OperatorImage = {
-        ...pytorch,
-        id: 'reg-new',
-        reference: body.reference,
-        name: body.name,
-        kind: body.kind,
-        port: body.port,
-        command: body.command,
-        inUse: 0,
-        ready: false,
-      };
+      const image: OperatorImage = { ...pytorch, ...body, id: 'reg-new', inUse: 0, ready: false };
       items = [...items, image];
       return json(200, image);
     }
@@ -96,6 +87,7 @@ describe('the operator 镜像登记 tab', () => {
     await waitFor(() => expect(screen.getByLabelText('服务端口')).toBeTruthy());
     fireEvent.change(screen.getByLabelText('服务端口'), { target: { value: '7860' } });
     type('启动命令', 'python3 launch.py --listen');
+    fireEvent.change(screen.getByLabelText('显存要求（GB）'), { target: { value: '8' } });
     fireEvent.click(screen.getByRole('button', { name: '检查并登记' }));
     expect(await screen.findByText(/找不到该镜像/, undefined, { timeout: 10_000 })).toBeTruthy();
 
@@ -103,13 +95,14 @@ describe('the operator 镜像登记 tab', () => {
     fireEvent.click(screen.getByRole('button', { name: '检查并登记' }));
     const row = (await screen.findByText('SD WebUI 1.9', undefined, { timeout: 10_000 })).closest('tr')!;
     expect(within(row).getByText('拉取中')).toBeTruthy();
-    expect(within(row).getByText('端口 7860')).toBeTruthy();
+    expect(within(row).getByText('端口 7860 · 显存 ≥ 8 GB')).toBeTruthy();
     const posted = callsTo(server, LIST, 'POST').map((c) => c.body);
     expect(posted.at(-1)).toMatchObject({
       reference: 'ai/sd-webui:1.9',
       name: 'SD WebUI 1.9',
       kind: 'application',
       port: 7860,
+      minGpuMemoryGb: 8,
       command: 'python3 launch.py --listen',
     });
   }, 40_000);

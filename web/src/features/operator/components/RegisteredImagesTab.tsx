@@ -47,11 +47,12 @@ interface FormValues {
   kind: OperatorImageKind;
   categories: OperatorImageRegister['categories'];
   port: number | null;
+  minGpuMemoryGb: number;
   command: string;
   description: string;
 }
 
-const INITIAL: Partial<FormValues> = { kind: 'system', categories: ['Gpu'], port: null, command: '', description: '' };
+const INITIAL: Partial<FormValues> = { kind: 'system', categories: ['Gpu'], port: null, minGpuMemoryGb: 0, command: '', description: '' };
 
 /** The schema's message for a field, so the form says what the server would. */
 function fieldError(values: FormValues, field: keyof FormValues): string | undefined {
@@ -108,6 +109,9 @@ function RegisterForm({ registry, onDone }: { registry: string | null; onDone: (
           <>
             <Form.Item name="port" label="服务端口" rules={[{ required: true, message: '镜像应用须填写服务端口' }]}>
               <InputNumber min={1} max={65535} precision={0} placeholder="7860" style={{ width: 160 }} />
+            </Form.Item>
+            <Form.Item name="minGpuMemoryGb" label="显存要求（GB）" extra="0 表示无需显卡，也在 CPU 规格上销售" rules={[check('minGpuMemoryGb')]}>
+              <InputNumber min={0} max={640} precision={0} style={{ width: 160 }} />
             </Form.Item>
             <Form.Item name="command" label="启动命令" extra="留空则使用镜像自带的启动命令（Cmd）" rules={[check('command')]}>
               <Input placeholder="python3 launch.py --listen --port 7860" className="mono" />
@@ -173,7 +177,9 @@ export function RegisteredImagesTab() {
       render: (_, i) =>
         i.kind === 'application' ? (
           <Space direction="vertical" size={0}>
-            <span>端口 {i.port}</span>
+            <span>
+              端口 {i.port} · {i.minGpuMemoryGb ? `显存 ≥ ${i.minGpuMemoryGb} GB` : '无需显卡'}
+            </span>
             {i.command ? (
               <Typography.Text type="secondary" className="mono" style={{ fontSize: 12 }} ellipsis={{ tooltip: i.command }}>
                 {i.command}
