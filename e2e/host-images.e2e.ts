@@ -8,14 +8,14 @@
  * 镜像应用, deployed on a CPU size, opens through 打开应用; a 云桌面 on "Debian 12 · Xfce 中文桌面" runs a Chinese Xfce session
  * and Chromium, drawn in the browser. Every instance is released at the end.
  */
-import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { animationsDone, buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
-import { freePort, type RunningServer } from './server.js';
+import { freePort, ociLayoutOf, type RunningServer } from './server.js';
 import { closeConsole, openConsole } from './suite.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'host-images');
@@ -50,12 +50,28 @@ function shippedCatalogueOvercommitted(): string {
   return copy;
 }
 
+/** The stock images the journey boots (server/images/*.json), as `npm run images` names them in the layout. */
+const STOCK_IMAGES = ['console/pytorch:1.13.1-cpu', 'console/notebook:6.4.12', 'console/desktop:12'];
+
+/** Fails at once, naming the command, where the cache lacks an image: a purchase would only time out. */
+function checkImagesCache(): void {
+  const index = path.join(ociLayoutOf(IMAGES_CACHE), 'index.json');
+  const refs = existsSync(index)
+    ? (JSON.parse(readFileSync(index, 'utf8')) as { manifests: { annotations?: Record<string, string> }[] }).manifests.map(
+        (m) => m.annotations?.['org.opencontainers.image.ref.name'],
+      )
+    : [];
+  const missing = STOCK_IMAGES.filter((ref) => !refs.includes(ref));
+  if (missing.length) throw new Error(`${IMAGES_CACHE} lacks ${missing.join(', ')}: run \`DATA_DIR=${IMAGES_CACHE} npm run images\` (as root) first`);
+}
+
 describe('issue 30: a real host on the stock images', () => {
   let server: RunningServer;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
+    checkImagesCache();
     const machinePort = await freePort();
     ({ server, browser, page } = await openConsole({
       shots,
