@@ -196,6 +196,7 @@ describe('issue 30: a real host on the stock images', () => {
     await page.goto(`${server.url}/stats/cloud/apply`);
     const card = page.getByRole('article', { name: APP });
     await card.locator('.app-card-meta').getByText('无需 GPU').waitFor();
+    await card.scrollIntoViewIfNeeded();
     await shot('50-applications');
     await card.getByRole('button', { name: '立即部署' }).click();
     await page.waitForURL((u) => u.pathname === '/stats/purchase' && u.searchParams.get('applicationId') === 'jupyter-notebook');
