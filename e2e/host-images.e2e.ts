@@ -8,7 +8,7 @@
  * 镜像应用, deployed on a CPU size, opens through 打开应用; a 云桌面 on "Debian 12 · Xfce 中文桌面" runs a Chinese Xfce session
  * and Chromium, drawn in the browser. Every instance is released at the end.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +70,8 @@ describe('issue 30: a real host on the stock images', () => {
   let browser: Browser;
   let page: Page;
 
+  const catalogue = shippedCatalogueOvercommitted();
+
   beforeAll(async () => {
     checkImagesCache();
     const machinePort = await freePort();
@@ -79,7 +81,7 @@ describe('issue 30: a real host on the stock images', () => {
       imagesFrom: IMAGES_CACHE,
       env: {
         COMPUTE_DRIVER: 'local',
-        CATALOGUE_FILE: shippedCatalogueOvercommitted(),
+        CATALOGUE_FILE: catalogue,
         SSH_GATEWAY_PORT: '0',
         // Each instance's services and applications on an origin of its own (*.localhost is this machine).
         MACHINE_PORT: String(machinePort),
@@ -88,7 +90,10 @@ describe('issue 30: a real host on the stock images', () => {
     }));
   });
   // The server ends the machines still running as it stops, and its DATA_DIR holds their unpacked images.
-  afterAll(() => closeConsole({ browser, server }), BOOTS);
+  afterAll(async () => {
+    await closeConsole({ browser, server });
+    rmSync(path.dirname(catalogue), { recursive: true, force: true });
+  }, BOOTS);
 
   const shot = (name: string, on: Page = page) => animationsDone(on).then(() => on.screenshot({ path: path.join(shots, `${name}.png`) }));
   const row = (name: string) => page.locator('tr[data-row-key]').filter({ hasText: name });

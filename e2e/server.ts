@@ -60,7 +60,14 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
   const dataDir = mkdtempSync(path.join(tmpdir(), 'console-e2e-'));
   // Walkable by the machines' own uids (as root, a machine runs as one: drivers/compute/local/host-uids.ts).
   chmodSync(dataDir, 0o711);
-  if (options.imagesFrom) seedImages(dataDir, options.imagesFrom);
+  if (options.imagesFrom) {
+    try {
+      seedImages(dataDir, options.imagesFrom);
+    } catch (e) {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw e;
+    }
+  }
   const logs: string[] = [];
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
     cwd: root,
