@@ -54,10 +54,10 @@ import { cardDevices, endStrayHolders, GpuClaims, gpuView, localGpuHost, sampleG
 import { startHostView, type HostView } from './host-view.js';
 import { hostNotebook, imageNotebook, startNotebook } from './notebook.js';
 import { layoutHasImages, MachineImages, type BootSource, type LocalSpec } from './machine-image.js';
-import { removeSavedImage } from './image-removal.js';
+import type { RegistryOptions } from './oci/registry.js';
 import { OciLayout } from './oci/layout.js';
 import { ServiceImages } from './service-images.js';
-import type { RegistryOptions } from './oci/registry.js';
+import { removeSavedImage } from './image-removal.js';
 import {
   commandIn,
   imageEnvOf,
@@ -492,8 +492,9 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
         // Destroyed once the disks are gone: a failure on the way leaves it stopped, and destroy can run again.
         await this.halt(m!, 'stopped');
         await this.dropDisks(m!);
+        // The unpacked image stays for the next machine on it (an order then boots without unpacking
+        // 1–2 GiB again); the hourly image gc (collectImages) removes what no machine needs.
         await this.setMachine(instanceId, { power: 'destroyed' });
-        await this.pruneImages();
         return {};
       case 'resizeDisk': {
         const gb = op.params.dataDiskGb;
@@ -559,12 +560,6 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     } finally {
       rmSync(tar, { force: true });
     }
-  }
-
-  /** Removes the unpacked images no machine left needs (machine-image.ts); a failure is only logged. */
-  private async pruneImages() {
-    if (!existsSync(path.join(this.dir, 'rootfs'))) return;
-    await this.images.prune(await this.machineBases()).catch((e: unknown) => this.opts.log?.(`local compute: 清理镜像缓存失败：${String(e)}`));
   }
 
   /** The bases (manifest digests) of the machines not destroyed. */
