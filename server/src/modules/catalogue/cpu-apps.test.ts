@@ -67,6 +67,8 @@ describe('the notebook application on a host without GPUs', () => {
     expect(small.price).toMatchObject({ cycle: 'Hour', price: '1200' }); // ¥0.12 an hour, the size's price
     expect(notebook.sizes!.find((x) => x.id === 'gen-c4m8')?.unavailable).toBe('本主机只有 2 核 / 4 GB 内存，放不下 4 核 / 8 GB 的机器');
     expect(notebook.sizes!.every((x) => x.category === 'Generic')).toBe(true);
+    // What the host sells leads the gallery, before the applications it cannot run.
+    expect(apps[0]!.id).toBe(NOTEBOOK);
     for (const gpuApp of apps.filter((a) => a.minGpuMemoryGb > 0)) {
       expect(gpuApp.unavailable, gpuApp.id).toBeTruthy();
       expect(gpuApp.sizes).toBeUndefined();

@@ -431,11 +431,11 @@ export class CatalogueService {
           (!keyword || [a.name, a.description, a.category, ...a.tags].some((t) => t.toLowerCase().includes(keyword))),
       );
       const categories = [...new Set(snap.applications.map((a) => a.category))];
+      // What can be bought comes first (a real host offers few): the catalogue's order within each group.
+      const shown = rows.map(({ sort: _s, active: _a, ...a }) => this.applicationOnSale(snap, market, a));
+      const onSaleFirst = [...shown.filter((a) => !a.unavailable), ...shown.filter((a) => a.unavailable)];
       return {
-        ...paginate(
-          rows.map(({ sort: _s, active: _a, ...a }) => this.applicationOnSale(snap, market, a)),
-          q,
-        ),
+        ...paginate(onSaleFirst, q),
         categories,
       };
     });
