@@ -60,10 +60,11 @@ const LEFT_OUT = ['etc/xdg/autostart/at-spi-dbus-bus.desktop'];
  * would need user namespaces, which a machine of a console running as root is not given
  * (bwrapArgs: --disable-userns). Its pages are held
  * by the machine's sandbox instead: they reach only what the machine reaches. Debian's launcher adds
- * flags from /etc/chromium.d. No first-run page either: it is an English sign-in prompt.
+ * flags from /etc/chromium.d. No first-run page either: it is an English sign-in prompt. --test-type
+ * hides the yellow bar warning about --no-sandbox on every window (the isolation is the machine's).
  */
 const CHROMIUM_FLAGS = `# 云桌面：Chromium 以 root 运行、实例内没有 user namespace，它自带的沙箱无法启用；页面仍受实例本身的隔离
-export CHROMIUM_FLAGS="$CHROMIUM_FLAGS --no-sandbox --no-first-run"
+export CHROMIUM_FLAGS="$CHROMIUM_FLAGS --no-sandbox --test-type --no-first-run"
 `;
 
 /**

@@ -32,6 +32,8 @@ export default function WebTerminal({ instance }: { instance: Instance }) {
     const t = new Terminal({
       cursorBlink: true,
       fontSize: 14,
+      // At xterm's default 1.0 the underscore falls below the row and is cut off (torch.__version__ read as "torch.  version  ").
+      lineHeight: 1.2,
       fontFamily: 'Menlo, Consolas, "DejaVu Sans Mono", "Noto Sans Mono CJK SC", monospace',
       theme: { background: '#1e1b2e', foreground: '#e8e6f0', cursor: token.colorPrimary, selectionBackground: '#5b4a99' },
       scrollback: 5000,
