@@ -19,6 +19,7 @@ import {
   gpuTypeRefusal,
   hostMarket,
   IMAGE_NOT_BUILT,
+  IMAGE_NOT_PULLED,
   imageRefusal,
   isHostSystem,
   sizeRefusal,
@@ -209,6 +210,8 @@ describe('what a host offers', () => {
     expect(applicationRefusal(m, { name: 'PyTorch 2.3.0', os: 'Ubuntu 22.04' })).toBe(APP_IMAGE_UNREGISTERED);
     expect(applicationRefusal(m, undefined)).toBe(APP_IMAGE_UNREGISTERED);
     expect(applicationRefusal(m, { name: 'JupyterLab', os: 'Debian 12', oci: 'console/jupyterlab:4' })).toBe(IMAGE_NOT_BUILT);
+    // An operator's registered image is not built here: it is on its way from the registry.
+    expect(applicationRefusal(m, { name: 'SD WebUI', os: 'Ubuntu 22.04', oci: 'harbor.example.com/ai/sd-webui:1.9' })).toBe(IMAGE_NOT_PULLED);
     expect(applicationRefusal(m, { name: 'Debian', os: 'Debian 12', oci: 'console/base:12' })).toBeNull();
   });
 

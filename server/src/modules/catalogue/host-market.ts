@@ -14,6 +14,8 @@ export type { HostOffer };
 const OFFER_TTL_MS = 2000;
 
 export const IMAGE_NOT_BUILT = '镜像未构建：在主机上运行 npm run images';
+/** An image the operator registered (镜像登记) that this host has not pulled yet. */
+export const IMAGE_NOT_PULLED = '镜像正在拉取到本主机（运营管理 · 镜像登记 可看进度），请稍后再试';
 export const APP_IMAGE_UNREGISTERED = '运营方尚未登记该应用的镜像';
 
 /** The host's offer with the operator's overcommit ratios: what the market decides by. */
@@ -112,9 +114,14 @@ export function isHostSystem(os: string, hostOs: HostOffer['hostOs']): boolean {
 /** Why an image is not offered on this host; null when it is (its OCI image is present, or it is the host's system). */
 export function imageRefusal(market: HostMarket, image: OfferedImage): string | null {
   const { images, hostOs } = market.offer;
-  if (image.oci) return images === null || images.includes(image.oci) ? null : IMAGE_NOT_BUILT;
+  if (image.oci) return images === null || images.includes(image.oci) ? null : isStockImage(image.oci) ? IMAGE_NOT_BUILT : IMAGE_NOT_PULLED;
   if (isHostSystem(image.os, hostOs)) return null;
   return `运营方尚未登记该镜像（本主机的系统是 ${hostOs.name}），请选择其他镜像`;
+}
+
+/** The console's own images (server/images recipes) are built on the host; any other reference is pulled from a registry. */
+function isStockImage(ref: string): boolean {
+  return ref.startsWith('console/');
 }
 
 /** An offered image without an OCI image is the host's own system: named for it. */
