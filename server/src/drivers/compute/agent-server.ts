@@ -21,6 +21,7 @@ import {
   diskUsageRequestSchema,
   instanceIdSchema,
   operationSchema,
+  samplesRequestSchema,
   sha256Hex,
   verifyAgentRequest,
   type AgentOperation,
@@ -110,6 +111,12 @@ export const computeAgentServer: FastifyPluginAsync<ComputeAgentServerOptions> =
   app.post('/v1/disk-usage', async (req) => {
     const { instanceIds } = parse(diskUsageRequestSchema, json(req), 'disk-usage request');
     return { usage: Object.fromEntries(await driver.diskUsage(instanceIds)) };
+  });
+
+  app.post('/v1/samples', async (req) => {
+    const { instanceIds } = parse(samplesRequestSchema, json(req), 'samples request');
+    if (!driver.sample) throw new AgentHttpError(404, 'not_found', 'this agent does not sample its machines');
+    return { samples: Object.fromEntries(await driver.sample(instanceIds)) };
   });
 
   app.get('/v1/events', async (req) => {

@@ -225,6 +225,46 @@ describe('AgentComputeDriver against the agent server on the simulated fleet', (
     await expect(driver.resizeDisk('rz', randomUUID(), 0)).rejects.toMatchObject({ kind: 'Rejected', status: 400 });
   });
 
+  it('samples the running machines through the agent (the 概览 charts of an agent host), as the fleet below measures them', async () => {
+    const id = randomUUID();
+    await driver.create(`c-${id}`, id, spec({ dataDiskGb: 50 }));
+    await pass(DELAYS.create);
+    await pass(DELAYS.boot);
+    c.sim.setLoad(id, { cpuPercent: 37, gpuPercent: 88 });
+    const mine = (await driver.sample([id, randomUUID()])).get(id)!;
+    expect(mine).toEqual((await c.sim.sample([id])).get(id));
+    expect(mine).toMatchObject({ cpuPercent: 37, simulated: true });
+    expect(mine.gpus[0]!.utilisation).toBe(88);
+    expect((await driver.sample()).has(id)).toBe(true);
+    expect((await driver.sample([randomUUID()])).size).toBe(0);
+
+    await driver.stop(`s-${id}`, id);
+    await pass(DELAYS.stop);
+    expect(await driver.status(id)).toMatchObject({ power: 'stopped' });
+    expect((await driver.sample([id])).size).toBe(0);
+    const bad = await signedFetch(c.url, 'POST', '/v1/samples', JSON.stringify({ instanceIds: ['nope'] }), c.clock.now());
+    expect(bad.status).toBe(400);
+  });
+
+  it('draws no figures from an agent whose fleet does not sample (404), and refuses a malformed sample', async () => {
+    // The same fleet behind an agent that has no sampling (as a driver without sample()).
+    const blind = Object.create(c.sim) as typeof c.sim;
+    Object.defineProperty(blind, 'sample', { value: undefined });
+    const app = Fastify({ logger: false });
+    await app.register(computeAgentServer, { driver: blind, keys: { [KEY_ID]: SECRET }, now: () => c.clock.now() });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { port } = app.server.address() as { port: number };
+      expect((await agentFor({ baseUrl: `http://127.0.0.1:${port}` }).sample()).size).toBe(0);
+    } finally {
+      await app.close();
+    }
+    const liar = agentFor({
+      fetch: async () => new Response(JSON.stringify({ samples: { [randomUUID()]: { cpuPercent: 'lots' } } }), { status: 200 }),
+    });
+    await expect(liar.sample()).rejects.toMatchObject({ kind: 'BadResponse' });
+  });
+
   it('pages through events after a cursor, in order, with nothing skipped or repeated', async () => {
     for (let i = 0; i < 3; i++) {
       const id = randomUUID();

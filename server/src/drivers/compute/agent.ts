@@ -1,8 +1,9 @@
 /**
  * The production compute driver (DESIGN.md: "compute | simulated fleet | Kubernetes or host
  * agents"): it talks to a host-agent controller over HTTPS. The controller owns the hosts; this
- * driver only submits operations, reads machine status and disk usage, and pages through the
- * controller's event stream, exactly as the ComputeDriver interface (types.ts) describes.
+ * driver only submits operations, reads machine status, disk usage and the running machines'
+ * figures, and pages through the controller's event stream, exactly as the ComputeDriver interface
+ * (types.ts) describes.
  * `agent-server.ts` serves the same protocol on top of any ComputeDriver (the simulated fleet), so
  * the protocol is proven end to end and staging can run a stand-alone controller
  * (`npm run compute-agent -w server`).
@@ -32,6 +33,11 @@
  *        → 400 when instanceId is not a UUID
  *   POST /v1/disk-usage        { instanceIds: string[] }        (at most 500 ids)
  *        → 200 { usage: { [instanceId]: usedGb } }   unknown machines are left out
+ *   POST /v1/samples           { instanceIds?: string[] }       (at most 500 ids; absent: every running machine)
+ *        → 200 { samples: { [instanceId]: MachineSample } }   (types.ts: cpuPercent, memory, disks, network
+ *          rates, gpus [{ utilisation, memoryUsedMb, memoryTotalMb }], gpuUnavailable, simulated; a figure
+ *          the host does not know is null) running machines only; rates since the agent's previous sample
+ *        → 404 the agent samples nothing (an older agent): the console draws no figures for its machines
  *   GET  /v1/events?after=<seq>&limit=<n>          (seq ≥ 0; 1 ≤ n ≤ 1000)
  *        → 200 { events: [{ seq, opId, instanceId, kind, ok, error, access?, power?,
  *                           imageSizeGb?, at }] }    seq strictly increasing, oldest first; an
@@ -60,7 +66,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { OperationCalls } from './operations.js';
-import type { ComputeDriver, DriverEvent, InstanceOp, MachineStatus } from './types.js';
+import type { ComputeDriver, DriverEvent, InstanceOp, MachineSample, MachineStatus } from './types.js';
 
 export const AGENT_MAX_SKEW_MS = 5 * 60 * 1000;
 export const AGENT_MAX_DISK_USAGE_IDS = 500;
@@ -150,6 +156,23 @@ const power = z.enum(['creating', 'running', 'stopped', 'destroyed']);
 export const machineStatusSchema = z.object({ power, gpu: z.boolean(), lost: z.boolean(), hostId: z.string().nullable(), pendingOpId: z.string().nullable() });
 export const diskUsageRequestSchema = z.object({ instanceIds: z.array(instanceIdSchema).max(AGENT_MAX_DISK_USAGE_IDS) });
 const diskUsageResponseSchema = z.object({ usage: z.record(z.string(), z.number().min(0)) });
+export const samplesRequestSchema = z.object({ instanceIds: z.array(instanceIdSchema).max(AGENT_MAX_DISK_USAGE_IDS).optional() });
+const figure = z.number().min(0).nullable();
+const machineSampleSchema = z.object({
+  cpuPercent: figure,
+  memoryUsedBytes: figure,
+  memoryLimitBytes: figure,
+  dataDiskUsedBytes: figure,
+  dataDiskSizeBytes: figure,
+  systemDiskUsedBytes: figure,
+  systemDiskSizeBytes: figure,
+  netRxBytesPerSec: figure,
+  netTxBytesPerSec: figure,
+  gpus: z.array(z.object({ utilisation: z.number().min(0).max(100), memoryUsedMb: z.number().min(0), memoryTotalMb: figure })),
+  gpuUnavailable: z.string().nullable(),
+  simulated: z.boolean(),
+}) satisfies z.ZodType<MachineSample>;
+const samplesResponseSchema = z.object({ samples: z.record(z.string(), machineSampleSchema) });
 const eventSchema = z.object({
   seq: z.number().int().min(1),
   opId: z.string().nullable(),
@@ -258,6 +281,20 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
     return out;
   }
 
+  /** The running machines' figures (all of them, or those of `instanceIds`); none from an agent that does not sample. */
+  async sample(instanceIds?: readonly string[]): Promise<Map<string, MachineSample>> {
+    const out = new Map<string, MachineSample>();
+    const chunks = instanceIds ? chunked([...new Set(instanceIds)], AGENT_MAX_DISK_USAGE_IDS) : [undefined];
+    for (const chunk of chunks) {
+      const a = await this.call('POST', 'v1/samples', chunk ? { instanceIds: chunk } : {});
+      if (a.status === 404) return out;
+      this.expect(a, [200], 'POST /v1/samples');
+      const { samples } = this.parse(samplesResponseSchema, a.body, 'POST /v1/samples');
+      for (const [id, sample] of Object.entries(samples)) if (!chunk || chunk.includes(id)) out.set(id, sample);
+    }
+    return out;
+  }
+
   async events(afterSeq: number, limit: number): Promise<DriverEvent[]> {
     const n = Math.max(1, Math.min(AGENT_MAX_EVENTS, Math.floor(limit)));
     const a = await this.call('GET', `v1/events?after=${Math.max(0, Math.floor(afterSeq))}&limit=${n}`);
@@ -358,4 +395,10 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
 function errorText(a: Answer): string {
   const e = errorBodySchema.safeParse(a.body);
   return e.success ? `${e.data.error}${e.data.message ? `: ${e.data.message}` : ''}` : '';
+}
+
+function chunked<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }
