@@ -134,10 +134,10 @@ describe('finding the host cards', () => {
   });
 
   it("reads nvidia-smi's samples by minor, leaving out what it cannot measure", () => {
-    expect(parseGpuSamples('0, 87, 40213\n1, [N/A], [N/A]\n\n2, 0, 0\n')).toEqual(
+    expect(parseGpuSamples('0, 87, 40213, 143771\n1, [N/A], [N/A], 143771\n\n2, 0, 0, [N/A]\n')).toEqual(
       new Map([
-        [0, { utilisation: 87, memoryUsedMb: 40213 }],
-        [2, { utilisation: 0, memoryUsedMb: 0 }],
+        [0, { utilisation: 87, memoryUsedMb: 40213, memoryTotalMb: 143771 }],
+        [2, { utilisation: 0, memoryUsedMb: 0, memoryTotalMb: null }],
       ]),
     );
   });

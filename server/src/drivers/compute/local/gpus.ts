@@ -424,6 +424,8 @@ export interface GpuSample {
   /** GPU utilisation, 0–100 %. */
   utilisation: number;
   memoryUsedMb: number;
+  /** The card's memory (null where nvidia-smi cannot tell). */
+  memoryTotalMb: number | null;
 }
 
 const exec = promisify(execFile);
@@ -433,7 +435,7 @@ export async function sampleGpus(): Promise<Map<number, GpuSample>> {
   const smi = hostProgram('/', 'nvidia-smi');
   if (!smi) return new Map();
   try {
-    const { stdout } = await exec(smi, ['--query-gpu=minor_number,utilization.gpu,memory.used', '--format=csv,noheader,nounits'], {
+    const { stdout } = await exec(smi, ['--query-gpu=minor_number,utilization.gpu,memory.used,memory.total', '--format=csv,noheader,nounits'], {
       timeout: SMI_TIMEOUT_MS,
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
     });
@@ -443,14 +445,18 @@ export async function sampleGpus(): Promise<Map<number, GpuSample>> {
   }
 }
 
-/** nvidia-smi's `minor_number, utilization.gpu, memory.used` lines; a card it cannot measure ("[N/A]") is left out. */
+/**
+ * nvidia-smi's `minor_number, utilization.gpu, memory.used, memory.total` lines; a card whose use it
+ * cannot measure ("[N/A]") is left out, an unknown total is null.
+ */
 export function parseGpuSamples(csv: string): Map<number, GpuSample> {
   const out = new Map<number, GpuSample>();
+  const isNumber = (f: string | undefined) => f !== undefined && /^\d+(\.\d+)?$/.test(f);
   for (const line of csv.split('\n')) {
     const fields = line.split(',').map((f) => f.trim());
-    if (fields.length !== 3 || !fields.every((f) => /^\d+(\.\d+)?$/.test(f))) continue;
-    const [minor, utilisation, memory] = fields.map(Number);
-    out.set(minor!, { utilisation: utilisation!, memoryUsedMb: memory! });
+    if (fields.length !== 4 || !fields.slice(0, 3).every(isNumber)) continue;
+    const [minor, utilisation, memory] = fields.slice(0, 3).map(Number);
+    out.set(minor!, { utilisation: utilisation!, memoryUsedMb: memory!, memoryTotalMb: isNumber(fields[3]) ? Number(fields[3]) : null });
   }
   return out;
 }
