@@ -44,3 +44,15 @@ export async function rechargeInBrowser(browser: Browser, page: Page, baseUrl: s
 export function animationsDone(page: Page) {
   return page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity));
 }
+
+/** How many colours the remote desktop's canvas shows (1: nothing drawn yet). */
+export function canvasColours(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const canvas = document.querySelector<HTMLCanvasElement>('[data-testid=remote-desktop] canvas');
+    if (!canvas || !canvas.width) return 0;
+    const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+    const seen = new Set<number>();
+    for (let i = 0; i < data.length && seen.size < 10; i += 4 * 97) seen.add((data[i]! << 16) | (data[i + 1]! << 8) | data[i + 2]!);
+    return seen.size;
+  });
+}

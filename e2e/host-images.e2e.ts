@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { animationsDone, buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
+import { animationsDone, buttonLabel, canvasColours, rechargeInBrowser, registerInBrowser } from './console.js';
 import { freePort, ociLayoutOf, type RunningServer } from './server.js';
 import { closeConsole, openConsole } from './suite.js';
 
@@ -258,8 +258,8 @@ describe('issue 30: a real host on the stock images', () => {
       if ((await status(id)) === 'Running') expect((await call(`${API}/${id}/stop`, 'POST')).status).toBe(200);
       await expect.poll(() => status(id), { timeout: 60_000 }).toMatch(/^(Stopped|Shutdown)$/);
       expect((await call(`${API}/${id}/release`, 'POST')).status).toBe(200);
-      // A release ends once the machine's disks are gone and the unpacked image no machine needs any
-      // more is removed (a tree of 1–2 GiB): minutes on a loaded machine when all four go at once.
+      // A release ends once the machine's disks are gone (its unpacked image stays for the image gc):
+      // long on a loaded machine when all four go at once.
       await expect.poll(() => status(id), { timeout: 240_000 }).toBe('gone');
     };
 
@@ -269,18 +269,6 @@ describe('issue 30: a real host on the stock images', () => {
     expect(await listed()).toEqual([]);
   });
 });
-
-/** How many colours the remote desktop's canvas shows (1: nothing drawn yet). */
-function canvasColours(page: Page): Promise<number> {
-  return page.evaluate(() => {
-    const canvas = document.querySelector<HTMLCanvasElement>('[data-testid=remote-desktop] canvas');
-    if (!canvas || !canvas.width) return 0;
-    const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
-    const seen = new Set<number>();
-    for (let i = 0; i < data.length && seen.size < 10; i += 4 * 97) seen.add((data[i]! << 16) | (data[i + 1]! << 8) | data[i + 2]!);
-    return seen.size;
-  });
-}
 
 /** The share of the remote desktop's canvas that is white (sampled). */
 function canvasWhiteShare(page: Page): Promise<number> {

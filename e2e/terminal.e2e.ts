@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
-import { animationsDone, buttonLabel, rechargeInBrowser, registerInBrowser } from './console.js';
+import { animationsDone, buttonLabel, canvasColours, rechargeInBrowser, registerInBrowser } from './console.js';
 import { freePort, startServer, type RunningServer } from './server.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? path.join(tmpdir(), 'console-e2e-screenshots', 'terminal');
@@ -257,15 +257,3 @@ describe('web terminal on a real instance', () => {
     await page.screenshot({ path: path.join(shots, '51-free.png') });
   });
 });
-
-/** How many colours the remote desktop's canvas shows (1: nothing drawn yet). */
-function canvasColours(page: Page): Promise<number> {
-  return page.evaluate(() => {
-    const canvas = document.querySelector<HTMLCanvasElement>('[data-testid=remote-desktop] canvas');
-    if (!canvas || !canvas.width) return 0;
-    const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
-    const seen = new Set<number>();
-    for (let i = 0; i < data.length && seen.size < 10; i += 4 * 97) seen.add((data[i]! << 16) | (data[i + 1]! << 8) | data[i + 2]!);
-    return seen.size;
-  });
-}
