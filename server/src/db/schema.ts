@@ -30,3 +30,4 @@ export * from '../drivers/compute/simulated-schema.js';
 export * from '../drivers/compute/local/schema.js';
 export * from '../modules/model/schema.js';
 export * from '../modules/access/schema.js';
+export * from '../jobs/schema.js';
