@@ -13,6 +13,7 @@ import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import * as schema from './schema.js';
+import { localBus, postgresBus, type Bus } from './bus.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -22,6 +23,8 @@ export type Executor = Db | Tx;
 export interface Database {
   db: Db;
   kind: 'pglite' | 'postgres';
+  /** Events every process on this database hears (db/bus.ts). */
+  bus: Bus;
   close(): Promise<void>;
 }
 
@@ -51,7 +54,8 @@ async function openPglite(dataDir: string | undefined, template: Blob | undefine
   await client.waitReady;
   const db = drizzlePglite(client, { schema });
   await migratePglite(db, { migrationsFolder });
-  return { db: db as unknown as Db, kind: 'pglite', close: () => client.close() };
+  const bus = localBus();
+  return { db: db as unknown as Db, kind: 'pglite', bus, close: () => bus.close().then(() => client.close()) };
 }
 
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
@@ -70,5 +74,6 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     conn.release();
   }
   const db = drizzlePg(pool, { schema });
-  return { db: db as unknown as Db, kind: 'postgres', close: () => pool.end() };
+  const bus = await postgresBus(url, pool);
+  return { db: db as unknown as Db, kind: 'postgres', bus, close: () => bus.close().then(() => pool.end()) };
 }
