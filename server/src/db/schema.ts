@@ -8,6 +8,7 @@ export * from '../modules/students/schema.js';
 export * from '../modules/system/schema.js';
 export * from '../modules/verification/schema.js';
 export * from '../drivers/outbox-schema.js';
+export * from '../drivers/counters/schema.js';
 export * from '../modules/catalogue/schema.js';
 export * from '../modules/vouchers/schema.js';
 export * from '../modules/ledger/schema.js';

@@ -94,13 +94,19 @@ export const modelCalls = pgTable(
     status: text('status', { enum: ['open', 'ok', 'aborted', 'error', 'expired'] }).notNull(),
     error: text('error'),
     createdAt: ts('created_at').notNull(),
+    /**
+     * An open call's heartbeat: its process marks its open calls alive every HOLD_TOUCH_MS while it
+     * runs (a long stream included); one untouched for STALE_HOLD_MS was held by a process that died
+     * and the sweeper gives its hold back (gateway.ts). Set at the hold (migration 0046 set it for calls open before).
+     */
+    touchedAt: ts('touched_at'),
   },
   (t) => [
     index('model_calls_key_idx').on(t.keyId, t.createdAt),
     index('model_calls_payer_idx').on(t.payerId, t.createdAt),
     index('model_calls_user_idx').on(t.userId, t.createdAt),
     index('model_calls_open_idx')
-      .on(t.createdAt)
+      .on(t.touchedAt)
       .where(sql`${t.status} = 'open'`),
   ],
 );

@@ -1,0 +1,25 @@
+/**
+ * The counters every limit a user could multiply across replicas is counted in (types.ts). Chosen
+ * by the deployment: REDIS_URL set → redis; else a PostgreSQL database → postgres (every replica
+ * shares it); else (PGlite, one process owns the database) → memory.
+ */
+import type { Database } from '../../db/client.js';
+import { MemoryCounters } from './memory.js';
+import { PostgresCounters } from './postgres.js';
+import { RedisCounters } from './redis.js';
+import type { Counters } from './types.js';
+
+export { MemoryCounters } from './memory.js';
+export { PostgresCounters } from './postgres.js';
+export { RedisCounters } from './redis.js';
+export { CountersUnavailable, type CounterCheck, type Counters, type TakeResult } from './types.js';
+
+export async function chooseCounters(
+  redisUrl: string | undefined,
+  database: Pick<Database, 'db' | 'kind'>,
+  onError: (e: unknown) => void,
+): Promise<{ counters: Counters; why: string }> {
+  if (redisUrl) return { counters: await RedisCounters.connect(redisUrl), why: 'REDIS_URL 已设置：限流计数在 Redis 中，各副本共享' };
+  if (database.kind === 'postgres') return { counters: new PostgresCounters(database.db, onError), why: 'PostgreSQL：限流计数在数据库中，各副本共享' };
+  return { counters: new MemoryCounters(), why: '内嵌数据库（单进程）：限流计数在进程内存中' };
+}
