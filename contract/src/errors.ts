@@ -227,6 +227,8 @@ export const ERRORS = {
   INTERNAL: { code: 50000001, message: '服务器开了个小差，请稍后重试' },
   UPSTREAM_FAILED: { code: 50200001, message: '服务器开了个小差，请稍后重试' },
   SMS_SEND_FAILED: { code: 50200002, message: '验证码发送失败，请稍后重试' },
+  /** The object store (STORAGE_DRIVER=s3) refused or did not answer; `detail` says what it answered. */
+  STORAGE_UNAVAILABLE: { code: 50200003, message: '文件服务暂时不可用，请稍后重试' },
   /** More password checks waiting than the server takes on (users/passwords.ts): retrying a moment later works. */
   AUTH_BUSY: { code: 50300001, message: '当前登录和注册的人较多，请几秒后再试' },
 } as const satisfies Record<string, { code: number; message: string }>;

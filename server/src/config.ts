@@ -67,6 +67,32 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(2 * 1024 * 1024),
+  /** Where uploads are kept: `local` files under DATA_DIR/files (one process); `s3` an S3-compatible bucket every replica reads (drivers/storage/s3.ts). */
+  STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
+  /** Unset: AWS S3. Aliyun OSS, Tencent COS, MinIO, Ceph RGW: their S3 endpoint. */
+  S3_ENDPOINT: z.url({ protocol: /^https?$/, error: '应为 http(s)://host[:port] 形式' }).optional(),
+  /** Where browsers reach the store for signed downloads, when not at S3_ENDPOINT (an in-cluster MinIO behind an ingress). */
+  S3_PUBLIC_ENDPOINT: z.url({ protocol: /^https?$/, error: '应为 http(s)://host[:port] 形式' }).optional(),
+  S3_REGION: z
+    .string()
+    .trim()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, { error: '应为区域名，如 us-east-1、cn-hangzhou、ap-guangzhou' })
+    .default('us-east-1'),
+  S3_BUCKET: z
+    .string()
+    .trim()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: '应为 3–63 位小写字母、数字、. 或 - 组成的存储桶名' })
+    .optional(),
+  S3_ACCESS_KEY_ID: z.string().trim().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** Path-style addressing (endpoint/bucket/key): MinIO and Ceph RGW without wildcard DNS. */
+  S3_FORCE_PATH_STYLE: bool.default(false),
+  /** Put before every key ("console-a"): several consoles in one bucket. */
+  S3_PREFIX: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9._-]+)*\/?$/, { error: '应为字母、数字、. _ - 组成的路径，如 console-a 或 prod/console' })
+    .optional(),
   /** `sandbox`: the embedded gateway with its scan page; `real`: Alipay and WeChat Pay v3 as configured below. */
   PAYMENT_DRIVER: z.enum(['sandbox', 'real']).default('sandbox'),
   /** How payers' browsers and gateways reach this server (notify URLs, the sandbox scan page). */
@@ -305,6 +331,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probeSandboxes:
     COMPUTE_AGENT_URL: c.COMPUTE_AGENT_URL,
     COMPUTE_AGENT_KEY_ID: c.COMPUTE_AGENT_KEY_ID,
     COMPUTE_AGENT_SECRET: c.COMPUTE_AGENT_SECRET,
+  });
+  requireTogether(c.STORAGE_DRIVER === 's3', 'STORAGE_DRIVER=s3', { S3_BUCKET: c.S3_BUCKET });
+  // Both keys, or neither (the SDK's own chain: AWS_* variables, web identity, instance role).
+  requireTogether(Boolean(c.S3_ACCESS_KEY_ID || c.S3_SECRET_ACCESS_KEY), '设置了 S3_ACCESS_KEY_ID 或 S3_SECRET_ACCESS_KEY', {
+    S3_ACCESS_KEY_ID: c.S3_ACCESS_KEY_ID,
+    S3_SECRET_ACCESS_KEY: c.S3_SECRET_ACCESS_KEY,
   });
   requireTogether(c.REALNAME_DRIVER === 'aliyun', 'REALNAME_DRIVER=aliyun', {
     ALIYUN_REALNAME_ACCESS_KEY_ID: c.ALIYUN_REALNAME_ACCESS_KEY_ID,

@@ -18,7 +18,7 @@ import { AliyunRealNameDriver } from './drivers/realname/aliyun.js';
 import { SandboxRealNameDriver } from './drivers/realname/sandbox.js';
 import type { RealNameDriver } from './drivers/realname/types.js';
 import type { SmsDriver } from './drivers/sms/types.js';
-import { LocalStorageDriver } from './drivers/storage/local.js';
+import { makeStorageDriver } from './drivers/storage/index.js';
 import type { StorageDriver } from './drivers/storage/types.js';
 import path from 'node:path';
 import { makeAuthGuards, type AuthGuards } from './http/auth.js';
@@ -265,7 +265,7 @@ export async function makeDrivers(
     ? new ComfyPainter({ url: async () => comfyUrl.replace(/\/$/, '') }, 1, config.COMFYUI_LORA_DIR ?? null)
     : new ComfyPainter(new EmbeddedComfy(clock, config.IMAGE_BACKEND_SPEEDUP));
   const painter = comfyUrl ? comfy : new EmbeddedPainter(clock, config.IMAGE_BACKEND_SPEEDUP);
-  return { sms, mail, storage: new LocalStorageDriver(path.join(config.dataDir, 'files')), payment, compute, realName, trainer, painter, comfy, ...given };
+  return { sms, mail, storage: makeStorageDriver(config), payment, compute, realName, trainer, painter, comfy, ...given };
 }
 
 export async function createContext(opts: {

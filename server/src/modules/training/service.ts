@@ -37,12 +37,11 @@ import {
   formatYuan,
   type loraJobSchema,
 } from '@console/contract';
-import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import type { TrainerDriver, TrainerEvent, TrainingImage } from '../../drivers/image-backend/types.js';
-import type { StorageDriver } from '../../drivers/storage/types.js';
+import type { StorageDriver, StoredObject } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueService } from '../catalogue/index.js';
 import type { DatasetService } from '../datasets/index.js';
@@ -227,12 +226,7 @@ export class TrainingService {
   }
 
   /** An epoch's LoRA file or its first sample image. */
-  async epochFile(
-    payerId: string,
-    id: string,
-    epoch: number,
-    what: 'lora' | 'sample',
-  ): Promise<{ body: Readable; contentType: string; size: number; fileName: string }> {
+  async epochFile(payerId: string, id: string, epoch: number, what: 'lora' | 'sample'): Promise<StoredObject & { fileName: string }> {
     const job = await this.own(payerId, id);
     // A failed job was refunded in full: its files are not the account's.
     if (job.status === 'failed') throw new AppError('TRAIN_EPOCH_NOT_FOUND');
