@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'lint/**/*.test.ts'],
+    // ../deploy: the deployment's offline checks (deploy/deploy.test.ts: the Kubernetes manifests, the image's modules).
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'lint/**/*.test.ts', '../deploy/**/*.test.ts'],
     // Real sandboxes need bubblewrap, which a fresh machine lacks: their own suite (vitest.local.config.ts, npm run test:local).
     exclude: ['**/node_modules/**', 'src/drivers/compute/local/**', 'src/**/*.sandbox.test.ts'],
     testTimeout: 30_000,
