@@ -5,7 +5,7 @@ import { AppError } from '../../http/errors.js';
 import { assertSafeKey, type SignedUrlOptions, type StorageDriver, type StoredObject } from './types.js';
 
 export interface S3StorageOptions {
-  /** Unset: AWS S3 itself. Aliyun OSS, Tencent COS, MinIO, Ceph RGW: their S3 endpoint, e.g. https://oss-cn-hangzhou.aliyuncs.com. */
+  /** Unset: AWS S3 itself. Aliyun OSS, Tencent COS, MinIO, Ceph RGW: their S3 endpoint, e.g. https://s3.oss-cn-hangzhou.aliyuncs.com (region cn-hangzhou). */
   endpoint?: string;
   /** Where browsers reach the store, when that is not `endpoint` (an in-cluster MinIO): signed URLs are made for this one. */
   publicEndpoint?: string;

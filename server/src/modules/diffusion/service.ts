@@ -12,7 +12,6 @@
  * are deterministic in their seed, so a restart makes the same pictures).
  */
 import { randomInt, randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import {
@@ -46,7 +45,7 @@ import type { Clock } from '../../clock.js';
 import type { Db, Tx } from '../../db/client.js';
 import { loraColorOf } from '../../drivers/image-backend/lora-file.js';
 import type { PainterDriver, PainterEvent } from '../../drivers/image-backend/types.js';
-import type { StorageDriver } from '../../drivers/storage/types.js';
+import type { StorageDriver, StoredObject } from '../../drivers/storage/types.js';
 import { AppError } from '../../http/errors.js';
 import type { CatalogueService } from '../catalogue/index.js';
 import type { LedgerService } from '../ledger/index.js';
@@ -316,14 +315,14 @@ export class DiffusionService {
   }
 
   /** The picture (PNG), or its thumbnail (WebP, at most 320 px a side) for the gallery's grid. */
-  async imageFile(payerId: string, id: string, thumbnail = false): Promise<{ body: Readable; size: number; contentType: string; fileName: string }> {
+  async imageFile(payerId: string, id: string, thumbnail = false): Promise<StoredObject & { fileName: string }> {
     const [row] = await this.deps.db
       .select()
       .from(sdGenImages)
       .where(and(eq(sdGenImages.id, id), eq(sdGenImages.userId, payerId)));
     const file = row && (await this.deps.storage.get(thumbnail ? thumbnailKey(row.storageKey) : row.storageKey));
     if (!file) throw new AppError('DIFFUSION_IMAGE_NOT_FOUND');
-    return { body: file.body, size: file.size, contentType: thumbnail ? 'image/webp' : 'image/png', fileName: `sd-${row.seed}-${row.id.slice(0, 8)}.png` };
+    return { ...file, contentType: thumbnail ? 'image/webp' : 'image/png', fileName: `sd-${row.seed}-${row.id.slice(0, 8)}.png` };
   }
 
   // --- the runner ---------------------------------------------------------------------------------
