@@ -83,8 +83,8 @@ const envSchema = z.object({
     .trim()
     .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: '应为 3–63 位小写字母、数字、. 或 - 组成的存储桶名' })
     .optional(),
-  S3_ACCESS_KEY_ID: z.string().trim().min(1).optional(),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_ACCESS_KEY_ID: z.string().trim().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
   /** Path-style addressing (endpoint/bucket/key): MinIO and Ceph RGW without wildcard DNS. */
   S3_FORCE_PATH_STYLE: bool.default(false),
   /** Put before every key ("console-a"): several consoles in one bucket. */
