@@ -83,7 +83,11 @@ describe('S3StorageDriver against a real S3 server', () => {
     await d.put('loras/j/e1.safetensors', body, 'application/octet-stream');
     const object = await d.get('loras/j/e1.safetensors');
     object!.body.destroy();
-    const url = await object!.signedUrl!({ expiresInSeconds: 60, contentType: 'application/x-lora', contentDisposition: 'attachment; filename="my_lora-000001.safetensors"' });
+    const url = await object!.signedUrl!({
+      expiresInSeconds: 60,
+      contentType: 'application/x-lora',
+      contentDisposition: 'attachment; filename="my_lora-000001.safetensors"',
+    });
     expect(url.startsWith(`${s3.endpoint}/${s3.bucket}/loras/j/e1.safetensors?`)).toBe(true);
     const res = await fetch(url);
     expect(res.status).toBe(200);
