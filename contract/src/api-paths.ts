@@ -229,6 +229,9 @@ export const API = {
   modelConversation: '/api/v1/model/conversations/:id',
   devCompute: '/dev/compute',
   healthz: '/healthz',
+  /** The orchestrator's probes: the process turns (livez), this replica should get traffic (readyz). */
+  livez: '/livez',
+  readyz: '/readyz',
   devOutbox: '/dev/outbox',
 } as const;
 

@@ -23,6 +23,8 @@ import type { FulfillerLine } from './modules/orders/index.js';
 import { LOG_SERIALIZERS } from './http/log.js';
 import { AppError, registerErrorHandling } from './http/errors.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { Lifecycle } from './http/lifecycle.js';
+import { registerProbes } from './http/probes.js';
 import { SshGateway } from './modules/access/index.js';
 import { sandboxDrivers, sandboxRoutes } from './drivers/payment/index.js';
 
@@ -42,7 +44,7 @@ export interface BuildOptions {
 /** The cache policy of the build's hashed assets. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstance; ctx: AppContext }> {
+export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstance; ctx: AppContext; lifecycle: Lifecycle }> {
   const app = Fastify({
     // Every logger gets the request serializer that keeps session tokens out of the log.
     logger:
@@ -65,11 +67,14 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
     if (reply.getHeader('cache-control') !== IMMUTABLE) reply.header('x-request-id', request.id);
   });
   registerSecurityHeaders(app);
+  // The way out (SIGTERM): readiness, Connection: close, live streams and WebSockets (http/lifecycle.ts).
+  const lifecycle = new Lifecycle();
+  lifecycle.register(app);
 
   const ctx = await createContext({ ...opts, log: app.log });
 
   await app.register(fastifyCookie);
-  await app.register(fastifyWebsocket, { options: { maxPayload: 1024 * 1024 } });
+  await app.register(fastifyWebsocket, { options: { maxPayload: 1024 * 1024 }, preClose: lifecycle.socketsPreClose() });
   await app.register(fastifyMultipart, { limits: { fileSize: opts.config.UPLOAD_MAX_BYTES, files: 1, fields: 10 } });
   await app.register(fastifySwagger, {
     openapi: {
@@ -127,6 +132,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
       }
     },
   );
+  await registerProbes(app, { database: ctx.database, lifecycle });
   for (const plugin of ctx.routes) await app.register(plugin);
   // The embedded stand-ins' own pages: the simulated machines' JupyterLab/application pages always
   // (they are how an instance is reached), the fleet's control panel and the sandbox scan page only
@@ -167,7 +173,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   // The desktop is relayed by the console itself; the other services are web pages of their own.
   // ComfyUI application instances are always served (the embedded ComfyUI where the fleet runs none).
   const servesPages = true;
-  const machines = servesPages && ctx.machineOrigins.configured ? await machineListener(ctx, app.log) : null;
+  const machines = servesPages && ctx.machineOrigins.configured ? await machineListener(ctx, app.log, lifecycle) : null;
   if (servesPages && !ctx.machineOrigins.configured) {
     app.log.warn(
       'JupyterLab 与自定义服务未开放：控制台不在 localhost 上，实例的网页需要各自的来源。设置 MACHINE_BASE_URL=https://{id}.example-machines.com（泛域名解析与证书，最好不与控制台同一主域）后重启',
@@ -196,17 +202,18 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
     ctx.accessGate.stop();
     ctx.terminals.stop();
     await ctx.drivers.compute.shutdown?.();
+    await ctx.counters.close();
     await ctx.database.close();
   });
   void ERRORS;
-  return { app, ctx };
+  return { app, ctx, lifecycle };
 }
 
 /** The listener of the machines' web services: the proxy and its entry, nothing of the console. */
-async function machineListener(ctx: AppContext, log: FastifyBaseLogger): Promise<FastifyInstance> {
+async function machineListener(ctx: AppContext, log: FastifyBaseLogger, lifecycle: Lifecycle): Promise<FastifyInstance> {
   const machines = Fastify({ loggerInstance: log.child({ listener: 'machines' }), trustProxy: ctx.config.TRUST_PROXY, bodyLimit: 1024 * 1024 });
   await machines.register(fastifyCookie);
-  await machines.register(fastifyWebsocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+  await machines.register(fastifyWebsocket, { options: { maxPayload: 16 * 1024 * 1024 }, preClose: lifecycle.socketsPreClose() });
   registerErrorHandling(machines, (req, reply) => reply.status(404).send(new AppError('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`).body()));
   await machines.register(ctx.machineRoutes);
   return machines;

@@ -26,6 +26,15 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, { error: '应为 postgres://user:pass@host:port/db 形式' })
     .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** Where the limits every replica shares are counted (drivers/counters). Unset: in PostgreSQL (DATABASE_URL), or in memory on the embedded database. */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/[^\s/]+(\/\d{1,2})?$/, { error: '应为 redis://[:密码@]主机:端口[/库号] 形式（TLS 用 rediss://）' })
+    .optional(),
+  /** On SIGTERM: how long /readyz says 503 while requests are still served, so the load balancer stops sending any (default: shutdownDrainMs). */
+  SHUTDOWN_DRAIN_MS: z.coerce.number({ error: '应为毫秒数' }).int().min(0).max(300_000).optional(),
+  /** On SIGTERM: from the signal, how long requests in flight may take before they are cut (below the orchestrator's grace period: Kubernetes 30 s). */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number({ error: '应为毫秒数' }).int().min(100).max(600_000).default(25_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** auto: readable lines when standard output is a terminal, JSON lines otherwise (log-format.ts). */
   LOG_FORMAT: z.enum(['auto', 'pretty', 'json']).default('auto'),
@@ -293,6 +302,8 @@ export type Config = Omit<z.infer<typeof envSchema>, 'COMPUTE_DRIVER'> & {
   computeDriverReason: string;
   /** The machine listener's port: MACHINE_PORT, or the one after PORT. */
   machinePort: number;
+  /** SHUTDOWN_DRAIN_MS, or 5 s — none on a loopback HOST (a developer's Ctrl-C: no load balancer to tell). */
+  shutdownDrainMs: number;
   seedDemo: boolean;
   webDist: string;
   dataDir: string;
@@ -353,6 +364,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probeSandboxes:
     ...c,
     computeDriverReason: compute.why,
     machinePort: c.MACHINE_PORT ?? (c.PORT && c.PORT < 65535 ? c.PORT + 1 : 0),
+    shutdownDrainMs: shutdownDrain(c),
     devTools: devTools.on,
     devToolsReason: devTools.reason,
     dataDir: c.DATA_DIR ? path.resolve(env.INIT_CWD ?? process.cwd(), c.DATA_DIR) : fileURLToPath(new URL('../../data', import.meta.url)),
@@ -414,6 +426,19 @@ function isHttpsOrLoopback(v: string): boolean {
   const u = URL.canParse(v) ? new URL(v) : null;
   if (!u) return false;
   return u.protocol === 'https:' || (u.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname));
+}
+
+/** The drain delay of a stop: what SHUTDOWN_DRAIN_MS says, else 5 s behind a load balancer and none on a loopback HOST; below the timeout. */
+function shutdownDrain(c: { HOST: string; SHUTDOWN_DRAIN_MS?: number; SHUTDOWN_TIMEOUT_MS: number }): number {
+  const host = c.HOST.trim().toLowerCase();
+  const loopback = host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+  const drain = c.SHUTDOWN_DRAIN_MS ?? (loopback ? 0 : Math.min(5000, Math.floor(c.SHUTDOWN_TIMEOUT_MS / 2)));
+  if (drain >= c.SHUTDOWN_TIMEOUT_MS) {
+    throw new ConfigError(
+      `配置有误：SHUTDOWN_DRAIN_MS（${drain}）应小于 SHUTDOWN_TIMEOUT_MS（${c.SHUTDOWN_TIMEOUT_MS}）：停止时先等待负载均衡摘除本副本，再在剩下的时间里完成进行中的请求`,
+    );
+  }
+  return drain;
 }
 
 function requireTogether(active: boolean, why: string, values: Record<string, string | undefined>) {

@@ -24,7 +24,7 @@ async function main() {
     throw e;
   }
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
-  const { app, ctx } = await buildApp({
+  const { app, ctx, lifecycle } = await buildApp({
     config,
     database,
     clock: systemClock,
@@ -37,17 +37,33 @@ async function main() {
 
   watchCatalogue(config.catalogueFile, ctx.reloadCatalogue, app.log);
   const stopJobs = startScheduler(schedulerDeps(ctx), app.log);
+  // onClose hooks run last-added first: the jobs stop (and give their leases back) before app.ts's hook closes the database.
   app.addHook('onClose', async () => stopJobs());
 
+  // The way out (http/lifecycle.ts): /readyz 503 at once, SHUTDOWN_DRAIN_MS of serving on, then no new
+  // connections, WebSockets closed with 1012, requests in flight finished (cut at SHUTDOWN_TIMEOUT_MS),
+  // leases given back, the database closed, exit 0. A second signal does not hurry it.
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, '正在关闭：不再接受新请求，等待进行中的请求完成');
-    const force = setTimeout(() => process.exit(1), 10_000);
+    const { shutdownDrainMs: drainMs, SHUTDOWN_TIMEOUT_MS: timeoutMs } = config;
+    app.log.info({ signal, drainMs, timeoutMs }, '正在停止：就绪探针已改为 503，等负载均衡摘除本副本后不再接受新连接，进行中的请求完成后退出');
+    // What the stop itself cannot end (a hook that hangs) ends here.
+    const force = setTimeout(() => {
+      app.log.error({ timeoutMs }, '停止超时：强制退出');
+      process.exit(1);
+    }, timeoutMs + 5000);
     force.unref();
-    await app.close();
-    process.exit(0);
+    try {
+      const clean = await lifecycle.stop(app, { drainMs, timeoutMs });
+      if (!clean) app.log.warn({ timeoutMs }, '部分请求或连接未在 SHUTDOWN_TIMEOUT_MS 内结束，已被断开');
+      app.log.info('已停止');
+      process.exit(0);
+    } catch (err) {
+      app.log.error({ err }, '停止时出错');
+      process.exit(1);
+    }
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -53,6 +53,24 @@ export const okSchema = z.object({ ok: z.literal(true) });
 /** GET /healthz: 200 when the database answers, 503 when it does not. */
 export const healthOkSchema = z.object({ status: z.literal('ok'), database: z.string() });
 export const healthDownSchema = z.object({ status: z.literal('down'), database: z.string() });
+/** GET /livez: 200 while the process's event loop turns; asks nothing of the database. */
+export const livenessSchema = z.object({ status: z.literal('alive') });
+/**
+ * GET /readyz: 200 when this replica should get traffic, 503 otherwise. Each check: the database
+ * answered a trivial query in time, every migration of this version is applied, the process is not
+ * stopping; `reasons` says in Chinese what is not ready.
+ */
+export const readinessSchema = z.object({
+  status: z.enum(['ready', 'unready']),
+  database: z.string(),
+  checks: z.object({
+    database: z.enum(['ok', 'down', 'timeout']),
+    migrations: z.enum(['ok', 'pending', 'unknown']),
+    stopping: z.boolean(),
+  }),
+  reasons: z.array(z.string()),
+});
+export type Readiness = z.infer<typeof readinessSchema>;
 /** GET /files/*: the stored file's key. */
 export const fileParamsSchema = z.object({ '*': z.string().max(500) });
 

@@ -35,3 +35,10 @@ export type TerminalServerMessage = z.infer<typeof terminalServerMessageSchema>;
 
 /** WebSocket close codes the terminal uses: 4000 + the HTTP status of the reason. */
 export const TERMINAL_CLOSE = { ended: 4000, unauthorized: 4401, forbidden: 4403, conflict: 4409 } as const;
+
+/**
+ * A console that is stopping (a new version rolling out, a replica scaled down) closes every
+ * WebSocket — terminal, desktop, proxied services — with 1012 "Service Restart" and this reason:
+ * the client connects again, and the load balancer sends it to a replica that stays.
+ */
+export const SOCKET_RESTART = { code: 1012, reason: 'console restarting' } as const;
