@@ -279,6 +279,8 @@ export async function createContext(opts: {
 }): Promise<AppContext> {
   const { config, database, clock } = opts;
   const db = database.db;
+  // The listener of the events every replica hears (db/bus.ts) tells of its connection's troubles in the server's log.
+  database.bus.log = (level, message) => opts.log[level](message);
   const routes: RoutesPlugin[] = [];
   // The SSH gateway's port: the configured one, or the one it got (SSH_GATEWAY_PORT=0) once it listens.
   const sshEndpoint = { port: config.SSH_GATEWAY_PORT };
@@ -439,6 +441,7 @@ export async function createContext(opts: {
     auth,
     capacity: config.TRAINER_CAPACITY,
     tickMs: config.IMAGE_BACKEND_TICK_MS,
+    bus: database.bus,
   });
   routes.push(trainingRoutes);
   const { certification, routes: certificationRoutes } = certificationModule({
@@ -565,6 +568,7 @@ export async function createContext(opts: {
     machineOrigins,
     comfyApps,
     publicBaseUrl: config.publicBaseUrl,
+    bus: database.bus,
   });
   routes.push(accessWired.routes);
   const { accessGate, terminals, sshKeys } = accessWired;

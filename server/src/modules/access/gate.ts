@@ -3,8 +3,9 @@
  * later), and for how long: the session must be valid and the user must manage the instance (its
  * owner, or a child with the category's permission, spec §6). A connection is admitted once and then
  * watched: logging out, the session being revoked, the child losing the permission or the instance
- * leaving 运行中 closes it at once — on the event where this process sees one, and within
- * `RECHECK_MS` where it does not (another process revoked the session).
+ * leaving 运行中 closes it: at once on the events every replica hears (`onChange`: logout, a session
+ * revoked, rights changed, in whichever replica), and within `RECHECK_MS` for what no event tells
+ * (the instance stopped) or an event a replica missed (its bus listener was reconnecting).
  */
 import { SESSION_COOKIE, type Instance } from '@console/contract';
 import type { FastifyRequest } from 'fastify';
@@ -34,6 +35,11 @@ export interface AccessGateDeps {
   sessions: SessionService;
   /** The instance as its user may see it (throws when the user may not). */
   instanceOf(user: UserRow, id: string): Promise<Instance>;
+  /**
+   * Tells of something that may end connections, in any replica (logout, a session revoked, a child's
+   * rights changed, an API token replaced): subscribes, returning the unsubscribe.
+   */
+  onChange?: (listener: () => void) => () => void;
 }
 
 export class AccessGate {
@@ -41,10 +47,12 @@ export class AccessGate {
   private readonly timer: NodeJS.Timeout;
   private checking: Promise<void> | null = null;
   private again = false;
+  private readonly unsubscribe: () => void;
 
   constructor(private readonly deps: AccessGateDeps) {
     this.timer = setInterval(() => void this.recheck(), RECHECK_MS);
     this.timer.unref();
+    this.unsubscribe = deps.onChange?.(() => this.recheckSoon()) ?? (() => {});
   }
 
   /**
@@ -103,6 +111,7 @@ export class AccessGate {
 
   stop(): void {
     clearInterval(this.timer);
+    this.unsubscribe();
     for (const access of this.live) access.close('服务器正在停止');
     this.live.clear();
   }

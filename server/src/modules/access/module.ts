@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.js';
+import type { Bus } from '../../db/bus.js';
 import type { Db } from '../../db/client.js';
 import type { ComputeDriver } from '../../drivers/compute/types.js';
 import type { EmbeddedComfyApps } from '../../drivers/image-backend/comfy-apps.js';
@@ -28,7 +29,12 @@ export interface AccessModuleDeps {
   machineOrigins: MachineOrigins;
   comfyApps: EmbeddedComfyApps;
   publicBaseUrl: string;
+  /** Carries the events that end connections to every replica. */
+  bus: Pick<Bus, 'publish' | 'subscribe'>;
 }
+
+/** The bus channel of "something that may end connections into instances happened". */
+export const ACCESS_CHANGED = 'access.changed';
 
 /**
  * Ways into running instances: the web terminal, SSH keys, the desktop, and the machines' web pages.
@@ -37,13 +43,16 @@ export interface AccessModuleDeps {
 export function accessModule(deps: AccessModuleDeps) {
   const { db, clock, auth, driver } = deps;
   const instanceOf: AccessGateDeps['instanceOf'] = (user, id) => deps.instanceViews.get(user, id);
-  const accessGate = new AccessGate({ sessions: deps.sessions, instanceOf });
+  const { bus } = deps;
+  const accessGate = new AccessGate({ sessions: deps.sessions, instanceOf, onChange: (listener) => bus.subscribe(ACCESS_CHANGED, listener) });
   const sshKeys = new SshKeyService({ db, clock, findUser: (id) => deps.users.findById(id), instanceOf });
   const terminals = new Terminals(driver);
-  // Logging out, a child's rights changing and an API token replaced or revoked end the connections they opened at once.
-  deps.sessions.onRevoke(() => accessGate.recheckSoon());
-  deps.children.onChange(() => accessGate.recheckSoon());
-  deps.appTokens.onChange(() => accessGate.recheckSoon());
+  // Logging out, a child's rights changing and an API token replaced or revoked end the connections they opened at once,
+  // on whichever replica they are connected to.
+  const changed = () => bus.publish(ACCESS_CHANGED);
+  deps.sessions.onRevoke(changed);
+  deps.children.onChange(changed);
+  deps.appTokens.onChange(changed);
   const proxy: MachineProxyDeps = {
     accessGate,
     machineOrigins: deps.machineOrigins,

@@ -1,5 +1,6 @@
 /** The LoRA training module's wiring: its service and routes, from only what they use. */
 import type { Clock } from '../../clock.js';
+import type { Bus } from '../../db/bus.js';
 import type { Db } from '../../db/client.js';
 import type { TrainerDriver } from '../../drivers/image-backend/types.js';
 import type { StorageDriver } from '../../drivers/storage/types.js';
@@ -25,13 +26,15 @@ export interface TrainingModuleDeps {
   auth: AuthGuards;
   /** Jobs the backend runs at once (TRAINER_CAPACITY). */
   capacity: number;
-  /** How often the runner ticks and the progress stream reads (IMAGE_BACKEND_TICK_MS). */
+  /** How often the runner ticks (IMAGE_BACKEND_TICK_MS); the progress stream's own look is no more often. */
   tickMs: number;
+  /** Carries "a job changed" to every replica's progress streams. */
+  bus: Pick<Bus, 'publish' | 'subscribe'>;
 }
 
 export function trainingModule(deps: TrainingModuleDeps) {
-  const { db, clock, ledger, storage, datasets, catalogue, resources, trainer, auth, capacity, tickMs } = deps;
-  const training = new TrainingService({ db, clock, ledger, storage, datasets, catalogue, resources, trainer, capacity, tickMs });
-  const routes: RoutesPlugin = async (app) => trainingRoutes(app, { auth, training, tickMs });
+  const { db, clock, ledger, storage, datasets, catalogue, resources, trainer, auth, capacity, tickMs, bus } = deps;
+  const training = new TrainingService({ db, clock, ledger, storage, datasets, catalogue, resources, trainer, capacity, tickMs, bus });
+  const routes: RoutesPlugin = async (app) => trainingRoutes(app, { auth, training, tickMs, bus });
   return { training, routes };
 }

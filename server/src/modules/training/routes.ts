@@ -19,17 +19,25 @@ import {
 } from '@console/contract';
 import { currentSession, payerOf, type AuthGuards } from '../../http/auth.js';
 import { sendFile } from '../../http/send-file.js';
-import type { TrainingService } from './service.js';
+import type { Bus } from '../../db/bus.js';
+import { TRAINING_JOB_CHANGED, type TrainingService } from './service.js';
 
 const tags = ['LoRA 训练'];
 /** A comment line keeps proxies from closing a quiet stream. */
 const KEEPALIVE_MS = 15_000;
+/**
+ * The stream's own look at its job between the bus's events (at the runner's pace when slower):
+ * catches a change whose event this replica missed (its bus listener was reconnecting).
+ */
+const LOOK_MS = 5_000;
 
 export interface TrainingRoutesDeps {
   auth: AuthGuards;
   training: TrainingService;
-  /** How often the backend's jobs move: the progress stream reads at that pace. */
+  /** How often the backend's jobs move: the progress stream's own look is no more often. */
   tickMs: number;
+  /** "A job changed", from whichever replica moved it. */
+  bus: Pick<Bus, 'subscribe'>;
 }
 
 export async function trainingRoutes(app: FastifyInstance, deps: TrainingRoutesDeps) {
@@ -78,8 +86,7 @@ export async function trainingRoutes(app: FastifyInstance, deps: TrainingRoutesD
       const payer = payerOf(req);
       const first = await s.get(payer, req.params.id); // 404 before the stream opens
       reply.hijack();
-      // Read at the pace the jobs move.
-      await streamJob(reply.raw, s, payer, first, deps.tickMs);
+      await streamJob(reply.raw, s, payer, first, deps.bus, Math.max(deps.tickMs, LOOK_MS));
     },
   );
   for (const [path, what] of [
@@ -103,15 +110,16 @@ export async function trainingRoutes(app: FastifyInstance, deps: TrainingRoutesD
 }
 
 /**
- * Sends the job each time it changes (one cheap row read per interval; any process may have moved
- * it), until it ends or the client leaves.
+ * Sends the job each time it changes, until it ends or the client leaves: read again on each of its
+ * events on the bus (whichever replica moved it), and every `lookMs` in case one was missed.
  */
 async function streamJob(
   res: import('node:http').ServerResponse,
   s: TrainingService,
   payer: string,
   first: Awaited<ReturnType<TrainingService['get']>>,
-  pollMs: number,
+  bus: Pick<Bus, 'subscribe'>,
+  lookMs: number,
 ): Promise<void> {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -119,27 +127,62 @@ async function streamJob(
     connection: 'keep-alive',
     'x-content-type-options': 'nosniff',
   });
-  const send = (job: unknown) => res.write(`data: ${JSON.stringify(job)}\n\n`);
-  send(first);
-  let seen = Date.parse(first.updatedAt);
-  let active = isLoraJobActive(first.status);
-  let quiet = 0;
-  while (active && !res.destroyed) {
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-    if (res.destroyed) break;
-    const now = await s.changedAt(payer, first.id).catch(() => null);
-    if (!now) break; // deleted (or the database is away): the page falls back to its own reads
-    active = now.active;
-    if (now.updatedAt !== seen) {
-      seen = now.updatedAt;
-      const job = await s.get(payer, first.id).catch(() => null);
-      if (!job) break;
-      send(job);
-      quiet = 0;
-    } else if ((quiet += pollMs) >= KEEPALIVE_MS) {
-      res.write(': keep-alive\n\n');
-      quiet = 0;
+  let wake: (() => void) | null = null;
+  let told = false;
+  const off = bus.subscribe(TRAINING_JOB_CHANGED, (id) => {
+    if (id !== first.id) return;
+    told = true;
+    wake?.();
+  });
+  res.on('close', () => wake?.());
+  let looked = Date.now();
+  let wrote = Date.now();
+  /** Until the job's next event, the next look, the next keep-alive or the client leaving. */
+  const next = () =>
+    new Promise<void>((resolve) => {
+      if (told || res.destroyed) return resolve();
+      const timer = setTimeout(() => wake?.(), Math.max(0, Math.min(looked + lookMs, wrote + KEEPALIVE_MS) - Date.now()));
+      wake = () => {
+        wake = null;
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  const send = (job: unknown) => {
+    res.write(`data: ${JSON.stringify(job)}\n\n`);
+    wrote = Date.now();
+  };
+  try {
+    send(first);
+    let seen = Date.parse(first.updatedAt);
+    let active = isLoraJobActive(first.status);
+    while (active && !res.destroyed) {
+      await next();
+      if (res.destroyed) break;
+      if (!told && Date.now() - looked < lookMs) {
+        if (Date.now() - wrote >= KEEPALIVE_MS) {
+          res.write(': keep-alive\n\n');
+          wrote = Date.now();
+        }
+        continue;
+      }
+      told = false;
+      looked = Date.now();
+      const now = await s.changedAt(payer, first.id).catch(() => null);
+      if (!now) break; // deleted (or the database is away): the page falls back to its own reads
+      active = now.active;
+      if (now.updatedAt !== seen) {
+        seen = now.updatedAt;
+        const job = await s.get(payer, first.id).catch(() => null);
+        if (!job) break;
+        send(job);
+      } else if (Date.now() - wrote >= KEEPALIVE_MS) {
+        res.write(': keep-alive\n\n');
+        wrote = Date.now();
+      }
     }
+  } finally {
+    off();
+    res.end();
   }
-  res.end();
 }

@@ -39,6 +39,7 @@ import {
 } from '@console/contract';
 import { buffer } from 'node:stream/consumers';
 import type { Clock } from '../../clock.js';
+import type { Bus } from '../../db/bus.js';
 import type { Db, Tx } from '../../db/client.js';
 import type { TrainerDriver, TrainerEvent, TrainingImage } from '../../drivers/image-backend/types.js';
 import type { StorageDriver, StoredObject } from '../../drivers/storage/types.js';
@@ -65,6 +66,9 @@ export interface QuoteInput {
   params: LoraParams;
 }
 
+/** The bus channel of "this job changed" (its id): what the progress streams wait on. */
+export const TRAINING_JOB_CHANGED = 'training.job';
+
 export class TrainingService {
   /** This process, as the runner of the jobs it starts. */
   readonly runnerId = randomUUID();
@@ -84,6 +88,8 @@ export class TrainingService {
       capacity: number;
       /** How often the runner ticks: a runner silent for three ticks (at least STALE_RUNNER_MS) has stopped. */
       tickMs?: number;
+      /** Tells every replica's progress streams that a job changed (TRAINING_JOB_CHANGED, the job's id). */
+      bus?: Pick<Bus, 'publish'>;
     },
   ) {}
 
@@ -195,6 +201,7 @@ export class TrainingService {
       if (!isLoraJobActive(row.status)) throw new AppError('TRAIN_JOB_ENDED');
       await this.stop(tx, row, this.deps.clock.now(), actorId, '已取消');
     });
+    this.changed(id);
     // After the commit: a cancel that rolled back leaves the run going.
     await this.deps.trainer.cancel(id);
     return this.get(payerId, id);
@@ -290,8 +297,17 @@ export class TrainingService {
       .orderBy(asc(sdTrainJobs.createdAt));
     return advanceEach(
       rows.map((r) => r.id),
-      (id) => this.advance(id),
+      async (id) => {
+        const moved = await this.advance(id);
+        if (moved) this.changed(id);
+        return moved;
+      },
     );
+  }
+
+  /** A job's row changed (committed): the progress streams watching it, on any replica, read it again. */
+  private changed(id: string) {
+    this.deps.bus?.publish(TRAINING_JOB_CHANGED, id);
   }
 
   private advance(id: string): Promise<boolean> {
