@@ -17,10 +17,15 @@ say() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*"; }
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/console-smoke.XXXXXX")
 db=""
 pid=""
+descendants() { for c in $(ps -o pid= --ppid "$1"); do echo "$c"; descendants "$c"; done; }
 cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  # A server still running (a failed check): it and its namespace's processes, by their ids.
+  if [ -n "$pid" ]; then
+    for p in $(descendants "$pid") "$pid"; do kill -KILL "$p" 2>/dev/null || true; done
+    wait "$pid" 2>/dev/null || true
+  fi
   umount -R "$work/bundle/rootfs" 2>/dev/null || true
-  [ -n "$db" ] && dropdb -h 127.0.0.1 -U postgres --if-exists "$db" || true
+  [ -n "$db" ] && dropdb -h 127.0.0.1 -U postgres --if-exists --force "$db" || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -34,6 +39,8 @@ fi
 say "解开镜像 $layout:$VERSION"
 umoci unpack --image "$layout:$VERSION" "$work/bundle" >/dev/null
 root=$work/bundle/rootfs
+# The image has no /dev (mmdebstrap --skip=output/dev): a runtime makes its own there, as this script does.
+mkdir -p "$root/dev"
 config=$work/bundle/config.json
 # The image's own command line, user, working directory and environment, as umoci wrote them into the runtime config.
 mapfile -t argv < <(node -e 'for (const a of require(process.argv[1]).process.args) console.log(a)' "$config")
@@ -47,6 +54,7 @@ for cc in gcc cc g++ clang make; do [ ! -e "$root/usr/bin/$cc" ] || { echo "镜�
 # A container's view: the image read-only, its own /proc, /dev, an empty /tmp and /data, the host's resolver.
 run() {
   unshare --mount --pid --fork --kill-child sh -c '
+    set -e
     r=$1; shift
     mount --bind "$r" "$r" && mount -o remount,bind,ro "$r"
     mount -t proc proc "$r/proc"
@@ -65,6 +73,7 @@ run /usr/bin/env "${common[@]}" /usr/local/bin/node --import tsx server/src/cli/
 say "迁移用时 $((SECONDS - t)) 秒"
 
 say "启动控制台（端口 $port）"
+! curl -s -o /dev/null "http://127.0.0.1:$port/healthz" || { echo "端口 $port 已被占用（SMOKE_PORT 换一个）" >&2; exit 1; }
 t=$SECONDS
 run /usr/bin/env "${common[@]}" "${argv[@]}" >"$work/server.log" 2>&1 &
 pid=$!
@@ -81,13 +90,12 @@ for p in /healthz /livez /readyz; do
   [ "$code" = 200 ] || fail=1
 done
 curl -fsS "http://127.0.0.1:$port/" | grep -q '<div id="root"' && say "GET / → 前端页面" || { say "GET / 没有返回前端页面"; fail=1; }
-grep -m3 -E '控制台已启动|计算驱动|开发工具' "$work/server.log" | node -e 'require("readline").createInterface({input: process.stdin}).on("line", (l) => { try { console.log("  日志：" + JSON.parse(l).msg) } catch { console.log("  日志：" + l) } })'
+{ grep -m3 -E '控制台已启动|计算驱动|开发工具' "$work/server.log" || true; } | node -e 'require("readline").createInterface({input: process.stdin}).on("line", (l) => { try { console.log("  日志：" + JSON.parse(l).msg) } catch { console.log("  日志：" + l) } })'
 
 say "SIGTERM"
 t=$SECONDS
 # tini (PID 1 of the container's namespace) among the started process's descendants: what a runtime signals.
-descendants() { for c in $(ps -o pid= --ppid "$1"); do echo "$c"; descendants "$c"; done; }
-tini=$(for p in $(descendants "$pid"); do [ "$(ps -o comm= -p "$p")" = tini ] && echo "$p"; done | head -n1)
+tini=$(for p in $(descendants "$pid"); do [ "$(ps -o comm= -p "$p")" != tini ] || echo "$p"; done | head -n1)
 [ -n "$tini" ] || { echo "找不到 tini 进程" >&2; exit 1; }
 kill -TERM "$tini"
 rc=0
