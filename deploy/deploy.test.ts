@@ -180,6 +180,8 @@ describe('deploy/k8s as kubectl apply -k makes it', () => {
     expect(c).toMatchObject({ HOST: '0.0.0.0', PORT: 8080, STORAGE_DRIVER: 's3', COMPUTE_DRIVER: 'agent', devTools: false, seedDemo: false });
     expect(c.DATABASE_URL).toMatch(/^postgres:\/\//);
     expect(c.catalogueFile).toBe(config.data.CATALOGUE_FILE);
+    // A stop (drain, requests in flight, leases) ends before Kubernetes kills the pod.
+    expect(c.SHUTDOWN_TIMEOUT_MS / 1000).toBeLessThan(deployment.spec.template.spec.terminationGracePeriodSeconds);
   });
 
   it('keeps only placeholders in the Secret template', () => {
