@@ -4,17 +4,20 @@ import { CopyOutlined, ExpandOutlined, PoweroffOutlined, ReloadOutlined } from '
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import RFB from '@novnc/novnc';
-import { PAGE, type Instance } from '@console/contract';
+import { PAGE, SOCKET_RESTART, type Instance } from '@console/contract';
 import { isApiError } from '../../../api/errors';
 import { desktopUrl, detailPathOf, instanceQueries } from '../../instances';
 import { LoadError } from '../../../components/LoadError';
 
-type Phase = 'connecting' | 'connected' | 'disconnected';
+type Phase = 'connecting' | 'connected' | 'reconnecting' | 'disconnected';
 const PHASES: Record<Phase, { color: string; text: string }> = {
   connecting: { color: 'processing', text: '连接中' },
   connected: { color: 'success', text: '已连接' },
+  reconnecting: { color: 'warning', text: '重新连接中' },
   disconnected: { color: 'default', text: '已断开' },
 };
+/** A console that is stopping closes the desktop with 1012: connected again this many times in a row, after these waits. */
+const RESTART_RETRY_MS = [500, 1500, 4000];
 /** noVNC's JPEG quality levels (0–9) by what users pick. */
 const QUALITY = [
   { value: 2, label: '流畅' },
@@ -65,27 +68,48 @@ function Desktop({ instance: i, bare }: { instance: Instance; bare: boolean }) {
   const [remoteClipboard, setRemoteClipboard] = useState('');
   const [clipboardOpen, setClipboardOpen] = useState(false);
   const [draft, setDraft] = useState('');
+  /** Reconnects in a row after 1012 closes (a replica going away); back to 0 once connected. */
+  const restarts = useRef(0);
 
   useEffect(() => {
-    setPhase('connecting');
-    setWhy(null);
-    const r = new RFB(screen.current!, desktopUrl(i.id), { shared: true });
+    setPhase(restarts.current ? 'reconnecting' : 'connecting');
+    if (!restarts.current) setWhy(null);
+    // Our own socket, so its close code is seen (noVNC's disconnect event only says clean or not).
+    const socket = new WebSocket(desktopUrl(i.id));
+    let restarting = false;
+    socket.addEventListener('close', (e) => (restarting = e.code === SOCKET_RESTART.code));
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const r = new RFB(screen.current!, socket, { shared: true });
     r.scaleViewport = true;
     r.background = '#1e1b2e';
     // Events of a connection that "重新连接" replaced are not this one's.
     r.addEventListener('connect', () => {
       if (rfb.current !== r) return;
+      restarts.current = 0;
       setPhase('connected');
       setWhy(null);
     });
     r.addEventListener('disconnect', (e) => {
       if (rfb.current !== r) return;
+      const wait = RESTART_RETRY_MS[restarts.current];
+      if (restarting && wait !== undefined) {
+        // The console is restarting: the next connection goes to a replica that stays.
+        restarts.current += 1;
+        setPhase('reconnecting');
+        setWhy('控制台服务正在重启，正在重新连接…');
+        retry = setTimeout(() => setAttempt((n) => n + 1), wait);
+        return;
+      }
+      restarts.current = 0;
       setPhase('disconnected');
       setWhy((e as CustomEvent<{ clean: boolean }>).detail.clean ? '远程桌面已断开' : '连接中断：实例可能已关机，或网络不通。请点击「重新连接」');
     });
     r.addEventListener('clipboard', (e) => setRemoteClipboard((e as CustomEvent<{ text: string }>).detail.text));
     rfb.current = r;
-    return () => r.disconnect();
+    return () => {
+      clearTimeout(retry);
+      r.disconnect();
+    };
   }, [i.id, attempt]);
 
   useEffect(() => {
@@ -147,7 +171,15 @@ function Desktop({ instance: i, bare }: { instance: Instance; bare: boolean }) {
           <Button size="small" icon={<ExpandOutlined />} onClick={fullscreen}>
             全屏
           </Button>
-          <Button size="small" icon={<ReloadOutlined />} disabled={phase === 'connecting'} onClick={() => setAttempt((n) => n + 1)}>
+          <Button
+            size="small"
+            icon={<ReloadOutlined />}
+            disabled={phase === 'connecting'}
+            onClick={() => {
+              restarts.current = 0;
+              setAttempt((n) => n + 1);
+            }}
+          >
             重新连接
           </Button>
         </Space>

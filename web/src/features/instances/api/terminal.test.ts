@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { SOCKET_RESTART } from '@console/contract';
 import { TerminalConnection, type TerminalState } from './terminal';
 
 /** A WebSocket the test drives: what the client sent, and the server's side of the conversation. */
@@ -8,7 +9,7 @@ class FakeSocket {
   sent: unknown[] = [];
   onopen: (() => void) | null = null;
   onmessage: ((e: { data: unknown }) => void) | null = null;
-  onclose: (() => void) | null = null;
+  onclose: ((e: { code: number; reason: string }) => void) | null = null;
   constructor(readonly url: string) {}
   send(data: string) {
     this.sent.push(JSON.parse(data));
@@ -26,10 +27,11 @@ class FakeSocket {
   bytes(s: string) {
     this.onmessage?.({ data: new TextEncoder().encode(s).buffer });
   }
-  drop() {
+  /** The connection ends; 1006 (abnormal: no close frame) as a network drop gives it. */
+  drop(code = 1006, reason = '') {
     if (this.readyState === 3) return;
     this.readyState = 3;
-    this.onclose?.();
+    this.onclose?.({ code, reason });
   }
 }
 
@@ -125,6 +127,38 @@ describe('TerminalConnection', () => {
     expect(t.sockets[1]!.url).not.toContain('resume=');
     t.sockets[1]!.drop(); // refused before it opened
     expect(t.states.at(-1)).toMatchObject({ phase: 'closed', message: expect.stringContaining('无法连接终端') });
+  });
+
+  it('reconnects when the console restarts (1012), saying so, however many retries a flaky network used before', async () => {
+    const t = connection();
+    t.c.connect();
+    t.sockets[0]!.open();
+    t.sockets[0]!.text({ type: 'ready', id: SHELL, offset: 0, resumed: false });
+    t.sockets[0]!.drop();
+    // Four drops in a row: one retry left.
+    for (let i = 1; i <= 4; i++) {
+      await vi.advanceTimersByTimeAsync(10_000);
+      t.sockets[i]!.drop();
+    }
+    await vi.advanceTimersByTimeAsync(10_000);
+    t.sockets[5]!.open();
+    t.sockets[5]!.text({ type: 'ready', id: SHELL, offset: 0, resumed: true });
+    // This replica stops: the socket is closed with 1012, and the next two connections find it gone.
+    t.sockets[5]!.drop(SOCKET_RESTART.code, SOCKET_RESTART.reason);
+    expect(t.states.at(-1)).toEqual({ phase: 'reconnecting', message: '控制台服务正在重启，正在重新连接…' });
+    for (let i = 6; i <= 7; i++) {
+      await vi.advanceTimersByTimeAsync(10_000);
+      t.sockets[i]!.drop();
+      expect(t.states.at(-1)).toMatchObject({ phase: 'reconnecting' });
+    }
+    // Another replica answers: a new shell there, and the terminal is open again.
+    await vi.advanceTimersByTimeAsync(10_000);
+    const next = t.sockets[8]!;
+    expect(next.url).toContain(`resume=${SHELL}`);
+    next.open();
+    next.text({ type: 'ready', id: '99999999-2222-4333-8444-555555555555', offset: 0, resumed: false });
+    expect(t.states.at(-1)).toEqual({ phase: 'open' });
+    expect(t.notices).toEqual(['原终端已关闭，已打开新的终端']);
   });
 
   it('gives up after its retries and asks the user to reconnect', async () => {

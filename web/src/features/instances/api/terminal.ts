@@ -1,4 +1,4 @@
-import { API, terminalServerMessageSchema, type TerminalClientMessage } from '@console/contract';
+import { API, SOCKET_RESTART, terminalServerMessageSchema, type TerminalClientMessage } from '@console/contract';
 import { BASES } from '../../../api/bases';
 
 /** Where the terminal is: the page shows a status line and a 重新连接 button from it. */
@@ -39,7 +39,9 @@ export function desktopUrl(instanceId: string): string {
 /**
  * One web terminal's connection (API.instanceTerminal; the session cookie authenticates it). A
  * dropped connection is resumed automatically — the same shell, with what it printed meanwhile —
- * a few times; a shell that ended or a refusal is final until `reconnect`.
+ * a few times; a shell that ended or a refusal is final until `reconnect`. A console that is
+ * stopping (a new version, a replica going away) closes with 1012: that is never final, the retries
+ * start over and say so, and the load balancer sends the next connection to a replica that stays.
  */
 export class TerminalConnection {
   private socket: WebSocket | null = null;
@@ -85,9 +87,13 @@ export class TerminalConnection {
         this.events.state({ phase: 'open' });
       } else if (m.data.type === 'closed') final = m.data.message;
     };
-    socket.onclose = () => {
+    socket.onclose = (e: CloseEvent) => {
       if (this.socket !== socket || this.disposed) return;
       this.socket = null;
+      if (e?.code === SOCKET_RESTART.code) {
+        this.attempt = 0;
+        return this.retry('控制台服务正在重启，正在重新连接…');
+      }
       if (final !== null) return this.finish(final);
       // A first connection refused is final (not running, not allowed); a resume that fails is retried like a drop.
       if (!opened && !this.shellId) return this.finish('无法连接终端：实例可能已关机，或登录已失效。请刷新页面确认实例状态后重试');
@@ -126,10 +132,10 @@ export class TerminalConnection {
     if (this.socket?.readyState === SOCKET_OPEN) this.socket.send(JSON.stringify(m));
   }
 
-  private retry() {
+  private retry(why?: string) {
     const delay = RETRY_DELAYS_MS[this.attempt++];
     if (delay === undefined) return this.finish('网络连接已断开，请检查网络后点击「重新连接」');
-    this.events.state({ phase: 'reconnecting', message: `连接已断开，正在重新连接（第 ${this.attempt} 次）…` });
+    this.events.state({ phase: 'reconnecting', message: why ?? `连接已断开，正在重新连接（第 ${this.attempt} 次）…` });
     this.retryTimer = setTimeout(() => this.connect(), delay);
   }
 
