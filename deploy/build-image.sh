@@ -139,5 +139,6 @@ say "完成（$((SECONDS - started)) 秒）：$layout:$VERSION，层：系统 $(
 if [ -n "${PUSH:-}" ]; then
   command -v skopeo >/dev/null || { echo "PUSH 需要 skopeo（apt-get install skopeo）" >&2; exit 1; }
   say "推送到 $PUSH"
-  skopeo copy ${PUSH_CREDS:+--dest-creds "$PUSH_CREDS"} "oci:$layout:$VERSION" "$PUSH"
+  # PUSH_CREDS=user:password for a private registry; PUSH_TLS_VERIFY=false for one on plain HTTP.
+  skopeo copy ${PUSH_CREDS:+--dest-creds "$PUSH_CREDS"} ${PUSH_TLS_VERIFY:+--dest-tls-verify="$PUSH_TLS_VERIFY"} "oci:$layout:$VERSION" "$PUSH"
 fi
