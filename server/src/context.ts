@@ -28,7 +28,7 @@ import { usersModule, type UserService } from './modules/users/index.js';
 import { limitPasswordHashing } from './modules/users/index.js';
 import { verificationModule, type VerificationService } from './modules/verification/index.js';
 import { catalogueModule, type CatalogueService, type InventoryService, type Quotes } from './modules/catalogue/index.js';
-import { applyCatalogue, readCatalogueFile } from './modules/catalogue/index.js';
+import { applyCatalogue, describeApply, readCatalogueFile } from './modules/catalogue/index.js';
 import { CatalogueStore } from './modules/catalogue/index.js';
 import { vouchersModule, type VoucherService } from './modules/vouchers/index.js';
 import { ledgerModule, type LedgerService } from './modules/ledger/index.js';
@@ -194,7 +194,7 @@ export interface AppContext {
   sshEndpoint: { port: number };
   /** Set by `npm start`: the secret `npm run operator` on this machine presents (see cli/operator.ts). */
   localOperatorToken: string | null;
-  /** Re-reads the catalogue file and applies it if it changed (start, file watcher, operator). */
+  /** Re-reads the catalogue file and applies it if its version is newer than the database's (start, file watcher, operator); true when applied. */
   reloadCatalogue(): Promise<boolean>;
   cookies: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
   /** Each module's routes, bound by its wiring function (app.ts registers each in a scope of its own). */
@@ -309,10 +309,15 @@ export async function createContext(opts: {
   await ledger.ensurePlatformAccounts();
   const { vouchers, routes: vouchersRoutes } = vouchersModule({ db, clock, ledger, catalogue: catalogueStore, auth });
   routes.push(vouchersRoutes);
+  // A file older than the database's catalogue version (or of the same version with other content)
+  // is refused with a log line and the database's catalogue stays: a replica with a stale file
+  // never reverts prices (catalogue/published.ts).
   const reloadCatalogue = async () => {
-    const changed = await applyCatalogue(db, readCatalogueFile(config.catalogueFile), clock.now());
-    if (changed) catalogueStore.invalidateAll();
-    return changed;
+    const file = readCatalogueFile(config.catalogueFile);
+    const outcome = await applyCatalogue(db, file, clock.now());
+    for (const line of describeApply(config.catalogueFile, file, outcome)) opts.log[line.level](line.message);
+    if (outcome.result === 'applied') catalogueStore.invalidateAll();
+    return outcome.result === 'applied';
   };
   await reloadCatalogue();
   await catalogueStore.get();

@@ -385,6 +385,7 @@ describe('the operator catalogue file', () => {
       edited.rooms = edited.rooms.filter((r: { regionId: string }) => r.regionId !== 'gz-a');
       edited.hosts = edited.hosts.filter((h: { roomId: string }) => h.roomId !== 'gz-a-1');
       edited.sizes.forEach((x: { regionIds: string[] }) => (x.regionIds = x.regionIds.filter((r) => r !== 'gz-a')));
+      edited.version = original.version + 1;
       writeFileSync(file, JSON.stringify(edited));
       expect(await s.ctx.reloadCatalogue()).toBe(true);
 

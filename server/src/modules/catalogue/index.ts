@@ -5,6 +5,7 @@ export * from './routes.js';
 export * from './inventory.js';
 export * from './pricing.js';
 export * from './seed-file.js';
+export { lockPublished, writePublished, type PublishedCatalogue } from './published.js';
 export * from './store.js';
 export * from './model-channels.js';
 export * from './quotes.js';

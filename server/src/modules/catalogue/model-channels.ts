@@ -7,17 +7,17 @@
  * version bump, so every process reloads it within seconds (store.ts) and rebuilds its channel
  * router (model/catalogue.ts); the process that made the edit sees it at once.
  *
- * How long an edit holds: applyCatalogue writes the file only when the SHA-256 of its text differs
- * from the `seedHash` row, and an edit here leaves that row alone. So an edit survives restarts and
- * the file watcher as long as the file's text is unchanged; the first time a changed file is applied
- * (any byte of it, not only its models), both lists are replaced wholesale by the file's and every
- * edit made here is gone. To keep an edit for good, write it into the file too.
+ * How long an edit holds: applyCatalogue writes a file only when its `version` is newer than the
+ * catalogue version the database has (published.ts), and an edit here leaves that version alone. So
+ * an edit survives restarts and the file watcher until a newer file is applied whose `models` or
+ * `modelChannels` differ from the last file's (`modelsHash`): then both lists are replaced wholesale
+ * by the file's and every edit made here is gone. To keep an edit for good, write it into the file too.
  *
- * Each edit takes the row lock of `seedHash` first, the lock applyCatalogue takes: an edit and a
- * file being applied never interleave, and two operators' edits apply one after the other (neither
- * is lost). Keys are stored as given, like the file's; the operator area never returns them.
+ * Each edit takes the catalogue's lock first (lockPublished, the lock applyCatalogue takes): an edit
+ * and a file being applied never interleave, and two operators' edits apply one after the other
+ * (neither is lost). Keys are stored as given, like the file's; the operator area never returns them.
  */
-import { eq, inArray } from 'drizzle-orm';
+import { inArray } from 'drizzle-orm';
 import type { ModelChannelSaveRequest, OperatorModel, OperatorModelChannel, OperatorModelChannels, OperatorModelUpdate } from '@console/contract';
 import type { z } from 'zod';
 import type { Clock } from '../../clock.js';
@@ -25,6 +25,7 @@ import type { Db, Tx } from '../../db/client.js';
 import type { ChannelHealth } from '../../drivers/model-upstream/index.js';
 import { AppError } from '../../http/errors.js';
 import { catalogueState } from './schema.js';
+import { lockPublished } from './published.js';
 import {
   bumpVersion,
   channelKeyEnvName,
@@ -173,7 +174,7 @@ export class ModelChannelAdmin {
   private async edit<T>(change: (lists: Lists) => { models?: ModelEntry[]; channels?: ModelChannelEntry[]; result: T }): Promise<T> {
     const now = this.deps.clock.now();
     const result = await this.deps.db.transaction(async (tx) => {
-      await tx.select({ key: catalogueState.key }).from(catalogueState).where(eq(catalogueState.key, 'seedHash')).for('update');
+      await lockPublished(tx, now);
       const rows = await tx
         .select()
         .from(catalogueState)

@@ -119,7 +119,7 @@ export const cataloguePrices = pgTable(
   (t) => [primaryKey({ columns: [t.productKind, t.productId, t.cycle] })],
 );
 
-/** Catalogue-wide settings and the state of the seed (its hash, a version bumped on every change). */
+/** Catalogue-wide settings, and the catalogue's state: `published` (its version, published.ts) and `version` (a change counter the caches watch, store.ts). */
 export const catalogueState = pgTable('catalogue_state', {
   key: text('key').primaryKey(),
   value: jsonb('value').notNull(),

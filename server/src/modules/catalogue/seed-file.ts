@@ -1,7 +1,8 @@
 /**
  * The operator's catalogue file (server/catalogue/catalogue.json, or CATALOGUE_FILE): validated,
- * then written into the catalogue tables by id. Applying the same file twice changes nothing; an
- * entry removed from the file is deactivated, not deleted, because orders and instances refer to it.
+ * then written into the catalogue tables by id when its `version` is newer than the database's
+ * (published.ts). Applying the same file twice changes nothing; an entry removed from the file is
+ * deactivated, not deleted, because orders and instances refer to it.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ import {
   catalogueState,
 } from './schema.js';
 import { rateToBp } from './pricing.js';
+import { canonicalJson, lockPublished, writePublished } from './published.js';
 
 export const DEFAULT_CATALOGUE_FILE = fileURLToPath(new URL('../../../catalogue/catalogue.json', import.meta.url));
 
@@ -81,6 +83,17 @@ export const modelChannelEntrySchema = z.object({
 });
 
 export const catalogueFileSchema = z.object({
+  /**
+   * The catalogue's version (published.ts): a whole number the operator raises with every edit. A
+   * file is applied only when its version is higher than the one the database has; left out, the
+   * file counts as version 0 (applied only where nothing was published yet).
+   */
+  version: z
+    .number({ error: 'version 须为正整数' })
+    .int('version 须为正整数')
+    .min(1, 'version 须为正整数（不写则视为 0）')
+    .max(Number.MAX_SAFE_INTEGER, 'version 过大')
+    .optional(),
   settings: z.object({
     dataDiskPricePerGbDay: yuan,
     studentDiscountRate: rate,
@@ -264,7 +277,16 @@ export function readCatalogueFile(file: string, env: NodeJS.ProcessEnv = process
     throw new CatalogueFileError(`目录文件 ${file} 第 ${issue.path.join('.')} 项有误：${issue.message}`);
   }
   checkReferences(parsed.data, file, env);
-  return { data: parsed.data, hash: createHash('sha256').update(text).digest('hex') };
+  return { data: parsed.data, hash: contentHash(parsed.data) };
+}
+
+/**
+ * What tells two files of the same version apart: the SHA-256 of the validated content, without
+ * its version (keys sorted: reformatting the file or reordering an object's keys changes nothing).
+ */
+export function contentHash(data: CatalogueFile): string {
+  const { version: _v, ...content } = data;
+  return createHash('sha256').update(canonicalJson(content)).digest('hex');
 }
 
 /** Every id a row points at must exist in the same file, and ids must be unique. */
@@ -333,25 +355,42 @@ export function checkModelChannel(ch: ModelChannelEntry, at: string, models: Rea
   }
 }
 
+/** What applying a file did (applyCatalogue); describeApply says it in the log's words. */
+export type ApplyOutcome =
+  /** The file's version was higher than the database's (or nothing was published): it is the catalogue now. */
+  | { result: 'applied'; version: number; previous: number | null }
+  /** The database already has this version with this content. */
+  | { result: 'unchanged'; version: number }
+  /** Refused, nothing written: the database has a higher version, or this version with other content. */
+  | { result: 'older' | 'conflict'; version: number; databaseVersion: number };
+
 /**
- * Writes the file into the tables unless the same file (by hash) was applied last. Returns whether
- * anything was written. Serialised by a row lock on the seed-hash row, so two processes starting
- * together apply it once.
+ * Writes the file into the tables when its `version` is higher than the catalogue version the
+ * database has (published.ts); an older file, or one of the same version with other content, is
+ * refused and changes nothing. Serialised across processes by the `published` row lock, so of two
+ * replicas applying different files at once the higher version is what stays.
  *
  * The operator area edits `models` and `modelChannels` in place (model-channels.ts). The file's
- * two lists have a hash of their own (`modelsHash`): an edit of the file elsewhere (a GPU's price)
- * leaves the console's edits alone; the first time the file's `models` or `modelChannels` differ
- * from what was last applied from it, both lists are replaced wholesale by the file's — every
- * console edit of models and channels is lost, a channel created in the console disappears, one
- * deleted there comes back.
+ * two lists have a hash of their own (`modelsHash`): a newer file that changes something else (a
+ * GPU's price) leaves the console's edits alone; the first time a newer file's `models` or
+ * `modelChannels` differ from what was last applied from a file, both lists are replaced wholesale
+ * by the file's — every console edit of models and channels is lost, a channel created in the
+ * console disappears, one deleted there comes back.
  */
-export async function applyCatalogue(db: Db, file: { data: CatalogueFile; hash: string }, now: Date): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    await tx.insert(catalogueState).values({ key: 'seedHash', value: '', updatedAt: now }).onConflictDoNothing();
-    const [row] = await tx.select().from(catalogueState).where(eq(catalogueState.key, 'seedHash')).for('update');
-    if (row?.value === file.hash) return false;
+export async function applyCatalogue(db: Db, file: { data: CatalogueFile; hash: string }, now: Date): Promise<ApplyOutcome> {
+  const version = file.data.version ?? 0;
+  return db.transaction(async (tx): Promise<ApplyOutcome> => {
+    const published = await lockPublished(tx, now);
+    if (published) {
+      if (version < published.version) return { result: 'older', version, databaseVersion: published.version };
+      if (version === published.version) {
+        return published.hash === file.hash ? { result: 'unchanged', version } : { result: 'conflict', version, databaseVersion: published.version };
+      }
+    }
     await writeCatalogue(tx, file.data, now);
-    await tx.update(catalogueState).set({ value: file.hash, updatedAt: now }).where(eq(catalogueState.key, 'seedHash'));
+    await writePublished(tx, { version, hash: file.hash, source: 'file' }, now);
+    // The hash of the last file applied before versions existed (its lock row until then).
+    await tx.delete(catalogueState).where(eq(catalogueState.key, 'seedHash'));
     await setState(tx, 'settings', file.data.settings, now);
     await setState(tx, 'resourceProducts', file.data.resourceProducts, now);
     const modelsHash = createHash('sha256')
@@ -364,8 +403,46 @@ export async function applyCatalogue(db: Db, file: { data: CatalogueFile; hash: 
       await setState(tx, 'modelsHash', modelsHash, now);
     }
     await bumpVersion(tx, now);
-    return true;
+    return { result: 'applied', version, previous: published?.version ?? null };
   });
+}
+
+/** The log lines of an apply (Chinese, for the operator): what happened and, when refused, what to do. */
+export function describeApply(path: string, file: { data: CatalogueFile }, outcome: ApplyOutcome): { level: 'info' | 'warn'; message: string }[] {
+  const lines: { level: 'info' | 'warn'; message: string }[] = [];
+  const next = (v: number) => v + 1;
+  switch (outcome.result) {
+    case 'applied':
+      lines.push({
+        level: 'info',
+        message:
+          outcome.previous === null
+            ? `目录文件 ${path} 版本 ${outcome.version} 已生效（数据库中此前没有目录版本）`
+            : `目录文件 ${path} 版本 ${outcome.version} 已生效（数据库中原为版本 ${outcome.previous}）`,
+      });
+      break;
+    case 'unchanged':
+      break;
+    case 'older':
+      lines.push({
+        level: 'warn',
+        message: `目录文件 ${path} 的版本 ${outcome.version} 低于数据库中已生效的版本 ${outcome.databaseVersion}，未应用，继续使用版本 ${outcome.databaseVersion}。这是一份旧的目录文件：请换成最新的目录文件；如确要以它为准，把其中的 version 改为 ${next(outcome.databaseVersion)} 后保存`,
+      });
+      break;
+    case 'conflict':
+      lines.push({
+        level: 'warn',
+        message: `目录文件 ${path} 的版本 ${outcome.version} 与数据库中已生效的版本相同，但内容不同，未应用，继续使用数据库中的版本 ${outcome.databaseVersion}。修改目录时请同时把 version 改为 ${next(outcome.databaseVersion)} 后保存`,
+      });
+      break;
+  }
+  if (file.data.version === undefined) {
+    lines.push({
+      level: 'warn',
+      message: `目录文件 ${path} 没有 version，按版本 0 处理：只在数据库中还没有目录时应用。请在文件开头加上 "version": 1，以后每次修改目录都把它加 1，否则修改不会生效`,
+    });
+  }
+  return lines;
 }
 
 async function setState(tx: Tx, key: string, value: unknown, now: Date) {

@@ -15,8 +15,10 @@ describe('the public site settings and agreements (operator settings of the cata
   let s: TestServer;
   let file: string;
   const original = JSON.parse(readFileSync(DEFAULT_CATALOGUE_FILE, 'utf8'));
+  /** Each edit is the catalogue's next version. */
+  let version = original.version as number;
   const withSettings = async (settings: Record<string, unknown>) => {
-    writeFileSync(file, JSON.stringify({ ...original, settings: { ...original.settings, ...settings } }));
+    writeFileSync(file, JSON.stringify({ ...original, version: ++version, settings: { ...original.settings, ...settings } }));
     await s.ctx.reloadCatalogue();
   };
 

@@ -53,6 +53,7 @@ describe('model catalogue in the operator file', () => {
       const edited = JSON.parse(readFileSync(file, 'utf8'));
       edited.models[0].inputYuanPerMillion = '0.3';
       edited.models[1].active = false;
+      edited.version += 1;
       writeFileSync(file, JSON.stringify(edited));
       expect(await s.ctx.reloadCatalogue()).toBe(true);
       const page = json<ModelPage>(await get(s.app, API.modelModels));

@@ -135,9 +135,13 @@ describe('model gateway channel routing against two local upstreams', () => {
     expect((await checkLedger(s.ctx.db)).problems).toEqual([]);
   });
 
+  /** Each write is the catalogue's next version (a file of a version the database has is not applied again). */
+  let catalogueVersion = 0;
   /** The shipped catalogue with two openai channels: the two local upstreams, serving qwen-mini-sim under the upstream's name. */
   function writeCatalogue(settingA: ChannelSetting | null, settingB: ChannelSetting | null) {
-    const data = JSON.parse(readFileSync(DEFAULT_CATALOGUE_FILE, 'utf8')) as { modelChannels: unknown[] };
+    const data = JSON.parse(readFileSync(DEFAULT_CATALOGUE_FILE, 'utf8')) as { version: number; modelChannels: unknown[] };
+    catalogueVersion = Math.max(catalogueVersion, data.version) + 1;
+    data.version = catalogueVersion;
     const channel = (id: string, baseUrl: string, setting: ChannelSetting) => ({
       id,
       kind: 'openai',

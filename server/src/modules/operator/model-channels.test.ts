@@ -261,7 +261,7 @@ describe('operator model channels', () => {
   it('holds an edit while the models and channels of the file are unchanged and gives way to the file once they change', async () => {
     await put(s.app, modelUrl('text-embedding-sim'), { inputYuanPerMillion: '0.7' }, op.token);
     await put(s.app, channelUrl('extra'), { ...EMBEDDED, name: '第二内置', models: ['qwen-mini-sim'] }, op.token);
-    // A restart or the watcher with the same file text writes nothing.
+    // A restart or the watcher with the same file writes nothing.
     expect(await s.ctx.reloadCatalogue()).toBe(false);
     expect((await squarePrice('text-embedding-sim'))!.inputPricePerMillion).toBe('7000');
     expect((await view()).channels.map((c) => c.id)).toEqual(['embedded', 'extra']);
@@ -269,6 +269,7 @@ describe('operator model channels', () => {
     // An edit elsewhere in the file (a GPU type's description) is applied and leaves them alone.
     const edited = JSON.parse(readFileSync(file, 'utf8'));
     edited.gpuTypes[0].description = `${edited.gpuTypes[0].description ?? ''} `;
+    edited.version += 1;
     writeFileSync(file, JSON.stringify(edited, null, 2));
     expect(await s.ctx.reloadCatalogue()).toBe(true);
     expect((await squarePrice('text-embedding-sim'))!.inputPricePerMillion).toBe('7000');
@@ -276,6 +277,7 @@ describe('operator model channels', () => {
 
     // A change of the file's models (a description) puts back the file's models and channels.
     edited.models[0].description = `${edited.models[0].description} `;
+    edited.version += 1;
     writeFileSync(file, JSON.stringify(edited, null, 2));
     expect(await s.ctx.reloadCatalogue()).toBe(true);
     expect((await squarePrice('text-embedding-sim'))!.inputPricePerMillion).toBe('5000');
