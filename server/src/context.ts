@@ -18,6 +18,7 @@ import { AliyunRealNameDriver } from './drivers/realname/aliyun.js';
 import { SandboxRealNameDriver } from './drivers/realname/sandbox.js';
 import type { RealNameDriver } from './drivers/realname/types.js';
 import type { SmsDriver } from './drivers/sms/types.js';
+import { chooseCounters, type Counters } from './drivers/counters/index.js';
 import { makeStorageDriver } from './drivers/storage/index.js';
 import type { StorageDriver } from './drivers/storage/types.js';
 import path from 'node:path';
@@ -170,6 +171,8 @@ export interface AppContext {
   models: ModelCatalogue;
   /** API keys of the model gateway. */
   apiKeys: ApiKeyService;
+  /** Where the limits a user could multiply across replicas are counted (drivers/counters: redis, postgres or memory). */
+  counters: Counters;
   /** Holds, settles and logs each /v1 call. */
   modelGateway: ModelGateway;
   /** The calls' stats, call log, hourly rollups and retention. */
@@ -471,6 +474,8 @@ export async function createContext(opts: {
     auth,
   });
   routes.push(studentsRoutes);
+  const { counters, why: countersWhy } = await chooseCounters(config.REDIS_URL, database, (e) => opts.log.warn({ err: e }, '限流计数的过期清理失败'));
+  opts.log.info(`限流计数：${countersWhy}`);
   const model = modelModule({
     db,
     clock,
@@ -483,6 +488,7 @@ export async function createContext(opts: {
     auth,
     embeddedTokensPerSecond: config.MODEL_EMBEDDED_TOKENS_PER_SECOND,
     callRetentionDays: config.MODEL_CALL_RETENTION_DAYS,
+    counters,
   });
   routes.push(model.routes);
   const { models, apiKeys, modelGateway, modelUsage, conversations } = model;
@@ -667,6 +673,7 @@ export async function createContext(opts: {
     idleStops,
     models,
     apiKeys,
+    counters,
     modelGateway,
     modelUsage,
     conversations,

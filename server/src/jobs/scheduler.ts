@@ -22,7 +22,7 @@ import { hasBrowserApp } from '../modules/access/index.js';
 import type { DiffusionService } from '../modules/diffusion/index.js';
 import type { GiftService } from '../modules/gifts/index.js';
 import type { InstanceBilling, InstanceService, PrepaidService, Reconciler, ScheduledStops } from '../modules/instances/index.js';
-import type { ModelGateway, ModelUsage } from '../modules/model/index.js';
+import { STALE_SWEEP_MS, type ModelGateway, type ModelUsage } from '../modules/model/index.js';
 import type { IdleStops, Monitoring } from '../modules/monitoring/index.js';
 import type { GpuSubscriptionService } from '../modules/notices/index.js';
 import type { Checkout } from '../modules/orders/index.js';
@@ -113,7 +113,8 @@ export function jobsOf(deps: SchedulerDeps): Record<string, Job> {
       everyMs: slow,
       perProcess: true,
     },
-    'model.stale-holds': { run: () => deps.modelGateway.sweepStaleHolds(), everyMs: slow },
+    // A dead replica's gateway holds are back within STALE_HOLD_MS + this (gateway.ts).
+    'model.stale-holds': { run: () => deps.modelGateway.sweepStaleHolds(), everyMs: STALE_SWEEP_MS },
     // Rewrites the last hours' sums each time (nothing to report); the stats read newer hours from the calls, so minutes do not matter.
     'model.usage-rollup': { run: () => deps.modelUsage.rollup().then(() => 0), everyMs: 5 * 60_000 },
     'model.call-retention': { run: () => deps.modelUsage.purge(), everyMs: 60 * 60_000 },

@@ -19,7 +19,13 @@ export async function chooseCounters(
   database: Pick<Database, 'db' | 'kind'>,
   onError: (e: unknown) => void,
 ): Promise<{ counters: Counters; why: string }> {
-  if (redisUrl) return { counters: await RedisCounters.connect(redisUrl), why: 'REDIS_URL 已设置：限流计数在 Redis 中，各副本共享' };
+  if (redisUrl) {
+    try {
+      return { counters: await RedisCounters.connect(redisUrl), why: 'REDIS_URL 已设置：限流计数在 Redis 中，各副本共享' };
+    } catch (e) {
+      throw new Error(`REDIS_URL 连接不上（${(e as Error).message}）：请检查地址、密码和网络，或去掉 REDIS_URL 改用数据库计数`, { cause: e });
+    }
+  }
   if (database.kind === 'postgres') return { counters: new PostgresCounters(database.db, onError), why: 'PostgreSQL：限流计数在数据库中，各副本共享' };
   return { counters: new MemoryCounters(), why: '内嵌数据库（单进程）：限流计数在进程内存中' };
 }

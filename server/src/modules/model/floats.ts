@@ -38,10 +38,13 @@ export const FLOAT_FLUSH_ROWS = 200;
 export const FLOAT_IDLE_MS = 1_000;
 /** A batch whose transaction fails is tried this many times, FLOAT_IDLE_MS apart. */
 export const FLOAT_WRITE_TRIES = 30;
-/** How often a live process marks its open floats as alive. */
-export const FLOAT_TOUCH_MS = 60_000;
-/** An open float untouched this long belongs to a process that died. */
-export const STALE_FLOAT_MS = 10 * 60_000;
+/** How often a live process marks its open floats as alive (as gateway.ts's HOLD_TOUCH_MS its open calls). */
+export const FLOAT_TOUCH_MS = 5_000;
+/**
+ * An open float untouched this long belongs to a process that died (five missed touches, as
+ * gateway.ts's STALE_HOLD_MS): a dead replica's floats go back to the cash within a minute (issue 31).
+ */
+export const STALE_FLOAT_MS = 25_000;
 
 export type CallRow = typeof modelCalls.$inferInsert;
 
@@ -331,7 +334,7 @@ export class FloatPool {
   }
 
   /** Marks this process's open floats as alive, so the sweeper leaves them. */
-  private async touchAll(): Promise<void> {
+  async touchAll(): Promise<void> {
     const ids = [...this.floats.values()].filter((f) => !f.done && f.fundings > 0).map((f) => f.id);
     if (!ids.length) return;
     await this.deps.db

@@ -19,11 +19,17 @@
  *   the hold (ApiKeyService.reserveSpend, one conditional update in the hold's transaction): calls
  *   at once, in any process, cannot together pass the limit; the settle puts the spend to the exact
  *   cost, the sweeper gives a dead process's hold back. Keys without a limit keep the float path.
+ * - A replica that dies (kill -9, a lost host) leaves its calls open: every process marks its open
+ *   calls and floats alive every HOLD_TOUCH_MS (a long stream is touched all along), and the sweeper
+ *   (every STALE_SWEEP_MS, in whichever replica runs the job) gives back those untouched for
+ *   STALE_HOLD_MS — within STALE_HOLD_MS + STALE_SWEEP_MS = 40 s of the death (plus a lease
+ *   takeover when the dead one ran the sweeper). A live process cut off from the database that long
+ *   loses its holds too: its calls then end uncharged (the settle finds them released), never charged twice.
  */
 import { randomUUID } from 'node:crypto';
 import type { OpenAIUsage } from '@console/contract';
 import type { Clock } from '../../clock.js';
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Db, Executor, Tx } from '../../db/client.js';
 import { rowsOf } from '../../db/results.js';
 import { AppError } from '../../http/errors.js';
@@ -37,8 +43,12 @@ import { modelCalls } from './schema.js';
 
 /** Completion tokens held for a chat call that names no max_tokens. */
 export const DEFAULT_HOLD_COMPLETION_TOKENS = 1024;
-/** A call still open after this long was held by a process that died: the sweeper gives the hold back. */
-export const STALE_HOLD_MS = 60 * 60_000;
+/** How often a live process marks its open calls (and floats) alive. */
+export const HOLD_TOUCH_MS = 5_000;
+/** A call open and untouched this long was held by a process that died: the sweeper gives the hold back (five missed touches). */
+export const STALE_HOLD_MS = 25_000;
+/** How often the sweeper runs (the scheduler's model.stale-holds job). */
+export const STALE_SWEEP_MS = 15_000;
 
 /** An error in OpenAI's shape with its HTTP status. */
 export class GatewayError extends Error {
@@ -116,6 +126,9 @@ const HOLDS_TOKENS_CACHE_MS = 1_000;
 
 export class ModelGateway {
   private readonly floats: FloatPool;
+  /** Calls this process holds in the database (open call rows), touched every HOLD_TOUCH_MS until settled. */
+  private readonly openCalls = new Set<string>();
+  private readonly toucher: NodeJS.Timeout;
   private readonly holdsTokensSeen = new RecentCache<string, boolean>(HOLDS_TOKENS_CACHE_MS, () => performance.now());
 
   constructor(
@@ -128,7 +141,24 @@ export class ModelGateway {
       onError?: (e: unknown) => void;
     },
   ) {
-    this.floats = new FloatPool({ ...deps, onError: deps.onError ?? ((e) => console.error('model float write failed', e)) });
+    const onError = deps.onError ?? ((e) => console.error('model float write failed', e));
+    this.floats = new FloatPool({ ...deps, onError });
+    this.toucher = setInterval(() => void this.touchCalls().catch(onError), HOLD_TOUCH_MS);
+    this.toucher.unref();
+  }
+
+  /** Marks this process's open calls and floats alive now (the timers do so every HOLD_TOUCH_MS). */
+  async heartbeat(): Promise<void> {
+    await Promise.all([this.touchCalls(), this.floats.touchAll()]);
+  }
+
+  private async touchCalls(): Promise<void> {
+    if (!this.openCalls.size) return;
+    const ids = [...this.openCalls];
+    await this.deps.db
+      .update(modelCalls)
+      .set({ touchedAt: this.deps.clock.now() })
+      .where(and(inArray(modelCalls.id, ids), eq(modelCalls.status, 'open')));
   }
 
   private async holdsTokens(payerId: string): Promise<boolean> {
@@ -146,7 +176,7 @@ export class ModelGateway {
     const id = randomUUID();
     const createdAt = this.deps.clock.now();
     if (key.spendLeft === null && !(await this.holdsTokens(key.payerId))) return this.holdFromFloat(id, key, model, promptTokens, completionTokens);
-    return this.deps.db.transaction(async (tx) => {
+    const call = await this.deps.db.transaction(async (tx) => {
       const heldTokens = await this.deps.resources.reserveTokens(tx, key.payerId, id, promptTokens + completionTokens);
       const rest = uncovered(promptTokens, completionTokens, heldTokens);
       const held = tokenCost(model, rest.prompt, rest.completion);
@@ -163,6 +193,7 @@ export class ModelGateway {
         heldTokens,
         status: 'open',
         createdAt,
+        touchedAt: createdAt,
       });
       if (held > 0n) {
         try {
@@ -184,6 +215,8 @@ export class ModelGateway {
       }
       return { id, key, model, held, heldTokens, startedAt: performance.now(), createdAt };
     });
+    this.openCalls.add(id);
+    return call;
   }
 
   /** The hold of a payer without token packages: from its float, in memory (a database round trip only to fund the float). */
@@ -206,7 +239,7 @@ export class ModelGateway {
   }
 
   /**
-   * Releases the holds of calls still open after `olderThanMs` (the process that held them died
+   * Releases the holds of calls open and untouched for `olderThanMs` (the process that held them died
    * before settling): the whole hold goes back to the cash, nothing is charged. Each call is claimed
    * under a row lock (SKIP LOCKED), so processes sweeping at once release it once. The floats of
    * processes that died are given back too (floats.ts).
@@ -223,7 +256,7 @@ export class ModelGateway {
         const [row] = await tx
           .select()
           .from(modelCalls)
-          .where(and(eq(modelCalls.status, 'open'), lt(modelCalls.createdAt, before)))
+          .where(and(eq(modelCalls.status, 'open'), lt(modelCalls.touchedAt, before)))
           .limit(1)
           .for('update', { skipLocked: true });
         if (!row) return false;
@@ -238,6 +271,7 @@ export class ModelGateway {
           amount: row.held,
         });
         await tx.update(modelCalls).set({ status: 'expired', error: '调用未正常结束，预扣已退回' }).where(eq(modelCalls.id, row.id));
+        this.openCalls.delete(row.id);
         // Its hold was counted as the key's spend (reserveSpend): nothing was spent.
         await this.deps.apiKeys.adjustSpend(tx, row.keyId, -row.held);
         return true;
@@ -276,8 +310,9 @@ export class ModelGateway {
     return BigInt(row?.held ?? '0');
   }
 
-  /** Stops the floats' timer (the process is going away; `drain` first). */
+  /** Stops the heartbeats (the process is going away; `drain` first). */
   stop(): void {
+    clearInterval(this.toucher);
     this.floats.stop();
   }
 
@@ -289,10 +324,17 @@ export class ModelGateway {
     const prompt = end.usage?.prompt_tokens ?? 0;
     const completion = end.usage?.completion_tokens ?? 0;
     const now = this.deps.clock.now();
-    const cost = call.float ? this.settleFromFloat(call, end, prompt, completion) : await this.settleInTransaction(call, end, prompt, completion);
+    let cost: bigint | null;
+    try {
+      cost = call.float ? this.settleFromFloat(call, end, prompt, completion) : await this.settleInTransaction(call, end, prompt, completion);
+    } finally {
+      // Settled, or left to the sweeper when the settle failed (untouched from now, released within STALE_HOLD_MS + STALE_SWEEP_MS).
+      this.openCalls.delete(call.id);
+    }
     if (cost === null) return 0n;
     // A call held in a transaction put its cost on the key's spend there (reserveSpend, adjustSpend).
-    await this.deps.apiKeys.recordUse(call.key.id, call.float ? cost : 0n, now, prompt + completion);
+    // Tokens count towards the key's tokens per minute only where it has a limit (no write for the others).
+    await this.deps.apiKeys.recordUse(call.key.id, call.float ? cost : 0n, now, call.key.tpmLimit === null ? 0 : prompt + completion);
     return cost;
   }
 

@@ -10,10 +10,13 @@
  *   holds of its calls under way included: reserveSpend),
  *   allowed models (empty: all), allowed addresses (IPv4/IPv6 CIDR, node:net BlockList),
  *   requests-per-minute and tokens-per-minute limits. At most API_KEY_LIMIT keys per account.
- * - The rate limits are counted in this process's memory (RateWindows below): a sliding minute in
- *   one-second steps. With several server processes behind a load balancer each counts its own
- *   calls, so a key may get up to N × its limit across N processes; nothing else about a key
- *   (spend, last use) lives in memory.
+ * - The rate limits are counted in the counters every console process shares (drivers/counters:
+ *   PostgreSQL's rate_counts, Redis with REDIS_URL, this process's memory on PGlite): a sliding
+ *   minute in one-second steps, requests counted at admission and tokens when the call is settled.
+ *   An admission is one call of the counters (one round trip), all or nothing: three replicas
+ *   admit a 3-rpm key's calls 3 times in all, not 3 times each. Only keys with a limit are counted
+ *   (a limit newly set counts from then on). Nothing else about a key (spend, last use) lives in
+ *   memory: the spend limit is held in the database (reserveSpend).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
@@ -30,6 +33,7 @@ import {
 } from '@console/contract';
 import type { Clock } from '../../clock.js';
 import type { Db, Executor } from '../../db/client.js';
+import { MemoryCounters, type CounterCheck, type Counters } from '../../drivers/counters/index.js';
 import { AppError } from '../../http/errors.js';
 import type { UserService } from '../users/index.js';
 import type { ModelCatalogue } from './catalogue.js';
@@ -89,12 +93,13 @@ export type ApiKeyFailureReason =
   | 'ip_not_allowed'
   | 'model_not_allowed'
   | 'over_spend_limit'
-  | 'rate_limited';
+  | 'rate_limited'
+  | 'rate_limiter_unavailable';
 
 export interface ApiKeyFailure {
   ok: false;
   reason: ApiKeyFailureReason;
-  status: 401 | 403 | 429;
+  status: 401 | 403 | 429 | 503;
   /** OpenAI's `error.code`. */
   code: string;
   /** For the user, in Chinese: what happened and what to do. */
@@ -127,67 +132,17 @@ const FAILURES: Record<ApiKeyFailureReason, Omit<ApiKeyFailure, 'ok' | 'reason'>
   model_not_allowed: { status: 403, code: 'model_not_allowed', message: '该密钥不能调用此模型：请在控制台「API KEY」中调整可用模型，或换用其他密钥' },
   over_spend_limit: { status: 403, code: 'api_key_spend_limit', message: '该密钥的消费已达上限：请在控制台「API KEY」中提高上限，或换用其他密钥' },
   rate_limited: { status: 429, code: 'rate_limit_exceeded', message: '该密钥每分钟的请求数或 Token 数已达上限，请稍后重试' },
+  rate_limiter_unavailable: { status: 503, code: 'rate_limiter_unavailable', message: '限流计数服务暂时不可用，本次请求未执行，请稍后重试' },
 };
 
 function failure(reason: ApiKeyFailureReason, extra: { retryAfterMs?: number; message?: string } = {}): ApiKeyFailure {
   return { ok: false, reason, ...FAILURES[reason], ...extra };
 }
 
-const WINDOW_SECONDS = 60;
-
-/** Counts per key over the last minute in one-second buckets (a sliding window, this process only). */
-export class RateWindows {
-  private readonly windows = new Map<string, { second: number; buckets: number[] }>();
-  private sweptAt = 0;
-
-  /** The sum over the minute ending at `now`, and after how long the oldest counted second leaves it. */
-  total(key: string, now: number): { sum: number; freesInMs: number } {
-    const w = this.advance(key, now);
-    if (!w) return { sum: 0, freesInMs: 0 };
-    const sum = w.buckets.reduce((a, b) => a + b, 0);
-    const nowSecond = Math.floor(now / 1000);
-    // The oldest non-empty bucket: the window frees its count when that second is 60 s old.
-    for (let age = WINDOW_SECONDS - 1; age >= 0; age--) {
-      if (w.buckets[(nowSecond - age) % WINDOW_SECONDS]! > 0) return { sum, freesInMs: (nowSecond - age + WINDOW_SECONDS) * 1000 - now };
-    }
-    return { sum, freesInMs: 0 };
-  }
-
-  add(key: string, amount: number, now: number): void {
-    let w = this.advance(key, now);
-    const second = Math.floor(now / 1000);
-    if (!w) {
-      w = { second, buckets: new Array<number>(WINDOW_SECONDS).fill(0) };
-      this.windows.set(key, w);
-    }
-    w.buckets[second % WINDOW_SECONDS]! += amount;
-    this.sweep(now);
-  }
-
-  /** Clears the buckets that left the window since the key was last touched. */
-  private advance(key: string, now: number) {
-    const w = this.windows.get(key);
-    if (!w) return undefined;
-    const second = Math.floor(now / 1000);
-    if (second > w.second) {
-      const steps = Math.min(second - w.second, WINDOW_SECONDS);
-      for (let i = 1; i <= steps; i++) w.buckets[(w.second + i) % WINDOW_SECONDS] = 0;
-      w.second = second;
-    }
-    return w;
-  }
-
-  /** Forgets keys idle for a minute (at most once a minute). */
-  private sweep(now: number) {
-    if (now - this.sweptAt < WINDOW_SECONDS * 1000) return;
-    this.sweptAt = now;
-    const second = Math.floor(now / 1000);
-    for (const [key, w] of this.windows) if (second - w.second >= WINDOW_SECONDS) this.windows.delete(key);
-  }
-}
+/** The rate limits' window: a sliding minute. */
+const MINUTE_MS = 60_000;
 
 export class ApiKeyService {
-  private readonly requests = new RateWindows();
   /** Per key: the spend gathering for the next write, and the write under way (see recordUse). */
   private readonly useQueued = new Map<string, { cost: bigint; at: Date; written: Promise<void> }>();
   private readonly useWriting = new Map<string, Promise<void>>();
@@ -197,7 +152,6 @@ export class ApiKeyService {
   private readonly useWrittenAt = new Map<string, number>();
   /** The account behind a key, and whether it may call, by owner; kept as long as key rows. */
   private readonly accountCache: RecentCache<string, { user: UserRow; refused: ApiKeyFailure | null }>;
-  private readonly tokens = new RateWindows();
   /** Allowed-address lists by their text (shared by keys with the same list). */
   private readonly blockLists = new Map<string, BlockList>();
 
@@ -207,6 +161,10 @@ export class ApiKeyService {
       clock: Clock;
       users: Pick<UserService, 'findById'>;
       models: Pick<ModelCatalogue, 'get'>;
+      /** Where requests and tokens per minute are counted (default: this process's memory). */
+      counters?: Counters;
+      /** Told when the counters cannot be reached (the call is refused 503). */
+      onError?: (e: unknown) => void;
       /** Keys per account (default API_KEY_LIMIT). */
       limit?: number;
     },
@@ -214,7 +172,10 @@ export class ApiKeyService {
     const now = () => deps.clock.now().getTime();
     this.keyCache = new RecentCache(KEY_CACHE_MS, now);
     this.accountCache = new RecentCache(KEY_CACHE_MS, now);
+    this.counters = deps.counters ?? new MemoryCounters();
   }
+
+  private readonly counters: Counters;
 
   private get limit() {
     return this.deps.limit ?? API_KEY_LIMIT;
@@ -336,17 +297,26 @@ export class ApiKeyService {
     }
     if (row.spendLimit !== null && row.spent >= row.spendLimit) return failure('over_spend_limit');
 
-    const at = now.getTime();
-    if (row.tpmLimit !== null) {
-      const t = this.tokens.total(row.id, at);
-      if (t.sum >= row.tpmLimit)
-        return failure('rate_limited', { retryAfterMs: t.freesInMs, message: `该密钥每分钟最多 ${row.tpmLimit} 个 Token，请稍后重试` });
-    }
-    if (row.rpmLimit !== null) {
-      const r = this.requests.total(row.id, at);
-      if (r.sum >= row.rpmLimit) return failure('rate_limited', { retryAfterMs: r.freesInMs, message: `该密钥每分钟最多 ${row.rpmLimit} 次请求，请稍后重试` });
-    }
-    this.requests.add(row.id, 1, at);
+    // Tokens are only looked at (they are counted when the call is settled); the request is counted.
+    const checks: (CounterCheck & { message: string })[] = [];
+    if (row.tpmLimit !== null)
+      checks.push({
+        key: tokensKey(row.id),
+        limit: row.tpmLimit,
+        amount: 0,
+        windowMs: MINUTE_MS,
+        message: `该密钥每分钟最多 ${row.tpmLimit} 个 Token，请稍后重试`,
+      });
+    if (row.rpmLimit !== null)
+      checks.push({
+        key: requestsKey(row.id),
+        limit: row.rpmLimit,
+        amount: 1,
+        windowMs: MINUTE_MS,
+        message: `该密钥每分钟最多 ${row.rpmLimit} 次请求，请稍后重试`,
+      });
+    const limited = await this.take(checks, now);
+    if (limited) return limited;
     return { ok: true, user: user!, key: authenticated(row) };
   }
 
@@ -388,12 +358,27 @@ export class ApiKeyService {
     const refused = await this.accountRefusal(user);
     if (refused) return refused;
     const row = await this.playgroundKey(user);
-    const at = this.deps.clock.now().getTime();
-    const r = this.requests.total(row.id, at);
-    if (r.sum >= PLAYGROUND_RPM)
-      return failure('rate_limited', { retryAfterMs: r.freesInMs, message: `在线体验每分钟最多 ${PLAYGROUND_RPM} 次请求，请稍后重试` });
-    this.requests.add(row.id, 1, at);
+    const limited = await this.take(
+      [{ key: requestsKey(row.id), limit: PLAYGROUND_RPM, amount: 1, windowMs: MINUTE_MS, message: `在线体验每分钟最多 ${PLAYGROUND_RPM} 次请求，请稍后重试` }],
+      this.deps.clock.now(),
+    );
+    if (limited) return limited;
     return { ok: true, user, key: authenticated(row) };
+  }
+
+  /** Counts the call against its limits (one call of the counters, none without limits); the refusal, or null when admitted. */
+  private async take(checks: (CounterCheck & { message: string })[], now: Date): Promise<ApiKeyFailure | null> {
+    if (!checks.length) return null;
+    let taken;
+    try {
+      taken = await this.counters.take(checks, now.getTime());
+    } catch (e) {
+      // The counters cannot be reached: the call is refused rather than admitted past every replica's count.
+      this.deps.onError?.(e);
+      return failure('rate_limiter_unavailable');
+    }
+    if (taken.ok) return null;
+    return failure('rate_limited', { retryAfterMs: taken.retryAfterMs, message: checks[taken.index]!.message });
   }
 
   private async playgroundKey(user: UserRow): Promise<KeyRow> {
@@ -433,13 +418,19 @@ export class ApiKeyService {
 
   /**
    * A settled call: adds its cost to the key's spend and notes the time of use (the later of the
-   * stored one and `at`); `tokens` count towards its tokens per minute in this process. Calls of one
+   * stored one and `at`); `tokens` count towards its tokens per minute in the shared counters (the
+   * gateway passes them for keys with a tpm limit only). Calls of one
    * key settling at once are written together: while one update of the key's row is under way the
    * next ones gather and follow as one (otherwise every settle of a busy key would queue on that row,
    * each holding a database connection). Resolves once this call's spend is written.
    */
   recordUse(keyId: string, cost: bigint, at: Date, tokens = 0): Promise<void> {
-    if (tokens > 0) this.tokens.add(keyId, tokens, this.deps.clock.now().getTime());
+    const counted = tokens > 0 ? this.counters.add(tokensKey(keyId), tokens, MINUTE_MS, this.deps.clock.now().getTime()) : null;
+    const written = this.queueUse(keyId, cost, at);
+    return counted ? Promise.all([written, counted]).then(() => {}) : written;
+  }
+
+  private queueUse(keyId: string, cost: bigint, at: Date): Promise<void> {
     let next = this.useQueued.get(keyId);
     if (!next) {
       const batch = { cost: 0n, at, written: Promise.resolve() };
@@ -549,6 +540,15 @@ export class ApiKeyService {
     if (isIPv6(address)) return list.check(address, 'ipv6');
     return false;
   }
+}
+
+/** A key's counters (drivers/counters): its requests and its tokens over the last minute. */
+function requestsKey(keyId: string): string {
+  return `key-rpm:${keyId}`;
+}
+
+function tokensKey(keyId: string): string {
+  return `key-tpm:${keyId}`;
 }
 
 function authenticated(row: KeyRow): AuthenticatedKey {

@@ -5,6 +5,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
+import type { Counters } from '../../drivers/counters/index.js';
 import type { AuthGuards } from '../../http/auth.js';
 import type { RoutesPlugin } from '../../http/routes-plugin.js';
 import type { CatalogueStore } from '../catalogue/index.js';
@@ -36,12 +37,21 @@ export interface ModelModuleDeps {
   embeddedTokensPerSecond: number | undefined;
   /** How long the call log is kept (MODEL_CALL_RETENTION_DAYS). */
   callRetentionDays: number;
+  /** Where keys' requests and tokens per minute are counted, shared by the replicas (drivers/counters). */
+  counters: Counters;
 }
 
 export function modelModule(deps: ModelModuleDeps) {
   const { db, clock, log, catalogue, ledger, resources, users, sessions, auth, embeddedTokensPerSecond } = deps;
   const models = new ModelCatalogue({ catalogue, clock, log, ...(embeddedTokensPerSecond ? { embeddedTokensPerSecond } : {}) });
-  const apiKeys = new ApiKeyService({ db, clock, users, models });
+  const apiKeys = new ApiKeyService({
+    db,
+    clock,
+    users,
+    models,
+    counters: deps.counters,
+    onError: (e) => log.error({ err: e }, '限流计数服务不可用：有速率限制的密钥的调用暂时被拒绝（503）'),
+  });
   const modelGateway = new ModelGateway({ db, clock, ledger, apiKeys, resources, onError: (e) => log.error({ err: e }, 'model float write failed') });
   const modelUsage = new ModelUsage({ db, clock, retentionDays: deps.callRetentionDays });
   const conversations = new ConversationService({ db, clock, models });
