@@ -9,7 +9,6 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { WebSocketServer } from 'ws';
 import { SOCKET_RESTART } from '@console/contract';
 
 declare module 'fastify' {
@@ -34,7 +33,9 @@ export interface StopOptions {
 export class Lifecycle {
   private state: 'running' | 'stopping' = 'running';
   private readonly streams = new Set<ServerResponse>();
-  private readonly socketServers = new Set<WebSocketServer>();
+  /** The apps whose WebSockets were told to go (the console's, the machines' listener): what a cut ends. */
+  private readonly closing = new Set<FastifyInstance>();
+  private cutting = false;
 
   /** Whether the process is on its way out: readiness answers 503, responses close their connection. */
   get stopping(): boolean {
@@ -67,16 +68,21 @@ export class Lifecycle {
    * WebSocket is closed with 1012 and SOCKET_RESTART's reason, and no new one is taken.
    */
   socketsPreClose(): (this: FastifyInstance, done: () => void) => void {
-    const servers = this.socketServers;
-    const stopping = () => this.beginStopping();
+    const closing = (app: FastifyInstance) => this.closingApp(app);
     return function (this: FastifyInstance, done: () => void) {
       const wss = this.websocketServer;
-      stopping();
-      servers.add(wss);
       for (const client of wss.clients) client.close(SOCKET_RESTART.code, SOCKET_RESTART.reason);
       wss.close();
+      closing(this);
       done();
     };
+  }
+
+  private closingApp(app: FastifyInstance): void {
+    this.beginStopping();
+    this.closing.add(app);
+    // An app that closes after the timeout ran out (the machines' listener closes after the console's) is cut at once.
+    if (this.cutting) cutApp(app);
   }
 
   /** Readiness answers 503 from now on, and responses close their connection; the app goes on serving. */
@@ -117,10 +123,15 @@ export class Lifecycle {
 
   /** What outlived the timeout: sockets that never answered the close, streams, requests still running. */
   private cut(app: FastifyInstance): void {
-    for (const wss of this.socketServers) for (const client of wss.clients) client.terminate();
+    this.cutting = true;
     for (const res of this.streams) res.destroy();
-    app.server.closeAllConnections();
+    for (const each of new Set([app, ...this.closing])) cutApp(each);
   }
+}
+
+function cutApp(app: FastifyInstance): void {
+  for (const client of app.websocketServer?.clients ?? []) client.terminate();
+  app.server.closeAllConnections();
 }
 
 /** An EventSource's request: a GET that accepts text/event-stream (the browser sends exactly that). */
