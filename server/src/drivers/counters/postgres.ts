@@ -4,7 +4,9 @@
  * takes each counter's transaction lock (pg_advisory_xact_lock, in key order), drops the buckets
  * that left the window, sums the rest and counts the call only when every check passes, so calls at
  * once in any number of processes cannot together pass a limit. An idle counter's rows are purged
- * once they expire (at most once a minute per process, in the background).
+ * once they expire (at most once a minute per process, in the background). The table is unlogged
+ * (migration 0047): a call waits for no WAL flush, and the counts start empty after a database crash
+ * or failover.
  */
 import { sql, type Placeholder } from 'drizzle-orm';
 import { pgArray } from '../../db/arrays.js';
