@@ -123,6 +123,12 @@ describe('stopping a replica', () => {
         })
         .on('error', reject);
     });
+    // An idle keep-alive connection (a load balancer's pool) must not hold the close.
+    const keepAlive = new http.Agent({ keepAlive: true });
+    await new Promise<void>((resolve, reject) =>
+      http.get(`${base}${API.livez}`, { agent: keepAlive }, (res) => res.resume().on('end', resolve)).on('error', reject),
+    );
+    expect(Object.values(keepAlive.freeSockets).flat()).toHaveLength(1);
     const inFlight = fetchRaw(`${base}/test/slow`);
     await vi.waitFor(() => expect(slow.started).toHaveBeenCalled());
 
@@ -149,7 +155,9 @@ describe('stopping a replica', () => {
     expect(answered.status).toBe(200);
     expect(JSON.parse(answered.body)).toEqual({ done: true });
     expect(answered.headers.connection).toBe('close');
+    // Nothing had to be cut: the idle connection was closed, not waited for.
     expect(await stopped).toBe(true);
+    keepAlive.destroy();
     await expect(fetchRaw(`${base}${API.livez}`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   }, 60_000);
 
