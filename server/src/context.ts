@@ -513,7 +513,7 @@ export async function createContext(opts: {
   const comfyApps = new EmbeddedComfyApps();
   const { comfyWorkflows, routes: comfyuiRoutes } = comfyuiModule({ db, clock, diffusion, auth, comfy: drivers.comfy, comfyApps });
   routes.push(comfyuiRoutes);
-  const machineOrigins = new MachineOrigins({ baseUrl: config.MACHINE_BASE_URL ?? null, publicBaseUrl: config.publicBaseUrl, sessionKey, clock });
+  const machineOrigins = new MachineOrigins({ baseUrl: config.MACHINE_BASE_URL ?? null, publicBaseUrl: config.publicBaseUrl, sessionKey, clock, counters });
   const instancesWired = instancesModule({
     db,
     clock,

@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../clock.js';
 import { isAppError } from '../../http/errors.js';
+import { MemoryCounters } from '../../drivers/counters/index.js';
 import { MachineOrigins } from './machine-origin.js';
 
 const make = (publicBaseUrl: string, baseUrl: string | null = null, clock = new ManualClock()) =>
@@ -69,5 +70,27 @@ describe('machine origins', () => {
     expect(await refusal(o.redeem(late))).toContain('过期');
     // Sealed with another server's key: nothing.
     expect(await refusal(make('http://localhost:8080').sessionOf(entry.cookie, a))).toContain('过期');
+  });
+
+  it('trades a ticket once across replicas that share the counters (issue 31)', async () => {
+    const clock = new ManualClock();
+    const sessionKey = randomBytes(32);
+    const counters = new MemoryCounters();
+    const [one, two] = [0, 1].map(() => new MachineOrigins({ publicBaseUrl: 'http://localhost:8080', baseUrl: null, sessionKey, clock, counters }));
+    one!.port = 8081;
+    const a = randomUUID();
+    const ticket = new URL(await one!.entryUrl('session-token', a, `/jupyter/${a}/tree`)).searchParams.get('ticket')!;
+    expect(await two!.redeem(ticket)).toMatchObject({ token: 'session-token', instanceId: a });
+    expect(await refusal(one!.redeem(ticket))).toContain('已使用');
+    // Counters that cannot be reached: refused, never admitted twice.
+    const cut = new MachineOrigins({
+      publicBaseUrl: 'http://localhost:8080',
+      baseUrl: null,
+      sessionKey,
+      clock,
+      counters: { take: () => Promise.reject(new Error('down')) },
+    });
+    const other = new URL(await one!.entryUrl('session-token', a, `/jupyter/${a}/tree`)).searchParams.get('ticket')!;
+    expect(await refusal(cut.redeem(other))).toContain('暂时无法核验');
   });
 });

@@ -15,6 +15,7 @@
 import { hkdfSync, randomUUID } from 'node:crypto';
 import { EncryptJWT, jwtDecrypt } from 'jose';
 import { SESSION_TTL_SECONDS } from '@console/contract';
+import type { Counters } from '../../drivers/counters/index.js';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../http/errors.js';
 
@@ -38,6 +39,11 @@ export interface MachineOriginOptions {
   publicBaseUrl: string;
   sessionKey: Uint8Array;
   clock: Clock;
+  /**
+   * Where every replica marks a ticket used (drivers/counters), so a ticket opens once across all of
+   * them, not once per replica; without, this process's memory only.
+   */
+  counters?: Pick<Counters, 'take'>;
 }
 
 export class MachineOrigins {
@@ -122,8 +128,17 @@ export class MachineOrigins {
   async redeem(ticket: string): Promise<{ token: string; instanceId: string; to: string; cookie: string }> {
     const t = await this.open(ticket);
     if (!t.jti || !t.to || this.spent.has(t.jti)) throw new AppError('UNAUTHENTICATED', '链接已使用或已过期：请回到控制台重新打开');
+    const now = this.opts.clock.now().getTime();
     this.forgetSpent();
-    this.spent.set(t.jti, this.opts.clock.now().getTime() + TICKET_SECONDS * 1000);
+    this.spent.set(t.jti, now + TICKET_SECONDS * 1000);
+    if (this.opts.counters) {
+      // Used once across the replicas: counted for longer than the ticket lives.
+      const used = await this.opts.counters
+        .take([{ key: `machine-ticket:${t.jti}`, limit: 1, amount: 1, windowMs: (TICKET_SECONDS + 1) * 1000 }], now)
+        .catch(() => null);
+      if (!used) throw new AppError('UNAUTHENTICATED', '暂时无法核验链接：请稍后回到控制台重新打开');
+      if (!used.ok) throw new AppError('UNAUTHENTICATED', '链接已使用或已过期：请回到控制台重新打开');
+    }
     const cookie = await this.seal({ tok: t.tok, iid: t.iid }, SESSION_TTL_SECONDS);
     return { token: t.tok, instanceId: t.iid, to: t.to, cookie };
   }
