@@ -58,8 +58,11 @@ export class VerificationService {
     const id = randomUUID();
     const now = this.deps.clock.now();
     await this.deps.db.transaction(async (tx) => {
-      // Two simultaneous requests for one number must not both pass the 60 s check.
+      // Two simultaneous requests for one number must not both pass the 60 s check, nor two from one
+      // address (for different numbers, on any replica) the hourly cap. Number first, then address, in
+      // every request: two never wait on each other in a circle.
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`code:${target}`}))`);
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`code-ip:${ip}`}))`);
       await this.assertNotTooFrequent(tx, target, ip, now);
       await tx.insert(verificationCodes).values({
         id,

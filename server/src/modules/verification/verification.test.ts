@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, json, latestCode, newMobile, post, registerUser, startTestServer, countRows, type TestServer } from '../../../test/harness.js';
 import type { SmsDriver } from '../../drivers/sms/types.js';
+import { isAppError } from '../../http/errors.js';
 
 const SMS = '/api/v1/users/verify/smscode';
 const VALIDATE = '/userapi/api/v2.1/register/validate';
@@ -137,6 +138,17 @@ describe('SMS limits per IP and driver failures', () => {
       expect(json(res).code).toBe(42900002);
       s.clock.advance(3600_000 + 1);
       expect((await post(s.app, SMS, { mobile: newMobile(), scene: 'register' })).statusCode).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('caps codes per IP per hour under requests at once for different numbers (replicas on one database)', async () => {
+    const s = await startTestServer({ env: { CODE_IP_LIMIT_PER_HOUR: '3' } });
+    try {
+      const results = await Promise.allSettled(Array.from({ length: 10 }, () => s.ctx.codes.sendSms(newMobile(), 'register', '203.0.113.9')));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+      for (const r of results) if (r.status === 'rejected') expect(isAppError(r.reason, 'CODE_IP_LIMIT'), String(r.reason)).toBe(true);
     } finally {
       await s.close();
     }
