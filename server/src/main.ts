@@ -7,6 +7,7 @@ import { bwrapWorks } from './drivers/compute/local/sandbox.js';
 import { openDatabase } from './db/client.js';
 import { seedDemo, DEMO_ACCOUNT } from './db/seed.js';
 import { buildApp } from './app.js';
+import { JobLeases } from './jobs/leases.js';
 import { startScheduler } from './jobs/scheduler.js';
 import { schedulerDeps } from './context.js';
 import { announceServer } from './cli/running-server.js';
@@ -36,6 +37,8 @@ async function main() {
   }
 
   watchCatalogue(config.catalogueFile, ctx.reloadCatalogue, app.log);
+  // The embedded database has one process: what a crashed run of this console left leased is its own.
+  if (database.kind === 'pglite') await new JobLeases(database.db).clearAll();
   const stopJobs = startScheduler(schedulerDeps(ctx), app.log);
   // onClose hooks run last-added first: the jobs stop (and give their leases back) before app.ts's hook closes the database.
   app.addHook('onClose', async () => stopJobs());

@@ -121,6 +121,16 @@ describe('job leases — each job once across replicas', () => {
     expect((await leases[0]!.holders()).get('test.count')?.holder).not.toBe(holder);
   });
 
+  it('lets a process alone on its database (PGlite) take at once the jobs a crashed run of it left leased', async () => {
+    const crashed = replicas(1, { everyMs: 3600_000 }, { leaseMarginMs: 1800_000, standbyPaceMs: 25 });
+    await eventually(() => crashed.runs.length === 1);
+    await crashed.stops[0]!({ release: false });
+    const restarted = new JobLeases(database.db, 'restarted');
+    expect(await restarted.acquire('test.count', 1000)).toBe(false);
+    expect(await restarted.clearAll()).toBe(1);
+    expect(await restarted.acquire('test.count', 1000)).toBe(true);
+  });
+
   it('gives the leases back on a graceful stop: another replica takes the job at its next try, not after the expiry', async () => {
     // An hourly job: its lease would last an hour and a half.
     const { runs, leases, stops } = replicas(2, { everyMs: 3600_000 }, { leaseMarginMs: 1800_000, standbyPaceMs: 25 });
