@@ -268,7 +268,7 @@ export async function makeDrivers(
     ? new ComfyPainter({ url: async () => comfyUrl.replace(/\/$/, '') }, 1, config.COMFYUI_LORA_DIR ?? null)
     : new ComfyPainter(new EmbeddedComfy(clock, config.IMAGE_BACKEND_SPEEDUP));
   const painter = comfyUrl ? comfy : new EmbeddedPainter(clock, config.IMAGE_BACKEND_SPEEDUP);
-  return { sms, mail, storage: makeStorageDriver(config), payment, compute, realName, trainer, painter, comfy, ...given };
+  return { sms, mail, storage: await makeStorageDriver(config), payment, compute, realName, trainer, painter, comfy, ...given };
 }
 
 export async function createContext(opts: {

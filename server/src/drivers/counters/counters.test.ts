@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase } from '../../../test/harness.js';
 import { redisForTests, TEST_REDIS_URL } from '../../../test/redis.js';
 import type { Database } from '../../db/client.js';
-import { MemoryCounters, PostgresCounters, RedisCounters, type Counters } from './index.js';
+import { MemoryCounters, PostgresCounters, type Counters } from './index.js';
+import { RedisCounters } from './redis.js';
 
 const MINUTE = 60_000;
 /** On a second's boundary, so windows and Retry-After come out round. */

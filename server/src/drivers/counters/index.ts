@@ -6,12 +6,12 @@
 import type { Database } from '../../db/client.js';
 import { MemoryCounters } from './memory.js';
 import { PostgresCounters } from './postgres.js';
-import { RedisCounters } from './redis.js';
 import type { Counters } from './types.js';
 
 export { MemoryCounters } from './memory.js';
 export { PostgresCounters } from './postgres.js';
-export { RedisCounters } from './redis.js';
+// redis.js is not re-exported: ioredis is loaded only where REDIS_URL is set (a tenth of a second at every start and test file).
+export type { RedisCounters } from './redis.js';
 export { CountersUnavailable, type CounterCheck, type Counters, type TakeResult } from './types.js';
 
 export async function chooseCounters(
@@ -21,6 +21,7 @@ export async function chooseCounters(
 ): Promise<{ counters: Counters; why: string }> {
   if (redisUrl) {
     try {
+      const { RedisCounters } = await import('./redis.js');
       return { counters: await RedisCounters.connect(redisUrl), why: 'REDIS_URL 已设置：限流计数在 Redis 中，各副本共享' };
     } catch (e) {
       throw new Error(`REDIS_URL 连接不上（${(e as Error).message}）：请检查地址、密码和网络，或去掉 REDIS_URL 改用数据库计数`, { cause: e });

@@ -5,13 +5,13 @@ import { makeStorageDriver } from './index.js';
 const s3 = { STORAGE_DRIVER: 's3', S3_BUCKET: 'console-files', S3_ACCESS_KEY_ID: 'AK', S3_SECRET_ACCESS_KEY: 'SK' };
 
 describe('STORAGE_DRIVER and the S3_* settings', () => {
-  it('is the local driver unless asked, and s3 with its settings', () => {
-    expect(makeStorageDriver(loadConfig({})).name).toBe('local');
+  it('is the local driver unless asked, and s3 with its settings', async () => {
+    expect((await makeStorageDriver(loadConfig({}))).name).toBe('local');
     const c = loadConfig({ ...s3, S3_ENDPOINT: 'http://minio.local:9000', S3_FORCE_PATH_STYLE: 'true', S3_PREFIX: 'console-a' });
     expect(c).toMatchObject({ S3_REGION: 'us-east-1', S3_FORCE_PATH_STYLE: true, S3_PREFIX: 'console-a' });
-    expect(makeStorageDriver(c).name).toBe('s3');
+    expect((await makeStorageDriver(c)).name).toBe('s3');
     // Without keys: the SDK's own credential chain.
-    expect(makeStorageDriver(loadConfig({ STORAGE_DRIVER: 's3', S3_BUCKET: 'b-1' })).name).toBe('s3');
+    expect((await makeStorageDriver(loadConfig({ STORAGE_DRIVER: 's3', S3_BUCKET: 'b-1' }))).name).toBe('s3');
   });
 
   it('stops the server naming the variable that is missing or wrong', () => {

@@ -312,20 +312,21 @@ export function endStrayHolders(devices: readonly string[]): number {
   const wanted = new Set(devices.flatMap((d) => statKey(d) ?? []));
   if (!wanted.size) return 0;
   const own = readlinkSync('/proc/self/ns/pid');
-  let ended = 0;
+  // Processes, not kills: one killed in a pass may still hold its files in the next (SIGKILL is not instant).
+  const ended = new Set<string>();
   for (let pass = 0; pass < 5; pass++) {
     const stray = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && holdsAny(pid, own, wanted));
     if (!stray.length) break;
     for (const pid of stray) {
       try {
         process.kill(Number(pid), 'SIGKILL');
-        ended++;
+        ended.add(pid);
       } catch {
         // gone already
       }
     }
   }
-  return ended;
+  return ended.size;
 }
 
 /** Whether a process outside this server's PID namespace has one of `wanted` open (unreadable: no). */
