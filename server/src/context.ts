@@ -432,7 +432,7 @@ export async function createContext(opts: {
     spendLimitsOf,
     fulfillerOf: (category, type) => fulfillerOf(category, type),
     // A post-paid start counts the payer's running instances, which the instances module (built later, on the orders module) knows.
-    hourlyLoads: [(tx, payerId, except, createdBy) => instancesWired.instances.hourlyLoad(tx, payerId, except, createdBy)],
+    hourlyLoads: [(tx, payerId, except, createdBy, pendingOrderIds) => instancesWired.instances.hourlyLoad(tx, payerId, except, createdBy, pendingOrderIds)],
     requireRealName: config.REQUIRE_REALNAME_FOR_PURCHASE,
   });
   const { orders, purchase, checkout, usage, spending } = ordersWired;

@@ -23,7 +23,7 @@
  * Each order type an instance is sold by has its fulfiller registered in context.ts.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { and, eq, inArray, isNull, like, ne, notInArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, like, ne, notInArray, or, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import {
   DESKTOP_CATEGORIES,
@@ -254,8 +254,9 @@ export class InstanceService {
    * What the payer's post-paid instances that run or are about to run cost per hour (each at its
    * current rate): what a new post-paid start must leave in the balance (UsageCharges.reserveHour).
    * With `createdBy`, only the instances that account created (a child's, against its spending limit).
+   * Instances of `pendingOrderIds` are left out: the caller counts those orders by their quote.
    */
-  readonly hourlyLoad = async (tx: Tx, payerId: string, except?: string, createdBy?: string): Promise<bigint> => {
+  readonly hourlyLoad = async (tx: Tx, payerId: string, except?: string, createdBy?: string, pendingOrderIds?: readonly string[]): Promise<bigint> => {
     const [row] = await tx
       .select({
         sum: sql<string>`coalesce(sum(${runRateSql}), 0)`,
@@ -269,6 +270,7 @@ export class InstanceService {
           isNull(instances.releasedAt),
           except ? ne(instances.id, except) : undefined,
           createdBy ? eq(instances.createdBy, createdBy) : undefined,
+          pendingOrderIds?.length ? or(isNull(instances.usageOrderId), notInArray(instances.usageOrderId, [...pendingOrderIds])) : undefined,
         ),
       );
     return BigInt(row?.sum ?? 0);

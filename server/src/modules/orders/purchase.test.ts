@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { formatYuan } from '@console/contract';
 import { get, json, post, type TestServer } from '../../../test/harness.js';
 import { DELAYS, GPU_ORDER, LIST, instanceKit, instanceSuite } from '../../../test/instances-kit.js';
-import { catalogueHosts, instances } from '../../db/schema.js';
+import { catalogueHosts, instances, orders } from '../../db/schema.js';
 
 describe('purchase races', () => {
   let s: TestServer;
@@ -63,6 +63,17 @@ describe('purchase races', () => {
     await kit.settle(DELAYS.create + DELAYS.boot);
     for (const r of await instancesOf(u.user.id)) if (r.status === 'Running') await kit.act(u.token, r.id, 'stop');
     await kit.settle(DELAYS.stop);
+  });
+
+  it('counts a run once when its order is not yet marked delivered (the moment a concurrent start may see)', async () => {
+    const hour = await hourOf4090();
+    const u = await kit.fundedUser(formatYuan(hour * 2n + hour / 2n));
+    expect((await usageOrder(u.token)).statusCode).toBe(200);
+    // The instance exists and its order is still undelivered: what a start sees between the two steps of createPostpaid.
+    const [run] = await instancesOf(u.user.id);
+    await s.ctx.db.update(orders).set({ fulfilledAt: null }).where(eq(orders.id, run!.usageOrderId!));
+    expect((await usageOrder(u.token)).statusCode).toBe(200);
+    expect(json(await usageOrder(u.token))).toMatchObject({ code: 40011001 });
   });
 
   it('places concurrent GPU orders on the next host that fits when the quoted one fills up', async () => {

@@ -19,9 +19,10 @@ import { formatYuan } from '@console/contract';
 
 /**
  * What a payer's post-paid runs of one domain cost per hour (the instances module gives its own), leaving
- * out `except` (the resource about to start, which the caller prices itself).
+ * out `except` (the resource about to start, which the caller prices itself) and the runs of
+ * `pendingOrderIds` (post-paid orders not yet marked delivered: counted by their own quote, see pendingHour).
  */
-export type HourlyLoad = (tx: Tx, payerId: string, except?: string, createdBy?: string) => Promise<bigint>;
+export type HourlyLoad = (tx: Tx, payerId: string, except?: string, createdBy?: string, pendingOrderIds?: readonly string[]) => Promise<bigint>;
 
 /** One post-paid order's charge for one billing period (a tick), under its idempotency key. */
 export interface UsageCharge {
@@ -61,12 +62,9 @@ export class UsageCharges {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`postpaid:${payerId}`}, 0))`);
     if (opts.spender && opts.spender !== payerId) await this.reserveChildHour(tx, payerId, opts.spender, hourly, opts.except);
     const spendable = await this.spendable(payerId, tx);
-    const loads = await Promise.all(this.deps.hourlyLoads.map((load) => load(tx, payerId, opts.except)));
-    const [pending] = await tx
-      .select({ sum: sql<string>`coalesce(sum((${orders.quote}->>'total')::bigint), 0)` })
-      .from(orders)
-      .where(sql`${orders.userId} = ${payerId} and ${orders.type} = 'Usage' and ${orders.status} = 'Time' and ${orders.fulfilledAt} is null`);
-    const committed = loads.reduce((a, b) => a + b, BigInt(pending?.sum ?? 0));
+    const pending = await this.pendingHour(tx, payerId);
+    const loads = await Promise.all(this.deps.hourlyLoads.map((load) => load(tx, payerId, opts.except, undefined, pending.ids)));
+    const committed = loads.reduce((a, b) => a + b, pending.sum);
     if (spendable - committed >= hourly) return;
     const running = committed > 0n ? `，其中 ${formatYuan(committed)} 元需为已在运行的按量实例预留 1 小时` : '';
     throw new AppError(
@@ -76,20 +74,33 @@ export class UsageCharges {
   }
 
   /**
+   * The payer's post-paid orders made but not yet marked delivered (of `createdBy` only, when given), and
+   * an hour of each at its quote. Their runs may already exist (the domain made it, the order is marked
+   * just after): the loads leave those out, so that a start racing that moment does not count one run twice
+   * and refuse what the balance carries.
+   */
+  private async pendingHour(tx: Tx, payerId: string, createdBy?: string): Promise<{ ids: string[]; sum: bigint }> {
+    const rows = await tx
+      .select({ id: orders.id, total: sql<string>`(${orders.quote}->>'total')::bigint` })
+      .from(orders)
+      .where(
+        sql`${orders.userId} = ${payerId} and ${orders.type} = 'Usage' and ${orders.status} = 'Time' and ${orders.fulfilledAt} is null${
+          createdBy ? sql` and ${orders.createdBy} = ${createdBy}` : sql``
+        }`,
+      );
+    return { ids: rows.map((r) => r.id), sum: rows.reduce((a, r) => a + BigInt(r.total ?? 0), 0n) };
+  }
+
+  /**
    * The child account `childId` runs a post-paid resource of its parent's (its own order): an hour of it
    * and of the child's other runs must fit in the child's spending limit (orders/spending.ts).
    */
   private async reserveChildHour(tx: Tx, payerId: string, childId: string, hourly: bigint, except?: string): Promise<void> {
     const room = this.deps.spending && (await this.deps.spending.rooms(tx, [childId])).get(childId);
     if (!room) return;
-    const loads = await Promise.all(this.deps.hourlyLoads.map((load) => load(tx, payerId, except, childId)));
-    const [pending] = await tx
-      .select({ sum: sql<string>`coalesce(sum((${orders.quote}->>'total')::bigint), 0)` })
-      .from(orders)
-      .where(
-        sql`${orders.userId} = ${payerId} and ${orders.createdBy} = ${childId} and ${orders.type} = 'Usage' and ${orders.status} = 'Time' and ${orders.fulfilledAt} is null`,
-      );
-    const committed = loads.reduce((a, b) => a + b, BigInt(pending?.sum ?? 0));
+    const pending = await this.pendingHour(tx, payerId, childId);
+    const loads = await Promise.all(this.deps.hourlyLoads.map((load) => load(tx, payerId, except, childId, pending.ids)));
+    const committed = loads.reduce((a, b) => a + b, pending.sum);
     if (room.left - committed >= hourly) return;
     const running = committed > 0n ? `，其中 ${formatYuan(committed)} 元需为该子账号已在运行的按量实例预留 1 小时` : '';
     throw new AppError('SPEND_LIMIT_EXCEEDED', `${describeRoom(room)}${running}；按量计费需为 1 小时预留 ${formatYuan(hourly)} 元`);
