@@ -104,6 +104,17 @@ export const API = {
   /** 镜像登记: images the operator registers by reference (checked in the registry or the host's layout), offered in the catalogue. */
   operatorImages: '/api/v1/operator/images',
   operatorImage: '/api/v1/operator/images/:id',
+  /** Operator roles and the audit trail (issue 32): the caller's permissions, operators and their roles, the audit log. */
+  operatorMe: '/api/v1/operator/me',
+  operatorAccounts: '/api/v1/operator/operators',
+  operatorRoleGrant: '/api/v1/operator/roles/grant',
+  operatorRoleRevoke: '/api/v1/operator/roles/revoke',
+  operatorAudit: '/api/v1/operator/audit',
+  /** Credits and debits with a reason; above the threshold a non-管理员's wait as a request for a second operator. */
+  operatorMoney: '/api/v1/operator/money',
+  operatorMoneyRequests: '/api/v1/operator/money-requests',
+  operatorMoneyRequestApprove: '/api/v1/operator/money-requests/:id/approve',
+  operatorMoneyRequestReject: '/api/v1/operator/money-requests/:id/reject',
   // Instances: every category behind one set of calls, filtered by category.
   instances: '/upgpu/api/v2.1/instances',
   instance: '/upgpu/api/v2.1/instances/:id',

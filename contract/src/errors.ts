@@ -177,6 +177,8 @@ export const ERRORS = {
   },
   /** A child's spending limit (set by its parent) would be passed: the detail says the limit, what is spent and what is left. */
   SPEND_LIMIT_EXCEEDED: { code: 40330102, message: '子账号消费已达额度上限，请联系主账号提高额度' },
+  MONEY_REQUEST_SELF_APPROVAL: { code: 40332001, message: '不能审批自己发起的资金申请，请由另一位运营人员审批' },
+  OPERATOR_SELF_REVOKE: { code: 40332002, message: '不能收回自己的管理员角色，请由另一位管理员操作' },
   UPLOAD_TOO_LARGE: { code: 41300002, message: '图片过大，请压缩后重新上传' },
   // Codes the web client ignores silently (spec §8).
   DUPLICATE_SUBMIT: { code: 40016010, message: '请求正在处理中，请勿重复提交' },
@@ -212,6 +214,7 @@ export const ERRORS = {
   PAY_TRADE_EXPIRED: { code: 40930001, message: '该交易已超时关闭，请返回控制台重新下单' },
   PAY_TRADE_CLOSED: { code: 40930002, message: '该交易已关闭，无法继续支付' },
   PAY_TRADE_PAID: { code: 40930003, message: '该交易已支付，请勿重复支付' },
+  MONEY_REQUEST_DECIDED: { code: 40932501, message: '该资金申请已处理，请刷新列表' },
   IMAGE_NAME_TAKEN: { code: 40921001, message: '已有同名镜像，请换一个名称' },
   IMAGE_IN_USE: { code: 40921002, message: '有实例正在用该镜像创建，请等实例创建完成后再删除' },
   NO_CAPACITY: { code: 40920001, message: '所选配置暂无空闲资源，请更换地区、主机或减少数量' },
