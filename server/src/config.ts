@@ -274,6 +274,8 @@ const envSchema = z.object({
         .map((s) => s.trim())
         .filter(Boolean),
     ),
+  /** Credits, debits and refunds above this (yuan) by an operator who is not 管理员 wait for a second operator's approval. */
+  OPERATOR_APPROVAL_THRESHOLD_YUAN: z.coerce.number().int().min(0).max(100_000_000).default(1000),
 });
 
 /** "Kind=SMS_123,Kind2=SMS_456": each kind a NoticeKind, each code an Aliyun template code, each kind once. */
