@@ -86,7 +86,38 @@ export function bootOpId(createOpId: string): string {
   return `${createOpId}:boot`;
 }
 
-export type EventKind = OperationKind | 'boot' | 'lost' | 'found';
+export type EventKind = OperationKind | MigrationOp['kind'] | 'boot' | 'lost' | 'found';
+
+/**
+ * The two halves of moving a stopped machine between hosts' agents (fleet-migrate.ts): not decisions
+ * of the instance state machine, which asks for one `migrate`, but what the fleet asks of each host.
+ * `exportMachine` (source, machine stopped): its system layer and data disk pushed to the operator's
+ * registry under `migrationRef`, the machine untouched. `importMachine` (target): that artifact
+ * (pinned by `digest`) pulled and laid out as the same instance on `hostId`, stopped.
+ */
+export type MigrationOp =
+  { kind: 'exportMachine'; params: { migrationRef: string } } | { kind: 'importMachine'; params: { migrationRef: string; digest: string; hostId: string } };
+
+/** What an export pushed (the outcome of exportMachine): the artifact's manifest digest and what its two layers take, compressed. */
+export interface MigrationArtifact {
+  ref: string;
+  digest: string;
+  systemBytes: number;
+  dataBytes: number;
+}
+
+/** One operation as the backend knows it now (ComputeDriver.operation): whether it ended, how, and what it reported. */
+export interface OperationOutcome {
+  opId: string;
+  instanceId: string;
+  kind: EventKind;
+  state: 'pending' | 'done' | 'failed';
+  error: string | null;
+  /** exportMachine: what it pushed. */
+  migration?: MigrationArtifact;
+  /** create, importMachine: where the machine is reached. */
+  access?: MachineAccess;
+}
 
 /** What really happened, in the order it happened. */
 export interface DriverEvent {
@@ -103,6 +134,8 @@ export interface DriverEvent {
   power?: MachinePower;
   /** saveImage: how large the saved image is, in GB. */
   imageSizeGb?: number;
+  /** exportMachine: what it pushed. */
+  migration?: MigrationArtifact;
   at: Date;
 }
 
@@ -129,6 +162,10 @@ export interface ComputeDriver {
   diskUsage(instanceIds: string[]): Promise<Map<string, number>>;
   /** Events after `afterSeq`, oldest first. */
   events(afterSeq: number, limit: number): Promise<DriverEvent[]>;
+  /** Submits one half of a move between hosts (fleet-migrate.ts) under `opId` (again: a no-op); absent: the backend cannot move machines between hosts. */
+  submitMigration?(opId: string, instanceId: string, op: MigrationOp): Promise<void>;
+  /** The operation submitted under `opId` as it stands now; null: never submitted here. */
+  operation?(opId: string): Promise<OperationOutcome | null>;
   /**
    * The command line that runs `command` (default: a login shell) inside the running machine, as its
    * root user (the web terminal and the SSH gateway run it); absent when the backend gives the
