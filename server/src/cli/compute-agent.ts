@@ -1,16 +1,28 @@
 /**
- * `npm run compute-agent -w server`: a stand-alone simulated compute controller for staging. It
- * serves the compute agent protocol (drivers/compute/agent.ts) on top of the simulated fleet, with
- * its own database, so a console started with COMPUTE_DRIVER=agent runs its instances "elsewhere"
- * exactly as it would against real host agents.
+ * `npm run compute-agent -w server`: the compute agent of one GPU host (issue 31 §2). It serves the
+ * compute agent protocol (drivers/compute/agent.ts, and GET /v1/host: host-report.ts) on top of the
+ * real local driver — the host's bubblewrap sandboxes, images and GPUs — or of the simulated fleet
+ * (a stand-alone simulated controller for staging), with its own database. A console with
+ * COMPUTE_DRIVER=fleet drives many of these, one per catalogue host (COMPUTE_DRIVER=agent: one).
  *
- *   COMPUTE_AGENT_KEY_ID, COMPUTE_AGENT_SECRET   required; the same values as the console's
+ *   COMPUTE_AGENT_KEY_ID, COMPUTE_AGENT_SECRET   required; what the console registered for this host
+ *   COMPUTE_AGENT_DRIVER   local | simulated; default local where bubblewrap works, else simulated
+ *   COMPUTE_AGENT_HOST_ID  the catalogue host this agent is (its machines' folder; the console routes
+ *                          that host's machines here); default `local`
  *   COMPUTE_AGENT_PORT (8090), COMPUTE_AGENT_HOST (127.0.0.1)
- *   COMPUTE_AGENT_DATABASE_URL   postgres://… for the fleet's state; default an embedded PGlite
- *                                under COMPUTE_AGENT_DATA_DIR (default data/compute-agent)
+ *   COMPUTE_AGENT_DATA_DIR  the agent's own folder: its PGlite, machines' disks, images (default data/compute-agent)
+ *   COMPUTE_AGENT_DATABASE_URL   postgres://… for the agent's state instead of the PGlite
+ *   FILESTORE_ROOT         the operator's shared file system, mounted at the same path on every host
+ *                          and on the console: the accounts' 文件存储 trees (default <data dir>/filestore)
+ *   FILESTORE_QUOTA_GB     as for the console
+ *   COMPUTE_AGENT_SSH_HOST, COMPUTE_AGENT_SSH_PORT   what machines report as their SSH address: the
+ *                          console's SSH gateway (default 127.0.0.1:2222)
  *   COMPUTE_AGENT_TLS_CERT, COMPUTE_AGENT_TLS_KEY   PEM files: serve HTTPS (needed when the console
- *                                is not on the same machine: it accepts http only on loopback)
+ *                          is not on the same machine: it accepts http only on loopback)
  *   COMPUTE_SIM_DELAYS, COMPUTE_SIM_DOMAIN, LOG_LEVEL   as for the console
+ *
+ * Nothing of this environment reaches a machine: the local driver starts sandboxes with a minimal
+ * environment of its own (sandbox.ts HOST_ENV).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -21,6 +33,12 @@ import { systemClock } from '../clock.js';
 import { openDatabase } from '../db/client.js';
 import { computeAgentServer } from '../drivers/compute/agent-server.js';
 import { SimulatedComputeDriver, parseSimDelays, type SimDelays } from '../drivers/compute/simulated.js';
+import { localComputeDir } from '../drivers/compute/index.js';
+import { buildHostReport } from '../drivers/compute/host-report.js';
+import { LocalComputeDriver } from '../drivers/compute/local/driver.js';
+import { localGpuHost } from '../drivers/compute/local/gpus.js';
+import { bwrapWorks } from '../drivers/compute/local/sandbox.js';
+import type { ComputeDriver } from '../drivers/compute/types.js';
 import { serverLoggerOptions } from '../log-format.js';
 
 const envSchema = z.object({
@@ -33,6 +51,15 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, { error: '应为 postgres://user:pass@host:port/db 形式' })
     .optional(),
   COMPUTE_AGENT_DATA_DIR: z.string().optional(),
+  COMPUTE_AGENT_DRIVER: z.enum(['local', 'simulated', 'auto']).default('auto'),
+  COMPUTE_AGENT_HOST_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,128}$/, { error: '应为 1–128 位字母、数字或 . _ -' })
+    .default('local'),
+  COMPUTE_AGENT_SSH_HOST: z.string().min(1).default('127.0.0.1'),
+  COMPUTE_AGENT_SSH_PORT: z.coerce.number({ error: '应为端口号' }).int().min(1).max(65535).default(2222),
+  FILESTORE_ROOT: z.string().optional(),
+  FILESTORE_QUOTA_GB: z.coerce.number({ error: '应为整数（GB）' }).int().min(1).max(100_000).default(20),
   COMPUTE_AGENT_TLS_CERT: z.string().optional(),
   COMPUTE_AGENT_TLS_KEY: z.string().optional(),
   COMPUTE_SIM_DELAYS: z.string().optional(),
@@ -70,13 +97,50 @@ const dataDir = env.COMPUTE_AGENT_DATA_DIR
   ? path.resolve(process.env.INIT_CWD ?? process.cwd(), env.COMPUTE_AGENT_DATA_DIR)
   : fileURLToPath(new URL('../../../data/compute-agent', import.meta.url));
 const database = await openDatabase({ url: env.COMPUTE_AGENT_DATABASE_URL, dataDir, poolSize: 5 });
-const driver = new SimulatedComputeDriver(database.db, systemClock, delays, env.COMPUTE_SIM_DOMAIN);
-
 const logger = serverLoggerOptions(env.LOG_LEVEL, 'auto');
 // One type for both: the routes do not care whether TLS is in front of them.
 const app = (https ? Fastify({ logger, https }) : Fastify({ logger })) as unknown as FastifyInstance;
-await app.register(computeAgentServer, { driver, keys: { [env.COMPUTE_AGENT_KEY_ID]: env.COMPUTE_AGENT_SECRET } });
-app.addHook('onClose', async () => database.close());
+const sandboxes = bwrapWorks();
+const kind = env.COMPUTE_AGENT_DRIVER === 'auto' ? (sandboxes.ok ? 'local' : 'simulated') : env.COMPUTE_AGENT_DRIVER;
+const computeDir = localComputeDir(dataDir);
+const driver: ComputeDriver =
+  kind === 'local'
+    ? new LocalComputeDriver({
+        db: database.db,
+        clock: systemClock,
+        log: (m) => app.log.warn(m),
+        dir: computeDir,
+        sshHost: env.COMPUTE_AGENT_SSH_HOST,
+        sshPort: () => env.COMPUTE_AGENT_SSH_PORT,
+        fileStoreRoot: env.FILESTORE_ROOT ? path.resolve(env.FILESTORE_ROOT) : path.join(dataDir, 'filestore'),
+        fileStoreQuotaGb: env.FILESTORE_QUOTA_GB,
+      })
+    : new SimulatedComputeDriver(database.db, systemClock, delays, env.COMPUTE_SIM_DOMAIN);
+const gpuHost = localGpuHost();
+const hostReport = () =>
+  buildHostReport({
+    hostId: env.COMPUTE_AGENT_HOST_ID,
+    driver,
+    dir: kind === 'local' ? computeDir : null,
+    sandboxes: () => (kind === 'local' ? sandboxes : { ok: true, why: '模拟机群' }),
+    gpus: () => readableGpus(),
+  });
+
+/** Whether the host's cards can be read now (a host without cards is fine: its machines run without). */
+function readableGpus(): { ok: boolean; why: string } {
+  try {
+    const cards = gpuHost.cards();
+    return { ok: true, why: cards.length ? `${cards.length} 张 GPU` : '无 GPU' };
+  } catch (e) {
+    return { ok: false, why: `无法读取 GPU：${(e as Error).message}` };
+  }
+}
+
+await app.register(computeAgentServer, { driver, keys: { [env.COMPUTE_AGENT_KEY_ID]: env.COMPUTE_AGENT_SECRET }, hostReport });
+app.addHook('onClose', async () => {
+  await driver.shutdown?.();
+  await database.close();
+});
 
 let closing = false;
 const shutdown = async () => {
@@ -89,6 +153,9 @@ process.on('SIGTERM', () => void shutdown());
 process.on('SIGINT', () => void shutdown());
 
 await app.listen({ port: env.COMPUTE_AGENT_PORT, host: env.COMPUTE_AGENT_HOST });
+const address = app.server.address();
+const port = address && typeof address === 'object' ? address.port : env.COMPUTE_AGENT_PORT;
+const what = kind === 'local' ? `主机 ${env.COMPUTE_AGENT_HOST_ID} 的算力代理（本机沙箱）` : `模拟算力控制器（${sandboxes.why}）`;
 app.log.info(
-  `模拟算力控制器已启动：${https ? 'https' : 'http'}://${env.COMPUTE_AGENT_HOST}:${env.COMPUTE_AGENT_PORT}（密钥 ${env.COMPUTE_AGENT_KEY_ID}，数据库：${database.kind === 'pglite' ? `内置 PGlite ${dataDir}` : 'PostgreSQL'}）`,
+  `${what}已启动：${https ? 'https' : 'http'}://${env.COMPUTE_AGENT_HOST}:${port}（密钥 ${env.COMPUTE_AGENT_KEY_ID}，数据库：${database.kind === 'pglite' ? `内置 PGlite ${dataDir}` : 'PostgreSQL'}）`,
 );

@@ -14,6 +14,8 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ComputeDriver, DriverEvent } from './types.js';
+import { agentChannelServer } from './agent-channel-server.js';
+import type { HostReport } from './host-report.js';
 import {
   AGENT_MAX_EVENTS,
   AGENT_MAX_SKEW_MS,
@@ -36,6 +38,8 @@ export interface ComputeAgentServerOptions {
   maxSkewMs?: number;
   /** How many accepted operations are remembered for the 409 check. */
   rememberOps?: number;
+  /** The heartbeat `GET /v1/host` answers (host-report.ts buildHostReport); absent: 404. */
+  hostReport?: () => Promise<HostReport>;
 }
 
 class AgentHttpError extends Error {
@@ -88,6 +92,8 @@ export const computeAgentServer: FastifyPluginAsync<ComputeAgentServerOptions> =
     }
   });
 
+  await app.register(agentChannelServer, { driver, maxSkewMs: opts.maxSkewMs ?? AGENT_MAX_SKEW_MS });
+
   app.post('/v1/operations', async (req, reply) => {
     const op = parse(operationSchema, json(req), 'operation');
     const fingerprint = sha256Hex(canonicalJson({ kind: op.kind, instanceId: op.instanceId, params: op.params }));
@@ -117,6 +123,11 @@ export const computeAgentServer: FastifyPluginAsync<ComputeAgentServerOptions> =
     const { instanceIds } = parse(samplesRequestSchema, json(req), 'samples request');
     if (!driver.sample) throw new AgentHttpError(404, 'not_found', 'this agent does not sample its machines');
     return { samples: Object.fromEntries(await driver.sample(instanceIds)) };
+  });
+
+  app.get('/v1/host', async () => {
+    if (!opts.hostReport) throw new AgentHttpError(404, 'not_found', 'this agent reports no host');
+    return opts.hostReport();
   });
 
   app.get('/v1/events', async (req) => {
