@@ -6,7 +6,8 @@ export default defineConfig({
     // ../deploy: the deployment's offline checks (deploy/deploy.test.ts: the Kubernetes manifests, the image's modules).
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'lint/**/*.test.ts', '../deploy/**/*.test.ts'],
     // Real sandboxes need bubblewrap, which a fresh machine lacks: their own suite (vitest.local.config.ts, npm run test:local).
-    exclude: ['**/node_modules/**', 'src/drivers/compute/local/**', 'src/**/*.sandbox.test.ts'],
+    // test/deployed: three server processes behind HAProxy, their own suite (vitest.deployed.config.ts, npm run test:deployed).
+    exclude: ['**/node_modules/**', 'src/drivers/compute/local/**', 'src/**/*.sandbox.test.ts', 'test/deployed/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -15,5 +16,7 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // One migrated PGlite made before the workers start, loaded by every in-memory test database.
     globalSetup: ['test/global-setup.ts'],
+    // Cheap password hashes everywhere but the file that measures them (test/setup.ts).
+    setupFiles: ['test/setup.ts'],
   },
 });
