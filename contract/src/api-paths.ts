@@ -27,6 +27,8 @@ export const API = {
   rechargeOptions: '/billing/api/v1/recharge/options',
   rechargeOne: '/billing/api/v1/recharge/:id',
   rechargeCancel: '/billing/api/v1/recharge/:id/cancel',
+  userRefunds: '/billing/api/v1/refunds',
+  refundNotify: '/billing/api/v1/payment/refund-notify/:method',
   paymentNotify: '/billing/api/v1/payment/notify/:method',
   vouchers: '/order/api/v2.1/vouchers',
   gift: '/order/api/v2.1/gift',
@@ -69,6 +71,7 @@ export const API = {
   gpuOrderUserPrice: '/infra/api/v2.1/gpu/order/user/price',
   gpuOrderPrice: '/infra/api/v2.1/gpu/order/price',
   operatorCredit: '/api/v1/operator/credit',
+  operatorRefunds: '/api/v1/operator/refunds',
   /** Give or take the operator role: `npm run operator -- grant|revoke` through the running server (its local token only). */
   operatorRole: '/api/v1/operator/role',
   // Invoices: requests by the account holder, issued or rejected by the operator.

@@ -46,6 +46,12 @@ export const ERRORS = {
   REFUND_EXPIRED: { code: 40023002, message: '实例已到期，不能退订；到期后的实例可续费或等待释放' },
   REFUND_NOTHING: { code: 40023003, message: '剩余时长不足 1 天，没有可退金额；如不再使用可直接释放' },
   REFUND_DONE: { code: 40923001, message: '该实例已退订，不能重复退订' },
+  // Refunds to the original payment method, codes 4xx34xxx.
+  REFUND_OVER_PAID: { code: 40034001, message: '退款金额超过该笔支付尚未退还的金额' },
+  REFUND_NOT_PAID: { code: 40034002, message: '该笔支付未成功到账，不能退款' },
+  /** The user has spent the money (or the recharge bonus): only what is still in cash can go back. */
+  REFUND_OVER_CASH: { code: 40034003, message: '用户现金余额不足以退款：已消费的部分不能原路退回（按比例收回的赠送金不足时也从现金扣除）' },
+  PAYMENT_NOT_FOUND: { code: 40434001, message: '找不到该交易号的支付记录，请核对交易号' },
   // Conversions of instances: day-to-month, post-paid to long-term rental, codes 4xx24xxx.
   CONVERT_NOT_DAY: { code: 40024001, message: '仅包日实例可以日转月' },
   CONVERT_NOT_POSTPAID: { code: 40024002, message: '仅按量计费实例可以转长期租用' },

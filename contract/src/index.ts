@@ -30,4 +30,5 @@ export * from './schemas/openai.js';
 export * from './schemas/model.js';
 export * from './schemas/operator-models.js';
 export * from './schemas/operator-images.js';
+export * from './schemas/refund.js';
 export * from './schemas/operator-roles.js';

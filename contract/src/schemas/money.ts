@@ -83,6 +83,8 @@ const TRANSFER_KIND_LABELS = {
   gift_expire: '赠送金过期',
   voucher_expire: '代金券过期',
   refund_out: '退回原支付渠道',
+  refund_back: '退款失败退回',
+  refund_settle: '退款完成',
   model_hold: '大模型调用预扣',
   model_usage: '大模型调用结算',
   train_hold: 'LoRA 训练预扣',
