@@ -154,6 +154,8 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
           keyLogin: (ids, user, key, signed) => ctx.sshKeys.login(ids, user, key, signed),
           hostKeyFile: path.join(opts.config.dataDir, 'ssh_host_rsa_key'),
           log: (m) => app.log.warn(m),
+          counters: ctx.counters,
+          now: () => ctx.clock.now().getTime(),
         })
       : null;
   if (ssh) {

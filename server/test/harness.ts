@@ -29,24 +29,10 @@ export interface TestServer {
 export async function startTestServer(
   opts: { env?: Record<string, string>; drivers?: Partial<Drivers>; fulfillers?: FulfillerLine[] } = {},
 ): Promise<TestServer> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'console-test-'));
-  // Walkable by the machines' own uids (as root, a machine runs as one: drivers/compute/local/host-uids.ts).
-  chmodSync(dataDir, 0o711);
+  const dataDir = testDataDir();
   const { database, drop } = await openTestDatabase();
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    CODE_IP_LIMIT_PER_HOUR: '10000',
-    WEB_DIST: path.join(dataDir, 'web'),
-    // The embedded stand-ins' pages (/dev/outbox, /dev/compute, the sandbox scan page) that tests read and click.
-    DEV_TOOLS: 'true',
-    // The simulated fleet unless a test asks for real sandboxes (its delays and faults are what the suites drive).
-    COMPUTE_DRIVER: 'simulated',
-    SSH_GATEWAY_PORT: '0',
-    MACHINE_PORT: '0',
-    ...opts.env,
-  });
-  const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));
+  const config = testConfig(dataDir, opts.env);
+  const clock = new ManualClock(TEST_START);
   const { app, ctx } = await buildApp({ config, database, clock, logger: false, drivers: opts.drivers, fulfillers: opts.fulfillers });
   await app.ready();
   return {
@@ -60,6 +46,33 @@ export async function startTestServer(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The moment every test server's clock starts at. */
+export const TEST_START = new Date('2026-11-23T08:00:00Z');
+
+/** A test server's own DATA_DIR, walkable by the machines' own uids (as root, a machine runs as one: drivers/compute/local/host-uids.ts). */
+export function testDataDir(): string {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'console-test-'));
+  chmodSync(dataDir, 0o711);
+  return dataDir;
+}
+
+/** The configuration of every test server (one, or a replica of several), `env` over it. */
+export function testConfig(dataDir: string, env: Record<string, string> = {}) {
+  return loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    CODE_IP_LIMIT_PER_HOUR: '10000',
+    WEB_DIST: path.join(dataDir, 'web'),
+    // The embedded stand-ins' pages (/dev/outbox, /dev/compute, the sandbox scan page) that tests read and click.
+    DEV_TOOLS: 'true',
+    // The simulated fleet unless a test asks for real sandboxes (its delays and faults are what the suites drive).
+    COMPUTE_DRIVER: 'simulated',
+    SSH_GATEWAY_PORT: '0',
+    MACHINE_PORT: '0',
+    ...env,
+  });
 }
 
 export async function openTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {

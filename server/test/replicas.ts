@@ -3,16 +3,13 @@
  * connection pool (and bus listener) on one scratch PostgreSQL database when TEST_DATABASE_URL is
  * set; on PGlite (one process opens it) two apps on the same embedded database, sharing its bus.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { buildApp } from '../src/app.js';
 import { ManualClock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/client.js';
 import { createScratchDatabase } from './scratch-db.js';
 import { testTemplate } from './pglite-template.js';
-import type { TestServer } from './harness.js';
+import { TEST_START, testConfig, testDataDir, type TestServer } from './harness.js';
 
 export interface Replicas {
   a: TestServer;
@@ -22,24 +19,14 @@ export interface Replicas {
 
 /** `env` for both replicas, or per replica (`envB` replaces it for b). */
 export async function twoReplicas(opts: { env?: Record<string, string>; envB?: Record<string, string> } = {}): Promise<Replicas> {
-  const clock = new ManualClock(new Date('2026-11-23T08:00:00Z'));
+  const clock = new ManualClock(TEST_START);
   const adminUrl = process.env.TEST_DATABASE_URL;
   const scratch = adminUrl ? await createScratchDatabase(adminUrl, 'console_test') : null;
   const shared = scratch ? null : await openDatabase({ template: await testTemplate() });
   const open = async (): Promise<Database> => (scratch ? openDatabase({ url: scratch.url, poolSize: 5 }) : { ...shared!, close: async () => {} });
   const start = async (env: Record<string, string> | undefined): Promise<TestServer> => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'console-test-'));
-    const config = loadConfig({
-      DATA_DIR: dataDir,
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      CODE_IP_LIMIT_PER_HOUR: '10000',
-      WEB_DIST: path.join(dataDir, 'web'),
-      DEV_TOOLS: 'true',
-      COMPUTE_DRIVER: 'simulated',
-      SSH_GATEWAY_PORT: '0',
-      MACHINE_PORT: '0',
-      ...env,
-    });
+    const dataDir = testDataDir();
+    const config = testConfig(dataDir, env);
     const { app, ctx } = await buildApp({ config, database: await open(), clock, logger: false });
     await app.ready();
     const close = async () => {

@@ -28,5 +28,14 @@ export async function chooseCounters(
     }
   }
   if (database.kind === 'postgres') return { counters: new PostgresCounters(database.db, onError), why: 'PostgreSQL：限流计数在数据库中，各副本共享' };
-  return { counters: new MemoryCounters(), why: '内嵌数据库（单进程）：限流计数在进程内存中' };
+  return { counters: embeddedCounters(database.db), why: '内嵌数据库（单进程）：限流计数在进程内存中' };
+}
+
+/** One memory counter per embedded database: apps opened on the same one in a process (tests' replicas) count together, as replicas on PostgreSQL do. */
+const onEmbedded = new WeakMap<object, MemoryCounters>();
+
+function embeddedCounters(db: object): MemoryCounters {
+  let counters = onEmbedded.get(db);
+  if (!counters) onEmbedded.set(db, (counters = new MemoryCounters()));
+  return counters;
 }

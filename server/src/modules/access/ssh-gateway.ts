@@ -4,16 +4,18 @@
  * random per instance, says which machine), or a public key of 账号中心 (`root.<id prefix>@<host>`
  * says which machine; ssh-keys.ts). Inside, a shell or command runs in the instance's sandbox
  * (with a pty when the client asks for one), and the `sftp` subsystem is OpenSSH's sftp-server run
- * there too, so `sftp` and `scp` work. Wrong passwords are limited per address; a session ends when
- * its machine stops or its password is reset.
+ * there too, so `sftp` and `scp` work. Wrong passwords are limited per address, counted in the
+ * counters every replica shares (drivers/counters), so guesses spread over the replicas behind a load
+ * balancer are not multiplied; a session ends when its machine stops or its password is reset.
  */
 import { spawn as spawnProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { spawn as spawnPty } from 'node-pty';
-import ssh2, { type Connection, type PseudoTtyInfo, type ServerChannel } from 'ssh2';
+import ssh2, { type Connection, type PasswordAuthContext, type PseudoTtyInfo, type PublicKeyAuthContext, type ServerChannel } from 'ssh2';
 import { SFTP_SERVER, type ComputeDriver, type ShellCommand } from '../../drivers/compute/types.js';
+import { MemoryCounters, type CounterCheck, type Counters } from '../../drivers/counters/index.js';
 import type { OfferedKey } from './ssh-keys.js';
 
 /** Failed logins an address may make in `FAIL_WINDOW_MS` before it is refused outright. */
@@ -39,6 +41,10 @@ export interface SshGatewayDeps {
   /** Where the host key is kept (created on first start). */
   hostKeyFile: string;
   log: (message: string) => void;
+  /** Where wrong passwords are counted per address: every replica's (drivers/counters); this process's memory when absent (tests). */
+  counters?: Pick<Counters, 'take' | 'add'>;
+  /** The time the failure window is counted in, in ms (the console's clock); Date.now when absent. */
+  now?: () => number;
 }
 
 interface Login {
@@ -51,7 +57,11 @@ interface Login {
 
 export class SshGateway {
   private readonly server: ssh2.Server;
-  private readonly failures = new Map<string, { count: number; since: number }>();
+  private readonly failures: Pick<Counters, 'take' | 'add'>;
+  private readonly now: () => number;
+  /** Addresses whose refusal was logged, until when (one line per address and window, in this process). */
+  private readonly told = new Map<string, number>();
+  private unavailableToldAt = -Infinity;
   private readonly logins = new Set<Login>();
   /** Every connection, logged in or not (closing the gateway ends them all). */
   private readonly clients = new Set<Connection>();
@@ -60,6 +70,8 @@ export class SshGateway {
   private checking = false;
 
   constructor(private readonly deps: SshGatewayDeps) {
+    this.failures = deps.counters ?? new MemoryCounters();
+    this.now = deps.now ?? Date.now;
     this.server = new ssh2.Server({ hostKeys: [hostKey(deps.hostKeyFile)] }, (client, info) => this.accept(client, info.ip));
     this.server.on('error', (e: Error) => deps.log(`SSH 网关出错：${e.message}`));
   }
@@ -95,40 +107,26 @@ export class SshGateway {
     client.on('error', () => {}); // a client that goes away mid-handshake is not the server's problem
     client.on('authentication', (ctx) => {
       if (ctx.method !== 'password' && ctx.method !== 'publickey') return ctx.reject(METHODS);
-      if (this.limited(ip) || (this.pending.get(ip) ?? 0) >= MAX_PENDING_PER_ADDRESS) return ctx.reject();
+      if ((this.pending.get(ip) ?? 0) >= MAX_PENDING_PER_ADDRESS) return ctx.reject();
       // A client offering its keys one by one is not guessing; a password or a signature that fails is.
       const proving = ctx.method === 'password' || Boolean(ctx.signature);
       if (!proving && ++queries > MAX_KEY_QUERIES) return ctx.reject(['password']);
-      // Counted as a failure until it succeeds: parallel guesses cannot slip past the limit.
-      if (proving) this.failed(ip);
       this.pending.set(ip, (this.pending.get(ip) ?? 0) + 1);
-      const running = this.deps.runningIds();
-      const attempt =
-        ctx.method === 'password'
-          ? this.deps.login(running, ctx.username, ctx.password)
-          : this.deps.keyLogin(
-              running,
-              ctx.username,
-              ctx.key,
-              ctx.signature ? { blob: ctx.blob!, signature: ctx.signature, hashAlgo: ctx.hashAlgo } : undefined,
-            );
-      void attempt
-        .then(
-          (instanceId) => {
-            if (!instanceId) return ctx.reject(METHODS);
-            // A key without its signature yet: the client may go on and sign with it.
-            if (!proving) return ctx.accept();
-            this.succeeded(ip);
-            login = { client, instanceId, user: ctx.username, proof: ctx.method === 'password' ? { password: ctx.password } : { key: ctx.key } };
-            ctx.accept();
-          },
-          () => ctx.reject(),
-        )
-        .finally(() => {
-          const left = (this.pending.get(ip) ?? 1) - 1;
-          if (left) this.pending.set(ip, left);
-          else this.pending.delete(ip);
-        });
+      const done = () => {
+        const left = (this.pending.get(ip) ?? 1) - 1;
+        if (left) this.pending.set(ip, left);
+        else this.pending.delete(ip);
+      };
+      // Counted as a failure until it succeeds (the same call that looks at the count): parallel
+      // guesses, on this replica or others, cannot slip past the limit.
+      const countedAt = this.now();
+      void this.admit(ip, proving, countedAt).then((admitted) => {
+        if (!admitted) {
+          done();
+          return ctx.reject();
+        }
+        this.attempt(ctx, ip, proving, countedAt, (instanceId) => (login = { client, instanceId, user: ctx.username, proof: proofOf(ctx) })).finally(done);
+      });
     });
     client.on('ready', () => {
       this.logins.add(login!);
@@ -139,6 +137,26 @@ export class SshGateway {
       this.clients.delete(client);
       if (login) this.logins.delete(login);
     });
+  }
+
+  /** Checks the login against the machines; `loggedIn` is told of a proven one before it is accepted. */
+  private attempt(ctx: PasswordOrKey, ip: string, proving: boolean, countedAt: number, loggedIn: (instanceId: string) => void): Promise<void> {
+    const running = this.deps.runningIds();
+    const attempt =
+      ctx.method === 'password'
+        ? this.deps.login(running, ctx.username, ctx.password)
+        : this.deps.keyLogin(running, ctx.username, ctx.key, ctx.signature ? { blob: ctx.blob!, signature: ctx.signature, hashAlgo: ctx.hashAlgo } : undefined);
+    return attempt.then(
+      async (instanceId) => {
+        if (!instanceId) return ctx.reject(METHODS);
+        // A key without its signature yet: the client may go on and sign with it.
+        if (!proving) return ctx.accept();
+        await this.succeeded(ip, countedAt);
+        loggedIn(instanceId);
+        ctx.accept();
+      },
+      () => ctx.reject(),
+    );
   }
 
   private session(login: Login, session: ssh2.Session) {
@@ -190,35 +208,59 @@ export class SshGateway {
           l.client.end();
         }
       }
-      const now = Date.now();
-      for (const [ip, f] of this.failures) if (now - f.since > FAIL_WINDOW_MS) this.failures.delete(ip);
+      const now = this.now();
+      for (const [ip, until] of this.told) if (until <= now) this.told.delete(ip);
     } finally {
       this.checking = false;
     }
   }
 
-  private limited(ip: string): boolean {
-    const f = this.failures.get(ip);
-    if (!f) return false;
-    if (Date.now() - f.since > FAIL_WINDOW_MS) {
-      this.failures.delete(ip);
+  /**
+   * Whether the address may try now: a proof (a password, a signed key) is counted as a failure in
+   * the same call, a key offered without its signature is only looked at. Counters that cannot be
+   * reached refuse the login: an attacker must not get unlimited guesses while they are away.
+   */
+  private async admit(ip: string, proving: boolean, at: number): Promise<boolean> {
+    const check: CounterCheck = { key: failuresKey(ip), limit: MAX_FAILURES, amount: proving ? 1 : 0, windowMs: FAIL_WINDOW_MS };
+    try {
+      const taken = await this.failures.take([check], at);
+      if (!taken.ok) this.tellLimited(ip, at);
+      return taken.ok;
+    } catch (e) {
+      this.tellUnavailable(ip, e, at);
       return false;
     }
-    return f.count >= MAX_FAILURES;
   }
 
-  /** The guess counted by `failed` was right after all. */
-  private succeeded(ip: string) {
-    const f = this.failures.get(ip);
-    if (f && --f.count <= 0) this.failures.delete(ip);
+  /** The guess counted by `admit` was right after all: taken back in the second it was counted in. */
+  private async succeeded(ip: string, countedAt: number) {
+    await this.failures.add(failuresKey(ip), -1, FAIL_WINDOW_MS, countedAt).catch((e: unknown) => this.tellUnavailable(ip, e, countedAt));
   }
 
-  private failed(ip: string) {
-    const f = this.failures.get(ip);
-    if (f && Date.now() - f.since <= FAIL_WINDOW_MS) f.count++;
-    else this.failures.set(ip, { count: 1, since: Date.now() });
-    if (this.failures.get(ip)!.count === MAX_FAILURES) this.deps.log(`SSH 网关：${ip} 密码错误次数过多，${FAIL_WINDOW_MS / 60_000} 分钟内拒绝登录`);
+  private tellLimited(ip: string, at: number) {
+    if ((this.told.get(ip) ?? -Infinity) > at) return;
+    this.told.set(ip, at + FAIL_WINDOW_MS);
+    this.deps.log(`SSH 网关：${ip} 密码错误次数过多（${FAIL_WINDOW_MS / 60_000} 分钟内 ${MAX_FAILURES} 次），暂时拒绝登录`);
   }
+
+  /** Once a minute at most: every login is refused meanwhile, one line says why. */
+  private tellUnavailable(ip: string, e: unknown, at: number) {
+    if (at - this.unavailableToldAt < 60_000) return;
+    this.unavailableToldAt = at;
+    this.deps.log(`SSH 网关：无法核对密码错误次数（限流计数不可用：${(e as Error).message}），已拒绝 ${ip} 等地址的登录，恢复后自动放行`);
+  }
+}
+
+type PasswordOrKey = PasswordAuthContext | PublicKeyAuthContext;
+
+/** What a proven login logged in with, looked at again while it lasts. */
+function proofOf(ctx: PasswordOrKey): Login['proof'] {
+  return ctx.method === 'password' ? { password: ctx.password } : { key: ctx.key };
+}
+
+/** The shared counter of an address's wrong passwords (and failed key signatures). */
+function failuresKey(ip: string): string {
+  return `ssh-fail:${ip}`;
 }
 
 /** Ends a channel with a reason the client shows, as a failed command would. */
