@@ -79,6 +79,8 @@ export const ERRORS = {
   APP_STARTING: { code: 50329003, message: '镜像应用正在启动，请几秒后刷新页面' },
   SERVICE_STARTING: { code: 50329002, message: '自定义服务的转发正在启动，请几秒后刷新页面' },
   TERMINAL_LIMIT: { code: 42929001, message: '打开的终端过多（每个账号最多 10 个），请先关闭不用的终端页面' },
+  /** The count of a user's shells across the replicas could not be read (the database is away): no shell is opened uncounted. */
+  TERMINAL_BUSY: { code: 50329004, message: '暂时无法打开终端，请稍后重新连接' },
   SSH_KEY_INVALID: {
     code: 40029005,
     message: '公钥格式不正确：请粘贴 .pub 文件（如 ~/.ssh/id_ed25519.pub）的一整行，以 ssh-ed25519、ssh-rsa 或 ecdsa-sha2- 开头',
