@@ -15,6 +15,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastif
 import { z } from 'zod';
 import type { ComputeDriver, DriverEvent } from './types.js';
 import { agentChannelServer } from './agent-channel-server.js';
+import { agentChannelServer } from './agent-channel-server.js';
 import type { HostReport } from './host-report.js';
 import {
   AGENT_MAX_EVENTS,
@@ -91,6 +92,8 @@ export const computeAgentServer: FastifyPluginAsync<ComputeAgentServerOptions> =
       throw new AgentHttpError(401, 'unauthorized', why);
     }
   });
+
+  await app.register(agentChannelServer, { driver, maxSkewMs: opts.maxSkewMs ?? AGENT_MAX_SKEW_MS });
 
   await app.register(agentChannelServer, { driver, maxSkewMs: opts.maxSkewMs ?? AGENT_MAX_SKEW_MS });
 

@@ -63,10 +63,21 @@
  * an outcome after COMPUTE_OP_RETRY_SECONDS, and reads happen again at the next tick). Any other
  * answer, or an answer that does not match the protocol, fails loudly with a ComputeAgentError.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { ChannelSockets, ChannelState, appStateResponse, bridgeCommand, channelMachinesResponse, type ChannelMachines } from './agent-channel.js';
 import { OperationCalls } from './operations.js';
-import type { ComputeDriver, DriverEvent, InstanceOp, MachineSample, MachineStatus } from './types.js';
+import type {
+  ComputeDriver,
+  DriverEvent,
+  FileStoreMount,
+  InstanceOp,
+  MachineApp,
+  MachineSample,
+  MachineService,
+  MachineStatus,
+  ShellCommand,
+} from './types.js';
 
 export const AGENT_MAX_SKEW_MS = 5 * 60 * 1000;
 export const AGENT_MAX_DISK_USAGE_IDS = 500;
@@ -241,6 +252,13 @@ export interface AgentComputeOptions {
   retries?: number;
   /** First backoff, doubled each retry; default 200 ms. */
   retryDelayMs?: number;
+  /** How often the running machines and their sockets are read again for the synchronous calls (shell, socketOf…); default 1 s. */
+  channelRefreshMs?: number;
+  /**
+   * The accounts' 文件存储 trees, on the file system path the console and the hosts share (the
+   * operator mounts it at the same path on each); absent: no 文件存储.
+   */
+  fileStore?: FileStoreMount;
 }
 
 interface Answer {
@@ -251,6 +269,8 @@ interface Answer {
 export class AgentComputeDriver extends OperationCalls implements ComputeDriver {
   readonly name = 'agent';
   private readonly base: URL;
+  private readonly channel: ChannelState;
+  private readonly sockets: ChannelSockets;
 
   constructor(private opts: AgentComputeOptions) {
     super();
@@ -259,6 +279,88 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
     base.search = '';
     base.hash = '';
     this.base = base;
+    this.sockets = new ChannelSockets((relative) => this.signChannel(relative));
+    this.channel = new ChannelState(() => this.channelMachines(), opts.channelRefreshMs ?? 1000);
+    this.channel.onRefresh = (state) => this.sockets.keepOnly(new Set(Object.keys(state.machines)));
+    this.channel.start();
+  }
+
+  // --- ways into the machines (agent-channel.ts) -----------------------------------------------
+
+  /** What the agent's machines offer; until the agent first answers, what an agent on the local driver does. */
+  get services(): readonly MachineService[] {
+    return this.channel.services.length ? this.channel.services : ['jupyter', 'service', 'desktop'];
+  }
+
+  get fileStore(): FileStoreMount | undefined {
+    return this.opts.fileStore;
+  }
+
+  /** The running machines as the agent said at its last read (at most channelRefreshMs ago). */
+  runningIds(): string[] {
+    return this.channel.runningIds();
+  }
+
+  /** Reads the agent's running machines now instead of at the next refresh (tests, and after a start). */
+  refreshChannel(): Promise<void> {
+    return this.channel.refresh();
+  }
+
+  shell(instanceId: string, command?: string[]): ShellCommand | null {
+    if (!this.channel.machine(instanceId)) return null;
+    return bridgeCommand((relative) => this.signChannel(relative), instanceId, command);
+  }
+
+  socketOf(instanceId: string, service: MachineService): { path: string; close(): void } | null {
+    return this.channelSocket(instanceId, service);
+  }
+
+  serviceMissing(instanceId: string, service: MachineService | 'sftp'): string | null {
+    return this.channel.machine(instanceId)?.missing[service] ?? null;
+  }
+
+  app(instanceId: string): MachineApp | null {
+    if (!this.channel.machine(instanceId)?.app) return null;
+    return {
+      socket: () => this.channelSocket(instanceId, 'app'),
+      state: async () => {
+        const a = await this.call('GET', `v1/channel/apps/${encodeURIComponent(instanceId)}`);
+        if (a.status === 404) return null;
+        this.expect(a, [200], 'GET /v1/channel/apps');
+        return this.parse(appStateResponse, a.body, 'GET /v1/channel/apps').state;
+      },
+    };
+  }
+
+  async shutdown(): Promise<void> {
+    this.channel.stop();
+    this.sockets.close();
+  }
+
+  /** A local path piped to the machine's socket, while the agent says it answers (null: not yet; the caller retries or says 启动中). */
+  private channelSocket(instanceId: string, name: MachineService | 'app'): { path: string; close(): void } | null {
+    if (!this.channel.machine(instanceId)?.sockets.includes(name)) {
+      void this.channel.refresh(); // a socket coming up is seen at the next try, not the next period
+      return null;
+    }
+    return { path: this.sockets.pathOf(instanceId, name), close: () => {} };
+  }
+
+  /** The agent's running machines; null from an agent without the channel (an older or a simulated one: no way in). */
+  private async channelMachines(): Promise<ChannelMachines | null> {
+    const a = await this.call('GET', 'v1/channel/machines');
+    if (a.status === 404) return null;
+    this.expect(a, [200], 'GET /v1/channel/machines');
+    return this.parse(channelMachinesResponse, a.body, 'GET /v1/channel/machines');
+  }
+
+  /** A channel's URL and Authorization (signed now: good for one channel within the protocol's window). */
+  private signChannel(relative: string): { url: URL; authorization: string } {
+    const url = new URL(relative, this.base);
+    // Signatures are single-use on the channel: a nonce keeps two channels opened in the same second apart.
+    url.searchParams.append('nonce', randomBytes(12).toString('base64url'));
+    const ts = Math.floor((this.opts.now?.() ?? new Date()).getTime() / 1000);
+    return { url, authorization: agentAuthorization(this.opts.keyId, this.opts.secret, 'GET', `${url.pathname}${url.search}`, ts, '') };
   }
 
   async status(instanceId: string): Promise<MachineStatus | null> {
