@@ -282,14 +282,13 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
     this.sockets = new ChannelSockets((relative) => this.signChannel(relative));
     this.channel = new ChannelState(() => this.channelMachines(), opts.channelRefreshMs ?? 1000);
     this.channel.onRefresh = (state) => this.sockets.keepOnly(new Set(Object.keys(state.machines)));
-    this.channel.start();
   }
 
   // --- ways into the machines (agent-channel.ts) -----------------------------------------------
 
   /** What the agent's machines offer; until the agent first answers, what an agent on the local driver does. */
   get services(): readonly MachineService[] {
-    return this.channel.services.length ? this.channel.services : ['jupyter', 'service', 'desktop'];
+    return this.reading().services.length ? this.channel.services : ['jupyter', 'service', 'desktop'];
   }
 
   get fileStore(): FileStoreMount | undefined {
@@ -298,16 +297,16 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
 
   /** The running machines as the agent said at its last read (at most channelRefreshMs ago). */
   runningIds(): string[] {
-    return this.channel.runningIds();
+    return this.reading().runningIds();
   }
 
   /** Reads the agent's running machines now instead of at the next refresh (tests, and after a start). */
   refreshChannel(): Promise<void> {
-    return this.channel.refresh();
+    return this.reading().refresh();
   }
 
   shell(instanceId: string, command?: string[]): ShellCommand | null {
-    if (!this.channel.machine(instanceId)) return null;
+    if (!this.reading().machine(instanceId)) return null;
     return bridgeCommand((relative) => this.signChannel(relative), instanceId, command);
   }
 
@@ -316,11 +315,11 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
   }
 
   serviceMissing(instanceId: string, service: MachineService | 'sftp'): string | null {
-    return this.channel.machine(instanceId)?.missing[service] ?? null;
+    return this.reading().machine(instanceId)?.missing[service] ?? null;
   }
 
   app(instanceId: string): MachineApp | null {
-    if (!this.channel.machine(instanceId)?.app) return null;
+    if (!this.reading().machine(instanceId)?.app) return null;
     return {
       socket: () => this.channelSocket(instanceId, 'app'),
       state: async () => {
@@ -339,11 +338,17 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
 
   /** A local path piped to the machine's socket, while the agent says it answers (null: not yet; the caller retries or says 启动中). */
   private channelSocket(instanceId: string, name: MachineService | 'app'): { path: string; close(): void } | null {
-    if (!this.channel.machine(instanceId)?.sockets.includes(name)) {
+    if (!this.reading().machine(instanceId)?.sockets.includes(name)) {
       void this.channel.refresh(); // a socket coming up is seen at the next try, not the next period
       return null;
     }
     return { path: this.sockets.pathOf(instanceId, name), close: () => {} };
+  }
+
+  /** The channel's state, read every channelRefreshMs from the first call on (a driver only asked for operations reads nothing more). */
+  private reading(): ChannelState {
+    this.channel.start();
+    return this.channel;
   }
 
   /** The agent's running machines; null from an agent without the channel (an older or a simulated one: no way in). */
