@@ -58,6 +58,7 @@ const eventsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(AGENT_MAX_EVENTS).default(100),
 });
 const machineParams = z.object({ instanceId: instanceIdSchema });
+const operationParams = z.object({ opId: z.string().min(1).max(128) });
 
 export const computeAgentServer: FastifyPluginAsync<ComputeAgentServerOptions> = async (app: FastifyInstance, opts) => {
   const { driver, keys } = opts;
@@ -110,6 +111,13 @@ export const computeAgentServer: FastifyPluginAsync<ComputeAgentServerOptions> =
     return reply.status(known ? 200 : 202).send({ opId: op.opId });
   });
 
+  app.get('/v1/operations/:opId', async (req) => {
+    const { opId } = parse(operationParams, req.params, 'path');
+    const outcome = await driver.operation?.(opId);
+    if (!outcome) throw new AgentHttpError(404, 'not_found', `operation ${opId} is not known`);
+    return outcome;
+  });
+
   app.get('/v1/machines/:instanceId', async (req) => {
     const { instanceId } = parse(machineParams, req.params, 'path');
     const status = await driver.status(instanceId);
@@ -156,8 +164,15 @@ function parse<T>(schema: z.ZodType<T>, v: unknown, what: string): T {
   return r.data;
 }
 
-/** Hands an accepted operation to the driver: the protocol's `{ kind, params }` is the console's InstanceOp (types.ts). */
+/**
+ * Hands an accepted operation to the driver: the protocol's `{ kind, params }` is the console's InstanceOp
+ * (types.ts), or one half of a move between hosts (MigrationOp), which a driver that cannot move machines refuses.
+ */
 function run(d: ComputeDriver, { opId, instanceId, ...op }: AgentOperation): Promise<void> {
+  if (op.kind === 'exportMachine' || op.kind === 'importMachine') {
+    if (!d.submitMigration) throw new AgentHttpError(400, 'bad_request', 'this agent cannot move machines between hosts');
+    return d.submitMigration(opId, instanceId, op);
+  }
   return d.submit(opId, instanceId, op);
 }
 

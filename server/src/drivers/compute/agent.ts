@@ -23,10 +23,20 @@
  *                        migrate    { targetHostId: string }
  *                        saveImage  { imageRef: string }
  *                        changeBandwidth { bandwidthMbps: number }   (live: running or stopped)
+ *                        exportMachine { migrationRef: string }   a move to another host's agent, first half
+ *                                   (fleet-migrate.ts): the stopped machine's system layer and data disk
+ *                                   pushed to the operator's registry as migrationRef, the machine untouched;
+ *                                   its event carries migration { ref, digest, systemBytes, dataBytes }
+ *                        importMachine { migrationRef, digest, hostId }   second half, on the target: that
+ *                                   artifact (pinned by digest) laid out as the same instance on hostId,
+ *                                   stopped; its event carries access
  *        → 202 { opId }            accepted; the outcome arrives later as events
  *        → 200 { opId }            the same opId with the same content again: nothing new happens
  *        → 409 { error: "conflict", message }   the opId was used for a different operation
  *                                  (content = kind + instanceId + params, compared key-order-blind)
+ *   GET  /v1/operations/:opId   (what fleet-migrate.ts follows each step by)
+ *        → 200 { opId, instanceId, kind, state: "pending" | "done" | "failed", error, migration?, access? }
+ *        → 404 { error: "not_found", message }   never accepted here (or the agent keeps no operations)
  *   GET  /v1/machines/:instanceId
  *        → 200 { power, gpu, lost, hostId, pendingOpId }   (MachineStatus)
  *        → 404 { error: "not_found", message }   the controller never heard of the machine
@@ -67,6 +77,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { z } from 'zod';
 import { ChannelSockets, ChannelState, appStateResponse, bridgeCommand, channelMachinesResponse, type ChannelMachines } from './agent-channel.js';
 import { OperationCalls } from './operations.js';
+import type { MigrationOp, OperationOutcome } from './types.js';
 import type {
   ComputeDriver,
   DriverEvent,
@@ -145,6 +156,11 @@ export const machineSpecSchema = z.object({
   fileStoreId: z.string().max(128).optional(),
 });
 const empty = z.object({}).strict();
+/** An image name in the registry (a migration's artifact: `console-migrations/<instanceId>:<tag>`). */
+const imageName = z
+  .string()
+  .regex(/^[a-z0-9]+(?:[._/-][a-z0-9]+)*:[\w][\w.-]{0,127}$/, { error: 'migrationRef must be repository:tag' })
+  .max(255);
 export const operationSchema = z.discriminatedUnion('kind', [
   z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('create'), params: machineSpecSchema }),
   z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('start'), params: z.object({ gpu: z.boolean() }) }),
@@ -159,6 +175,13 @@ export const operationSchema = z.discriminatedUnion('kind', [
     instanceId: instanceIdSchema,
     kind: z.literal('changeBandwidth'),
     params: z.object({ bandwidthMbps: z.number().int().min(1).max(100_000) }),
+  }),
+  z.object({ opId: id, instanceId: instanceIdSchema, kind: z.literal('exportMachine'), params: z.object({ migrationRef: imageName }) }),
+  z.object({
+    opId: id,
+    instanceId: instanceIdSchema,
+    kind: z.literal('importMachine'),
+    params: z.object({ migrationRef: imageName, digest: z.string().regex(/^sha256:[a-f0-9]{64}$/), hostId: id }),
   }),
 ]);
 export type AgentOperation = z.infer<typeof operationSchema>;
@@ -184,17 +207,46 @@ const machineSampleSchema = z.object({
   simulated: z.boolean(),
 }) satisfies z.ZodType<MachineSample>;
 const samplesResponseSchema = z.object({ samples: z.record(z.string(), machineSampleSchema) });
+const eventKind = z.enum([
+  'create',
+  'start',
+  'stop',
+  'restart',
+  'destroy',
+  'resizeDisk',
+  'migrate',
+  'saveImage',
+  'changeBandwidth',
+  'exportMachine',
+  'importMachine',
+  'boot',
+  'lost',
+  'found',
+]);
+const accessSchema = z.object({ sshHost: z.string().min(1), sshPort: z.number().int().min(1).max(65535) });
+const migrationSchema = z.object({ ref: z.string().min(1), digest: z.string().min(1), systemBytes: z.number().min(0), dataBytes: z.number().min(0) });
 const eventSchema = z.object({
   seq: z.number().int().min(1),
   opId: z.string().nullable(),
   instanceId: z.string().min(1),
-  kind: z.enum(['create', 'start', 'stop', 'restart', 'destroy', 'resizeDisk', 'migrate', 'saveImage', 'changeBandwidth', 'boot', 'lost', 'found']),
+  kind: eventKind,
   ok: z.boolean(),
   error: z.string().nullable(),
-  access: z.object({ sshHost: z.string().min(1), sshPort: z.number().int().min(1).max(65535) }).optional(),
+  access: accessSchema.optional(),
   power: power.optional(),
   imageSizeGb: z.number().min(0).optional(),
+  migration: migrationSchema.optional(),
   at: z.iso.datetime({ offset: true }),
+});
+/** GET /v1/operations/:opId (OperationOutcome). */
+export const operationOutcomeSchema = z.object({
+  opId: z.string().min(1),
+  instanceId: z.string().min(1),
+  kind: eventKind,
+  state: z.enum(['pending', 'done', 'failed']),
+  error: z.string().nullable(),
+  migration: migrationSchema.optional(),
+  access: accessSchema.optional(),
 });
 const eventsResponseSchema = z.object({ events: z.array(eventSchema) });
 const errorBodySchema = z.object({ error: z.string(), message: z.string().optional() }).loose();
@@ -412,8 +464,15 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
       // A cursor that went backwards or repeated would replay or skip events: refuse the page.
       if (e.seq <= last) throw new ComputeAgentError('BadResponse', `compute agent GET /v1/events: seq ${e.seq} after ${last} is not increasing`);
       last = e.seq;
-      const { at, access, power: p, imageSizeGb, ...rest } = e;
-      return { ...rest, at: new Date(at), ...(access ? { access } : {}), ...(p ? { power: p } : {}), ...(imageSizeGb !== undefined ? { imageSizeGb } : {}) };
+      const { at, access, power: p, imageSizeGb, migration, ...rest } = e;
+      return {
+        ...rest,
+        at: new Date(at),
+        ...(access ? { access } : {}),
+        ...(p ? { power: p } : {}),
+        ...(imageSizeGb !== undefined ? { imageSizeGb } : {}),
+        ...(migration ? { migration } : {}),
+      };
     });
   }
 
@@ -422,6 +481,22 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
     if (a.status === 409)
       throw new ComputeAgentError('Conflict', `compute agent: operation ${opId} was already submitted with different content (${errorText(a)})`, 409);
     this.expect(a, [200, 202], 'POST /v1/operations');
+  }
+
+  /** One half of a move between hosts (fleet-migrate.ts); the same opId again is a no-op. */
+  async submitMigration(opId: string, instanceId: string, op: MigrationOp): Promise<void> {
+    const a = await this.call('POST', 'v1/operations', { opId, instanceId, kind: op.kind, params: op.params });
+    if (a.status === 409)
+      throw new ComputeAgentError('Conflict', `compute agent: operation ${opId} was already submitted with different content (${errorText(a)})`, 409);
+    this.expect(a, [200, 202], 'POST /v1/operations');
+  }
+
+  /** The operation submitted under `opId` as the agent has it now; null where it never accepted it. */
+  async operation(opId: string): Promise<OperationOutcome | null> {
+    const a = await this.call('GET', `v1/operations/${encodeURIComponent(opId)}`);
+    if (a.status === 404) return null;
+    this.expect(a, [200], 'GET /v1/operations');
+    return this.parse(operationOutcomeSchema, a.body, 'GET /v1/operations');
   }
 
   private expect(a: Answer, ok: number[], what: string) {

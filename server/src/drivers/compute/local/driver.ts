@@ -3,7 +3,9 @@
  * (sandbox.ts), its disks under `<dir>/hosts/<hostId>/<instanceId>`. Operations really happen — a
  * start runs the sandbox, a stop ends it, a release deletes the disks, a saved image is the system
  * layer packed into `<dir>/images/<ref>.tar`, a migration moves the disks to another host's
- * directory — one at a time per instance, and their outcome is an event, as from any backend.
+ * directory — one at a time per instance, and their outcome is an event, as from any backend. A move
+ * to another host's agent (a fleet: fleet-migrate.ts) is an export here and an import there, through
+ * the operator's registry (migration.ts).
  *
  * The sandboxes belong to this server process (they end with it): one process drives a host. After a
  * restart the machines that should be running are started again. A sandbox that ends on its own is
@@ -17,7 +19,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { and, asc, eq, gt, inArray, ne } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, ne } from 'drizzle-orm';
 import type { Clock } from '../../../clock.js';
 import type { Db } from '../../../db/client.js';
 import { localEvents, localMachines, localOperations } from './schema.js';
@@ -37,6 +39,8 @@ import {
   type MachineService,
   type MachineSpec,
   type MachineStatus,
+  type MigrationOp,
+  type OperationOutcome,
   type RemovedImage,
   type SavedImageInfo,
   type ShellCommand,
@@ -58,6 +62,7 @@ import type { RegistryOptions } from './oci/registry.js';
 import { OciLayout } from './oci/layout.js';
 import { ServiceImages } from './service-images.js';
 import { removeSavedImage } from './image-removal.js';
+import { exportMachine, importMachine, type MigrationHost } from './migration.js';
 import {
   commandIn,
   imageEnvOf,
@@ -399,6 +404,27 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     if (inserted.length) this.enqueue(instanceId, () => this.run(opId, instanceId, op));
   }
 
+  /** One half of a move to or from another host's agent (migration.ts), under `opId` (again: a no-op). */
+  async submitMigration(opId: string, instanceId: string, op: MigrationOp) {
+    await this.ready;
+    const inserted = await this.opts.db
+      .insert(localOperations)
+      .values({ opId, instanceId, kind: op.kind, params: op.params, state: 'pending', createdAt: this.opts.clock.now() })
+      .onConflictDoNothing()
+      .returning({ opId: localOperations.opId });
+    if (inserted.length) this.enqueue(instanceId, () => this.run(opId, instanceId, op));
+  }
+
+  /** An operation as it stands (fleet-migrate.ts follows its steps by it): its state, and what its event reported. */
+  async operation(opId: string): Promise<OperationOutcome | null> {
+    await this.ready;
+    const [op] = await this.opts.db.select().from(localOperations).where(eq(localOperations.opId, opId));
+    if (!op) return null;
+    const [ended] = await this.opts.db.select().from(localEvents).where(eq(localEvents.opId, opId)).orderBy(desc(localEvents.seq)).limit(1);
+    const data = op.state === 'pending' || !ended ? {} : eventOfRow(ended);
+    return { opId, instanceId: op.instanceId, kind: op.kind as EventKind, state: op.state, error: op.error, ...pick(data, 'migration', 'access') };
+  }
+
   private enqueue(instanceId: string, work: () => Promise<void>) {
     const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(work).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
     this.queues.set(instanceId, next);
@@ -414,7 +440,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     }
   }
 
-  private async run(opId: string, instanceId: string, op: DriverOp) {
+  private async run(opId: string, instanceId: string, op: DriverOp | MigrationOp) {
     const { kind } = op;
     const [machine] = await this.opts.db.select().from(localMachines).where(eq(localMachines.instanceId, instanceId));
     let data: object = {};
@@ -424,6 +450,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
         data = await this.execute(op, instanceId, machine);
       } catch (e) {
         error = e instanceof Error ? e.message : String(e);
+        if (op.kind === 'importMachine') await this.dropImport(instanceId, op.params.hostId);
         if (kind === 'boot') {
           await this.dropDisks(machine!).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
           await this.setMachine(instanceId, { power: 'destroyed' });
@@ -438,14 +465,22 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
     if (kind === 'create' && !error) this.enqueue(instanceId, () => this.run(bootOpId(opId), instanceId, { kind: 'boot', params: {} }));
   }
 
-  private refusal(kind: DriverOp['kind'], m: MachineRow | undefined): string | null {
+  private refusal(kind: (DriverOp | MigrationOp)['kind'], m: MachineRow | undefined): string | null {
     if (kind === 'create') return m ? '机器已存在' : this.machineRefusal;
+    // A machine that left this host once (destroyed here) may come back to it.
+    if (kind === 'importMachine') return m && m.power !== 'destroyed' ? '机器已存在' : this.machineRefusal;
+    if (kind === 'exportMachine') return !m || m.power === 'destroyed' ? '机器不存在' : m.power === 'stopped' ? null : `机器当前为 ${m.power}，请先关机再迁移`;
     if (!m || m.power === 'destroyed') return '机器不存在';
     return stateRefusal(kind, m.power);
   }
 
-  private async execute(op: DriverOp, instanceId: string, m: MachineRow | undefined): Promise<object> {
+  private async execute(op: DriverOp | MigrationOp, instanceId: string, m: MachineRow | undefined): Promise<object> {
     switch (op.kind) {
+      case 'exportMachine':
+        await this.attachDisk(m!);
+        return { migration: await exportMachine(this.migrationHost, m!, op.params.migrationRef) };
+      case 'importMachine':
+        return { access: await this.importMachine(instanceId, op.params) };
       case 'create': {
         const spec = op.params;
         const row = { instanceId, hostId: spec.hostId ?? 'local', gpu: spec.gpuCount > 0, diskGb: spec.dataDiskGb, sshPort: this.opts.sshPort() };
@@ -526,6 +561,39 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
         return { imageSizeGb: gbOf(statSync(file).size) };
       }
     }
+  }
+
+  /** What migration.ts needs of this driver. */
+  private get migrationHost(): MigrationHost {
+    return {
+      dir: this.dir,
+      bwrap: this.opts.bwrap,
+      registry: this.opts.registry ?? null,
+      diskImages: this.diskImages.ok,
+      defaultSystemDiskGb: DEFAULT_SYSTEM_DISK_GB,
+      paths: (m) => this.paths(m),
+      uidOf: (id, spec) => this.uidOf(id, spec),
+      hostnameOf,
+      using: (digest, work) => this.images.using(digest, work),
+    };
+  }
+
+  /** A machine moved here from another host (migration.ts), recorded stopped once its disks are laid out. */
+  private async importMachine(instanceId: string, params: Extract<MigrationOp, { kind: 'importMachine' }>['params']) {
+    // What an earlier try cut short left there goes first.
+    await this.dropImport(instanceId, params.hostId);
+    const moved = await importMachine(this.migrationHost, instanceId, params);
+    const row = { ...moved, power: 'stopped' as const, sshPort: this.opts.sshPort(), updatedAt: this.opts.clock.now() };
+    await this.opts.db
+      .insert(localMachines)
+      .values({ instanceId, ...row })
+      .onConflictDoUpdate({ target: localMachines.instanceId, set: row });
+    return { sshHost: this.opts.sshHost, sshPort: row.sshPort };
+  }
+
+  /** Removes what a failed import laid out (a machine that is not recorded here). */
+  private async dropImport(instanceId: string, hostId: string) {
+    await this.dropDisks({ instanceId, hostId });
   }
 
   /**
@@ -816,6 +884,11 @@ function gbOf(bytes: number): number {
 
 function hostnameOf(instanceId: string): string {
   return `instance-${instanceId.slice(0, 8)}`;
+}
+
+/** The fields of an event an operation's outcome repeats (those it has). */
+function pick(e: Partial<DriverEvent>, ...keys: ('migration' | 'access')[]): Partial<Pick<DriverEvent, 'migration' | 'access'>> {
+  return Object.fromEntries(keys.filter((k) => e[k] !== undefined).map((k) => [k, e[k]]));
 }
 
 function safeName(ref: string): string {
