@@ -209,6 +209,8 @@ const envSchema = z.object({
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   /** An operation without an outcome after this long is sent to the driver again. */
   COMPUTE_OP_RETRY_SECONDS: z.coerce.number().int().min(5).max(3600).default(120),
+  /** COMPUTE_DRIVER=fleet: how long a host's agent may miss heartbeats before its instances show 主机异常 (drivers/compute/fleet.ts). */
+  FLEET_HOST_GRACE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** The operator's catalogue (regions, GPU types, hosts, sizes, images, applications, prices). */
   CATALOGUE_FILE: z.string().optional(),
   /** Real-name verification: `sandbox` (embedded) or `aliyun` (cloudauth Id2MetaVerify). */

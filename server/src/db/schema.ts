@@ -29,6 +29,7 @@ export * from '../modules/monitoring/schema.js';
 export * from '../modules/operator/schema.js';
 export * from '../drivers/compute/simulated-schema.js';
 export * from '../drivers/compute/local/schema.js';
+export * from '../drivers/compute/fleet-schema.js';
 export * from '../modules/model/schema.js';
 export * from '../modules/access/schema.js';
 export * from '../jobs/schema.js';

@@ -6,6 +6,8 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
 import path from 'node:path';
 import { AgentComputeDriver } from './agent.js';
+import { FleetComputeDriver, fleetSecretKey } from './fleet.js';
+import { loadOrCreateSecret } from '../../modules/system/index.js';
 import { LocalComputeDriver } from './local/driver.js';
 import type { RegistryOptions } from './local/oci/registry.js';
 import { SimulatedComputeDriver, parseSimDelays } from './simulated.js';
@@ -25,6 +27,8 @@ export interface ComputeDriverSettings {
   REGISTRY_URL?: string;
   REGISTRY_USER?: string;
   REGISTRY_PASSWORD?: string;
+  SESSION_SECRET?: string;
+  FLEET_HOST_GRACE_SECONDS?: number;
   dataDir: string;
   publicBaseUrl: string;
 }
@@ -69,7 +73,20 @@ export const COMPUTE_DRIVERS = {
       machinesAsServerUser: config.LOCAL_MACHINES_AS_SERVER_USER,
       registry: registryOptionsOf(config),
     }),
+  fleet: ({ config, db, clock, log }) =>
+    new FleetComputeDriver({ db, clock, log, secretKey: fleetKeyOf(config, db, clock), graceMs: (config.FLEET_HOST_GRACE_SECONDS ?? 60) * 1000 }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
+
+/**
+ * The key the fleet's host secrets are sealed under: derived from SESSION_SECRET where it is set (then
+ * a dump of the database alone does not reveal them); without it, from a key kept in the database.
+ */
+export function fleetKeyOf(config: Pick<ComputeDriverSettings, 'SESSION_SECRET'>, db: Db, clock: Clock): () => Promise<Buffer> {
+  let key: Promise<Buffer> | null = null;
+  const read = async () =>
+    fleetSecretKey(config.SESSION_SECRET ? Buffer.from(config.SESSION_SECRET, 'base64url') : await loadOrCreateSecret(db, 'fleet-host-key', clock.now()));
+  return () => (key ??= read());
+}
 
 export type ComputeDriverName = keyof typeof COMPUTE_DRIVERS;
 export const COMPUTE_DRIVER_NAMES = Object.keys(COMPUTE_DRIVERS) as [ComputeDriverName, ...ComputeDriverName[]];
