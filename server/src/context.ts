@@ -34,7 +34,7 @@ import { CatalogueStore } from './modules/catalogue/index.js';
 import { vouchersModule, type VoucherService } from './modules/vouchers/index.js';
 import { ledgerModule, type LedgerService } from './modules/ledger/index.js';
 import { giftsModule, type GiftService } from './modules/gifts/index.js';
-import { paymentsModule, type PaymentService } from './modules/payments/index.js';
+import { paymentsModule, type PaymentService, type RefundService } from './modules/payments/index.js';
 import { DbSandboxStore, sandboxGatewayKeys } from './modules/payments/index.js';
 import { rechargeModule, RechargeTotals, type RechargeService } from './modules/recharge/index.js';
 import {
@@ -124,6 +124,7 @@ export interface AppContext {
   ledger: LedgerService;
   gifts: GiftService;
   payments: PaymentService;
+  refunds: RefundService;
   recharge: RechargeService;
   orders: OrderService;
   /** Buying: who may buy, the server's quote, the new order. */
@@ -365,7 +366,11 @@ export async function createContext(opts: {
     auth,
   });
   routes.push(noticesRoutes);
-  const { payments, routes: paymentsRoutes } = paymentsModule({
+  const {
+    payments,
+    routes: paymentsRoutes,
+    refundsModule,
+  } = paymentsModule({
     db,
     clock,
     ledger,
@@ -620,6 +625,14 @@ export async function createContext(opts: {
     operatorOf,
   });
   routes.push(invoicesRoutes);
+  // Refunds to the original method: a recharge's bonus is taken back in proportion (payments/refunds.ts).
+  const { refunds, routes: refundsRoutes } = refundsModule({
+    gifts,
+    auth,
+    operatorOf,
+    bonusOf: async (p) => (p.purpose === 'recharge' ? BigInt((await recharge.get(p.userId, p.subjectId)).bonus) : 0n),
+  });
+  routes.push(refundsRoutes);
   return {
     config,
     database,
@@ -638,6 +651,7 @@ export async function createContext(opts: {
     ledger,
     gifts,
     payments,
+    refunds,
     recharge,
     orders,
     purchase,

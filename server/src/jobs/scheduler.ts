@@ -26,7 +26,7 @@ import { STALE_SWEEP_MS, type ModelGateway, type ModelUsage } from '../modules/m
 import type { IdleStops, Monitoring } from '../modules/monitoring/index.js';
 import type { GpuSubscriptionService } from '../modules/notices/index.js';
 import type { Checkout } from '../modules/orders/index.js';
-import type { PaymentService } from '../modules/payments/index.js';
+import type { PaymentService, RefundService } from '../modules/payments/index.js';
 import type { TrainingService } from '../modules/training/index.js';
 import type { VoucherService } from '../modules/vouchers/index.js';
 import { JobLeases } from './leases.js';
@@ -65,6 +65,7 @@ export interface SchedulerDeps {
   modelUsage: Pick<ModelUsage, 'rollup' | 'purge'>;
   checkout: Pick<Checkout, 'expireDue' | 'recoverPaid'>;
   payments: Pick<PaymentService, 'closeExpired'>;
+  refunds: Pick<RefundService, 'pollProcessing'>;
   gifts: Pick<GiftService, 'expireDue'>;
   vouchers: Pick<VoucherService, 'expireDue'>;
   /** The local driver's image gc (deleted saved images, blobs and unpacked images nothing needs). */
@@ -121,6 +122,8 @@ export function jobsOf(deps: SchedulerDeps): Record<string, Job> {
     'orders.expire': { run: () => deps.checkout.expireDue(), everyMs: slow },
     'orders.recover': { run: () => deps.checkout.recoverPaid(), everyMs: slow },
     'payments.close-expired': { run: () => deps.payments.closeExpired(), everyMs: slow },
+    // Refunds 退款中: asked about (or sent again under their number) until the gateway says how they ended.
+    'payments.refunds-poll': { run: () => deps.refunds.pollProcessing(), everyMs: slow },
     'gifts.expire': { run: () => deps.gifts.expireDue(), everyMs: slow },
     'vouchers.expire': { run: () => deps.vouchers.expireDue(), everyMs: slow },
     // Under the layout's lock between processes (oci/lock.ts): never while another console process imports.

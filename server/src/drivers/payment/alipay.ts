@@ -12,7 +12,18 @@ import { AlipaySdk, type AlipaySdkCommonResult } from 'alipay-sdk';
 import { alipayTradeStatus, beijingTime, parseBeijingTime, verifyAlipayNotification, yuanStringToUnits } from './alipay-protocol.js';
 import { PaymentGatewayError } from './errors.js';
 import { loadPrivateKey, loadPublicKey, pkcs8Pem, spkiPem } from './keys.js';
-import { unitsToYuan2, type NotificationAck, type NotificationResult, type PaymentDriver, type PrecreateInput, type TradeState } from './types.js';
+import {
+  refundReason,
+  unitsToYuan2,
+  type NotificationAck,
+  type NotificationResult,
+  type PaymentDriver,
+  type PrecreateInput,
+  type RefundInput,
+  type RefundNotificationResult,
+  type RefundState,
+  type TradeState,
+} from './types.js';
 
 export interface AlipayPaymentOptions {
   appId: string;
@@ -102,8 +113,61 @@ export class AlipayPaymentDriver implements PaymentDriver {
     throw failure(res);
   }
 
+  /**
+   * alipay.trade.refund: synchronous. out_request_no makes partial refunds of one trade distinct
+   * and a repeat of the same one harmless: fund_change 'N' says this call moved no money (an
+   * earlier one with this number did, or Alipay is still on it), so the query decides.
+   */
+  async refund(input: RefundInput): Promise<RefundState> {
+    const res = await this.call('alipay.trade.refund', {
+      out_trade_no: input.paymentTradeNo,
+      refund_amount: unitsToYuan2(input.amount),
+      refund_reason: refundReason(input.reason),
+      out_request_no: input.refundNo,
+    });
+    if (res.code !== SUCCESS) throw failure(res);
+    if (res.fund_change === 'Y') {
+      return {
+        refundNo: input.refundNo,
+        status: 'Succeeded',
+        gatewayRefundNo: (res.trade_no as string | undefined) || undefined,
+        amount: input.amount,
+        succeededAt: parseBeijingTime(res.gmt_refund_pay as string | undefined) ?? this.now(),
+      };
+    }
+    const state = await this.queryRefund({ refundNo: input.refundNo, paymentTradeNo: input.paymentTradeNo });
+    return state.status === 'NotFound' ? { refundNo: input.refundNo, status: 'Processing' } : state;
+  }
+
+  /**
+   * alipay.trade.fastpay.refund.query: for a refund made by alipay.trade.refund, an answer with the
+   * refund's details (refund_status REFUND_SUCCESS, or absent with refund_amount) means it
+   * succeeded; an answer without them means Alipay has no successful refund under that number,
+   * and asking again with the same out_request_no is Alipay's own advice.
+   */
+  async queryRefund(q: { refundNo: string; paymentTradeNo: string }): Promise<RefundState> {
+    const res = await this.call('alipay.trade.fastpay.refund.query', {
+      out_trade_no: q.paymentTradeNo,
+      out_request_no: q.refundNo,
+      query_options: ['gmt_refund_pay'],
+    });
+    if (res.sub_code === 'ACQ.TRADE_NOT_EXIST') return { refundNo: q.refundNo, status: 'NotFound' };
+    if (res.code !== SUCCESS) throw failure(res);
+    const status = res.refund_status as string | undefined;
+    const amount = yuanStringToUnits(res.refund_amount as string | undefined);
+    if (status === 'REFUND_SUCCESS' || (!status && amount !== undefined && res.out_request_no === q.refundNo)) {
+      return { refundNo: q.refundNo, status: 'Succeeded', amount, succeededAt: parseBeijingTime(res.gmt_refund_pay as string | undefined) };
+    }
+    return { refundNo: q.refundNo, status: 'NotFound' };
+  }
+
+  /** Alipay's synchronous refunds need no notification: the answer and the query say it all. */
+  async verifyRefundNotification(): Promise<RefundNotificationResult> {
+    return { ok: false, reason: 'Alipay sends no refund notifications to this endpoint' };
+  }
+
   /** One signed call; transport failures and untrustworthy answers become PaymentGatewayError. */
-  private async call(method: string, bizContent: Record<string, string>, extra: Record<string, string> = {}): Promise<AlipaySdkCommonResult> {
+  private async call(method: string, bizContent: Record<string, unknown>, extra: Record<string, string> = {}): Promise<AlipaySdkCommonResult> {
     try {
       return await this.sdk.exec(method, { ...extra, bizContent }, { validateSign: true });
     } catch (e) {

@@ -13,7 +13,7 @@ import { PaymentGatewayError } from './errors.js';
 import type { RsaKeyPairPem } from './keys.js';
 import { SandboxPaymentDriver, type SandboxLog } from './sandbox.js';
 import type { SandboxStore } from './sandbox-store.js';
-import type { GatewayMethod, NotificationAck, NotificationResult, PaymentDriver, TradeState } from './types.js';
+import type { GatewayMethod, NotificationAck, NotificationResult, PaymentDriver, RefundNotificationResult, RefundState, TradeState } from './types.js';
 import { WechatPaymentDriver } from './wechat.js';
 
 export { AlipayPaymentDriver } from './alipay.js';
@@ -45,7 +45,7 @@ export interface PaymentConfig {
 
 export interface PaymentDeps {
   /** Required in sandbox mode: the shared trade store and the gateway key pair (kept in the database). */
-  sandbox?: { store: SandboxStore; gatewayKeys: RsaKeyPairPem; retryDelaysMs?: number[]; log?: SandboxLog };
+  sandbox?: { store: SandboxStore; gatewayKeys: RsaKeyPairPem; retryDelaysMs?: number[]; refundDelayMs?: number; log?: SandboxLog };
   now?: () => Date;
   fetch?: typeof fetch;
 }
@@ -152,5 +152,14 @@ export class DisabledPaymentDriver implements PaymentDriver {
   }
   async close(): Promise<void> {
     return this.refuse();
+  }
+  async refund(): Promise<RefundState> {
+    return this.refuse();
+  }
+  async queryRefund(): Promise<RefundState> {
+    return this.refuse();
+  }
+  async verifyRefundNotification(): Promise<RefundNotificationResult> {
+    return { ok: false, reason: `${this.method} is not configured` };
   }
 }

@@ -27,8 +27,25 @@ export interface SandboxTrade {
   closedAt?: string;
   /** Delivery of the payment notification to notifyUrl. */
   notify: { attempts: number; deliveredAt?: string; lastError?: string };
+  /** Refunds of this trade, oldest first (absent on records written before refunds existed). */
+  refunds?: SandboxRefund[];
   /** Incremented by every write; the store compares it to refuse lost updates. */
   version: number;
+}
+
+/** One refund the sandbox gateway accepted: Processing until settlesAt, then Succeeded (or Failed by hand). */
+export interface SandboxRefund {
+  refundNo: string;
+  gatewayRefundNo: string;
+  /** 0.0001-yuan units, decimal string. */
+  amount: string;
+  reason: string;
+  notifyUrl: string;
+  requestedAt: string;
+  settlesAt: string;
+  status: 'Processing' | 'Succeeded' | 'Failed';
+  settledAt?: string;
+  failReason?: string;
 }
 
 export interface SandboxStore {

@@ -19,8 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { beijingTime, encodeForm, signAlipayNotification, verifyAlipayNotification } from './alipay-protocol.js';
 import { PaymentGatewayError } from './errors.js';
 import { generateRsaKeyPair, loadPrivateKey, loadPublicKey, type RsaKeyPairPem } from './keys.js';
-import type { SandboxStore, SandboxTrade } from './sandbox-store.js';
-import { encryptResource, rfc3339Beijing, signedHeaders, verifyWechatNotification } from './wechat-protocol.js';
+import type { SandboxRefund, SandboxStore, SandboxTrade } from './sandbox-store.js';
+import { encryptResource, rfc3339Beijing, signedHeaders, verifyWechatNotification, verifyWechatRefundNotification } from './wechat-protocol.js';
 import {
   unitsToFen,
   unitsToYuan2,
@@ -29,6 +29,9 @@ import {
   type NotificationResult,
   type PaymentDriver,
   type PrecreateInput,
+  type RefundInput,
+  type RefundNotificationResult,
+  type RefundState,
   type TradeState,
 } from './types.js';
 
@@ -55,6 +58,8 @@ export interface SandboxPaymentOptions {
   apiV3Key?: string;
   /** Waits between notification attempts; attempts = 1 + length. */
   retryDelaysMs?: number[];
+  /** How long an accepted refund stays 退款中 before the money is back (as at the real gateways). Default 3 s. */
+  refundDelayMs?: number;
   now?: () => Date;
   fetch?: typeof fetch;
   log?: SandboxLog;
@@ -62,6 +67,7 @@ export interface SandboxPaymentOptions {
 
 /** Like Alipay's and WeChat's schedules, compressed: a dev server should not wait hours. */
 export const DEFAULT_RETRY_DELAYS_MS = [2_000, 10_000, 60_000, 300_000, 900_000];
+export const DEFAULT_REFUND_DELAY_MS = 3_000;
 const SANDBOX_ALIPAY_APP_ID = '9021000000000001';
 const SANDBOX_WECHAT_APPID = 'wxsandbox000000001';
 const SANDBOX_MCHID = '1900000001';
@@ -103,6 +109,7 @@ export class SandboxPaymentDriver implements PaymentDriver {
   private readonly apiV3Key: string;
   private readonly baseUrl: string;
   private readonly delays: number[];
+  private readonly refundDelayMs: number;
   private readonly now: () => Date;
   private readonly inflight = new Set<Promise<void>>();
   private readonly stopper = new AbortController();
@@ -123,6 +130,7 @@ export class SandboxPaymentDriver implements PaymentDriver {
     this.apiV3Key = opts.apiV3Key ?? createHash('sha256').update(opts.gatewayKeys.privateKey).digest('hex').slice(0, 32);
     this.baseUrl = opts.publicBaseUrl.replace(/\/+$/, '');
     this.delays = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    this.refundDelayMs = opts.refundDelayMs ?? DEFAULT_REFUND_DELAY_MS;
     this.now = opts.now ?? (() => new Date());
   }
 
@@ -200,6 +208,174 @@ export class SandboxPaymentDriver implements PaymentDriver {
       if (e.reason === 'AlreadyPaid') throw new PaymentGatewayError('AlreadyPaid', '交易已支付，不能关闭', 'ACQ.TRADE_STATUS_ERROR');
       if (e.reason === 'NotFound' && this.method === 'Wechat') throw new PaymentGatewayError('NotFound', `交易不存在：${outTradeNo}`, 'ORDER_NOT_EXIST');
       // Alipay: an unscanned trade has nothing to close.
+    }
+  }
+
+  /**
+   * Accepts a refund as the gateways do: only of a paid trade, never more than is left of it, the
+   * same refundNo answered with the same refund. It is 退款中 (Processing) at first and succeeds
+   * after refundDelayMs; the WeChat-style gateway then posts a signed REFUND.SUCCESS notification.
+   */
+  async refund(input: RefundInput): Promise<RefundState> {
+    const now = this.now();
+    let accepted: SandboxRefund | undefined;
+    const t = await this.update(input.paymentTradeNo, (cur) => {
+      accepted = undefined;
+      const prior = cur.refunds?.find((r) => r.refundNo === input.refundNo);
+      if (prior) {
+        if (prior.amount !== input.amount.toString()) throw this.refusal('退款请求号已用于另一金额', 'ACQ.REFUND_AMT_RESTRICTION', 'INVALID_REQUEST');
+        return undefined;
+      }
+      this.checkRefundable(cur, input);
+      accepted = {
+        refundNo: input.refundNo,
+        gatewayRefundNo: this.method === 'Alipay' ? `${cur.gatewayTradeNo}R${digits(6)}` : `5030${digits(24)}`,
+        amount: input.amount.toString(),
+        reason: input.reason,
+        notifyUrl: input.notifyUrl,
+        requestedAt: now.toISOString(),
+        settlesAt: new Date(now.getTime() + this.refundDelayMs).toISOString(),
+        status: 'Processing',
+      };
+      return { ...cur, refunds: [...(cur.refunds ?? []), accepted] };
+    }).catch((e: unknown) => {
+      if (e instanceof SandboxRefusal && e.reason === 'NotFound')
+        throw this.refusal(`交易不存在：${input.paymentTradeNo}`, 'ACQ.TRADE_NOT_EXIST', 'RESOURCE_NOT_EXISTS', 'NotFound');
+      throw e;
+    });
+    // Not tracked by idle(): the wait is the gateway's processing time, not a delivery; unref'd, it keeps no process alive.
+    if (accepted) void this.settleLater(t.outTradeNo, accepted.refundNo);
+    return this.refundView(t, input.refundNo);
+  }
+
+  private checkRefundable(t: SandboxTrade, input: RefundInput) {
+    if (t.status !== 'Succeeded') throw this.refusal('交易未支付，不能退款', 'ACQ.TRADE_STATUS_ERROR', 'INVALID_REQUEST');
+    if (input.amount <= 0n) throw this.refusal('退款金额须大于 0', 'ACQ.INVALID_PARAMETER', 'PARAM_ERROR');
+    unitsToYuan2(input.amount); // whole fen only, as the real gateways
+    if (this.method === 'Wechat' && input.total !== BigInt(t.amount)) throw this.refusal('订单金额与原交易不一致', '', 'PARAM_ERROR');
+    const refunded = (t.refunds ?? []).filter((r) => r.status !== 'Failed').reduce((n, r) => n + BigInt(r.amount), 0n);
+    if (refunded + input.amount > BigInt(t.amount)) throw this.refusal('退款金额超过交易可退金额', 'ACQ.REFUND_AMT_NOT_EQUAL_TOTAL', 'INVALID_REQUEST');
+  }
+
+  private refusal(message: string, alipayCode: string, wechatCode: string, kind: 'Rejected' | 'NotFound' = 'Rejected'): PaymentGatewayError {
+    return new PaymentGatewayError(kind, message, this.method === 'Alipay' ? alipayCode : wechatCode);
+  }
+
+  async queryRefund(q: { refundNo: string; paymentTradeNo: string }): Promise<RefundState> {
+    const t = await this.load(q.paymentTradeNo);
+    if (!t) return { refundNo: q.refundNo, status: 'NotFound' };
+    return this.refundView(t, q.refundNo);
+  }
+
+  async verifyRefundNotification(req: { headers: Record<string, string | string[] | undefined>; rawBody: string }): Promise<RefundNotificationResult> {
+    if (this.method === 'Alipay') return { ok: false, reason: 'Alipay sends no refund notifications to this endpoint' };
+    const platformKeys = new Map([[this.serial, this.publicKey]]);
+    return verifyWechatRefundNotification(req, { platformKeys, apiV3Key: this.apiV3Key, mchid: this.mchid, now: this.now() });
+  }
+
+  /**
+   * The refund fails instead (模拟: a payer's card that cannot take money back): for trying out and
+   * testing what a failed refund does. Only while it is still 退款中.
+   */
+  async failRefund(outTradeNo: string, refundNo: string, reason = '模拟退款失败：用户银行卡不可用'): Promise<RefundState> {
+    return this.settleRefund(outTradeNo, refundNo, 'Failed', reason);
+  }
+
+  /** The refund succeeds now instead of after its delay (模拟: the dev page's button, and tests). */
+  async completeRefund(outTradeNo: string, refundNo: string): Promise<RefundState> {
+    return this.settleRefund(outTradeNo, refundNo, 'Succeeded');
+  }
+
+  /** A refund as the merchant's query sees it: 退款中 turns 已退款 once its time has come, timer or not. */
+  private refundView(t: SandboxTrade, refundNo: string): RefundState {
+    const r = t.refunds?.find((x) => x.refundNo === refundNo);
+    if (!r) return { refundNo, status: 'NotFound' };
+    const due = r.status === 'Processing' && this.now().getTime() >= Date.parse(r.settlesAt);
+    const status = due ? 'Succeeded' : r.status;
+    const state: RefundState = { refundNo, status, gatewayRefundNo: r.gatewayRefundNo, amount: BigInt(r.amount) };
+    if (status === 'Succeeded') state.succeededAt = new Date(r.settledAt ?? r.settlesAt);
+    if (status === 'Failed') state.failReason = r.failReason;
+    return state;
+  }
+
+  private async settleLater(outTradeNo: string, refundNo: string): Promise<void> {
+    try {
+      await sleep(this.refundDelayMs, undefined, { signal: this.stopper.signal, ref: false });
+    } catch {
+      return; // stopped: the query still answers from settlesAt
+    }
+    await this.settleRefund(outTradeNo, refundNo, 'Succeeded').catch((e: Error) => this.opts.log?.warn({ err: e, refundNo }, '[支付沙箱] 退款处理失败'));
+  }
+
+  /** Moves a Processing refund to its end and (WeChat style) notifies; a refund already ended stays as it is. */
+  private async settleRefund(outTradeNo: string, refundNo: string, to: 'Succeeded' | 'Failed', failReason?: string): Promise<RefundState> {
+    const at = this.now().toISOString();
+    let moved = false;
+    const t = await this.update(outTradeNo, (cur) => {
+      moved = false;
+      const r = cur.refunds?.find((x) => x.refundNo === refundNo);
+      if (!r || r.status !== 'Processing') return undefined;
+      moved = true;
+      const next: SandboxRefund = { ...r, status: to, settledAt: at, failReason };
+      return { ...cur, refunds: cur.refunds!.map((x) => (x.refundNo === refundNo ? next : x)) };
+    });
+    const r = t.refunds?.find((x) => x.refundNo === refundNo);
+    if (moved && r && this.method === 'Wechat') this.track(this.postUntilAcked(r.notifyUrl, () => this.wechatRefundNotification(t, r), refundNo));
+    return this.refundView(t, refundNo);
+  }
+
+  /** What WeChat Pay v3 posts when a refund ends: REFUND.SUCCESS or REFUND.ABNORMAL, encrypted and signed. */
+  private wechatRefundNotification(t: SandboxTrade, r: SandboxRefund) {
+    const ok = r.status === 'Succeeded';
+    const resource = {
+      mchid: this.mchid,
+      out_trade_no: t.outTradeNo,
+      transaction_id: t.gatewayTradeNo,
+      out_refund_no: r.refundNo,
+      refund_id: r.gatewayRefundNo,
+      refund_status: ok ? 'SUCCESS' : 'ABNORMAL',
+      success_time: ok ? rfc3339Beijing(new Date(r.settledAt!)) : undefined,
+      user_received_account: '支付用户零钱',
+      amount: {
+        total: unitsToFen(BigInt(t.amount)),
+        refund: unitsToFen(BigInt(r.amount)),
+        payer_total: unitsToFen(BigInt(t.amount)),
+        payer_refund: unitsToFen(BigInt(r.amount)),
+      },
+    };
+    const body = JSON.stringify({
+      id: randomUUID(),
+      create_time: rfc3339Beijing(this.now()),
+      resource_type: 'encrypt-resource',
+      event_type: ok ? 'REFUND.SUCCESS' : 'REFUND.ABNORMAL',
+      summary: ok ? '退款成功' : '退款异常',
+      resource: encryptResource(this.apiV3Key, JSON.stringify(resource), 'refund', 'refund'),
+    });
+    return { body, headers: { 'content-type': 'application/json', ...signedHeaders(body, this.serial, this.privateKey, this.now()) } };
+  }
+
+  /** Posts (made afresh at each attempt: signatures age) until a 2xx, or out of attempts; never throws. */
+  private async postUntilAcked(url: string, make: () => { body: string; headers: Record<string, string> }, what: string): Promise<void> {
+    for (const [i, wait] of [0, ...this.delays].entries()) {
+      try {
+        if (wait) await sleep(wait, undefined, { signal: this.stopper.signal });
+      } catch {
+        return;
+      }
+      const { body, headers } = make();
+      try {
+        const res = await (this.opts.fetch ?? fetch)(url, {
+          method: 'POST',
+          headers,
+          body,
+          signal: AbortSignal.any([AbortSignal.timeout(10_000), this.stopper.signal]),
+        });
+        await res.text();
+        if (res.status === 200 || res.status === 204) return;
+        this.opts.log?.warn({ what, attempt: i + 1, status: res.status }, '[支付沙箱] 退款通知未被确认');
+      } catch (e) {
+        this.opts.log?.warn({ what, attempt: i + 1, error: (e as Error).message }, '[支付沙箱] 退款通知未送达');
+      }
     }
   }
 

@@ -11,7 +11,7 @@
  *   the tail of the base64 ciphertext).
  */
 import { createCipheriv, createDecipheriv, createSign, createVerify, randomBytes, type KeyObject } from 'node:crypto';
-import type { NotificationResult, TradeState } from './types.js';
+import type { NotificationResult, RefundNotificationResult, RefundState, TradeState } from './types.js';
 
 export const AUTH_SCHEMA = 'WECHATPAY2-SHA256-RSA2048';
 /** Answers and notifications older (or further ahead) than this are replays, not news. */
@@ -131,12 +131,12 @@ function aesKey(apiV3Key: string): Buffer {
   return key;
 }
 
-export function encryptResource(apiV3Key: string, plaintext: string, associatedData: string): EncryptedResource {
+export function encryptResource(apiV3Key: string, plaintext: string, associatedData: string, originalType = 'transaction'): EncryptedResource {
   const nonce = randomBytes(6).toString('hex');
   const cipher = createCipheriv('aes-256-gcm', aesKey(apiV3Key), Buffer.from(nonce, 'utf8'));
   cipher.setAAD(Buffer.from(associatedData, 'utf8'));
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final(), cipher.getAuthTag()]);
-  return { algorithm: 'AEAD_AES_256_GCM', ciphertext: body.toString('base64'), nonce, associated_data: associatedData, original_type: 'transaction' };
+  return { algorithm: 'AEAD_AES_256_GCM', ciphertext: body.toString('base64'), nonce, associated_data: associatedData, original_type: originalType };
 }
 
 /** Throws when the ciphertext, its tag, the associated data or the key do not match. */
@@ -233,4 +233,75 @@ export function verifyWechatNotification(
   const state = transactionState(tx);
   if ('error' in state) return refuse(state.error);
   return { ok: true, notification: { ...state, notificationId: envelope.id ?? '' } };
+}
+
+/** A refund as WeChat writes it: the answer to a refund or its query (`status`), or a notification (`refund_status`). */
+export interface WechatRefund {
+  mchid?: string;
+  out_trade_no?: string;
+  out_refund_no?: string;
+  refund_id?: string;
+  status?: string;
+  refund_status?: string;
+  success_time?: string;
+  amount?: { total?: number; refund?: number; payer_total?: number; payer_refund?: number };
+}
+
+const REFUND_STATE: Record<string, RefundState['status']> = {
+  SUCCESS: 'Succeeded',
+  PROCESSING: 'Processing',
+  // Closed by WeChat, or stuck (the payer's card or balance account cannot take it, 退款异常): the
+  // money did not go back, and we treat both as failed — the operator may refund again.
+  CLOSED: 'Failed',
+  ABNORMAL: 'Failed',
+};
+
+const REFUND_FAIL_REASON: Record<string, string> = { CLOSED: '退款关闭', ABNORMAL: '退款异常（用户银行卡或零钱账户不可用）' };
+
+/** Our terms for a WeChat refund, or why it cannot be read. */
+export function wechatRefundState(r: WechatRefund): RefundState | { error: string } {
+  if (!r.out_refund_no) return { error: 'missing out_refund_no' };
+  const raw = r.status ?? r.refund_status;
+  const status = raw ? REFUND_STATE[raw] : undefined;
+  if (!status) return { error: `unknown refund status ${raw ?? '(none)'}` };
+  const fen = r.amount?.refund;
+  if (fen !== undefined && (!Number.isSafeInteger(fen) || fen < 0)) return { error: `bad amount.refund ${String(fen)}` };
+  const state: RefundState = { refundNo: r.out_refund_no, status, gatewayRefundNo: r.refund_id || undefined };
+  if (fen !== undefined) state.amount = BigInt(fen) * 100n;
+  if (status === 'Failed') state.failReason = REFUND_FAIL_REASON[raw!];
+  if (status === 'Succeeded' && r.success_time) {
+    const at = new Date(r.success_time);
+    if (!Number.isNaN(at.getTime())) state.succeededAt = at;
+  }
+  return state;
+}
+
+/**
+ * A refund notification (REFUND.SUCCESS / REFUND.ABNORMAL / REFUND.CLOSED): signed and fresh like
+ * a payment notification, its resource (original_type refund) decrypted with the APIv3 key. It
+ * carries our mchid (no appid); never throws.
+ */
+export function verifyWechatRefundNotification(
+  req: { headers: Record<string, string | string[] | undefined>; rawBody: string },
+  opts: Omit<WechatVerifyOptions, 'appid'>,
+): RefundNotificationResult {
+  const h = readSignedHeaders(req.headers);
+  if ('error' in h) return { ok: false, reason: h.error };
+  const bad = checkWechatSignature(h, req.rawBody, opts.platformKeys, opts.now);
+  if (bad) return { ok: false, reason: bad };
+  let envelope: NotificationEnvelope;
+  let refund: WechatRefund;
+  try {
+    envelope = JSON.parse(req.rawBody) as NotificationEnvelope;
+    if (!envelope.resource) return { ok: false, reason: 'missing resource' };
+    refund = JSON.parse(decryptResource(opts.apiV3Key, envelope.resource)) as WechatRefund;
+  } catch (e) {
+    return { ok: false, reason: `cannot decrypt resource: ${(e as Error).message}` };
+  }
+  if (!envelope.event_type?.startsWith('REFUND.')) return { ok: false, reason: `not a refund event: ${envelope.event_type ?? '(none)'}` };
+  if (refund.mchid !== opts.mchid) return { ok: false, reason: `mchid ${refund.mchid ?? '(none)'} is not ours` };
+  if (!refund.out_trade_no) return { ok: false, reason: 'missing out_trade_no' };
+  const state = wechatRefundState(refund);
+  if ('error' in state) return { ok: false, reason: state.error };
+  return { ok: true, notification: { ...state, notificationId: envelope.id ?? '', paymentTradeNo: refund.out_trade_no } };
 }

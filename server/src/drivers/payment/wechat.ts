@@ -15,9 +15,23 @@ import {
   rfc3339Beijing,
   transactionState,
   verifyWechatNotification,
+  verifyWechatRefundNotification,
+  wechatRefundState,
+  type WechatRefund,
   type WechatTransaction,
 } from './wechat-protocol.js';
-import { unitsToFen, type NotificationAck, type NotificationResult, type PaymentDriver, type PrecreateInput, type TradeState } from './types.js';
+import {
+  refundReason,
+  unitsToFen,
+  type NotificationAck,
+  type NotificationResult,
+  type PaymentDriver,
+  type PrecreateInput,
+  type RefundInput,
+  type RefundNotificationResult,
+  type RefundState,
+  type TradeState,
+} from './types.js';
 
 export interface WechatPaymentOptions {
   /** 商户号. */
@@ -112,6 +126,43 @@ export class WechatPaymentDriver implements PaymentDriver {
     await this.request('POST', path, { mchid: this.opts.mchid });
   }
 
+  /**
+   * POST /v3/refund/domestic/refunds (申请退款). out_refund_no is the idempotency key: the same
+   * number asked again answers with the same refund. WeChat accepts it (PROCESSING, usually) and
+   * tells the outcome by a REFUND.* notification to notify_url, or by the query.
+   */
+  async refund(input: RefundInput): Promise<RefundState> {
+    const answer = await this.request('POST', '/v3/refund/domestic/refunds', {
+      out_trade_no: input.paymentTradeNo,
+      out_refund_no: input.refundNo,
+      reason: refundReason(input.reason),
+      notify_url: input.notifyUrl,
+      amount: { refund: unitsToFen(input.amount), total: unitsToFen(input.total), currency: 'CNY' },
+    });
+    return this.readRefund(answer.body, 'refund');
+  }
+
+  /** GET /v3/refund/domestic/refunds/{out_refund_no} (查询单笔退款); 404 means WeChat never took it. */
+  async queryRefund(q: { refundNo: string; paymentTradeNo: string }): Promise<RefundState> {
+    try {
+      const answer = await this.request('GET', `/v3/refund/domestic/refunds/${encodeURIComponent(q.refundNo)}`);
+      return this.readRefund(answer.body, 'refund query');
+    } catch (e) {
+      if (e instanceof PaymentGatewayError && e.kind === 'NotFound') return { refundNo: q.refundNo, status: 'NotFound' };
+      throw e;
+    }
+  }
+
+  async verifyRefundNotification(req: { headers: Record<string, string | string[] | undefined>; rawBody: string }): Promise<RefundNotificationResult> {
+    return verifyWechatRefundNotification(req, { platformKeys: this.platformKeys, apiV3Key: this.opts.apiV3Key, mchid: this.opts.mchid, now: this.now() });
+  }
+
+  private readRefund(body: string, what: string): RefundState {
+    const state = wechatRefundState(parseJson(body) as WechatRefund);
+    if ('error' in state) throw new PaymentGatewayError('BadResponse', `WeChat ${what}: ${state.error}`);
+    return state;
+  }
+
   /** A signed call whose answer is a verified 2xx; anything else becomes PaymentGatewayError. */
   private async request(method: 'GET' | 'POST', pathAndQuery: string, payload?: object): Promise<Answer> {
     const body = payload === undefined ? '' : JSON.stringify(payload);
@@ -185,6 +236,7 @@ function gatewayError(answer: Answer): PaymentGatewayError {
   const text = `WeChat: HTTP ${answer.status} ${code} ${message}`.trim();
   if (answer.status >= 500 || answer.status === 429) return new PaymentGatewayError('Unavailable', text, code || undefined);
   if (code === 'ORDERPAID' || code === 'ORDER_PAID') return new PaymentGatewayError('AlreadyPaid', text, code);
-  if (answer.status === 404 || code === 'ORDER_NOT_EXIST' || code === 'ORDERNOTEXIST') return new PaymentGatewayError('NotFound', text, code || undefined);
+  if (answer.status === 404 || code === 'ORDER_NOT_EXIST' || code === 'ORDERNOTEXIST' || code === 'RESOURCE_NOT_EXISTS')
+    return new PaymentGatewayError('NotFound', text, code || undefined);
   return new PaymentGatewayError('Rejected', text, code || undefined);
 }

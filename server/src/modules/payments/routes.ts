@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../http/errors.js';
 import type { GatewayMethod } from '../../drivers/payment/types.js';
+import type { RefundService } from './refunds.js';
 import type { PaymentService } from './service.js';
 
 const METHODS: Record<string, GatewayMethod> = { alipay: 'Alipay', wechat: 'Wechat' };
@@ -11,6 +12,8 @@ const METHODS: Record<string, GatewayMethod> = { alipay: 'Alipay', wechat: 'Wech
  */
 export interface PaymentRoutesDeps {
   payments: PaymentService;
+  /** Refund notifications (WeChat Pay v3 REFUND.*) arrive here too, once refunds are wired. */
+  refunds?: () => RefundService | undefined;
 }
 
 export async function paymentRoutes(app: FastifyInstance, deps: PaymentRoutesDeps) {
@@ -24,6 +27,17 @@ export async function paymentRoutes(app: FastifyInstance, deps: PaymentRoutesDep
       const method = METHODS[req.params.method];
       if (!method) throw new AppError('NOT_FOUND', `不支持的支付渠道 ${req.params.method}`);
       const ack = await deps.payments.handleNotification(method, req.headers, typeof req.body === 'string' ? req.body : '');
+      return reply.status(ack.status).type(ack.contentType).send(ack.body);
+    },
+  );
+  app.post<{ Params: { method: string } }>(
+    '/billing/api/v1/payment/refund-notify/:method',
+    { schema: { tags: ['支付'], summary: '退款结果异步通知（微信支付 v3 REFUND.*）', hide: false } },
+    async (req, reply) => {
+      const method = METHODS[req.params.method];
+      const refunds = deps.refunds?.();
+      if (!method || !refunds) throw new AppError('NOT_FOUND', `不支持的支付渠道 ${req.params.method}`);
+      const ack = await refunds.handleNotification(method, req.headers, typeof req.body === 'string' ? req.body : '');
       return reply.status(ack.status).type(ack.contentType).send(ack.body);
     },
   );
