@@ -3,7 +3,9 @@
  * generator: the real app plus a bare route as the baseline. Prints its address on stdout.
  */
 import { buildApp } from '../src/app.js';
-import { startScheduler } from '../src/jobs/scheduler.js';
+import { jobsOf, runJobs, startScheduler, type Job } from '../src/jobs/scheduler.js';
+import { JobLeases } from '../src/jobs/leases.js';
+import { localBus } from '../src/db/bus.js';
 import { schedulerDeps } from '../src/context.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
@@ -32,7 +34,12 @@ const config = loadConfig(
   },
   bwrapWorks,
 );
-const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
+const opened = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DATABASE_POOL_SIZE });
+// bench/replicas.ts's baseline: the same server without what replicas need — events stay in the
+// process (no LISTEN connection, no pg_notify) and every job runs without a lease.
+const machineryOff = process.env.BENCH_REPLICA_MACHINERY === 'off';
+if (machineryOff) await opened.bus.close();
+const database = machineryOff ? { ...opened, bus: localBus() } : opened;
 const { app, ctx } = await buildApp({ config, database, clock: systemClock, logger: process.env.BENCH_LOG_LEVEL ? true : false });
 app.get('/__bench/bare', async () => ({ ok: true }));
 await seedDemo(database.db, systemClock);
@@ -71,7 +78,10 @@ if (loginAccounts > 0) {
 }
 if (process.env.BENCH_JOBS) {
   // The background jobs of `npm start` (the reconciler that marks a machine 运行中): the local-start case needs them.
-  const stopJobs = startScheduler(schedulerDeps(ctx), app.log);
+  const unleased = (jobs: Record<string, Job>) => Object.fromEntries(Object.entries(jobs).map(([name, job]) => [name, { ...job, perProcess: true }]));
+  const stopJobs = machineryOff
+    ? runJobs(unleased(jobsOf(schedulerDeps(ctx))), new JobLeases(database.db), app.log)
+    : startScheduler(schedulerDeps(ctx), app.log);
   app.addHook('onClose', async () => stopJobs());
 }
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
