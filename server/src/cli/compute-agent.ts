@@ -15,6 +15,8 @@
  *   FILESTORE_ROOT         the operator's shared file system, mounted at the same path on every host
  *                          and on the console: the accounts' 文件存储 trees (default <data dir>/filestore)
  *   FILESTORE_QUOTA_GB     as for the console
+ *   REGISTRY_URL, REGISTRY_USER, REGISTRY_PASSWORD   the operator's registry, as for the console: the
+ *                          same on every host — saved images and 迁移 between hosts travel through it
  *   COMPUTE_AGENT_SSH_HOST, COMPUTE_AGENT_SSH_PORT   what machines report as their SSH address: the
  *                          console's SSH gateway (default 127.0.0.1:2222)
  *   COMPUTE_AGENT_TLS_CERT, COMPUTE_AGENT_TLS_KEY   PEM files: serve HTTPS (needed when the console
@@ -33,7 +35,7 @@ import { systemClock } from '../clock.js';
 import { openDatabase } from '../db/client.js';
 import { computeAgentServer } from '../drivers/compute/agent-server.js';
 import { SimulatedComputeDriver, parseSimDelays, type SimDelays } from '../drivers/compute/simulated.js';
-import { localComputeDir } from '../drivers/compute/index.js';
+import { localComputeDir, registryOptionsOf } from '../drivers/compute/index.js';
 import { buildHostReport } from '../drivers/compute/host-report.js';
 import { LocalComputeDriver } from '../drivers/compute/local/driver.js';
 import { localGpuHost } from '../drivers/compute/local/gpus.js';
@@ -60,6 +62,9 @@ const envSchema = z.object({
   COMPUTE_AGENT_SSH_PORT: z.coerce.number({ error: '应为端口号' }).int().min(1).max(65535).default(2222),
   FILESTORE_ROOT: z.string().optional(),
   FILESTORE_QUOTA_GB: z.coerce.number({ error: '应为整数（GB）' }).int().min(1).max(100_000).default(20),
+  REGISTRY_URL: z.url({ protocol: /^https?$/, error: '应为 http(s)://host[:port][/路径] 形式' }).optional(),
+  REGISTRY_USER: z.string().min(1).optional(),
+  REGISTRY_PASSWORD: z.string().min(1).optional(),
   COMPUTE_AGENT_TLS_CERT: z.string().optional(),
   COMPUTE_AGENT_TLS_KEY: z.string().optional(),
   COMPUTE_SIM_DELAYS: z.string().optional(),
@@ -114,6 +119,7 @@ const driver: ComputeDriver =
         sshPort: () => env.COMPUTE_AGENT_SSH_PORT,
         fileStoreRoot: env.FILESTORE_ROOT ? path.resolve(env.FILESTORE_ROOT) : path.join(dataDir, 'filestore'),
         fileStoreQuotaGb: env.FILESTORE_QUOTA_GB,
+        registry: registryOptionsOf(env),
       })
     : new SimulatedComputeDriver(database.db, systemClock, delays, env.COMPUTE_SIM_DOMAIN);
 const gpuHost = localGpuHost();

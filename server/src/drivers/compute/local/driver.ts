@@ -450,7 +450,8 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
         data = await this.execute(op, instanceId, machine);
       } catch (e) {
         error = e instanceof Error ? e.message : String(e);
-        if (op.kind === 'importMachine') await this.dropImport(instanceId, op.params.hostId);
+        if (op.kind === 'importMachine')
+          await this.dropImport(instanceId, op.params.hostId).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
         if (kind === 'boot') {
           await this.dropDisks(machine!).catch((e: unknown) => this.opts.log?.(`local compute: ${String(e)}`));
           await this.setMachine(instanceId, { power: 'destroyed' });
