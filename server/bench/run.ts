@@ -21,7 +21,7 @@ import { benchFirstLoad } from './assets.js';
 import { benchHttp } from './http.js';
 import { benchGateway } from './gateway.js';
 import { benchLocalStart } from './local-start.js';
-import { benchReplicas } from './replicas.js';
+import { benchAgentEcho } from './agent-echo.js';
 import { createScratchDatabase } from '../test/scratch-db.js';
 
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -73,7 +73,7 @@ async function main() {
     ['HTTP cases on PGlite (with the first load in Chromium)', () => benchHttp(undefined, async (base) => ((await benchFirstLoad(base)) ? 0 : 1))],
     ['model gateway on PGlite', () => benchGateway()],
     ['local instance start-to-usable', async () => Number(await benchLocalStart())],
-    ["replicas' machinery: leases and bus on vs off, a dead holder's job taken over (PGlite, then PostgreSQL)", () => benchReplicas(PG_URL)],
+    ['terminal echo through console and agent', async () => Number(await benchAgentEcho())],
   ];
   if (await postgresAnswers()) {
     cases.push(

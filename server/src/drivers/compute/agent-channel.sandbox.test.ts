@@ -4,6 +4,7 @@
  * web terminal, the SSH gateway (shell, exec, sftp) and 自定义服务 going through the agent's
  * signed channel. A bad, replayed or another machine's signature opens nothing.
  */
+import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,7 +15,7 @@ import WebSocket from 'ws';
 import { API, type Order, type TerminalServerMessage } from '@console/contract';
 import { get, json, post, startTestServer, type TestServer } from '../../../test/harness.js';
 import { lacks } from '../../../test/host-packages.js';
-import { enterMachine, HOST_SYSTEM_IMAGE, listen, localEnv, machineRequest } from '../../../test/local-kit.js';
+import { enterMachine, HOST_SYSTEM_IMAGE, listen, localEnv, localhostLookup, machineRequest } from '../../../test/local-kit.js';
 import { instanceKit } from '../../../test/instances-kit.js';
 import { testTemplate } from '../../../test/pglite-template.js';
 import { systemClock } from '../../clock.js';
@@ -50,13 +51,49 @@ async function reach(token: string, id: string, status: string) {
   throw new Error(`instance ${id} never reached ${status}`);
 }
 
-async function runningInstance(token: string): Promise<string> {
-  const order = { sizeId: 'gen-c2m4', regionId: 'bj-b', imageId: HOST_SYSTEM_IMAGE, dataDiskGb: 20, cycle: 'Usage', duration: 1 };
+async function runningInstance(token: string, sizeId = 'gen-c2m4'): Promise<string> {
+  const order = { sizeId, regionId: 'bj-b', imageId: HOST_SYSTEM_IMAGE, dataDiskGb: 20, cycle: 'Usage', duration: 1 };
   const res = await post(s.app, API.orderCreate, order, token);
   expect(res.statusCode, res.body).toBe(200);
   const [o] = json<{ items: Order[] }>(await get(s.app, '/order/api/v2.1/orders?pageSize=1', token)).items;
   await reach(token, o!.resourceId!, 'Running');
   return o!.resourceId!;
+}
+
+/** Runs `code` in a notebook kernel over its WebSocket; the result's text. */
+function execute(ws: WebSocket, code: string): Promise<string> {
+  const msgId = randomUUID();
+  const header = { msg_id: msgId, username: 'test', session: randomUUID(), msg_type: 'execute_request', version: '5.3', date: new Date().toISOString() };
+  const content = { code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false, stop_on_error: true };
+  ws.send(JSON.stringify({ header, parent_header: {}, metadata: {}, content, channel: 'shell', buffers: [] }));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no execute_result')), 20_000);
+    ws.on('message', (data) => {
+      const m = JSON.parse(data.toString()) as { msg_type: string; parent_header: { msg_id?: string }; content: { data?: Record<string, string> } };
+      if (m.msg_type === 'execute_result' && m.parent_header.msg_id === msgId) {
+        clearTimeout(timer);
+        resolve(m.content.data!['text/plain']!);
+      }
+    });
+  });
+}
+
+/** The desktop socket's first RFB message (the server's protocol version), retrying while the desktop starts. */
+async function rfbGreeting(id: string, token: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const greeting = await new Promise<string | null>((resolve) => {
+      const ws = new WebSocket(`${base.replace('http', 'ws')}${API.instanceDesktop.replace(':id', id)}`, { headers: { authorization: `Bearer ${token}` } });
+      ws.once('message', (data) => {
+        resolve((data as Buffer).toString());
+        ws.close();
+      });
+      ws.once('close', () => resolve(null));
+      ws.once('error', () => resolve(null));
+    });
+    if (greeting) return greeting;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the desktop never answered');
 }
 
 /** A web terminal: what arrived so far, and waiting for text to appear. */
@@ -169,7 +206,15 @@ afterAll(async () => {
   rmSync(agentDir, { recursive: true, force: true });
 });
 
-describe.skipIf(lacks('bubblewrap', 'openssh-sftp-server', 'python3'))('ways in through the agent', () => {
+describe.skipIf(lacks('bubblewrap', 'desktop'))('the desktop through the agent', () => {
+  it("relays the owner's noVNC socket to the 云桌面's VNC server on the agent's host", async () => {
+    const token = (await kit.fundedUser('100')).token;
+    const id = await runningInstance(token, 'dsk-c4m8');
+    expect(await rfbGreeting(id, token)).toMatch(/^RFB 003\.00\d\n$/);
+  });
+});
+
+describe.skipIf(lacks('bubblewrap', 'openssh-sftp-server', 'python3-notebook'))('ways in through the agent', () => {
   let token: string;
   let id: string;
   beforeAll(async () => {
@@ -186,6 +231,7 @@ describe.skipIf(lacks('bubblewrap', 'openssh-sftp-server', 'python3'))('ways in 
     term.send({ type: 'resize', cols: 132, rows: 43 });
     term.type('stty size');
     await term.waitFor(/43 132/);
+    expect(term.output).not.toContain('\r\r\n'); // line ends as the machine's pty makes them, not turned twice
     term.ws.close();
   });
 
@@ -237,6 +283,31 @@ describe.skipIf(lacks('bubblewrap', 'openssh-sftp-server', 'python3'))('ways in 
     }
     expect(served.status, served.text).toBe(200);
     expect(served.text.trim().length).toBeGreaterThan(0);
+  });
+
+  it('JupyterLab through the machine proxy and the agent: the page, and a kernel over its WebSocket evaluating 1+1', async () => {
+    const { url, origin, cookie } = await enterMachine(base, token, `/jupyter/${id}/tree`);
+    let status = await machineRequest(`${origin}/jupyter/${id}/api/status`, { headers: { cookie } });
+    for (let i = 0; i < 150 && status.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = await machineRequest(`${origin}/jupyter/${id}/api/status`, { headers: { cookie } });
+    }
+    expect(status.status, status.text).toBe(200);
+    expect((await machineRequest(url, { headers: { cookie } })).text).toContain('Jupyter');
+    const started = await machineRequest(`${origin}/jupyter/${id}/api/kernels`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'python3' }),
+    });
+    expect(started.status, started.text).toBe(201);
+    const kernel = JSON.parse(started.text) as { id: string };
+    const ws = new WebSocket(`${origin.replace('http', 'ws')}/jupyter/${id}/api/kernels/${kernel.id}/channels`, {
+      headers: { cookie, origin },
+      lookup: localhostLookup,
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    expect(await execute(ws, '1+1')).toBe('2');
+    ws.close();
   });
 
   it("refuses a channel without a valid signature, a replayed one, and another machine's with this one's", async () => {

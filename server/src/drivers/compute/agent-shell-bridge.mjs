@@ -3,6 +3,7 @@
 // and it relays its tty (raw, with its window size) or its pipes over one signed channel to the
 // agent, then exits with the command's status. Plain JavaScript so that it starts with node alone
 // (no tsx: a terminal opens in a blink, and the echo's path has nothing compiled on the fly).
+import { spawnSync } from 'node:child_process';
 import WebSocket from 'ws';
 
 const HIGH_WATER = 256 * 1024;
@@ -25,6 +26,8 @@ ws.on('open', () => {
   ws.send(JSON.stringify({ type: 'start', pty }));
   if (tty) {
     process.stdin.setRawMode(true);
+    // Node's raw mode keeps the tty's output processing (\n → \r\n), which the machine's own pty has done already.
+    spawnSync('stty', ['-opost'], { stdio: ['inherit', 'ignore', 'ignore'] });
     process.stdout.on('resize', () => send({ type: 'resize', cols: process.stdout.columns, rows: process.stdout.rows }));
   }
   process.stdin.on('data', (chunk) => {
