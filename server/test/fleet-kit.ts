@@ -31,6 +31,7 @@ export const FLEET_HOST_2 = 'bj-b-1-h03';
 /** A GPU image of the host's own system (no OCI image to build): what the fleet tests' GPU machines run, card-less where the host has none. */
 export const HOST_SYSTEM_GPU_IMAGE = 'host-system-gpu';
 
+const AGENT_START_MS = 240_000;
 const SERVER_DIR = fileURLToPath(new URL('..', import.meta.url));
 
 export interface AgentProcess {
@@ -114,7 +115,9 @@ export async function agentProcess(opts: { hostId: string; driver?: 'local' | 's
       child = c;
       c.stdout!.on('data', (d: Buffer) => (output += d.toString()));
       c.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-      for (let i = 0; i < 600; i++) {
+      // Generous: tsx compiles the agent at each start, slow on a loaded machine.
+      const deadline = Date.now() + AGENT_START_MS;
+      while (Date.now() < deadline) {
         if (!agent.running()) throw new Error(`compute agent ${opts.hostId} ended at start:\n${output}`);
         try {
           await readHostReport({ baseUrl, keyId, secret, timeoutMs: 1000 });
@@ -123,7 +126,7 @@ export async function agentProcess(opts: { hostId: string; driver?: 'local' | 's
           await new Promise((r) => setTimeout(r, 100));
         }
       }
-      throw new Error(`compute agent ${opts.hostId} did not answer within 60 s:\n${output}`);
+      throw new Error(`compute agent ${opts.hostId} did not answer within ${AGENT_START_MS / 1000} s:\n${output}`);
     },
     async stop() {
       const c = child;
