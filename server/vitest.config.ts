@@ -16,5 +16,7 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // One migrated PGlite made before the workers start, loaded by every in-memory test database.
     globalSetup: ['test/global-setup.ts'],
+    // Cheap password hashes everywhere but the file that measures them (test/setup.ts).
+    setupFiles: ['test/setup.ts'],
   },
 });

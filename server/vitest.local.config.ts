@@ -13,5 +13,7 @@ export default defineConfig({
     pool: 'forks',
     // One migrated PGlite made before the workers start, loaded by every in-memory test database.
     globalSetup: ['test/global-setup.ts'],
+    // Cheap password hashes everywhere but the file that measures them (test/setup.ts).
+    setupFiles: ['test/setup.ts'],
   },
 });

@@ -9,7 +9,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API } from '@console/contract';
 import { Hasher } from './hashing.js';
+import { PASSWORD_HASH_COST, setPasswordHashCostForTests } from './passwords.js';
 import { PASSWORD, json, post, registerUser, startTestServer, type TestServer } from '../../../test/harness.js';
+
+// The bursts below need hashes that take as long as real ones (test/setup.ts makes them cheap for the other files).
+setPasswordHashCostForTests(PASSWORD_HASH_COST);
 
 describe('a burst of logins', () => {
   let s: TestServer;

@@ -24,9 +24,21 @@ export function assertPasswordCheckPossible() {
 
 const scrypt = (password: string, salt: Buffer, keyLength: number, options: ScryptOptions) => hasher.scrypt({ password, salt, keyLength, options });
 
-const PARAMS = { N: 1 << 15, r: 8, p: 1 };
+/** The cost of new hashes; a stored hash carries its own, so hashes made at another cost still verify. */
+export const PASSWORD_HASH_COST = { N: 1 << 15, r: 8, p: 1 };
+let PARAMS = PASSWORD_HASH_COST;
 const KEY_LEN = 32;
 const MAXMEM = 64 * 1024 * 1024;
+
+/**
+ * Tests only (server/test/setup.ts): the suites register hundreds of accounts, and at the real cost
+ * each hash held a core for 100–400 ms on the 2-core CI machine. What a test of the hashing itself
+ * measures (bursts, the line, priorities) sets the real cost back.
+ */
+export function setPasswordHashCostForTests(cost: { N: number; r: number; p: number }) {
+  PARAMS = cost;
+  DUMMY = dummyHash();
+}
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
@@ -49,4 +61,5 @@ export async function verifyPassword(password: string, stored: string | null): P
   return stored !== null && timingSafeEqual(key, expected);
 }
 
-const DUMMY = `scrypt$${PARAMS.N}$${PARAMS.r}$${PARAMS.p}$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`;
+const dummyHash = () => `scrypt$${PARAMS.N}$${PARAMS.r}$${PARAMS.p}$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`;
+let DUMMY = dummyHash();
