@@ -22,6 +22,7 @@ import { benchHttp } from './http.js';
 import { benchGateway } from './gateway.js';
 import { benchLocalStart } from './local-start.js';
 import { benchAgentEcho } from './agent-echo.js';
+import { benchReplicas } from './replicas.js';
 import { createScratchDatabase } from '../test/scratch-db.js';
 
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -74,6 +75,7 @@ async function main() {
     ['model gateway on PGlite', () => benchGateway()],
     ['local instance start-to-usable', async () => Number(await benchLocalStart())],
     ['terminal echo through console and agent', async () => Number(await benchAgentEcho())],
+    ["replicas' machinery: leases and bus on vs off, a dead holder's job taken over (PGlite, then PostgreSQL)", () => benchReplicas(PG_URL)],
   ];
   if (await postgresAnswers()) {
     cases.push(
