@@ -15,7 +15,6 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastif
 import { z } from 'zod';
 import type { ComputeDriver, DriverEvent } from './types.js';
 import { agentChannelServer } from './agent-channel-server.js';
-import { agentChannelServer } from './agent-channel-server.js';
 import type { HostReport } from './host-report.js';
 import {
   AGENT_MAX_EVENTS,
@@ -93,8 +92,6 @@ export const computeAgentServer: FastifyPluginAsync<ComputeAgentServerOptions> =
       throw new AgentHttpError(401, 'unauthorized', why);
     }
   });
-
-  await app.register(agentChannelServer, { driver, maxSkewMs: opts.maxSkewMs ?? AGENT_MAX_SKEW_MS });
 
   await app.register(agentChannelServer, { driver, maxSkewMs: opts.maxSkewMs ?? AGENT_MAX_SKEW_MS });
 
