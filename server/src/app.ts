@@ -142,6 +142,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
   const sandboxes = sandboxDrivers(ctx.drivers.payment);
   if (sandboxes.length && opts.config.devTools) await app.register(async (scope) => sandboxRoutes(scope, sandboxes));
 
+  ctx.terminals.log = (m) => app.log.warn(m);
   // The SSH gateway comes up with the HTTP server, for drivers whose machines it can reach.
   const compute = ctx.drivers.compute;
   const runningIds = compute.runningIds?.bind(compute);
@@ -202,7 +203,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
     await machines?.close();
     await ssh?.close();
     ctx.accessGate.stop();
-    ctx.terminals.stop();
+    await ctx.terminals.stop();
     await ctx.drivers.compute.shutdown?.();
     await ctx.counters.close();
     await ctx.database.close();

@@ -13,6 +13,7 @@ import { machineDoorRoutes, machineProxyRoutes, type MachineProxyDeps } from './
 import { accessRoutes } from './routes.js';
 import { SshKeyService } from './ssh-keys.js';
 import { Terminals } from './terminal.js';
+import { SharedShellSlots } from './terminal-slots.js';
 
 export interface AccessModuleDeps {
   db: Db;
@@ -46,7 +47,13 @@ export function accessModule(deps: AccessModuleDeps) {
   const { bus } = deps;
   const accessGate = new AccessGate({ sessions: deps.sessions, instanceOf, onChange: (listener) => bus.subscribe(ACCESS_CHANGED, listener) });
   const sshKeys = new SshKeyService({ db, clock, findUser: (id) => deps.users.findById(id), instanceOf });
-  const terminals = new Terminals(driver);
+  // Each user's shells counted on every replica together (terminal-slots.ts).
+  const slots = new SharedShellSlots({
+    db,
+    clock,
+    onError: (e) => terminals.log(`网页终端：终端记录读写失败（${(e as Error).message}），将在半分钟后自动失效`),
+  });
+  const terminals = new Terminals(driver, { slots });
   // Logging out, a child's rights changing and an API token replaced or revoked end the connections they opened at once,
   // on whichever replica they are connected to.
   const changed = () => bus.publish(ACCESS_CHANGED);

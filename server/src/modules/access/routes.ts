@@ -84,32 +84,42 @@ export async function accessRoutes(app: FastifyInstance, deps: AccessRoutesDeps)
       const { id: instanceId } = req.params;
       const q = req.query;
       const size = { cols: q.cols, rows: q.rows };
-      let shell: { id: string; offset: number; lost?: number } | null;
-      let resumed = false;
-      try {
-        shell = q.resume ? terminals.resume(q.resume, instanceId, user.id, q.since, size, sink) : null;
-        resumed = Boolean(shell);
-        shell ??= terminals.open(instanceId, user.id, size, sink);
-      } catch (e) {
-        const refusal = e instanceof AppError ? e : new AppError('INSTANCE_NOT_RUNNING');
-        send({ type: 'closed', message: refusal.message });
-        socket.close(4000 + refusal.status, 'refused');
-        return;
+      // Opening a shell asks the database (the user's shells on every replica): what the client
+      // types meanwhile waits here, and goes to the shell once it is there.
+      const early: [WebSocket.RawData, boolean][] = [];
+      socket.on('message', (raw, isBinary) => (id ? onMessage(raw, isBinary) : early.push([raw, isBinary])));
+      void attach();
+
+      async function attach() {
+        let shell: { id: string; offset: number; lost?: number } | null;
+        let resumed = false;
+        try {
+          shell = q.resume ? terminals.resume(q.resume, instanceId, user.id, q.since, size, sink) : null;
+          resumed = Boolean(shell);
+          shell ??= await terminals.open(instanceId, user.id, size, sink);
+        } catch (e) {
+          const refusal = e instanceof AppError ? e : new AppError('INSTANCE_NOT_RUNNING');
+          send({ type: 'closed', message: refusal.message });
+          socket.close(4000 + refusal.status, 'refused');
+          return;
+        }
+        id = shell.id;
+        // The page went away while the shell was being opened: nobody will attach to it.
+        if (socket.readyState !== socket.OPEN) return terminals.close({ id, sink }, '终端页面已关闭');
+        send({ type: 'ready', id, offset: shell.offset, resumed, lost: shell.lost ?? 0 });
+        const live = { token: findToken(req)!.token, instanceId, close: (reason: string) => terminals.close({ id, sink }, reason) };
+        accessGate.watch(live);
+        // A peer that vanished without closing (a laptop asleep) is noticed and the shell detached.
+        keepAlive(socket);
+        for (const [raw, isBinary] of early.splice(0)) onMessage(raw, isBinary);
+        socket.on('close', () => {
+          accessGate.forget(live);
+          // While it waits for a reattach the shell stays watched with the session that opened it:
+          // logging out or losing the right ends it at once, not when the wait runs out.
+          const waiting = { ...live, close: (reason: string) => terminals.close({ id, detached: true }, reason) };
+          if (terminals.detach(id, sink, () => accessGate.forget(waiting))) accessGate.watch(waiting);
+        });
       }
-      id = shell.id;
-      send({ type: 'ready', id, offset: shell.offset, resumed, lost: shell.lost ?? 0 });
-      const live = { token: findToken(req)!.token, instanceId, close: (reason: string) => terminals.close({ id, sink }, reason) };
-      accessGate.watch(live);
-      // A peer that vanished without closing (a laptop asleep) is noticed and the shell detached.
-      keepAlive(socket);
-      socket.on('message', (raw, isBinary) => onMessage(raw, isBinary));
-      socket.on('close', () => {
-        accessGate.forget(live);
-        // While it waits for a reattach the shell stays watched with the session that opened it:
-        // logging out or losing the right ends it at once, not when the wait runs out.
-        const waiting = { ...live, close: (reason: string) => terminals.close({ id, detached: true }, reason) };
-        if (terminals.detach(id, sink, () => accessGate.forget(waiting))) accessGate.watch(waiting);
-      });
 
       function onMessage(raw: WebSocket.RawData, isBinary: boolean) {
         let parsed: unknown;

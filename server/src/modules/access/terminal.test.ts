@@ -18,7 +18,7 @@ describe('terminal shells', () => {
   it('replays what a detached shell printed within its scrollback, and counts what it could not keep', async () => {
     const terminals = new Terminals(printing(20_000), { scrollbackBytes: 4096 });
     const first = collector();
-    const { id } = terminals.open('inst', 'user', { cols: 80, rows: 24 }, first);
+    const { id } = await terminals.open('inst', 'user', { cols: 80, rows: 24 }, first);
     terminals.detach(id, first);
     const second = collector();
     let resumed: ReturnType<Terminals['resume']> = null;
@@ -40,10 +40,10 @@ describe('terminal shells', () => {
     terminals.stop();
   });
 
-  it('ends a shell waiting for a reattach when told to end the detached ones, and tells whoever watched it', () => {
+  it('ends a shell waiting for a reattach when told to end the detached ones, and tells whoever watched it', async () => {
     const terminals = new Terminals(printing(10), {});
     const sink = collector();
-    const { id } = terminals.open('inst', 'user', { cols: 80, rows: 24 }, sink);
+    const { id } = await terminals.open('inst', 'user', { cols: 80, rows: 24 }, sink);
     // Attached: a close of the detached ones leaves it.
     terminals.close({ id, detached: true }, 'logged out');
     expect(terminals.size).toBe(1);

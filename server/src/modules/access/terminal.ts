@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { spawn, type IPty } from 'node-pty';
 import type { ComputeDriver } from '../../drivers/compute/types.js';
 import { AppError } from '../../http/errors.js';
+import { LocalShellSlots, type ShellSlots } from './terminal-slots.js';
 
 export interface TerminalSink {
   /** Output of the shell, in order. */
@@ -35,15 +36,20 @@ interface Shell {
 export interface TerminalOptions {
   keepAliveMs?: number;
   scrollbackBytes?: number;
+  /** Where each user's shells are counted against the limit: every replica's (SharedShellSlots), or this process's. */
+  slots?: ShellSlots;
 }
 
-/** Shells one user may have open at once (attached or waiting for a reattach): each is a process tree in a machine. */
-const MAX_SHELLS_PER_USER = 10;
+/** Shells one user may have open at once (attached or waiting for a reattach), on all replicas together: each is a process tree in a machine. */
+export const MAX_SHELLS_PER_USER = 10;
 
 export class Terminals {
   private readonly shells = new Map<string, Shell>();
   private readonly keepAliveMs: number;
   private readonly scrollbackBytes: number;
+  private readonly slots: ShellSlots;
+  /** Where trouble counting the shells is told (the app's logger, set by app.ts); silent until set. */
+  log: (message: string) => void = () => {};
 
   constructor(
     private readonly driver: ComputeDriver,
@@ -51,6 +57,7 @@ export class Terminals {
   ) {
     this.keepAliveMs = opts.keepAliveMs ?? 60_000;
     this.scrollbackBytes = opts.scrollbackBytes ?? 256 * 1024;
+    this.slots = opts.slots ?? new LocalShellSlots();
   }
 
   /** Whether the driver offers shells at all (the detail page shows the terminal only then). */
@@ -58,14 +65,26 @@ export class Terminals {
     return typeof this.driver.shell === 'function';
   }
 
-  /** Starts a login shell in the instance and attaches `sink`; the shell's id and output offset 0. */
-  open(instanceId: string, userId: string, size: { cols: number; rows: number }, sink: TerminalSink): { id: string; offset: number } {
+  /**
+   * Starts a login shell in the instance and attaches `sink`; the shell's id and output offset 0.
+   * Refused when the user has MAX_SHELLS_PER_USER open on all replicas together.
+   */
+  async open(instanceId: string, userId: string, size: { cols: number; rows: number }, sink: TerminalSink): Promise<{ id: string; offset: number }> {
     if (!this.driver.shell) throw new AppError('TERMINAL_UNAVAILABLE');
-    if ([...this.shells.values()].filter((s) => s.userId === userId).length >= MAX_SHELLS_PER_USER) throw new AppError('TERMINAL_LIMIT');
+    if (!this.driver.shell(instanceId)) throw new AppError('INSTANCE_NOT_RUNNING');
+    const id = randomUUID();
+    await this.takeSlot({ id, userId, instanceId });
+    // Asked again after the count: the machine may have stopped meanwhile.
     const line = this.driver.shell(instanceId);
-    if (!line) throw new AppError('INSTANCE_NOT_RUNNING');
-    const pty = spawn(line.file, line.args, { name: 'xterm-256color', cols: size.cols, rows: size.rows, env: line.env, encoding: null });
-    const shell: Shell = { id: randomUUID(), instanceId, userId, pty, kept: [], keptFrom: 0, offset: 0, sink, expiry: null, leftWaiting: null };
+    let pty: IPty;
+    try {
+      if (!line) throw new AppError('INSTANCE_NOT_RUNNING');
+      pty = spawn(line.file, line.args, { name: 'xterm-256color', cols: size.cols, rows: size.rows, env: line.env, encoding: null });
+    } catch (e) {
+      this.slots.give(id);
+      throw e;
+    }
+    const shell: Shell = { id, instanceId, userId, pty, kept: [], keptFrom: 0, offset: 0, sink, expiry: null, leftWaiting: null };
     this.shells.set(shell.id, shell);
     pty.onData((chunk) => this.output(shell, Buffer.from(chunk as unknown as Uint8Array)));
     pty.onExit(({ exitCode }) => this.end(shell, this.exitReason(instanceId, exitCode), true));
@@ -156,8 +175,21 @@ export class Terminals {
     return this.shells.size;
   }
 
-  stop(): void {
+  /** Ends every shell; resolves once they no longer count against their users' limits. */
+  async stop(): Promise<void> {
     this.close({}, '服务器正在停止');
+    await this.slots.stop();
+  }
+
+  private async takeSlot(shell: { id: string; userId: string; instanceId: string }) {
+    let taken: boolean;
+    try {
+      taken = await this.slots.take(shell, MAX_SHELLS_PER_USER);
+    } catch (e) {
+      this.log(`网页终端：无法读取账号已打开的终端数（${(e as Error).message}），已拒绝打开新终端`);
+      throw new AppError('TERMINAL_BUSY');
+    }
+    if (!taken) throw new AppError('TERMINAL_LIMIT');
   }
 
   private exitReason(instanceId: string, exitCode: number): string {
@@ -185,6 +217,7 @@ export class Terminals {
 
   private end(shell: Shell, reason: string, exited = false) {
     if (!this.shells.delete(shell.id)) return;
+    this.slots.give(shell.id);
     if (shell.expiry) clearTimeout(shell.expiry);
     this.stopWaiting(shell);
     // Closing the pty hangs up the shell inside the machine (nsenter's child, out of reach of a signal
