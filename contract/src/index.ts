@@ -31,3 +31,4 @@ export * from './schemas/model.js';
 export * from './schemas/operator-models.js';
 export * from './schemas/operator-images.js';
 export * from './schemas/refund.js';
+export * from './schemas/operator-roles.js';

@@ -606,6 +606,7 @@ export async function createContext(opts: {
     catalogueStore,
     auth,
     operatorMobiles: config.OPERATOR_MOBILES,
+    approvalThresholdYuan: config.OPERATOR_APPROVAL_THRESHOLD_YUAN,
     localOperatorToken: () => localOperator.token,
     imageRegistration: {
       registrar: new ImageRegistrar(path.join(localComputeDir(config.dataDir), 'oci'), registryOptionsOf(config)),
@@ -614,7 +615,7 @@ export async function createContext(opts: {
     },
   });
   routes.push(operatorModuleOut.routes);
-  const { operator, operatorOf } = operatorModuleOut;
+  const { operator, operatorOf, auditOf } = operatorModuleOut;
   const { invoices, routes: invoicesRoutes } = invoicesModule({
     db,
     clock,
@@ -622,14 +623,15 @@ export async function createContext(opts: {
     users,
     modelHeld: (payerId, exec) => modelGateway.heldFor(payerId, exec),
     auth,
-    operatorOf,
+    operatorOf: operatorOf('invoices.manage'),
+    audit: auditOf,
   });
   routes.push(invoicesRoutes);
   // Refunds to the original method: a recharge's bonus is taken back in proportion (payments/refunds.ts).
   const { refunds, routes: refundsRoutes } = refundsModule({
     gifts,
     auth,
-    operatorOf,
+    operatorOf: operatorOf('refunds.manage'),
     bonusOf: async (p) => (p.purpose === 'recharge' ? BigInt((await recharge.get(p.userId, p.subjectId)).bonus) : 0n),
   });
   routes.push(refundsRoutes);

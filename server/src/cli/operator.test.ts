@@ -9,7 +9,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API } from '@console/contract';
+import { eq } from 'drizzle-orm';
 import { get, json, newMobile, registerUser, startTestServer, type TestServer } from '../../test/harness.js';
+import { operatorAudit } from '../db/schema.js';
 
 const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = path.join(SERVER_DIR, 'src/cli/operator.ts');
@@ -58,7 +60,20 @@ describe('npm run operator -- grant / revoke with the server running on PGlite',
     expect(refused.statusCode).toBe(403);
     expect(json(refused)).toMatchObject({ code: 40300002 });
     expect(json(await get(s.app, API.meInfo, u.token))).toMatchObject({ isOperator: false });
-  });
+  }, 60_000);
+
+  it('grants and revokes one role (财务), recorded in the audit trail as the local command', async () => {
+    const u = await registerUser(s);
+    const granted = await runCli(s.dataDir, 'role', 'grant', u.mobile, 'finance');
+    expect(granted.out).toContain(`${u.mobile} 已获得「财务」角色；现有角色：财务`);
+    expect((await get(s.app, `${API.operatorInvoices}?page=1`, u.token)).statusCode).toBe(200);
+    expect((await get(s.app, API.operatorModelChannels, u.token)).statusCode).toBe(403);
+    const [row] = await s.ctx.db.select().from(operatorAudit).where(eq(operatorAudit.targetId, u.user.id));
+    expect(row).toMatchObject({ action: 'role.grant', actorId: null, after: { mobile: u.mobile, roles: ['finance'] } });
+    const bad = await runCli(s.dataDir, 'role', 'grant', u.mobile, 'boss');
+    expect(bad.code).toBe(2);
+    expect(bad.out).toContain('role 须为');
+  }, 60_000);
 
   it('says so when the number is not registered, changing nothing', async () => {
     const unknown = newMobile();

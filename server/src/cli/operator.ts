@@ -4,7 +4,12 @@
  *   credit <mobile> <yuan> --reason "<text>" [--to cash|gift] [--gift-days N]
  *       compensation from the platform to a user's cash (or gift credit), reason recorded
  *   grant <mobile> | revoke <mobile>
- *       give or take the operator role
+ *       give 管理员 / take every operator role (the older form)
+ *   role grant|revoke <mobile> <admin|finance|support|ops>
+ *       give or take one operator role (管理员, 财务, 客服, 运维)
+ *
+ * The command is the machine's root: it holds every operator permission, and what it does is in the
+ * audit trail as 本机命令行.
  *
  * With PostgreSQL (DATABASE_URL) it writes to the database directly. With the embedded PGlite, one
  * process owns the data directory: when `npm start` is running, every command goes through that
@@ -12,22 +17,37 @@
  * command opens the database itself.
  */
 import { randomUUID } from 'node:crypto';
-import { API, formatYuan, operatorCreditSchema, type OperatorCredit, type OperatorRoleResult } from '@console/contract';
+import {
+  API,
+  OPERATOR_ROLE_LABELS,
+  formatYuan,
+  operatorCreditSchema,
+  operatorRoleChangeSchema,
+  type OperatorAccount,
+  type OperatorCredit,
+  type OperatorRoleChange,
+  type OperatorRoleResult,
+} from '@console/contract';
 import { systemClock } from '../clock.js';
 import { loadConfig, type Config } from '../config.js';
 import { bwrapWorks } from '../drivers/compute/local/sandbox.js';
 import { openDatabase } from '../db/client.js';
-import { setOperatorRole, userByMobile } from '../modules/users/index.js';
+import { userByMobile } from '../modules/users/index.js';
 import { GiftService } from '../modules/gifts/index.js';
 import { RechargeTotals } from '../modules/recharge/index.js';
 import { LedgerService } from '../modules/ledger/index.js';
-import { OperatorService } from '../modules/operator/index.js';
+import { CLI_ACTOR, OperatorAudit, OperatorRoles, OperatorService } from '../modules/operator/index.js';
 import { readRunningServer, type RunningServer } from './running-server.js';
 
 const USAGE = `用法：
   npm run operator -- credit <手机号> <金额元> --reason "<原因>" [--to cash|gift] [--gift-days 天数]
-  npm run operator -- grant <手机号>      授予运营权限
-  npm run operator -- revoke <手机号>     收回运营权限`;
+  npm run operator -- grant <手机号>      授予管理员角色
+  npm run operator -- revoke <手机号>     收回全部运营角色
+  npm run operator -- role grant <手机号> <admin|finance|support|ops>    授予角色（管理员 / 财务 / 客服 / 运维）
+  npm run operator -- role revoke <手机号> <admin|finance|support|ops>   收回角色`;
+
+/** How the audit trail names what the command did directly on the database. */
+const CLI_ORIGIN = { requestId: 'cli', ip: 'local' };
 
 function fail(message: string): never {
   console.error(message);
@@ -70,25 +90,56 @@ async function credit(config: Config, req: OperatorCredit) {
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: 2 });
   try {
     const ledger = new LedgerService(database.db, systemClock);
+    const users = { findByMobile: (m: string) => userByMobile(database.db, m), mobilesOf: async () => new Map<string, string>() };
     const service = new OperatorService({
       db: database.db,
       ledger,
       gifts: new GiftService(database.db, ledger, systemClock, new RechargeTotals(database.db)),
-      users: { findByMobile: (m) => userByMobile(database.db, m) },
+      users,
+      clock: systemClock,
+      audit: new OperatorAudit({ db: database.db, clock: systemClock, users }),
     });
-    return await service.credit(req, null);
+    return await service.credit(req, null, CLI_ACTOR, CLI_ORIGIN);
   } finally {
     await database.close();
   }
 }
 
+/** The older grant/revoke: 管理员, or every role. */
 async function setRole(config: Config, mobile: string, isOperator: boolean): Promise<OperatorRoleResult> {
   const running = runningServer(config);
   if (running) return throughServer<OperatorRoleResult>(running, API.operatorRole, { mobile, isOperator });
+  await changeRoleDirectly(config, mobile, isOperator ? 'admin' : 'all', isOperator);
+  return { userId: '', mobile, isOperator: isOperator || config.OPERATOR_MOBILES.includes(mobile) };
+}
+
+/** `role grant|revoke <mobile> <role>`: through the running server, else on the database. */
+async function changeRole(config: Config, req: OperatorRoleChange, grant: boolean): Promise<string[]> {
+  const running = runningServer(config);
+  if (running) return (await throughServer<OperatorAccount>(running, grant ? API.operatorRoleGrant : API.operatorRoleRevoke, req)).roles;
+  return changeRoleDirectly(config, req.mobile, req.role, grant);
+}
+
+async function changeRoleDirectly(config: Config, mobile: string, role: OperatorRoleChange['role'] | 'all', grant: boolean) {
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir, poolSize: 2 });
   try {
-    const userId = (await setOperatorRole(database.db, mobile, isOperator, new Date())) ?? fail(`手机号 ${mobile} 未注册`);
-    return { userId, mobile, isOperator: isOperator || config.OPERATOR_MOBILES.includes(mobile) };
+    const roles = new OperatorRoles({ db: database.db, clock: systemClock, operatorMobiles: config.OPERATOR_MOBILES });
+    const audit = new OperatorAudit({ db: database.db, clock: systemClock, users: { mobilesOf: async () => new Map() } });
+    const user = (await userByMobile(database.db, mobile)) ?? fail(`手机号 ${mobile} 未注册`);
+    const before = await roles.rolesOf(user);
+    await database.db.transaction(async (tx) => {
+      if (grant && role !== 'all') await roles.grant(tx, mobile, role, null);
+      else await roles.revoke(tx, mobile, role);
+    });
+    const after = await roles.rolesOf((await userByMobile(database.db, mobile))!);
+    await audit.record(CLI_ACTOR, CLI_ORIGIN, {
+      action: grant ? 'role.grant' : 'role.revoke',
+      targetType: 'user',
+      targetId: user.id,
+      before: { mobile, roles: before },
+      after: { mobile, roles: after },
+    });
+    return after;
   } finally {
     await database.close();
   }
@@ -118,6 +169,14 @@ async function main() {
     const result = await setRole(config, mobile, command === 'grant');
     if (command === 'revoke' && result.isOperator) console.log(`${mobile} 的运营权限已收回，但该号码在 OPERATOR_MOBILES 中，仍是运营方`);
     else console.log(`${mobile} 已${command === 'grant' ? '获得' : '失去'}运营权限`);
+  } else if (command === 'role') {
+    const [action, mobile, role] = positional;
+    if (action !== 'grant' && action !== 'revoke') fail(USAGE);
+    const parsed = operatorRoleChangeSchema.safeParse({ mobile, role, reason: flags.reason });
+    if (!parsed.success) fail(`参数有误：${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('；')}\n${USAGE}`);
+    const roles = await changeRole(config, parsed.data, action === 'grant');
+    const names = roles.map((r) => OPERATOR_ROLE_LABELS[r as OperatorRoleChange['role']]).join('、') || '无';
+    console.log(`${parsed.data.mobile} 已${action === 'grant' ? '获得' : '失去'}「${OPERATOR_ROLE_LABELS[parsed.data.role]}」角色；现有角色：${names}`);
   } else {
     fail(USAGE);
   }

@@ -9,11 +9,12 @@ type ServiceDeps = ConstructorParameters<typeof InvoiceService>[0];
 export interface InvoicesModuleDeps extends ServiceDeps {
   auth: AuthGuards;
   operatorOf: InvoiceRoutesDeps['operatorOf'];
+  audit?: InvoiceRoutesDeps['audit'];
 }
 
 export function invoicesModule(deps: InvoicesModuleDeps) {
-  const { auth, operatorOf, ...serviceDeps } = deps;
+  const { auth, operatorOf, audit, ...serviceDeps } = deps;
   const invoices = new InvoiceService(serviceDeps);
-  const routes: RoutesPlugin = async (app) => invoiceRoutes(app, { auth, invoices, operatorOf });
+  const routes: RoutesPlugin = async (app) => invoiceRoutes(app, { auth, invoices, operatorOf, audit });
   return { invoices, routes };
 }

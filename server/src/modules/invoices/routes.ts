@@ -22,6 +22,11 @@ export interface InvoiceRoutesDeps {
   invoices: InvoiceService;
   /** The operator module's check: the operator's id (null for `npm run operator`), refusing anyone else. */
   operatorOf(req: FastifyRequest): Promise<string | null>;
+  /** The operator audit trail (operator module): records what the operator admitted on `req` did. */
+  audit?(
+    req: FastifyRequest,
+    event: { action: string; targetType: string; targetId: string; before?: unknown; after?: unknown; reason?: string },
+  ): Promise<void>;
 }
 
 /** Invoices are the account holder's: a child account neither sees nor requests them (40300005). */
@@ -82,6 +87,7 @@ export async function invoiceRoutes(app: FastifyInstance, deps: InvoiceRoutesDep
     async (req) => {
       const operatorId = await deps.operatorOf(req);
       const issued = await deps.invoices.issue(req.params.id, req.body.invoiceNo, operatorId);
+      await deps.audit?.(req, { action: 'invoice.issue', targetType: 'invoice', targetId: req.params.id, before: { status: 'Pending' }, after: issued });
       req.log.info({ operatorId, invoice: req.params.id, invoiceNo: req.body.invoiceNo }, 'invoice issued');
       return issued;
     },
@@ -92,6 +98,14 @@ export async function invoiceRoutes(app: FastifyInstance, deps: InvoiceRoutesDep
     async (req) => {
       const operatorId = await deps.operatorOf(req);
       const rejected = await deps.invoices.reject(req.params.id, req.body.reason, operatorId);
+      await deps.audit?.(req, {
+        action: 'invoice.reject',
+        targetType: 'invoice',
+        targetId: req.params.id,
+        before: { status: 'Pending' },
+        after: rejected,
+        reason: req.body.reason,
+      });
       req.log.info({ operatorId, invoice: req.params.id, reason: req.body.reason }, 'invoice rejected');
       return rejected;
     },

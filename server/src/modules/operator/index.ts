@@ -3,3 +3,5 @@ export * from './service.js';
 export * from './routes.js';
 export * from './module.js';
 export * from './registered-images.js';
+export * from './roles.js';
+export * from './audit.js';

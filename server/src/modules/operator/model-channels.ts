@@ -17,6 +17,8 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/client.js';
 import { ModelChannelAdmin, type CatalogueStore } from '../catalogue/index.js';
 import type { ModelCatalogue } from '../model/index.js';
+import { originOf, type OperatorAudit } from './audit.js';
+import type { OperatorActor } from './roles.js';
 
 export interface ModelChannelRoutesDeps {
   db: Db;
@@ -26,7 +28,12 @@ export interface ModelChannelRoutesDeps {
   models: Pick<ModelCatalogue, 'router'>;
 }
 
-export function modelChannelRoutes(app: FastifyInstance, deps: ModelChannelRoutesDeps, asOperator: (req: FastifyRequest) => Promise<string>) {
+export function modelChannelRoutes(
+  app: FastifyInstance,
+  deps: ModelChannelRoutesDeps,
+  asOperator: (req: FastifyRequest) => Promise<OperatorActor>,
+  audit: OperatorAudit,
+) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['运营'];
   const admin = new ModelChannelAdmin({ db: deps.db, store: deps.catalogueStore, clock: deps.clock });
@@ -53,8 +60,18 @@ export function modelChannelRoutes(app: FastifyInstance, deps: ModelChannelRoute
       },
     },
     async (req) => {
-      const operatorId = await asOperator(req);
+      const actor = await asOperator(req);
+      const operatorId = actor.userId;
+      const before = (await view()).channels.find((c) => c.id === req.params.id) ?? null;
       const { created } = await admin.saveChannel(req.params.id, req.body);
+      const after = await view();
+      await audit.record(actor, originOf(req), {
+        action: 'modelChannel.save',
+        targetType: 'model-channel',
+        targetId: req.params.id,
+        before,
+        after: after.channels.find((c) => c.id === req.params.id) ?? null,
+      });
       const b = req.body;
       req.log.info(
         {
@@ -70,7 +87,7 @@ export function modelChannelRoutes(app: FastifyInstance, deps: ModelChannelRoute
         },
         'operator model channel saved',
       );
-      return view();
+      return after;
     },
   );
 
@@ -78,8 +95,11 @@ export function modelChannelRoutes(app: FastifyInstance, deps: ModelChannelRoute
     API.operatorModelChannel,
     { schema: { tags, summary: '删除模型渠道（修改在目录文件下次变化前有效）', params: modelChannelParamsSchema, response } },
     async (req) => {
-      const operatorId = await asOperator(req);
+      const actor = await asOperator(req);
+      const operatorId = actor.userId;
+      const before = (await view()).channels.find((c) => c.id === req.params.id) ?? null;
       await admin.deleteChannel(req.params.id);
+      await audit.record(actor, originOf(req), { action: 'modelChannel.delete', targetType: 'model-channel', targetId: req.params.id, before, after: null });
       req.log.info({ operatorId, channel: req.params.id }, 'operator model channel deleted');
       return view();
     },
@@ -97,10 +117,20 @@ export function modelChannelRoutes(app: FastifyInstance, deps: ModelChannelRoute
       },
     },
     async (req) => {
-      const operatorId = await asOperator(req);
+      const actor = await asOperator(req);
+      const operatorId = actor.userId;
+      const before = (await view()).models.find((m) => m.id === req.params.id) ?? null;
       await admin.updateModel(req.params.id, req.body);
+      const after = await view();
+      await audit.record(actor, originOf(req), {
+        action: 'model.update',
+        targetType: 'model',
+        targetId: req.params.id,
+        before,
+        after: after.models.find((m) => m.id === req.params.id) ?? null,
+      });
       req.log.info({ operatorId, model: req.params.id, changes: req.body }, 'operator model updated');
-      return view();
+      return after;
     },
   );
 }

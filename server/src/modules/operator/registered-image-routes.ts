@@ -3,9 +3,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { API, okSchema, operatorImageListSchema, operatorImageParamsSchema, operatorImageRegisterSchema, operatorImageSchema } from '@console/contract';
 import type { RegisteredImages } from './registered-images.js';
+import { originOf, type OperatorAudit } from './audit.js';
+import type { OperatorActor } from './roles.js';
 
-/** `operatorOf`: routes.ts's operator check (the operator's id; null for the local command). */
-export function registeredImageRoutes(app: FastifyInstance, images: RegisteredImages, operatorOf: (req: FastifyRequest) => Promise<string | null>) {
+/** `operatorOf`: the guard of 「镜像登记」 (roles.ts), admitting the local command too. */
+export function registeredImageRoutes(
+  app: FastifyInstance,
+  images: RegisteredImages,
+  operatorOf: (req: FastifyRequest) => Promise<OperatorActor>,
+  audit: OperatorAudit,
+) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['运营'];
 
@@ -29,8 +36,10 @@ export function registeredImageRoutes(app: FastifyInstance, images: RegisteredIm
       },
     },
     async (req) => {
-      const operatorId = await operatorOf(req);
+      const actor = await operatorOf(req);
+      const operatorId = actor.userId;
       const image = await images.register(req.body, operatorId);
+      await audit.record(actor, originOf(req), { action: 'image.register', targetType: 'image', targetId: image.id, before: null, after: image });
       req.log.info({ operatorId, id: image.id, reference: image.reference, digest: image.digest, kind: image.kind }, 'operator image registered');
       return image;
     },
@@ -40,8 +49,11 @@ export function registeredImageRoutes(app: FastifyInstance, images: RegisteredIm
     API.operatorImage,
     { schema: { tags, summary: '移除登记（有未释放的实例在用时拒绝）', params: operatorImageParamsSchema, response: { 200: okSchema } } },
     async (req) => {
-      const operatorId = await operatorOf(req);
+      const actor = await operatorOf(req);
+      const operatorId = actor.userId;
+      const before = (await images.list()).items.find((i) => i.id === req.params.id) ?? null;
       await images.remove(req.params.id);
+      await audit.record(actor, originOf(req), { action: 'image.remove', targetType: 'image', targetId: req.params.id, before, after: null });
       req.log.info({ operatorId, id: req.params.id }, 'operator image removed');
       return { ok: true as const };
     },

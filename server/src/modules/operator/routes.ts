@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
@@ -20,7 +19,6 @@ import {
 } from '@console/contract';
 import { ReviewQueries } from './reviews.js';
 import { modelChannelRoutes } from './model-channels.js';
-import type { AuthGuards } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import type { CertificationService } from '../certification/index.js';
 import type { StudentService } from '../students/index.js';
@@ -28,48 +26,18 @@ import type { UserService } from '../users/index.js';
 import type { OperatorService } from './service.js';
 import type { ModelChannelRoutesDeps } from './model-channels.js';
 import { registeredImageRoutes } from './registered-image-routes.js';
+import { originOf, type OperatorAudit } from './audit.js';
+import { isAdmin, type OperatorRoles, type RequirePermission } from './roles.js';
+import { governanceRoutes } from './governance-routes.js';
 import type { RegisteredImages } from './registered-images.js';
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
-
-function sameSecret(a: string, b: string) {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-export interface OperatorCheckDeps {
-  auth: AuthGuards;
-  users: Pick<UserService, 'toDto'>;
-  /** The token `npm start` sets once the server runs (main.ts), hence read at each request. */
-  localOperatorToken: () => string | null;
-}
-
-/** Who acts as the operator: the operator's user id, null for the `npm run operator` command. */
+/** Who acts as the operator: the operator's user id, null for the `npm run operator` command (for other modules' routes). */
 export type OperatorCheck = (req: FastifyRequest) => Promise<string | null>;
 
-/**
- * Who may act as the operator: a logged-in operator account, or the `npm run operator` command on
- * this machine, which proves itself with the token the running server wrote into DATA_DIR.
- */
-export function operatorCheck(deps: OperatorCheckDeps): OperatorCheck {
-  return async (req) => {
-    const local = req.headers['x-operator-token'];
-    if (typeof local === 'string') {
-      const token = deps.localOperatorToken();
-      if (token && LOOPBACK.has(req.socket.remoteAddress ?? '') && sameSecret(local, token)) return null;
-      throw new AppError('PERMISSION_DENIED', '本机运维令牌无效');
-    }
-    await deps.auth.requireAuth(req, undefined as never);
-    const user = req.session!.user;
-    const dto = deps.users.toDto(user);
-    if (!dto.isOperator) throw new AppError('PERMISSION_DENIED', '需要运营方权限');
-    return user.id;
-  };
-}
-
 export interface OperatorRoutesDeps extends ModelChannelRoutesDeps {
-  operatorOf: OperatorCheck;
+  requirePermission: RequirePermission;
+  audit: OperatorAudit;
+  roles: OperatorRoles;
   operator: OperatorService;
   users: UserService;
   certification: CertificationService;
@@ -81,7 +49,7 @@ export interface OperatorRoutesDeps extends ModelChannelRoutesDeps {
 }
 
 export async function operatorRoutes(app: FastifyInstance, deps: OperatorRoutesDeps) {
-  const { operatorOf } = deps;
+  const { requirePermission, audit } = deps;
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.post(
     API.operatorCredit,
@@ -94,8 +62,11 @@ export async function operatorRoutes(app: FastifyInstance, deps: OperatorRoutesD
       },
     },
     async (req) => {
-      const operatorId = await operatorOf(req);
-      const result = await deps.operator.credit(req.body, operatorId);
+      const actor = await requirePermission('money.credit')(req);
+      // Moves that may need a second operator go through API.operatorMoney; this one never waits.
+      if (!isAdmin(actor)) throw new AppError('PERMISSION_DENIED', '请在运营管理中加款（超过阈值须另一位运营人员审批）');
+      const operatorId = actor.userId;
+      const result = await deps.operator.credit(req.body, operatorId, actor, originOf(req));
       req.log.info({ operatorId, mobile: req.body.mobile, amount: req.body.amount, to: req.body.to, reason: req.body.reason }, 'operator credit');
       return result;
     },
@@ -113,8 +84,22 @@ export async function operatorRoutes(app: FastifyInstance, deps: OperatorRoutesD
     },
     async (req) => {
       // Who is an operator is decided on the server's machine, not by another operator's session.
-      if ((await operatorOf(req)) !== null) throw new AppError('PERMISSION_DENIED', '运营权限只能在服务器上用 npm run operator 授予或收回');
-      const result = await deps.users.changeOperatorRole(req.body.mobile, req.body.isOperator);
+      const actor = await requirePermission('roles.manage')(req);
+      if (actor.userId !== null) throw new AppError('PERMISSION_DENIED', '此接口只供本机 npm run operator 使用；账号授予角色请用「角色与权限」');
+      const { mobile, isOperator } = req.body;
+      const user = await deps.users.findByMobile(mobile);
+      if (!user || user.isChild) throw new AppError('USER_NOT_FOUND', `手机号 ${mobile} 未注册`);
+      const before = await deps.roles.rolesOf(user);
+      await deps.db.transaction((tx) => (isOperator ? deps.roles.grant(tx, mobile, 'admin', null) : deps.roles.revoke(tx, mobile, 'all')));
+      const result = await deps.users.changeOperatorRole(mobile, isOperator);
+      const after = await deps.roles.rolesOf((await deps.users.findByMobile(mobile))!);
+      await audit.record(actor, originOf(req), {
+        action: isOperator ? 'role.grant' : 'role.revoke',
+        targetType: 'user',
+        targetId: result.userId,
+        before: { roles: before },
+        after: { roles: after },
+      });
       req.log.info({ mobile: req.body.mobile, isOperator: req.body.isOperator }, 'operator role');
       return result;
     },
@@ -123,16 +108,13 @@ export async function operatorRoutes(app: FastifyInstance, deps: OperatorRoutesD
   const reviews = new ReviewQueries({ certification: deps.certification, students: deps.students, users: deps.users });
   const tags = ['运营'];
   /** The review area is for operator accounts only (the local command token does not open it). */
-  const asOperator = async (req: FastifyRequest) => {
-    if (req.headers['x-operator-token'] !== undefined) throw new AppError('PERMISSION_DENIED', '审核需使用运营账号登录');
-    return (await operatorOf(req))!;
-  };
+  const reviewer = requirePermission('reviews.manage', { accountOnly: true });
 
   r.get(
     API.operatorReviews,
     { schema: { tags, summary: '待审核与已审核的企业认证 / 学生认证', querystring: reviewQuerySchema, response: { 200: pageOf(reviewItemSchema) } } },
     async (req) => {
-      await asOperator(req);
+      await reviewer(req);
       return reviews.queue(req.query.kind, req.query.status, req.query.page, req.query.pageSize);
     },
   );
@@ -149,18 +131,27 @@ export async function operatorRoutes(app: FastifyInstance, deps: OperatorRoutesD
       },
     },
     async (req) => {
-      const operatorId = await asOperator(req);
+      const actor = await reviewer(req);
+      const operatorId = actor.userId!;
       if (req.params.kind === 'enterprise') {
         await assertEnterprise(deps.certification, req.params.id);
         await deps.certification.decide(req.params.id, req.body, operatorId);
       } else await deps.students.decide(req.params.id, req.body, operatorId);
+      await audit.record(actor, originOf(req), {
+        action: 'review.decide',
+        targetType: req.params.kind === 'enterprise' ? 'enterprise-certification' : 'student-verification',
+        targetId: req.params.id,
+        before: { status: 'Pending' },
+        after: { decision: req.body.decision },
+        reason: req.body.decision === 'reject' ? req.body.reason : '',
+      });
       req.log.info({ operatorId, kind: req.params.kind, id: req.params.id, decision: req.body.decision }, 'operator review');
       return { ok: true as const };
     },
   );
 
   r.get(API.operatorReviewImage, { schema: { tags, summary: '营业执照 / 学生证图片', params: reviewParamsSchema } }, async (req, reply) => {
-    await asOperator(req);
+    await reviewer(req);
     const object = req.params.kind === 'enterprise' ? await deps.certification.licence(req.params.id) : await deps.students.image(req.params.id);
     return reply
       .header('content-type', object.contentType)
@@ -173,19 +164,20 @@ export async function operatorRoutes(app: FastifyInstance, deps: OperatorRoutesD
     API.operatorUsers,
     { schema: { tags, summary: '用户与认证状态', querystring: operatorUserQuerySchema, response: { 200: pageOf(operatorUserSchema) } } },
     async (req) => {
-      await asOperator(req);
+      await requirePermission('users.read', { accountOnly: true })(req);
       return reviews.users(req.query.q, req.query.page, req.query.pageSize, deps.operatorMobiles);
     },
   );
 
-  modelChannelRoutes(app, deps, asOperator);
-  registeredImageRoutes(app, deps.registeredImages, operatorOf);
+  modelChannelRoutes(app, deps, requirePermission('models.manage', { accountOnly: true }), audit);
+  registeredImageRoutes(app, deps.registeredImages, requirePermission('images.manage'), audit);
+  governanceRoutes(app, deps);
 
   r.get(
     API.operatorReviewLog,
     { schema: { tags, summary: '审核日志（实名核验服务与运营的每次决定）', querystring: pagingQuerySchema, response: { 200: pageOf(reviewLogSchema) } } },
     async (req) => {
-      await asOperator(req);
+      await reviewer(req);
       return reviews.log(req.query.page, req.query.pageSize);
     },
   );

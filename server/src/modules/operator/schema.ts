@@ -1,5 +1,5 @@
 /** The operator module's tables (only it reads and writes them; see DESIGN.md "Boundaries"). */
-import { integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { ts } from '../../db/columns.js';
 
 /**
@@ -32,4 +32,70 @@ export const operatorImages = pgTable(
     createdAt: ts('created_at').notNull(),
   },
   (t) => [uniqueIndex('operator_images_local_ref_uq').on(t.localRef), uniqueIndex('operator_images_name_uq').on(t.name)],
+);
+
+/** Operator roles (管理员 admin, 财务 finance, 客服 support, 运维 ops): one row per role a user holds. */
+export const operatorRoles = pgTable(
+  'operator_roles',
+  {
+    userId: uuid('user_id').notNull(),
+    role: text('role', { enum: ['admin', 'finance', 'support', 'ops'] }).notNull(),
+    /** Who granted it; null for the local command (or the migration of the old isOperator flag). */
+    grantedBy: uuid('granted_by'),
+    grantedAt: ts('granted_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.role] })],
+);
+
+/**
+ * Every operator action, append-only: a trigger (migration 0048) refuses UPDATE, DELETE and
+ * TRUNCATE, so not even the console's own database user can edit the trail.
+ */
+export const operatorAudit = pgTable(
+  'operator_audit',
+  {
+    id: bigserial('id', { mode: 'bigint' }).primaryKey(),
+    at: ts('at').notNull(),
+    /** The operator's user id; null for the local command (`npm run operator`). */
+    actorId: uuid('actor_id'),
+    /** The operator's mobile as it was then ('' for the local command). */
+    actorMobile: text('actor_mobile').notNull(),
+    action: text('action').notNull(),
+    targetType: text('target_type').notNull(),
+    targetId: text('target_id').notNull(),
+    before: jsonb('before'),
+    after: jsonb('after'),
+    reason: text('reason').notNull().default(''),
+    requestId: text('request_id').notNull().default(''),
+    ip: text('ip').notNull().default(''),
+  },
+  (t) => [
+    index('operator_audit_at_idx').on(t.at),
+    index('operator_audit_actor_idx').on(t.actorId, t.at),
+    index('operator_audit_action_idx').on(t.action, t.at),
+    index('operator_audit_target_idx').on(t.targetId, t.at),
+  ],
+);
+
+/** Credits and debits above the threshold by a non-管理员: they move money only once another operator approves. */
+export const operatorMoneyRequests = pgTable(
+  'operator_money_requests',
+  {
+    id: uuid('id').primaryKey(),
+    direction: text('direction', { enum: ['credit', 'debit'] }).notNull(),
+    userId: uuid('user_id').notNull(),
+    account: text('account', { enum: ['cash', 'gift'] }).notNull(),
+    amount: bigint('amount', { mode: 'bigint' }).notNull(),
+    giftValidDays: integer('gift_valid_days').notNull(),
+    reason: text('reason').notNull(),
+    /** The requester's requestId: a retried request creates one request, and approval posts under it. */
+    requestKey: text('request_key').notNull(),
+    status: text('status', { enum: ['pending', 'approved', 'rejected'] }).notNull(),
+    requestedBy: uuid('requested_by').notNull(),
+    decidedBy: uuid('decided_by'),
+    decisionReason: text('decision_reason').notNull().default(''),
+    createdAt: ts('created_at').notNull(),
+    decidedAt: ts('decided_at'),
+  },
+  (t) => [uniqueIndex('operator_money_requests_key_uq').on(t.requestKey), index('operator_money_requests_status_idx').on(t.status, t.createdAt)],
 );
