@@ -130,12 +130,26 @@ export function InstanceStatusTag({ status, live = true }: { status: Status; liv
   );
 }
 
-/** Status plus the display-only OperateFail tag (with the reason) when the last operation failed. */
+/** What an Unknown instance's tag says: its host stopped answering (the reason is the tooltip). */
+export const HOST_LOST_TAG = '主机异常';
+
+/**
+ * Status plus, when the last operation failed, the display-only OperateFail tag (with the reason);
+ * for an Unknown instance — its host stopped answering — 主机异常 instead.
+ */
 export function InstanceStatusTags({ instance }: { instance: Pick<Instance, 'status' | 'lastError' | 'noCard'> }) {
+  const hostLost = instance.status === 'Unknown';
   return (
     <Space size={4} wrap>
       <InstanceStatusTag status={instance.status} />
-      {instance.lastError && (
+      {hostLost && (
+        <Tooltip title={instance.lastError ?? '实例所在主机暂时失联，期间不计费，恢复后会自动更新状态'}>
+          <Tag color="error" style={{ marginInlineEnd: 0 }}>
+            {HOST_LOST_TAG}
+          </Tag>
+        </Tooltip>
+      )}
+      {!hostLost && instance.lastError && (
         <Tooltip title={instance.lastError}>
           <span>
             <InstanceStatusTag status="OperateFail" />

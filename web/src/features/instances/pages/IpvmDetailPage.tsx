@@ -21,6 +21,7 @@ import {
   canTransferToLong,
   configSummary,
   detailPathOf,
+  HOST_LOST_TAG,
   InstanceStatusTags,
   isBusy,
   listPathOf,
@@ -148,7 +149,7 @@ function InstanceDetail({ instance: i }: { instance: Instance }) {
             </Flex>
             <InstanceActionBar instance={i} actions={actions} />
           </Flex>
-          {i.lastError && <Alert type="error" showIcon title="上次操作失败" description={i.lastError} />}
+          {i.lastError && <Alert type="error" showIcon title={i.status === 'Unknown' ? HOST_LOST_TAG : '上次操作失败'} description={i.lastError} />}
           {i.scheduledStopAt && (
             <Alert
               type="info"
