@@ -7,6 +7,8 @@
  *       give 管理员 / take every operator role (the older form)
  *   role grant|revoke <mobile> <admin|finance|support|ops>
  *       give or take one operator role (管理员, 财务, 客服, 运维)
+ *   host add|list|remove
+ *       the fleet's hosts and their compute agents (COMPUTE_DRIVER=fleet; cli/fleet-hosts.ts)
  *
  * The command is the machine's root: it holds every operator permission, and what it does is in the
  * audit trail as 本机命令行.
@@ -38,13 +40,15 @@ import { RechargeTotals } from '../modules/recharge/index.js';
 import { LedgerService } from '../modules/ledger/index.js';
 import { CLI_ACTOR, OperatorAudit, OperatorRoles, OperatorService } from '../modules/operator/index.js';
 import { readRunningServer, type RunningServer } from './running-server.js';
+import { HOST_USAGE, hostCommand } from './fleet-hosts.js';
 
 const USAGE = `用法：
   npm run operator -- credit <手机号> <金额元> --reason "<原因>" [--to cash|gift] [--gift-days 天数]
   npm run operator -- grant <手机号>      授予管理员角色
   npm run operator -- revoke <手机号>     收回全部运营角色
   npm run operator -- role grant <手机号> <admin|finance|support|ops>    授予角色（管理员 / 财务 / 客服 / 运维）
-  npm run operator -- role revoke <手机号> <admin|finance|support|ops>   收回角色`;
+  npm run operator -- role revoke <手机号> <admin|finance|support|ops>   收回角色
+${HOST_USAGE}`;
 
 /** How the audit trail names what the command did directly on the database. */
 const CLI_ORIGIN = { requestId: 'cli', ip: 'local' };
@@ -177,6 +181,8 @@ async function main() {
     const roles = await changeRole(config, parsed.data, action === 'grant');
     const names = roles.map((r) => OPERATOR_ROLE_LABELS[r as OperatorRoleChange['role']]).join('、') || '无';
     console.log(`${parsed.data.mobile} 已${action === 'grant' ? '获得' : '失去'}「${OPERATOR_ROLE_LABELS[parsed.data.role]}」角色；现有角色：${names}`);
+  } else if (command === 'host') {
+    console.log(await hostCommand(config, positional, flags, process.env));
   } else {
     fail(USAGE);
   }
