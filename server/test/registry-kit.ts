@@ -1,7 +1,7 @@
 /**
  * The operator's registry for tests that move images or machines between hosts: Debian's
  * docker-registry (the CNCF distribution server) on a free loopback port, its storage in a folder of
- * the test's, no login. `missingRegistryTools` names what the host lacks (skopeo, docker-registry).
+ * the test's, no login, deletes allowed. `missingRegistryTools` names what the host lacks (skopeo, docker-registry).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -44,6 +44,9 @@ export async function startRegistry(dir: string): Promise<TestRegistry> {
     'storage:',
     '  filesystem:',
     `    rootdirectory: ${path.join(dir, 'data')}`,
+    // Deletes allowed, as a registry the console cleans up after itself in should be (a migration's artifact).
+    '  delete:',
+    '    enabled: true',
     'http:',
     `  addr: 127.0.0.1:${port}`,
     '  secret: registry-test-secret',

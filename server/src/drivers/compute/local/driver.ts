@@ -575,6 +575,7 @@ export class LocalComputeDriver extends OperationCalls implements ComputeDriver 
       paths: (m) => this.paths(m),
       uidOf: (id, spec) => this.uidOf(id, spec),
       hostnameOf,
+      log: this.opts.log,
       using: (digest, work) => this.images.using(digest, work),
     };
   }

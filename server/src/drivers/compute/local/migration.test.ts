@@ -20,6 +20,7 @@ import { migrateAcrossHosts, subOps, type MigrateOutcome } from '../fleet-migrat
 import type { MachineSpec } from '../types.js';
 import { LocalComputeDriver } from './driver.js';
 import { OciLayout } from './oci/layout.js';
+import { OperatorRegistry } from './oci/registry.js';
 import { DATA_MOUNT, runIn } from './sandbox.js';
 
 const TINY = 'console/tiny:1';
@@ -110,6 +111,9 @@ describe.skipIf(skip)('迁移 between two hosts’ agents (local driver, a real 
     const exported = await source.operation(subOps(m.opId).export);
     expect(exported).toMatchObject({ state: 'done', migration: { ref: expect.stringContaining(id) as string } });
     expect(exported!.migration!.dataBytes).toBeLessThan(256 * 1024);
+    // The artifact held the user's disks: it left the registry once imported.
+    const remote = new OperatorRegistry(await OciLayout.open(path.join(target.dir, 'oci')), { url: registry.url });
+    expect(await remote.exists(exported!.migration!.ref)).toBe(false);
     expect(await source.status(id)).toMatchObject({ power: 'destroyed' });
     expect(existsSync(path.join(source.dir, 'hosts', 'host-2', id))).toBe(false);
     expect(await target.status(id)).toMatchObject({ power: 'stopped', hostId: 'host-1', pendingOpId: null });

@@ -61,6 +61,7 @@ export interface MigrationHost {
   paths(m: { hostId: string; instanceId: string }): SandboxPaths;
   uidOf(instanceId: string, spec: LocalSpec): Promise<number | null>;
   hostnameOf(instanceId: string): string;
+  log?: (message: string) => void;
   /** Runs `work` with the base `digest` kept from the image gc meanwhile (MachineImages.using). */
   using<T>(digest: string | null | undefined, work: () => Promise<T>): Promise<T>;
 }
@@ -156,10 +157,24 @@ export async function importMachine(
       }
       await unpackData(paths.data, layout.blobPath(data.digest), uid, host.bwrap);
     });
+    await forget(host, registry, params.migrationRef);
     return { hostId: params.hostId, gpu: moved.gpu, diskGb: moved.diskGb, bandwidthMbps: moved.bandwidthMbps, spec };
   } finally {
     await layout.untag(params.migrationRef);
   }
+}
+
+/**
+ * The artifact leaves the registry once the machine is laid out here: it holds a user's disks, which
+ * must not outlive the move. A registry that does not allow deletes keeps it (the log says so: the
+ * operator's retention policy for the `console-migrations/` repositories then removes it).
+ */
+async function forget(host: MigrationHost, registry: OperatorRegistry, ref: string): Promise<void> {
+  const removed = await registry.remove(ref).catch((e: unknown) => {
+    host.log?.(`local compute: 迁移数据 ${ref} 未能从镜像仓库删除：${(e as Error).message}`);
+    return null;
+  });
+  if (removed === false) host.log?.(`local compute: 镜像仓库不允许删除，迁移数据 ${ref} 仍留在仓库中，请按 console-migrations/ 的保留策略清理`);
 }
 
 function needRegistry(host: MigrationHost): RegistryOptions {

@@ -85,6 +85,21 @@ export class OperatorRegistry {
     }
   }
 
+  /**
+   * Deletes `ref`'s manifest from the registry (its blobs go at the registry's own garbage
+   * collection): true once gone; false where there was none, or the registry does not allow deletes
+   * (a distribution server without storage.delete.enabled answers 405 unsupported).
+   */
+  async remove(ref: string): Promise<boolean> {
+    try {
+      await this.skopeo(['delete', ...this.tls(''), this.remote(ref)], ref);
+      return true;
+    } catch (e) {
+      if (e instanceof RegistryError && (e.kind === 'missing' || /unsupported|405|not allowed/i.test(e.message))) return false;
+      throw e;
+    }
+  }
+
   /** Whether the registry has a manifest for `ref`; a registry that cannot be reached or refuses the login is an error, not a no. */
   async exists(ref: string): Promise<boolean> {
     return (await this.digestOf(ref)) !== null;
