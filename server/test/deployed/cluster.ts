@@ -195,8 +195,15 @@ export async function startCluster(opts: { env?: Record<string, string> } = {}):
   const work = mkdtempSync(path.join(tmpdir(), 'console-deployed-'));
   const children: ChildProcess[] = [];
   const cleanups: (() => Promise<void>)[] = [];
+  // A test run that dies without its afterAll leaves none of these processes behind.
+  const killAll = () => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'));
+  process.once('exit', killAll);
   const close = async () => {
-    for (const child of children.reverse()) await stopProcess(child);
+    // HAProxy (started last) first, then the rest together: each replica's stop waits out its drain.
+    const [last, ...others] = [...children].reverse();
+    await stopProcess(last);
+    await Promise.all(others.map(stopProcess));
+    process.off('exit', killAll);
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
     rmSync(work, { recursive: true, force: true });
   };
