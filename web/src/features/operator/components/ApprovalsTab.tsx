@@ -65,7 +65,7 @@ export function ApprovalsTab({
         onPage={onPage}
         empty={status === 'pending' ? '没有待审批的资金申请' : '暂无资金申请'}
         rowKey="id"
-        scroll={{ x: 1200 }}
+        scroll={{ x: 1240 }}
         columns={[
           { title: '发起时间', dataIndex: 'createdAt', width: 150, render: (v: string) => formatMinute(v) },
           { title: '用户', dataIndex: 'mobile', width: 130 },
@@ -76,13 +76,14 @@ export function ApprovalsTab({
             render: (_, r) => `${r.direction === 'credit' ? '加款' : '扣款'}（${r.to === 'gift' ? '赠送金' : '现金'}）`,
           },
           { title: '金额', dataIndex: 'amount', width: 120, align: 'right', render: (v: string) => yuan(v) },
+          { title: '状态', dataIndex: 'status', width: 90, render: (s: MoneyRequest['status']) => STATUS_TAG[s] },
           { title: '原因', dataIndex: 'reason', render: (v: string) => <Typography.Text ellipsis={{ tooltip: v }}>{v}</Typography.Text> },
           { title: '发起人', dataIndex: 'requestedBy', width: 130 },
-          { title: '状态', dataIndex: 'status', width: 90, render: (s: MoneyRequest['status']) => STATUS_TAG[s] },
           {
             title: '审批',
             key: 'decision',
-            width: 170,
+            width: 180,
+            fixed: 'right',
             render: (_, r) =>
               r.status !== 'pending' ? (
                 <Typography.Text type="secondary">
