@@ -164,7 +164,7 @@ export class OperatorService {
           targetType: 'money-request',
           targetId: created.id,
           before: null,
-          after: { ...created, status: 'pending' },
+          after: { userId: move.userId, direction: move.direction, to: move.to, amount: move.amount, status: 'pending' },
           reason: move.reason,
         },
         tx,
