@@ -145,6 +145,8 @@ export const machineSpecSchema = z.object({
   memoryGb: z.number().int().min(0).max(65536),
   imageId: z.string().max(256).nullable(),
   userImageRef: z.string().max(256).nullable(),
+  /** The OCI image the catalogue image names (types.ts): without it an agent would boot the host's own system. */
+  imageRef: z.string().max(256).nullable().optional(),
   dataDiskGb: z.number().int().min(0).max(1_000_000),
   systemDiskGb: z.number().int().min(1).max(1_000_000).optional(),
   bandwidthMbps: z.number().int().min(0).max(100_000).default(0),

@@ -133,9 +133,19 @@ describe('migrateAcrossHosts', () => {
     expect(outcome.error).toMatch(/^导出未完成：controller unreachable/);
   });
 
+  it('an import given up while the target is out of reach is followed there by a destroy, so that a late import leaves nothing behind', async () => {
+    const source = new Agent({ exportMachine: exported });
+    const target = new Agent({ importMachine: imported });
+    target.unreachableReads = Number.MAX_SAFE_INTEGER;
+    const outcome = await migrate(source, target, 'm:5').run;
+    expect(outcome).toMatchObject({ ok: false, error: expect.stringMatching(/^导入未完成：/) as string });
+    expect(target.sent).toEqual([{ opId: subOps('m:5').undo, op: { kind: 'destroy', params: {} } }]);
+    expect(source.kinds()).toEqual(['exportMachine']);
+  });
+
   it('keeps the agents’ opIds within the protocol’s 128 characters', () => {
     const long = subOps(`migrate:${'x'.repeat(200)}`);
     for (const opId of Object.values(long)) expect(opId.length).toBeLessThanOrEqual(128);
-    expect(subOps('migrate:1')).toEqual({ export: 'migrate:1#export', import: 'migrate:1#import', release: 'migrate:1#release' });
+    expect(subOps('migrate:1')).toEqual({ export: 'migrate:1#export', import: 'migrate:1#import', release: 'migrate:1#release', undo: 'migrate:1#undo' });
   });
 });

@@ -73,14 +73,14 @@ export interface MigrateDeps {
 }
 
 /** The agents' opIds of one migration's steps (at most 128 characters on the wire: a long console opId is hashed). */
-export function subOps(opId: string): { export: string; import: string; release: string } {
+export function subOps(opId: string): { export: string; import: string; release: string; undo: string } {
   const base = opId.length <= 100 ? opId : `m-${createHash('sha256').update(opId).digest('hex').slice(0, 40)}`;
-  return { export: `${base}#export`, import: `${base}#import`, release: `${base}#release` };
+  return { export: `${base}#export`, import: `${base}#import`, release: `${base}#release`, undo: `${base}#undo` };
 }
 
 /** Whether an agent's opId is a step of a migration (its events are not the console's operations). */
 export function isMigrationStep(opId: string | null): boolean {
-  return !!opId && /#(export|import|release)$/.test(opId);
+  return !!opId && /#(export|import|release|undo)$/.test(opId);
 }
 
 /** Where a migration's artifact lives in the registry: one tag per migration of the instance. */
@@ -135,7 +135,21 @@ async function move(m: MigrateAcrossHosts, deps: MigrateDeps): Promise<MigrateOu
   } catch (e) {
     // Unreachable too long or refused: nothing was taken from the source before the import succeeded.
     if (stage === '清理源主机') return { ok: true, error: null };
+    if (stage === '导入') await undoImport(m, ops.undo, deps);
     return failed(`${stage}未完成：${(e as Error).message}`);
+  }
+}
+
+/**
+ * An import given up while the target could not be reached may still run there later: a destroy sent
+ * after it (the agent runs one machine's operations in order) removes what it lays out. Best effort:
+ * a target still out of reach keeps that copy, which the log names.
+ */
+async function undoImport(m: MigrateAcrossHosts, opId: string, deps: MigrateDeps): Promise<void> {
+  try {
+    await m.target.submit(opId, m.instanceId, { kind: 'destroy', params: {} });
+  } catch (e) {
+    deps.log?.(`fleet: 实例 ${m.instanceId} 迁移未完成，目标主机 ${m.targetHostId} 上可能留有未完成的副本（${(e as Error).message}）`);
   }
 }
 
