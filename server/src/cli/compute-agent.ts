@@ -14,7 +14,8 @@
  *   COMPUTE_AGENT_DATABASE_URL   postgres://… for the agent's state instead of the PGlite
  *   FILESTORE_ROOT         the operator's shared file system, mounted at the same path on every host
  *                          and on the console: the accounts' 文件存储 trees (default <data dir>/filestore)
- *   FILESTORE_QUOTA_GB     as for the console
+ *   FILESTORE_QUOTA_GB     as for the console: each tree an ext4 image of that size, only without
+ *                          FILESTORE_ROOT (a tree on the shared file system is a plain folder)
  *   REGISTRY_URL, REGISTRY_USER, REGISTRY_PASSWORD   the operator's registry, as for the console: the
  *                          same on every host — saved images and 迁移 between hosts travel through it
  *   COMPUTE_AGENT_SSH_HOST, COMPUTE_AGENT_SSH_PORT   what machines report as their SSH address: the
@@ -118,7 +119,9 @@ const driver: ComputeDriver =
         sshHost: env.COMPUTE_AGENT_SSH_HOST,
         sshPort: () => env.COMPUTE_AGENT_SSH_PORT,
         fileStoreRoot: env.FILESTORE_ROOT ? path.resolve(env.FILESTORE_ROOT) : path.join(dataDir, 'filestore'),
-        fileStoreQuotaGb: env.FILESTORE_QUOTA_GB,
+        // On the shared file system every host mounts, a tree is a plain folder: an ext4 image of it
+        // mounted by two hosts at once would be corrupted. Its quota is then the shared file system's.
+        fileStoreQuotaGb: env.FILESTORE_ROOT ? undefined : env.FILESTORE_QUOTA_GB,
         registry: registryOptionsOf(env),
       })
     : new SimulatedComputeDriver(database.db, systemClock, delays, env.COMPUTE_SIM_DOMAIN);

@@ -214,9 +214,9 @@ export class FleetComputeDriver extends OperationCalls implements ComputeDriver 
     return this.firstAgent()?.services ?? ['jupyter', 'service', 'desktop'];
   }
 
-  /** The shared 文件存储 path every host mounts (the agents' FILESTORE_ROOT). */
+  /** The shared 文件存储 path every host mounts (the agents' FILESTORE_ROOT) and the console reads. */
   get fileStore(): FileStoreMount | undefined {
-    return this.firstAgent()?.fileStore;
+    return this.opts.agentOptions?.fileStore;
   }
 
   async shutdown(): Promise<void> {

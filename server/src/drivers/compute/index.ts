@@ -73,8 +73,16 @@ export const COMPUTE_DRIVERS = {
       machinesAsServerUser: config.LOCAL_MACHINES_AS_SERVER_USER,
       registry: registryOptionsOf(config),
     }),
-  fleet: ({ config, db, clock, log }) =>
-    new FleetComputeDriver({ db, clock, log, secretKey: fleetKeyOf(config, db, clock), graceMs: (config.FLEET_HOST_GRACE_SECONDS ?? 60) * 1000 }),
+  // The hosts mount the operator's shared file system at the console's 文件存储 path (README "Running in production").
+  fleet: ({ config, db, clock, log, fileStoreRoot }) =>
+    new FleetComputeDriver({
+      db,
+      clock,
+      log,
+      secretKey: fleetKeyOf(config, db, clock),
+      graceMs: (config.FLEET_HOST_GRACE_SECONDS ?? 60) * 1000,
+      agentOptions: { fileStore: { root: fileStoreRoot, quotaGb: config.FILESTORE_QUOTA_GB ?? 20, imageGb: null } },
+    }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
 
 /**
