@@ -52,6 +52,13 @@
  *        → 200 { events: [{ seq, opId, instanceId, kind, ok, error, access?, power?,
  *                           imageSizeGb?, at }] }    seq strictly increasing, oldest first; an
  *          event with seq n is only served once every event before n is visible.
+ *   GET  /v1/host                                   (the heartbeat; host-report.ts)
+ *        → 200 { hostId, agentVersion, protocolVersion, capacity, health, running }
+ *          hostId: the catalogue host the agent is (COMPUTE_AGENT_HOST_ID); capacity: the host's
+ *          offer (cpus, memoryGb, diskGb, gpus [{ model, memoryMb, count }], images, hostOs, held)
+ *          or null (a simulated controller); health: { sandboxes: { ok, why }, diskFreeGb,
+ *          gpus: { ok, why } }; running: the ids of the machines running now
+ *        → 404 the agent reports no host (an older agent)
  *
  * Errors are `{ error, message }` with error one of bad_request (400), unauthorized (401),
  * not_found (404), conflict (409), internal (5xx).
