@@ -194,6 +194,8 @@ export function relayToWebSocket(from: NodeJS.ReadableStream & { pause(): unknow
 /** The running machines as the agent last said, read again every `refreshMs` (the consumers' calls are synchronous). */
 export class ChannelState {
   private current: ChannelMachines = { services: [], machines: {} };
+  /** Whether the agent has answered once (before that, nothing is known either way). */
+  loaded = false;
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> | null = null;
   /** Told after each successful read (the sockets of stopped machines are closed then). */
@@ -234,6 +236,7 @@ export class ChannelState {
       .then((state) => {
         if (!state) return;
         this.current = state;
+        this.loaded = true;
         this.onRefresh?.(state);
       })
       .catch(() => {})

@@ -367,7 +367,9 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
   }
 
   shell(instanceId: string, command?: string[]): ShellCommand | null {
-    if (!this.reading().machine(instanceId)) return null;
+    // Before the agent's first answer (a console just started) the bridge is tried: it says so itself when the machine does not run.
+    const channel = this.reading();
+    if (channel.loaded && !channel.machine(instanceId)) return null;
     return bridgeCommand((relative) => this.signChannel(relative), instanceId, command);
   }
 
