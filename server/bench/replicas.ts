@@ -6,8 +6,11 @@
  *   without it (every job run without a lease, events in the process; bench/serve.ts
  *   BENCH_REPLICA_MACHINERY=off), both with the scheduler running, on a mix of the console's routes
  *   (the GPU market, quotes, a logged-in user's info, /healthz). Both servers are up together and
- *   measured in turn, ROUNDS times each; the ratio of the medians. Target ≥ 0.95. On PGlite the bus
- *   stays in the process either way: there it is the leases' cost alone.
+ *   measured in turn, ROUNDS times each; the ratio of the medians. The target (≥ 0.95) is judged on
+ *   requests per second of the server's own CPU time — its capacity: on a machine shared with other
+ *   work, requests per second of wall clock measure the neighbours more than the server (rounds of
+ *   one server here varied fivefold at a load of 20); that ratio is printed beside it. On PGlite the
+ *   bus stays in the process either way: there it is the leases' cost alone.
  * - Takeover: two schedulers on one database run one job through the real loop and leases
  *   (runJobs, JobLeases) every EVERY_MS with the scheduler's own lease margin and standby pace; the
  *   holder dies without giving its lease back, at a random moment of its interval, TRIALS times (a
@@ -19,6 +22,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import pino from 'pino';
 import { openDatabase } from '../src/db/client.js';
 import { JobLeases } from '../src/jobs/leases.js';
@@ -50,11 +54,28 @@ function routeMix(token: string): autocannon.Request[] {
   ];
 }
 
-async function mixRate(base: string, token: string): Promise<number> {
+/** The server's CPU time so far, in seconds (bench/serve.ts). */
+async function cpuSeconds(base: string): Promise<number> {
+  const used = (await (await fetch(`${base}/__bench/cpu`)).json()) as { user: number; system: number };
+  return (used.user + used.system) / 1e6;
+}
+
+interface Rate {
+  /** Requests per second of wall-clock time. */
+  perSecond: number;
+  /** Requests per second of the server's CPU time: its capacity, which the machine's other load moves much less. */
+  perCpuSecond: number;
+}
+
+async function mixRate(base: string, token: string): Promise<Rate> {
+  const cpuBefore = await cpuSeconds(base);
   const started = performance.now();
   const r = await autocannon({ url: base, connections: CONNECTIONS, duration: SECONDS, requests: routeMix(token) });
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = (await cpuSeconds(base)) - cpuBefore;
   if (r.non2xx || r.errors) throw new Error(`route mix: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return (r.requests.total || 1) / ((performance.now() - started) / 1000);
+  const answered = r.requests.total || 1;
+  return { perSecond: answered / seconds, perCpuSecond: answered / Math.max(cpu, 1e-3) };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -67,24 +88,42 @@ async function throughput(pgUrl: string | null): Promise<boolean> {
   try {
     const servers = { on: { ...on, token: await login(on.base) }, off: { ...off, token: await login(off.base) } };
     for (const s of Object.values(servers)) await mixRate(s.base, s.token); // warm-up
-    const rates = { on: [] as number[], off: [] as number[] };
+    const rates = { on: [] as Rate[], off: [] as Rate[] };
     for (let i = 0; i < ROUNDS; i++) {
       // Each first in turn: neither gains from the machine warming up or cooling down.
       for (const which of i % 2 ? (['off', 'on'] as const) : (['on', 'off'] as const))
         rates[which].push(await mixRate(servers[which].base, servers[which].token));
     }
-    const ratio = median(rates.on) / median(rates.off);
-    const met = ratio >= THROUGHPUT_TARGET;
+    if (scratch) await leasesTaken(scratch[0].url, scratch[1].url);
+    const of = (which: 'on' | 'off', f: keyof Rate) => median(rates[which].map((r) => r[f]));
+    const capacity = of('on', 'perCpuSecond') / of('off', 'perCpuSecond');
+    const wall = of('on', 'perSecond') / of('off', 'perSecond');
+    const met = capacity >= THROUGHPUT_TARGET;
     const what = pgUrl ? 'job leases + LISTEN/NOTIFY bus' : 'job leases (bus in-process on PGlite)';
-    const each = rates.on.map((r, i) => `${r.toFixed(0)}/${rates.off[i]!.toFixed(0)}`).join(', ');
+    const each = rates.on.map((r, i) => `${r.perSecond.toFixed(0)}/${rates.off[i]!.perSecond.toFixed(0)}`).join(', ');
     console.log(
-      `${`one replica, ${what}`.padEnd(58)} ${median(rates.on).toFixed(0)} vs ${median(rates.off).toFixed(0)} req/s off = ratio ${ratio.toFixed(3)} (route mix, medians of ${ROUNDS} rounds on/off: ${each})  (target ≥ ${THROUGHPUT_TARGET}; ${met ? 'target met' : 'MISSED'})`,
+      `${`one replica, ${what}`.padEnd(58)} ${of('on', 'perCpuSecond').toFixed(0)} vs ${of('off', 'perCpuSecond').toFixed(0)} req per CPU-second off = ratio ${capacity.toFixed(3)}; per second of wall clock ${wall.toFixed(3)} (route mix, medians of ${ROUNDS} rounds, req/s on/off: ${each})  (target ≥ ${THROUGHPUT_TARGET}; ${met ? 'target met' : 'MISSED'})`,
     );
     return met;
   } finally {
     await Promise.all([on.stop(), off.stop()]);
     if (scratch) await Promise.all(scratch.map((s) => s.drop()));
   }
+}
+
+/** The switch worked: the server with the machinery took leases, the one without took none. */
+async function leasesTaken(onUrl: string, offUrl: string): Promise<void> {
+  const leases = async (url: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return Number((await client.query<{ n: string }>('select count(*) as n from job_leases')).rows[0]!.n);
+    } finally {
+      await client.end();
+    }
+  };
+  const [on, off] = [await leases(onUrl), await leases(offUrl)];
+  if (!on || off) throw new Error(`job leases: ${on} with the machinery, ${off} without (expected some, and none)`);
 }
 
 interface Run {

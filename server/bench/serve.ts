@@ -42,6 +42,8 @@ if (machineryOff) await opened.bus.close();
 const database = machineryOff ? { ...opened, bus: localBus() } : opened;
 const { app, ctx } = await buildApp({ config, database, clock: systemClock, logger: process.env.BENCH_LOG_LEVEL ? true : false });
 app.get('/__bench/bare', async () => ({ ok: true }));
+// The CPU this process has used (µs): bench/replicas.ts counts requests per CPU-second, which the machine's other load moves less than requests per second.
+app.get('/__bench/cpu', async () => process.cpuUsage());
 await seedDemo(database.db, systemClock);
 if (process.env.BENCH_FUND_DEMO_YUAN) {
   // The gateway case spends from the demo account: a compensation credit, as an operator would give.
