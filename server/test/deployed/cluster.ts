@@ -33,6 +33,8 @@ export interface Replica {
   process: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   log: string;
+  /** Its DATA_DIR: a pod's own volume, gone with the pod. */
+  dataDir: string;
 }
 
 export interface Notification {
@@ -283,7 +285,7 @@ export async function startCluster(opts: { env?: Record<string, string> } = {}):
         const started = Date.now();
         const child = startNode('src/main.ts', replicaEnv(ports[i]!, name), log);
         children.push(child);
-        replicas.set(name, { name, port: ports[i]!, process: child, exited: exitOf(child), log });
+        replicas.set(name, { name, port: ports[i]!, process: child, exited: exitOf(child), log, dataDir: path.join(work, name) });
         await waitFor(`replica ${name} ready (log: ${log})`, answers200(`http://127.0.0.1:${ports[i]}/readyz`), 120_000, child);
         coldStartSeconds[name] = (Date.now() - started) / 1000;
       }),

@@ -17,7 +17,7 @@
  * and when a replica is stopped (SIGTERM, a rolling update), nothing fails at all.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -122,7 +122,8 @@ describe('three replicas behind HAProxy', () => {
       expect(s.bytes.equals(PNG)).toBe(true);
     }
     // In the S3 server's objects, not on a replica's disk.
-    expect(objectsHolding(PNG).length).toBeGreaterThanOrEqual(1);
+    expect(filesHolding(cluster.s3Dir, PNG).length).toBeGreaterThanOrEqual(1);
+    for (const r of cluster.replicas.values()) expect(filesHolding(r.dataDir, PNG)).toEqual([]);
   });
 
   it('payments: a recharge notification delivered to all three replicas credits once', async () => {
@@ -174,9 +175,12 @@ describe('three replicas behind HAProxy', () => {
     expect(stream.events.at(-1)!.status).toBe('cancelled');
   });
 
-  // The ways in over WebSockets — the web terminal and the 云桌面 — through HAProxy go here, once the
-  // compute agent carries them (COMPUTE_DRIVER=agent): open one through HAProxy, type/see, then check it
-  // closes with 1012 and reconnects elsewhere when its replica stops (SOCKET_RESTART).
+  // WAYS IN THROUGH HAPROXY — the web terminal's and the 云桌面's WebSockets go here. They need a machine with a
+  // shell: the agent's channel (drivers/compute/agent-channel*.ts) serves shells from its local driver only, and the
+  // simulated fleet this cluster's agent runs has none. With the agent on COMPUTE_AGENT_DRIVER=local (bubblewrap,
+  // an order like agent-channel.sandbox.test.ts's on HOST_SYSTEM_IMAGE): open API.instanceTerminal through
+  // `cluster.url` (ws://), type and see the echo, then SIGTERM its replica and see the 1012 close
+  // (SOCKET_RESTART) and a new shell through another replica; the same for the desktop's socket.
 
   it('kill -9 of a replica under load: GETs all answered, the progress stream reconnects, payments credited once', async () => {
     const u = await payingUser('100');
@@ -350,16 +354,17 @@ async function expectPaymentsSettled(userId: string, token: string) {
   expect(credited.sort()).toEqual(paid.map((r) => BigInt(r.amount)).sort());
 }
 
-/** Files under the S3 server's folder whose content is exactly `bytes`. */
-function objectsHolding(bytes: Buffer): string[] {
+/** Files under `dir` whose content is exactly `bytes`. */
+function filesHolding(dir: string, bytes: Buffer): string[] {
   const found: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const p = path.join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (statSync(p).size === bytes.length && readFileSync(p).equals(bytes)) found.push(p);
+  const walk = (at: string) => {
+    for (const name of readdirSync(at)) {
+      const p = path.join(at, name);
+      const stat = lstatSync(p);
+      if (stat.isDirectory()) walk(p);
+      else if (stat.isFile() && stat.size === bytes.length && readFileSync(p).equals(bytes)) found.push(p);
     }
   };
-  walk(cluster.s3Dir);
+  walk(dir);
   return found;
 }
