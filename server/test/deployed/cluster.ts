@@ -12,7 +12,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,8 @@ export type ReplicaName = (typeof REPLICA_NAMES)[number];
 /** How long a stopping replica keeps serving with /readyz at 503: several of HAProxy's checks (every 300 ms). */
 export const SHUTDOWN_DRAIN_MS = 2000;
 const CHECK_INTERVAL_MS = 300;
+/** Debian's haproxy (.ci/run installs it); in /usr/sbin, which a non-root PATH may lack. */
+const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((p) => existsSync(p));
 
 export interface Replica {
   name: ReplicaName;
@@ -210,6 +212,7 @@ export async function startCluster(opts: { env?: Record<string, string> } = {}):
     rmSync(work, { recursive: true, force: true });
   };
   try {
+    if (!HAPROXY) throw new Error('找不到 haproxy：先安装 Debian 的 haproxy（apt-get install haproxy）');
     const database = await createScratchDatabase(adminUrl, 'console_deployed');
     cleanups.push(database.drop);
     const agentDatabase = await createScratchDatabase(adminUrl, 'console_deployed_agent');
@@ -295,7 +298,7 @@ export async function startCluster(opts: { env?: Record<string, string> } = {}):
     const statsSocket = path.join(work, 'haproxy.sock');
     const configFile = path.join(work, 'haproxy.cfg');
     writeFileSync(configFile, haproxyConfig({ port: haproxyPort, statsSocket, replicas: REPLICA_NAMES.map((name, i) => ({ name, port: ports[i]! })) }));
-    const haproxy = spawn('haproxy', ['-db', '-f', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const haproxy = spawn(HAPROXY, ['-db', '-f', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
     haproxy.stdout.pipe(createWriteStream(path.join(work, 'haproxy.log')));
     haproxy.stderr.pipe(createWriteStream(path.join(work, 'haproxy.err')));
     children.push(haproxy);
