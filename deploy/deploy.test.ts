@@ -6,6 +6,7 @@
  * placeholders only, the image the build script makes. Also deploy/runtime-modules.ts, which picks
  * the image's node_modules. Run by the server's vitest (server/vitest.config.ts includes deploy/).
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -173,6 +174,7 @@ describe('deploy/k8s as kubectl apply -k makes it', () => {
     const filled: Record<string, string> = {
       SESSION_SECRET: Buffer.alloc(32, 7).toString('base64url'),
       COMPUTE_AGENT_SECRET: 'x'.repeat(40),
+      SSH_HOST_KEY: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
     };
     const env = { ...config.data } as Record<string, string>;
     for (const [k, v] of Object.entries(secret.stringData as Record<string, string>)) env[k] = filled[k] ?? v.replaceAll('REPLACE_ME', 'filled');

@@ -154,6 +154,7 @@ export async function buildApp(opts: BuildOptions): Promise<{ app: FastifyInstan
           login: (ids, user, password) => ctx.instances.sshLogin(ids, user, password),
           keyLogin: (ids, user, key, signed) => ctx.sshKeys.login(ids, user, key, signed),
           hostKeyFile: path.join(opts.config.dataDir, 'ssh_host_rsa_key'),
+          hostKeyPem: opts.config.SSH_HOST_KEY,
           log: (m) => app.log.warn(m),
           counters: ctx.counters,
           now: () => ctx.clock.now().getTime(),

@@ -2,6 +2,7 @@
  * Configuration from environment variables, validated once at start. A bad value stops the
  * server with a message naming the variable, instead of failing later in a request.
  */
+import { createPrivateKey } from 'node:crypto';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -150,6 +151,14 @@ const envSchema = z.object({
     }),
   /** The SSH gateway into instances whose driver gives shells (local): `ssh -p <port> root@<PUBLIC_BASE_URL's host>`; 0: any free port. */
   SSH_GATEWAY_PORT: z.coerce.number({ error: '应为端口号' }).int().min(0).max(65535).default(2222),
+  /**
+   * The SSH gateway's host key (PEM). Replicas behind one address must share it, or `ssh` warns that the host's identity
+   * changed whenever it lands on another replica; unset: one made once under DATA_DIR (ssh_host_rsa_key).
+   */
+  SSH_HOST_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || sshHostKeyParses(v), { error: '应为 PEM 格式的私钥（如 ssh-keygen -m PEM -t rsa 生成的）' }),
   /**
    * JupyterLab and 自定义服务 are served on a listener of their own (MACHINE_PORT), never on the console's
    * origin: a page a machine serves must not read the console's storage or call its API as the user.
@@ -424,6 +433,14 @@ export function isLoopbackOrPrivate(host: string): boolean {
   }
   if (isIP(h) === 6) return h === '::1' || /^f[cd][0-9a-f]{2}:/.test(h) || /^fe[89ab][0-9a-f]:/.test(h);
   return false;
+}
+
+function sshHostKeyParses(pem: string): boolean {
+  try {
+    return createPrivateKey(pem).asymmetricKeyType !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 function isHttpsOrLoopback(v: string): boolean {

@@ -10,8 +10,9 @@
  */
 import { spawn as spawnProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { spawn as spawnPty } from 'node-pty';
 import ssh2, { type Connection, type PasswordAuthContext, type PseudoTtyInfo, type PublicKeyAuthContext, type ServerChannel } from 'ssh2';
 import { SFTP_SERVER, type ComputeDriver, type ShellCommand } from '../../drivers/compute/types.js';
@@ -40,6 +41,8 @@ export interface SshGatewayDeps {
   keyLogin(instanceIds: string[], user: string, key: OfferedKey, signed?: { blob: Buffer; signature: Buffer; hashAlgo?: string }): Promise<string | null>;
   /** Where the host key is kept (created on first start). */
   hostKeyFile: string;
+  /** The host key every replica shares (SSH_HOST_KEY); absent: hostKeyFile's, made once. */
+  hostKeyPem?: string;
   log: (message: string) => void;
   /** Where wrong passwords are counted per address: every replica's (drivers/counters); this process's memory when absent (tests). */
   counters?: Pick<Counters, 'take' | 'add'>;
@@ -72,7 +75,9 @@ export class SshGateway {
   constructor(private readonly deps: SshGatewayDeps) {
     this.failures = deps.counters ?? new MemoryCounters();
     this.now = deps.now ?? Date.now;
-    this.server = new ssh2.Server({ hostKeys: [hostKey(deps.hostKeyFile)] }, (client, info) => this.accept(client, info.ip));
+    this.server = new ssh2.Server({ hostKeys: [deps.hostKeyPem ? Buffer.from(deps.hostKeyPem) : hostKey(deps.hostKeyFile)] }, (client, info) =>
+      this.accept(client, info.ip),
+    );
     this.server.on('error', (e: Error) => deps.log(`SSH 网关出错：${e.message}`));
   }
 
@@ -331,6 +336,8 @@ function hostKey(file: string): Buffer {
       privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
       publicKeyEncoding: { type: 'spki', format: 'pem' },
     });
+    // DATA_DIR need not exist yet on PostgreSQL (nothing else writes there before the gateway starts).
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     writeFileSync(file, privateKey, { mode: 0o600 });
   }
   return readFileSync(file);
