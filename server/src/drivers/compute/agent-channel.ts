@@ -113,7 +113,8 @@ export function wsUrl(url: URL): URL {
  * machine and socket, in a private (0700) folder, kept while the machine runs.
  */
 export class ChannelSockets {
-  private readonly dir = mkdtempSync(path.join(tmpdir(), 'agent-ch-'));
+  /** Made on first use: a driver that is never asked for a socket leaves nothing behind. */
+  private dir: string | null = null;
   private readonly listeners = new Map<string, { server: net.Server; path: string; conns: Set<net.Socket> }>();
 
   constructor(private readonly sign: ChannelSigner) {}
@@ -123,6 +124,7 @@ export class ChannelSockets {
     const key = `${instanceId}-${name}`;
     const known = this.listeners.get(key);
     if (known) return known.path;
+    this.dir ??= mkdtempSync(path.join(tmpdir(), 'agent-ch-'));
     const file = path.join(this.dir, `${key}.sock`);
     const conns = new Set<net.Socket>();
     const server = net.createServer({ allowHalfOpen: true }, (conn) => {
@@ -148,7 +150,8 @@ export class ChannelSockets {
 
   close(): void {
     this.keepOnly(new Set());
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = null;
   }
 
   /** One connection: bytes both ways over a channel of its own; a refusal ends it at once (the caller retries, or says 启动中). */

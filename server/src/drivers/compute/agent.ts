@@ -72,6 +72,8 @@
  * the base URL, `?query` only when there is one); body is the exact bytes sent (empty for GET).
  * The agent answers 401 to a missing or malformed header, an unknown keyId, a ts more than 5
  * minutes away from its clock (a replayed request) or a wrong signature, and does nothing else.
+ * The ways into the machines (shells, their service sockets) are the channel of agent-channel.ts,
+ * signed the same way.
  * Within the 5 minutes a replay is harmless: every request is a read or an idempotent operation.
  *
  * Client behaviour: each attempt times out after 10 s. Every request of the protocol is
