@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,6 +46,8 @@ export interface AgentProcess {
   stop(): Promise<void>;
   /** What it printed so far (for failures). */
   log(): string;
+  /** Its process id while it runs. */
+  pid(): number | null;
   running(): boolean;
 }
 
@@ -108,6 +110,7 @@ export async function agentProcess(opts: { hostId: string; driver?: 'local' | 's
     secret,
     dataDir,
     log: () => output,
+    pid: () => (agent.running() ? child!.pid! : null),
     running: () => child !== null && child.exitCode === null && child.signalCode === null,
     async start() {
       if (agent.running()) return;
@@ -195,7 +198,8 @@ export async function startFleet(opts: {
         if ((await kit.instance(token, id)).status === status) return;
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`instance ${id} never reached ${status}: ${(await kit.instance(token, id)).status}\n${agents.map((a) => a.log()).join('\n')}`);
+      const now = await kit.instance(token, id);
+      throw new Error(`instance ${id} never reached ${status}: ${now.status} (${now.lastError ?? ''})\n${agents.map((a) => a.log()).join('\n')}`);
     },
     async runningOn(token, hostId) {
       const res = await post(
@@ -218,6 +222,31 @@ export async function startFleet(opts: {
     },
   };
   return fleet;
+}
+
+/** The processes started under `pid` (its children, theirs…), not `pid` itself: on an agent, its machines' sandboxes. */
+export function descendantsOf(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The command name may hold spaces and parentheses: the fields after its last ')'.
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const [child, parent] of parents) {
+      if (parent !== p) continue;
+      out.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return out;
 }
 
 /** The instance as the list shows it (status and the reason beside it). */

@@ -27,7 +27,7 @@
  * Nothing of this environment reaches a machine: the local driver starts sandboxes with a minimal
  * environment of its own (sandbox.ts HOST_ENV).
  */
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -109,6 +109,12 @@ const app = (https ? Fastify({ logger, https }) : Fastify({ logger })) as unknow
 const sandboxes = bwrapWorks();
 const kind = env.COMPUTE_AGENT_DRIVER === 'auto' ? (sandboxes.ok ? 'local' : 'simulated') : env.COMPUTE_AGENT_DRIVER;
 const computeDir = localComputeDir(dataDir);
+const sharedFileStore = env.FILESTORE_ROOT ? path.resolve(env.FILESTORE_ROOT) : null;
+if (sharedFileStore) {
+  // Machines run as uids of their own: they walk down to their account's tree (without listing the others).
+  mkdirSync(sharedFileStore, { recursive: true, mode: 0o711 });
+  chmodSync(sharedFileStore, 0o711);
+}
 const driver: ComputeDriver =
   kind === 'local'
     ? new LocalComputeDriver({
@@ -118,7 +124,7 @@ const driver: ComputeDriver =
         dir: computeDir,
         sshHost: env.COMPUTE_AGENT_SSH_HOST,
         sshPort: () => env.COMPUTE_AGENT_SSH_PORT,
-        fileStoreRoot: env.FILESTORE_ROOT ? path.resolve(env.FILESTORE_ROOT) : path.join(dataDir, 'filestore'),
+        fileStoreRoot: sharedFileStore ?? path.join(dataDir, 'filestore'),
         // On the shared file system every host mounts, a tree is a plain folder: an ext4 image of it
         // mounted by two hosts at once would be corrupted. Its quota is then the shared file system's.
         fileStoreQuotaGb: env.FILESTORE_ROOT ? undefined : env.FILESTORE_QUOTA_GB,

@@ -4,12 +4,12 @@
  * (PostgreSQL under TEST_DATABASE_URL). A host that stops answering: its instances 主机异常, their
  * billing paused; back: running again, billing resumed.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fundedUser } from '../../../test/harness.js';
 import { lacks } from '../../../test/host-packages.js';
-import { FLEET_HOST_1, FLEET_HOST_2, listed, startFleet, type Fleet } from '../../../test/fleet-kit.js';
+import { descendantsOf, FLEET_HOST_1, FLEET_HOST_2, listed, startFleet, type Fleet } from '../../../test/fleet-kit.js';
 
 const HOUR = 3_600_000;
 describe.skipIf(lacks('bubblewrap'))('fleet: two agents on the real local driver', () => {
@@ -28,6 +28,13 @@ describe.skipIf(lacks('bubblewrap'))('fleet: two agents on the real local driver
     expect(machinesIn(fleet.agent(FLEET_HOST_1).dataDir, FLEET_HOST_2)).not.toContain(id);
     await fleet.driver().poll();
     expect(fleet.driver().runningIds()).toContain(id);
+
+    // Nothing of the agent's environment reaches the machine: its secret is in no process's environment there.
+    const agent2 = fleet.agent(FLEET_HOST_2);
+    const inside = descendantsOf(agent2.pid()!);
+    expect(inside.length).toBeGreaterThan(0);
+    for (const pid of inside) expect(environOf(pid)).not.toContain(agent2.secret);
+    expect(environOf(agent2.pid()!)).toContain(agent2.secret); // where it is
 
     // Running is charged.
     const s = fleet.server;
@@ -66,5 +73,14 @@ function machinesIn(agentDir: string, hostId: string): string[] {
     return readdirSync(path.join(agentDir, 'local-compute', 'hosts', hostId));
   } catch {
     return [];
+  }
+}
+
+/** A process's environment ('' once it has ended). */
+function environOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1');
+  } catch {
+    return '';
   }
 }

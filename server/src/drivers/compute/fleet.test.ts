@@ -194,11 +194,19 @@ describe('fleet driver on simulated agents', () => {
     expect((await fleet().hosts()).find((h) => h.hostId === HOST_2)).toMatchObject({ status: 'up' });
   });
 
-  it('offers nothing of a host whose agent reports it unhealthy', async () => {
+  it('sells nothing on a host whose agent reports it unhealthy: the order fails and is refunded', async () => {
     a1.healthy = false;
     await fleet().poll();
     expect(await fleet().offerOf(HOST_1)).toBeNull();
     expect((await fleet().hosts()).find((h) => h.hostId === HOST_1)).toMatchObject({ healthy: false, lastError: expect.stringContaining('bwrap') });
+    const { token, user } = await fundedUser(s, '500');
+    const before = (await s.ctx.ledger.balances(user.id)).cash;
+    const id = await buyOn(token, HOST_1);
+    const failed = await instance(token, id);
+    expect(failed.status).toBe('Failed');
+    expect(failed.lastError).toContain('所选主机暂不可用');
+    expect(await a1.sim.status(id)).toBeNull();
+    expect((await s.ctx.ledger.balances(user.id)).cash).toBe(before);
     a1.healthy = true;
     await fleet().poll();
     expect((await fleet().hosts()).find((h) => h.hostId === HOST_1)).toMatchObject({ healthy: true, lastError: null });

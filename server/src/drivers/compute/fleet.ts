@@ -139,13 +139,41 @@ export class FleetComputeDriver extends OperationCalls implements ComputeDriver 
   async submit(opId: string, instanceId: string, op: InstanceOp): Promise<void> {
     if (op.kind === 'create') {
       const hostId = op.params.hostId ?? (await this.anyHealthyHost());
+      const { row, agent } = await this.hostAgent(hostId);
+      const refused = await this.refusedCreate(row, opId, instanceId);
+      if (refused) return;
       await this.place(instanceId, hostId, false);
-      return (await this.agentOf(hostId)).submit(opId, instanceId, op);
+      return agent.submit(opId, instanceId, op);
     }
     const hostId = await this.hostOf(instanceId);
     if (!hostId) throw new Error(`fleet: 机器 ${instanceId} 不在任何已登记的主机上`);
     if (op.kind === 'migrate' && op.params.targetHostId !== hostId) return this.migrateAcross(opId, instanceId, hostId, op.params.targetHostId);
     return (await this.agentOf(hostId)).submit(opId, instanceId, op);
+  }
+
+  /**
+   * A machine is never created on a host that is lost or whose agent reports it unhealthy: the create
+   * fails at once (the order is refunded) instead of waiting for a host that cannot run it.
+   */
+  private async refusedCreate(row: HostRow, opId: string, instanceId: string): Promise<boolean> {
+    const why = row.status === 'lost' ? `主机 ${row.hostId} 失联` : row.lastSeenAt && !row.healthy ? (row.lastError ?? `主机 ${row.hostId} 不健康`) : null;
+    if (!why) return false;
+    const [known] = await this.opts.db
+      .select({ seq: fleetEvents.seq })
+      .from(fleetEvents)
+      .where(and(eq(fleetEvents.opId, opId), eq(fleetEvents.kind, 'create')));
+    if (!known)
+      await this.opts.db.insert(fleetEvents).values({
+        hostId: row.hostId,
+        opId,
+        instanceId,
+        kind: 'create',
+        ok: false,
+        error: `所选主机暂不可用（${why}），请选择其他主机`,
+        data: {},
+        at: this.opts.clock.now(),
+      });
+    return true;
   }
 
   async status(instanceId: string): Promise<MachineStatus | null> {
@@ -234,13 +262,8 @@ export class FleetComputeDriver extends OperationCalls implements ComputeDriver 
 
   private async pollHosts() {
     const rows = await this.opts.db.select().from(fleetHosts).orderBy(asc(fleetHosts.hostId));
-    for (const row of rows) {
-      try {
-        await this.pollHost(row);
-      } catch (e) {
-        this.opts.log?.(`fleet: 主机 ${row.hostId}：${(e as Error).message}`);
-      }
-    }
+    // All at once: a host that does not answer costs its heartbeat's timeout once, not once per host before it.
+    await Promise.all(rows.map((row) => this.pollHost(row).catch((e: unknown) => this.opts.log?.(`fleet: 主机 ${row.hostId}：${(e as Error).message}`))));
   }
 
   private async pollHost(row: HostRow) {
