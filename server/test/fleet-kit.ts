@@ -179,6 +179,7 @@ export async function startFleet(opts: {
     await Promise.all(agents.map((a) => a.start()));
   } catch (e) {
     await Promise.all(agents.map((a) => a.stop()));
+    for (const a of agents) rmSync(a.dataDir, { recursive: true, force: true });
     await server.close();
     throw e;
   }
