@@ -273,7 +273,7 @@ export class LedgerService {
   /**
    * What a user's cash account says about money that is the user's own: `paidIn` is what gateways
    * credited (recharges and QR payments of orders, transfers of kind gateway_in), `refunded` what
-   * left cash for a platform `refund` account (money sent back out), `consumed` the cash spent on
+   * left cash for a platform `refund` account (money sent back out) less what a failed refund put back, `consumed` the cash spent on
    * orders and post-paid charges less the cash refunds gave back (a payment refunded by 退订 or a
    * failed order is not consumed). What may be invoiced is built on these figures.
    */
@@ -285,7 +285,7 @@ export class LedgerService {
         (select coalesce(sum(e.amount), 0) from ledger_entries e join ledger_transfers t on t.id = e.transfer_id
           where e.account_id = (select id from cash) and t.kind = 'gateway_in' and e.amount > 0)::text as paid_in,
         (select coalesce(sum(-e.amount), 0) from ledger_entries e
-          where e.account_id = (select id from cash) and e.amount < 0 and e.transfer_id in (
+          where e.account_id = (select id from cash) and e.transfer_id in (
             select r.transfer_id from ledger_entries r join ledger_accounts ra on ra.id = r.account_id where ra.kind = 'refund'))::text as refunded,
         (select coalesce(sum(-e.amount), 0) from ledger_entries e join ledger_transfers t on t.id = e.transfer_id
           where e.account_id = (select id from cash) and t.kind in ('order', 'usage', 'refund', 'model_hold', 'model_usage'))::text as consumed`);

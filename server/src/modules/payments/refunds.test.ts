@@ -169,6 +169,8 @@ describe('refunds to the original payment method', () => {
     expect(await money(u.token)).toMatchObject({ cash: String(yuan('50')), gift: String(yuan('9')) });
     const cash = json(await get(s.app, '/billing/api/v1/user/statement?kind=cash', u.token)).items;
     expect(cash[0]).toMatchObject({ kind: 'refund_back', amount: String(yuan('20')) });
+    // Nor toward what left for good: what may be invoiced is whole again.
+    expect((await s.ctx.ledger.externalCash(u.user.id)).refunded).toBe(0n);
     // A failed refund does not count toward what was paid: the whole 50 can still go back.
     const again = json(await ask(u.outTradeNo, '50'));
     expect(again.status).toBe('Processing');
