@@ -35,6 +35,7 @@ import type {
   FileStoreMount,
   HostOffer,
   InstanceOp,
+  MachineAccess,
   MachineApp,
   MachineSample,
   MachineService,
@@ -59,6 +60,11 @@ export interface FleetOptions {
   agentOptions?: Partial<AgentComputeOptions>;
   /** How long a heartbeat may take (default 3 s). */
   heartbeatTimeoutMs?: number;
+  /**
+   * The console's SSH gateway, the one address users log in through: it replaces whatever address
+   * an agent reports (an agent knows its own settings, not where the console's gateway listens).
+   */
+  sshGateway?: () => MachineAccess;
 }
 
 /** The key that seals the hosts' secrets: from SESSION_SECRET where it is set (a dump then reveals nothing), else the database's own. */
@@ -207,7 +213,11 @@ export class FleetComputeDriver extends OperationCalls implements ComputeDriver 
   async events(afterSeq: number, limit: number): Promise<DriverEvent[]> {
     await this.poll();
     const rows = await this.opts.db.select().from(fleetEvents).where(gt(fleetEvents.seq, afterSeq)).orderBy(asc(fleetEvents.seq)).limit(limit);
-    return rows.map(eventOfRow);
+    return rows.map((r) => this.withConsoleSsh(eventOfRow(r)));
+  }
+
+  private withConsoleSsh(e: DriverEvent): DriverEvent {
+    return e.access && this.opts.sshGateway ? { ...e, access: this.opts.sshGateway() } : e;
   }
 
   // --- the synchronous calls: the host's agent, from what it read last ----------------------------

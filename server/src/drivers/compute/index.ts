@@ -74,13 +74,14 @@ export const COMPUTE_DRIVERS = {
       registry: registryOptionsOf(config),
     }),
   // The hosts mount the operator's shared file system at the console's 文件存储 path (README "Running in production").
-  fleet: ({ config, db, clock, log, fileStoreRoot }) =>
+  fleet: ({ config, db, clock, log, sshPort, fileStoreRoot }) =>
     new FleetComputeDriver({
       db,
       clock,
       log,
       secretKey: fleetKeyOf(config, db, clock),
       graceMs: (config.FLEET_HOST_GRACE_SECONDS ?? 60) * 1000,
+      sshGateway: () => ({ sshHost: new URL(config.publicBaseUrl).hostname, sshPort: sshPort() }),
       agentOptions: { fileStore: { root: fileStoreRoot, quotaGb: config.FILESTORE_QUOTA_GB ?? 20, imageGb: null } },
     }),
 } satisfies Record<string, (deps: ComputeDriverDeps) => ComputeDriver>;
