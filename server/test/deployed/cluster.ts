@@ -12,7 +12,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -193,10 +193,16 @@ async function stopProcess(child: ChildProcess | undefined): Promise<void> {
   clearTimeout(late);
 }
 
-export async function startCluster(opts: { env?: Record<string, string> } = {}): Promise<Cluster> {
+/**
+ * `env`: more of each replica's environment; `agentEnv`: more of the compute agent's
+ * (COMPUTE_AGENT_DRIVER=local: real bubblewrap sandboxes with shells and desktops).
+ */
+export async function startCluster(opts: { env?: Record<string, string>; agentEnv?: Record<string, string> } = {}): Promise<Cluster> {
   const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const work = mkdtempSync(path.join(tmpdir(), 'console-deployed-'));
+  // The local driver's machines run as their own uids and must pass through to their folders under the agent's.
+  chmodSync(work, 0o711);
   const children: ChildProcess[] = [];
   const cleanups: (() => Promise<void>)[] = [];
   // A test run that dies without its afterAll leaves none of these processes behind.
@@ -222,6 +228,8 @@ export async function startCluster(opts: { env?: Record<string, string> } = {}):
     const s3Process = startNode('test/deployed/s3-process.ts', { S3_DIR: s3Dir }, path.join(work, 's3.log'));
     children.push(s3Process);
     const agentPort = await freePort();
+    mkdirSync(path.join(work, 'agent'), { mode: 0o711 });
+    chmodSync(path.join(work, 'agent'), 0o711); // past the umask
     const agentKey = { id: 'deployed-test', secret: randomBytes(24).toString('hex') };
     const agent = startNode(
       'src/cli/compute-agent.ts',
@@ -235,6 +243,7 @@ export async function startCluster(opts: { env?: Record<string, string> } = {}):
         COMPUTE_AGENT_DATA_DIR: path.join(work, 'agent'),
         COMPUTE_SIM_DELAYS: 'create=300,boot=300,start=300,stop=300,restart=300,destroy=300',
         LOG_LEVEL: 'warn',
+        ...opts.agentEnv,
       },
       path.join(work, 'agent.log'),
     );

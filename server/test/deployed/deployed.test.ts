@@ -175,12 +175,8 @@ describe('three replicas behind HAProxy', () => {
     expect(stream.events.at(-1)!.status).toBe('cancelled');
   });
 
-  // WAYS IN THROUGH HAPROXY — the web terminal's and the 云桌面's WebSockets go here. They need a machine with a
-  // shell: the agent's channel (drivers/compute/agent-channel*.ts) serves shells from its local driver only, and the
-  // simulated fleet this cluster's agent runs has none. With the agent on COMPUTE_AGENT_DRIVER=local (bubblewrap,
-  // an order like agent-channel.sandbox.test.ts's on HOST_SYSTEM_IMAGE): open API.instanceTerminal through
-  // `cluster.url` (ws://), type and see the echo, then SIGTERM its replica and see the 1012 close
-  // (SOCKET_RESTART) and a new shell through another replica; the same for the desktop's socket.
+  // WAYS IN THROUGH HAPROXY — the web terminal's and the 云桌面's WebSockets: ways-in.test.ts, on a cluster of its own
+  // whose agent runs the local driver (this one's simulated fleet has no shells).
 
   it('kill -9 of a replica under load: GETs all answered, the progress stream reconnects, payments credited once', async () => {
     const u = await payingUser('100');
