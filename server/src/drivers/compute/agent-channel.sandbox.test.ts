@@ -4,7 +4,9 @@
  * web terminal, the SSH gateway (shell, exec, sftp) and 自定义服务 going through the agent's
  * signed channel. A bad, replayed or another machine's signature opens nothing.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -334,7 +336,14 @@ describe.skipIf(lacks('bubblewrap', 'openssh-sftp-server', 'python3-notebook'))(
     expect((await kit.act(token, other, 'stop')).statusCode).toBe(200);
     await reach(token, other, 'Stopped');
     expect(driver.runningIds()).not.toContain(other);
-    expect(driver.shell(other)).toBeNull();
+    // The console's gate refuses a stopped instance first; the agent refuses the bridge itself as well.
+    const line = driver.shell(other)!;
+    const bridge = spawn(line.file, line.args, { env: line.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let said = '';
+    bridge.stderr.on('data', (c: Buffer) => (said += c.toString()));
+    const [status] = (await once(bridge, 'exit')) as [number | null];
+    expect(status).not.toBe(0);
+    expect(said).toContain('实例已不在运行中');
     expect(driver.socketOf(other, 'service')).toBeNull();
   });
 });

@@ -369,9 +369,12 @@ export class AgentComputeDriver extends OperationCalls implements ComputeDriver 
   }
 
   shell(instanceId: string, command?: string[]): ShellCommand | null {
-    // Before the agent's first answer (a console just started) the bridge is tried: it says so itself when the machine does not run.
+    // The agent's last answer may predate the machine's start (up to channelRefreshMs; a console just started has none):
+    // the console's gate has already found the instance Running, so the bridge is tried, and the agent, which checks the
+    // machine itself, says 实例已不在运行中 through it when it does not run. Refusing here refused a terminal opened
+    // right after a start (seen once in five deployed runs).
     const channel = this.reading();
-    if (channel.loaded && !channel.machine(instanceId)) return null;
+    if (!channel.machine(instanceId)) void channel.refresh();
     return bridgeCommand((relative) => this.signChannel(relative), instanceId, command);
   }
 
