@@ -403,6 +403,8 @@ export async function createContext(opts: {
     unsold: drivers.compute.unsold,
     // The local driver's host: the market sells its cores, memory, cards and images only (catalogue/host-market.ts).
     offer: drivers.compute.offer?.bind(drivers.compute),
+    // A fleet's hosts: each sold only while its agent is healthy, for no more cards than it reports (catalogue/fleet-market.ts).
+    offerOf: drivers.compute.offerOf?.bind(drivers.compute),
     auth,
     simulated: { images: !config.COMFYUI_URL, training: config.TRAINER_DRIVER !== 'kohya' },
     log: (m) => opts.log.info(m),

@@ -133,11 +133,14 @@ export class FleetComputeDriver extends OperationCalls implements ComputeDriver 
     return rows.map(hostView);
   }
 
-  /** What a healthy host offers (its agent's last report); null: not registered, lost, or unhealthy — nothing on it is sold. */
-  async offerOf(hostId: string): Promise<HostOffer | null> {
+  /**
+   * What a healthy host offers (its agent's last report); null: not registered, lost, or unhealthy —
+   * nothing on it is sold; 'catalogue': its agent reports no hardware (a simulated host).
+   */
+  async offerOf(hostId: string): Promise<HostOffer | 'catalogue' | null> {
     const [row] = await this.opts.db.select().from(fleetHosts).where(eq(fleetHosts.hostId, hostId));
     if (!row || row.status !== 'up' || !row.healthy) return null;
-    return reportOf(row)?.capacity ?? null;
+    return reportOf(row)?.capacity ?? 'catalogue';
   }
 
   // --- operations --------------------------------------------------------------------------------

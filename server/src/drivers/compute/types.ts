@@ -227,6 +227,13 @@ export interface ComputeDriver {
    * driver: local/host-offer.ts). Absent: a fleet the catalogue describes (the simulated one).
    */
   offer?(): Promise<HostOffer>;
+  /**
+   * What one host of a fleet may sell now, by its agent's last report (the fleet driver): null —
+   * nothing (not registered, lost or unhealthy: the market neither lists nor sells it); a HostOffer —
+   * no more cards than it reports free; 'catalogue' — its agent reports no hardware (a simulated
+   * host), so the catalogue describes it. Absent: one host (offer) or the simulated fleet.
+   */
+  offerOf?(hostId: string): Promise<HostOffer | 'catalogue' | null>;
 }
 
 /** A host's real hardware and images (ComputeDriver.offer): what the market on it may sell. */

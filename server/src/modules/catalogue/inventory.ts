@@ -8,6 +8,7 @@ import type { Clock } from '../../clock.js';
 import type { Executor } from '../../db/client.js';
 import { catalogueHosts } from './schema.js';
 import { AppError } from '../../http/errors.js';
+import { reportedFreeCards, type LastReports } from './fleet-market.js';
 import { compareVersion } from './versions.js';
 import type { CatalogueStore, HostRow, Snapshot } from './store.js';
 
@@ -39,6 +40,8 @@ export class InventoryService {
   constructor(
     private store: CatalogueStore,
     private clock: Clock,
+    /** A fleet's per-host reports (catalogue/fleet-market.ts): a host is never given more cards than its agent has free. */
+    private reports?: LastReports,
   ) {}
 
   /** Takes `count` cards of the host, or fails with NO_CAPACITY and takes nothing. */
@@ -83,12 +86,19 @@ export class InventoryService {
           )
           .sort((a, b) => a.gpuFree - b.gpuFree || a.sort - b.sort);
     for (const host of [placed, ...others]) {
-      if (await this.take(exec, host.id, count)) return { host, regionId: regionOfHost(snap, host) };
+      if (this.reportedRoom(snap, host, count) && (await this.take(exec, host.id, count))) return { host, regionId: regionOfHost(snap, host) };
     }
     throw new AppError(
       'NO_CAPACITY',
       scope.hostChosen ? `主机 ${placed.name} 空闲卡数不足 ${count} 卡` : `所选范围内已没有空闲 ${count} 卡的主机，请换个地区或稍后再试`,
     );
+  }
+
+  /** Whether the host's agent (on a fleet) reports `count` cards free: the catalogue's count alone could sell cards the host lacks. */
+  private reportedRoom(snap: Snapshot, host: HostRow, count: number): boolean {
+    if (!this.reports) return true;
+    const free = reportedFreeCards(snap, host, this.reports);
+    return free !== null && free >= count;
   }
 
   /** Gives cards back, never beyond the host's total. */

@@ -17,6 +17,8 @@ export interface MachineLimits {
   unsold?: Readonly<Partial<Record<SizeCategory, string>>>;
   /** What the one real host behind the market has (the compute driver's `offer`): only that is sold. Absent: the whole catalogue. */
   offer?: () => Promise<HostOffer>;
+  /** What each host of a fleet may sell (the compute driver's `offerOf`, catalogue/fleet-market.ts). Absent: the catalogue's hosts as they are. */
+  offerOf?: (hostId: string) => Promise<HostOffer | 'catalogue' | null>;
 }
 
 /** The sizes an application that needs no card is sold on: CPU instances (a desktop or game size is a product of its own). */

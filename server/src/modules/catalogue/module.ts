@@ -2,6 +2,7 @@
 import type { Clock } from '../../clock.js';
 import type { AuthGuards } from '../../http/auth.js';
 import type { RoutesPlugin } from '../../http/routes-plugin.js';
+import { LastReports } from './fleet-market.js';
 import { InventoryService } from './inventory.js';
 import type { MachineLimits } from './lookups.js';
 import { Quotes, type UserImageLookup, type VoucherLookup } from './quotes.js';
@@ -22,12 +23,14 @@ export interface CatalogueModuleDeps extends MachineLimits {
 }
 
 export function catalogueModule(deps: CatalogueModuleDeps) {
-  const { store, clock, vouchers, userImages, auth, simulated, runs, unsold, offer, log } = deps;
-  const limits: MachineLimits = { runs, unsold, offer };
+  const { store, clock, vouchers, userImages, auth, simulated, runs, unsold, offer, offerOf, log } = deps;
+  // The order's reservation checks the agents' reports the quote just read (catalogue/fleet-market.ts).
+  const reports = offerOf ? new LastReports(offerOf) : undefined;
+  const limits: MachineLimits = { runs, unsold, offer, offerOf: reports?.read };
   const catalogue = new CatalogueService(store, limits);
   if (log) void catalogue.describe().then(log, (e: unknown) => log(`市场：读取本主机配置失败：${String(e)}`));
   const quotes = new Quotes({ store, vouchers, clock, userImages, ...limits });
-  const inventory = new InventoryService(store, clock);
+  const inventory = new InventoryService(store, clock, reports);
   const routes: RoutesPlugin = async (app) => catalogueRoutes(app, { auth, catalogue, quotes, catalogueStore: store, simulated });
   return { catalogue, quotes, inventory, routes };
 }

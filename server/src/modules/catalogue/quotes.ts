@@ -17,6 +17,7 @@ import {
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../http/errors.js';
 import type { UserRow } from '../users/index.js';
+import { refuseHostInMaintenance, withReportedHosts } from './fleet-market.js';
 import { regionOfHost } from './inventory.js';
 import {
   applicationRefusal,
@@ -74,7 +75,9 @@ export class Quotes {
   constructor(private deps: QuotesDeps) {}
 
   async quoteGpu(req: GpuQuoteRequest, user: UserRow | null): Promise<Quote> {
-    const snap = await this.deps.store.get();
+    const catalogue = await this.deps.store.get();
+    const snap = await withReportedHosts(catalogue, this.deps.offerOf);
+    if (req.hostId) refuseHostInMaintenance(catalogue, snap, req.hostId);
     const market = await this.market(snap);
     const type = mustFindGpuType(snap, req.gpuTypeId);
     if (req.imageId && req.applicationId) throw new AppError('VALIDATION_FAILED', 'imageId：镜像与镜像应用只能选一个');

@@ -21,6 +21,7 @@ import {
 } from '@console/contract';
 import { AppError } from '../../http/errors.js';
 import { bpToRate, discounted, type UnitPrice } from './pricing.js';
+import { withReportedHosts, reportedKey } from './fleet-market.js';
 import { liveHosts, regionOfHost } from './inventory.js';
 import {
   applicationRefusal,
@@ -87,6 +88,7 @@ export class CatalogueService {
   private runs: (image: { os: string }) => boolean;
   private unsold: NonNullable<MachineLimits['unsold']>;
   private host: HostOfferReader;
+  private offerOf: MachineLimits['offerOf'];
 
   constructor(
     private store: CatalogueStore,
@@ -95,6 +97,7 @@ export class CatalogueService {
     this.runs = limits.runs ?? (() => true);
     this.unsold = limits.unsold ?? {};
     this.host = new HostOfferReader(limits.offer);
+    this.offerOf = limits.offerOf;
   }
 
   snapshot() {
@@ -123,10 +126,10 @@ export class CatalogueService {
 
   /** Answers `build` once per key, catalogue generation and host reading. */
   private async memoised<T>(key: string, build: (s: Snapshot, market: HostMarket | null) => T): Promise<T> {
-    const snap = await this.store.get();
+    const snap = await withReportedHosts(await this.store.get(), this.offerOf);
     const offer = await this.host.recent();
     const market = offer ? hostMarket(offer, snap.settings) : null;
-    const host = offer ? JSON.stringify(market) : '';
+    const host = offer ? JSON.stringify(market) : this.offerOf ? reportedKey(snap) : '';
     if (snap.generation !== this.memoGeneration || host !== this.memoHost || this.memo.size > MEMO_LIMIT) {
       this.memo.clear();
       this.memoGeneration = snap.generation;
