@@ -100,6 +100,8 @@ export async function agentProcess(opts: { hostId: string; driver?: 'local' | 's
     COMPUTE_AGENT_HOST_ID: opts.hostId,
     COMPUTE_AGENT_DATA_DIR: dataDir,
     COMPUTE_AGENT_DRIVER: opts.driver ?? 'local',
+    // This machine has no cards: the agents report the catalogue's RTX 4090s as 模拟 ones, which the market then sells.
+    COMPUTE_AGENT_SIMULATED_GPUS: 'NVIDIA GeForce RTX 4090=8:24564',
     LOG_LEVEL: 'warn',
     ...opts.env,
   };

@@ -12,6 +12,9 @@
  *   COMPUTE_AGENT_PORT (8090), COMPUTE_AGENT_HOST (127.0.0.1)
  *   COMPUTE_AGENT_DATA_DIR  the agent's own folder: its PGlite, machines' disks, images (default data/compute-agent)
  *   COMPUTE_AGENT_DATABASE_URL   postgres://… for the agent's state instead of the PGlite
+ *   COMPUTE_AGENT_SIMULATED_GPUS   staging and tests only: cards reported as present though the host has none
+ *                          ("NVIDIA GeForce RTX 4090=2:24564", model=count[:memory MB], comma-separated), so the
+ *                          market sells GPU machines on a host without GPUs; their machines get no device (模拟)
  *   FILESTORE_ROOT         the operator's shared file system, mounted at the same path on every host
  *                          and on the console: the accounts' 文件存储 trees (default <data dir>/filestore)
  *   FILESTORE_QUOTA_GB     as for the console: each tree an ext4 image of that size, only without
@@ -61,6 +64,10 @@ const envSchema = z.object({
     .default('local'),
   COMPUTE_AGENT_SSH_HOST: z.string().min(1).default('127.0.0.1'),
   COMPUTE_AGENT_SSH_PORT: z.coerce.number({ error: '应为端口号' }).int().min(1).max(65535).default(2222),
+  COMPUTE_AGENT_SIMULATED_GPUS: z
+    .string()
+    .regex(/^[^=,]+=\d+(:\d+)?(,[^=,]+=\d+(:\d+)?)*$/, { error: '应为 型号=张数[:显存MB]，多个以逗号分隔，如 NVIDIA GeForce RTX 4090=2:24564' })
+    .optional(),
   FILESTORE_ROOT: z.string().optional(),
   FILESTORE_QUOTA_GB: z.coerce.number({ error: '应为整数（GB）' }).int().min(1).max(100_000).default(20),
   REGISTRY_URL: z.url({ protocol: /^https?$/, error: '应为 http(s)://host[:port][/路径] 形式' }).optional(),
@@ -139,7 +146,20 @@ const hostReport = () =>
     dir: kind === 'local' ? computeDir : null,
     sandboxes: () => (kind === 'local' ? sandboxes : { ok: true, why: '模拟机群' }),
     gpus: () => readableGpus(),
+    simulatedGpus: simulatedGpus(env.COMPUTE_AGENT_SIMULATED_GPUS),
   });
+
+/** COMPUTE_AGENT_SIMULATED_GPUS: cards reported without a device behind them (staging, tests on hosts without GPUs). */
+function simulatedGpus(v: string | undefined): { model: string; memoryMb: number; count: number }[] {
+  return (v ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((item) => {
+      const [model, rest] = item.split('=') as [string, string];
+      const [count, memoryMb] = rest.split(':');
+      return { model: model.trim(), count: Number(count), memoryMb: Number(memoryMb ?? 0) };
+    });
+}
 
 /** Whether the host's cards can be read now (a host without cards is fine: its machines run without). */
 function readableGpus(): { ok: boolean; why: string } {
@@ -171,6 +191,8 @@ await app.listen({ port: env.COMPUTE_AGENT_PORT, host: env.COMPUTE_AGENT_HOST })
 const address = app.server.address();
 const port = address && typeof address === 'object' ? address.port : env.COMPUTE_AGENT_PORT;
 const what = kind === 'local' ? `主机 ${env.COMPUTE_AGENT_HOST_ID} 的算力代理（本机沙箱）` : `模拟算力控制器（${sandboxes.why}）`;
+if (env.COMPUTE_AGENT_SIMULATED_GPUS)
+  app.log.warn(`COMPUTE_AGENT_SIMULATED_GPUS：上报模拟 GPU（${env.COMPUTE_AGENT_SIMULATED_GPUS}），其实例没有真实显卡，仅用于测试与预发环境`);
 app.log.info(
   `${what}已启动：${https ? 'https' : 'http'}://${env.COMPUTE_AGENT_HOST}:${port}（密钥 ${env.COMPUTE_AGENT_KEY_ID}，数据库：${database.kind === 'pglite' ? `内置 PGlite ${dataDir}` : 'PostgreSQL'}）`,
 );

@@ -41,6 +41,8 @@ export const hostReportSchema = z.object({
   }),
   /** The machines whose sandboxes run now (the console's SSH gateway and runningIds read this). */
   running: z.array(z.string()).max(100_000),
+  /** How many of capacity's cards are simulated (模拟: no device behind them); absent from an older agent. */
+  simulatedGpus: z.number().int().min(0).default(0),
 });
 export type HostReport = z.infer<typeof hostReportSchema>;
 /** A report's capacity as the market reads it. */
@@ -58,12 +60,18 @@ export interface HostReportSources {
   dir: string | null;
   sandboxes: () => { ok: boolean; why: string };
   gpus: () => { ok: boolean; why: string };
+  /**
+   * Cards the host does not have, reported as if it had them (COMPUTE_AGENT_SIMULATED_GPUS: staging and the tests'
+   * hosts without GPUs, so that the market sells GPU machines on them); machines get no device for them.
+   */
+  simulatedGpus?: readonly HostOffer['gpus'][number][];
 }
 
 /** The agent's side: the report of now. */
 export async function buildHostReport(s: HostReportSources): Promise<HostReport> {
   const offer = s.driver.offer ? await s.driver.offer() : null;
-  const capacity = offer && { ...offer, images: offer.images && [...offer.images] };
+  const simulated = s.simulatedGpus ?? [];
+  const capacity = offer && { ...offer, images: offer.images && [...offer.images], gpus: [...offer.gpus, ...simulated] };
   return {
     hostId: s.hostId,
     agentVersion: AGENT_VERSION,
@@ -71,6 +79,7 @@ export async function buildHostReport(s: HostReportSources): Promise<HostReport>
     capacity,
     health: { sandboxes: s.sandboxes(), diskFreeGb: s.dir ? await freeGb(s.dir) : null, gpus: s.gpus() },
     running: s.driver.runningIds?.() ?? [],
+    simulatedGpus: simulated.reduce((n, g) => n + g.count, 0),
   };
 }
 
