@@ -36,8 +36,18 @@ ws.on('open', () => {
     if (ws.bufferedAmount > HIGH_WATER) process.stdin.pause();
   });
   process.stdin.on('end', () => send({ type: 'eof' }));
-  process.stdin.on('error', () => {});
+  // A tty that fails to read (EIO) has been hung up: the shell on the agent is hung up with it.
+  process.stdin.on('error', () => tty && hangUp());
 });
+
+// The console closed our pty (the terminal ended, the replica stopping): end the channel, and with it the shell
+// inside the machine and the jobs it started. Handled explicitly, since a console started with SIGHUP ignored
+// (nohup, some supervisors) passes that on to us, and the channel — the machine's shell — then outlived its terminal.
+process.on('SIGHUP', hangUp);
+function hangUp() {
+  ws.terminate();
+  finish(129);
+}
 
 ws.on('message', (data, binary) => {
   if (!binary) {
